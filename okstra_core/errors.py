@@ -1,0 +1,50 @@
+"""Error values and the few exceptions the core raises at its edges."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class LoadError:
+    """A file that could not be read or did not validate, as a value.
+
+    ``path`` is the file as the caller named it; ``reason`` is one line.
+    """
+
+    path: Path
+    reason: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line is not None else str(self.path)
+        return f"{where}: {self.reason}"
+
+
+class OkstraError(Exception):
+    """Base class for refusals that the CLI turns into one-line messages."""
+
+    def __init__(self, path: Path | str | None, reason: str) -> None:
+        self.path = Path(path) if path is not None else None
+        self.reason = reason
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}" if self.path is not None else self.reason
+
+
+class WriteRefused(OkstraError):
+    """A write that would break a contract rule; nothing was changed."""
+
+
+class PathEscape(WriteRefused):
+    """A target outside its authorised root, or reached through a symlink escape."""
+
+
+class LockTimeout(OkstraError):
+    """A lock could not be taken in time."""
+
+
+class ValidationFailed(OkstraError):
+    """Input failed its model or schema."""

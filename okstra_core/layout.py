@@ -1,0 +1,427 @@
+"""Every path rule of the store, in one place.
+
+Slugs, task keys, the task root, ``run_dir`` resolution, category folders and
+per-category sequence allocation, the flat carry and consumers locations,
+agent-invocation paths, discovery paths and manager paths. File *names* are
+owned by :mod:`okstra_core.names`; this module owns the folders they live in.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from .errors import OkstraError
+
+OKSTRA_DIR: Final = ".okstra"
+
+KNOWN_TASK_TYPES: Final = (
+    "analysis",
+    "option-selection",
+    "implementation-planning",
+    "implementation",
+    "final-verification",
+)
+
+#: Folders of a resolved run dir whose files carry a per-category ``<seq>``.
+SEQ_CATEGORIES: Final = (
+    "manifests",
+    "state",
+    "prompts",
+    "reports",
+    "status",
+    "sessions",
+    "logs",
+    "worker-results",
+    "user-responses",
+)
+
+#: Folders only an implementation-planning run dir has; their ``<seq>`` is the
+#: seq of the approved planning report they derive from, not an allocation.
+DESIGN_PREP_CATEGORIES: Final = ("design-prep-requests", "design-prep-inputs")
+
+RUN_CATEGORIES: Final = SEQ_CATEGORIES + DESIGN_PREP_CATEGORIES
+
+#: Hidden folder inside a category folder that holds one empty claim file per
+#: allocated seq; the exclusive create of a claim is what takes a number.
+SEQ_CLAIMS_DIR: Final = ".seq"
+
+#: Private prefix of temporary files the write primitives create and rename.
+TEMP_PREFIX: Final = ".okstra-tmp-"
+LOCK_SUFFIX: Final = ".lock"
+
+CARRY_DIR: Final = "carry"
+CONSUMERS_FILE: Final = "consumers.jsonl"
+SLUG_MAX: Final = 64
+
+_SLUG_RUN = re.compile(r"[^a-z0-9]+")
+_CANONICAL_SLUG = re.compile(r"^(?:[a-z0-9]+(?:-[a-z0-9]+)*|u-[0-9a-f]{12})$")
+
+
+class LayoutError(OkstraError):
+    """A request for a path that the contract does not allow."""
+
+
+# --------------------------------------------------------------------------- slugs
+
+
+def slug(value: str) -> str:
+    """Path-safe slug of *value* (DECISIONS section 2).
+
+    NFKD, ASCII only, lowercase, runs of other characters become ``-``, trimmed,
+    at most 64 characters; an empty result falls back to ``u-<12 hex digits>``.
+    """
+    ascii_text = unicodedata.normalize("NFKD", value).encode("ascii", "ignore").decode("ascii")
+    text = _SLUG_RUN.sub("-", ascii_text.lower()).strip("-")
+    text = text[:SLUG_MAX].rstrip("-")
+    if not text:
+        return "u-" + hashlib.sha256(value.encode("utf-8")).hexdigest()[:12]
+    return text
+
+
+def is_canonical_slug(value: str) -> bool:
+    """True when *value* is already a slug (``slug(value) == value``)."""
+    return len(value) <= SLUG_MAX and bool(_CANONICAL_SLUG.match(value)) and slug(value) == value
+
+
+# ------------------------------------------------------------------------ task key
+
+
+@dataclass(frozen=True, slots=True)
+class TaskKey:
+    """``project-id:task-group:task-id`` with the original, unslugged values."""
+
+    project_id: str
+    task_group: str
+    task_id: str
+
+    @classmethod
+    def parse(cls, text: str) -> TaskKey:
+        parts = text.split(":")
+        if len(parts) != 3 or not all(parts):
+            raise LayoutError(None, f"task key {text!r} is not 'project-id:task-group:task-id'")
+        return cls(parts[0], parts[1], parts[2])
+
+    def __str__(self) -> str:
+        return f"{self.project_id}:{self.task_group}:{self.task_id}"
+
+
+# ------------------------------------------------------------------- project paths
+
+
+def okstra_dir(project_root: Path) -> Path:
+    return project_root / OKSTRA_DIR
+
+
+def tasks_dir(project_root: Path) -> Path:
+    return okstra_dir(project_root) / "tasks"
+
+
+def discovery_dir(project_root: Path) -> Path:
+    return okstra_dir(project_root) / "discovery"
+
+
+def latest_task_path(project_root: Path) -> Path:
+    return discovery_dir(project_root) / "latest-task.json"
+
+
+def task_catalog_path(project_root: Path) -> Path:
+    return discovery_dir(project_root) / "task-catalog.json"
+
+
+def project_json_path(project_root: Path) -> Path:
+    return okstra_dir(project_root) / "project.json"
+
+
+def task_root(project_root: Path, task_group: str, task_id: str) -> Path:
+    """``.okstra/tasks/<slug(group)>/<slug(task-id)>/``."""
+    return tasks_dir(project_root) / slug(task_group) / slug(task_id)
+
+
+def task_root_rel(task_group: str, task_id: str) -> str:
+    """The task root relative to the project root, POSIX."""
+    return f"{OKSTRA_DIR}/tasks/{slug(task_group)}/{slug(task_id)}"
+
+
+def task_manifest_path(root: Path) -> Path:
+    return root / "task-manifest.json"
+
+
+def task_index_path(root: Path) -> Path:
+    return root / "task-index.md"
+
+
+def instruction_set_dir(root: Path) -> Path:
+    return root / "instruction-set"
+
+
+def selected_direction_path(root: Path) -> Path:
+    return instruction_set_dir(root) / "selected-direction.json"
+
+
+def clarification_response_path(root: Path) -> Path:
+    return instruction_set_dir(root) / "clarification-response.md"
+
+
+def runs_dir(root: Path) -> Path:
+    return root / "runs"
+
+
+def history_dir(root: Path) -> Path:
+    return root / "history"
+
+
+def timeline_path(root: Path) -> Path:
+    return history_dir(root) / "timeline.json"
+
+
+def fix_cycles_path(root: Path) -> Path:
+    return history_dir(root) / "fix-cycles.jsonl"
+
+
+def recap_log_path(root: Path) -> Path:
+    return root / "recap" / "recap-log.jsonl"
+
+
+def notes_dir(root: Path) -> Path:
+    return root / "notes"
+
+
+# ------------------------------------------------------------------------ run dirs
+
+
+def is_staged_type(task_type: str) -> bool:
+    """Task types whose runs may (implementation: must) live in ``stage-<n>/``."""
+    return task_type in ("implementation", "final-verification")
+
+
+def task_type_run_dir(root: Path, task_type: str) -> Path:
+    """``runs/<task-type>/``: the non-stage run dir, and the parent of stage dirs."""
+    if not is_canonical_slug(task_type):
+        raise LayoutError(None, f"task type {task_type!r} is not a canonical slug")
+    return runs_dir(root) / task_type
+
+
+def stage_dir_name(stage: int) -> str:
+    if stage < 1:
+        raise LayoutError(None, f"stage {stage} is not a positive integer")
+    return f"stage-{stage}"
+
+
+_STAGE_RE = re.compile(r"^stage-([1-9][0-9]*)$")
+
+
+def parse_stage_dir(name: str) -> int | None:
+    """``stage-<n>`` -> n; anything else (``stage-01``, ``stage-0``) -> None."""
+    match = _STAGE_RE.match(name)
+    return int(match.group(1)) if match else None
+
+
+def run_dir(root: Path, task_type: str, stage: int | None = None) -> Path:
+    """Resolve ``run_dir`` for a run of *task_type* (and *stage*).
+
+    * non-stage types: ``runs/<task-type>/`` (a stage is refused);
+    * ``implementation``: ``runs/implementation/stage-<n>/`` (a stage is required);
+    * ``final-verification``: single-stage ``runs/final-verification/stage-<n>/``,
+      whole-task ``runs/final-verification/``.
+    """
+    base = task_type_run_dir(root, task_type)
+    if task_type == "implementation":
+        if stage is None:
+            raise LayoutError(None, "an implementation run needs a stage")
+        return base / stage_dir_name(stage)
+    if task_type == "final-verification":
+        return base if stage is None else base / stage_dir_name(stage)
+    if stage is not None:
+        raise LayoutError(None, f"task type {task_type!r} has no stages")
+    return base
+
+
+def carry_path(root: Path, stage: int) -> Path:
+    """``runs/implementation/carry/stage-<n>.json``: flat, never under ``stage-<n>/``."""
+    return task_type_run_dir(root, "implementation") / CARRY_DIR / f"{stage_dir_name(stage)}.json"
+
+
+def consumers_path(root: Path) -> Path:
+    """``runs/implementation-planning/consumers.jsonl``."""
+    return task_type_run_dir(root, "implementation-planning") / CONSUMERS_FILE
+
+
+def category_dir(run_directory: Path, category: str) -> Path:
+    if category not in RUN_CATEGORIES:
+        raise LayoutError(None, f"{category!r} is not a run category folder")
+    return run_directory / category
+
+
+def format_seq(seq: int) -> str:
+    """At least three digits, zero-padded: 1 -> ``001``, 1000 -> ``1000``."""
+    if seq < 1:
+        raise LayoutError(None, f"seq {seq} is not a positive integer")
+    return f"{seq:03d}"
+
+
+def is_canonical_seq(text: str) -> bool:
+    return text.isdigit() and int(text) >= 1 and format_seq(int(text)) == text
+
+
+def _seqs_in_use(folder: Path) -> int:
+    """Highest seq named by any artifact or claim in a category folder."""
+    from .names import parse_in_category  # names imports layout; keep the cycle lazy
+
+    highest = 0
+    category = folder.name
+    try:
+        entries = os.listdir(folder)
+    except FileNotFoundError:
+        return 0
+    for entry in entries:
+        parsed = parse_in_category(category, entry)
+        if parsed is not None and parsed.seq is not None:
+            highest = max(highest, parsed.seq)
+    try:
+        claims = os.listdir(folder / SEQ_CLAIMS_DIR)
+    except FileNotFoundError:
+        claims = []
+    for claim in claims:
+        if claim.isdigit():
+            highest = max(highest, int(claim))
+    return highest
+
+
+def allocate_seq(run_directory: Path, category: str) -> int:
+    """Take the next seq of *category* under *run_directory*, race-free.
+
+    The next number is the highest in use there (artifact or claim) plus one;
+    an exclusive create of ``<category>/.seq/<seq>`` takes it, so two writers
+    never get the same number. Gaps are allowed.
+    """
+    if category not in SEQ_CATEGORIES:
+        raise LayoutError(None, f"{category!r} does not allocate seqs")
+    folder = category_dir(run_directory, category)
+    claims = folder / SEQ_CLAIMS_DIR
+    claims.mkdir(parents=True, exist_ok=True)
+    candidate = _seqs_in_use(folder) + 1
+    while True:
+        try:
+            fd = os.open(claims / format_seq(candidate), os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o644)
+        except FileExistsError:
+            candidate += 1
+            continue
+        except OSError as exc:  # pragma: no cover - depends on the file system
+            if exc.errno == errno.ELOOP:
+                raise LayoutError(claims, "seq claim path is a symlink") from exc
+            raise
+        os.close(fd)
+        return candidate
+
+
+# --------------------------------------------------------------- agent invocations
+
+
+@dataclass(frozen=True, slots=True)
+class InvocationPaths:
+    """The exact immutable paths of one ``(purpose, invocationId)`` pair."""
+
+    folder: Path
+    invocation_id: str
+
+    def _p(self, suffix: str) -> Path:
+        return self.folder / f"{self.invocation_id}{suffix}"
+
+    @property
+    def instructions(self) -> Path:
+        return self._p(".instructions.md")
+
+    @property
+    def prompt(self) -> Path:
+        return self._p(".prompt.md")
+
+    @property
+    def meta(self) -> Path:
+        return self._p(".prompt.md.meta.json")
+
+    @property
+    def result(self) -> Path:
+        return self._p(".result.json")
+
+    @property
+    def completion(self) -> Path:
+        return self._p(".prompt.md.completion.json")
+
+    @property
+    def tmp(self) -> Path:
+        return self._p(".tmp")
+
+
+def agent_invocations_dir(project_root: Path) -> Path:
+    return okstra_dir(project_root) / "agent-invocations"
+
+
+def invocation_paths(project_root: Path, purpose: str, invocation_id: str) -> InvocationPaths:
+    """Paths of one agent invocation; both values must be canonical slugs."""
+    for label, value in (("purpose", purpose), ("invocation id", invocation_id)):
+        if not is_canonical_slug(value):
+            raise LayoutError(None, f"{label} {value!r} is not a canonical slug")
+    return InvocationPaths(agent_invocations_dir(project_root) / purpose, invocation_id)
+
+
+# ------------------------------------------------------------------------ managers
+
+
+def okstra_home(override: Path | str | None = None) -> Path:
+    """Manager state root: *override*, else ``$OKSTRA_HOME``, else ``~/.okstra``."""
+    if override is not None:
+        return Path(override)
+    env = os.environ.get("OKSTRA_HOME")
+    if env:
+        return Path(env)
+    return Path.home() / OKSTRA_DIR
+
+
+def managers_dir(home: Path) -> Path:
+    return home / "managers"
+
+
+def manager_dir(home: Path, manager_id: str) -> Path:
+    return managers_dir(home) / slug(manager_id)
+
+
+def manager_task_dir(home: Path, manager_id: str, task_group: str, task_id: str) -> Path:
+    return manager_dir(home, manager_id) / "task-groups" / slug(task_group) / slug(task_id)
+
+
+def child_context_name(project_id: str, child_task_id: str) -> str:
+    """``<project-id>-<child-task-id>.md`` with both parts slugged."""
+    return f"{slug(project_id)}-{slug(child_task_id)}.md"
+
+
+MANAGER_FILES: Final = ("manager.json", "projects.json")
+MANAGER_TASK_FILES: Final = (
+    "manifest.json",
+    "children.json",
+    "directives.jsonl",
+    "snapshots.json",
+    "events.jsonl",
+)
+
+
+# ---------------------------------------------------------------------- relpaths
+
+
+def rel_posix(path: Path, project_root: Path) -> str:
+    """*path* relative to *project_root* in POSIX form (no resolving)."""
+    return path.relative_to(project_root).as_posix()
+
+
+def is_relative_posix(text: str) -> bool:
+    """A normalised POSIX relative path: no leading ``/``, no ``..``, no ``\\``, no empty parts."""
+    if not text or text.startswith("/") or "\\" in text:
+        return False
+    parts = text.split("/")
+    return all(p not in ("", ".", "..") for p in parts)

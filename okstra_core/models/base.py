@@ -1,0 +1,106 @@
+"""Shared model plumbing: camelCase aliases, strictness, v1/v2 invocation identity."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic.alias_generators import to_camel
+
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+RelPath = Annotated[str, StringConstraints(min_length=1)]
+Slug = Annotated[str, StringConstraints(pattern=r"^(?:[a-z0-9]+(?:-[a-z0-9]+)*|u-[0-9a-f]{12})$", max_length=64)]
+OptionId = Annotated[str, StringConstraints(pattern=r"^IO-[0-9]{3}$")]
+PrepId = Annotated[str, StringConstraints(pattern=r"^PREP-[0-9]{3}$")]
+TaskKeyStr = Annotated[str, StringConstraints(pattern=r"^[^:]+:[^:]+:[^:]+$")]
+Timestamp = Annotated[str, StringConstraints(min_length=1)]
+_SEG = r"(?:[^/\\.][^/\\]*|\.[^/\\.][^/\\]*|\.\.[^/\\]+)"
+#: Normalised POSIX text relative to its authority: no leading ``/``, no ``.``/``..``/empty parts, no ``\``.
+RelPosixPath = Annotated[str, StringConstraints(pattern=rf"^{_SEG}(?:/{_SEG})*$")]
+SeqText = Annotated[str, StringConstraints(pattern=r"^(?:[0-9]{3}|[1-9][0-9]{3,})$")]
+
+
+class Model(BaseModel):
+    """Base of every store model: camelCase on disk, unknown keys kept (forward-compatible)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    def dump(self) -> dict[str, Any]:
+        """The on-disk JSON value: aliases, no unset optional fields."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class Strict(Model):
+    """A closed shape the contract fixes: unknown keys are errors."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+V2_FIELDS = ("participantRef", "roleExecutionRef", "invocationRef", "attempt", "executionLabel")
+_V2_ATTRS = ("participant_ref", "role_execution_ref", "invocation_ref", "attempt", "execution_label")
+
+
+def _v2_schema(schema: dict[str, Any]) -> None:
+    schema["dependentRequired"] = {f: [o for o in V2_FIELDS if o != f] for f in V2_FIELDS}
+
+
+class InvocationIdentity(Model):
+    """The five stored v2 invocation-identity fields: all present (v2) or none (v1).
+
+    Readers take these as stored; they are never reparsed from ``workerId``.
+    """
+
+    model_config = ConfigDict(json_schema_extra=_v2_schema)
+
+    participant_ref: str | None = None
+    role_execution_ref: str | None = None
+    invocation_ref: str | None = None
+    attempt: Annotated[int, Field(ge=1)] | None = None
+    execution_label: str | None = None
+
+    @model_validator(mode="after")
+    def _whole_v2(self) -> InvocationIdentity:
+        present = [alias for alias, attr in zip(V2_FIELDS, _V2_ATTRS) if getattr(self, attr) is not None]
+        if present and len(present) != len(V2_FIELDS):
+            missing = [f for f in V2_FIELDS if f not in present]
+            raise ValueError(f"partial v2 payload: has {', '.join(present)} but not {', '.join(missing)}")
+        return self
+
+    @property
+    def is_v2(self) -> bool:
+        return self.participant_ref is not None
+
+
+def require_uniform_identity(rows: list[InvocationIdentity], schema_version: str, what: str) -> None:
+    """Reject a document whose rows mix v1 and v2 identity, or disagree with its schemaVersion."""
+    if not rows:
+        return
+    v2 = [r.is_v2 for r in rows]
+    if any(v2) and not all(v2):
+        raise ValueError(f"mixed v1/v2 payload in {what}")
+    major = schema_version.split(".", 1)[0]
+    if major == "2" and not all(v2):
+        raise ValueError(f"schemaVersion {schema_version} requires v2 identity fields in every {what} row")
+    if major == "1" and any(v2):
+        raise ValueError(f"schemaVersion {schema_version} does not allow v2 identity fields in {what}")
+
+
+def uniform_identity_schema(version_field: str, array_fields: list[str]) -> Any:
+    """JSON Schema fragment enforcing :func:`require_uniform_identity`."""
+
+    def extra(schema: dict[str, Any]) -> None:
+        v2_row = {"required": list(V2_FIELDS)}
+        v1_row = {"not": {"anyOf": [{"required": [f]} for f in V2_FIELDS]}}
+        schema["allOf"] = [
+            {
+                "if": {"properties": {version_field: {"pattern": "^2\\."}}, "required": [version_field]},
+                "then": {"properties": {f: {"items": v2_row} for f in array_fields}},
+                "else": {"properties": {f: {"items": v1_row} for f in array_fields}},
+            }
+        ]
+
+    return extra
+
+
+STAMP_RE = re.compile(r"^[0-9]{8}T[0-9]{6,12}Z$")

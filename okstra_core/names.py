@@ -1,0 +1,197 @@
+"""The one grammar of artifact file names.
+
+Each :class:`Kind` names a category folder, a regular expression that parses a
+file name back into its parts, and a format string that builds it. The read
+side and the checker use :func:`parse_in_category` and :func:`classify_flat`;
+writers use :func:`build`. Nothing else in the project parses names.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from .layout import LayoutError, format_seq
+
+_SLUG = r"[a-z0-9]+(?:-[a-z0-9]+)*?"
+_TT = rf"(?P<task_type>{_SLUG})"
+_SEQ = r"(?P<seq>[0-9]{3,})"
+_WID = rf"(?P<worker_id>{_SLUG})"
+_ROUND = r"(?P<round>0|[1-9][0-9]*)"
+_PREP = r"(?P<prep_id>PREP-[0-9]{3})"
+_REV = r"(?P<revision>[1-9][0-9]*)"
+_STAMP = r"(?P<stamp>[0-9]{8}T[0-9]{6,12}Z)"
+_SUFFIX = rf"{_TT}-{_SEQ}"
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """One artifact kind: where it lives and how its name is spelled."""
+
+    name: str
+    category: str
+    pattern: re.Pattern[str]
+    template: str
+    #: ``json``, ``jsonl``, ``md``, ``html``, ``status``, ``sh``, ``log`` or ``dir``.
+    fmt: str
+    description: str
+
+
+def _k(name: str, category: str, regex: str, template: str, fmt: str, description: str) -> Kind:
+    return Kind(name, category, re.compile(f"^{regex}$"), template, fmt, description)
+
+
+KINDS: Final[tuple[Kind, ...]] = (
+    _k("run-manifest", "manifests", rf"run-manifest-{_SUFFIX}\.json", "run-manifest-{task_type}-{seq}.json", "json", "run manifest"),
+    _k("run-context", "manifests", rf"run-context-{_SUFFIX}\.json", "run-context-{task_type}-{seq}.json", "json", "run context (identity + pathHints)"),
+    _k("team-state", "state", rf"team-state-{_SUFFIX}\.json", "team-state-{task_type}-{seq}.json", "json", "team-state ledger"),
+    _k("active-run-context", "state", rf"active-run-context-{_SUFFIX}\.json", "active-run-context-{task_type}-{seq}.json", "json", "active run context"),
+    _k("convergence-groups", "state", rf"convergence-groups-{_SUFFIX}\.json", "convergence-groups-{task_type}-{seq}.json", "json", "convergence groups and roster"),
+    _k("convergence-work", "state", rf"convergence-work-{_SUFFIX}\.json", "convergence-work-{task_type}-{seq}.json", "json", "convergence working state"),
+    _k("convergence-round-plan", "state", rf"convergence-round-{_ROUND}-plan-{_SUFFIX}\.json", "convergence-round-{round}-plan-{task_type}-{seq}.json", "json", "convergence round plan"),
+    _k("convergence-round-results", "state", rf"convergence-round-{_ROUND}-results-{_SUFFIX}\.json", "convergence-round-{round}-results-{task_type}-{seq}.json", "json", "convergence round results"),
+    _k("convergence-final", "state", rf"convergence-{_SUFFIX}\.json", "convergence-{task_type}-{seq}.json", "json", "convergence terminal state"),
+    _k("lead-prompt", "prompts", rf"lead-execution-prompt-{_SUFFIX}\.md", "lead-execution-prompt-{task_type}-{seq}.md", "md", "lead execution prompt"),
+    _k("lead-prompt-meta", "prompts", rf"lead-execution-prompt-{_SUFFIX}\.md\.meta\.json", "lead-execution-prompt-{task_type}-{seq}.md.meta.json", "json", "lead prompt metadata"),
+    _k("lead-prompt-log", "prompts", rf"lead-execution-prompt-{_SUFFIX}\.log", "lead-execution-prompt-{task_type}-{seq}.log", "log", "lead transcript"),
+    _k("reverify-prompt", "prompts", rf"{_WID}-reverify-r{_ROUND}-{_SUFFIX}\.md", "{worker_id}-reverify-r{round}-{task_type}-{seq}.md", "md", "reverify prompt"),
+    _k("reverify-prompt-meta", "prompts", rf"{_WID}-reverify-r{_ROUND}-{_SUFFIX}\.md\.meta\.json", "{worker_id}-reverify-r{round}-{task_type}-{seq}.md.meta.json", "json", "reverify prompt metadata"),
+    _k("reverify-prompt-log", "prompts", rf"{_WID}-reverify-r{_ROUND}-{_SUFFIX}\.log", "{worker_id}-reverify-r{round}-{task_type}-{seq}.log", "log", "reverify transcript"),
+    _k("worker-prompt", "prompts", rf"{_WID}-worker-prompt-{_SUFFIX}\.md", "{worker_id}-worker-prompt-{task_type}-{seq}.md", "md", "worker prompt"),
+    _k("worker-prompt-meta", "prompts", rf"{_WID}-worker-prompt-{_SUFFIX}\.md\.meta\.json", "{worker_id}-worker-prompt-{task_type}-{seq}.md.meta.json", "json", "worker prompt metadata"),
+    _k("worker-prompt-log", "prompts", rf"{_WID}-worker-prompt-{_SUFFIX}\.log", "{worker_id}-worker-prompt-{task_type}-{seq}.log", "log", "worker transcript"),
+    _k("duty-contracts", "prompts", rf"duty-contracts-{_SUFFIX}", "duty-contracts-{task_type}-{seq}", "dir", "run-scoped duty catalog snapshot"),
+    _k("final-report-data", "reports", rf"final-report-{_SUFFIX}\.data\.json", "final-report-{task_type}-{seq}.data.json", "json", "final report data"),
+    _k("final-report-md", "reports", rf"final-report-{_SUFFIX}\.md", "final-report-{task_type}-{seq}.md", "md", "final report reading copy"),
+    _k("final-report-html", "reports", rf"final-report-{_SUFFIX}\.html", "final-report-{task_type}-{seq}.html", "html", "final report HTML"),
+    _k("final-status", "status", rf"final-{_SUFFIX}\.status", "final-{task_type}-{seq}.status", "status", "final run status"),
+    _k("claude-resume", "sessions", rf"claude-resume-{_SUFFIX}\.sh", "claude-resume-{task_type}-{seq}.sh", "sh", "Claude resume launcher"),
+    _k("errors-log", "logs", rf"errors-{_SUFFIX}\.jsonl", "errors-{task_type}-{seq}.jsonl", "jsonl", "lead-written error log"),
+    _k("worker-audit", "worker-results", rf"{_WID}-audit-{_SUFFIX}\.md", "{worker_id}-audit-{task_type}-{seq}.md", "md", "worker reading-confirmation audit"),
+    _k("worker-result", "worker-results", rf"{_WID}-result-{_SUFFIX}\.md", "{worker_id}-result-{task_type}-{seq}.md", "md", "worker result"),
+    _k("design-prep-request", "design-prep-requests", rf"design-prep-request-{_SEQ}-{_PREP}\.md", "design-prep-request-{seq}-{prep_id}.md", "md", "design-prep request"),
+    _k("design-prep-input", "design-prep-inputs", rf"design-prep-input-{_SEQ}-{_PREP}-r{_REV}-{_STAMP}\.md", "design-prep-input-{seq}-{prep_id}-r{revision}-{stamp}.md", "md", "design-prep input revision"),
+    _k("user-response", "user-responses", rf"user-response-{_SUFFIX}\.md", "user-response-{task_type}-{seq}.md", "md", "user-response sidecar"),
+    _k("user-response-superseded", "user-responses", rf"user-response-{_SUFFIX}\.superseded-{_STAMP}\.md", "user-response-{task_type}-{seq}.superseded-{stamp}.md", "md", "superseded user-response sidecar"),
+)
+
+KINDS_BY_NAME: Final = {k.name: k for k in KINDS}
+KINDS_BY_CATEGORY: Final[dict[str, tuple[Kind, ...]]] = {}
+for _kind in KINDS:
+    KINDS_BY_CATEGORY.setdefault(_kind.category, ())
+    KINDS_BY_CATEGORY[_kind.category] += (_kind,)
+
+_CARRY_RE = re.compile(r"^stage-(?P<stage>[1-9][0-9]*)\.json$")
+_NOTE_RE = re.compile(rf"^{_STAMP}-(?P<slug>{_SLUG})\.md$")
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedName:
+    """The parts of an artifact file name."""
+
+    filename: str
+    category: str
+    kind: str
+    task_type: str | None = None
+    seq: int | None = None
+    seq_text: str | None = None
+    worker_id: str | None = None
+    round: int | None = None
+    prep_id: str | None = None
+    revision: int | None = None
+    stamp: str | None = None
+    stage: int | None = None
+
+    @property
+    def fmt(self) -> str:
+        kind = KINDS_BY_NAME.get(self.kind)
+        return kind.fmt if kind else "json"
+
+
+def _parsed(kind: Kind, filename: str, match: re.Match[str]) -> ParsedName:
+    g = match.groupdict()
+    seq_text = g.get("seq")
+    return ParsedName(
+        filename=filename,
+        category=kind.category,
+        kind=kind.name,
+        task_type=g.get("task_type"),
+        seq=int(seq_text) if seq_text else None,
+        seq_text=seq_text,
+        worker_id=g.get("worker_id"),
+        round=int(g["round"]) if g.get("round") is not None else None,
+        prep_id=g.get("prep_id"),
+        revision=int(g["revision"]) if g.get("revision") else None,
+        stamp=g.get("stamp"),
+    )
+
+
+def parse_in_category(category: str, filename: str) -> ParsedName | None:
+    """Parse *filename* found in the category folder *category*; None if it is not an artifact name."""
+    for kind in KINDS_BY_CATEGORY.get(category, ()):
+        match = kind.pattern.match(filename)
+        if match:
+            return _parsed(kind, filename, match)
+    return None
+
+
+def classify_flat(filename: str) -> ParsedName | None:
+    """Which category a flat legacy artifact left at the top of a run dir belongs to."""
+    for kind in KINDS:
+        if kind.category in ("design-prep-requests", "design-prep-inputs"):
+            continue
+        match = kind.pattern.match(filename)
+        if match:
+            return _parsed(kind, filename, match)
+    return None
+
+
+def parse_carry(filename: str) -> ParsedName | None:
+    """``stage-<n>.json`` in ``runs/implementation/carry/``."""
+    match = _CARRY_RE.match(filename)
+    if not match:
+        return None
+    return ParsedName(filename=filename, category="carry", kind="carry", task_type="implementation", stage=int(match.group("stage")))
+
+
+def parse_note(filename: str) -> ParsedName | None:
+    """``<timestamp>-<slug>.md`` in ``notes/``."""
+    match = _NOTE_RE.match(filename)
+    if not match:
+        return None
+    return ParsedName(filename=filename, category="notes", kind="note", stamp=match.group("stamp"))
+
+
+def build(kind_name: str, *, task_type: str | None = None, seq: int | None = None, worker_id: str | None = None,
+          round: int | None = None, prep_id: str | None = None, revision: int | None = None,
+          stamp: str | None = None) -> str:
+    """Build the file name of *kind_name*; the result always parses back to the same parts."""
+    kind = KINDS_BY_NAME[kind_name]
+    values = {
+        "task_type": task_type,
+        "seq": format_seq(seq) if seq is not None else None,
+        "worker_id": worker_id,
+        "round": round,
+        "prep_id": prep_id,
+        "revision": revision,
+        "stamp": stamp,
+    }
+    try:
+        name = kind.template.format(**values)
+    except (KeyError, IndexError) as exc:  # pragma: no cover - programming error
+        raise LayoutError(None, f"cannot build {kind_name}: {exc}") from exc
+    parsed = parse_in_category(kind.category, name)
+    if parsed is None or parsed.kind != kind_name:
+        raise LayoutError(None, f"{name!r} does not round-trip as {kind_name}")
+    return name
+
+
+def meta_name_for(prompt_filename: str) -> str:
+    """The adjacent metadata name of a prompt: ``<prompt>.md.meta.json``."""
+    return prompt_filename + ".meta.json"
+
+
+def log_name_for(prompt_filename: str) -> str:
+    """The transcript beside a prompt: ``<name>.log`` for ``<name>.md``."""
+    return prompt_filename.removesuffix(".md") + ".log"

@@ -1,0 +1,308 @@
+"""The write primitives. Every write the project makes goes through these.
+
+* :func:`create_only`: exclusive create; identical existing bytes are a
+  success, different bytes a refusal. The content is written to a private temp
+  file and published with ``link()``, so a reader never sees a partial file.
+* :func:`append_jsonl`: one whole line per append, under a lock; a torn tail
+  left by a crashed writer (never a complete record) is cut before appending.
+* :func:`replace_locked`: lock, read, change, write a unique temp file in the
+  same folder, flush, fsync, rename, fsync the folder.
+* :func:`move_no_overwrite`: publish an existing file under a new name
+  without ever replacing what is there.
+
+Each resolves its target with symlinks followed and refuses a path outside its
+authorised root or reached through a symlink escape (DECISIONS section 5).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import filelock
+
+from .digests import pretty_json
+from .errors import LockTimeout, PathEscape, WriteRefused
+from .layout import LOCK_SUFFIX, TEMP_PREFIX
+
+DEFAULT_LOCK_TIMEOUT = 30.0
+
+
+class Outcome(enum.Enum):
+    """What a write did."""
+
+    CREATED = "created"
+    IDENTICAL = "identical"
+    APPENDED = "appended"
+    REPLACED = "replaced"
+    UNCHANGED = "unchanged"
+    MOVED = "moved"
+
+
+# ------------------------------------------------------------------ containment
+
+
+def _real_root(root: Path) -> Path:
+    try:
+        real = Path(os.path.realpath(root, strict=True))
+    except (OSError, RuntimeError) as exc:
+        raise WriteRefused(root, f"authorised root is not usable ({exc.__class__.__name__})") from exc
+    if not real.is_dir():
+        raise WriteRefused(root, "authorised root is not a directory")
+    return real
+
+
+def resolve_target(root: Path, target: Path | str) -> Path:
+    """Resolve *target* (relative to *root*, or absolute) and check containment.
+
+    The parent folder is resolved with symlinks followed and must lie inside the
+    real *root*; the final component must not be a symlink (writes never go
+    through one). Returns the real path to write.
+    """
+    real_root = _real_root(root)
+    candidate = Path(target)
+    if not candidate.is_absolute():
+        candidate = root / candidate
+    name = candidate.name
+    if name in ("", ".", "..") or candidate.as_posix().endswith("/"):
+        raise PathEscape(target, "target does not name a file")
+    try:
+        real_parent = Path(os.path.realpath(candidate.parent))
+    except (OSError, RuntimeError) as exc:
+        raise PathEscape(target, f"cannot resolve folder ({exc.__class__.__name__})") from exc
+    if not real_parent.is_relative_to(real_root):
+        raise PathEscape(target, f"resolves outside its authorised root {root}")
+    final = real_parent / name
+    try:
+        st = os.lstat(final)
+    except FileNotFoundError:
+        return final
+    except OSError as exc:
+        raise WriteRefused(target, f"cannot inspect target: {exc.strerror}") from exc
+    if stat.S_ISLNK(st.st_mode):
+        raise PathEscape(target, "target is a symlink; writes never follow one")
+    if not stat.S_ISREG(st.st_mode):
+        raise WriteRefused(target, "target exists and is not a regular file")
+    return final
+
+
+def ensure_dir(root: Path, folder: Path) -> None:
+    """Create *folder* (inside *root*) and its parents, re-checking containment after."""
+    real_root = _real_root(root)
+    os.makedirs(folder, exist_ok=True)
+    real = Path(os.path.realpath(folder))
+    if not real.is_relative_to(real_root):
+        raise PathEscape(folder, f"folder resolves outside its authorised root {root}")
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """Bytes of an existing regular file (never following a symlink), or None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise WriteRefused(path, f"cannot read existing file: {exc.strerror}") from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise WriteRefused(path, "existing target is not a regular file")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _temp_beside(final: Path, data: bytes) -> Path:
+    fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX + final.name + ".", dir=final.parent)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        _unlink_quiet(Path(name))
+        raise
+    os.close(fd)
+    return Path(name)
+
+
+def _unlink_quiet(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+# ------------------------------------------------------------------------ locks
+
+
+def lock_path_for(resource: Path) -> Path:
+    """The lock file protecting *resource*: beside it, ``<name>.lock``."""
+    return resource.with_name(resource.name + LOCK_SUFFIX)
+
+
+@contextmanager
+def locked(resource: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold the lock of *resource*; a clear :class:`LockTimeout` when it expires."""
+    lock = filelock.FileLock(str(lock_path_for(resource)), timeout=timeout)
+    try:
+        lock.acquire()
+    except filelock.Timeout as exc:
+        raise LockTimeout(resource, f"lock not acquired within {timeout:g}s (held by another writer?)") from exc
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+# ------------------------------------------------------------------- primitives
+
+
+def create_only(root: Path, target: Path | str, data: bytes) -> Outcome:
+    """Create *target* with *data*; identical existing bytes succeed, different bytes are refused."""
+    final = resolve_target(root, target)
+    ensure_dir(root, final.parent)
+    existing = _read_regular(final)
+    if existing is not None:
+        if existing == data:
+            return Outcome.IDENTICAL
+        raise WriteRefused(target, "exists with different content; create-only files are never overwritten")
+    tmp = _temp_beside(final, data)
+    try:
+        try:
+            os.link(tmp, final, follow_symlinks=False)
+        except FileExistsError:
+            existing = _read_regular(final)
+            if existing == data:
+                return Outcome.IDENTICAL
+            raise WriteRefused(target, "was created concurrently with different content") from None
+    finally:
+        _unlink_quiet(tmp)
+    _fsync_dir(final.parent)
+    return Outcome.CREATED
+
+
+def create_only_json(root: Path, target: Path | str, value: Any) -> Outcome:
+    """:func:`create_only` of a JSON value in the store's stable pretty form."""
+    return create_only(root, target, pretty_json(value))
+
+
+def jsonl_line(record: Any) -> bytes:
+    """One JSONL line: compact JSON, non-ASCII kept, newline-terminated."""
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def append_jsonl(root: Path, target: Path | str, record: Any, *, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Outcome:
+    """Append one record as one whole line, under the file's lock."""
+    line = jsonl_line(record)
+    final = resolve_target(root, target)
+    ensure_dir(root, final.parent)
+    with locked(final, timeout):
+        final = resolve_target(root, target)
+        created = not final.exists()
+        fd = os.open(final, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size:
+                _cut_torn_tail(final, fd, size)
+            _write_all(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created:
+            _fsync_dir(final.parent)
+    return Outcome.APPENDED
+
+
+def _cut_torn_tail(path: Path, fd: int, size: int) -> None:
+    """Drop a trailing fragment without a newline: a crashed append, never a record."""
+    last = os.pread(fd, 1, size - 1)
+    if last == b"\n":
+        return
+    keep = 0
+    offset = size
+    while offset > 0:
+        start = max(0, offset - 65536)
+        block = os.pread(fd, offset - start, start)
+        idx = block.rfind(b"\n")
+        if idx >= 0:
+            keep = start + idx + 1
+            break
+        offset = start
+    os.truncate(path, keep)
+
+
+def replace_locked(
+    root: Path,
+    target: Path | str,
+    update: Callable[[bytes | None], bytes | None],
+    *,
+    timeout: float = DEFAULT_LOCK_TIMEOUT,
+) -> Outcome:
+    """Locked read-modify-replace.
+
+    *update* receives the current bytes (None when the file is missing) and
+    returns the new bytes, or None to leave the file as it is. It may raise to
+    refuse; nothing is written then.
+    """
+    final = resolve_target(root, target)
+    ensure_dir(root, final.parent)
+    with locked(final, timeout):
+        final = resolve_target(root, target)
+        current = _read_regular(final)
+        new = update(current)
+        if new is None or new == current:
+            return Outcome.UNCHANGED
+        tmp = _temp_beside(final, new)
+        try:
+            os.replace(tmp, final)
+        except BaseException:
+            _unlink_quiet(tmp)
+            raise
+        _fsync_dir(final.parent)
+    return Outcome.REPLACED
+
+
+def move_no_overwrite(root: Path, source: Path, target: Path | str) -> Outcome:
+    """Give *source* the name *target* without ever replacing an existing file.
+
+    Identical bytes already at *target* count as done and the source is removed.
+    """
+    src = resolve_target(root, source)
+    final = resolve_target(root, target)
+    ensure_dir(root, final.parent)
+    try:
+        os.link(src, final, follow_symlinks=False)
+    except FileExistsError:
+        if _read_regular(final) == _read_regular(src):
+            os.unlink(src)
+            _fsync_dir(src.parent)
+            return Outcome.IDENTICAL
+        raise WriteRefused(target, "exists with different content; a move never overwrites") from None
+    _fsync_dir(final.parent)
+    os.unlink(src)
+    _fsync_dir(src.parent)
+    return Outcome.MOVED
