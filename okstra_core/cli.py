@@ -1,0 +1,69 @@
+"""``okstra``: the core's operations as verbs for scripts and agents.
+
+Each verb lives with its feature; a module in :data:`COMMAND_MODULES` exposes
+``register(subparsers)`` and sets ``func`` on its parser. A refusal prints one
+line naming the file and the reason and exits non-zero; nothing ends in a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from .errors import OkstraError
+
+#: Modules that contribute verbs, in help order.
+COMMAND_MODULES: tuple[str, ...] = (
+    "okstra_core.commands.demo",
+    "okstra_core.check.cli",
+    "okstra_core.render.cli",
+    "okstra_core.commands.workflows",
+)
+
+EXIT_OK = 0
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="okstra", description="Operate on an okstra store (.okstra/) safely.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name and name.startswith(exc.name):  # feature not part of this build
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        code = args.func(args)
+    except OkstraError as exc:
+        print(f"okstra: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    except KeyboardInterrupt:
+        return 130
+    return int(code or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

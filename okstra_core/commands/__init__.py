@@ -1,0 +1,1 @@
+"""CLI verb modules of the core."""

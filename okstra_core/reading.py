@@ -1,0 +1,246 @@
+"""Safe reads: every loader returns a value or a :class:`LoadError`, never raises, never writes.
+
+A missing, unreadable, oversized, binary, non-UTF-8, non-regular (FIFO,
+device), dangling or looping symlink, or root-escaping file becomes a
+``LoadError`` naming the file and the reason.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from . import sidecar
+from .errors import LoadError
+from .models import DOC_KINDS_BY_NAME, FINAL_REPORT_VERSIONS
+from .models.report import FinalReportV2, FinalReportV3
+
+M = TypeVar("M", bound=BaseModel)
+
+#: Largest file a loader reads; bigger ones are refused with a clear reason.
+MAX_BYTES = 16 * 1024 * 1024
+
+
+def _describe_mode(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def read_bytes(path: Path, *, root: Path | None = None, max_bytes: int = MAX_BYTES) -> bytes | LoadError:
+    """The bytes of a regular file; symlinks are followed only while they stay inside *root*."""
+    try:
+        lst = os.lstat(path)
+    except FileNotFoundError:
+        return LoadError(path, "file is missing")
+    except OSError as exc:
+        return LoadError(path, f"cannot stat: {exc.strerror or exc}")
+    if stat.S_ISLNK(lst.st_mode):
+        try:
+            real = Path(os.path.realpath(path, strict=True))
+        except FileNotFoundError:
+            return LoadError(path, "dangling symlink")
+        except (OSError, RuntimeError) as exc:
+            if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP:
+                return LoadError(path, "symlink loop")
+            return LoadError(path, f"cannot resolve symlink: {exc}")
+        if root is not None:
+            real_root = Path(os.path.realpath(root))
+            if not real.is_relative_to(real_root):
+                return LoadError(path, "symlink escapes the project root")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except PermissionError:
+        return LoadError(path, "unreadable: permission denied")
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return LoadError(path, "symlink loop")
+        return LoadError(path, f"cannot open: {exc.strerror or exc}")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return LoadError(path, f"is {_describe_mode(st.st_mode)}, not a regular file")
+        if st.st_size > max_bytes:
+            return LoadError(path, f"file is too large ({st.st_size} bytes; limit {max_bytes})")
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, 1 << 20):
+            total += len(chunk)
+            if total > max_bytes:
+                return LoadError(path, f"file is too large (over {max_bytes} bytes)")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        return LoadError(path, f"read failed: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
+
+
+def decode_text(path: Path, data: bytes) -> str | LoadError:
+    """Strict UTF-8; a NUL byte marks a binary file."""
+    if b"\x00" in data:
+        return LoadError(path, "binary file (contains NUL bytes)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return LoadError(path, f"not UTF-8 (invalid byte at offset {exc.start})")
+
+
+def read_text(path: Path, *, root: Path | None = None, max_bytes: int = MAX_BYTES) -> str | LoadError:
+    data = read_bytes(path, root=root, max_bytes=max_bytes)
+    if isinstance(data, LoadError):
+        return data
+    return decode_text(path, data)
+
+
+def parse_json(path: Path, text: str, line_offset: int = 0) -> Any | LoadError:
+    """Parse JSON text; errors carry the line."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        return LoadError(path, f"invalid JSON: {exc.msg} (line {exc.lineno + line_offset}, column {exc.colno})",
+                         line=exc.lineno + line_offset)
+    except RecursionError:
+        return LoadError(path, "invalid JSON: nesting too deep")
+
+
+def format_validation(exc: ValidationError, limit: int = 3) -> str:
+    """One line summarising a pydantic error: ``field.path: message; ...``."""
+    parts = []
+    for err in exc.errors()[:limit]:
+        loc = ".".join(str(p) for p in err["loc"]) or "(document)"
+        msg = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}")
+    more = len(exc.errors()) - limit
+    if more > 0:
+        parts.append(f"and {more} more")
+    return "; ".join(parts)
+
+
+def validate(path: Path, value: Any, model: type[M], line: int | None = None) -> M | LoadError:
+    """Validate a parsed JSON value against *model*."""
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        return LoadError(path, f"does not match {model.__name__}: {format_validation(exc)}", line=line)
+    except RecursionError:
+        return LoadError(path, "nesting too deep", line=line)
+
+
+def load_json(path: Path, *, root: Path | None = None) -> Any | LoadError:
+    text = read_text(path, root=root)
+    if isinstance(text, LoadError):
+        return text
+    return parse_json(path, text)
+
+
+def load_model(path: Path, model: type[M], *, root: Path | None = None) -> M | LoadError:
+    """Read, parse and validate one JSON document."""
+    value = load_json(path, root=root)
+    if isinstance(value, LoadError):
+        return value
+    return validate(path, value, model)
+
+
+def load_doc(path: Path, doc_kind: str, *, root: Path | None = None) -> BaseModel | LoadError:
+    """Load a JSON document of a registered kind (see :data:`okstra_core.models.DOC_KINDS`)."""
+    return load_model(path, DOC_KINDS_BY_NAME[doc_kind].model, root=root)
+
+
+def report_model_for(value: Any) -> type[FinalReportV3] | type[FinalReportV2] | str:
+    """The report model a data value declares, or why it declares none."""
+    if not isinstance(value, dict):
+        return "report data is not a JSON object"
+    version = value.get("schemaVersion")
+    kind = FINAL_REPORT_VERSIONS.get(version) if isinstance(version, str) else None
+    if kind is None:
+        return f"unknown report schemaVersion {version!r} (expected 3.0 or 2.0)"
+    model = DOC_KINDS_BY_NAME[kind].model
+    assert model is FinalReportV3 or model is FinalReportV2
+    return model
+
+
+def load_report(path: Path, *, root: Path | None = None) -> FinalReportV3 | FinalReportV2 | LoadError:
+    """Final report data, validated by the schema version it declares."""
+    value = load_json(path, root=root)
+    if isinstance(value, LoadError):
+        return value
+    model = report_model_for(value)
+    if isinstance(model, str):
+        return LoadError(path, model)
+    return validate(path, value, model)
+
+
+@dataclass(slots=True)
+class JsonlDoc:
+    """A JSONL file: the records that loaded and an error per bad line."""
+
+    path: Path
+    records: list[Any] = field(default_factory=list)
+    errors: list[LoadError] = field(default_factory=list)
+
+
+def load_jsonl(path: Path, model: type[M], *, root: Path | None = None) -> JsonlDoc | LoadError:
+    """Every line validated on its own; a torn last line (no newline) is reported."""
+    text = read_text(path, root=root)
+    if isinstance(text, LoadError):
+        return text
+    doc = JsonlDoc(path)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    elif lines:
+        doc.errors.append(LoadError(path, "last line is not newline-terminated (torn write?)", line=len(lines)))
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            doc.errors.append(LoadError(path, "blank line", line=number))
+            continue
+        value = parse_json(path, line, line_offset=number - 1)
+        if isinstance(value, LoadError):
+            doc.errors.append(value)
+            continue
+        record = validate(path, value, model, line=number)
+        if isinstance(record, LoadError):
+            doc.errors.append(record)
+        else:
+            doc.records.append(record)
+    return doc
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSidecar:
+    header: BaseModel
+    body: str
+    text: str
+
+
+def load_sidecar(path: Path, header_model: type[M], *, root: Path | None = None) -> LoadedSidecar | LoadError:
+    """A Markdown sidecar whose header must match *header_model*."""
+    text = read_text(path, root=root)
+    if isinstance(text, LoadError):
+        return text
+    return parse_sidecar_text(path, text, header_model)
+
+
+def parse_sidecar_text(path: Path, text: str, header_model: type[M]) -> LoadedSidecar | LoadError:
+    try:
+        parsed = sidecar.parse(text)
+    except sidecar.HeaderError as exc:
+        return LoadError(path, f"bad header: {exc.reason}", line=exc.line)
+    header = validate(path, parsed.header, header_model)
+    if isinstance(header, LoadError):
+        return LoadError(path, f"bad header: {header.reason}")
+    return LoadedSidecar(header, parsed.body, text)

@@ -1,0 +1,434 @@
+"""The lazy read side: project -> catalog -> tasks -> run dirs -> artifacts.
+
+Opening a task reads its manifest and directory listings only; artifacts are
+parsed when asked for. Every loader returns a model or a :class:`LoadError`.
+Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from . import layout, names, reading
+from .errors import LoadError
+from .models import manager as mmodels
+from .models import report as rmodels
+from .models import run as runmodels
+from .models import sidecars as smodels
+from .models import task as tmodels
+from .models.convergence import ConvergenceFinal, ConvergenceGroups, ConvergenceWork, RoundPlan, RoundResults
+from .models.invocation import CompletionMarker, InvocationMeta, ResultEnvelope
+
+#: Artifact kind (from the name grammar) -> registered document kind.
+ARTIFACT_DOC_KIND: dict[str, str] = {
+    "run-manifest": "run-manifest",
+    "run-context": "run-context",
+    "team-state": "team-state",
+    "active-run-context": "active-run-context",
+    "convergence-groups": "convergence-groups",
+    "convergence-work": "convergence-work",
+    "convergence-round-plan": "convergence-round-plan",
+    "convergence-round-results": "convergence-round-results",
+    "convergence-final": "convergence-final",
+    "lead-prompt-meta": "prompt-meta",
+    "worker-prompt-meta": "prompt-meta",
+    "reverify-prompt-meta": "prompt-meta",
+}
+JSONL_KINDS: dict[str, str] = {"errors-log": "errors-log"}
+SIDECAR_HEADERS: dict[str, type[smodels.Header]] = {
+    "user-response": smodels.UserResponseHeader,
+    "user-response-superseded": smodels.UserResponseHeader,
+    "design-prep-request": smodels.DesignPrepRequestHeader,
+    "design-prep-input": smodels.DesignPrepInputHeader,
+}
+
+
+def _listdir(path: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
+
+
+def _is_private(name: str) -> bool:
+    """Write-primitive debris and lock files, which the read side never shows."""
+    return name.startswith(layout.TEMP_PREFIX) or name.endswith(layout.LOCK_SUFFIX) or name == layout.SEQ_CLAIMS_DIR
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """One file (or the duty-contracts folder) in a run dir's category folder."""
+
+    path: Path
+    name: names.ParsedName
+    run: RunDir
+
+    @property
+    def category(self) -> str:
+        return self.name.category
+
+    @property
+    def kind(self) -> str:
+        return self.name.kind
+
+    @property
+    def seq(self) -> int | None:
+        return self.name.seq
+
+    def load(self) -> Any:
+        """The artifact's content: a model for JSON kinds, a ``JsonlDoc``, a sidecar, or text."""
+        root = self.run.task.project.root
+        doc = ARTIFACT_DOC_KIND.get(self.kind)
+        if doc is not None:
+            return reading.load_doc(self.path, doc, root=root)
+        if self.kind == "final-report-data":
+            return reading.load_report(self.path, root=root)
+        if self.kind in JSONL_KINDS:
+            from .models import DOC_KINDS_BY_NAME
+
+            return reading.load_jsonl(self.path, DOC_KINDS_BY_NAME[JSONL_KINDS[self.kind]].model, root=root)
+        if self.kind in SIDECAR_HEADERS:
+            return reading.load_sidecar(self.path, SIDECAR_HEADERS[self.kind], root=root)
+        if self.kind == "duty-contracts":
+            return reading.load_model(self.path / "catalog.json", runmodels.DutyCatalog, root=root)
+        return reading.read_text(self.path, root=root)
+
+
+@dataclass(slots=True)
+class RunDir:
+    """A resolved run dir: ``runs/<task-type>/`` or ``runs/<task-type>/stage-<n>/``."""
+
+    task: Task
+    path: Path
+    task_type: str
+    stage: int | None
+    _listing: dict[str, list[Artifact]] | None = field(default=None, repr=False)
+
+    @property
+    def label(self) -> str:
+        return self.task_type if self.stage is None else f"{self.task_type} / stage-{self.stage}"
+
+    @property
+    def rel(self) -> str:
+        return self.path.relative_to(self.task.project.root).as_posix()
+
+    def _scan(self) -> dict[str, list[Artifact]]:
+        if self._listing is None:
+            listing: dict[str, list[Artifact]] = {}
+            for category in layout.RUN_CATEGORIES:
+                folder = self.path / category
+                found = []
+                for entry in _listdir(folder):
+                    if _is_private(entry):
+                        continue
+                    parsed = names.parse_in_category(category, entry)
+                    if parsed is not None:
+                        found.append(Artifact(folder / entry, parsed, self))
+                if found:
+                    found.sort(key=lambda a: (a.seq or 0, a.name.filename))
+                    listing[category] = found
+            self._listing = listing
+        return self._listing
+
+    def categories(self) -> list[str]:
+        return list(self._scan())
+
+    def artifacts(self, category: str | None = None) -> list[Artifact]:
+        scan = self._scan()
+        if category is not None:
+            return list(scan.get(category, []))
+        return [a for items in scan.values() for a in items]
+
+    def of_kind(self, kind: str) -> list[Artifact]:
+        return [a for a in self.artifacts() if a.kind == kind]
+
+    def latest(self, kind: str) -> Artifact | None:
+        found = self.of_kind(kind)
+        return found[-1] if found else None
+
+    def unrecognised(self) -> list[Path]:
+        """Entries in category folders that no kind's grammar accepts."""
+        out = []
+        for category in layout.RUN_CATEGORIES:
+            folder = self.path / category
+            for entry in _listdir(folder):
+                if not _is_private(entry) and names.parse_in_category(category, entry) is None:
+                    out.append(folder / entry)
+        return out
+
+    def flat_legacy(self) -> list[tuple[Path, names.ParsedName]]:
+        """Artifacts left flat at the top of the run dir (to be moved into their category folders)."""
+        out = []
+        for entry in _listdir(self.path):
+            if (self.path / entry).is_dir() or _is_private(entry):
+                continue
+            parsed = names.classify_flat(entry)
+            if parsed is not None:
+                out.append((self.path / entry, parsed))
+        return out
+
+    def load_latest(self, kind: str) -> Any:
+        art = self.latest(kind)
+        if art is None:
+            return None
+        return art.load()
+
+
+@dataclass(slots=True)
+class TaskRef:
+    """A task as the catalog (or the folder tree) names it, before anything is opened."""
+
+    project: Project
+    task_group: str
+    task_id: str
+    root: Path
+    entry: tmodels.TaskCatalogEntry | None = None
+
+    @property
+    def key(self) -> str | None:
+        return self.entry.task_key if self.entry else None
+
+    @property
+    def catalogued(self) -> bool:
+        return self.entry is not None
+
+    def open(self) -> Task:
+        return Task(self.project, self)
+
+
+class Task:
+    """One task bundle; each part is read on first use and cached."""
+
+    def __init__(self, project: Project, ref: TaskRef) -> None:
+        self.project = project
+        self.ref = ref
+        self.root = ref.root
+
+    def __repr__(self) -> str:
+        return f"Task({self.root})"
+
+    @property
+    def rel(self) -> str:
+        return self.root.relative_to(self.project.root).as_posix()
+
+    @cached_property
+    def manifest(self) -> tmodels.TaskManifest | LoadError:
+        return reading.load_model(layout.task_manifest_path(self.root), tmodels.TaskManifest, root=self.project.root)
+
+    @cached_property
+    def timeline(self) -> tmodels.Timeline | LoadError:
+        return reading.load_model(layout.timeline_path(self.root), tmodels.Timeline, root=self.project.root)
+
+    def fix_cycles(self) -> reading.JsonlDoc | LoadError | None:
+        path = layout.fix_cycles_path(self.root)
+        if not os.path.lexists(path):
+            return None
+        return reading.load_jsonl(path, tmodels.FixCycleEvent, root=self.project.root)
+
+    def recap(self) -> reading.JsonlDoc | LoadError | None:
+        path = layout.recap_log_path(self.root)
+        if not os.path.lexists(path):
+            return None
+        return reading.load_jsonl(path, tmodels.RecapEntry, root=self.project.root)
+
+    def instruction_files(self) -> list[Path]:
+        folder = layout.instruction_set_dir(self.root)
+        return [folder / n for n in _listdir(folder) if not _is_private(n)]
+
+    def selected_direction(self) -> rmodels.SelectedDirection | LoadError | None:
+        path = layout.selected_direction_path(self.root)
+        if not os.path.lexists(path):
+            return None
+        return reading.load_model(path, rmodels.SelectedDirection, root=self.project.root)
+
+    def notes(self) -> list[Path]:
+        folder = layout.notes_dir(self.root)
+        return [folder / n for n in _listdir(folder)]
+
+    @cached_property
+    def run_dirs(self) -> list[RunDir]:
+        """Every resolved run dir, by task type then stage."""
+        out: list[RunDir] = []
+        runs = layout.runs_dir(self.root)
+        for task_type in _listdir(runs):
+            base = runs / task_type
+            if not base.is_dir() or _is_private(task_type):
+                continue
+            entries = _listdir(base)
+            stages = sorted(s for s in (layout.parse_stage_dir(e) for e in entries) if s is not None)
+            has_own = any(e in layout.RUN_CATEGORIES for e in entries) or any(
+                names.classify_flat(e) for e in entries
+            )
+            if task_type != "implementation" and (has_own or not stages):
+                out.append(RunDir(self, base, task_type, None))
+            for stage in stages:
+                out.append(RunDir(self, base / layout.stage_dir_name(stage), task_type, stage))
+        return out
+
+    def run_dir(self, task_type: str, stage: int | None = None) -> RunDir | None:
+        for rd in self.run_dirs:
+            if rd.task_type == task_type and rd.stage == stage:
+                return rd
+        return None
+
+    def carry(self) -> list[tuple[Path, rmodels.CarryStage | LoadError]]:
+        folder = layout.task_type_run_dir(self.root, "implementation") / layout.CARRY_DIR
+        out = []
+        for entry in _listdir(folder):
+            if names.parse_carry(entry) is not None:
+                out.append((folder / entry, reading.load_model(folder / entry, rmodels.CarryStage, root=self.project.root)))
+        return out
+
+    def consumers(self) -> reading.JsonlDoc | LoadError | None:
+        path = layout.consumers_path(self.root)
+        if not os.path.lexists(path):
+            return None
+        return reading.load_jsonl(path, rmodels.ConsumerLink, root=self.project.root)
+
+
+@dataclass(slots=True)
+class Invocation:
+    """One ``(purpose, invocationId)`` agent invocation."""
+
+    project: Project
+    paths: layout.InvocationPaths
+    purpose: str
+
+    @property
+    def invocation_id(self) -> str:
+        return self.paths.invocation_id
+
+    def meta(self) -> InvocationMeta | LoadError:
+        return reading.load_model(self.paths.meta, InvocationMeta, root=self.project.root)
+
+    def result(self) -> ResultEnvelope | LoadError:
+        return reading.load_model(self.paths.result, ResultEnvelope, root=self.project.root)
+
+    def completion(self) -> CompletionMarker | LoadError:
+        return reading.load_model(self.paths.completion, CompletionMarker, root=self.project.root)
+
+
+@dataclass(slots=True)
+class ManagerTask:
+    folder: Path
+    task_group: str
+    task_id: str
+
+    def manifest(self) -> mmodels.ManagerTaskManifest | LoadError:
+        return reading.load_model(self.folder / "manifest.json", mmodels.ManagerTaskManifest)
+
+    def children(self) -> mmodels.ChildrenFile | LoadError:
+        return reading.load_model(self.folder / "children.json", mmodels.ChildrenFile)
+
+    def snapshots(self) -> mmodels.SnapshotsFile | LoadError:
+        return reading.load_model(self.folder / "snapshots.json", mmodels.SnapshotsFile)
+
+    def events(self) -> reading.JsonlDoc | LoadError:
+        return reading.load_jsonl(self.folder / "events.jsonl", mmodels.ManagerEvent)
+
+    def directives(self) -> reading.JsonlDoc | LoadError:
+        return reading.load_jsonl(self.folder / "directives.jsonl", mmodels.Directive)
+
+    def child_contexts(self) -> list[Path]:
+        folder = self.folder / "child-context"
+        return [folder / n for n in _listdir(folder)]
+
+
+@dataclass(slots=True)
+class Manager:
+    folder: Path
+
+    @property
+    def manager_id(self) -> str:
+        return self.folder.name
+
+    def info(self) -> mmodels.ManagerFile | LoadError:
+        return reading.load_model(self.folder / "manager.json", mmodels.ManagerFile)
+
+    def projects(self) -> mmodels.ProjectsFile | LoadError:
+        return reading.load_model(self.folder / "projects.json", mmodels.ProjectsFile)
+
+    def tasks(self) -> list[ManagerTask]:
+        base = self.folder / "task-groups"
+        out = []
+        for group in _listdir(base):
+            for task_id in _listdir(base / group):
+                if (base / group / task_id).is_dir():
+                    out.append(ManagerTask(base / group / task_id, group, task_id))
+        return out
+
+
+def list_managers(home: Path) -> list[Manager]:
+    base = layout.managers_dir(home)
+    return [Manager(base / n) for n in _listdir(base) if (base / n).is_dir()]
+
+
+class Project:
+    """A project root holding ``.okstra/``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @classmethod
+    def open(cls, root: Path | str) -> Project | LoadError:
+        path = Path(root)
+        if not path.is_dir():
+            return LoadError(path, "project root is not a directory")
+        if not layout.okstra_dir(path).is_dir():
+            return LoadError(path, "no .okstra/ store in this folder")
+        return cls(path)
+
+    @cached_property
+    def catalog(self) -> tmodels.TaskCatalog | LoadError:
+        return reading.load_model(layout.task_catalog_path(self.root), tmodels.TaskCatalog, root=self.root)
+
+    @cached_property
+    def latest_task(self) -> tmodels.LatestTask | LoadError | None:
+        path = layout.latest_task_path(self.root)
+        if not os.path.lexists(path):
+            return None
+        return reading.load_model(path, tmodels.LatestTask, root=self.root)
+
+    @cached_property
+    def task_refs(self) -> list[TaskRef]:
+        """Catalogued tasks in catalog order, then task folders the catalog does not name."""
+        refs: list[TaskRef] = []
+        seen: set[Path] = set()
+        catalog = self.catalog
+        if not isinstance(catalog, LoadError):
+            for entry in catalog.tasks:
+                root = layout.task_root(self.root, entry.task_group, entry.task_id)
+                seen.add(root)
+                refs.append(TaskRef(self, entry.task_group, entry.task_id, root, entry))
+        base = layout.tasks_dir(self.root)
+        for group in _listdir(base):
+            for task_id in _listdir(base / group):
+                root = base / group / task_id
+                if root not in seen and root.is_dir():
+                    refs.append(TaskRef(self, group, task_id, root, None))
+        return refs
+
+    def find_task(self, key_or_rel: str) -> Task | None:
+        """A task by key (``project:group:task``), by ``group/task`` folder, or by task id."""
+        for ref in self.task_refs:
+            if ref.key == key_or_rel:
+                return ref.open()
+        for ref in self.task_refs:
+            rel = f"{ref.root.parent.name}/{ref.root.name}"
+            if key_or_rel in (rel, ref.task_id, ref.root.name):
+                return ref.open()
+        return None
+
+    def invocations(self) -> list[Invocation]:
+        base = layout.agent_invocations_dir(self.root)
+        out = []
+        for purpose in _listdir(base):
+            folder = base / purpose
+            ids = sorted({n.split(".", 1)[0] for n in _listdir(folder) if not _is_private(n)})
+            for inv_id in ids:
+                out.append(Invocation(self, layout.InvocationPaths(folder, inv_id), purpose))
+        return out

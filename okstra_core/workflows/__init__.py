@@ -1,0 +1,1 @@
+"""Workflows: the validated writes built on the write primitives."""
