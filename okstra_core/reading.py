@@ -198,6 +198,11 @@ def load_jsonl(path: Path, model: type[M], *, root: Path | None = None) -> Jsonl
     text = read_text(path, root=root)
     if isinstance(text, LoadError):
         return text
+    return parse_jsonl(path, text, model)
+
+
+def parse_jsonl(path: Path, text: str, model: type[M]) -> JsonlDoc:
+    """Validate every line of JSONL *text* on its own (see :func:`load_jsonl`)."""
     doc = JsonlDoc(path)
     lines = text.split("\n")
     if lines and lines[-1] == "":

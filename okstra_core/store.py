@@ -55,8 +55,8 @@ def _listdir(path: Path) -> list[str]:
 
 
 def _is_private(name: str) -> bool:
-    """Write-primitive debris and lock files, which the read side never shows."""
-    return name.startswith(layout.TEMP_PREFIX) or name.endswith(layout.LOCK_SUFFIX) or name == layout.SEQ_CLAIMS_DIR
+    """Hidden entries (seq claims, reservations, temp files) and lock files: private to the writers."""
+    return name.startswith(".") or name.endswith(layout.LOCK_SUFFIX)
 
 
 @dataclass(frozen=True, slots=True)

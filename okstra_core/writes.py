@@ -16,6 +16,7 @@ authorised root or reached through a symlink escape (DECISIONS section 5).
 
 from __future__ import annotations
 
+import contextvars
 import enum
 import json
 import os
@@ -33,6 +34,25 @@ from .errors import LockTimeout, PathEscape, WriteRefused
 from .layout import LOCK_SUFFIX, TEMP_PREFIX
 
 DEFAULT_LOCK_TIMEOUT = 30.0
+
+#: Bulk generation of throw-away trees (benchmarks) may skip fsync; every
+#: other write is durable. Atomicity (temp + link/rename) is kept either way.
+_durable: contextvars.ContextVar[bool] = contextvars.ContextVar("okstra_durable", default=True)
+
+
+@contextmanager
+def relaxed_durability() -> Iterator[None]:
+    """Skip fsync inside this block (for generating disposable trees quickly)."""
+    token = _durable.set(False)
+    try:
+        yield
+    finally:
+        _durable.reset(token)
+
+
+def _fsync(fd: int) -> None:
+    if _durable.get():
+        os.fsync(fd)
 
 
 class Outcome(enum.Enum):
@@ -103,6 +123,8 @@ def ensure_dir(root: Path, folder: Path) -> None:
 
 
 def _fsync_dir(folder: Path) -> None:
+    if not _durable.get():
+        return
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -140,7 +162,7 @@ def _temp_beside(final: Path, data: bytes) -> Path:
     fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX + final.name + ".", dir=final.parent)
     try:
         _write_all(fd, data)
-        os.fsync(fd)
+        _fsync(fd)
     except BaseException:
         os.close(fd)
         _unlink_quiet(Path(name))
@@ -229,7 +251,7 @@ def append_jsonl(root: Path, target: Path | str, record: Any, *, timeout: float 
             if size:
                 _cut_torn_tail(final, fd, size)
             _write_all(fd, line)
-            os.fsync(fd)
+            _fsync(fd)
         finally:
             os.close(fd)
         if created:
@@ -306,3 +328,21 @@ def move_no_overwrite(root: Path, source: Path, target: Path | str) -> Outcome:
     os.unlink(src)
     _fsync_dir(src.parent)
     return Outcome.MOVED
+
+
+def remove_archived(root: Path, target: Path | str, archive: Path | str) -> Outcome:
+    """Remove *target* only while *archive* still holds its exact bytes (a byte-for-byte copy).
+
+    This is how replaced state leaves its place: never without a matching archive.
+    """
+    final = resolve_target(root, target)
+    saved = resolve_target(root, archive)
+    with locked(final):
+        current = _read_regular(final)
+        if current is None:
+            return Outcome.UNCHANGED
+        if _read_regular(saved) != current:
+            raise WriteRefused(archive, "archive does not match the original bytes; refusing to remove the original")
+        os.unlink(final)
+        _fsync_dir(final.parent)
+    return Outcome.REPLACED

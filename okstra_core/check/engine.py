@@ -1,0 +1,448 @@
+"""The check engine: a read-only, symlink-safe view of the store, and the run over it.
+
+A :class:`Unit` is the checker's window on the project: it lists folders
+without following symlinks out of the root, reads each file at most once
+(through :mod:`okstra_core.reading`), validates documents with the models
+that own their shape, and collects findings. The project-wide part of a run
+uses one unit; tasks are checked in units of their own, in worker processes
+when ``jobs`` > 1.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import multiprocessing
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from .. import layout, reading
+from ..errors import LoadError, OkstraError
+from ..sidecar import HeaderError
+from ..sidecar import parse as parse_sidecar
+from .catalog import RULES_BY_ID, expand
+from .findings import CheckReport, Finding
+
+M = TypeVar("M", bound=BaseModel)
+
+_MISSING = object()
+
+
+class CheckError(OkstraError):
+    """The check could not run at all (no project, unreadable root)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One folder entry as the checker sees it; ``bad`` entries were reported and are never read."""
+
+    name: str
+    path: Path
+    kind: Literal["file", "dir", "bad"]
+
+
+def is_private(name: str) -> bool:
+    """Write-primitive debris (temp files, lock files, seq claims) that readers skip."""
+    return name.startswith(layout.TEMP_PREFIX) or name.endswith(layout.LOCK_SUFFIX) or name == layout.SEQ_CLAIMS_DIR
+
+
+def _validation_rule(model: type[BaseModel], err: Any) -> str:
+    """Which rule a pydantic error belongs to; the models' own validators carry the contract."""
+    loc = tuple(str(p) for p in err.get("loc", ()))
+    msg = str(err.get("msg", ""))
+    if "v2 payload" in msg or "v2 identity" in msg:
+        return "OKS022"
+    if "instructionProvenance" in loc:
+        return "OKS064"
+    if model.__name__ == "ConvergenceFinal" and loc == ("schemaVersion",):
+        return "OKS110"
+    return "OKS020"
+
+
+class Unit:
+    """Reads, caches and reports for one part of a check run."""
+
+    def __init__(self, root: Path, home: Path | None = None) -> None:
+        self.root = root
+        self.real_root = Path(os.path.realpath(root))
+        self.home = home
+        self.findings: list[Finding] = []
+        self._bytes: dict[Path, bytes | None] = {}
+        self._text: dict[Path, str | None] = {}
+        self._json: dict[Path, Any] = {}
+        self._docs: dict[tuple[Path, type[BaseModel]], Any] = {}
+        self._entries: dict[Path, list[Entry]] = {}
+        self._kinds: dict[Path, str] = {}
+        self._reported: set[tuple[str, str, str]] = set()
+        self.files: set[Path] = set()
+
+    # ------------------------------------------------------------- reporting
+
+    def rel(self, path: Path) -> str:
+        """Project-relative POSIX text of *path* (``$OKSTRA_HOME/...`` for manager files outside)."""
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            pass
+        if self.home is not None:
+            try:
+                return "$OKSTRA_HOME/" + path.relative_to(self.home).as_posix()
+            except ValueError:
+                pass
+        return path.as_posix()
+
+    def report(self, rule: str, path: Path | str, message: str, line: int | None = None) -> None:
+        """Record a finding of *rule* at *path* (each exact finding once)."""
+        rel = path if isinstance(path, str) else self.rel(path)
+        key = (rule, rel, message)
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        self.findings.append(Finding(rule, RULES_BY_ID[rule].severity, rel, message, line))
+
+    def _report_load(self, err: LoadError, path: Path) -> None:
+        reason = err.reason
+        if "escapes" in reason:
+            rule = "OKS002"
+        elif "dangling" in reason or "loop" in reason:
+            rule = "OKS003"
+        else:
+            rule = "OKS001"
+        self.report(rule, path, reason, err.line)
+
+    # --------------------------------------------------------------- listing
+
+    def entries(self, folder: Path) -> list[Entry]:
+        """Sorted entries of *folder* (private debris left out); symlink problems are reported here."""
+        cached = self._entries.get(folder)
+        if cached is not None:
+            return cached
+        out: list[Entry] = []
+        try:
+            with os.scandir(folder) as it:
+                raw = sorted(it, key=lambda e: e.name)
+        except FileNotFoundError:
+            raw = []
+        except NotADirectoryError:
+            raw = []
+        except OSError as exc:
+            self.report("OKS001", folder, f"folder cannot be listed: {exc.strerror or exc}")
+            raw = []
+        for de in raw:
+            if is_private(de.name):
+                continue
+            out.append(self._classify(de.name, Path(de.path), de))
+        self._entries[folder] = out
+        return out
+
+    def _classify(self, name: str, path: Path, de: os.DirEntry[str]) -> Entry:
+        try:
+            if de.is_symlink():
+                return self._classify_link(name, path)
+            if de.is_dir(follow_symlinks=False):
+                return Entry(name, path, "dir")
+            if de.is_file(follow_symlinks=False):
+                self.files.add(path)
+                return Entry(name, path, "file")
+        except OSError as exc:
+            self.report("OKS001", path, f"cannot stat: {exc.strerror or exc}")
+            return Entry(name, path, "bad")
+        # FIFO, socket, device: the safe reader names what it is without opening it blocking.
+        self.files.add(path)
+        self._bytes[path] = None
+        result = reading.read_bytes(path, root=self.root)
+        if isinstance(result, LoadError):
+            self._report_load(result, path)
+        return Entry(name, path, "bad")
+
+    def _classify_link(self, name: str, path: Path) -> Entry:
+        self.files.add(path)
+        try:
+            real = Path(os.path.realpath(path, strict=True))
+        except FileNotFoundError:
+            self.report("OKS003", path, "dangling symlink")
+            self._bytes[path] = None
+            return Entry(name, path, "bad")
+        except (OSError, RuntimeError) as exc:
+            reason = "symlink loop" if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP else f"cannot resolve symlink: {exc}"
+            self.report("OKS003", path, reason)
+            self._bytes[path] = None
+            return Entry(name, path, "bad")
+        if not real.is_relative_to(self.real_root) and not (self.home and real.is_relative_to(os.path.realpath(self.home))):
+            self.report("OKS002", path, f"symlink escapes the project root (to {real})")
+            self._bytes[path] = None
+            return Entry(name, path, "bad")
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as exc:
+            self.report("OKS001", path, f"cannot stat: {exc.strerror or exc}")
+            self._bytes[path] = None
+            return Entry(name, path, "bad")
+        if stat.S_ISDIR(mode):
+            self.files.discard(path)
+            return Entry(name, path, "dir")
+        return Entry(name, path, "file")
+
+    def entry(self, path: Path) -> Entry | None:
+        """The entry for *path* in its parent's listing, or None when absent."""
+        for e in self.entries(path.parent):
+            if e.name == path.name:
+                return e
+        return None
+
+    def exists(self, path: Path) -> bool:
+        """True when *path* exists inside the store without leaving the root (no following escapes)."""
+        try:
+            real = Path(os.path.realpath(path))
+        except (OSError, RuntimeError):
+            return False
+        if not real.is_relative_to(self.real_root) and not (self.home and real.is_relative_to(os.path.realpath(self.home))):
+            return False
+        return os.path.exists(real)
+
+    def rel_exists(self, rel: str) -> bool:
+        """Whether a project-relative POSIX path names something inside the project."""
+        return layout.is_relative_posix(rel) and self.exists(self.root / rel)
+
+    def walk(self, folder: Path) -> Iterator[Entry]:
+        """Every entry under *folder*, depth first; symlinked folders are entered once."""
+        seen: set[str] = set()
+        stack = [folder]
+        while stack:
+            current = stack.pop()
+            real = os.path.realpath(current)
+            if real in seen:
+                continue
+            seen.add(real)
+            children = self.entries(current)
+            for e in children:
+                yield e
+            stack.extend(e.path for e in reversed(children) if e.kind == "dir")
+
+    # --------------------------------------------------------------- reading
+
+    def data(self, path: Path) -> bytes | None:
+        """The bytes of *path*, read once; a read problem is reported once and gives None."""
+        cached = self._bytes.get(path, _MISSING)
+        if cached is not _MISSING:
+            return cached  # type: ignore[return-value]
+        result = reading.read_bytes(path, root=self.root if path.is_relative_to(self.root) else None)
+        if isinstance(result, LoadError):
+            self._report_load(result, path)
+            self._bytes[path] = None
+            return None
+        self.files.add(path)
+        self._bytes[path] = result
+        return result
+
+    def text(self, path: Path) -> str | None:
+        """UTF-8 text of *path* (binary and non-UTF-8 files are reported)."""
+        cached = self._text.get(path, _MISSING)
+        if cached is not _MISSING:
+            return cached  # type: ignore[return-value]
+        raw = self.data(path)
+        value: str | None = None
+        if raw is not None:
+            decoded = reading.decode_text(path, raw)
+            if isinstance(decoded, LoadError):
+                self._report_load(decoded, path)
+            else:
+                value = decoded
+        self._text[path] = value
+        return value
+
+    def json(self, path: Path) -> Any:
+        """The parsed JSON value of *path*, or ``_MISSING`` sentinel semantics: None when unusable."""
+        cached = self._json.get(path, _MISSING)
+        if cached is not _MISSING:
+            return cached
+        text = self.text(path)
+        value: Any = None
+        if text is not None:
+            parsed = reading.parse_json(path, text)
+            if isinstance(parsed, LoadError):
+                self.report("OKS004", path, parsed.reason, parsed.line)
+            else:
+                value = parsed
+        self._json[path] = value
+        return value
+
+    def doc(self, path: Path, model: type[M]) -> M | None:
+        """*path* validated as *model*; schema problems are reported (once) and give None."""
+        key = (path, model)
+        if key in self._docs:
+            return self._docs[key]  # type: ignore[no-any-return]
+        value = self.json(path)
+        result: M | None = None
+        if value is not None:
+            result = self.validate(path, value, model)
+        self._docs[key] = result
+        return result
+
+    def validate(self, path: Path, value: Any, model: type[M], line: int | None = None) -> M | None:
+        """Validate a parsed value, reporting each rule's share of the errors in one finding."""
+        try:
+            return model.model_validate(value)
+        except ValidationError as exc:
+            self._report_validation(path, model, exc, line)
+        except RecursionError:
+            self.report("OKS020", path, "nesting too deep to validate", line)
+        return None
+
+    def _report_validation(self, path: Path, model: type[BaseModel], exc: ValidationError, line: int | None) -> None:
+        grouped: dict[str, list[Any]] = {}
+        for err in exc.errors():
+            grouped.setdefault(_validation_rule(model, err), []).append(err)
+        for rule, errs in grouped.items():
+            parts = []
+            for err in errs[:3]:
+                loc = ".".join(str(p) for p in err["loc"]) or "(document)"
+                parts.append(f"{loc}: {str(err['msg']).removeprefix('Value error, ')}")
+            if len(errs) > 3:
+                parts.append(f"and {len(errs) - 3} more")
+            self.report(rule, path, f"does not match {model.__name__}: " + "; ".join(parts), line)
+
+    def jsonl(self, path: Path, model: type[M]) -> list[tuple[int, M]]:
+        """Valid records of a JSONL file with their line numbers; bad lines are reported (OKS021)."""
+        text = self.text(path)
+        if text is None:
+            return []
+        doc = reading.parse_jsonl(path, text, model)
+        bad: set[int] = set()
+        for err in doc.errors:
+            self.report("OKS021", path, err.reason, err.line)
+            if err.line is not None and "torn" not in err.reason:
+                bad.add(err.line)
+        total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        good_lines = [n for n in range(1, total + 1) if n not in bad]
+        return list(zip(good_lines, doc.records))
+
+    def sidecar(self, path: Path, header_model: type[M]) -> tuple[M, str] | None:
+        """A Markdown sidecar's validated header and body (OKS023 when the header is bad)."""
+        text = self.text(path)
+        if text is None:
+            return None
+        try:
+            parsed = parse_sidecar(text)
+        except HeaderError as exc:
+            self.report("OKS023", path, f"bad header: {exc.reason}", exc.line)
+            return None
+        try:
+            header = header_model.model_validate(parsed.header)
+        except ValidationError as exc:
+            self.report("OKS023", path, f"bad header: {reading.format_validation(exc)}")
+            return None
+        return header, parsed.body
+
+    def guard(self, rule_name: str, path: Path, fn: Callable[[], None]) -> None:
+        """Run one rule function; an unexpected exception becomes an OKS009 finding, not a traceback."""
+        try:
+            fn()
+        except Exception as exc:  # noqa: BLE001 - the safety net a checker promises its users
+            self.report("OKS009", path, f"rule {rule_name} failed: {exc.__class__.__name__}: {exc}"[:500])
+
+    def read_remaining(self, paths: Iterable[Path]) -> None:
+        """Read every listed file not read yet, so that unreadable or non-text files are reported."""
+        for path in paths:
+            if path not in self._bytes:
+                self.text(path)
+
+
+# ------------------------------------------------------------------ the run
+
+
+def _task_chunk(root: str, home: str | None, tasks: list[tuple[str, Any]]) -> tuple[list[Finding], int]:
+    """Worker entry point: check some tasks, return their findings and file count."""
+    from .rules import task_rules
+
+    findings: list[Finding] = []
+    files = 0
+    for rel, entry in tasks:
+        unit = Unit(Path(root), Path(home) if home else None)
+        task_rules.check_task(unit, Path(root) / rel, entry)
+        findings.extend(unit.findings)
+        files += len(unit.files)
+    return findings, files
+
+
+def _chunks(items: list[Any], n: int) -> list[list[Any]]:
+    size = max(1, -(-len(items) // n))
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+#: Below this many tasks, worker processes cost more than they save.
+PARALLEL_MIN_TASKS = 64
+
+
+def run_check(
+    project_root: Path,
+    *,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    jobs: int = 1,
+    home: Path | None = None,
+) -> CheckReport:
+    """Check the store of *project_root* and return every finding.
+
+    *select* / *ignore* take rule ids or prefixes; *jobs* is the number of worker
+    processes for the per-task part (``0`` or less: all cores); *home* is the
+    manager state root (default :func:`okstra_core.layout.okstra_home`),
+    checked only when it exists. Raises :class:`CheckError` when the check cannot
+    run (no project folder, no ``.okstra/``, an unknown rule id).
+    """
+    from .rules import project_rules
+
+    try:
+        selected = expand(select) if select else None
+        ignored = expand(ignore) if ignore else set()
+    except ValueError as exc:
+        raise CheckError(None, str(exc)) from None
+    root = Path(os.path.abspath(project_root))
+    if not root.is_dir():
+        raise CheckError(root, "project root is not a directory")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise CheckError(root, "project root is not readable")
+    store = layout.okstra_dir(root)
+    if not store.is_dir() or store.is_symlink() and not Path(os.path.realpath(store)).is_relative_to(os.path.realpath(root)):
+        raise CheckError(root, "no .okstra/ store in this folder")
+    home_path = Path(os.path.abspath(home if home is not None else layout.okstra_home()))
+
+    unit = Unit(root, home_path if home_path.is_dir() else None)
+    tasks = project_rules.check_project(unit, home_path)
+    if jobs <= 0:
+        jobs = os.cpu_count() or 1
+    findings = list(unit.findings)
+    files = len(unit.files)
+    if jobs > 1 and len(tasks) >= PARALLEL_MIN_TASKS:
+        ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            futures = [pool.submit(_task_chunk, str(root), str(unit.home) if unit.home else None, chunk)
+                       for chunk in _chunks(tasks, jobs * 4)]
+            for fut in futures:
+                f, n = fut.result()
+                findings.extend(f)
+                files += n
+    else:
+        f, n = _task_chunk(str(root), str(unit.home) if unit.home else None, tasks)
+        findings.extend(f)
+        files += n
+    if selected is not None:
+        findings = [f for f in findings if f.rule in selected]
+    findings = [f for f in findings if f.rule not in ignored]
+    findings.sort(key=Finding.sort_key)
+    return CheckReport(root=str(root), findings=findings, files=files)
+
+
+def dumps_value(value: Any) -> str:
+    """Compact JSON for messages (never raises)."""
+    try:
+        return json.dumps(value, ensure_ascii=False)[:200]
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)[:200]

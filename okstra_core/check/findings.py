@@ -1,0 +1,63 @@
+"""Findings and the report of one check run: plain dataclasses, easy to pickle and to render."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+Severity = Literal["error", "warning", "info"]
+SEVERITIES: Final = ("error", "warning", "info")
+_ORDER: Final = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem at one place.
+
+    ``path`` is project-relative POSIX (manager files outside the project are
+    written ``$OKSTRA_HOME/...``); ``line`` is 1-based when known.
+    """
+
+    rule: str
+    severity: Severity
+    path: str
+    message: str
+    line: int | None = None
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return (self.path, self.line or 0, _ORDER[self.severity], self.rule, self.message)
+
+
+@dataclass(slots=True)
+class CheckReport:
+    """What a check run found: the findings (sorted by file), and how many files it looked at."""
+
+    root: str
+    findings: list[Finding] = field(default_factory=list)
+    files: int = 0
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.severity == severity)
+
+    @property
+    def errors(self) -> int:
+        return self.count("error")
+
+    @property
+    def warnings(self) -> int:
+        return self.count("warning")
+
+    @property
+    def infos(self) -> int:
+        return self.count("info")
+
+    @property
+    def summary(self) -> dict[str, int]:
+        """``{"errors", "warnings", "infos", "files"}``."""
+        return {"errors": self.errors, "warnings": self.warnings, "infos": self.infos, "files": self.files}
+
+    def exit_code(self, *, strict: bool = False) -> int:
+        """0 without errors (and, with *strict*, without warnings); 1 otherwise."""
+        if self.errors or (strict and self.warnings):
+            return 1
+        return 0

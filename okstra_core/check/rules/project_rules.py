@@ -1,0 +1,130 @@
+"""Project-wide rules: the store's top level, discovery files, task folders, invocations, managers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ... import layout
+from ...models.task import LatestTask, ProjectFile, TaskCatalog, TaskCatalogEntry
+from ..engine import Unit
+from . import invocations, managers
+
+_TOP: dict[str, str] = {"project.json": "file", "discovery": "dir", "tasks": "dir", "agent-invocations": "dir"}
+_DISCOVERY = ("latest-task.json", "task-catalog.json")
+
+
+def check_project(unit: Unit, home: Path) -> list[tuple[str, TaskCatalogEntry | None]]:
+    """Check everything outside task folders; return the task folders to check, with their catalog entries."""
+    root = unit.root
+    store = layout.okstra_dir(root)
+    for e in unit.entries(store):
+        expected = _TOP.get(e.name)
+        if e.kind != "bad" and expected != e.kind:
+            unit.report("OKS005", e.path, "not part of the store's contract; not read")
+    project_file = layout.project_json_path(root)
+    if unit.entry(project_file) is not None:
+        unit.doc(project_file, ProjectFile)
+
+    disc = layout.discovery_dir(root)
+    for e in unit.entries(disc):
+        if e.kind != "bad" and (e.name not in _DISCOVERY or e.kind != "file"):
+            unit.report("OKS005", e.path, "not part of the store's contract; not read")
+
+    folders = _task_folders(unit)
+    catalog_path = layout.task_catalog_path(root)
+    catalog: TaskCatalog | None = None
+    if unit.entry(catalog_path) is None:
+        if folders:
+            unit.report("OKS030", catalog_path, "task-catalog.json is missing but the store has task folders")
+    else:
+        catalog = unit.doc(catalog_path, TaskCatalog)
+
+    entries: dict[str, TaskCatalogEntry] = {}
+    if catalog is not None:
+        unit.guard("catalog", catalog_path, lambda: _check_catalog(unit, catalog, entries, folders))
+    latest_path = layout.latest_task_path(root)
+    if unit.entry(latest_path) is not None:
+        latest = unit.doc(latest_path, LatestTask)
+        if latest is not None and catalog is not None:
+            _check_latest(unit, latest_path, latest, catalog)
+    out: list[tuple[str, TaskCatalogEntry | None]] = []
+    for rel in folders:
+        entry = entries.get(rel)
+        if catalog is not None and entry is None:
+            unit.report("OKS032", root / rel, "task folder is not listed in .okstra/discovery/task-catalog.json")
+        out.append((rel, entry))
+
+    inv_dir = layout.agent_invocations_dir(root)
+    unit.guard("invocations", inv_dir, lambda: invocations.check_invocations(unit, inv_dir))
+    if unit.home is not None:
+        unit.guard("managers", home, lambda: managers.check_managers(unit, home))
+    unit.read_remaining(sorted(unit.files))
+    return out
+
+
+def _task_folders(unit: Unit) -> list[str]:
+    base = layout.tasks_dir(unit.root)
+    out = []
+    for group in unit.entries(base):
+        if group.kind != "dir":
+            if group.kind == "file":
+                unit.report("OKS005", group.path, "not part of the store's contract; not read")
+            continue
+        if not layout.is_canonical_slug(group.name):
+            unit.report("OKS018", group.path, f"task group folder {group.name!r} is not a canonical slug")
+        for task in unit.entries(group.path):
+            if task.kind != "dir":
+                if task.kind == "file":
+                    unit.report("OKS005", task.path, "not part of the store's contract; not read")
+                continue
+            if not layout.is_canonical_slug(task.name):
+                unit.report("OKS018", task.path, f"task id folder {task.name!r} is not a canonical slug")
+            out.append(unit.rel(task.path))
+    return out
+
+
+def _check_catalog(unit: Unit, catalog: TaskCatalog, entries: dict[str, TaskCatalogEntry], folders: list[str]) -> None:
+    path = layout.task_catalog_path(unit.root)
+    project_file = layout.project_json_path(unit.root)
+    project = unit.doc(project_file, ProjectFile) if unit.entry(project_file) is not None else None
+    if project is not None and project.project_id != catalog.project_id:
+        unit.report("OKS031", path, f"catalog projectId {catalog.project_id!r} differs from project.json ({project.project_id!r})")
+    seen: set[str] = set()
+    existing = set(folders)
+    for index, entry in enumerate(catalog.tasks):
+        where = f"tasks[{index}]"
+        expected_key = f"{entry.project_id}:{entry.task_group}:{entry.task_id}"
+        if entry.task_key != expected_key:
+            unit.report("OKS031", path, f"{where}: taskKey {entry.task_key!r} is not projectId:taskGroup:taskId ({expected_key!r})")
+        if entry.task_key in seen:
+            unit.report("OKS031", path, f"{where}: taskKey {entry.task_key!r} is listed twice")
+        seen.add(entry.task_key)
+        folder = layout.task_root_rel(entry.task_group, entry.task_id)
+        if entry.task_root_path != folder:
+            unit.report("OKS031", path, f"{where}: taskRootPath {entry.task_root_path!r} is not the task's folder {folder!r}")
+        if folder not in existing:
+            unit.report("OKS033", path, f"{where}: task {entry.task_key!r} has no folder {folder}/")
+            continue
+        if folder in entries:
+            unit.report("OKS031", path, f"{where}: two catalog entries map to the folder {folder}/")
+        entries[folder] = entry
+
+
+def _check_latest(unit: Unit, path: Path, latest: LatestTask, catalog: TaskCatalog) -> None:
+    match = [e for e in catalog.tasks if e.task_key == latest.task_key]
+    if not match:
+        unit.report("OKS034", path, f"taskKey {latest.task_key!r} is not a catalogued task")
+        return
+    entry = match[0]
+    if latest.task_root_path != entry.task_root_path:
+        unit.report("OKS034", path, f"taskRootPath {latest.task_root_path!r} is not the catalogued task root {entry.task_root_path!r}")
+    expected = f"{entry.task_root_path}/task-manifest.json"
+    if latest.task_manifest_path != expected:
+        unit.report("OKS034", path, f"taskManifestPath {latest.task_manifest_path!r} is not {expected!r}")
+    elif not unit.rel_exists(latest.task_manifest_path):
+        unit.report("OKS034", path, f"taskManifestPath {latest.task_manifest_path!r} does not exist")
+
+
+def entry_value(entry: Any) -> Any:
+    return entry

@@ -1,0 +1,241 @@
+"""The Markdown reading copy of a final report (schema 3.0 and historical 2.0).
+
+Rendered through ``templates/reports/final-report-v2.template.md``: the
+template fixes the layout, this module renders each section. Narrative fields
+(summary, finding detail, goals, questions) are Markdown written by the report
+writer and are kept as they are; short fields (titles, ids, paths) are folded
+onto one line, and table cells have ``|`` escaped. Same model, same text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+
+from ..models.report import (
+    ClarificationItem,
+    ConvergenceSummary,
+    Finding,
+    FinalReportV2,
+    FinalReportV3,
+    ImplementationPlan,
+    ImplementationResults,
+    OptionCandidates,
+    VerificationVerdict,
+)
+from ..workflows.user_response import one_line
+from .labels import labels_for
+from .templating import fill_template
+
+Report = FinalReportV3 | FinalReportV2
+TEMPLATE = "reports/final-report-v2.template.md"
+
+
+def inline(text: str) -> str:
+    """A short field on one line."""
+    return one_line(text)
+
+
+def cell(text: str) -> str:
+    """A table cell: one line, ``|`` escaped."""
+    return inline(text).replace("|", "\\|") or " "
+
+
+def code(text: str) -> str:
+    """An inline code span that survives backticks inside *text*."""
+    text = inline(text)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def fenced(text: str, info: str = "") -> str:
+    """A fenced code block longer than any backtick run inside *text*."""
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def bullets(items: Iterable[str]) -> str:
+    return "\n".join(f"- {inline(item)}" for item in items)
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def block(text: str) -> str:
+    """Narrative Markdown as written, without surrounding blank lines."""
+    return text.strip("\n")
+
+
+def _details(report: Report, lab: dict[str, str]) -> str:
+    rows: list[tuple[str, str]] = [
+        (lab["task_key"], code(report.task_key)),
+        (lab["task_type"], code(report.task_type)),
+        (lab["schema_version"], report.schema_version),
+    ]
+    if report.report_language:
+        rows.append((lab["report_language"], code(report.report_language)))
+    if report.generated_at:
+        rows.append((lab["generated_at"], inline(report.generated_at)))
+    if report.run_date_time_segment:
+        rows.append((lab["run_segment"], code(report.run_date_time_segment)))
+    if report.selected_direction_ref:
+        rows.append((lab["selected_direction"], code(report.selected_direction_ref)))
+    return "\n".join(f"- **{label}:** {value}" for label, value in rows)
+
+
+def _findings(findings: list[Finding], lab: dict[str, str]) -> str:
+    out = [f"## {lab['findings']}"]
+    if not findings:
+        out.append(lab["no_findings"])
+    for f in findings:
+        out.append(f"### {inline(f.finding_id)} · {inline(f.title)}")
+        out.append(f"**{lab['severity']}:** {code(f.severity)}")
+        if f.detail.strip():
+            out.append(block(f.detail))
+        if f.evidence:
+            out.append(f"**{lab['evidence']}:**\n\n" + bullets(f.evidence))
+    return "\n\n".join(out)
+
+
+def _options(oc: OptionCandidates, lab: dict[str, str]) -> str:
+    head = [f"**{lab['mode']}:** {code(oc.mode)}"]
+    if oc.recommendation:
+        head.append(f"**{lab['recommended']}:** {code(oc.recommendation)}")
+    out = [f"## {lab['options']}", "  \n".join(head)]
+    if oc.preselected:
+        p = oc.preselected
+        out.append(
+            f"**{lab['preselected']}:** {code(p.option_id)} · {lab['confirmed_by']}: {inline(p.confirmed_by)}"
+            f" · {lab['confirmed_at']}: {inline(p.confirmed_at)}"
+        )
+    out.append(table(
+        [lab["id"], lab["title"], lab["risk"]],
+        [[c.option_id + (" ★" if c.option_id == oc.recommendation else ""), c.title, c.risk] for c in oc.candidates],
+    ))
+    for c in oc.candidates:
+        out.append(f"### {inline(c.option_id)} · {inline(c.title)}")
+        out.append(f"**{lab['risk']}:** {code(c.risk)}")
+        if c.summary.strip():
+            out.append(block(c.summary))
+        if c.pros:
+            out.append(f"**{lab['pros']}:**\n\n" + bullets(c.pros))
+        if c.cons:
+            out.append(f"**{lab['cons']}:**\n\n" + bullets(c.cons))
+    return "\n\n".join(out)
+
+
+def assessment_json(assessment: object) -> str:
+    """An assessment as stable, readable JSON (key order as stored)."""
+    return json.dumps(assessment, indent=2, ensure_ascii=False)
+
+
+def _plan(plan: ImplementationPlan, lab: dict[str, str]) -> str:
+    out = [f"## {lab['plan']}"]
+    for s in plan.stages:
+        out.append(f"### {lab['stage']} {s.stage} · {inline(s.title)}")
+        if s.goal.strip():
+            out.append(f"**{lab['goal']}:** {block(s.goal)}")
+        if s.tasks:
+            out.append(f"**{lab['tasks']}:**\n\n" + bullets(s.tasks))
+    if plan.design_items:
+        out.append(f"### {lab['design_items']}")
+        out.append(table([lab["id"], lab["title"], lab["status"]], [[d.prep_id, d.title, d.status] for d in plan.design_items]))
+        for d in plan.design_items:
+            out.append(f"#### {inline(d.prep_id)} · {inline(d.title)}")
+            out.append(f"**{lab['status']}:** {code(d.status)}")
+            if d.question.strip():
+                out.append(f"**{lab['question']}:** {block(d.question)}")
+            if d.fields:
+                out.append(f"**{lab['fields']}:** " + ", ".join(code(f) for f in d.fields))
+            if d.assessment is not None:
+                out.append(f"**{lab['assessment']}:**\n\n" + fenced(assessment_json(d.assessment), "json"))
+            else:
+                out.append(f"_{lab['legacy_unassessed']}_")
+    return "\n\n".join(out)
+
+
+def _results(res: ImplementationResults, lab: dict[str, str]) -> str:
+    out = [f"## {lab['results']}", f"**{lab['stage']}:** {res.stage}  \n**{lab['outcome']}:** {code(res.outcome)}"]
+    if res.changes:
+        out.append(f"### {lab['changes']}")
+        out.append(table([lab["path"], lab["change"]], [[c.path, c.summary] for c in res.changes]))
+    if res.checks:
+        out.append(f"### {lab['checks']}")
+        out.append(table([lab["check"], lab["result"]], [[c.name, c.result] for c in res.checks]))
+    return "\n\n".join(out)
+
+
+def _verdict(v: VerificationVerdict, lab: dict[str, str]) -> str:
+    out = [f"## {lab['verdict']}", f"**{lab['verdict']}:** {code(v.verdict)}"]
+    if v.criteria:
+        out.append(f"### {lab['criteria']}")
+        out.append(table(
+            [lab["criterion"], lab["result"], lab["evidence"]],
+            [[c.criterion, c.result, c.evidence] for c in v.criteria],
+        ))
+    return "\n\n".join(out)
+
+
+_DELIVERABLES: dict[str, Callable[..., str]] = {
+    "analysis": _findings,
+    "option-selection": _options,
+    "implementation-planning": _plan,
+    "implementation": _results,
+    "final-verification": _verdict,
+}
+
+
+def render_deliverable(report: Report, lab: dict[str, str]) -> str:
+    """The section of the one deliverable the report's task type carries."""
+    return _DELIVERABLES[report.task_type](report.deliverable(), lab)
+
+
+def _convergence(conv: ConvergenceSummary | None, lab: dict[str, str]) -> str:
+    if conv is None:
+        return ""
+    rows = [
+        (lab["terminal_state"], code(conv.terminal_state)),
+        (lab["rounds"], str(conv.rounds)),
+        (lab["confirmed"], str(conv.confirmed)),
+        (lab["rejected"], str(conv.rejected)),
+        (lab["disputed"], str(conv.disputed)),
+    ]
+    if conv.state_path:
+        rows.append((lab["state_path"], code(conv.state_path)))
+    return f"## {lab['convergence']}\n\n" + "\n".join(f"- **{k}:** {v}" for k, v in rows)
+
+
+def _clarifications(items: list[ClarificationItem], lab: dict[str, str]) -> str:
+    if not items:
+        return ""
+    out = [f"## {lab['clarifications']}"]
+    for item in items:
+        out.append(f"### {item.item_id}")
+        out.append(block(item.question))
+        if item.context.strip():
+            out.append(f"**{lab['context']}:** {block(item.context)}")
+        if item.options:
+            out.append(f"**{lab['suggested']}:**\n\n" + bullets(item.options))
+    return "\n\n".join(out)
+
+
+def render_markdown(report: Report) -> str:
+    """The reading copy of *report*. Deterministic: the same model gives the same text."""
+    lab = labels_for(report.report_language)
+    text = fill_template(TEMPLATE, {
+        "title": inline(report.title),
+        "details": _details(report, lab),
+        "summary_heading": lab["summary"],
+        "summary": block(report.summary) or "—",
+        "deliverable": render_deliverable(report, lab),
+        "convergence": _convergence(report.convergence, lab),
+        "clarifications": _clarifications(report.clarification_items, lab),
+    })
+    return text.rstrip("\n") + "\n"

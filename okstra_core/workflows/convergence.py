@@ -1,0 +1,207 @@
+"""Convergence state: groups, seeded working state, round plans and results, the terminal final,
+and the explicit Round 0 restart that archives replaced state byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .. import names, reading, writes
+from ..errors import WriteRefused
+from ..models import convergence as cm
+from .common import SYSTEM_CLOCK, Clock, compact_stamp, dump, iso, update_json
+
+MIGRATIONS = "migrations"
+
+
+def state_path(run_dir: Path, kind: str, task_type: str, seq: int, round: int | None = None) -> Path:
+    return run_dir / "state" / names.build(kind, task_type=task_type, seq=seq, round=round)
+
+
+def write_groups(project_root: Path, run_dir: Path, task_type: str, seq: int, groups: cm.ConvergenceGroups) -> Path:
+    path = state_path(run_dir, "convergence-groups", task_type, seq)
+    writes.create_only_json(project_root, path, dump(groups))
+    return path
+
+
+def _seed(groups: cm.ConvergenceGroups, groups_rel: str) -> cm.ConvergenceWork:
+    return cm.ConvergenceWork(
+        schema_version="1.2",
+        task_key=groups.task_key,
+        status="open",
+        queue=[g.group_id for g in groups.groups],
+        findings={g.group_id: cm.FindingState(state="open") for g in groups.groups},
+        rounds=[cm.RoundRecord(round=0, status="reduced")],
+        seeded_from=groups_rel,
+    )
+
+
+def seed_work(project_root: Path, run_dir: Path, task_type: str, seq: int, *, restart_from_round0: bool = False,
+              clock: Clock = SYSTEM_CLOCK) -> Path:
+    """Seed the engine's working state from the groups file.
+
+    A matching valid working state resumes (no write). Invalid or partial state
+    fails closed unless *restart_from_round0*; then it is archived byte for byte
+    under ``state/migrations/`` before it is replaced.
+    """
+    groups_path = state_path(run_dir, "convergence-groups", task_type, seq)
+    groups = reading.load_model(groups_path, cm.ConvergenceGroups, root=project_root)
+    if isinstance(groups, reading.LoadError):
+        raise WriteRefused(groups.path, groups.reason)
+    work_path = state_path(run_dir, "convergence-work", task_type, seq)
+    groups_rel = groups_path.relative_to(project_root).as_posix()
+    seeded = dump(_seed(groups, groups_rel))
+    existing = reading.read_bytes(work_path, root=project_root) if work_path.exists() else None
+    if isinstance(existing, bytes):
+        try:
+            current = cm.ConvergenceWork.model_validate_json(existing)
+            if current.seeded_from == groups_rel:
+                return work_path  # a matching valid working state resumes
+            problem = "working state was seeded from other groups"
+        except (ValidationError, ValueError) as exc:
+            problem = f"working state is invalid or partial ({str(exc).splitlines()[0]})"
+        if not restart_from_round0:
+            raise WriteRefused(work_path, f"{problem}; refusing to continue (use --restart-from-round0)")
+        archive(project_root, run_dir, work_path, existing, clock)
+        final_path = state_path(run_dir, "convergence-final", task_type, seq)
+        if final_path.exists():
+            replace_final_guard(project_root, run_dir, final_path, clock)
+        writes.replace_locked(project_root, work_path, lambda _cur: (json.dumps(seeded, indent=2) + "\n").encode())
+        return work_path
+    writes.create_only_json(project_root, work_path, seeded)
+    return work_path
+
+
+def archive_path(run_dir: Path, original: Path, stamp: str) -> Path:
+    return run_dir / "state" / MIGRATIONS / f"{original.name}.{stamp}.orig"
+
+
+def archive(project_root: Path, run_dir: Path, original: Path, data: bytes, clock: Clock = SYSTEM_CLOCK) -> Path:
+    """Byte-for-byte copy of replaced state under ``state/migrations/``."""
+    path = archive_path(run_dir, original, compact_stamp(clock.now()))
+    writes.create_only(project_root, path, data)
+    return path
+
+
+def archives_for(run_dir: Path, original: Path) -> list[Path]:
+    folder = run_dir / "state" / MIGRATIONS
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.name.startswith(original.name + ".") and p.name.endswith(".orig"))
+
+
+def replace_final_guard(project_root: Path, run_dir: Path, final_path: Path, clock: Clock = SYSTEM_CLOCK) -> None:
+    """An existing final is replaced only when its archive still matches its original bytes.
+
+    A valid terminal final is reused unchanged and never replaced.
+    """
+    data = reading.read_bytes(final_path, root=project_root)
+    if isinstance(data, reading.LoadError):
+        raise WriteRefused(final_path, data.reason)
+    try:
+        cm.ConvergenceFinal.model_validate_json(data)
+        raise WriteRefused(final_path, "a valid terminal final is reused unchanged; it is not replaced")
+    except (ValidationError, ValueError):
+        pass
+    saved = archive(project_root, run_dir, final_path, data, clock)
+    # The invalid final survives in its archive; removing it lets the restarted run finalise again.
+    writes.remove_archived(project_root, final_path, saved)
+
+
+def write_round_plan(project_root: Path, run_dir: Path, task_type: str, seq: int, plan: cm.RoundPlan) -> Path:
+    path = state_path(run_dir, "convergence-round-plan", task_type, seq, plan.round)
+    writes.create_only_json(project_root, path, dump(plan))
+
+    def mark(doc: dict[str, Any] | None) -> dict[str, Any] | None:
+        if doc is None:
+            return None
+        doc["rounds"] = [*doc.get("rounds", []), {"round": plan.round, "status": "planned"}]
+        return doc
+
+    update_json(project_root, state_path(run_dir, "convergence-work", task_type, seq), cm.ConvergenceWork, mark)
+    return path
+
+
+def reduce_votes(votes: dict[str, str], roster_size: int) -> str:
+    """Majority of the roster decides; otherwise the finding stays disputed."""
+    agree = sum(1 for v in votes.values() if v == "agree")
+    disagree = sum(1 for v in votes.values() if v == "disagree")
+    if agree * 2 > roster_size:
+        return "confirmed"
+    if disagree * 2 > roster_size:
+        return "rejected"
+    return "disputed"
+
+
+def write_round_results(project_root: Path, run_dir: Path, task_type: str, seq: int, results: cm.RoundResults,
+                        roster: list[str]) -> Path:
+    path = state_path(run_dir, "convergence-round-results", task_type, seq, results.round)
+    writes.create_only_json(project_root, path, dump(results))
+
+    def reduce(doc: dict[str, Any] | None) -> dict[str, Any] | None:
+        if doc is None:
+            return None
+        findings = doc.setdefault("findings", {})
+        for outcome in results.outcomes:
+            for vote in outcome.votes:
+                state = findings.setdefault(vote.group_id, {"state": "open", "votes": {}})
+                state.setdefault("votes", {})[outcome.analyser_id] = vote.vote
+        for gid, state in findings.items():
+            state["state"] = reduce_votes(state.get("votes", {}), len(roster))
+        doc["queue"] = [gid for gid, s in findings.items() if s["state"] == "disputed"]
+        doc["rounds"] = [r if r["round"] != results.round else {**r, "status": "reduced"} for r in doc.get("rounds", [])]
+        return doc
+
+    update_json(project_root, state_path(run_dir, "convergence-work", task_type, seq), cm.ConvergenceWork, reduce)
+    return path
+
+
+def finalize(project_root: Path, run_dir: Path, task_type: str, seq: int, terminal_state: str,
+             clock: Clock = SYSTEM_CLOCK) -> cm.ConvergenceFinal:
+    """Write the terminal schema 1.2 state and close the working state."""
+    work_path = state_path(run_dir, "convergence-work", task_type, seq)
+    groups = reading.load_model(state_path(run_dir, "convergence-groups", task_type, seq), cm.ConvergenceGroups, root=project_root)
+    work = reading.load_model(work_path, cm.ConvergenceWork, root=project_root)
+    for doc in (groups, work):
+        if isinstance(doc, reading.LoadError):
+            raise WriteRefused(doc.path, doc.reason)
+    assert isinstance(groups, cm.ConvergenceGroups) and isinstance(work, cm.ConvergenceWork)
+    final = cm.ConvergenceFinal(
+        schema_version="1.2",
+        task_key=groups.task_key,
+        terminal_state=terminal_state,  # type: ignore[arg-type]
+        rounds=max((r.round for r in work.rounds), default=0),
+        roster=groups.roster,
+        groups=[cm.GroupOutcome(group_id=gid, verdict=("disputed" if s.state == "open" else s.state), votes=s.votes)  # type: ignore[arg-type]
+                for gid, s in work.findings.items()],
+        finalized_at=iso(clock.now()),
+    )
+    writes.create_only_json(project_root, state_path(run_dir, "convergence-final", task_type, seq), dump(final))
+
+    def close(doc: dict[str, Any] | None) -> dict[str, Any] | None:
+        if doc is None:
+            return None
+        doc["status"] = "terminal"
+        return doc
+
+    update_json(project_root, work_path, cm.ConvergenceWork, close)
+    return final
+
+
+def round_problems(run_dir: Path, plans: list[int], results: list[int], is_open: bool) -> list[str]:
+    """Rounds contiguous from 1; each plan has its results unless the run is still open (last round only)."""
+    problems = []
+    if plans and sorted(plans) != list(range(1, max(plans) + 1)):
+        problems.append(f"round plans are not contiguous from 1: {sorted(plans)}")
+    missing = sorted(set(plans) - set(results))
+    if missing:
+        if not is_open or missing != [max(plans)]:
+            problems.append(f"round(s) {missing} have a plan but no results")
+    orphan = sorted(set(results) - set(plans))
+    if orphan:
+        problems.append(f"round(s) {orphan} have results but no plan")
+    return problems

@@ -1,0 +1,361 @@
+"""Design preparation: deterministic requests, confirmed append-only inputs, and the resolver.
+
+Three authorities (contract, "Design-preparation storage"):
+
+* the approved planning report data is immutable; nothing here edits it;
+* requests are deterministic from the snapshot, the report language and the
+  request-template version; re-materialising is a no-op, and different
+  existing content is refused, never overwritten;
+* inputs are append-only revisions written only after the answer is checked
+  against the item; a revision is never edited or reserved.
+
+The resolver takes, per item, the highest *unique* revision whose assessment
+fingerprint matches the approved snapshot; duplicate revision numbers and stale
+fingerprints are skipped with warnings. A plan without any assessment markers
+is a markerless legacy plan and resolves with ``legacy-unassessed``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from string import Template
+
+from .. import names, reading, resources, sidecar, writes
+from ..digests import sha256_json
+from ..errors import WriteRefused
+from ..models.report import DesignItem
+from ..models.sidecars import DesignPrepInputHeader, DesignPrepRequestHeader
+from ..store import RunDir, Task
+from .common import SYSTEM_CLOCK, Clock, compact_stamp, iso
+from .reports import LoadedReport, latest_report, load_report_artifact
+
+TEMPLATE_VERSION = 1
+LEGACY_UNASSESSED = "legacy-unassessed"
+OPEN_STATUSES = ("provisional", "blocked")
+
+
+def fingerprint(item: DesignItem) -> str | None:
+    """Digest of the canonical JSON of the item's assessment (None: no marker)."""
+    return sha256_json(item.assessment) if item.assessment is not None else None
+
+
+def is_markerless(report: LoadedReport) -> bool:
+    plan = report.model.implementation_plan
+    return plan is not None and all(item.assessment is None for item in plan.design_items)
+
+
+def approved_snapshot(task: Task) -> LoadedReport:
+    """The approved planning report (the newest planning report data)."""
+    art = latest_report(task, "implementation-planning")
+    if art is None:
+        raise WriteRefused(task.root, "task has no implementation-planning report")
+    loaded = load_report_artifact(art)
+    if isinstance(loaded, reading.LoadError):
+        raise WriteRefused(loaded.path, loaded.reason)
+    return loaded
+
+
+def _plan_items(report: LoadedReport) -> list[DesignItem]:
+    plan = report.model.implementation_plan
+    return list(plan.design_items) if plan else []
+
+
+# ------------------------------------------------------------------- requests
+
+
+def request_text(report: LoadedReport, item: DesignItem) -> str:
+    """The exact bytes-to-be of an item's request (deterministic)."""
+    fp = fingerprint(item)
+    assert fp is not None
+    language = report.model.report_language or "en"
+    header = DesignPrepRequestHeader(
+        kind="design-prep-request",
+        task_key=report.model.task_key,
+        report=report.rel(),
+        prep_id=item.prep_id,
+        item_status=item.status,  # type: ignore[arg-type]
+        assessment_fingerprint=fp,
+        report_language=language,
+        template_version=TEMPLATE_VERSION,
+    )
+    template = Template(resources.read_template(f"design-prep/request-v{TEMPLATE_VERSION}.template.md"))
+    body = template.substitute(
+        prep_id=item.prep_id,
+        title=item.title,
+        item_status=item.status,
+        question=item.question or "(no question recorded)",
+        fields="\n".join(f"- `{f}`" for f in item.fields) or "- (free text: use a `## answer` section)",
+        assessment=json.dumps(item.assessment, indent=2, sort_keys=True, ensure_ascii=False),
+        task_key=report.model.task_key,
+    )
+    return sidecar.format_sidecar(header.dump(), body)
+
+
+def request_path(report: LoadedReport, prep_id: str) -> Path:
+    seq = report.artifact.name.seq
+    return report.artifact.run.path / "design-prep-requests" / names.build("design-prep-request", seq=seq, prep_id=prep_id)
+
+
+@dataclass(frozen=True)
+class Materialized:
+    path: Path
+    outcome: writes.Outcome
+
+
+def materialize(project_root: Path, task: Task) -> list[Materialized]:
+    """Write the request of every provisional or blocked item of the approved snapshot."""
+    report = approved_snapshot(task)
+    if is_markerless(report):
+        return []
+    out = []
+    for item in _plan_items(report):
+        if item.status not in OPEN_STATUSES or item.assessment is None:
+            continue
+        path = request_path(report, item.prep_id)
+        try:
+            outcome = writes.create_only(project_root, path, request_text(report, item).encode("utf-8"))
+        except WriteRefused:
+            raise WriteRefused(path, "exists with different content; requests are never overwritten") from None
+        out.append(Materialized(path, outcome))
+    return out
+
+
+# --------------------------------------------------------------------- inputs
+
+_SECTION = re.compile(r"^## (.+?)\s*$")
+
+
+def parse_answers(text: str) -> dict[str, str]:
+    """``## <field>`` sections of an answer file (an optional header block is skipped)."""
+    if text.startswith(sidecar.DELIM + "\n"):
+        text = sidecar.parse(text).body
+    answers: dict[str, str] = {}
+    current: str | None = None
+    lines: list[str] = []
+    for line in text.replace("\r\n", "\n").split("\n"):
+        match = _SECTION.match(line)
+        if match:
+            if current is not None:
+                answers[current] = "\n".join(lines).strip()
+            current = match.group(1).strip("` ")
+            if current in answers:
+                raise ValueError(f"field {current!r} is answered twice")
+            lines = []
+        elif current is not None:
+            lines.append(line)
+    if current is not None:
+        answers[current] = "\n".join(lines).strip()
+    return answers
+
+
+def _input_header_claims(text: str) -> dict[str, object]:
+    if text.startswith(sidecar.DELIM + "\n"):
+        return sidecar.parse(text).header
+    return {}
+
+
+def _planning_run(task: Task) -> RunDir | None:
+    return task.run_dir("implementation-planning")
+
+
+def existing_inputs(task: Task, prep_id: str | None = None) -> list[tuple[Path, names.ParsedName]]:
+    rd = _planning_run(task)
+    if rd is None:
+        return []
+    return [(a.path, a.name) for a in rd.artifacts("design-prep-inputs") if prep_id is None or a.name.prep_id == prep_id]
+
+
+def next_revision(task: Task, prep_id: str) -> int:
+    """One more than the highest revision recorded for the item (any snapshot seq)."""
+    return max((p.revision or 0 for _, p in existing_inputs(task, prep_id)), default=0) + 1
+
+
+def input_text(report: LoadedReport, item: DesignItem, revision: int, answers: dict[str, str], confirmed_at: str, confirmed_by: str) -> str:
+    fp = fingerprint(item)
+    assert fp is not None
+    header = DesignPrepInputHeader(
+        kind="design-prep-input",
+        task_key=report.model.task_key,
+        report=report.rel(),
+        prep_id=item.prep_id,
+        revision=revision,
+        assessment_fingerprint=fp,
+        confirmed_at=confirmed_at,
+        confirmed_by=confirmed_by,
+    )
+    body = [f"# Design preparation input: {item.prep_id} r{revision}", ""]
+    for key in item.fields or ["answer"]:
+        body += [f"## {key}", "", answers[key].strip(), ""]
+    return sidecar.format_sidecar(header.dump(), "\n".join(body))
+
+
+def check_input(report: LoadedReport, item: DesignItem, text: str) -> dict[str, str]:
+    """Semantic confirmation of an answer file against the item; returns the answers or raises."""
+    where = report.path
+    if item.status not in OPEN_STATUSES:
+        raise WriteRefused(where, f"{item.prep_id} is {item.status}; only provisional or blocked items take input")
+    fp = fingerprint(item)
+    if fp is None:
+        raise WriteRefused(where, f"{item.prep_id} has no assessment ({LEGACY_UNASSESSED}); nothing to confirm against")
+    try:
+        claims = _input_header_claims(text)
+        answers = parse_answers(text)
+    except (ValueError, sidecar.HeaderError) as exc:
+        raise WriteRefused(None, f"answer file: {exc}") from None
+    claimed_fp = claims.get("assessment-fingerprint")
+    if claimed_fp is not None and claimed_fp != fp:
+        raise WriteRefused(None, f"answer was written against a stale assessment of {item.prep_id} (fingerprint differs from the approved snapshot)")
+    claimed_item = claims.get("prep-id")
+    if claimed_item is not None and claimed_item != item.prep_id:
+        raise WriteRefused(None, f"answer file is for {claimed_item}, not {item.prep_id}")
+    wanted = item.fields or ["answer"]
+    missing = [f for f in wanted if not answers.get(f, "").strip()]
+    if missing:
+        raise WriteRefused(None, f"answer file leaves {', '.join(missing)} unanswered")
+    extra = [f for f in answers if f not in wanted]
+    if extra:
+        raise WriteRefused(None, f"answer file answers unknown field(s) {', '.join(extra)}")
+    return {k: answers[k] for k in wanted}
+
+
+def write_input(project_root: Path, report: LoadedReport, item: DesignItem, revision: int, answers: dict[str, str],
+                *, confirmed_by: str, clock: Clock = SYSTEM_CLOCK) -> Path:
+    """Append one confirmed revision file (create-only; the stamp keeps writers apart)."""
+    moment = clock.now()
+    text = input_text(report, item, revision, answers, iso(moment), confirmed_by)
+    path = report.artifact.run.path / "design-prep-inputs" / names.build(
+        "design-prep-input", seq=report.artifact.name.seq, prep_id=item.prep_id, revision=revision, stamp=compact_stamp(moment))
+    writes.create_only(project_root, path, text.encode("utf-8"))
+    return path
+
+
+def confirm(project_root: Path, task: Task, prep_id: str, answer_text: str, *, confirmed_by: str = "user",
+            clock: Clock = SYSTEM_CLOCK) -> Path:
+    """Check an answer against the item of the approved snapshot, then append a new revision."""
+    report = approved_snapshot(task)
+    item = next((i for i in _plan_items(report) if i.prep_id == prep_id), None)
+    if item is None:
+        raise WriteRefused(report.path, f"no design item {prep_id} in the approved plan")
+    answers = check_input(report, item, answer_text)
+    return write_input(project_root, report, item, next_revision(task, prep_id), answers, confirmed_by=confirmed_by, clock=clock)
+
+
+# ------------------------------------------------------------------- resolver
+
+
+@dataclass(frozen=True)
+class InputVerdict:
+    path: Path
+    revision: int | None
+    verdict: str  # authoritative | superseded | duplicate-revision | stale-fingerprint | invalid
+    reason: str
+
+
+@dataclass
+class ItemResolution:
+    prep_id: str
+    title: str
+    status: str
+    fingerprint: str | None
+    request: Path | None
+    request_ok: bool | None
+    authoritative: InputVerdict | None = None
+    inputs: list[InputVerdict] = field(default_factory=list)
+
+
+@dataclass
+class Resolution:
+    report: Path | None
+    legacy_unassessed: bool = False
+    items: list[ItemResolution] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    def to_json(self, project_root: Path) -> dict[str, object]:
+        def r(p: Path | None) -> str | None:
+            return p.relative_to(project_root).as_posix() if p else None
+
+        return {
+            "report": r(self.report),
+            "legacyUnassessed": self.legacy_unassessed,
+            "error": self.error,
+            "warnings": self.warnings,
+            "items": [
+                {
+                    "prepId": i.prep_id,
+                    "status": i.status,
+                    "fingerprint": i.fingerprint,
+                    "request": r(i.request),
+                    "authoritative": r(i.authoritative.path) if i.authoritative else None,
+                    "authoritativeRevision": i.authoritative.revision if i.authoritative else None,
+                    "inputs": [{"path": r(v.path), "revision": v.revision, "verdict": v.verdict, "reason": v.reason} for v in i.inputs],
+                }
+                for i in self.items
+            ],
+        }
+
+
+def resolve(task: Task) -> Resolution:
+    """Resolve every design item of the approved snapshot (never writes)."""
+    project_root = task.project.root
+    art = latest_report(task, "implementation-planning")
+    if art is None:
+        return Resolution(report=None)
+    report = load_report_artifact(art)
+    if isinstance(report, reading.LoadError):
+        return Resolution(report=art.path, error=report.reason)
+    result = Resolution(report=report.path)
+    if is_markerless(report):
+        result.legacy_unassessed = True
+        result.warnings.append(f"{LEGACY_UNASSESSED}: the plan has no assessment markers; it proceeds unassessed")
+        for item in _plan_items(report):
+            result.items.append(ItemResolution(item.prep_id, item.title, item.status, None, None, None))
+        return result
+    by_item: dict[str, list[tuple[Path, names.ParsedName]]] = {}
+    for path, parsed in existing_inputs(task):
+        by_item.setdefault(parsed.prep_id or "", []).append((path, parsed))
+    for item in _plan_items(report):
+        fp = fingerprint(item)
+        req = request_path(report, item.prep_id)
+        req_ok: bool | None = None
+        if item.status in OPEN_STATUSES and fp is not None:
+            data = reading.read_bytes(req, root=project_root)
+            req_ok = isinstance(data, bytes) and data == request_text(report, item).encode("utf-8")
+        res = ItemResolution(item.prep_id, item.title, item.status, fp, req if req.exists() else None, req_ok)
+        candidates: list[tuple[Path, int]] = []
+        verdicts: dict[Path, InputVerdict] = {}
+        for path, parsed in by_item.get(item.prep_id, []):
+            loaded = reading.load_sidecar(path, DesignPrepInputHeader, root=project_root)
+            if isinstance(loaded, reading.LoadError):
+                verdicts[path] = InputVerdict(path, parsed.revision, "invalid", loaded.reason)
+                continue
+            header = loaded.header
+            assert isinstance(header, DesignPrepInputHeader)
+            if header.revision != parsed.revision or header.prep_id != item.prep_id:
+                verdicts[path] = InputVerdict(path, parsed.revision, "invalid", "header disagrees with the file name")
+            elif header.assessment_fingerprint != fp:
+                verdicts[path] = InputVerdict(path, parsed.revision, "stale-fingerprint",
+                                              "assessment fingerprint no longer matches the approved snapshot")
+            else:
+                candidates.append((path, header.revision))
+        counts = Counter(rev for _, rev in candidates)
+        unique = [(p, rev) for p, rev in candidates if counts[rev] == 1]
+        best = max(unique, key=lambda pr: pr[1]) if unique else None
+        for path, rev in candidates:
+            if counts[rev] > 1:
+                verdicts[path] = InputVerdict(path, rev, "duplicate-revision", f"revision r{rev} is recorded {counts[rev]} times")
+            elif best is not None and path == best[0]:
+                verdicts[path] = InputVerdict(path, rev, "authoritative", "highest unique revision with a matching fingerprint")
+            else:
+                verdicts[path] = InputVerdict(path, rev, "superseded", f"a higher revision (r{best[1] if best else '?'}) is authoritative")
+        res.inputs = sorted(verdicts.values(), key=lambda v: (v.revision or 0, v.path.name))
+        res.authoritative = next((v for v in res.inputs if v.verdict == "authoritative"), None)
+        for v in res.inputs:
+            if v.verdict in ("duplicate-revision", "stale-fingerprint", "invalid"):
+                result.warnings.append(f"{item.prep_id}: skipped {v.path.name}: {v.verdict} ({v.reason})")
+        result.items.append(res)
+    return result

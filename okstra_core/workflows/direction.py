@@ -1,0 +1,184 @@
+"""Direction selection: the user-response sidecar, planning prepare, and the digest chain.
+
+Option report (immutable ``data.json``) -> user-response sidecar recording the
+confirmed ``IO-NNN`` and ``source-data-sha256`` of the exact report bytes ->
+``instruction-set/selected-direction.json`` with ``sourceDataSha256`` ->
+planning report citing it through ``selectedDirectionRef``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import layout, names, reading, writes
+from ..errors import WriteRefused
+from ..models.report import SelectedDirection
+from ..models.sidecars import UserResponseHeader
+from ..store import Task
+from . import user_response
+from .common import SYSTEM_CLOCK, Clock, compact_stamp, dump, iso
+from .reports import LoadedReport, latest_report, load_report_artifact, report_by_path, require_latest
+
+
+def sidecar_path_for(report: LoadedReport) -> Path:
+    """``user-responses/user-response-<task-type>-<seq>.md`` beside the report's run dir."""
+    parsed = report.artifact.name
+    return report.artifact.run.path / "user-responses" / names.build(
+        "user-response", task_type=parsed.task_type, seq=parsed.seq)
+
+
+def export_sidecar(project_root: Path, report: LoadedReport, text: str, clock: Clock = SYSTEM_CLOCK) -> tuple[Path, Path | None]:
+    """Write a user-response sidecar; a different earlier export is kept as a superseded copy.
+
+    Returns the sidecar path and the superseded copy's path (None when nothing was replaced).
+    """
+    target = sidecar_path_for(report)
+    data = text.encode("utf-8")
+    writes.ensure_dir(project_root, target.parent)
+    superseded: Path | None = None
+    with writes.locked(target):
+        existing = reading.read_bytes(target, root=project_root) if target.exists() else None
+        if isinstance(existing, bytes) and existing != data:
+            parsed = report.artifact.name
+            superseded = target.parent / names.build("user-response-superseded", task_type=parsed.task_type,
+                                                     seq=parsed.seq, stamp=compact_stamp(clock.now()))
+            writes.move_no_overwrite(project_root, target, superseded)
+        writes.create_only(project_root, target, data)
+    return target, superseded
+
+
+def select_direction(project_root: Path, task: Task, option_id: str, *, report_path: Path | None = None,
+                     answers: dict[str, str] | None = None, clock: Clock = SYSTEM_CLOCK) -> Path:
+    """Record the confirmed option in the comparison-mode sidecar; the report is never touched."""
+    report = report_by_path(task, report_path) if report_path else require_latest(task, "option-selection")
+    if report.model.task_type != "option-selection":
+        raise WriteRefused(report.path, "is not an option-selection report")
+    inp = user_response.ExportInput(report.model, report.rel(), report.stem, report.sha256)
+    if user_response.sidecar_mode(report.model) != "comparison":
+        raise WriteRefused(report.path, "report is in preselected-validation mode; no selection sidecar is needed")
+    problems = user_response.validate_answers(inp, answers or {}, option_id)
+    if problems:
+        raise WriteRefused(report.path, problems[0])
+    text = user_response.render_sidecar(inp, answers or {}, option_id)
+    path, _ = export_sidecar(project_root, report, text, clock)
+    return path
+
+
+def planning_prepare(project_root: Path, task: Task, clock: Clock = SYSTEM_CLOCK) -> Path:
+    """Verify the option report digest and write ``instruction-set/selected-direction.json``."""
+    report = require_latest(task, "option-selection")
+    oc = report.model.option_candidates
+    assert oc is not None  # guaranteed by the report model
+    digest = report.sha256
+    sidecar_rel: str | None = None
+    if oc.mode == "comparison":
+        sidecar = sidecar_path_for(report)
+        loaded = reading.load_sidecar(sidecar, UserResponseHeader, root=project_root)
+        if isinstance(loaded, reading.LoadError):
+            raise WriteRefused(loaded.path, f"comparison mode needs the user-response sidecar: {loaded.reason}")
+        header = loaded.header
+        assert isinstance(header, UserResponseHeader)
+        if header.source_data_sha256 != digest:
+            raise WriteRefused(sidecar, f"source-data-sha256 does not match the report bytes ({report.rel()}); the report changed after the choice")
+        option = header.selected_option
+        sidecar_rel = sidecar.relative_to(project_root).as_posix()
+    else:
+        if oc.preselected is None:
+            raise WriteRefused(report.path, "preselected-validation report records no upstream confirmation")
+        option = oc.preselected.option_id
+    candidate = next((c for c in oc.candidates if c.option_id == option), None)
+    if candidate is None:
+        raise WriteRefused(report.path, f"selected option {option!r} is not a candidate of the report")
+    snapshot = SelectedDirection(
+        schema_version="1.0",
+        task_key=report.model.task_key,
+        option_id=candidate.option_id,
+        title=candidate.title,
+        summary=candidate.summary,
+        mode=oc.mode,
+        source_report_path=report.rel(),
+        source_data_sha256=digest,
+        user_response_path=sidecar_rel,
+        selected_at=iso(clock.now()),
+    )
+    target = layout.selected_direction_path(task.root)
+    existing = task.selected_direction()
+    if isinstance(existing, SelectedDirection):
+        same = (existing.option_id, existing.source_data_sha256, existing.source_report_path) == (
+            snapshot.option_id, snapshot.source_data_sha256, snapshot.source_report_path)
+        if same:
+            return target
+        raise WriteRefused(target, f"a different direction ({existing.option_id}) is already selected for this task")
+    writes.create_only_json(project_root, target, dump(snapshot))
+    return target
+
+
+@dataclass(frozen=True)
+class ChainCheck:
+    """One link of the direction-selection chain, passed or failed."""
+
+    step: str
+    ok: bool
+    detail: str
+    path: Path | None = None
+
+
+def check_chain(task: Task) -> list[ChainCheck]:
+    """Every digest and reference check of the direction-selection chain (empty: no chain here)."""
+    project_root = task.project.root
+    checks: list[ChainCheck] = []
+    art = latest_report(task, "option-selection")
+    selected = task.selected_direction()
+    if art is None and selected is None:
+        return []
+    report = load_report_artifact(art) if art else None
+    if art is None or isinstance(report, reading.LoadError) or report is None:
+        reason = report.reason if isinstance(report, reading.LoadError) else "no option-selection report"
+        checks.append(ChainCheck("option report", False, reason, art.path if art else None))
+        return checks
+    checks.append(ChainCheck("option report", True, f"{report.rel()} sha256 {report.sha256[:12]}…", report.path))
+    oc = report.model.option_candidates
+    assert oc is not None
+    ids = {c.option_id for c in oc.candidates}
+    chosen: str | None = None
+    if oc.mode == "comparison":
+        sidecar = sidecar_path_for(report)
+        loaded = reading.load_sidecar(sidecar, UserResponseHeader, root=project_root) if sidecar.exists() else None
+        if loaded is None:
+            checks.append(ChainCheck("user-response sidecar", False, "no sidecar records the choice yet", sidecar))
+        elif isinstance(loaded, reading.LoadError):
+            checks.append(ChainCheck("user-response sidecar", False, loaded.reason, sidecar))
+        else:
+            header = loaded.header
+            assert isinstance(header, UserResponseHeader)
+            chosen = header.selected_option
+            ok = header.source_data_sha256 == report.sha256
+            checks.append(ChainCheck("sidecar source-data-sha256", ok,
+                                     "matches the report bytes" if ok else "differs from the SHA-256 of the report bytes", sidecar))
+            ok = chosen in ids
+            checks.append(ChainCheck("sidecar option", ok, f"{chosen} {'is' if ok else 'is not'} a candidate", sidecar))
+    else:
+        chosen = oc.preselected.option_id if oc.preselected else None
+        checks.append(ChainCheck("preselected confirmation", chosen in ids, f"upstream confirmed {chosen}", report.path))
+    sd_path = layout.selected_direction_path(task.root)
+    if selected is None:
+        checks.append(ChainCheck("selected-direction snapshot", False, "not written yet (planning prepare)", sd_path))
+    elif isinstance(selected, reading.LoadError):
+        checks.append(ChainCheck("selected-direction snapshot", False, selected.reason, sd_path))
+    else:
+        ok = selected.source_data_sha256 == report.sha256
+        checks.append(ChainCheck("snapshot sourceDataSha256", ok, "matches the report bytes" if ok else "differs from the report bytes", sd_path))
+        ok = selected.option_id in ids and (chosen is None or selected.option_id == chosen)
+        checks.append(ChainCheck("snapshot option", ok, f"{selected.option_id}" + ("" if ok else f" (chosen: {chosen})"), sd_path))
+        plan_art = latest_report(task, "implementation-planning")
+        if plan_art is not None:
+            plan = load_report_artifact(plan_art)
+            if isinstance(plan, reading.LoadError):
+                checks.append(ChainCheck("planning report", False, plan.reason, plan_art.path))
+            else:
+                want = sd_path.relative_to(project_root).as_posix()
+                ok = plan.model.selected_direction_ref == want
+                checks.append(ChainCheck("planning selectedDirectionRef", ok,
+                                         "cites the snapshot" if ok else f"cites {plan.model.selected_direction_ref!r}, not {want}", plan.path))
+    return checks

@@ -1,0 +1,124 @@
+"""Agent invocations outside a task run: ``.okstra/agent-invocations/<purpose>/<id>.*``.
+
+Written in the contract's order: instructions, prompt, metadata, result
+envelope, and the completion marker last, which binds the canonical digest of
+the envelope. Consumers read only the ``returnedBody`` that
+:func:`verify_completion` hands out.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .. import layout, reading, writes
+from ..digests import sha256_bytes, sha256_json
+from ..errors import WriteRefused
+from ..models.invocation import CompletionMarker, InvocationMeta, ResultEnvelope
+from ..store import Invocation, Project
+from .common import SYSTEM_CLOCK, Clock, dump, iso
+
+SCHEMA = "1.0"
+
+
+def _rel(project_root: Path, path: Path) -> str:
+    return path.relative_to(project_root).as_posix()
+
+
+def start(project_root: Path, purpose: str, invocation_id: str, instructions: str, prompt: str,
+          clock: Clock = SYSTEM_CLOCK) -> layout.InvocationPaths:
+    """Write instructions, prompt and metadata (create-only; a retry with the same bytes succeeds)."""
+    paths = layout.invocation_paths(project_root, purpose, invocation_id)
+    ibytes, pbytes = instructions.encode(), prompt.encode()
+    writes.create_only(project_root, paths.instructions, ibytes)
+    writes.create_only(project_root, paths.prompt, pbytes)
+    meta_path = paths.meta
+    if not meta_path.exists():
+        meta = InvocationMeta(schema_version=SCHEMA, purpose=purpose, invocation_id=invocation_id,
+                              instructions_path=_rel(project_root, paths.instructions), prompt_path=_rel(project_root, paths.prompt),
+                              instructions_sha256=sha256_bytes(ibytes), prompt_sha256=sha256_bytes(pbytes), created_at=iso(clock.now()))
+        writes.create_only_json(project_root, meta_path, dump(meta))
+    else:
+        existing = reading.load_model(meta_path, InvocationMeta, root=project_root)
+        if isinstance(existing, reading.LoadError) or existing.prompt_sha256 != sha256_bytes(pbytes):
+            raise WriteRefused(meta_path, "metadata exists for a different prompt")
+    return paths
+
+
+def complete(project_root: Path, purpose: str, invocation_id: str, returned_body: str, clock: Clock = SYSTEM_CLOCK) -> Path:
+    """Publish the result envelope, then the completion marker binding its canonical digest."""
+    paths = layout.invocation_paths(project_root, purpose, invocation_id)
+    if not paths.meta.exists():
+        raise WriteRefused(paths.meta, "invocation has no published prompt metadata")
+    if not paths.result.exists():
+        envelope = ResultEnvelope(schema_version=SCHEMA, purpose=purpose, invocation_id=invocation_id,
+                                  prompt_meta_path=_rel(project_root, paths.meta), returned_body=returned_body,
+                                  returned_at=iso(clock.now()))
+        writes.create_only_json(project_root, paths.result, dump(envelope))
+    loaded = reading.load_model(paths.result, ResultEnvelope, root=project_root)
+    if isinstance(loaded, reading.LoadError):
+        raise WriteRefused(loaded.path, loaded.reason)
+    if loaded.returned_body != returned_body:
+        raise WriteRefused(paths.result, "a different result is already recorded for this invocation")
+    marker = CompletionMarker(schema_version=SCHEMA, purpose=purpose, invocation_id=invocation_id,
+                              result_path=_rel(project_root, paths.result), envelope_sha256=sha256_json(dump(loaded)),
+                              completed_at=iso(clock.now()))
+    if not paths.completion.exists():
+        writes.create_only_json(project_root, paths.completion, dump(marker))
+    return paths.completion
+
+
+def invocation_problems(inv: Invocation) -> list[str]:
+    """Why an invocation's chain does not hold (empty when it does). Never raises."""
+    root = inv.project.root
+    paths = inv.paths
+    problems: list[str] = []
+    meta = inv.meta()
+    if isinstance(meta, reading.LoadError):
+        return [f"metadata: {meta.reason}"]
+    if (meta.purpose, meta.invocation_id) != (inv.purpose, inv.invocation_id):
+        problems.append(f"metadata names {meta.purpose}/{meta.invocation_id}, not {inv.purpose}/{inv.invocation_id}")
+    for label, rel, digest in (("instructions", meta.instructions_path, meta.instructions_sha256),
+                               ("prompt", meta.prompt_path, meta.prompt_sha256)):
+        data = reading.read_bytes(root / rel, root=root)
+        if isinstance(data, reading.LoadError):
+            problems.append(f"{label}: {data.reason}")
+        elif sha256_bytes(data) != digest:
+            problems.append(f"{label} digest does not match {rel}")
+    if not paths.result.exists() and not paths.completion.exists():
+        return problems  # still running
+    envelope = inv.result()
+    if isinstance(envelope, reading.LoadError):
+        return problems + [f"result envelope: {envelope.reason}"]
+    if envelope.purpose != inv.purpose or envelope.invocation_id != inv.invocation_id:
+        problems.append(f"cross-invocation link: envelope names {envelope.purpose}/{envelope.invocation_id}")
+    if envelope.prompt_meta_path != _rel(root, paths.meta):
+        problems.append(f"cross-invocation link: envelope points at metadata {envelope.prompt_meta_path}")
+    if not paths.completion.exists():
+        return problems + ["completion marker is missing (result not published)"]
+    marker = inv.completion()
+    if isinstance(marker, reading.LoadError):
+        return problems + [f"completion marker: {marker.reason}"]
+    if marker.purpose != inv.purpose or marker.invocation_id != inv.invocation_id or marker.result_path != _rel(root, paths.result):
+        problems.append("cross-invocation link: completion marker names another invocation's result")
+    raw = reading.load_json(paths.result, root=root)
+    if not isinstance(raw, reading.LoadError) and marker.envelope_sha256 != sha256_json(raw):
+        problems.append("completion marker digest does not match the canonical envelope digest")
+    return problems
+
+
+def verify_completion(project_root: Path, purpose: str, invocation_id: str) -> str:
+    """The ``returnedBody`` when the whole chain holds; a refusal otherwise."""
+    paths = layout.invocation_paths(project_root, purpose, invocation_id)
+    if not paths.completion.exists():
+        raise WriteRefused(paths.completion, "completion marker is missing")
+    project = Project(project_root)
+    problems = invocation_problems(Invocation(project, paths, purpose))
+    if problems:
+        raise WriteRefused(paths.completion, problems[0])
+    envelope = reading.load_model(paths.result, ResultEnvelope, root=project_root)
+    assert not isinstance(envelope, reading.LoadError)
+    return envelope.returned_body
+
+
+__all__ = ["complete", "invocation_problems", "start", "verify_completion", "json"]

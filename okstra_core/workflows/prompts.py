@@ -1,0 +1,229 @@
+"""Prompt publication: create-only prompt first, adjacent metadata last as the completion marker.
+
+Two files cannot be replaced atomically, so publication is recoverable instead:
+under the per-invocation publication lock a retry recovers a byte-identical
+orphan prompt and refuses different bytes. A reservation binds the invocation's
+identity (invocationId, workerId, assignment, audience, dispatch kind, prompt
+path, metadata path) before the prompt is written, so two writers can never
+mix one invocation's prompt and metadata.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import layout, reading, writes
+from ..digests import pretty_json, sha256_bytes, sha256_json
+from ..errors import WriteRefused
+from ..models import run as rm
+from .common import SYSTEM_CLOCK, Clock, dump, iso, validated
+
+
+@dataclass(frozen=True)
+class Published:
+    prompt: Path
+    meta: Path
+    recovered_orphan: bool
+
+
+def load_run_manifest(project_root: Path, manifest_path: Path) -> rm.RunManifest:
+    """The published run manifest, or a refusal naming it."""
+    loaded = reading.load_model(manifest_path, rm.RunManifest, root=project_root)
+    if isinstance(loaded, reading.LoadError):
+        raise WriteRefused(manifest_path, f"run manifest must be published before any prompt ({loaded.reason})")
+    return loaded
+
+
+def reservation_binding(assignment: rm.InvocationAssignment) -> dict[str, Any]:
+    """What a reservation binds; a second writer with a different binding is refused."""
+    return {
+        "invocationId": assignment.invocation_id,
+        "workerId": assignment.worker_id,
+        "assignmentRef": assignment.assignment_ref,
+        "audience": assignment.audience,
+        "dispatchKind": assignment.dispatch_kind,
+        "promptPath": assignment.prompt_path,
+        "metaPath": assignment.meta_path,
+    }
+
+
+def assignment_digest(assignment: rm.InvocationAssignment) -> str:
+    return sha256_json(dump(assignment))
+
+
+def publish_prompt(
+    project_root: Path,
+    manifest_path: Path,
+    assignment_ref: str,
+    body: str,
+    *,
+    duty_id: str,
+    instruction_rel: str,
+    clock: Clock = SYSTEM_CLOCK,
+    source_paths: list[str] | None = None,
+) -> Published:
+    """Publish one run-backed prompt and its metadata in the contract's order."""
+    manifest = load_run_manifest(project_root, manifest_path)
+    manifest_rel = manifest_path.relative_to(project_root).as_posix()
+    assignment = next((a for a in manifest.invocation_assignments if a.assignment_ref == assignment_ref), None)
+    if assignment is None:
+        raise WriteRefused(manifest_path, f"no invocation assignment {assignment_ref!r} in the run manifest")
+    contract = manifest.agent_contract
+    if contract is None:
+        raise WriteRefused(manifest_path, "run manifest has no agentContract")
+    prompt_path = project_root / assignment.prompt_path
+    meta_path = project_root / assignment.meta_path
+    if not any(prompt_path.parent == project_root / r for r in (manifest.authorized_paths.prompt_roots if manifest.authorized_paths else [])):
+        raise WriteRefused(prompt_path, "prompt path is outside the manifest's authorised prompt roots")
+    duty_dir = project_root / contract.duty_root
+    catalog_bytes = reading.read_bytes(duty_dir / "catalog.json", root=project_root)
+    if isinstance(catalog_bytes, reading.LoadError):
+        raise WriteRefused(catalog_bytes.path, catalog_bytes.reason)
+    if sha256_bytes(catalog_bytes) != contract.catalog_digest:
+        raise WriteRefused(duty_dir / "catalog.json", "duty catalog drifted from the manifest's catalog digest")
+    catalog = validated(rm.DutyCatalog, json.loads(catalog_bytes), duty_dir / "catalog.json")
+    duty = next((d for d in catalog.duties if d.duty_id == duty_id), None)
+    if duty is None:
+        raise WriteRefused(duty_dir / "catalog.json", f"no duty {duty_id!r} in the duty catalog")
+    instruction_bytes = reading.read_bytes(project_root / instruction_rel, root=project_root)
+    if isinstance(instruction_bytes, reading.LoadError):
+        raise WriteRefused(instruction_bytes.path, instruction_bytes.reason)
+    data = body.encode("utf-8")
+    reservation = project_root / contract.reservation_root / f"{assignment.invocation_id}.json"
+    binding = pretty_json(reservation_binding(assignment))
+    writes.ensure_dir(project_root, reservation.parent)
+    with writes.locked(reservation):
+        try:
+            writes.create_only(project_root, reservation, binding)
+        except WriteRefused:
+            raise WriteRefused(reservation, "invocation is reserved with a different identity") from None
+        existed = prompt_path.exists()
+        writes.create_only(project_root, prompt_path, data)  # refuses different orphan bytes
+        meta = rm.PromptMeta.model_validate({
+            "schemaVersion": manifest.schema_version,
+            "invocationId": assignment.invocation_id,
+            "workerId": assignment.worker_id,
+            "audience": assignment.audience,
+            "dispatchKind": assignment.dispatch_kind,
+            "assignmentRef": assignment.assignment_ref,
+            "runManifestPath": manifest_rel,
+            "promptPath": assignment.prompt_path,
+            "dutyId": duty.duty_id,
+            "dutyPath": f"{contract.duty_root}/{duty.path}",
+            "instructionPath": instruction_rel,
+            "sourcePaths": source_paths or [],
+            "instructionProvenance": [{"kind": "project", "path": instruction_rel},
+                                      {"kind": "runtime", "path": rm.AUDIENCE_PREAMBLES.get(assignment.audience, rm.ERROR_CONTRACT_PATH)}],
+            "digests": {
+                "catalog": contract.catalog_digest,
+                "assignment": assignment_digest(assignment),
+                "duty": duty.sha256,
+                "instruction": sha256_bytes(instruction_bytes),
+                "prompt": sha256_bytes(data),
+            },
+            "publishedAt": iso(clock.now()),
+            **({k: getattr(assignment, a) for k, a in (("participantRef", "participant_ref"), ("roleExecutionRef", "role_execution_ref"),
+                                                        ("invocationRef", "invocation_ref"), ("attempt", "attempt"),
+                                                        ("executionLabel", "execution_label"))} if assignment.is_v2 else {}),
+        })
+        existing_meta = reading.load_model(meta_path, rm.PromptMeta, root=project_root) if meta_path.exists() else None
+        if isinstance(existing_meta, rm.PromptMeta):
+            if existing_meta.digests.prompt != meta.digests.prompt:
+                raise WriteRefused(meta_path, "metadata already published for different prompt bytes")
+            return Published(prompt_path, meta_path, existed)
+        writes.create_only_json(project_root, meta_path, dump(meta))
+    return Published(prompt_path, meta_path, existed)
+
+
+def meta_problems(project_root: Path, meta_path: Path, meta: rm.PromptMeta) -> list[str]:
+    """Why a published prompt's metadata does not hold (empty when it does).
+
+    The metadata must refer back to an existing run manifest that holds its
+    ``assignmentRef`` with the same prompt path, and each digest must match the
+    bytes it names.
+    """
+    problems: list[str] = []
+    manifest = reading.load_model(project_root / meta.run_manifest_path, rm.RunManifest, root=project_root)
+    if isinstance(manifest, reading.LoadError):
+        return [f"runManifestPath {meta.run_manifest_path}: {manifest.reason}"]
+    assignment = next((a for a in manifest.invocation_assignments if a.assignment_ref == meta.assignment_ref), None)
+    if assignment is None:
+        problems.append(f"assignmentRef {meta.assignment_ref!r} is not in {meta.run_manifest_path}")
+    else:
+        if assignment.prompt_path != meta.prompt_path:
+            problems.append(f"assignment {meta.assignment_ref} names prompt {assignment.prompt_path}, not {meta.prompt_path}")
+        if assignment.invocation_id != meta.invocation_id or assignment.worker_id != meta.worker_id:
+            problems.append("invocationId/workerId differ from the manifest's assignment")
+        if assignment_digest(assignment) != meta.digests.assignment:
+            problems.append("assignment digest does not match the manifest's assignment")
+    if meta_path.name != Path(meta.prompt_path).name + ".meta.json":
+        problems.append(f"metadata is not adjacent to its prompt {meta.prompt_path}")
+    contract = manifest.agent_contract
+    if contract is not None and contract.catalog_digest != meta.digests.catalog:
+        problems.append("catalog digest differs from the run manifest's agentContract.catalogDigest")
+    for label, relpath, digest in (
+        ("prompt", meta.prompt_path, meta.digests.prompt),
+        ("duty", meta.duty_path, meta.digests.duty),
+        ("instruction", meta.instruction_path, meta.digests.instruction),
+    ):
+        data = reading.read_bytes(project_root / relpath, root=project_root)
+        if isinstance(data, reading.LoadError):
+            problems.append(f"{label} {relpath}: {data.reason}")
+        elif sha256_bytes(data) != digest:
+            problems.append(f"{label} digest does not match {relpath}")
+    return problems
+
+
+def duty_snapshot_problems(project_root: Path, manifest: rm.RunManifest) -> list[str]:
+    """The run-scoped duty snapshot against the manifest's catalog digest and each duty's digest."""
+    contract = manifest.agent_contract
+    if contract is None:
+        return []
+    folder = project_root / contract.duty_root
+    data = reading.read_bytes(folder / "catalog.json", root=project_root)
+    if isinstance(data, reading.LoadError):
+        return [f"duty catalog {contract.duty_root}/catalog.json: {data.reason}"]
+    problems = []
+    if sha256_bytes(data) != contract.catalog_digest:
+        problems.append(f"duty catalog {contract.duty_root}/catalog.json drifted from catalogDigest")
+    try:
+        catalog = rm.DutyCatalog.model_validate_json(data)
+    except Exception as exc:  # pydantic.ValidationError; the message is summarised
+        return problems + [f"duty catalog is invalid: {str(exc).splitlines()[0]}"]
+    for duty in catalog.duties:
+        body = reading.read_bytes(folder / duty.path, root=project_root)
+        if isinstance(body, reading.LoadError):
+            problems.append(f"duty {duty.duty_id}: {body.reason}")
+        elif sha256_bytes(body) != duty.sha256:
+            problems.append(f"duty {duty.duty_id} ({duty.path}) does not match its catalog digest")
+    return problems
+
+
+def manifest_immutables_changed(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Immutable run-manifest fields that differ between two versions."""
+    return [f for f in rm.RUN_MANIFEST_IMMUTABLE if old.get(f) != new.get(f)]
+
+
+def replace_run_manifest(project_root: Path, manifest_path: Path, mutate: Any) -> rm.RunManifest:
+    """Change a published run manifest; a change to an immutable field is refused."""
+    from .common import update_json
+
+    def apply(current: dict[str, Any] | None) -> dict[str, Any]:
+        if current is None:
+            raise WriteRefused(manifest_path, "run manifest is not published")
+        before = json.loads(json.dumps(current))
+        mutate(current)
+        changed = manifest_immutables_changed(before, current)
+        if changed:
+            raise WriteRefused(manifest_path, f"immutable field(s) {', '.join(changed)} cannot change for the lifetime of the run")
+        return current
+
+    result = update_json(project_root, manifest_path, rm.RunManifest, apply)
+    assert result is not None
+    return result
+
+
+__all__ = ["Published", "publish_prompt", "meta_problems", "duty_snapshot_problems", "replace_run_manifest", "layout"]

@@ -1,0 +1,524 @@
+"""Task bundles and runs: create a task, prepare a run, close it.
+
+These are the writes ``prepare`` makes: the task manifest, the discovery
+files, the timeline, and a run's manifest, contexts and team-state, with
+seqs allocated race-free per category.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import layout, names, reading, writes
+from ..digests import sha256_bytes, sha256_json
+from ..errors import WriteRefused
+from ..models import run as rm
+from ..models import task as tm
+from .common import SYSTEM_CLOCK, Clock, dump, iso, update_json, validated
+
+INSTRUCTION_FILES = (
+    "analysis-profile.md",
+    "analysis-packet.md",
+    "analysis-material.md",
+    "reference-expectations.md",
+    "task-brief.md",
+    "final-report-template.md",
+    "lead-execution-prompt.md",
+    "claude-execution-prompt.md",
+)
+
+
+def rel(project_root: Path, path: Path) -> str:
+    return path.relative_to(project_root).as_posix()
+
+
+# ----------------------------------------------------------------- discovery
+
+
+def ensure_project_file(project_root: Path, project_id: str, clock: Clock = SYSTEM_CLOCK) -> None:
+    """Write ``.okstra/project.json`` once (setup-equivalent registration)."""
+    path = layout.project_json_path(project_root)
+    if os.path.lexists(path):
+        return
+    value = dump(tm.ProjectFile(schema_version="1.0", project_id=project_id, created_at=iso(clock.now())))
+    layout.okstra_dir(project_root).mkdir(parents=True, exist_ok=True)
+    writes.create_only_json(project_root, path, value)
+
+
+def upsert_catalog_entry(project_root: Path, entry: tm.TaskCatalogEntry, project_id: str, clock: Clock = SYSTEM_CLOCK) -> None:
+    """Add or refresh one task in ``task-catalog.json`` (keyed by ``taskKey``)."""
+    path = layout.task_catalog_path(project_root)
+
+    def mutate(current: dict[str, Any] | None) -> dict[str, Any]:
+        doc = current or {"schemaVersion": "1.0", "projectId": project_id, "tasks": []}
+        tasks = [t for t in doc["tasks"]]
+        new = dump(entry)
+        for i, t in enumerate(tasks):
+            if t.get("taskKey") == entry.task_key:
+                tasks[i] = {**t, **new}
+                break
+        else:
+            tasks.append(new)
+        doc["tasks"] = tasks
+        doc["updatedAt"] = iso(clock.now())
+        return doc
+
+    update_json(project_root, path, tm.TaskCatalog, mutate)
+
+
+def point_latest(project_root: Path, task_key: str, task_root: Path, clock: Clock = SYSTEM_CLOCK) -> None:
+    """Point ``latest-task.json`` at a task."""
+    value = tm.LatestTask(
+        schema_version="1.0",
+        task_key=task_key,
+        task_root_path=rel(project_root, task_root),
+        task_manifest_path=rel(project_root, layout.task_manifest_path(task_root)),
+        updated_at=iso(clock.now()),
+    )
+    update_json(project_root, layout.latest_task_path(project_root), tm.LatestTask, lambda _cur: dump(value))
+
+
+# --------------------------------------------------------------------- tasks
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    project_id: str
+    task_group: str
+    task_id: str
+    task_type: str
+    work_category: str
+    title: str
+    brief: str
+    report_language: str = "en"
+    related: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return str(layout.TaskKey(self.project_id, self.task_group, self.task_id))
+
+
+def create_task(project_root: Path, spec: TaskSpec, clock: Clock = SYSTEM_CLOCK, *, point: bool = True) -> Path:
+    """Create a task bundle: instruction set, manifest, timeline, catalog entry, latest pointer."""
+    ensure_project_file(project_root, spec.project_id, clock)
+    root = layout.task_root(project_root, spec.task_group, spec.task_id)
+    root_rel = rel(project_root, root)
+    iset = layout.instruction_set_dir(root)
+    texts = {
+        "task-brief.md": f"# {spec.title}\n\n{spec.brief}\n",
+        "analysis-profile.md": f"# Analysis profile\n\nWork category: {spec.work_category}\n",
+        "analysis-packet.md": f"# Analysis packet\n\nTask: {spec.key}\n",
+        "analysis-material.md": "# Analysis material\n\nSee the task brief.\n",
+        "reference-expectations.md": "# Reference expectations\n\n| file | key | expected |\n|---|---|---|\n",
+        "final-report-template.md": "# Final report template\n\nSee templates/reports/final-report-v2.template.md.\n",
+        "lead-execution-prompt.md": f"# Okstra lead\n\nYou lead task {spec.key}.\n",
+    }
+    texts["claude-execution-prompt.md"] = texts["lead-execution-prompt.md"]
+    for name, text in texts.items():
+        writes.create_only(project_root, iset / name, text.encode("utf-8"))
+    now = iso(clock.now())
+    manifest = tm.TaskManifest(
+        schema_version="1.0",
+        project_id=spec.project_id,
+        task_group=spec.task_group,
+        task_id=spec.task_id,
+        task_key=spec.key,
+        project_root=str(project_root),
+        task_type=spec.task_type,
+        work_category=spec.work_category,
+        title=spec.title,
+        report_language=spec.report_language,
+        task_brief_path=rel(project_root, iset / "task-brief.md"),
+        related_tasks=[tm.RelatedTask(task_key=k) for k in spec.related],
+        current_status="ready-for-lead",
+        task_root_path=root_rel,
+        instruction_set_path=rel(project_root, iset),
+        reference_expectations_path=rel(project_root, iset / "reference-expectations.md"),
+        runs_path=rel(project_root, layout.runs_dir(root)),
+        history_timeline_path=rel(project_root, layout.timeline_path(root)),
+        workflow=tm.Workflow(
+            current_phase=spec.task_type,
+            current_phase_state="pending",
+            phase_states={spec.task_type: "pending"},
+            next_recommended_phase=tm.NextRecommendedPhase(phase=spec.task_type, status="ready", rationale="task created"),
+            awaiting_approval=False,
+        ),
+        fix_cycles=tm.FixCyclesSummary(count=0),
+        created_at=now,
+        updated_at=now,
+    )
+    writes.create_only_json(project_root, layout.task_manifest_path(root), dump(manifest))
+    timeline = tm.Timeline(schema_version="1.0", task_key=spec.key, entries=[])
+    writes.create_only_json(project_root, layout.timeline_path(root), dump(timeline))
+    upsert_catalog_entry(
+        project_root,
+        tm.TaskCatalogEntry(
+            task_key=spec.key,
+            project_id=spec.project_id,
+            task_group=spec.task_group,
+            task_id=spec.task_id,
+            task_type=spec.task_type,
+            task_root_path=root_rel,
+            current_status="ready-for-lead",
+            title=spec.title,
+            created_at=now,
+            updated_at=now,
+        ),
+        spec.project_id,
+        clock,
+    )
+    if point:
+        point_latest(project_root, spec.key, root, clock)
+    return root
+
+
+def update_task_manifest(project_root: Path, task_root: Path, mutate: Any) -> tm.TaskManifest:
+    """Locked, validated change of ``task-manifest.json``; *mutate* edits the dict in place."""
+
+    def apply(current: dict[str, Any] | None) -> dict[str, Any]:
+        if current is None:
+            raise WriteRefused(layout.task_manifest_path(task_root), "task manifest is missing")
+        mutate(current)
+        return current
+
+    result = update_json(project_root, layout.task_manifest_path(task_root), tm.TaskManifest, apply)
+    assert result is not None
+    return result
+
+
+def current_fix_cycles(project_root: Path, task_root: Path) -> tm.FixCyclesSummary:
+    """The ``fixCycles`` summary derived from ``fix-cycles.jsonl`` (missing file: no cycles)."""
+    path = layout.fix_cycles_path(task_root)
+    if not os.path.lexists(path):
+        return tm.FixCyclesSummary(count=0)
+    doc = reading.load_jsonl(path, tm.FixCycleEvent, root=project_root)
+    if isinstance(doc, reading.LoadError):
+        raise WriteRefused(path, doc.reason)
+    if doc.errors:
+        raise WriteRefused(path, f"line {doc.errors[0].line}: {doc.errors[0].reason}")
+    return tm.derive_fix_cycles(doc.records)
+
+
+def lower_ready_pointer(workflow: dict[str, Any]) -> None:
+    """Prepare's rule: a ``ready`` next-phase pointer becomes ``pending`` and keeps its phase."""
+    pointer = workflow.get("nextRecommendedPhase")
+    if isinstance(pointer, dict) and pointer.get("status") == "ready":
+        pointer["status"] = "pending"
+
+
+def record_fix_cycle(project_root: Path, task_root: Path, event: tm.FixCycleEvent) -> None:
+    writes.append_jsonl(project_root, layout.fix_cycles_path(task_root), dump(event))
+
+
+# ---------------------------------------------------------------------- runs
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    worker_id: str
+    role: str  # analyser | executor | verifier | report-writer
+    provider: str
+    model: str
+    runner: str = "cli-wrapper"
+
+    @property
+    def audience(self) -> str:
+        return {"analyser": "analysis", "executor": "implementation", "verifier": "implementation",
+                "report-writer": "report-writing"}[self.role]
+
+
+@dataclass
+class RunSeqs:
+    """One execution's seq in each category folder of its run dir, taken on first use."""
+
+    run_dir: Path
+    taken: dict[str, int] = field(default_factory=dict)
+
+    def __call__(self, category: str) -> int:
+        if category not in self.taken:
+            self.taken[category] = layout.allocate_seq(self.run_dir, category)
+        return self.taken[category]
+
+
+@dataclass
+class Run:
+    """A prepared run: where it lives, its seqs, and its published manifest."""
+
+    project_root: Path
+    task_root: Path
+    task_key: str
+    task_type: str
+    stage: int | None
+    run_dir: Path
+    seqs: RunSeqs
+    segment: str
+    manifest_path: Path
+    manifest: rm.RunManifest
+    team_state_path: Path
+
+    def path(self, kind: str, **parts: Any) -> Path:
+        """Path of an artifact of this execution (seq of the kind's category)."""
+        k = names.KINDS_BY_NAME[kind]
+        seq = parts.pop("seq", None) or self.seqs(k.category)
+        return self.run_dir / k.category / names.build(kind, task_type=self.task_type, seq=seq, **parts)
+
+    def rel(self, path: Path) -> str:
+        return rel(self.project_root, path)
+
+
+def _duty_text(worker: WorkerSpec) -> str:
+    return f"# Duty: {worker.role}\n\nAudience: {worker.audience}\nPreamble: {rm.AUDIENCE_PREAMBLES[worker.audience]}\n"
+
+
+def prepare_run(
+    project_root: Path,
+    task_root: Path,
+    task_type: str,
+    *,
+    stage: int | None = None,
+    workers: list[WorkerSpec],
+    work_category: str = "feature",
+    clock: Clock = SYSTEM_CLOCK,
+    v2: bool = True,
+    fix_cycle_id: str | None = None,
+    declared_results: list[str] | None = None,
+) -> Run:
+    """Prepare a run: duty snapshot, run manifest (published before any prompt), contexts, team-state, timeline."""
+    manifest_doc = reading.load_model(layout.task_manifest_path(task_root), tm.TaskManifest, root=project_root)
+    if isinstance(manifest_doc, reading.LoadError):
+        raise WriteRefused(manifest_doc.path, manifest_doc.reason)
+    task_key = manifest_doc.task_key
+    rd = layout.run_dir(task_root, task_type, stage)
+    rd.mkdir(parents=True, exist_ok=True)
+    seqs = RunSeqs(rd)
+    moment = clock.now()
+    segment = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    pseq = seqs("prompts")
+    duty_dir = rd / "prompts" / names.build("duty-contracts", task_type=task_type, seq=pseq)
+    duties = []
+    roles = sorted({w.role for w in workers} | {"lead"})
+    for role in roles:
+        text = f"# Duty: lead\n\nThe Okstra lead coordinates the run.\n" if role == "lead" else _duty_text(
+            next(w for w in workers if w.role == role))
+        data = text.encode("utf-8")
+        writes.create_only(project_root, duty_dir / f"{role}.md", data)
+        duties.append(rm.DutyEntry(duty_id=role, path=f"{role}.md", sha256=sha256_bytes(data)))
+    catalog_bytes = (rm.DutyCatalog(schema_version="1.0", duties=duties).model_dump_json(by_alias=True, indent=2) + "\n").encode()
+    writes.create_only(project_root, duty_dir / "catalog.json", catalog_bytes)
+
+    def prompt_rel(kind: str, worker_id: str | None = None) -> str:
+        return rel(project_root, rd / "prompts" / names.build(kind, task_type=task_type, seq=pseq, worker_id=worker_id))
+
+    assignments = []
+    lead_prompt = prompt_rel("lead-prompt")
+    people: list[tuple[str, str, str, str]] = [("lead", "lead", "lead", lead_prompt)]
+    for w in workers:
+        people.append((w.worker_id, w.audience, "report-writer" if w.role == "report-writer" else "worker",
+                       prompt_rel("worker-prompt", w.worker_id)))
+    for index, (worker_id, audience, kind, prompt_path) in enumerate(people, start=1):
+        identity: dict[str, Any] = {}
+        if v2:
+            identity = {
+                "participantRef": f"participant:{worker_id}",
+                "roleExecutionRef": f"role:{audience}:{index}",
+                "invocationRef": f"invocation:{task_type}-{pseq:03d}-{index}",
+                "attempt": 1,
+                "executionLabel": f"{worker_id} #{index}",
+            }
+        assignments.append(rm.InvocationAssignment.model_validate({
+            "assignmentRef": f"assign-{index:02d}-{worker_id}",
+            "invocationId": f"{task_type}-{pseq:03d}-{worker_id}",
+            "workerId": worker_id,
+            "audience": audience,
+            "dispatchKind": kind,
+            "promptPath": prompt_path,
+            "metaPath": names.meta_name_for(prompt_path),
+            **identity,
+        }))
+    results_root = rel(project_root, rd / "worker-results")
+    wseq = seqs("worker-results")
+    declared = list(declared_results or [])
+    for w in workers:
+        for kind in ("worker-result", "worker-audit"):
+            declared.append(rel(project_root, rd / "worker-results" / names.build(kind, task_type=task_type, seq=wseq, worker_id=w.worker_id)))
+    mseq = seqs("manifests")
+    sseq = seqs("state")
+    manifest_path = rd / "manifests" / names.build("run-manifest", task_type=task_type, seq=mseq)
+    team_state_path = rd / "state" / names.build("team-state", task_type=task_type, seq=sseq)
+    rseq_report = seqs("reports")
+    status_seq = seqs("status")
+    manifest = rm.RunManifest(
+        schema_version="2.0" if v2 else "1.0",
+        task_key=task_key,
+        task_type=task_type,
+        work_category=work_category,
+        stage=stage,
+        run_date_time_segment=segment,
+        run_dir=rel(project_root, rd),
+        task_brief_path=manifest_doc.task_brief_path,
+        analysis_target=manifest_doc.title,
+        selected_workers=[w.worker_id for w in workers],
+        worker_assignments=[rm.WorkerAssignment(worker_id=w.worker_id, role=w.role, provider=w.provider, model=w.model,
+                                                runner=w.runner, audience=w.audience) for w in workers],  # type: ignore[arg-type]
+        lead_session=rm.LeadSession(session_id=f"lead-{sha256_json([task_key, segment])[:12]}"),
+        resume_command_path=rel(project_root, rd / "sessions" / names.build("claude-resume", task_type=task_type, seq=seqs("sessions"))),
+        expected_report_path=rel(project_root, rd / "reports" / names.build("final-report-data", task_type=task_type, seq=rseq_report)),
+        expected_status_path=rel(project_root, rd / "status" / names.build("final-status", task_type=task_type, seq=status_seq)),
+        prompt_snapshot_path=lead_prompt,
+        worker_prompt_dir=rel(project_root, rd / "prompts"),
+        worker_prompt_paths={a.worker_id: a.prompt_path for a in assignments if a.worker_id != "lead"},
+        status="prepared",
+        workflow_snapshot={"currentPhase": task_type, "currentPhaseState": "in-progress"},
+        team_contract={"lead": "host-native", "workers": len(workers)},
+        fix_cycle_id=fix_cycle_id,
+        agent_contract=rm.AgentContract(
+            duty_root=rel(project_root, duty_dir),
+            catalog_digest=sha256_bytes(catalog_bytes),
+            reservation_root=rel(project_root, rd / "prompts" / ".reservations"),
+        ),
+        invocation_assignments=assignments,
+        authorized_paths=rm.AuthorizedPaths(
+            instruction_roots=[rel(project_root, layout.instruction_set_dir(task_root))],
+            prompt_roots=[rel(project_root, rd / "prompts")],
+            result_roots=[results_root, rel(project_root, rd / "reports")],
+            declared_results=declared,
+        ),
+    )
+    writes.create_only_json(project_root, manifest_path, dump(manifest))
+    hints = rm.PathHints(run_dir=rel(project_root, rd), seqs={c: f"{n:03d}" for c, n in sorted(seqs.taken.items())})
+    identity_block = rm.RunIdentity(task_key=task_key, task_type=task_type, stage=stage, run_date_time_segment=segment)
+    writes.create_only_json(project_root, rd / "manifests" / names.build("run-context", task_type=task_type, seq=mseq),
+                            dump(rm.RunContext(schema_version="2.0", identity=identity_block, path_hints=hints)))
+    writes.create_only_json(project_root, rd / "state" / names.build("active-run-context", task_type=task_type, seq=sseq),
+                            dump(rm.ActiveRunContext(schema_version="2.0", identity=identity_block, path_hints=hints,
+                                                     workers=[rm.ActiveWorker(worker_id=w.worker_id, role=w.role, audience=w.audience)  # type: ignore[arg-type]
+                                                              for w in workers])))
+    team = rm.TeamState(schema_version="2.0" if v2 else "1.0", task_key=task_key, task_type=task_type,
+                        run_date_time_segment=segment, spec_link_gate="host-native-spec-link-gate")
+    writes.create_only_json(project_root, team_state_path, dump(team))
+    entry = tm.TimelineEntry(
+        run_timestamp=iso(moment),
+        run_dir=rel(project_root, rd),
+        run_manifest_path=rel(project_root, manifest_path),
+        run_date_time_segment=segment,
+        task_type=task_type,
+        stage=stage,
+        work_category=work_category,
+        status="prepared",
+        worker_prompt_dir=rel(project_root, rd / "prompts"),
+        report_path=manifest.expected_report_path,
+        resume_command_path=manifest.resume_command_path,
+        workflow_snapshot=manifest.workflow_snapshot,
+        fix_cycle_id=fix_cycle_id,
+    )
+
+    def add_entry(current: dict[str, Any] | None) -> dict[str, Any]:
+        doc = current or {"schemaVersion": "1.0", "taskKey": task_key, "entries": []}
+        doc["entries"] = [*doc["entries"], dump(entry)]
+        return doc
+
+    update_json(project_root, layout.timeline_path(task_root), tm.Timeline, add_entry)
+    fix = current_fix_cycles(project_root, task_root)
+
+    def on_prepare(m: dict[str, Any]) -> None:
+        lower_ready_pointer(m["workflow"])
+        m["taskType"] = task_type
+        m["currentStatus"] = "ready-for-lead"
+        m["latestRunPath"] = rel(project_root, rd)
+        m["latestRunStatus"] = "prepared"
+        m["latestRunPromptsPath"] = rel(project_root, rd / "prompts")
+        m["latestResumeCommandPath"] = manifest.resume_command_path
+        m["fixCycles"] = dump(fix)
+        m["workflow"]["currentPhase"] = task_type
+        m["workflow"]["currentPhaseState"] = "in-progress"
+        m["workflow"].setdefault("phaseStates", {})[task_type] = "in-progress"
+        m["updatedAt"] = iso(clock.now())
+
+    update_task_manifest(project_root, task_root, on_prepare)
+    return Run(project_root, task_root, task_key, task_type, stage, rd, seqs, segment, manifest_path, manifest, team_state_path)
+
+
+def write_status(run: Run, status: str) -> Path:
+    """``status/final-<task-type>-<seq>.status``: one known status and a newline."""
+    if status not in rm.RUN_STATUSES:
+        raise WriteRefused(None, f"unknown status {status!r}")
+    path = run.path("final-status")
+    writes.create_only(run.project_root, path, (status + "\n").encode())
+    return path
+
+
+def close_run(
+    run: Run,
+    status: str,
+    *,
+    report_path: Path | None,
+    next_phase: tm.NextRecommendedPhase,
+    correction: tm.NextPhaseCorrection | None = None,
+    phase_outcome: dict[str, str] | None = None,
+    awaiting_approval: bool = False,
+    clock: Clock = SYSTEM_CLOCK,
+) -> None:
+    """Phase 7 bookkeeping: status file, task manifest, timeline and catalog status."""
+    write_status(run, status)
+    project_root = run.project_root
+
+    def on_close(m: dict[str, Any]) -> None:
+        m["currentStatus"] = "completed" if status == "completed" else status
+        m["latestRunStatus"] = status
+        if report_path is not None:
+            m["latestReportRecordPath"] = rel(project_root, report_path)
+        wf = m["workflow"]
+        wf["currentPhaseState"] = "completed" if status == "completed" else status
+        wf.setdefault("phaseStates", {})[run.task_type] = wf["currentPhaseState"]
+        if status == "completed":
+            wf["lastCompletedPhase"] = run.task_type
+            wf["lastSafeCheckpoint"] = rel(project_root, run.manifest_path)
+        wf["nextRecommendedPhase"] = dump(next_phase)
+        if correction is not None:
+            wf["nextRecommendedPhaseCorrection"] = dump(correction)
+        else:
+            wf.pop("nextRecommendedPhaseCorrection", None)
+        wf["awaitingApproval"] = awaiting_approval
+        if phase_outcome:
+            m["phaseOutcome"] = {**(m.get("phaseOutcome") or {}), **phase_outcome}
+        m["updatedAt"] = iso(clock.now())
+
+    manifest = update_task_manifest(project_root, run.task_root, on_close)
+
+    def on_timeline(doc: dict[str, Any] | None) -> dict[str, Any] | None:
+        if doc is None:
+            return None
+        manifest_rel = rel(project_root, run.manifest_path)
+        for entry in doc["entries"]:
+            if entry.get("runManifestPath") == manifest_rel:
+                entry["status"] = status
+        return doc
+
+    update_json(project_root, layout.timeline_path(run.task_root), tm.Timeline, on_timeline)
+    upsert_catalog_entry(
+        project_root,
+        tm.TaskCatalogEntry(
+            task_key=manifest.task_key,
+            project_id=manifest.project_id,
+            task_group=manifest.task_group,
+            task_id=manifest.task_id,
+            task_type=run.task_type,
+            task_root_path=manifest.task_root_path,
+            current_status=manifest.current_status,
+            title=manifest.title,
+            updated_at=iso(clock.now()),
+        ),
+        manifest.project_id,
+        clock,
+    )
+
+
+def now_segment(moment: dt.datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+__all__ = ["Run", "RunSeqs", "TaskSpec", "WorkerSpec", "close_run", "create_task", "prepare_run", "validated"]
