@@ -1,0 +1,105 @@
+"""Verbs: ``render-final-report``, ``render-task-index`` and ``log-report``.
+
+Output goes to stdout, or create-only to ``-o OUT`` (the OUT's folder is the
+authorised root): identical existing bytes are fine, different bytes are
+refused and nothing is overwritten. Inputs are only read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .. import layout, reading
+from ..errors import LoadError, OkstraError, ValidationFailed, WriteRefused
+from ..models.task import TaskManifest
+from ..writes import Outcome, create_only
+from .html import render_html
+from .log_report import log_report
+from .markdown import render_markdown
+from .source import load_source
+from .task_index import render_task_index
+
+
+def write_output(text: str, out: Path | None) -> None:
+    """Print *text*, or create *out* with it (never overwriting different bytes)."""
+    data = text.encode("utf-8")
+    if out is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise WriteRefused(out, "output folder does not exist")
+    outcome = create_only(parent, out.name, data)
+    what = "already up to date" if outcome is Outcome.IDENTICAL else "written"
+    print(f"{out}: {what} ({len(data)} bytes)", file=sys.stderr)
+
+
+def _refuse(error: LoadError) -> OkstraError:
+    return ValidationFailed(error.path, error.reason if error.line is None else f"line {error.line}: {error.reason}")
+
+
+def cmd_render_final_report(args: argparse.Namespace) -> int:
+    source = load_source(Path(args.data_json))
+    if isinstance(source, LoadError):
+        raise _refuse(source)
+    if args.html:
+        text = render_html(source.report, source.data, source.report_rel, source.report_stem)
+    else:
+        text = render_markdown(source.report)
+    write_output(text, Path(args.output) if args.output else None)
+    return 0
+
+
+def cmd_render_task_index(args: argparse.Namespace) -> int:
+    manifest = reading.load_model(layout.task_manifest_path(Path(args.task_root)), TaskManifest)
+    if isinstance(manifest, LoadError):
+        raise _refuse(manifest)
+    write_output(render_task_index(manifest), Path(args.output) if args.output else None)
+    return 0
+
+
+def cmd_log_report(args: argparse.Namespace) -> int:
+    report = log_report(Path(args.run_dir))
+    if report.problems:
+        raise OkstraError(report.run_dir, "; ".join(report.problems))
+    if args.json:
+        doc: dict[str, Any] = report.to_json()
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(report.to_text())
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add the rendering verbs to the ``okstra`` command."""
+    p = subparsers.add_parser(
+        "render-final-report",
+        help="render a final-report data.json as its Markdown reading copy or HTML report",
+        description="Render final-report-<task-type>-<seq>.data.json (schema 3.0 or 2.0). "
+        "Data failing its schema is refused with every error listed.",
+    )
+    p.add_argument("data_json", metavar="DATA_JSON", help="the final-report data file")
+    p.add_argument("--html", action="store_true", help="the self-contained HTML report instead of Markdown")
+    p.add_argument("-o", "--output", metavar="OUT", help="write to OUT (create-only) instead of stdout")
+    p.set_defaults(func=cmd_render_final_report)
+
+    p = subparsers.add_parser(
+        "render-task-index",
+        help="render task-index.md from a task root's task-manifest.json",
+    )
+    p.add_argument("task_root", metavar="TASK_ROOT", help="the task folder holding task-manifest.json")
+    p.add_argument("-o", "--output", metavar="OUT", help="write to OUT (create-only) instead of stdout")
+    p.set_defaults(func=cmd_render_task_index)
+
+    p = subparsers.add_parser(
+        "log-report",
+        help="prompt and transcript sizes of a run dir (pairs each .log with its .md)",
+    )
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a resolved run dir, e.g. runs/analysis or runs/implementation")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_log_report)
