@@ -60,6 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OkstraError as exc:
         print(f"okstra: {exc}", file=sys.stderr)
         return EXIT_REFUSED
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"okstra: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_REFUSED
     except KeyboardInterrupt:
         return 130
     return int(code or 0)

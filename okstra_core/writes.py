@@ -245,7 +245,7 @@ def append_jsonl(root: Path, target: Path | str, record: Any, *, timeout: float 
     with locked(final, timeout):
         final = resolve_target(root, target)
         created = not final.exists()
-        fd = os.open(final, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        fd = os.open(final, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         try:
             size = os.fstat(fd).st_size
             if size:

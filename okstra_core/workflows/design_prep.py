@@ -18,18 +18,19 @@ is a markerless legacy plan and resolves with ``legacy-unassessed``.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
 
-from .. import names, reading, resources, sidecar, writes
+from .. import layout, names, reading, resources, sidecar, writes
 from ..digests import sha256_json
 from ..errors import WriteRefused
 from ..models.report import DesignItem
 from ..models.sidecars import DesignPrepInputHeader, DesignPrepRequestHeader
-from ..store import RunDir, Task
+from ..store import Task
 from .common import SYSTEM_CLOCK, Clock, compact_stamp, iso
 from .reports import LoadedReport, latest_report, load_report_artifact
 
@@ -158,15 +159,19 @@ def _input_header_claims(text: str) -> dict[str, object]:
     return {}
 
 
-def _planning_run(task: Task) -> RunDir | None:
-    return task.run_dir("implementation-planning")
-
-
 def existing_inputs(task: Task, prep_id: str | None = None) -> list[tuple[Path, names.ParsedName]]:
-    rd = _planning_run(task)
-    if rd is None:
+    """Input revision files on disk now (listed fresh: writers rely on it to pick the next revision)."""
+    folder = layout.task_type_run_dir(task.root, "implementation-planning") / "design-prep-inputs"
+    try:
+        entries = sorted(os.listdir(folder))
+    except OSError:
         return []
-    return [(a.path, a.name) for a in rd.artifacts("design-prep-inputs") if prep_id is None or a.name.prep_id == prep_id]
+    out = []
+    for entry in entries:
+        parsed = names.parse_in_category("design-prep-inputs", entry)
+        if parsed is not None and (prep_id is None or parsed.prep_id == prep_id):
+            out.append((folder / entry, parsed))
+    return out
 
 
 def next_revision(task: Task, prep_id: str) -> int:

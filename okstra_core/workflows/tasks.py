@@ -70,6 +70,21 @@ def upsert_catalog_entry(project_root: Path, entry: tm.TaskCatalogEntry, project
     update_json(project_root, path, tm.TaskCatalog, mutate)
 
 
+def add_catalog_entries(project_root: Path, entries: list[tm.TaskCatalogEntry], project_id: str,
+                        clock: Clock = SYSTEM_CLOCK) -> None:
+    """Add many tasks to the catalog in one locked replace (bulk creation)."""
+    path = layout.task_catalog_path(project_root)
+
+    def mutate(current: dict[str, Any] | None) -> dict[str, Any]:
+        doc = current or {"schemaVersion": "1.0", "projectId": project_id, "tasks": []}
+        known = {t.get("taskKey") for t in doc["tasks"]}
+        doc["tasks"] = [*doc["tasks"], *(dump(e) for e in entries if e.task_key not in known)]
+        doc["updatedAt"] = iso(clock.now())
+        return doc
+
+    update_json(project_root, path, tm.TaskCatalog, mutate)
+
+
 def point_latest(project_root: Path, task_key: str, task_root: Path, clock: Clock = SYSTEM_CLOCK) -> None:
     """Point ``latest-task.json`` at a task."""
     value = tm.LatestTask(
@@ -102,8 +117,12 @@ class TaskSpec:
         return str(layout.TaskKey(self.project_id, self.task_group, self.task_id))
 
 
-def create_task(project_root: Path, spec: TaskSpec, clock: Clock = SYSTEM_CLOCK, *, point: bool = True) -> Path:
-    """Create a task bundle: instruction set, manifest, timeline, catalog entry, latest pointer."""
+def create_task(project_root: Path, spec: TaskSpec, clock: Clock = SYSTEM_CLOCK, *, point: bool = True,
+                catalog: bool = True) -> Path:
+    """Create a task bundle: instruction set, manifest, timeline, catalog entry, latest pointer.
+
+    ``catalog=False`` leaves the catalog to one :func:`add_catalog_entries` call (bulk creation).
+    """
     ensure_project_file(project_root, spec.project_id, clock)
     root = layout.task_root(project_root, spec.task_group, spec.task_id)
     root_rel = rel(project_root, root)
@@ -154,23 +173,24 @@ def create_task(project_root: Path, spec: TaskSpec, clock: Clock = SYSTEM_CLOCK,
     writes.create_only_json(project_root, layout.task_manifest_path(root), dump(manifest))
     timeline = tm.Timeline(schema_version="1.0", task_key=spec.key, entries=[])
     writes.create_only_json(project_root, layout.timeline_path(root), dump(timeline))
-    upsert_catalog_entry(
-        project_root,
-        tm.TaskCatalogEntry(
-            task_key=spec.key,
-            project_id=spec.project_id,
-            task_group=spec.task_group,
-            task_id=spec.task_id,
-            task_type=spec.task_type,
-            task_root_path=root_rel,
-            current_status="ready-for-lead",
-            title=spec.title,
-            created_at=now,
-            updated_at=now,
-        ),
-        spec.project_id,
-        clock,
-    )
+    if catalog:
+        upsert_catalog_entry(
+            project_root,
+            tm.TaskCatalogEntry(
+                task_key=spec.key,
+                project_id=spec.project_id,
+                task_group=spec.task_group,
+                task_id=spec.task_id,
+                task_type=spec.task_type,
+                task_root_path=root_rel,
+                current_status="ready-for-lead",
+                title=spec.title,
+                created_at=now,
+                updated_at=now,
+            ),
+            spec.project_id,
+            clock,
+        )
     if point:
         point_latest(project_root, spec.key, root, clock)
     return root
@@ -461,6 +481,7 @@ def close_run(
     phase_outcome: dict[str, str] | None = None,
     awaiting_approval: bool = False,
     clock: Clock = SYSTEM_CLOCK,
+    catalog: bool = True,
 ) -> None:
     """Phase 7 bookkeeping: status file, task manifest, timeline and catalog status."""
     write_status(run, status)
@@ -499,6 +520,8 @@ def close_run(
         return doc
 
     update_json(project_root, layout.timeline_path(run.task_root), tm.Timeline, on_timeline)
+    if not catalog:
+        return
     upsert_catalog_entry(
         project_root,
         tm.TaskCatalogEntry(
