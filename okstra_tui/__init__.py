@@ -1,0 +1,1 @@
+"""okstra workbench: a Textual app over :mod:`okstra_core`."""

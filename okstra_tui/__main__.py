@@ -1,0 +1,79 @@
+"""``okstra-tui [PROJECT]``, ``okstra-tui --demo`` and ``okstra-tui --check [PROJECT] [checker flags...]``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+EXIT_USAGE = 2
+
+
+def _check(argv: list[str]) -> int:
+    """Run the checker headless: the same flags and exit codes as ``okstra check``."""
+    try:
+        from okstra_core.check.cli import main_check
+    except ImportError as exc:
+        print(f"okstra-tui: the checker is not available in this build ({exc})", file=sys.stderr)
+        return EXIT_USAGE
+    return int(main_check(argv) or 0)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="okstra-tui",
+        description="Browse an okstra project's store: catalog, tasks, runs, artifacts, reports, checks, managers.",
+        epilog="okstra-tui --check [PROJECT] [flags] runs the checker headless (see `okstra check --help`).",
+    )
+    parser.add_argument("project", nargs="?", default=".", help="project root holding .okstra/ (default: .)")
+    parser.add_argument("--demo", action="store_true", help="generate a fresh demo project in a temporary folder and open it")
+    parser.add_argument("--demo-tasks", type=int, default=None, metavar="N",
+                        help="with --demo: scale the demo up to N tasks")
+    parser.add_argument("--check", action="store_true", help="run the contract checker headless and exit with its code")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``okstra-tui``."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if "--check" in args_list:
+        # Everything but the flag itself belongs to the checker.
+        rest = list(args_list)
+        rest.remove("--check")
+        return _check(rest)
+    args = build_parser().parse_args(args_list)
+    demo_parent: Path | None = None
+    if args.demo:
+        try:
+            from okstra_core.demo import generate
+        except ImportError as exc:
+            print(f"okstra-tui: the demo generator is not available in this build ({exc})", file=sys.stderr)
+            return EXIT_USAGE
+        demo_parent = Path(tempfile.mkdtemp(prefix="okstra-demo-"))
+        root = Path(generate(demo_parent / "project", tasks=args.demo_tasks))
+        os.environ["OKSTRA_HOME"] = str(root / ".okstra-home")
+    else:
+        root = Path(args.project)
+    from okstra_core.errors import LoadError
+    from okstra_core.store import Project
+
+    project = Project.open(root.resolve() if root.exists() else root)
+    if isinstance(project, LoadError):
+        print(f"okstra-tui: {project}", file=sys.stderr)
+        return EXIT_USAGE
+    from .app import OkstraApp
+
+    try:
+        OkstraApp(project, demo_dir=demo_parent).run()
+    finally:
+        if demo_parent is not None:
+            shutil.rmtree(demo_parent, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

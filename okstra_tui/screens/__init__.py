@@ -1,0 +1,1 @@
+"""One screen per view of the workbench."""

@@ -1,0 +1,122 @@
+"""What every view shares: its location, a breadcrumb line, the footer, and live refresh."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.screen import Screen
+from textual.widgets import Static
+
+from ..navigation import Location
+
+if TYPE_CHECKING:
+    from ..app import OkstraApp
+
+#: Seconds between two looks at the folders in view; changes show within two polls at most.
+POLL_SECONDS = 1.0
+
+Signature = tuple[tuple[str, int, int], ...]
+
+
+def signature(paths: list[Path]) -> Signature:
+    """mtime and size of each path (folders change mtime when an entry is added, renamed or removed)."""
+    out = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+            out.append((str(path), st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append((str(path), -1, -1))
+    return tuple(out)
+
+
+class Breadcrumbs(Static):
+    """The one line at the top naming the project and the path to this view."""
+
+    DEFAULT_CSS = """
+    Breadcrumbs { height: 1; background: $panel; color: $text; padding: 0 1; }
+    """
+
+
+class ViewScreen(Screen[None]):
+    """Base of the navigable views.
+
+    Subclasses name the files and folders they show (``watched_paths``) and how
+    to reload (``reload``); a poll every second compares their mtimes and
+    reloads only on change, keeping the cursor where the user left it.
+    """
+
+    #: Short description shown by ``?`` above the key list.
+    HELP: ClassVar[str] = ""
+    VIEW_NAME: ClassVar[str] = ""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._signature: Signature | None = None
+
+    @property
+    def okstra(self) -> OkstraApp:
+        from ..app import OkstraApp
+
+        assert isinstance(self.app, OkstraApp)
+        return self.app
+
+    @property
+    def location(self) -> Location:
+        return Location(self.VIEW_NAME)
+
+    def crumbs(self) -> list[str]:
+        return [self.VIEW_NAME.capitalize()]
+
+    def breadcrumbs(self) -> Breadcrumbs:
+        text = Text()
+        text.append("okstra ", style="bold")
+        text.append(self.okstra.project.root.name, style="bold")
+        for part in self.crumbs():
+            text.append("  ›  ", style="dim")
+            text.append(part)
+        return Breadcrumbs(text)
+
+    def current_path(self) -> Path | None:
+        """The file or folder that "copy path", "editor" and "pager" act on."""
+        return None
+
+    # ---------------------------------------------------------------- live
+
+    def watched_paths(self) -> list[Path]:
+        return []
+
+    def reload(self) -> None:
+        """Re-read what the view shows; called when a watched path changed."""
+
+    def on_mount(self) -> None:
+        self.set_interval(POLL_SECONDS, self._poll, name="live-refresh")
+
+    def _poll(self) -> None:
+        if self.app.screen is not self:
+            return
+        self._check_changes(self.watched_paths())
+
+    @work(thread=True, exclusive=True, group="live-poll")
+    def _check_changes(self, paths: list[Path]) -> None:
+        sig = signature(paths)
+        self.app.call_from_thread(self._compare, sig)
+
+    def _compare(self, sig: Signature) -> None:
+        if self._signature is None:
+            self._signature = sig
+            return
+        if sig != self._signature:
+            self._signature = sig
+            self.reload()
+
+    def mark_seen(self) -> None:
+        """Take the watched paths' current state as seen; call before reading them.
+
+        Safe from a worker thread: it only stats and assigns.
+        """
+        self._signature = signature(self.watched_paths())

@@ -1,0 +1,285 @@
+"""The catalog: every task, grouped by task group, filterable and sortable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.style import Style
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Input, Static
+
+from okstra_core import layout
+from okstra_core.errors import LoadError
+
+from ..navigation import Location
+from ..summaries import CatalogData, CatalogRow, PhaseSummary, load_catalog, phase_summary
+from ..widgets.error_panel import ErrorPanel
+from ..widgets.virtual_table import Column, GroupHeader, VirtualTable
+from .base import ViewScreen
+
+#: Sort orders, cycled by ``s``: (label, key function, newest first).
+SORTS: tuple[tuple[str, str], ...] = (
+    ("catalog order", "order"),
+    ("task key", "key"),
+    ("task type", "task_type"),
+    ("status", "status"),
+    ("last updated", "updated"),
+)
+
+NEXT_STYLES = {"ready": "bold green", "pending": "yellow", "blocked": "bold red", "terminal": "dim"}
+STATUS_STYLES = {"completed": "green", "failed": "red", "error": "red", "blocked": "red", "in-progress": "cyan",
+                 "ready-for-lead": "cyan", "prepared": "cyan", "not in catalog": "magenta"}
+
+#: Extra rows above and below the visible ones whose manifests are read ahead.
+READ_AHEAD = 30
+
+
+class CatalogScreen(ViewScreen):
+    """Tasks grouped by task group; Enter opens a task."""
+
+    VIEW_NAME = "catalog"
+    HELP = (
+        "Every task of the project, grouped by task group. The latest-task pointer is starred. "
+        "Phase columns come from each task's manifest, read as rows come into view. "
+        "Type / to filter (words match key, group, type, status and title); s cycles the sort order."
+    )
+
+    BINDINGS = [
+        Binding("slash", "filter", "Filter"),
+        Binding("s", "sort", "Sort"),
+        Binding("S", "reverse", "Reverse sort", show=False),
+        Binding("L", "latest", "Latest task"),
+        Binding("enter", "open_task", "Open task", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data: CatalogData | None = None
+        self.sort_index = 0
+        self.reverse = False
+        self.filter_text = ""
+        self.phases: dict[Path, PhaseSummary] = {}
+        self._pending: set[Path] = set()
+        self._haystack: dict[Path, str] = {}
+
+    def compose(self) -> ComposeResult:
+        yield self.breadcrumbs()
+        yield Input(placeholder="filter: words match key, group, type, status, title  (Esc clears)", id="filter")
+        yield Static("Loading the catalog…", id="catalog-summary")
+        yield Static(id="catalog-errors")
+        table = VirtualTable(
+            [
+                Column("latest", " ", 1),
+                Column("key", "task key"),
+                Column("type", "type", 18),
+                Column("status", "status", 14),
+                Column("phase", "current phase", 22),
+                Column("next", "next", 8),
+                Column("updated", "updated", 16),
+            ],
+            self._cells,
+            id="catalog-table",
+        )
+        table.row_style = self._row_style
+        yield table
+        yield Footer()
+
+    @property
+    def table(self) -> VirtualTable:
+        return self.query_one("#catalog-table", VirtualTable)
+
+    @property
+    def filter_input(self) -> Input:
+        return self.query_one("#filter", Input)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.filter_input.display = False
+        self.table.focus()
+        self._load()
+
+    # ---------------------------------------------------------------- data
+
+    def watched_paths(self) -> list[Path]:
+        root = self.okstra.project.root
+        paths = [layout.discovery_dir(root), layout.task_catalog_path(root), layout.latest_task_path(root),
+                 layout.tasks_dir(root)]
+        # The manifests of the rows in view: their phase columns follow them.
+        data = self.data
+        if data is not None:
+            start, end = self.table.visible_range()
+            for row in self.table.rows[start:end]:
+                if isinstance(row, CatalogRow):
+                    paths.append(layout.task_manifest_path(row.ref.root))
+        return paths
+
+    @work(thread=True, exclusive=True, group="catalog-load")
+    def _load(self) -> None:
+        self.mark_seen()
+        project = self.okstra.fresh_project()
+        data = load_catalog(project)
+        self.app.call_from_thread(self._loaded, data)
+
+    def _loaded(self, data: CatalogData) -> None:
+        self.data = data
+        self.phases.clear()
+        self._pending.clear()
+        self._haystack = {row.ref.root: " ".join((row.key, row.group, row.task_type, row.status, row.title)).lower()
+                          for row in data.rows}
+        errors = self.query_one("#catalog-errors", Static)
+        problems = [e for e in (data.error, data.latest_error) if e is not None]
+        errors.remove_children()
+        if problems:
+            errors.mount_all([ErrorPanel(e) for e in problems])
+        self._rebuild()
+
+    def reload(self) -> None:
+        self._load()
+
+    def _rebuild(self) -> None:
+        data = self.data
+        if data is None:
+            return
+        label, key = SORTS[self.sort_index]
+        words = self.filter_text.lower().split()
+        rows = data.rows
+        if words:
+            rows = [r for r in rows if all(w in self._haystack[r.ref.root] for w in words)]
+        if key != "order":
+            rows = sorted(rows, key=lambda r: getattr(r, key), reverse=self.reverse != (key == "updated"))
+        elif self.reverse:
+            rows = list(reversed(rows))
+        groups: dict[str, list[CatalogRow]] = {}
+        for row in rows:
+            groups.setdefault(row.group, []).append(row)
+        flat: list[object] = []
+        for group in sorted(groups, reverse=self.reverse and key == "order"):
+            members = groups[group]
+            flat.append(GroupHeader(group, len(members)))
+            flat.extend(members)
+        self.table.set_rows(flat, keep=lambda r: r.ref.root if isinstance(r, CatalogRow) else ("group", r.label))
+        if self.table.cursor == 0 and len(flat) > 1 and isinstance(flat[0], GroupHeader):
+            self.table.cursor = 1
+        total = len(data.rows)
+        shown = len(rows)
+        latest = data.latest_key or "none"
+        summary = Text.assemble(
+            (f"{shown}", "bold"), f" of {total} tasks in {len(groups)} groups",
+            "   sort: ", (label + (" (reversed)" if self.reverse else ""), "bold"),
+            "   latest: ", ("★ " + latest, "bold yellow"),
+        )
+        if self.filter_text:
+            summary.append(f"   filter: {self.filter_text!r}", style="italic")
+        self.query_one("#catalog-summary", Static).update(summary)
+
+    def _cells(self, row: CatalogRow) -> list[Text | str]:
+        phase = self.phases.get(row.ref.root)
+        if phase is None:
+            phase_cell = Text("…", style="dim")
+            next_cell = Text("…", style="dim")
+        elif phase.error is not None:
+            phase_cell = Text("manifest: " + phase.error, style="red")
+            next_cell = Text("?", style="red")
+        else:
+            phase_cell = Text(f"{phase.phase or '-'}" + (f" ({phase.phase_state})" if phase.phase_state else ""))
+            next_cell = Text(phase.next_status, style=NEXT_STYLES.get(phase.next_status, ""))
+        return [
+            Text("★", style="bold yellow") if row.latest else "",
+            Text(row.key),
+            row.task_type,
+            Text(row.status, style=STATUS_STYLES.get(row.status, "")),
+            phase_cell,
+            next_cell,
+            row.updated.replace("T", " ")[:16],
+        ]
+
+    def _row_style(self, row: CatalogRow) -> Style | None:
+        return Style(bold=True) if row.latest else None
+
+    @on(VirtualTable.VisibleRangeChanged, "#catalog-table")
+    def _visible(self, event: VirtualTable.VisibleRangeChanged) -> None:
+        rows = self.table.rows
+        start = max(event.start - READ_AHEAD, 0)
+        end = min(event.end + READ_AHEAD, len(rows))
+        wanted = [r for r in rows[start:end]
+                  if isinstance(r, CatalogRow) and r.ref.root not in self.phases and r.ref.root not in self._pending]
+        if wanted:
+            self._pending.update(r.ref.root for r in wanted)
+            self._read_phases(wanted)
+
+    @work(thread=True, group="catalog-phases")
+    def _read_phases(self, rows: list[CatalogRow]) -> None:
+        found = {row.ref.root: phase_summary(row.ref) for row in rows}
+        self.app.call_from_thread(self._phases_read, found)
+
+    def _phases_read(self, found: dict[Path, PhaseSummary]) -> None:
+        self.phases.update(found)
+        self._pending.difference_update(found)
+        self.table.refresh()
+
+    # ------------------------------------------------------------- actions
+
+    def action_filter(self) -> None:
+        self.filter_input.display = True
+        self.filter_input.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value
+        self._rebuild()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.table.focus()
+
+    def key_escape(self) -> bool | None:
+        if self.filter_input.has_focus or self.filter_text:
+            self.filter_input.value = ""
+            self.filter_input.display = False
+            self.table.focus()
+            return True
+        return None
+
+    def action_sort(self) -> None:
+        self.sort_index = (self.sort_index + 1) % len(SORTS)
+        self._rebuild()
+
+    def action_reverse(self) -> None:
+        self.reverse = not self.reverse
+        self._rebuild()
+
+    @on(VirtualTable.HeaderClicked, "#catalog-table")
+    def _header_clicked(self, event: VirtualTable.HeaderClicked) -> None:
+        by_column = {"key": 1, "type": 2, "status": 3, "updated": 4}
+        index = by_column.get(event.column.key)
+        if index is None:
+            return
+        if index == self.sort_index:
+            self.reverse = not self.reverse
+        else:
+            self.sort_index, self.reverse = index, False
+        self._rebuild()
+
+    def action_latest(self) -> None:
+        for i, row in enumerate(self.table.rows):
+            if isinstance(row, CatalogRow) and row.latest:
+                self.table.cursor = i
+                return
+        self.notify("No latest-task pointer in this project.", severity="warning")
+
+    def action_open_task(self) -> None:
+        row = self.table.current_row
+        if isinstance(row, CatalogRow):
+            self.okstra.navigate(Location("task", row.ref.root))
+
+    @on(VirtualTable.Selected, "#catalog-table")
+    def _selected(self, event: VirtualTable.Selected) -> None:
+        if isinstance(event.row, CatalogRow):
+            self.okstra.navigate(Location("task", event.row.ref.root))
+
+    def current_path(self) -> Path | None:
+        row = self.table.current_row
+        return row.ref.root if isinstance(row, CatalogRow) else self.okstra.project.root

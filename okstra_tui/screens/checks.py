@@ -1,0 +1,135 @@
+"""Checks: the contract checker run in a worker, findings grouped by file, Enter jumps to the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Static, Tree
+
+from okstra_core import layout
+
+from ..navigation import Location
+from ..summaries import optional_module
+from ..widgets.error_panel import ErrorPanel
+from .base import ViewScreen
+
+SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def run_checker(root: Path, home: Path) -> Any:
+    """The checker's report, or a one-line reason it could not run."""
+    module = optional_module("okstra_core.check") 
+    run = getattr(module, "run_check", None) if module is not None else None
+    if run is None:
+        engine = optional_module("okstra_core.check.engine")
+        run = getattr(engine, "run_check", None) if engine is not None else None
+    if run is None:
+        return "the checker is not part of this build"
+    try:
+        return run(root, home=home, jobs=1)
+    except Exception as exc:  # CheckError and anything unexpected: shown, never raised
+        return f"the check could not run: {exc}"
+
+
+def location_for(project_root: Path, rel: str) -> Location:
+    """Where a finding's file is best shown: its run dir (artifact selected), its task, or the file itself."""
+    if rel.startswith("$OKSTRA_HOME"):
+        return Location("managers")
+    path = project_root / rel
+    tasks = layout.tasks_dir(project_root)
+    try:
+        parts = path.relative_to(tasks).parts
+    except ValueError:
+        return Location("file", project_root, path)
+    if len(parts) < 2:
+        return Location("catalog")
+    task_root = tasks / parts[0] / parts[1]
+    if len(parts) == 2:
+        return Location("task", task_root)
+    if parts[2] == "runs" and len(parts) >= 5 and not path.is_dir():
+        return Location("runs", task_root, None, (str(path),))
+    if path.is_dir() and not path.is_symlink():
+        return Location("runs", task_root) if parts[2] == "runs" else Location("task", task_root)
+    return Location("file", task_root, path)
+
+
+class ChecksScreen(ViewScreen):
+    """Findings of one check run, grouped by file."""
+
+    VIEW_NAME = "checks"
+    HELP = (
+        "The contract checker over the whole project (and the manager home), run in the background. Findings are "
+        "grouped by file with their rule id and severity. Enter on a finding jumps to its artifact. R runs the "
+        "check again."
+    )
+
+    BINDINGS = [Binding("R", "rerun", "Re-run check")]
+
+    def compose(self) -> ComposeResult:
+        yield self.breadcrumbs()
+        yield Static("Running the checker…", id="checks-summary")
+        tree: Tree[str | None] = Tree("findings", id="checks-tree", classes="pane")
+        tree.show_root = False
+        yield tree
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#checks-tree").focus()
+        self._run()
+
+    def action_rerun(self) -> None:
+        self.query_one("#checks-summary", Static).update("Running the checker…")
+        self._run()
+
+    @work(thread=True, exclusive=True, group="checker")
+    def _run(self) -> None:
+        report = run_checker(self.okstra.project.root, layout.okstra_home())
+        self.app.call_from_thread(self._show, report)
+
+    def _show(self, report: Any) -> None:
+        summary = self.query_one("#checks-summary", Static)
+        tree: Tree[str | None] = self.query_one("#checks-tree", Tree)
+        tree.clear()
+        for old in self.query(ErrorPanel):
+            old.remove()
+        if isinstance(report, str):
+            summary.update("")
+            self.mount(ErrorPanel(report, title="Checker"), after=summary)
+            return
+        by_file: dict[str, list[Any]] = {}
+        for finding in report.findings:
+            by_file.setdefault(finding.path, []).append(finding)
+        summary.update(Text.assemble(
+            (f"{report.errors} errors", "bold red" if report.errors else "green"), ", ",
+            (f"{report.warnings} warnings", "yellow" if report.warnings else ""), ", ",
+            f"{report.infos} infos in {len(by_file)} files ({report.files} files checked)"))
+        for path, findings in by_file.items():
+            worst = min(findings, key=lambda f: ("error", "warning", "info").index(f.severity)).severity
+            node = tree.root.add(Text.assemble((path, SEVERITY_STYLES.get(worst, "")), f"  ({len(findings)})"),
+                                 data=path, expand=len(by_file) <= 30)
+            for f in findings:
+                where = f":{f.line}" if f.line else ""
+                node.add_leaf(Text.assemble((f"{f.severity:<7}", SEVERITY_STYLES.get(f.severity, "")), " ",
+                                            (f.rule, "bold"), f"{where}  {f.message}"), data=path)
+        if not by_file:
+            tree.root.add_leaf(Text("No findings: the store keeps the contract.", style="green"))
+        if tree.root.children:
+            tree.move_cursor(tree.root.children[0])
+
+    @on(Tree.NodeSelected, "#checks-tree")
+    def _selected(self, event: Tree.NodeSelected[str | None]) -> None:
+        if event.node.data is None or event.node.children and not event.node.is_expanded:
+            return
+        self.okstra.navigate(location_for(self.okstra.project.root, event.node.data))
+
+    def current_path(self) -> Path | None:
+        node = self.query_one("#checks-tree", Tree).cursor_node
+        if node is None or not node.data or node.data.startswith("$"):
+            return None
+        return self.okstra.project.root / node.data

@@ -1,0 +1,166 @@
+"""Design-prep: items with status, their request, every input revision and the resolver's verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Footer, Static
+
+from okstra_core import layout
+
+from ..navigation import Location
+from ..summaries import PreviewTarget, artifact_for, optional_module
+from ..widgets.error_panel import ErrorPanel
+from ..widgets.preview import ArtifactPreview
+from .base import ViewScreen
+
+VERDICT_STYLES = {
+    "authoritative": "bold green",
+    "superseded": "dim",
+    "duplicate-revision": "bold yellow",
+    "stale-fingerprint": "bold yellow",
+    "invalid": "bold red",
+    "legacy-unassessed": "yellow",
+}
+VERDICT_LABELS = {
+    "authoritative": "authoritative",
+    "superseded": "superseded",
+    "duplicate-revision": "skipped: duplicate revision",
+    "stale-fingerprint": "skipped: stale fingerprint",
+    "invalid": "skipped: invalid",
+}
+STATUS_STYLES = {"confirmed": "green", "provisional": "yellow", "blocked": "red"}
+
+
+def resolve(task: Any) -> Any:
+    """The resolver's verdicts, or a string saying why there are none."""
+    module = optional_module("okstra_core.workflows.design_prep")
+    if module is None:
+        return "the design-prep resolver is not part of this build"
+    return module.resolve(task)
+
+
+class DesignPrepScreen(ViewScreen):
+    """Per item: request, input revisions and verdicts; the highlighted file previews on the right."""
+
+    VIEW_NAME = "design-prep"
+    HELP = (
+        "Design items of the latest implementation-planning report with their status, the deterministic request "
+        "and every confirmed input revision with the resolver's verdict: authoritative, superseded, skipped as a "
+        "duplicate revision, skipped as stale (fingerprint mismatch), or legacy-unassessed for a markerless plan."
+    )
+
+    def __init__(self, task_root: Path) -> None:
+        super().__init__()
+        self.task_root = task_root
+
+    @property
+    def location(self) -> Location:
+        return Location("design-prep", self.task_root)
+
+    def crumbs(self) -> list[str]:
+        return ["Catalog", f"{self.task_root.parent.name}/{self.task_root.name}", "Design-prep"]
+
+    def compose(self) -> ComposeResult:
+        yield self.breadcrumbs()
+        with Horizontal():
+            with Vertical(id="dp-left"):
+                yield Static("Resolving…", id="dp-summary")
+                table: DataTable[Any] = DataTable(id="dp-table", cursor_type="row", classes="pane")
+                table.border_title = "Items, requests and input revisions"
+                yield table
+            preview = ArtifactPreview(id="dp-preview", classes="pane")
+            preview.border_title = "Preview"
+            yield preview
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        table: DataTable[Any] = self.query_one("#dp-table", DataTable)
+        table.add_columns("item / file", "status", "rev", "verdict")
+        table.focus()
+        self._load()
+
+    def watched_paths(self) -> list[Path]:
+        base = layout.run_dir(self.task_root, "implementation-planning")
+        return [base, base / "reports", base / "design-prep-requests", base / "design-prep-inputs"]
+
+    def reload(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="design-prep")
+    def _load(self) -> None:
+        from ..app import open_task
+
+        self.mark_seen()
+        result = resolve(open_task(self.task_root))
+        self.app.call_from_thread(self._show, result)
+
+    def _show(self, res: Any) -> None:
+        summary = self.query_one("#dp-summary", Static)
+        left = self.query_one("#dp-left", Vertical)
+        for old in left.query(ErrorPanel):
+            old.remove()
+        table: DataTable[Any] = self.query_one("#dp-table", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        if isinstance(res, str):
+            summary.update(res)
+            return
+        root = self.okstra.project.root
+        if res.report is None:
+            summary.update("This task has no implementation-planning report: no design items.")
+            return
+        head = Text.assemble(("approved snapshot: ", "bold"), res.report.relative_to(root).as_posix())
+        if res.legacy_unassessed:
+            head.append("\nlegacy-unassessed: a markerless legacy plan; it proceeds unassessed", style="bold yellow")
+        for w in res.warnings:
+            if not res.legacy_unassessed or "legacy" not in w:
+                head.append(f"\n⚠ {w}", style="yellow")
+        summary.update(head)
+        if res.error:
+            left.mount(ErrorPanel(f"{res.report}: {res.error}", title="planning report"), after=summary)
+        for item in res.items:
+            auth = item.authoritative
+            verdict = ("legacy-unassessed" if res.legacy_unassessed
+                       else f"r{auth.revision} authoritative" if auth else "no authoritative input")
+            style = "yellow" if res.legacy_unassessed else "green" if auth else ("yellow" if item.status != "confirmed" else "dim")
+            table.add_row(Text(f"{item.prep_id} {item.title}", style="bold"),
+                          Text(item.status, style=STATUS_STYLES.get(item.status, "")), "",
+                          Text(verdict, style=style), key=f"item:{item.prep_id}")
+            if item.request is not None:
+                ok = {True: Text("matches snapshot", style="green"), False: Text("differs from snapshot", style="red"),
+                      None: Text("-", style="dim")}[item.request_ok]
+                table.add_row(f"  request {item.request.name}", "", "", ok, key=str(item.request))
+            for v in item.inputs:
+                table.add_row(f"  input {v.path.name}", "", f"r{v.revision}" if v.revision else "?",
+                              Text(VERDICT_LABELS.get(v.verdict, v.verdict), style=VERDICT_STYLES.get(v.verdict, "")),
+                              key=str(v.path))
+        if table.row_count:
+            table.move_cursor(row=min(cursor, table.row_count - 1))
+
+    @on(DataTable.RowHighlighted, "#dp-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = str(event.row_key.value)
+        if key.startswith("item:"):
+            return
+        path = Path(key)
+        artifact = artifact_for(self.okstra.project, path)
+        target = PreviewTarget(path, path.relative_to(self.okstra.project.root).as_posix(), artifact,
+                               artifact.kind if artifact else "file")
+        self.query_one("#dp-preview", ArtifactPreview).show(target, self.okstra.project.root)
+
+    @on(DataTable.RowSelected, "#dp-table")
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        key = str(event.row_key.value)
+        if not key.startswith("item:"):
+            self.okstra.navigate(Location("file", self.task_root, Path(key)))
+
+    def current_path(self) -> Path | None:
+        target = self.query_one("#dp-preview", ArtifactPreview).target
+        return target.path if target is not None else self.task_root

@@ -1,0 +1,101 @@
+"""A unified diff between two artifacts (two seqs of one category)."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, Static
+
+from okstra_core import reading
+from okstra_core.digests import pretty_json
+from okstra_core.errors import LoadError
+
+from ..navigation import Location
+from ..widgets.error_panel import ErrorPanel
+from .base import ViewScreen
+
+
+def comparable_text(path: Path, root: Path) -> str | LoadError:
+    """The file's text; JSON pretty-printed so that a diff shows changed values, not reflowed lines."""
+    text = reading.read_text(path, root=root)
+    if isinstance(text, LoadError):
+        return text
+    if path.name.endswith(".json"):
+        value = reading.parse_json(path, text)
+        if not isinstance(value, LoadError):
+            return pretty_json(value)
+    return text
+
+
+def unified(a: Path, b: Path, root: Path) -> str | LoadError:
+    left = comparable_text(a, root)
+    if isinstance(left, LoadError):
+        return left
+    right = comparable_text(b, root)
+    if isinstance(right, LoadError):
+        return right
+    lines = difflib.unified_diff(left.splitlines(), right.splitlines(), fromfile=a.name, tofile=b.name, lineterm="")
+    return "\n".join(lines) or "(no differences)"
+
+
+class DiffScreen(ViewScreen):
+    """``D`` on two artifacts in the runs view lands here."""
+
+    VIEW_NAME = "diff"
+    HELP = "A unified diff of two artifacts; JSON is compared pretty-printed."
+
+    def __init__(self, task_root: Path, left: Path, right: Path) -> None:
+        super().__init__()
+        self.task_root = task_root
+        self.left = left
+        self.right = right
+
+    @property
+    def location(self) -> Location:
+        return Location("diff", self.task_root, self.left, (str(self.right),))
+
+    def crumbs(self) -> list[str]:
+        return [f"{self.task_root.parent.name}/{self.task_root.name}", f"diff {self.left.name} ↔ {self.right.name}"]
+
+    def compose(self) -> ComposeResult:
+        yield self.breadcrumbs()
+        with VerticalScroll(id="diff-body", classes="pane"):
+            yield Static("Comparing…", id="diff-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#diff-body").focus()
+        self._load()
+
+    def watched_paths(self) -> list[Path]:
+        return [self.left, self.right]
+
+    def reload(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="diff")
+    def _load(self) -> None:
+        self.mark_seen()
+        result = unified(self.left, self.right, self.okstra.project.root)
+        self.app.call_from_thread(self._show, result)
+
+    def _show(self, result: str | LoadError) -> None:
+        body = self.query_one("#diff-body", VerticalScroll)
+        for old in body.query(ErrorPanel):
+            old.remove()
+        text = self.query_one("#diff-text", Static)
+        if isinstance(result, LoadError):
+            text.update(Text("The two files cannot be compared.", style="bold"))
+            body.mount(ErrorPanel(result))
+        else:
+            text.update(Syntax(result, "diff", theme="ansi_dark", background_color="default", word_wrap=True))
+
+    def current_path(self) -> Path | None:
+        return self.right

@@ -1,0 +1,65 @@
+"""One file, full width: instruction-set files, history files, notes, checker targets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.widgets import Footer
+
+from ..navigation import Location
+from ..summaries import PreviewTarget
+from ..widgets.preview import ArtifactPreview
+from .base import ViewScreen
+
+
+class FileScreen(ViewScreen):
+    """A preview of one file, refreshed when it changes."""
+
+    VIEW_NAME = "file"
+    HELP = "One file, shown the way its format reads best. Live: edits by other processes appear within two seconds."
+
+    def __init__(self, task_root: Path, path: Path, *, artifact: object | None = None) -> None:
+        super().__init__()
+        self.task_root = task_root
+        self.path = path
+
+    @property
+    def location(self) -> Location:
+        return Location("file", self.task_root, self.path)
+
+    def crumbs(self) -> list[str]:
+        try:
+            rel = self.path.relative_to(self.okstra.project.root).as_posix()
+        except ValueError:
+            rel = str(self.path)
+        return [rel]
+
+    def compose(self) -> ComposeResult:
+        yield self.breadcrumbs()
+        preview = ArtifactPreview(id="file-preview", classes="pane")
+        preview.border_title = self.path.name
+        yield preview
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.mark_seen()
+        preview = self.query_one(ArtifactPreview)
+        preview.focus()
+        preview.show(self.target(), self.okstra.project.root)
+
+    def target(self) -> PreviewTarget:
+        from ..summaries import artifact_for
+
+        artifact = artifact_for(self.okstra.project, self.path)
+        return PreviewTarget(self.path, self.crumbs()[0], artifact, artifact.kind if artifact else "file")
+
+    def watched_paths(self) -> list[Path]:
+        return [self.path, self.path.parent]
+
+    def reload(self) -> None:
+        self.query_one(ArtifactPreview).reload()
+
+    def current_path(self) -> Path | None:
+        return self.path

@@ -1,0 +1,249 @@
+"""Reports: the reading copy rendered in the app, the HTML in a browser, the direction-selection chain."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Footer, Markdown, Static
+
+from okstra_core import layout, reading
+from okstra_core.errors import LoadError
+from okstra_core.store import Artifact, Task
+
+from ..navigation import Location
+from ..summaries import optional_module
+from ..widgets.error_panel import ErrorPanel
+from .base import ViewScreen
+
+
+# ------------------------------------------------------------ log report
+
+
+def compute_log_report(task: Task, run_path: Path) -> Any:
+    """The core's log report of one run dir, or a one-line reason there is none."""
+    module = optional_module("okstra_core.render.log_report")
+    if module is None:
+        return "the log report is not part of this build"
+    try:
+        return module.log_report(run_path)
+    except Exception as exc:  # a broken tree must not take the view down
+        return f"log report failed: {exc}"
+
+
+def log_report_widgets(label: str, report: Any) -> list[Any]:
+    """Figures and prompt/transcript pairs as tables."""
+    out: list[Any] = [Static(Text(label, style="bold"), classes="preview-title")]
+    if isinstance(report, str):
+        out.append(ErrorPanel(report, title="Log report"))
+        return out
+    doc = report.to_json()
+    figures = Table.grid(padding=(0, 2))
+    figures.add_column(style="bold")
+    figures.add_column(justify="right")
+    for key in ("promptCount", "promptBytes", "transcriptCount", "transcriptBytes", "totalBytes"):
+        figures.add_row(key, f"{doc[key]:,}")
+    out.append(Static(figures))
+    for problem in doc.get("problems", []):
+        out.append(ErrorPanel(problem, title="Log report"))
+    if report.pairs:
+        table = Table(title="prompt / transcript pairs", title_justify="left", title_style="bold", expand=True)
+        table.add_column("prompt")
+        table.add_column("role")
+        table.add_column("prompt bytes", justify="right")
+        table.add_column("transcript bytes", justify="right")
+        for p in report.pairs:
+            name = Text(p.name + (" (flat)" if p.flat else ""))
+            for problem in p.problems:
+                name.append(f"\n! {problem}", style="yellow")
+            table.add_row(name, p.role, f"{p.prompt_bytes:,}" if p.prompt_bytes is not None else Text("-", style="dim"),
+                          f"{p.transcript_bytes:,}" if p.transcript_bytes is not None else Text("no .log", style="dim"))
+        out.append(Static(table))
+    else:
+        out.append(Static(Text("No prompts in this run dir.", style="dim")))
+    return out
+
+
+# --------------------------------------------------------------- reports
+
+
+def reading_copy(art: Artifact) -> tuple[str | None, LoadError | str | None]:
+    """The rendered reading copy of a report data file, or the stored ``.md`` when no renderer exists."""
+    root = art.run.task.project.root
+    md_mod = optional_module("okstra_core.render.markdown")
+    src_mod = optional_module("okstra_core.render.source")
+    if md_mod is not None and src_mod is not None:
+        model = src_mod.load_report_model(art.path)
+        if isinstance(model, LoadError):
+            return None, model
+        try:
+            return md_mod.render_markdown(model), None
+        except Exception as exc:  # the renderer must never take the view down
+            return None, LoadError(art.path, f"cannot render: {exc}")
+    sibling = art.path.with_name(art.name.filename.replace(".data.json", ".md"))
+    text = reading.read_text(sibling, root=root)
+    if isinstance(text, LoadError):
+        loaded = art.load()
+        return None, loaded if isinstance(loaded, LoadError) else text
+    return text, "stored reading copy (no renderer in this build)"
+
+
+def chain_checks(task: Task) -> list[Any] | str:
+    module = optional_module("okstra_core.workflows.direction")
+    if module is None:
+        return "direction-selection checks are not part of this build"
+    try:
+        return list(module.check_chain(task))
+    except Exception as exc:  # a broken chain file must show, not crash
+        return f"cannot check the chain: {exc}"
+
+
+class ReportsScreen(ViewScreen):
+    """Reports of one task, its reading copy, and the direction-selection chain."""
+
+    VIEW_NAME = "reports"
+    HELP = (
+        "Final reports of every run of the task. The reading copy is rendered from the report data (the .md and "
+        ".html siblings are derived, never the source). o opens the HTML sibling in the system browser. The "
+        "direction-selection chain (option report → user-response sidecar → selected-direction → planning report) "
+        "shows each digest and reference check as passed or failed."
+    )
+
+    BINDINGS = [Binding("o", "open_html", "Open HTML")]
+
+    def __init__(self, task_root: Path, report: Path | None = None) -> None:
+        super().__init__()
+        self.task_root = task_root
+        self.initial = report
+        self.reports: list[Artifact] = []
+
+    @property
+    def location(self) -> Location:
+        return Location("reports", self.task_root, self.current_path())
+
+    def crumbs(self) -> list[str]:
+        return ["Catalog", f"{self.task_root.parent.name}/{self.task_root.name}", "Reports"]
+
+    def compose(self) -> ComposeResult:
+        yield self.breadcrumbs()
+        with Horizontal():
+            with Vertical(id="rep-left"):
+                table: DataTable[Any] = DataTable(id="rep-table", cursor_type="row", classes="pane")
+                table.border_title = "Reports"
+                yield table
+                chain = VerticalScroll(Static("Checking…", id="rep-chain"), id="rep-chain-box", classes="pane")
+                chain.border_title = "Direction-selection chain"
+                yield chain
+            body = VerticalScroll(Static("Select a report.", id="rep-note"), id="rep-body", classes="pane")
+            body.border_title = "Reading copy"
+            yield body
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        table: DataTable[Any] = self.query_one("#rep-table", DataTable)
+        table.add_columns("run", "seq", "report")
+        table.focus()
+        self._load()
+
+    def watched_paths(self) -> list[Path]:
+        from ..app import open_task
+
+        paths = [layout.runs_dir(self.task_root), layout.instruction_set_dir(self.task_root)]
+        for rd in open_task(self.task_root).run_dirs:
+            paths.extend([rd.path / "reports", rd.path / "user-responses"])
+        return paths
+
+    def reload(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="reports")
+    def _load(self) -> None:
+        from ..app import open_task
+
+        self.mark_seen()
+        task = open_task(self.task_root)
+        reports = [a for rd in task.run_dirs for a in rd.of_kind("final-report-data")]
+        checks = chain_checks(task)
+        self.app.call_from_thread(self._show, reports, checks)
+
+    def _show(self, reports: list[Artifact], checks: list[Any] | str) -> None:
+        table: DataTable[Any] = self.query_one("#rep-table", DataTable)
+        previous = self.current_path() or self.initial
+        self.reports = reports
+        table.clear()
+        for art in reports:
+            table.add_row(art.run.label, art.name.seq_text or "", art.name.filename, key=str(art.path))
+        for i, art in enumerate(reports):
+            if previous is not None and art.path == previous:
+                table.move_cursor(row=i)
+                break
+        chain = self.query_one("#rep-chain", Static)
+        if isinstance(checks, str):
+            chain.update(Text(checks, style="yellow"))
+        elif not checks:
+            chain.update(Text("No direction selection in this task.", style="dim"))
+        else:
+            grid = Table.grid(padding=(0, 1))
+            grid.add_column(no_wrap=True)
+            grid.add_column(style="bold", no_wrap=True)
+            grid.add_column()
+            for c in checks:
+                mark = Text("✔ passed", style="bold green") if c.ok else Text("✘ failed", style="bold red")
+                grid.add_row(mark, c.step, c.detail)
+            chain.update(grid)
+        if not reports:
+            self.query_one("#rep-note", Static).update("This task has no final reports yet.")
+
+    @on(DataTable.RowHighlighted, "#rep-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        path = Path(str(event.row_key.value))
+        art = next((a for a in self.reports if a.path == path), None)
+        if art is not None:
+            self._render(art)
+
+    @work(thread=True, exclusive=True, group="reading-copy")
+    def _render(self, art: Artifact) -> None:
+        text, note = reading_copy(art)
+        self.app.call_from_thread(self._rendered, art, text, note)
+
+    async def _rendered(self, art: Artifact, text: str | None, note: LoadError | str | None) -> None:
+        body = self.query_one("#rep-body", VerticalScroll)
+        widgets: list[Any] = [Static(Text(art.path.relative_to(self.okstra.project.root).as_posix(), style="bold"),
+                                     id="rep-note")]
+        if isinstance(note, LoadError):
+            widgets.append(ErrorPanel(note, title="Report data"))
+        elif note:
+            widgets.append(Static(Text(note, style="yellow")))
+        if text is not None:
+            widgets.append(Markdown(text, id="rep-markdown"))
+        with self.app.batch_update():
+            await body.remove_children()
+            await body.mount_all(widgets)
+        body.scroll_home(animate=False)
+
+    def action_open_html(self) -> None:
+        path = self.current_path()
+        if path is None:
+            self.notify("No report selected.", severity="warning")
+            return
+        html = path.with_name(path.name.replace(".data.json", ".html"))
+        if not html.is_file():
+            self.notify(f"No HTML sibling: {html.name}", severity="warning")
+            return
+        self.app.open_url(html.resolve().as_uri())
+        self.notify(f"Opened {html.name} in the browser", timeout=3)
+
+    def current_path(self) -> Path | None:
+        if not self.is_mounted:
+            return self.initial
+        table: DataTable[Any] = self.query_one("#rep-table", DataTable)
+        if not table.row_count:
+            return None
+        return Path(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))

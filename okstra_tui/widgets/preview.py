@@ -1,0 +1,159 @@
+"""The preview pane: an artifact shown the way its format reads best.
+
+JSON is pretty-printed and highlighted, Markdown rendered, a ``.log``
+transcript shown as its tail, a team-state ledger as tables. Reading happens
+in a worker; a file that cannot be read shows an :class:`ErrorPanel`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import work
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Markdown, Static
+
+from okstra_core.models.run import TeamState
+from okstra_core.models.sidecars import Header
+
+from ..summaries import LoadedPreview, PreviewTarget, load_preview
+from .error_panel import ErrorPanel
+
+#: Above this size a Markdown file is shown as highlighted text, not rendered (rendering is slow).
+MARKDOWN_RENDER_LIMIT = 200_000
+
+
+def syntax(text: str, lexer: str) -> Syntax:
+    return Syntax(text, lexer, theme="ansi_dark", line_numbers=False, word_wrap=True, background_color="default")
+
+
+class ArtifactPreview(VerticalScroll):
+    """Shows one :class:`PreviewTarget`; ``show`` loads it in the background."""
+
+    DEFAULT_CSS = """
+    ArtifactPreview { padding: 0 1; }
+    ArtifactPreview > .preview-title { text-style: bold; color: $text-accent; height: auto; }
+    ArtifactPreview > .preview-note { color: $text-warning; height: auto; }
+    ArtifactPreview > .preview-heading { text-style: bold; margin-top: 1; height: auto; }
+    ArtifactPreview DataTable { height: auto; max-height: 16; margin-bottom: 1; }
+    ArtifactPreview Markdown { margin: 0; padding: 0; }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.target: PreviewTarget | None = None
+        self.root: Path | None = None
+
+    def on_mount(self) -> None:
+        self.mount(Static("Select an artifact to preview it.", classes="preview-note"))
+
+    def show(self, target: PreviewTarget, root: Path, *, keep_scroll: bool = False) -> None:
+        """Load *target* (off the UI thread) and replace the pane's content."""
+        self.target = target
+        self.root = root
+        self._load(target, root, keep_scroll)
+
+    def reload(self) -> None:
+        if self.target is not None and self.root is not None:
+            self._load(self.target, self.root, True)
+
+    @work(thread=True, exclusive=True, group="preview")
+    def _load(self, target: PreviewTarget, root: Path, keep_scroll: bool) -> None:
+        loaded = load_preview(target, root)
+        self.app.call_from_thread(self._render_loaded, loaded, keep_scroll)
+
+    async def _render_loaded(self, loaded: LoadedPreview, keep_scroll: bool) -> None:
+        if loaded.target is not self.target:
+            return
+        y = self.scroll_y
+        with self.app.batch_update():
+            await self.remove_children()
+            await self.mount_all(self._widgets_for(loaded))
+        if keep_scroll:
+            self.scroll_to(y=y, animate=False)
+        else:
+            self.scroll_home(animate=False)
+
+    def _widgets_for(self, loaded: LoadedPreview) -> list[Any]:
+        target = loaded.target
+        out: list[Any] = [Static(Text(target.label), classes="preview-title")]
+        if loaded.error is not None:
+            out.append(ErrorPanel(loaded.error))
+            return out
+        for problem in loaded.problems:
+            out.append(ErrorPanel(problem, title="Does not validate" if target.fmt == "json" else "Note"))
+        model = loaded.model
+        if isinstance(model, TeamState):
+            out.extend(team_state_widgets(model))
+        fmt = target.fmt
+        text = loaded.text or ""
+        if model is not None and hasattr(model, "header") and isinstance(getattr(model, "header"), Header):
+            header = model.header
+            out.append(Static(syntax("\n".join(f"{k}: {v}" for k, v in header.dump().items()), "yaml")))
+            text = model.body
+        if fmt == "json":
+            out.append(Static(syntax(loaded.pretty or text, "json")))
+        elif fmt == "md" and len(text) <= MARKDOWN_RENDER_LIMIT:
+            out.append(Markdown(text))
+        elif fmt == "md":
+            out.append(Static(syntax(text, "markdown")))
+        elif fmt == "jsonl":
+            out.append(Static(syntax(text, "json")))
+        elif fmt == "sh":
+            out.append(Static(syntax(text, "bash")))
+        elif fmt == "html":
+            out.append(Static(syntax(text[:20_000], "html")))
+        elif fmt == "status":
+            out.append(Static(Text(text.strip() or "(empty)", style="bold")))
+        else:
+            out.append(Static(Text(text)))
+        return out
+
+
+def _short(value: str | None, keep: int = 12) -> str:
+    if not value:
+        return "-"
+    return value if len(value) <= keep else value[:keep] + "…"
+
+
+def team_state_widgets(state: TeamState) -> list[Any]:
+    """Dispatch rows and result links as tables; rows sharing a dispatch and links marked."""
+    linked = {link.dispatch_id: link.result_path for link in state.agent_result_links}
+    widgets: list[Any] = []
+    widgets.append(Static(f"Worker dispatches ({len(state.worker_dispatches)})", classes="preview-heading"))
+    table: DataTable[Any] = DataTable(zebra_stripes=True, cursor_type="row")
+    table.add_columns("#", "dispatch", "worker", "invocation", "session", "pane", "attempt", "status", "note")
+    for i, row in enumerate(state.worker_dispatches, start=1):
+        extra = row.model_extra or {}
+        notes = []
+        if row.dispatch_id is None:
+            notes.append("no dispatchId (stacks)")
+        replaced = extra.get("replaced") or extra.get("replacedAt") or extra.get("replaces")
+        if replaced:
+            notes.append(f"replaced {replaced}" if isinstance(replaced, str) else "replaced in place")
+        if row.dispatch_id and row.dispatch_id in linked:
+            notes.append(f"→ {linked[row.dispatch_id]}")
+        table.add_row(str(i), row.dispatch_id or "—", row.worker_id, _short(row.invocation_id), _short(row.session_id),
+                      row.pane_id or "—", str(row.attempt or "—"), row.status, "; ".join(notes))
+    widgets.append(table)
+    widgets.append(Static(f"Agent dispatches ({len(state.agent_dispatches)})", classes="preview-heading"))
+    agents: DataTable[Any] = DataTable(zebra_stripes=True, cursor_type="row")
+    agents.add_columns("#", "dispatch", "worker", "invocation", "attempt", "status", "result link")
+    for i, a in enumerate(state.agent_dispatches, start=1):
+        agents.add_row(str(i), a.dispatch_id, a.worker_id, _short(a.invocation_id), str(a.attempt or "—"), a.status,
+                       linked.get(a.dispatch_id, "—"))
+    widgets.append(agents)
+    widgets.append(Static(f"Result links ({len(state.agent_result_links)})", classes="preview-heading"))
+    links: DataTable[Any] = DataTable(zebra_stripes=True, cursor_type="row")
+    links.add_columns("dispatch", "accepted result", "accepted at")
+    for link in state.agent_result_links:
+        links.add_row(link.dispatch_id, link.result_path, link.accepted_at)
+    widgets.append(links)
+    gate = state.spec_link_gate or "—"
+    widgets.append(Static(Text.assemble(("spec-link gate: ", "bold"), gate, ("   prompt delivery verified: ", "bold"),
+                                        str(state.prompt_delivery_verified).lower())))
+    widgets.append(Static("Raw ledger", classes="preview-heading"))
+    return widgets

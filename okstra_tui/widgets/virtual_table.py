@@ -1,0 +1,284 @@
+"""A virtualised table: only the rows on screen are ever rendered.
+
+The catalog of a large project has tens of thousands of rows; building a widget
+(or even a styled cell) per row costs seconds. This table keeps plain row
+objects in a list and asks a cell function for the few rows in view, so its
+cost per frame does not depend on the number of rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column: ``width`` 0 means "take the remaining width"."""
+
+    key: str
+    label: str
+    width: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class GroupHeader:
+    """A non-data row that titles the rows below it."""
+
+    label: str
+    count: int
+
+
+CellFunction = Callable[[Any], Sequence[Text | str]]
+
+
+class VirtualTable(ScrollView, can_focus=True):
+    """Rows of ``Any`` rendered through a cell function, with a cursor and a header line."""
+
+    DEFAULT_CSS = """
+    VirtualTable {
+        height: 1fr;
+        background: $surface;
+    }
+    VirtualTable > .virtual-table--header { text-style: bold; color: $text-accent; background: $panel; }
+    VirtualTable > .virtual-table--cursor { background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold; }
+    VirtualTable:blur > .virtual-table--cursor { background: $block-cursor-blurred-background; color: $foreground; text-style: none; }
+    VirtualTable > .virtual-table--group { color: $text-primary; text-style: bold; background: $boost; }
+    """
+
+    COMPONENT_CLASSES = {
+        "virtual-table--header",
+        "virtual-table--cursor",
+        "virtual-table--group",
+    }
+
+    BINDINGS = [
+        Binding("up,k", "cursor_up", "Up", show=False),
+        Binding("down,j", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home", "first", "First row", show=False),
+        Binding("end", "last", "Last row", show=False),
+        Binding("enter", "select", "Open", show=False),
+    ]
+
+    cursor: reactive[int] = reactive(0, always_update=True, init=False)
+
+    class Highlighted(Message):
+        """The cursor moved to ``row``."""
+
+        def __init__(self, table: VirtualTable, index: int, row: Any) -> None:
+            super().__init__()
+            self.table = table
+            self.index = index
+            self.row = row
+
+        @property
+        def control(self) -> VirtualTable:
+            return self.table
+
+    class Selected(Highlighted):
+        """Enter (or a double click) on ``row``."""
+
+    class HeaderClicked(Message):
+        """A click on a column title."""
+
+        def __init__(self, table: VirtualTable, column: Column) -> None:
+            super().__init__()
+            self.table = table
+            self.column = column
+
+        @property
+        def control(self) -> VirtualTable:
+            return self.table
+
+    class VisibleRangeChanged(Message):
+        """Rows ``start`` to ``end`` (exclusive) are now on screen."""
+
+        def __init__(self, table: VirtualTable, start: int, end: int) -> None:
+            super().__init__()
+            self.table = table
+            self.start = start
+            self.end = end
+
+        @property
+        def control(self) -> VirtualTable:
+            return self.table
+
+    def __init__(
+        self,
+        columns: Sequence[Column],
+        cells: CellFunction,
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.columns = list(columns)
+        self.cells = cells
+        self.rows: list[Any] = []
+        self.row_style: Callable[[Any], Style | None] = lambda row: None
+
+    # ------------------------------------------------------------------ data
+
+    def set_rows(self, rows: list[Any], *, keep: Callable[[Any], object] | None = None) -> None:
+        """Replace the rows; with *keep*, the cursor stays on the row with the same key."""
+        previous = self.current_row
+        self.rows = rows
+        index = 0
+        if keep is not None and previous is not None:
+            wanted = keep(previous)
+            for i, row in enumerate(rows):
+                if keep(row) == wanted:
+                    index = i
+                    break
+            else:
+                index = min(self.cursor, max(len(rows) - 1, 0))
+        self.virtual_size = Size(self._content_width(), len(rows) + 1)
+        self.cursor = index
+        self.refresh()
+        self._post_visible()
+
+    @property
+    def current_row(self) -> Any:
+        if 0 <= self.cursor < len(self.rows):
+            return self.rows[self.cursor]
+        return None
+
+    def visible_range(self) -> tuple[int, int]:
+        start = int(self.scroll_y)
+        return start, min(len(self.rows), start + max(self.size.height - 1, 1))
+
+    def _content_width(self) -> int:
+        return sum((c.width or 20) + 1 for c in self.columns)
+
+    # ------------------------------------------------------------- rendering
+
+    def _column_widths(self, width: int) -> list[int]:
+        fixed = sum(c.width + 1 for c in self.columns if c.width)
+        flexible = [c for c in self.columns if not c.width]
+        rest = max(width - fixed - len(flexible), 8 * len(flexible))
+        share = rest // len(flexible) if flexible else 0
+        return [c.width or share for c in self.columns]
+
+    def _line(self, cells: Sequence[Text | str], widths: list[int]) -> Text:
+        line = Text(no_wrap=True, overflow="ellipsis")
+        for i, (cell, width) in enumerate(zip(cells, widths)):
+            text = cell if isinstance(cell, Text) else Text(str(cell))
+            text = text.copy()
+            text.truncate(width, overflow="ellipsis", pad=True)
+            if i:
+                line.append(" ")
+            line.append_text(text)
+        return line
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        widths = self._column_widths(width)
+        console = self.app.console
+        if y == 0:
+            style = self.get_component_rich_style("virtual-table--header")
+            text = self._line([c.label for c in self.columns], widths)
+            text.stylize(style)
+            return Strip(text.render(console), text.cell_len).extend_cell_length(width, style).crop(0, width)
+        index = int(self.scroll_y) + y - 1
+        base = self.rich_style
+        if index >= len(self.rows):
+            return Strip.blank(width, base)
+        row = self.rows[index]
+        if isinstance(row, GroupHeader):
+            style = self.get_component_rich_style("virtual-table--group")
+            text = Text(f"▾ {row.label}  ({row.count})", no_wrap=True, overflow="ellipsis")
+            text.truncate(width)
+        else:
+            text = self._line(self.cells(row), widths)
+            extra = self.row_style(row)
+            style = base + extra if extra is not None else base
+        if index == self.cursor:
+            style = style + self.get_component_rich_style("virtual-table--cursor")
+        segments = list(Segment.apply_style(text.render(console), style))
+        return Strip(segments).extend_cell_length(width, style).crop(0, width)
+
+    # ------------------------------------------------------------ navigation
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        if not self.rows:
+            return
+        clamped = max(0, min(new, len(self.rows) - 1))
+        if clamped != new:
+            self.cursor = clamped
+            return
+        self._scroll_to_cursor()
+        self.refresh()
+        self.post_message(self.Highlighted(self, new, self.rows[new]))
+
+    def _scroll_to_cursor(self) -> None:
+        height = max(self.size.height - 1, 1)
+        top = int(self.scroll_y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._post_visible()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._post_visible()
+
+    def _post_visible(self) -> None:
+        start, end = self.visible_range()
+        self.post_message(self.VisibleRangeChanged(self, start, end))
+
+    def action_cursor_up(self) -> None:
+        self.cursor = max(self.cursor - 1, 0)
+
+    def action_cursor_down(self) -> None:
+        self.cursor = min(self.cursor + 1, max(len(self.rows) - 1, 0))
+
+    def action_page_up(self) -> None:
+        self.cursor = max(self.cursor - max(self.size.height - 2, 1), 0)
+
+    def action_page_down(self) -> None:
+        self.cursor = min(self.cursor + max(self.size.height - 2, 1), max(len(self.rows) - 1, 0))
+
+    def action_first(self) -> None:
+        self.cursor = 0
+
+    def action_last(self) -> None:
+        self.cursor = max(len(self.rows) - 1, 0)
+
+    def action_select(self) -> None:
+        row = self.current_row
+        if row is not None:
+            self.post_message(self.Selected(self, self.cursor, row))
+
+    def on_click(self, event: events.Click) -> None:
+        if event.y == 0:
+            widths = self._column_widths(self.size.width)
+            x = event.x
+            for column, width in zip(self.columns, widths):
+                if x <= width:
+                    self.post_message(self.HeaderClicked(self, column))
+                    return
+                x -= width + 1
+            return
+        index = int(self.scroll_y) + event.y - 1
+        if 0 <= index < len(self.rows):
+            self.cursor = index
+            if event.chain >= 2:
+                self.action_select()
