@@ -244,6 +244,10 @@ RULES: Final[tuple[Rule, ...]] = (
        """The chosen `IO-<nnn>` (in the sidecar or the selected-direction
        snapshot) must be a candidate of the option-selection report, and the two
        must agree."""),
+    _r("OKS073", "error", "direction", "Planning report does not cite the selected direction",
+       """A planning report written after direction selection cites the snapshot
+       through `selectedDirectionRef`, the project-relative path of
+       `instruction-set/selected-direction.json`."""),
     # ------------------------------------------------------------ design prep
     _r("OKS080", "error", "design-prep", "Design-prep request disagrees with the approved plan",
        """A request is derived from the approved planning report: its report

@@ -296,6 +296,14 @@ class Unit:
             self.report("OKS020", path, "nesting too deep to validate", line)
         return None
 
+    def validate_quiet(self, value: Any, model: type[BaseModel]) -> bool:
+        """Whether *value* validates as *model*, without reporting anything."""
+        try:
+            model.model_validate(value)
+        except (ValidationError, RecursionError):
+            return False
+        return True
+
     def _report_validation(self, path: Path, model: type[BaseModel], exc: ValidationError, line: int | None) -> None:
         grouped: dict[str, list[Any]] = {}
         for err in exc.errors():

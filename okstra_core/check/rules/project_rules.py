@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ... import layout
 from ...models.task import LatestTask, ProjectFile, TaskCatalog, TaskCatalogEntry
@@ -125,6 +124,3 @@ def _check_latest(unit: Unit, path: Path, latest: LatestTask, catalog: TaskCatal
     elif not unit.rel_exists(latest.task_manifest_path):
         unit.report("OKS034", path, f"taskManifestPath {latest.task_manifest_path!r} does not exist")
 
-
-def entry_value(entry: Any) -> Any:
-    return entry

@@ -1,0 +1,115 @@
+"""``okstra check`` and ``okstra-tui --check``: one parser, one engine, exit codes 0/1/2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from .catalog import RULES, markdown, text_table
+from .engine import CheckError, run_check
+from .formats import FORMATS, render
+
+EXIT_CLEAN = 0
+EXIT_FINDINGS = 1
+EXIT_CANNOT_RUN = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_CANNOT_RUN)
+
+
+def _ids(text: str) -> list[str]:
+    return [p for p in (s.strip() for s in text.split(",")) if p]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The checker's flags, shared by both commands."""
+    parser.add_argument("project", nargs="?", default=".", help="project root holding .okstra/ (default: current folder)")
+    parser.add_argument("--format", choices=(*FORMATS, "markdown"), default="text",
+                        help="output format (markdown only with --list-rules)")
+    parser.add_argument("--select", action="append", type=_ids, default=[], metavar="IDS",
+                        help="only these rule ids or prefixes (comma-separated, repeatable)")
+    parser.add_argument("--ignore", action="append", type=_ids, default=[], metavar="IDS",
+                        help="skip these rule ids or prefixes (comma-separated, repeatable)")
+    parser.add_argument("--strict", action="store_true", help="warnings fail the check too")
+    parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
+                        help="worker processes for the per-task part (default: all cores)")
+    parser.add_argument("--home", type=Path, default=None, metavar="PATH",
+                        help="manager state root (default: $OKSTRA_HOME or ~/.okstra); checked when it exists")
+    parser.add_argument("--output", "-o", type=Path, default=None, metavar="FILE", help="write the report to FILE")
+    parser.add_argument("--colour", "--color", choices=("auto", "always", "never"), default="auto",
+                        help="colour text output (auto: on a terminal, unless NO_COLOR is set)")
+    parser.add_argument("--list-rules", action="store_true", help="print the rule catalog and exit")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the check for parsed *args*; returns the exit status."""
+    if args.list_rules:
+        if args.format == "markdown":
+            text = markdown()
+        elif args.format == "json":
+            text = json.dumps([{"id": r.id, "severity": r.severity, "topic": r.topic, "title": r.title,
+                                "explanation": r.explanation} for r in RULES], indent=2) + "\n"
+        else:
+            text = text_table()
+        return _emit(args, text)
+    if args.format == "markdown":
+        print("okstra check: error: --format markdown is for --list-rules", file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    select = [i for group in args.select for i in group]
+    ignore = [i for group in args.ignore for i in group]
+    try:
+        report = run_check(Path(args.project), select=select or None, ignore=ignore or None, jobs=args.jobs, home=args.home)
+    except CheckError as exc:
+        print(f"okstra check: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    out = args.output
+    if args.colour == "always":
+        colour = True
+    elif args.colour == "never" or out is not None:
+        colour = False
+    else:
+        colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    code = _emit(args, render(report, args.format, colour=colour))
+    return code if code else report.exit_code(strict=args.strict)
+
+
+def _emit(args: argparse.Namespace, text: str) -> int:
+    if args.output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return EXIT_CLEAN
+    try:
+        args.output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"okstra check: {args.output}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    return EXIT_CLEAN
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``check`` verb to ``okstra``."""
+    parser = subparsers.add_parser("check", help="check a project's .okstra/ store against the storage contract",
+                                   description="Check a project's .okstra/ store against the storage contract (read-only).")
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def main_check(argv: list[str]) -> int:
+    """``okstra-tui --check [PROJECT] [flags]``: the same flags, engine and exit codes as ``okstra check``."""
+    parser = _Parser(prog="okstra-tui --check", description="Check a project's .okstra/ store (read-only).")
+    add_arguments(parser)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_CANNOT_RUN
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        return 130

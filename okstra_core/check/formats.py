@@ -1,0 +1,185 @@
+"""Output formats of a check run: text, json, github, sarif, junit."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from itertools import groupby
+from typing import Final
+from xml.sax.saxutils import escape, quoteattr
+
+from .catalog import RULES, RULES_BY_ID
+from .findings import CheckReport, Finding
+
+FORMATS: Final = ("text", "json", "github", "sarif", "junit")
+JSON_VERSION: Final = 1
+TOOL_NAME: Final = "okstra check"
+INFO_URI: Final = "https://github.com/okstra/okstra-workbench/blob/main/docs/rules.md"
+
+#: GitHub shows at most 10 error and 10 warning annotations per step (and 50 per job).
+GITHUB_LIMITS: Final = {"error": 10, "warning": 10, "notice": 10}
+_GH_LEVEL: Final = {"error": "error", "warning": "warning", "info": "notice"}
+
+_COLOURS: Final = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m", "bold": "\033[1m", "dim": "\033[2m", "reset": "\033[0m"}
+
+
+def summary_line(report: CheckReport) -> str:
+    s = report.summary
+    return (f"{s['errors']} error{'s' * (s['errors'] != 1)}, {s['warnings']} warning{'s' * (s['warnings'] != 1)}, "
+            f"{s['infos']} info{'s' * (s['infos'] != 1)} in {s['files']} files checked")
+
+
+def render_text(report: CheckReport, *, colour: bool = False) -> str:
+    """Findings grouped by file, then a summary line."""
+    c = _COLOURS if colour else {k: "" for k in _COLOURS}
+    out: list[str] = []
+    for path, items in groupby(report.findings, key=lambda f: f.path):
+        out.append(f"{c['bold']}{path}{c['reset']}")
+        for f in items:
+            where = f"{f.line}: " if f.line is not None else ""
+            out.append(f"  {where}{c[f.severity]}{f.severity}{c['reset']} {c['dim']}{f.rule}{c['reset']} {f.message}")
+        out.append("")
+    out.append(summary_line(report))
+    return "\n".join(out) + "\n"
+
+
+def report_dict(report: CheckReport) -> dict[str, object]:
+    """The stable JSON shape (version 1)."""
+    findings = []
+    for f in report.findings:
+        item: dict[str, object] = {"rule": f.rule, "severity": f.severity, "path": f.path, "message": f.message}
+        if f.line is not None:
+            item["line"] = f.line
+        findings.append(item)
+    return {"version": JSON_VERSION, "root": report.root, "summary": report.summary, "findings": findings}
+
+
+def render_json(report: CheckReport) -> str:
+    return json.dumps(report_dict(report), indent=2, ensure_ascii=False) + "\n"
+
+
+def gh_data(text: str) -> str:
+    """Escape a workflow-command message."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def gh_property(text: str) -> str:
+    """Escape a workflow-command property value (also ``:`` and ``,``)."""
+    return gh_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(report: CheckReport) -> str:
+    """GitHub Actions workflow commands; past the annotation limits the rest is summarised in one line."""
+    out: list[str] = []
+    used: Counter[str] = Counter()
+    left: Counter[str] = Counter()
+    for f in report.findings:
+        level = _GH_LEVEL[f.severity]
+        if used[level] >= GITHUB_LIMITS[level]:
+            left[f.severity] += 1
+            continue
+        used[level] += 1
+        props = [f"file={gh_property(f.path)}"]
+        if f.line is not None:
+            props.append(f"line={f.line}")
+        props.append(f"title={gh_property(f.rule + ' ' + RULES_BY_ID[f.rule].title)}")
+        out.append(f"::{level} {','.join(props)}::{gh_data(f.message)}")
+    if left:
+        parts = ", ".join(f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(left.items()))
+        out.append(f"::warning title={gh_property('okstra check')}::{gh_data(f'{parts} more not annotated (GitHub annotation limits); run okstra check locally for the full list')}")
+    out.append(summary_line(report))
+    return "\n".join(out) + "\n"
+
+
+_SARIF_LEVEL: Final = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def render_sarif(report: CheckReport, version: str = "0") -> str:
+    """SARIF 2.1.0 with a rule descriptor per rule id."""
+    index = {r.id: i for i, r in enumerate(RULES)}
+    rules = [
+        {
+            "id": r.id,
+            "name": "".join(w.capitalize() for w in r.title.replace("-", " ").split() if w.isalnum()) or r.id,
+            "shortDescription": {"text": r.title},
+            "fullDescription": {"text": r.explanation},
+            "helpUri": f"{INFO_URI}#{r.id.lower()}",
+            "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity]},
+            "properties": {"tags": [r.topic]},
+        }
+        for r in RULES
+    ]
+    results = []
+    for f in report.findings:
+        region = {"startLine": f.line} if f.line is not None else None
+        physical: dict[str, object] = {"artifactLocation": {"uri": f.path, "uriBaseId": "PROJECTROOT"}}
+        if region:
+            physical["region"] = region
+        results.append({
+            "ruleId": f.rule,
+            "ruleIndex": index[f.rule],
+            "level": _SARIF_LEVEL[f.severity],
+            "message": {"text": f.message},
+            "locations": [{"physicalLocation": physical}],
+        })
+    root_uri = "file://" + report.root.rstrip("/") + "/"
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": TOOL_NAME, "version": version, "informationUri": INFO_URI, "rules": rules}},
+            "originalUriBaseIds": {"PROJECTROOT": {"uri": root_uri}},
+            "results": results,
+        }],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_junit(report: CheckReport) -> str:
+    """JUnit XML: one test suite per file with findings, one failing test case per finding.
+
+    A clean run is one passing test case, so that CI dashboards show the check ran.
+    """
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>']
+    failing = [f for f in report.findings if f.severity != "info"]
+    lines.append(f'<testsuites name="okstra check" tests="{max(1, len(report.findings))}" failures="{len(failing)}">')
+    if not report.findings:
+        lines.append('  <testsuite name="okstra check" tests="1" failures="0">')
+        lines.append(f'    <testcase classname="okstra.check" name={quoteattr(f"{report.files} files")}/>')
+        lines.append("  </testsuite>")
+    for path, group in groupby(report.findings, key=lambda f: f.path):
+        items: list[Finding] = list(group)
+        fails = sum(1 for f in items if f.severity != "info")
+        lines.append(f"  <testsuite name={quoteattr(path)} tests=\"{len(items)}\" failures=\"{fails}\">")
+        for f in items:
+            name = f"{f.rule}{':' + str(f.line) if f.line is not None else ''}"
+            lines.append(f"    <testcase classname={quoteattr(path)} name={quoteattr(name)}>")
+            if f.severity == "info":
+                lines.append(f"      <system-out>{escape(_xml_safe(f.message))}</system-out>")
+            else:
+                lines.append(f"      <failure type={quoteattr(f.severity)} message={quoteattr(_xml_safe(f.message))}>"
+                             f"{escape(_xml_safe(f'{f.rule} {RULES_BY_ID[f.rule].title}: {f.message}'))}</failure>")
+            lines.append("    </testcase>")
+        lines.append("  </testsuite>")
+    lines.append("</testsuites>")
+    return "\n".join(lines) + "\n"
+
+
+def _xml_safe(text: str) -> str:
+    """Drop characters XML 1.0 cannot carry (messages may quote file content)."""
+    return "".join(ch for ch in text if ch in "\t\n\r" or (ord(ch) >= 0x20 and not 0xD800 <= ord(ch) <= 0xDFFF and ord(ch) not in (0xFFFE, 0xFFFF)))
+
+
+def render(report: CheckReport, fmt: str, *, colour: bool = False) -> str:
+    """The report in one of :data:`FORMATS`."""
+    if fmt == "text":
+        return render_text(report, colour=colour)
+    if fmt == "json":
+        return render_json(report)
+    if fmt == "github":
+        return render_github(report)
+    if fmt == "sarif":
+        return render_sarif(report)
+    if fmt == "junit":
+        return render_junit(report)
+    raise ValueError(f"unknown format {fmt!r}")

@@ -1,0 +1,38 @@
+"""Implementation carry sidecars and the planning run's consumers backlinks."""
+
+from __future__ import annotations
+
+from ... import names
+from ...models.report import CarryStage, ConsumerLink
+from .scope import TaskScope
+
+
+def check_task(scope: TaskScope) -> None:
+    """Carry files point at the run that produced them; consumer lines at the run that consumed a stage."""
+    unit = scope.unit
+    for e in scope.carry:
+        parsed = names.parse_carry(e.name)
+        if parsed is None or e.kind != "file":
+            unit.report("OKS011", e.path, f"{e.name!r} is not carry/stage-<n>.json")
+            continue
+        carry = unit.doc(e.path, CarryStage)
+        if carry is None:
+            continue
+        if carry.stage != parsed.stage:
+            unit.report("OKS100", e.path, f"stage {carry.stage} differs from the file name's stage-{parsed.stage}")
+        if scope.task_key is not None and carry.task_key != scope.task_key:
+            unit.report("OKS024", e.path, f"taskKey {carry.task_key!r} is not this task's {scope.task_key!r}")
+        for label, value in (("runDir", carry.run_dir), ("runManifestPath", carry.run_manifest_path)):
+            if not unit.rel_exists(value):
+                unit.report("OKS100", e.path, f"{label} {value!r} does not exist")
+        if not carry.run_dir.endswith(f"/runs/implementation/stage-{carry.stage}"):
+            unit.report("OKS100", e.path, f"runDir {carry.run_dir!r} is not an implementation stage-{carry.stage} run dir")
+    if scope.consumers is None:
+        return
+    for line, link in unit.jsonl(scope.consumers, ConsumerLink):
+        for label, value in (("planReportPath", link.plan_report_path), ("consumerRunDir", link.consumer_run_dir),
+                             ("consumerRunManifestPath", link.consumer_run_manifest_path)):
+            if not unit.rel_exists(value):
+                unit.report("OKS101", scope.consumers, f"{label} {value!r} does not exist", line)
+        if "/runs/implementation/" not in link.consumer_run_dir:
+            unit.report("OKS101", scope.consumers, f"consumerRunDir {link.consumer_run_dir!r} is not an implementation run", line)

@@ -1,0 +1,50 @@
+"""Convergence trail under a run's ``state/``: rounds, results, the final, migrations."""
+
+from __future__ import annotations
+
+from ... import names
+from ...models.convergence import ConvergenceFinal, ConvergenceWork
+from ...workflows.convergence import round_problems
+from .scope import RunScope, TaskScope
+
+
+def check_run(scope: TaskScope, run: RunScope) -> None:
+    """Per convergence (one state seq): contiguous rounds, results for every closed round."""
+    unit = scope.unit
+    by_seq: dict[int, dict[str, list]] = {}
+    for art in run.of_kind("convergence-round-plan", "convergence-round-results", "convergence-work", "convergence-final", "convergence-groups"):
+        if art.name.seq is not None and not art.flat:
+            by_seq.setdefault(art.name.seq, {}).setdefault(art.kind, []).append(art)
+    for seq, kinds in sorted(by_seq.items()):
+        plans = [a.name.round for a in kinds.get("convergence-round-plan", []) if a.name.round is not None]
+        results = [a.name.round for a in kinds.get("convergence-round-results", []) if a.name.round is not None]
+        works = kinds.get("convergence-work", [])
+        work = unit.doc(works[0].path, ConvergenceWork) if works else None
+        is_open = work is not None and work.status == "open" and not kinds.get("convergence-final")
+        anchor = (kinds.get("convergence-work") or kinds.get("convergence-round-plan") or next(iter(kinds.values())))[0].path
+        for problem in round_problems(run.path, plans, results, is_open):
+            rule = "OKS112" if "no results" in problem else "OKS111"
+            unit.report(rule, anchor, f"convergence seq {seq:03d}: {problem}")
+        _migrations(scope, run, seq, kinds)
+
+
+def _migrations(scope: TaskScope, run: RunScope, seq: int, kinds: dict[str, list]) -> None:
+    """Archives under ``state/migrations/``: a restart that replaced a final must have archived it."""
+    unit = scope.unit
+    if run.migrations is None:
+        return
+    archived = [e for e in unit.entries(run.migrations) if e.kind == "file"]
+    work_names = {a.entry.name for a in kinds.get("convergence-work", [])}
+    final_names = {names.build("convergence-final", task_type=run.task_type, seq=seq)} if run.task_type and seq else set()
+    final_archives = [e for e in archived if any(e.name.startswith(f + ".") for f in final_names)]
+    for e in archived:
+        base = e.name.split(".json.", 1)[0] + ".json"
+        if base in work_names:
+            value = unit.json(e.path)
+            was_terminal = isinstance(value, dict) and value.get("status") == "terminal"
+            if was_terminal and not final_archives and kinds.get("convergence-final"):
+                unit.report("OKS113", e.path, "the restarted working state was terminal, but the final it replaced has no archive in state/migrations/")
+        elif base in final_names:
+            value = unit.json(e.path)
+            if value is not None and unit.validate_quiet(value, ConvergenceFinal):
+                unit.report("OKS113", e.path, "a valid terminal final was replaced (a valid final is reused unchanged)")

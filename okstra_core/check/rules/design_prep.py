@@ -1,0 +1,66 @@
+"""Design preparation: requests and inputs against the approved plan, as the resolver judges them."""
+
+from __future__ import annotations
+
+from ...models.report import ImplementationPlan
+from ...models.sidecars import DesignPrepInputHeader, DesignPrepRequestHeader
+from ...workflows.design_prep import resolve
+from .direction import open_task
+from .documents import load_report
+from .scope import RunScope, TaskScope
+
+
+def check_run(scope: TaskScope, run: RunScope) -> None:
+    """Headers against names and plans; duplicate and stale revisions exactly as :func:`resolve` skips them."""
+    unit = scope.unit
+    plans: dict[int, tuple[str, ImplementationPlan | None]] = {}
+    for art in run.of_kind("final-report-data"):
+        report = load_report(unit, art)
+        if art.name.seq is not None:
+            plans[art.name.seq] = (unit.rel(art.path), report.implementation_plan if report is not None else None)
+    for art in run.of_kind("design-prep-request"):
+        loaded = unit.sidecar(art.path, DesignPrepRequestHeader)
+        if loaded is None:
+            continue
+        header, _ = loaded
+        if header.prep_id != art.name.prep_id:
+            unit.report("OKS080", art.path, f"prep-id {header.prep_id} differs from the file name's {art.name.prep_id}")
+        plan = plans.get(art.name.seq or 0)
+        if plan is None:
+            unit.report("OKS080", art.path, f"no planning report with seq {art.name.seq_text} in this run dir")
+            continue
+        rel, model = plan
+        if header.report != rel:
+            unit.report("OKS080", art.path, f"report {header.report!r} is not the snapshot of seq {art.name.seq_text} ({rel})")
+        if model is None:
+            continue
+        item = next((i for i in model.design_items if i.prep_id == header.prep_id), None)
+        if item is None:
+            unit.report("OKS080", art.path, f"{header.prep_id} is not a design item of {rel}")
+        elif item.status != header.item_status:
+            unit.report("OKS080", art.path, f"item-status {header.item_status} but the approved plan says {item.status}")
+    for art in run.of_kind("design-prep-input"):
+        loaded = unit.sidecar(art.path, DesignPrepInputHeader)
+        if loaded is None:
+            continue
+        header, _ = loaded
+        if header.prep_id != art.name.prep_id or header.revision != art.name.revision:
+            unit.report("OKS081", art.path, f"header says {header.prep_id} r{header.revision}, the file name {art.name.prep_id} r{art.name.revision}")
+        plan = plans.get(art.name.seq or 0)
+        if plan is None:
+            unit.report("OKS081", art.path, f"no planning report with seq {art.name.seq_text} in this run dir")
+        elif plan[1] is not None and not any(i.prep_id == header.prep_id for i in plan[1].design_items):
+            unit.report("OKS081", art.path, f"{header.prep_id} is not a design item of {plan[0]}")
+    if not plans:
+        return
+    resolution = resolve(open_task(scope))
+    if resolution.legacy_unassessed and resolution.report is not None:
+        unit.report("OKS084", resolution.report, "markerless legacy plan: proceeds with the legacy-unassessed warning")
+    for item in resolution.items:
+        if item.request is not None and item.request_ok is False:
+            unit.report("OKS080", item.request, f"request differs from the deterministic request for {item.prep_id} of the approved snapshot")
+        for verdict in item.inputs:
+            if verdict.verdict == "duplicate-revision":
+                unit.report("OKS082", verdict.path, f"{item.prep_id}: skipped: {verdict.reason}")
+            elif verdict.verdict == "stale-fingerprint":
+                unit.report("OKS083", verdict.path, f"{item.prep_id}: skipped: {verdict.reason}")

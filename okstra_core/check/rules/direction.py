@@ -1,0 +1,87 @@
+"""Direction selection: user-response sidecars, the selected-direction snapshot, the digest chain."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ... import layout, store
+from ...digests import sha256_bytes
+from ...models.report import OptionCandidates
+from ...models.sidecars import UserResponseHeader
+from ...workflows.direction import check_chain
+from .documents import load_report
+from .scope import Artifact, TaskScope
+
+#: check_chain step -> rule; steps not listed describe pending states or load errors reported elsewhere.
+_STEP_RULES = {
+    "sidecar source-data-sha256": "OKS070",
+    "sidecar option": "OKS072",
+    "preselected confirmation": "OKS072",
+    "snapshot sourceDataSha256": "OKS071",
+    "snapshot option": "OKS072",
+    "planning selectedDirectionRef": "OKS073",
+}
+
+
+def open_task(scope: TaskScope) -> store.Task:
+    """The read side's view of the same task, for owners that take a :class:`store.Task`."""
+    project = store.Project(scope.unit.root)
+    ref = store.TaskRef(project, scope.root.parent.name, scope.root.name, scope.root, None)
+    return ref.open()
+
+
+def check_task(scope: TaskScope) -> None:
+    """The chain as :func:`okstra_core.workflows.direction.check_chain` judges it, plus every other sidecar."""
+    unit = scope.unit
+    sidecars = [a for run in scope.runs for a in run.of_kind("user-response", "user-response-superseded")]
+    covered: set[Path] = set()
+    has_option_run = any(r.task_type == "option-selection" and r.of_kind("final-report-data") for r in scope.runs)
+    sd_path = layout.selected_direction_path(scope.root)
+    if sd_path.exists() or has_option_run:
+        for step in check_chain(open_task(scope)):
+            rule = _STEP_RULES.get(step.step)
+            if step.path is not None:
+                covered.add(step.path)
+            if rule is not None and not step.ok and step.path is not None:
+                unit.report(rule, step.path, f"{step.step}: {step.detail}")
+    if unit.entry(sd_path) is not None:
+        from ...models.report import SelectedDirection
+
+        sd = unit.doc(sd_path, SelectedDirection)
+        if sd is not None and scope.task_key is not None and sd.task_key != scope.task_key:
+            unit.report("OKS024", sd_path, f"taskKey {sd.task_key!r} is not this task's {scope.task_key!r}")
+    for art in sidecars:
+        _sidecar(scope, art, art.path in covered and art.kind == "user-response")
+
+
+def _sidecar(scope: TaskScope, art: Artifact, covered: bool) -> None:
+    unit = scope.unit
+    loaded = unit.sidecar(art.path, UserResponseHeader)
+    if loaded is None:
+        return
+    header, _ = loaded
+    if scope.task_key is not None and header.task_key != scope.task_key:
+        unit.report("OKS024", art.path, f"task-key {header.task_key!r} is not this task's {scope.task_key!r}")
+    if header.task_type != art.name.task_type:
+        unit.report("OKS024", art.path, f"task-type {header.task_type!r} differs from the file name's {art.name.task_type!r}")
+    expected = f"final-report-{art.name.task_type}-{art.name.seq_text}.data.json"
+    if Path(header.report).name != expected:
+        unit.report("OKS024", art.path, f"report {header.report!r} is not the report this sidecar is named after ({expected})")
+    if covered or art.kind == "user-response-superseded":
+        return  # judged by the chain above, or kept only as history
+    if not unit.rel_exists(header.report):
+        unit.report("OKS070", art.path, f"report {header.report!r} does not exist")
+        return
+    data = unit.data(unit.root / header.report)
+    if data is not None and sha256_bytes(data) != header.source_data_sha256:
+        unit.report("OKS070", art.path, f"source-data-sha256 differs from the SHA-256 of {header.report}")
+    if header.selected_option is not None:
+        report_art = None
+        for run in scope.runs:
+            for a in run.of_kind("final-report-data"):
+                if unit.rel(a.path) == header.report:
+                    report_art = a
+        report = load_report(unit, report_art) if report_art is not None else None
+        oc: OptionCandidates | None = report.option_candidates if report is not None else None
+        if report is not None and (oc is None or header.selected_option not in {c.option_id for c in oc.candidates}):
+            unit.report("OKS072", art.path, f"selected-option {header.selected_option} is not a candidate of {header.report}")

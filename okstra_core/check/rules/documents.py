@@ -1,0 +1,113 @@
+"""Every JSON and JSONL artifact of a run dir against its model, its identity, seqs and status files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ... import reading
+from ...models import run as rm
+from ...models.convergence import ConvergenceFinal, ConvergenceGroups, ConvergenceWork, RoundPlan, RoundResults
+from ...models.report import FinalReportV2, FinalReportV3
+from ..engine import Unit
+from .scope import Artifact, RunScope, TaskScope
+
+#: Artifact kind (from the name grammar) -> the model that owns its shape.
+MODELS: dict[str, Any] = {
+    "run-manifest": rm.RunManifest,
+    "run-context": rm.RunContext,
+    "team-state": rm.TeamState,
+    "active-run-context": rm.ActiveRunContext,
+    "convergence-groups": ConvergenceGroups,
+    "convergence-work": ConvergenceWork,
+    "convergence-round-plan": RoundPlan,
+    "convergence-round-results": RoundResults,
+    "convergence-final": ConvergenceFinal,
+    "lead-prompt-meta": rm.PromptMeta,
+    "worker-prompt-meta": rm.PromptMeta,
+    "reverify-prompt-meta": rm.PromptMeta,
+}
+JSONL_MODELS: dict[str, Any] = {"errors-log": rm.ErrorRecord}
+
+
+def load(unit: Unit, art: Artifact) -> Any:
+    """The validated document of a JSON artifact (None when it does not validate)."""
+    if art.kind == "final-report-data":
+        return load_report(unit, art)
+    model = MODELS.get(art.kind)
+    if model is None:
+        return None
+    return unit.doc(art.path, model)
+
+
+def load_report(unit: Unit, art: Artifact) -> FinalReportV3 | FinalReportV2 | None:
+    """Report data by the schema version it declares (the reader's own choice of model)."""
+    value = unit.json(art.path)
+    if value is None:
+        return None
+    model = reading.report_model_for(value)
+    if isinstance(model, str):
+        unit.report("OKS091" if isinstance(value, dict) else "OKS020", art.path, model)
+        return None
+    return unit.doc(art.path, model)
+
+
+def _segment(doc: Any) -> str | None:
+    seg = getattr(doc, "run_date_time_segment", None)
+    if seg is None and getattr(doc, "identity", None) is not None:
+        seg = doc.identity.run_date_time_segment
+    return seg if isinstance(seg, str) else None
+
+
+def check_run(scope: TaskScope, run: RunScope) -> None:
+    """Validate every document of *run*; check identities, seq sharing and status values."""
+    unit = scope.unit
+    by_seq: dict[tuple[str, int], dict[str, list[Artifact]]] = {}
+    run_rel = unit.rel(run.path)
+    for art in run.artifacts:
+        if art.kind in JSONL_MODELS:
+            unit.jsonl(art.path, JSONL_MODELS[art.kind])
+            continue
+        if art.kind == "final-status":
+            _status(unit, art)
+            continue
+        doc = load(unit, art)
+        if doc is None:
+            continue
+        _identity(scope, run, art, doc, run_rel)
+        seg = _segment(doc)
+        if seg is not None and art.name.seq is not None and not art.flat:
+            by_seq.setdefault((art.name.category, art.name.seq), {}).setdefault(seg, []).append(art)
+        if art.kind == "run-manifest" and doc.status not in rm.RUN_STATUSES:
+            unit.report("OKS130", art.path, f"status {doc.status!r} is not a known status")
+    for (category, seq), segs in sorted(by_seq.items()):
+        if len(segs) > 1:
+            listing = "; ".join(f"{s}: {', '.join(a.entry.name for a in arts)}" for s, arts in sorted(segs.items()))
+            last = max((a for arts in segs.values() for a in arts), key=lambda a: a.entry.name)
+            unit.report("OKS013", last.path, f"{category}/ seq {seq:03d} is used by {len(segs)} executions ({listing})")
+
+
+def _status(unit: Unit, art: Artifact) -> None:
+    text = unit.text(art.path)
+    if text is None:
+        return
+    value = text.strip()
+    if value not in rm.RUN_STATUSES:
+        unit.report("OKS130", art.path, f"status {value[:60]!r} is not a known status")
+
+
+def _identity(scope: TaskScope, run: RunScope, art: Artifact, doc: Any, run_rel: str) -> None:
+    unit = scope.unit
+    ident = getattr(doc, "identity", None) or doc
+    key = getattr(ident, "task_key", None)
+    if scope.task_key is not None and isinstance(key, str) and key != scope.task_key:
+        unit.report("OKS024", art.path, f"taskKey {key!r} is not this task's {scope.task_key!r}")
+    task_type = getattr(ident, "task_type", None)
+    if isinstance(task_type, str) and task_type != run.task_type:
+        unit.report("OKS024", art.path, f"taskType {task_type!r} is not the run dir's {run.task_type!r}")
+    if art.kind in ("run-manifest", "run-context", "active-run-context"):
+        stage = getattr(ident, "stage", None)
+        if stage != run.stage:
+            unit.report("OKS024", art.path, f"stage {stage!r} is not the run dir's {run.stage!r}")
+        hint = doc.run_dir if art.kind == "run-manifest" else doc.path_hints.run_dir
+        if hint != run_rel:
+            unit.report("OKS024", art.path, f"runDir {hint!r} is not this run dir {run_rel!r}")

@@ -1,0 +1,106 @@
+"""Agent invocations outside task runs: ``.okstra/agent-invocations/<purpose>/<id>.*``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ... import layout
+from ...digests import sha256_bytes, sha256_json
+from ...models.invocation import CompletionMarker, InvocationMeta, ResultEnvelope
+from ..engine import Entry, Unit
+
+#: Suffix -> part, in publication order.
+PARTS: dict[str, str] = {
+    ".instructions.md": "instructions",
+    ".prompt.md": "prompt",
+    ".prompt.md.meta.json": "meta",
+    ".result.json": "result",
+    ".prompt.md.completion.json": "completion",
+}
+ORDER = tuple(PARTS.values())
+_EXTRA = (".tmp", ".prompt.log")
+
+
+def check_invocations(unit: Unit, base: Path) -> None:
+    """Every purpose folder and every invocation in it."""
+    for purpose in unit.entries(base):
+        if purpose.kind != "dir":
+            if purpose.kind == "file":
+                unit.report("OKS005", purpose.path, "not part of the store's contract; not read")
+            continue
+        if not layout.is_canonical_slug(purpose.name):
+            unit.report("OKS018", purpose.path, f"purpose folder {purpose.name!r} is not a canonical slug")
+        groups: dict[str, dict[str, Entry]] = {}
+        for e in unit.entries(purpose.path):
+            inv_id, dot, _ = e.name.partition(".")
+            suffix = e.name[len(inv_id):]
+            part = PARTS.get(suffix)
+            if part is None:
+                if suffix not in _EXTRA and e.kind != "bad":
+                    unit.report("OKS005", e.path, "not a file of the agent-invocation contract; not read")
+                continue
+            groups.setdefault(inv_id, {})[part] = e
+        for inv_id, parts in sorted(groups.items()):
+            unit.guard("invocation", purpose.path / inv_id, lambda: _check_one(unit, purpose.path, purpose.name, inv_id, parts))
+
+
+def _check_one(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: dict[str, Entry]) -> None:
+    paths = layout.InvocationPaths(folder, inv_id)
+    first = next(iter(parts.values())).path
+    if not layout.is_canonical_slug(inv_id):
+        unit.report("OKS018", first, f"invocation id {inv_id!r} is not a canonical slug")
+    present = [p for p in ORDER if p in parts]
+    if present:
+        last = ORDER.index(present[-1])
+        missing = [p for p in ORDER[:last] if p not in parts]
+        if missing:
+            unit.report("OKS123", parts[present[-1]].path,
+                        f"{present[-1]} is published but the invocation has no {', '.join(missing)} file")
+    rel = {name: unit.rel(getattr(paths, name)) for name in ORDER}
+
+    def other_invocation(target: str) -> bool:
+        return target.startswith(unit.rel(layout.agent_invocations_dir(unit.root)) + "/") and not target.startswith(
+            f"{unit.rel(folder)}/{inv_id}."
+        )
+
+    if "meta" in parts and parts["meta"].kind == "file":
+        meta = unit.doc(paths.meta, InvocationMeta)
+        if meta is not None:
+            _bind(unit, paths.meta, purpose, inv_id, meta.purpose, meta.invocation_id)
+            for label, target, expected, digest, part in (
+                ("instructionsPath", meta.instructions_path, rel["instructions"], meta.instructions_sha256, "instructions"),
+                ("promptPath", meta.prompt_path, rel["prompt"], meta.prompt_sha256, "prompt"),
+            ):
+                if target != expected:
+                    rule = "OKS122" if other_invocation(target) else "OKS120"
+                    unit.report(rule, paths.meta, f"{label} {target!r} is not this invocation's {expected!r}")
+                elif part in parts and parts[part].kind == "file":
+                    data = unit.data(getattr(paths, part))
+                    if data is not None and sha256_bytes(data) != digest:
+                        unit.report("OKS123", paths.meta, f"{part} digest does not match the bytes of {expected}")
+    if "result" in parts and parts["result"].kind == "file":
+        env = unit.doc(paths.result, ResultEnvelope)
+        if env is not None:
+            _bind(unit, paths.result, purpose, inv_id, env.purpose, env.invocation_id)
+            if env.prompt_meta_path != rel["meta"]:
+                rule = "OKS122" if other_invocation(env.prompt_meta_path) else "OKS120"
+                unit.report(rule, paths.result, f"promptMetaPath {env.prompt_meta_path!r} is not this invocation's {rel['meta']!r}")
+    if "completion" in parts and parts["completion"].kind == "file":
+        done = unit.doc(paths.completion, CompletionMarker)
+        if done is not None:
+            _bind(unit, paths.completion, purpose, inv_id, done.purpose, done.invocation_id)
+            if done.result_path != rel["result"]:
+                rule = "OKS122" if other_invocation(done.result_path) else "OKS120"
+                unit.report(rule, paths.completion, f"resultPath {done.result_path!r} is not this invocation's {rel['result']!r}")
+            elif "result" in parts:
+                envelope = unit.json(paths.result)
+                if envelope is not None and sha256_json(envelope) != done.envelope_sha256:
+                    unit.report("OKS121", paths.completion, "envelopeSha256 is not the digest of the canonical result envelope")
+
+
+def _bind(unit: Unit, path: Path, purpose: str, inv_id: str, got_purpose: str, got_id: str) -> None:
+    if got_purpose != purpose:
+        unit.report("OKS120", path, f"purpose {got_purpose!r} is not the folder's {purpose!r}")
+    if got_id != inv_id:
+        rule = "OKS122"
+        unit.report(rule, path, f"invocationId {got_id!r} is not this invocation's {inv_id!r}")

@@ -1,0 +1,91 @@
+"""Manager-owned cross-project state under ``$OKSTRA_HOME/managers/<manager-id>/``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ... import layout
+from ...models import manager as mm
+from ..engine import Unit
+
+_MANAGER_FILES = {"manager.json": "file", "projects.json": "file", "task-groups": "dir"}
+_TASK_FILES = {
+    "manifest.json": "file",
+    "children.json": "file",
+    "directives.jsonl": "file",
+    "snapshots.json": "file",
+    "events.jsonl": "file",
+    "child-context": "dir",
+}
+
+
+def check_managers(unit: Unit, home: Path) -> None:
+    """Every manager folder under *home*."""
+    for m in unit.entries(layout.managers_dir(home)):
+        if m.kind != "dir":
+            if m.kind == "file":
+                unit.report("OKS005", m.path, "not part of the manager contract; not read")
+            continue
+        unit.guard("manager", m.path, lambda: _check_manager(unit, m.path))
+    unit.read_remaining(sorted(p for p in unit.files if p.is_relative_to(home)))
+
+
+def _unknown(unit: Unit, folder: Path, allowed: dict[str, str]) -> None:
+    for e in unit.entries(folder):
+        if e.kind != "bad" and allowed.get(e.name) != e.kind:
+            unit.report("OKS005", e.path, "not part of the manager contract; not read")
+
+
+def _check_manager(unit: Unit, folder: Path) -> None:
+    if not layout.is_canonical_slug(folder.name):
+        unit.report("OKS018", folder, f"manager folder {folder.name!r} is not a canonical slug")
+    _unknown(unit, folder, _MANAGER_FILES)
+    info_path = folder / "manager.json"
+    if unit.entry(info_path) is None:
+        unit.report("OKS020", info_path, "manager.json is missing")
+    else:
+        info = unit.doc(info_path, mm.ManagerFile)
+        if info is not None and layout.slug(info.manager_id) != folder.name:
+            unit.report("OKS142", info_path, f"managerId {info.manager_id!r} does not slug to the folder name {folder.name!r}")
+    projects_path = folder / "projects.json"
+    if unit.entry(projects_path) is not None:
+        projects = unit.doc(projects_path, mm.ProjectsFile)
+        if projects is not None:
+            for i, p in enumerate(projects.projects):
+                if not os.path.isabs(p.project_root) or not os.path.isdir(p.project_root):
+                    unit.report("OKS140", projects_path, f"projects[{i}] ({p.project_id}): projectRoot {p.project_root!r} is not an existing directory")
+    for group in unit.entries(folder / "task-groups"):
+        if group.kind != "dir":
+            continue
+        for task in unit.entries(group.path):
+            if task.kind == "dir":
+                _check_task(unit, task.path, group.name)
+
+
+def _check_task(unit: Unit, folder: Path, group_folder: str) -> None:
+    _unknown(unit, folder, _TASK_FILES)
+    manifest_path = folder / "manifest.json"
+    if unit.entry(manifest_path) is not None:
+        man = unit.doc(manifest_path, mm.ManagerTaskManifest)
+        if man is not None and (layout.slug(man.task_group) != group_folder or layout.slug(man.task_id) != folder.name):
+            unit.report("OKS142", manifest_path, f"taskGroup/taskId {man.task_group!r}/{man.task_id!r} do not slug to the folder {group_folder}/{folder.name}")
+    expected: set[str] | None = None
+    children_path = folder / "children.json"
+    if unit.entry(children_path) is not None:
+        children = unit.doc(children_path, mm.ChildrenFile)
+        if children is not None:
+            expected = {layout.child_context_name(c.project_id, c.child_task_id) for c in children.children}
+    if unit.entry(folder / "snapshots.json") is not None:
+        unit.doc(folder / "snapshots.json", mm.SnapshotsFile)
+    if unit.entry(folder / "directives.jsonl") is not None:
+        unit.jsonl(folder / "directives.jsonl", mm.Directive)
+    if unit.entry(folder / "events.jsonl") is not None:
+        unit.jsonl(folder / "events.jsonl", mm.ManagerEvent)
+    for ctx in unit.entries(folder / "child-context"):
+        if ctx.kind != "file":
+            continue
+        if expected is None:
+            unit.report("OKS141", ctx.path, "child context without a readable children.json")
+        elif ctx.name not in expected:
+            unit.report("OKS141", ctx.path, f"{ctx.name!r} is not <project-id>-<child-task-id>.md of any child in children.json")

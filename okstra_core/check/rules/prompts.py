@@ -1,0 +1,99 @@
+"""Prompts, their adjacent metadata (the completion marker) and the duty-contract snapshot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ... import names
+from ...digests import sha256_bytes
+from ...models.run import DutyCatalog, PromptMeta, RunManifest
+from .scope import Artifact, RunScope, TaskScope
+
+PROMPT_KINDS = ("lead-prompt", "worker-prompt", "reverify-prompt")
+META_KINDS = ("lead-prompt-meta", "worker-prompt-meta", "reverify-prompt-meta")
+
+
+def check_run(scope: TaskScope, run: RunScope) -> None:
+    """Publication pairs, metadata back-references and digests, duty snapshots."""
+    unit = scope.unit
+    present = {a.path for a in run.artifacts}
+    for art in run.of_kind(*PROMPT_KINDS):
+        if art.path.with_name(names.meta_name_for(art.entry.name)) not in present:
+            unit.report("OKS050", art.path, "prompt has no adjacent .meta.json: unpublished (or interrupted) publication")
+    for art in run.of_kind(*META_KINDS):
+        prompt = art.path.with_name(art.entry.name.removesuffix(".meta.json"))
+        if prompt not in present:
+            unit.report("OKS051", art.path, f"metadata without its prompt {prompt.name}")
+        meta = unit.doc(art.path, PromptMeta)
+        if meta is not None:
+            _meta(scope, run, art, meta, prompt, prompt in present)
+    for art, manifest in scope.run_manifests(run):
+        if manifest.agent_contract is not None:
+            _duty_snapshot(scope, art, manifest)
+
+
+def _meta(scope: TaskScope, run: RunScope, art: Artifact, meta: PromptMeta, prompt: Path, has_prompt: bool) -> None:
+    unit = scope.unit
+    manifests_dir = run.path / "manifests"
+    target = unit.root / meta.run_manifest_path
+    manifest: RunManifest | None = None
+    if target.parent != manifests_dir or (a := run.find(target)) is None or a.kind != "run-manifest":
+        unit.report("OKS052", art.path, f"runManifestPath {meta.run_manifest_path!r} is not a run manifest of this run dir")
+    else:
+        manifest = unit.doc(target, RunManifest)
+    if meta.prompt_path != unit.rel(prompt):
+        unit.report("OKS052", art.path, f"promptPath {meta.prompt_path!r} is not the adjacent prompt {unit.rel(prompt)!r}")
+    if manifest is not None:
+        match = [a for a in manifest.invocation_assignments if a.assignment_ref == meta.assignment_ref]
+        if not match:
+            unit.report("OKS053", art.path, f"assignmentRef {meta.assignment_ref!r} is not held by the run manifest's invocationAssignments")
+        else:
+            assignment = match[0]
+            for field, label in (("invocation_id", "invocationId"), ("worker_id", "workerId"), ("audience", "audience"), ("dispatch_kind", "dispatchKind")):
+                if getattr(assignment, field) != getattr(meta, field):
+                    unit.report("OKS053", art.path, f"{label} {getattr(meta, field)!r} differs from assignment {meta.assignment_ref!r} ({getattr(assignment, field)!r})")
+            if assignment.meta_path != unit.rel(art.path):
+                unit.report("OKS053", art.path, f"assignment {meta.assignment_ref!r} reserves metaPath {assignment.meta_path!r}, not this file")
+        contract = manifest.agent_contract
+        if contract is not None and meta.digests.catalog != contract.catalog_digest:
+            unit.report("OKS054", art.path, "catalog digest differs from the run manifest's agentContract.catalogDigest")
+    if has_prompt and meta.prompt_path == unit.rel(prompt):
+        data = unit.data(prompt)
+        if data is not None and sha256_bytes(data) != meta.digests.prompt:
+            unit.report("OKS054", art.path, f"prompt digest does not match the bytes of {prompt.name}")
+    for label, rel, digest in (("instruction", meta.instruction_path, meta.digests.instruction), ("duty", meta.duty_path, meta.digests.duty)):
+        if not unit.rel_exists(rel):
+            unit.report("OKS054", art.path, f"{label}Path {rel!r} does not exist")
+            continue
+        data = unit.data(unit.root / rel)
+        if data is not None and sha256_bytes(data) != digest:
+            unit.report("OKS054", art.path, f"{label} digest does not match the bytes of {rel}")
+
+
+def _duty_snapshot(scope: TaskScope, art: Artifact, manifest: RunManifest) -> None:
+    unit = scope.unit
+    contract = manifest.agent_contract
+    assert contract is not None
+    if not unit.rel_exists(contract.duty_root):
+        unit.report("OKS055", art.path, f"agentContract.dutyRoot {contract.duty_root!r} does not exist")
+        return
+    catalog_path = unit.root / contract.duty_root / "catalog.json"
+    data = unit.data(catalog_path) if unit.exists(catalog_path) else None
+    if data is None:
+        unit.report("OKS055", catalog_path, "duty snapshot has no readable catalog.json")
+        return
+    if sha256_bytes(data) != contract.catalog_digest:
+        unit.report("OKS055", catalog_path, f"catalog.json drifted from the catalog digest recorded in {unit.rel(art.path)}")
+    catalog = unit.doc(catalog_path, DutyCatalog)
+    if catalog is None:
+        return
+    for duty in catalog.duties:
+        # Duty paths are relative to the snapshot folder (the prompt metadata's dutyPath adds the root).
+        rel = f"{contract.duty_root}/{duty.path}"
+        path = unit.root / rel
+        if not unit.rel_exists(rel):
+            unit.report("OKS055", catalog_path, f"duty {duty.duty_id!r}: {duty.path!r} does not exist")
+            continue
+        raw = unit.data(path)
+        if raw is not None and sha256_bytes(raw) != duty.sha256:
+            unit.report("OKS055", path, f"duty {duty.duty_id!r} drifted from the digest in its catalog")

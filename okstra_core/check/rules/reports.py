@@ -1,0 +1,37 @@
+"""Final report data: version, deliverable and identity (via the models), and the reading copy."""
+
+from __future__ import annotations
+
+from ... import names
+from .documents import load_report
+from .scope import RunScope, TaskScope
+
+
+def check_run(scope: TaskScope, run: RunScope) -> None:
+    """Report data is validated by :mod:`.documents`; here the reading copy is compared with a fresh render."""
+    unit = scope.unit
+    present = {a.path: a for a in run.artifacts}
+    for art in run.of_kind("final-report-data"):
+        report = load_report(unit, art)
+        if report is None or art.name.seq_text is None:
+            continue
+        md = art.path.with_name(names.build("final-report-md", task_type=art.name.task_type, seq=art.name.seq)
+                                if art.name.seq_text == f"{art.name.seq:03d}" else art.entry.name.removesuffix(".data.json") + ".md")
+        if md not in present:
+            continue
+        text = unit.text(md)
+        if text is None:
+            continue
+        from ...render.markdown import render_markdown
+
+        fresh = render_markdown(report)
+        if text != fresh:
+            line = _first_difference(text, fresh)
+            unit.report("OKS092", md, f"reading copy differs from a fresh render of {art.entry.name} (first difference at line {line})", line)
+
+
+def _first_difference(a: str, b: str) -> int:
+    for number, (x, y) in enumerate(zip(a.split("\n"), b.split("\n")), start=1):
+        if x != y:
+            return number
+    return min(a.count("\n"), b.count("\n")) + 1

@@ -1,0 +1,55 @@
+"""Team-state ledgers: dispatch ids, result links, authorised result paths."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ...models.run import TeamState
+from .scope import RunScope, TaskScope
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == r.rstrip("/") or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def check_run(scope: TaskScope, run: RunScope) -> None:
+    """Each team-state file of *run* against its own rows and its run manifest."""
+    unit = scope.unit
+    for art in run.of_kind("team-state"):
+        state = unit.doc(art.path, TeamState)
+        if state is None:
+            continue
+        for label, rows in (("workerDispatches", state.worker_dispatches), ("agentDispatches", state.agent_dispatches)):
+            counts = Counter(r.dispatch_id for r in rows if r.dispatch_id)
+            for did, n in sorted(counts.items()):
+                if n > 1:
+                    unit.report("OKS060", art.path, f"{label}: dispatchId {did!r} is recorded {n} times (a repeat replaces the row)")
+        by_path: dict[str, set[str]] = {}
+        by_id: dict[str, set[str]] = {}
+        for link in state.agent_result_links:
+            by_path.setdefault(link.result_path, set()).add(link.dispatch_id)
+            by_id.setdefault(link.dispatch_id, set()).add(link.result_path)
+        for path, ids in sorted(by_path.items()):
+            if len(ids) > 1:
+                unit.report("OKS061", art.path, f"result {path!r} is linked to {len(ids)} dispatch ids ({', '.join(sorted(ids))})")
+        for did, paths in sorted(by_id.items()):
+            if len(paths) > 1:
+                unit.report("OKS061", art.path, f"dispatch {did!r} authorises {len(paths)} result paths ({', '.join(sorted(paths))})")
+        known = {d.dispatch_id for d in [*state.worker_dispatches, *state.agent_dispatches] if d.dispatch_id}
+        manifest = scope.manifest_for_segment(run, state.run_date_time_segment)
+        auth = manifest.authorized_paths if manifest is not None else None
+        for link in state.agent_result_links:
+            if link.dispatch_id not in known:
+                unit.report("OKS062", art.path, f"result link names dispatch {link.dispatch_id!r}, which the ledger does not record")
+            if not unit.rel_exists(link.result_path):
+                unit.report("OKS062", art.path, f"linked result {link.result_path!r} does not exist")
+            if manifest is None:
+                unit.report("OKS062", art.path, f"no run manifest of this run dir has runDateTimeSegment {state.run_date_time_segment!r} to declare {link.result_path!r}")
+                continue
+            if auth is None:
+                unit.report("OKS063", art.path, f"result {link.result_path!r} is linked but the run manifest has no authorizedPaths")
+                continue
+            if link.result_path not in auth.declared_results:
+                unit.report("OKS062", art.path, f"result {link.result_path!r} is not declared by the run manifest")
+            if not _under(link.result_path, auth.result_roots):
+                unit.report("OKS063", art.path, f"result {link.result_path!r} is outside authorizedPaths.resultRoots")
