@@ -200,7 +200,7 @@ def load_preview(target: PreviewTarget, root: Path) -> LoadedPreview:
             return out
         from okstra_core.digests import pretty_json
 
-        out.pretty = pretty_json(value)
+        out.pretty = pretty_json(value).decode("utf-8")
     if target.artifact is not None:
         loaded = target.artifact.load()
         if isinstance(loaded, LoadError):

@@ -19,19 +19,24 @@ if TYPE_CHECKING:
 #: Seconds between two looks at the folders in view; changes show within two polls at most.
 POLL_SECONDS = 1.0
 
-Signature = tuple[tuple[str, int, int], ...]
+Signature = dict[str, tuple[int, int]]
 
 
 def signature(paths: list[Path]) -> Signature:
     """mtime and size of each path (folders change mtime when an entry is added, renamed or removed)."""
-    out = []
+    out: Signature = {}
     for path in paths:
         try:
             st = os.stat(path)
-            out.append((str(path), st.st_mtime_ns, st.st_size))
+            out[str(path)] = (st.st_mtime_ns, st.st_size)
         except OSError:
-            out.append((str(path), -1, -1))
-    return tuple(out)
+            out[str(path)] = (-1, -1)
+    return out
+
+
+def changed(old: Signature, new: Signature) -> bool:
+    """True when a path seen before has changed; paths newly in view are only remembered."""
+    return any(key in old and old[key] != value for key, value in new.items())
 
 
 class Breadcrumbs(Static):
@@ -110,8 +115,9 @@ class ViewScreen(Screen[None]):
         if self._signature is None:
             self._signature = sig
             return
-        if sig != self._signature:
-            self._signature = sig
+        previous = self._signature
+        self._signature = {**previous, **sig}
+        if changed(previous, sig):
             self.reload()
 
     def mark_seen(self) -> None:

@@ -29,7 +29,7 @@ def comparable_text(path: Path, root: Path) -> str | LoadError:
     if path.name.endswith(".json"):
         value = reading.parse_json(path, text)
         if not isinstance(value, LoadError):
-            return pretty_json(value)
+            return pretty_json(value).decode("utf-8")
     return text
 
 

@@ -57,7 +57,7 @@ class RunsScreen(ViewScreen):
 
     @property
     def location(self) -> Location:
-        target = self.tree.cursor_node.data if self.is_mounted and self.tree.cursor_node else None
+        target = self.run_tree.cursor_node.data if self.is_mounted and self.run_tree.cursor_node else None
         return Location("runs", self.task_root, self.focus_run, (str(target.path),) if isinstance(target, PreviewTarget) else ())
 
     def crumbs(self) -> list[str]:
@@ -76,7 +76,7 @@ class RunsScreen(ViewScreen):
         yield Footer()
 
     @property
-    def tree(self) -> Tree[NodeData]:
+    def run_tree(self) -> Tree[NodeData]:
         return self.query_one("#runs-tree", Tree)
 
     @property
@@ -85,7 +85,7 @@ class RunsScreen(ViewScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.tree.focus()
+        self.run_tree.focus()
         self._load()
 
     def watched_paths(self) -> list[Path]:
@@ -118,7 +118,7 @@ class RunsScreen(ViewScreen):
         self.app.call_from_thread(self._build, listing, carry, consumers if has_consumers else None, keep)
 
     def _build(self, listing: list[Any], carry: list[Any], consumers: Path | None, keep: bool) -> None:
-        tree = self.tree
+        tree = self.run_tree
         current = tree.cursor_node.data if tree.cursor_node is not None else None
         want = current.path if keep and isinstance(current, PreviewTarget) else self.focus_artifact
         expanded = {str(n.label) for n in _walk(tree.root) if n.is_expanded} if keep else set()
@@ -178,8 +178,8 @@ class RunsScreen(ViewScreen):
             self.preview.reload()
 
     def _select(self, node: TreeNode[NodeData]) -> None:
-        self.tree.move_cursor(node)
-        self.tree.scroll_to_node(node, animate=False)
+        self.run_tree.move_cursor(node)
+        self.run_tree.scroll_to_node(node, animate=False)
 
     def _is_focus(self, rd: RunDir) -> bool:
         if self.focus_artifact is not None:
@@ -218,7 +218,7 @@ class RunsScreen(ViewScreen):
         await self.preview.mount_all(log_report_widgets(data.label, report))
 
     def action_log_report(self) -> None:
-        node = self.tree.cursor_node
+        node = self.run_tree.cursor_node
         while node is not None and not (isinstance(node.data, PreviewTarget) and node.data.kind == "run-dir"):
             node = node.parent
         if node is None:
@@ -226,11 +226,11 @@ class RunsScreen(ViewScreen):
             return
         for child in node.children:
             if isinstance(child.data, PreviewTarget) and child.data.kind == "log-report":
-                self.tree.move_cursor(child)
+                self.run_tree.move_cursor(child)
                 return
 
     def action_diff(self) -> None:
-        node = self.tree.cursor_node
+        node = self.run_tree.cursor_node
         data = node.data if node is not None else None
         if not isinstance(data, PreviewTarget) or data.artifact is None:
             self.notify("Diff works on artifacts: highlight one first.", severity="warning")
@@ -244,7 +244,7 @@ class RunsScreen(ViewScreen):
         self.okstra.navigate(Location("diff", self.task_root, mark.path, (str(data.path),)))
 
     def current_path(self) -> Path | None:
-        node = self.tree.cursor_node
+        node = self.run_tree.cursor_node
         if node is not None and isinstance(node.data, PreviewTarget):
             return node.data.path
         return self.task_root
