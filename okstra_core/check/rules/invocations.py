@@ -42,6 +42,7 @@ def check_invocations(unit: Unit, base: Path) -> None:
             groups.setdefault(inv_id, {})[part] = e
         for inv_id, parts in sorted(groups.items()):
             unit.guard("invocation", purpose.path / inv_id, lambda: _check_one(unit, purpose.path, purpose.name, inv_id, parts))
+            unit.guard("invocation", purpose.path / inv_id, lambda: _owner_verdict(unit, purpose.path, purpose.name, inv_id, parts))
 
 
 def _check_one(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: dict[str, Entry]) -> None:
@@ -104,3 +105,24 @@ def _bind(unit: Unit, path: Path, purpose: str, inv_id: str, got_purpose: str, g
     if got_id != inv_id:
         rule = "OKS122"
         unit.report(rule, path, f"invocationId {got_id!r} is not this invocation's {inv_id!r}")
+
+
+def _owner_verdict(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: dict[str, Entry]) -> None:
+    """What :func:`invocation_problems` (the consumers' gate) still objects to once the precise rules ran.
+
+    The precise rules above name the file and the rule; anything the owner finds
+    that they did not already report for this invocation is reported as OKS123.
+    """
+    if "meta" not in parts or parts["meta"].kind != "file" or not layout.is_canonical_slug(inv_id):
+        return
+    prefix = f"{unit.rel(folder)}/{inv_id}."
+    if any(f.path.startswith(prefix) for f in unit.findings):
+        return
+    from ... import store
+    from ...workflows.invocations import invocation_problems
+
+    inv = store.Invocation(store.Project(unit.root), layout.InvocationPaths(folder, inv_id), purpose)
+    for problem in invocation_problems(inv):
+        if "completion marker is missing" in problem:
+            continue  # a result awaiting its marker is an in-flight publication, not a broken one
+        unit.report("OKS123", parts["meta"].path, problem)
