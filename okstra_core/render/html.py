@@ -42,6 +42,7 @@ Report = FinalReportV3 | FinalReportV2
 TEMPLATE = "reports/final-report.template.html"
 STYLE = "reports/final-report.css"
 SCRIPT = "reports/final-report.js"
+NO_SCRIPT = "'none'"
 
 
 def h(text: object) -> str:
@@ -53,12 +54,12 @@ def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
-def content_security_policy(style: str, script: str) -> str:
+def content_security_policy(style: str, script: str | None) -> str:
     """No requests anywhere; only this page's own style and script, pinned by hash."""
     return (
         "default-src 'none'; "
         f"style-src {_csp_hash(style)}; "
-        f"script-src {_csp_hash(script)}; "
+        f"script-src {_csp_hash(script) if script is not None else NO_SCRIPT}; "
         "img-src data:; form-action 'none'; base-uri 'none'"
     )
 
@@ -209,7 +210,7 @@ def _results(res: ImplementationResults, lab: dict[str, str], comparison: bool) 
 
 
 def _verdict(v: VerificationVerdict, lab: dict[str, str], comparison: bool) -> str:
-    parts = [f'<p class="card verdict">{h(lab["verdict"])}: {badge(v.verdict)}</p>']
+    parts = [f'<p class="card verdict">{h(lab["verdict_short"])}: {badge(v.verdict)}</p>']
     if v.criteria:
         parts.append(f"<h3>{h(lab['criteria'])}</h3>")
         parts.append(table(
@@ -313,14 +314,19 @@ def render_html(report: Report, data_bytes: bytes, report_rel: str, report_stem:
     lab = labels_for(report.report_language)
     sha = sha256_bytes(data_bytes)
     style = read_template(STYLE)
-    script = read_template(SCRIPT)
     comparison = ur.sidecar_mode(report) == "comparison"
     deliverable = _DELIVERABLES[report.task_type](report.deliverable(), lab, comparison)
     response = _response(report, lab, sidecar_name(report_stem))
-    export_data = ""
+    # Only a page with something to answer carries data for the Export script, and the script.
+    script: str | None = None
+    scripts = ""
     if response:
+        script = read_template(SCRIPT)
         cfg = export_config(report, sha, report_rel, report_stem, lab)
-        export_data = f'<script type="application/json" id="okstra-export-data">{json_for_script(cfg)}</script>'
+        scripts = (
+            f'<script type="application/json" id="okstra-export-data">{json_for_script(cfg)}</script>\n'
+            f"<script>{script}</script>"
+        )
     values = {
         "lang": html_lang(report.report_language),
         "csp": h(content_security_policy(style, script)),
@@ -336,7 +342,6 @@ def render_html(report: Report, data_bytes: bytes, report_rel: str, report_stem:
         "deliverable": deliverable,
         "convergence": _convergence(report.convergence, lab),
         "response": response,
-        "export_data": export_data,
-        "script": script,
+        "scripts": scripts,
     }
     return fill(read_template(TEMPLATE), values, name=TEMPLATE)

@@ -173,7 +173,7 @@ def _results(res: ImplementationResults, lab: dict[str, str]) -> str:
 
 
 def _verdict(v: VerificationVerdict, lab: dict[str, str]) -> str:
-    out = [f"## {lab['verdict']}", f"**{lab['verdict']}:** {code(v.verdict)}"]
+    out = [f"## {lab['verdict']}", f"**{lab['verdict_short']}:** {code(v.verdict)}"]
     if v.criteria:
         out.append(f"### {lab['criteria']}")
         out.append(table(

@@ -155,6 +155,9 @@ def report_data(task_type: str, version: str = "3.0", *, language: str = "en") -
             runDateTimeSegment="20261130T041500Z",
             generatedAt="2026-11-30T04:30:00Z",
         )
+    if language == "ko":
+        data["title"] = f"결제 재시도 — {task_type}"
+        data["summary"] = "결제 요청이 너무 성급하게 재시도됩니다.\n\n이 보고서는 *하나의* 결과물을 다룹니다."
     data.update(copy.deepcopy(DELIVERABLES[task_type]))
     if task_type in ("analysis", "option-selection", "implementation-planning"):
         data["clarificationItems"] = copy.deepcopy(CLARIFICATIONS)
