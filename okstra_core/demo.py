@@ -16,7 +16,9 @@ Layout of the result:
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -36,7 +38,8 @@ from .models.convergence import (
     RoundResults,
 )
 from .models.report import StageEvidence
-from .models.run import AgentDispatch, ErrorRecord, WorkerDispatch
+from .digests import pretty_json, sha256_bytes
+from .models.run import AgentDispatch, ErrorRecord, InvocationAssignment, WorkerDispatch
 from .store import Project
 from .workflows import carry, convergence, design_prep, direction, invocations, manager, prompts, teamstate, user_response
 from .workflows.common import Clock, dump, iso
@@ -495,16 +498,27 @@ def _manager(root: Path, clock: Clock) -> None:
 
 
 # ---------------------------------------------------------------- bulk tasks
+#
+# Bulk tasks are made in two steps: one template task per task type is written
+# through the API above (into a scratch project), then each bulk task is that
+# template with its group and task id substituted, published with
+# writes.populate_fresh_tree. The identity-bound digests of prompt metadata are
+# recomputed by their owners, so a bulk task holds the same contract as the
+# template.
+
+BULK_TYPES = ("analysis", "option-selection", "implementation-planning", "implementation", "final-verification")
+TPL_GROUP = "zzbulkgroup"
 
 
-def _bulk_task(root: Path, index: int, clock: Clock) -> tm.TaskCatalogEntry:
-    group = f"bulk-{index % 50:02d}"
-    task_id = f"task-{index:05d}"
-    task_type = ("analysis", "option-selection", "implementation-planning", "implementation", "final-verification")[index % 5]
-    spec = TaskSpec(PROJECT_ID, group, task_id, task_type, "feature", f"Bulk task {index}", "Generated for scale.")
+def _tpl_id(task_type: str) -> str:
+    return f"zzbulktask-{task_type}"
+
+
+def _bulk_template(root: Path, task_type: str, clock: Clock) -> None:
+    spec = TaskSpec(PROJECT_ID, TPL_GROUP, _tpl_id(task_type), task_type, "feature", f"Bulk {_tpl_id(task_type)}", "Generated for scale.")
     troot = create_task(root, spec, clock, point=False, catalog=False)
     stage = 1 if task_type == "implementation" else None
-    workers = [ANALYSERS[index % 3], WRITER] if task_type != "implementation" else [EXECUTOR, VERIFIER]
+    workers = [ANALYSERS[0], WRITER] if task_type != "implementation" else [EXECUTOR, VERIFIER]
     run = _run(root, troot, task_type, workers, clock, stage=stage, rich_team=False)
     deliverable = {
         "analysis": ANALYSIS_FINDINGS,
@@ -515,32 +529,79 @@ def _bulk_task(root: Path, index: int, clock: Clock) -> tm.TaskCatalogEntry:
     }[task_type]
     rep = _report(run, spec.title, "Generated.", deliverable, clock=clock)
     _close(run, rep, clock, next_phase=None, next_status="terminal", rationale="done", catalog=False)
-    return tm.TaskCatalogEntry(task_key=spec.key, project_id=PROJECT_ID, task_group=group, task_id=task_id, task_type=task_type,
-                               task_root_path=troot.relative_to(root).as_posix(), current_status="completed", title=spec.title)
 
 
-def _bulk_range(args: tuple[str, int, int]) -> list[dict[str, Any]]:
-    root_text, start, stop = args
-    root = Path(root_text)
-    clock = Clock(START + dt.timedelta(days=1, seconds=start))
-    with writes.relaxed_durability():
-        return [dump(_bulk_task(root, i, clock)) for i in range(start, stop)]
+def _read_tree(folder: Path) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for dirpath, _dirs, files in os.walk(folder):
+        for name in files:
+            if name.endswith(layout.LOCK_SUFFIX):
+                continue
+            full = os.path.join(dirpath, name)
+            with open(full, "rb") as fh:
+                out[os.path.relpath(full, folder)] = fh.read()
+    return out
+
+
+def _clone(root: Path, template: dict[str, bytes], task_type: str, group: str, task_id: str) -> int:
+    old_id, new_id = _tpl_id(task_type).encode(), task_id.encode()
+    old_group, new_group = TPL_GROUP.encode(), group.encode()
+    troot = layout.task_root(root, group, task_id)
+    files: dict[Path, bytes] = {}
+    for relpath, data in template.items():
+        files[troot / relpath] = data.replace(old_id, new_id).replace(old_group, new_group)
+    manifests = {p: d for p, d in files.items() if p.name.startswith("run-manifest-")}
+    for path, data in list(files.items()):
+        if not path.name.endswith(".meta.json"):
+            continue
+        meta = json.loads(data)
+        run_manifest = json.loads(manifests[root / meta["runManifestPath"]])
+        assignment = next(a for a in run_manifest["invocationAssignments"] if a["assignmentRef"] == meta["assignmentRef"])
+        meta["digests"]["assignment"] = prompts.assignment_digest(InvocationAssignment.model_validate(assignment))
+        meta["digests"]["prompt"] = sha256_bytes(files[root / meta["promptPath"]])
+        meta["digests"]["instruction"] = sha256_bytes(files[root / meta["instructionPath"]])
+        files[path] = pretty_json(meta)
+    return writes.populate_fresh_tree(root, files)
+
+
+def _bulk_range(args: tuple[str, str, int, int]) -> list[dict[str, Any]]:
+    root_text, scratch_text, start, stop = args
+    root, scratch = Path(root_text), Path(scratch_text)
+    templates = {t: _read_tree(layout.task_root(scratch, TPL_GROUP, _tpl_id(t))) for t in BULK_TYPES}
+    entries = []
+    for index in range(start, stop):
+        task_type = BULK_TYPES[index % len(BULK_TYPES)]
+        group, task_id = f"bulk-{index % 50:02d}", f"task-{index:05d}"
+        _clone(root, templates[task_type], task_type, group, task_id)
+        entries.append(dump(tm.TaskCatalogEntry(
+            task_key=str(layout.TaskKey(PROJECT_ID, group, task_id)), project_id=PROJECT_ID, task_group=group, task_id=task_id,
+            task_type=task_type, task_root_path=layout.task_root_rel(group, task_id), current_status="completed",
+            title=f"Bulk {task_id}")))
+    return entries
 
 
 def _bulk(root: Path, count: int, jobs: int) -> None:
     from .workflows.tasks import add_catalog_entries
 
-    chunks = max(1, jobs * 4)
-    size = (count + chunks - 1) // chunks
-    ranges = [(str(root), i, min(count, i + size)) for i in range(0, count, size)]
-    entries: list[dict[str, Any]] = []
-    if jobs > 1 and len(ranges) > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for part in pool.map(_bulk_range, ranges):
-                entries.extend(part)
-    else:
-        for r in ranges:
-            entries.extend(_bulk_range(r))
+    with tempfile.TemporaryDirectory(prefix="okstra-bulk-") as tmp:
+        scratch = Path(tmp).resolve()
+        layout.okstra_dir(scratch).mkdir()
+        clock = Clock(START + dt.timedelta(days=1))
+        with writes.relaxed_durability():
+            for task_type in BULK_TYPES:
+                _bulk_template(scratch, task_type, clock)
+        # Templates are written under the scratch root; their project-relative paths are the same in root.
+        chunks = max(1, jobs * 4)
+        size = max(1, (count + chunks - 1) // chunks)
+        ranges = [(str(root), str(scratch), i, min(count, i + size)) for i in range(0, count, size)]
+        entries: list[dict[str, Any]] = []
+        if jobs > 1 and len(ranges) > 1:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                for part in pool.map(_bulk_range, ranges):
+                    entries.extend(part)
+        else:
+            for r in ranges:
+                entries.extend(_bulk_range(r))
     add_catalog_entries(root, [tm.TaskCatalogEntry.model_validate(e) for e in entries], PROJECT_ID)
 
 

@@ -346,3 +346,31 @@ def remove_archived(root: Path, target: Path | str, archive: Path | str) -> Outc
         os.unlink(final)
         _fsync_dir(final.parent)
     return Outcome.REPLACED
+
+
+def populate_fresh_tree(root: Path, files: dict[Path, bytes]) -> int:
+    """Create many files in a tree being built from nothing (bulk demo and benchmark trees).
+
+    Each file is created exclusively (an existing file is an error, never
+    overwritten) and containment is checked against *root*; there is no temp
+    file or fsync because a half-built disposable tree is simply rebuilt.
+    Returns the number of files written.
+    """
+    real_root = str(_real_root(root))
+    made: set[str] = set()
+    count = 0
+    for path, data in files.items():
+        parent = os.path.dirname(path)
+        if parent not in made:
+            os.makedirs(parent, exist_ok=True)
+            real_parent = os.path.realpath(parent)
+            if real_parent != real_root and not real_parent.startswith(real_root + os.sep):
+                raise PathEscape(path, f"resolves outside its authorised root {root}")
+            made.add(parent)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+        count += 1
+    return count
