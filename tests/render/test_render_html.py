@@ -109,11 +109,9 @@ def test_any_text_is_escaped(text: str) -> None:
     parsed = _parse(_page("option-selection", value))
     assert {t for t, _ in parsed.tags} <= ALLOWED_TAGS
     assert sum(1 for t, _ in parsed.tags if t == "script") == 2
-    shown = "".join(parsed.text)
-    normalised = text.replace("\r\n", "\n").replace("\r", "\n")
-    assert normalised in shown
+    assert text in "".join(parsed.text)  # html.parser, unlike a browser, keeps CR as it is
     suggest = [a for t, a in parsed.tags if t == "button" and a.get("class") == "suggest"]
-    assert suggest[0]["data-value"] == normalised
+    assert suggest[0]["data-value"] == text
 
 
 def test_export_headers_are_render_sidecars_headers() -> None:
