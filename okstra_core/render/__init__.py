@@ -4,6 +4,7 @@
 * :func:`render_html`: the self-contained HTML report with the Export button;
 * :func:`render_task_index`: ``task-index.md`` from the task manifest;
 * :func:`log_report`: prompt and transcript sizes of a run dir;
+* :func:`derive_siblings`: Phase 7, the HTML (and reading copy) beside a data file;
 * :func:`is_reading_copy_stale`: whether a stored reading copy differs from a fresh render.
 
 Rendering is deterministic (same data, same bytes) and never writes; the CLI
@@ -19,6 +20,7 @@ from ..errors import LoadError
 from .html import render_html
 from .log_report import LogPair, LogReport, log_report
 from .markdown import render_markdown
+from .siblings import derive_siblings
 from .source import ReportSource, load_source
 from .task_index import render_task_index
 
@@ -40,6 +42,7 @@ def is_reading_copy_stale(md_path: Path, data_path: Path) -> bool | LoadError:
 __all__ = [
     "LogPair",
     "LogReport",
+    "derive_siblings",
     "ReportSource",
     "is_reading_copy_stale",
     "load_source",
