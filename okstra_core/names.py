@@ -51,7 +51,7 @@ KINDS: Final[tuple[Kind, ...]] = (
     _k("convergence-work", "state", rf"convergence-work-{_SUFFIX}\.json", "convergence-work-{task_type}-{seq}.json", "json", "convergence working state"),
     _k("convergence-round-plan", "state", rf"convergence-round-{_ROUND}-plan-{_SUFFIX}\.json", "convergence-round-{round}-plan-{task_type}-{seq}.json", "json", "convergence round plan"),
     _k("convergence-round-results", "state", rf"convergence-round-{_ROUND}-results-{_SUFFIX}\.json", "convergence-round-{round}-results-{task_type}-{seq}.json", "json", "convergence round results"),
-    _k("convergence-final", "state", rf"convergence-{_SUFFIX}\.json", "convergence-{task_type}-{seq}.json", "json", "convergence terminal state"),
+    _k("convergence-final", "state", rf"convergence-(?!groups-|work-|round-){_SUFFIX}\.json", "convergence-{task_type}-{seq}.json", "json", "convergence terminal state"),
     _k("lead-prompt", "prompts", rf"lead-execution-prompt-{_SUFFIX}\.md", "lead-execution-prompt-{task_type}-{seq}.md", "md", "lead execution prompt"),
     _k("lead-prompt-meta", "prompts", rf"lead-execution-prompt-{_SUFFIX}\.md\.meta\.json", "lead-execution-prompt-{task_type}-{seq}.md.meta.json", "json", "lead prompt metadata"),
     _k("lead-prompt-log", "prompts", rf"lead-execution-prompt-{_SUFFIX}\.log", "lead-execution-prompt-{task_type}-{seq}.log", "log", "lead transcript"),

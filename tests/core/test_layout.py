@@ -1,0 +1,160 @@
+"""Path rules: slugs, keys, run dirs, flat carry/consumers, seq allocation, invocation and manager paths."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from okstra_core import layout
+from okstra_core.layout import LayoutError
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("Payments", "payments"),
+        ("Retry Policy!", "retry-policy"),
+        ("  --Crème brûlée--  ", "creme-brulee"),
+        ("a__b..c", "a-b-c"),
+        ("x" * 80, "x" * 64),
+    ],
+)
+def test_slug_examples(value: str, expected: str) -> None:
+    assert layout.slug(value) == expected
+
+
+def test_slug_fallback_for_empty_results() -> None:
+    value = "決済"
+    result = layout.slug(value)
+    assert result.startswith("u-") and len(result) == 14
+    assert result == layout.slug(value)  # stable
+    assert layout.slug("支払い") != result  # distinct inputs keep distinct fallbacks
+    assert layout.slug("") .startswith("u-")
+
+
+@given(st.text(max_size=100))
+def test_slug_is_idempotent_and_canonical(value: str) -> None:
+    once = layout.slug(value)
+    assert layout.slug(once) == once
+    assert layout.is_canonical_slug(once)
+    assert len(once) <= 64
+
+
+def test_task_key_keeps_original_values_and_path_uses_slugs(tmp_path: Path) -> None:
+    key = layout.TaskKey.parse("Shop:Payments Team:Retry Policy")
+    assert str(key) == "Shop:Payments Team:Retry Policy"
+    root = layout.task_root(tmp_path, key.task_group, key.task_id)
+    assert root == tmp_path / ".okstra" / "tasks" / "payments-team" / "retry-policy"
+    for bad in ("a:b", "a::c", "a:b:c:d", ""):
+        with pytest.raises(LayoutError):
+            layout.TaskKey.parse(bad)
+
+
+def test_run_dir_forms(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    assert layout.run_dir(root, "analysis") == root / "runs" / "analysis"
+    assert layout.run_dir(root, "implementation-planning") == root / "runs" / "implementation-planning"
+    assert layout.run_dir(root, "implementation", 2) == root / "runs" / "implementation" / "stage-2"
+    assert layout.run_dir(root, "final-verification", 1) == root / "runs" / "final-verification" / "stage-1"
+    assert layout.run_dir(root, "final-verification") == root / "runs" / "final-verification"
+    with pytest.raises(LayoutError):
+        layout.run_dir(root, "implementation")
+    with pytest.raises(LayoutError):
+        layout.run_dir(root, "analysis", 1)
+    with pytest.raises(LayoutError):
+        layout.run_dir(root, "implementation", 0)
+    with pytest.raises(LayoutError):
+        layout.run_dir(root, "Bad Type")
+
+
+def test_stage_dir_parsing() -> None:
+    assert layout.parse_stage_dir("stage-3") == 3
+    assert layout.parse_stage_dir("stage-12") == 12
+    for bad in ("stage-0", "stage-01", "stage-", "stage-x", "stage3"):
+        assert layout.parse_stage_dir(bad) is None
+
+
+def test_carry_and_consumers_are_flat(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    assert layout.carry_path(root, 2) == root / "runs" / "implementation" / "carry" / "stage-2.json"
+    assert layout.consumers_path(root) == root / "runs" / "implementation-planning" / "consumers.jsonl"
+
+
+def test_seq_format() -> None:
+    assert layout.format_seq(1) == "001"
+    assert layout.format_seq(999) == "999"
+    assert layout.format_seq(1000) == "1000"
+    assert layout.is_canonical_seq("007") and not layout.is_canonical_seq("07") and not layout.is_canonical_seq("0007")
+    with pytest.raises(LayoutError):
+        layout.format_seq(0)
+
+
+def test_seq_allocation_per_category_with_gaps(tmp_path: Path) -> None:
+    rd = tmp_path / "runs" / "analysis"
+    (rd / "reports").mkdir(parents=True)
+    (rd / "reports" / "final-report-analysis-004.data.json").write_text("{}")
+    (rd / "reports" / "unrelated.txt").write_text("")
+    assert layout.allocate_seq(rd, "reports") == 5  # gaps are allowed: highest in use plus one
+    assert layout.allocate_seq(rd, "reports") == 6  # the claim of 5 counts as in use
+    assert layout.allocate_seq(rd, "manifests") == 1  # categories count independently
+    with pytest.raises(LayoutError):
+        layout.allocate_seq(rd, "design-prep-inputs")
+
+
+def _allocate_many(args: tuple[str, int]) -> list[int]:
+    folder, count = args
+    return [layout.allocate_seq(Path(folder), "prompts") for _ in range(count)]
+
+
+def test_seq_allocation_races_between_processes(tmp_path: Path) -> None:
+    rd = tmp_path / "rd"
+    rd.mkdir()
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(4) as pool:
+        results = pool.map(_allocate_many, [(str(rd), 25)] * 4)
+    taken = [n for part in results for n in part]
+    assert len(taken) == 100
+    assert len(set(taken)) == 100  # no two writers ever share a number
+
+
+def test_invocation_paths(tmp_path: Path) -> None:
+    paths = layout.invocation_paths(tmp_path, "code-review", "review-1")
+    base = tmp_path / ".okstra" / "agent-invocations" / "code-review"
+    assert paths.instructions == base / "review-1.instructions.md"
+    assert paths.prompt == base / "review-1.prompt.md"
+    assert paths.meta == base / "review-1.prompt.md.meta.json"
+    assert paths.result == base / "review-1.result.json"
+    assert paths.completion == base / "review-1.prompt.md.completion.json"
+    assert paths.tmp == base / "review-1.tmp"
+    for purpose, inv in (("Code Review", "x"), ("code-review", "../x"), ("code-review", "")):
+        with pytest.raises(LayoutError):
+            layout.invocation_paths(tmp_path, purpose, inv)
+
+
+def test_okstra_home_override_and_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OKSTRA_HOME", str(tmp_path / "h"))
+    assert layout.okstra_home() == tmp_path / "h"
+    assert layout.okstra_home(tmp_path / "flag") == tmp_path / "flag"
+    monkeypatch.delenv("OKSTRA_HOME")
+    assert layout.okstra_home() == Path.home() / ".okstra"
+    home = tmp_path / "h"
+    assert layout.manager_task_dir(home, "Release Train", "Q4", "Hardening") == (
+        home / "managers" / "release-train" / "task-groups" / "q4" / "hardening")
+    assert layout.child_context_name("Demo Shop", "Task 1") == "demo-shop-task-1.md"
+
+
+def test_discovery_paths(tmp_path: Path) -> None:
+    assert layout.latest_task_path(tmp_path) == tmp_path / ".okstra" / "discovery" / "latest-task.json"
+    assert layout.task_catalog_path(tmp_path) == tmp_path / ".okstra" / "discovery" / "task-catalog.json"
+
+
+def test_relative_posix() -> None:
+    assert layout.is_relative_posix("a/b.md")
+    for bad in ("/abs", "a/../b", "./a", "a//b", "a\\b", ""):
+        assert not layout.is_relative_posix(bad)
+    assert os.sep == "/"

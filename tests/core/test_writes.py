@@ -1,0 +1,176 @@
+"""The write primitives: create-only, append-only JSONL, locked replace, containment."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+
+from okstra_core import writes
+from okstra_core.errors import LockTimeout, PathEscape, WriteRefused
+
+
+def test_create_only_identical_succeeds_different_refused(tmp_path: Path) -> None:
+    assert writes.create_only(tmp_path, "a/b.txt", b"one") is writes.Outcome.CREATED
+    assert writes.create_only(tmp_path, "a/b.txt", b"one") is writes.Outcome.IDENTICAL
+    with pytest.raises(WriteRefused, match="different content"):
+        writes.create_only(tmp_path, "a/b.txt", b"two")
+    assert (tmp_path / "a" / "b.txt").read_bytes() == b"one"
+    assert [p.name for p in (tmp_path / "a").iterdir()] == ["b.txt"]  # no temp debris
+
+
+@pytest.mark.parametrize("target", ["../escape.txt", "a/../../escape.txt", "/etc/okstra-escape.txt"])
+def test_paths_outside_root_are_refused(tmp_path: Path, target: str) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    with pytest.raises(PathEscape):
+        writes.create_only(root, target, b"x")
+    assert not (tmp_path / "escape.txt").exists()
+
+
+def test_symlink_escape_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    outside = tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "link").symlink_to(outside)
+    with pytest.raises(PathEscape):
+        writes.create_only(root, "link/file.txt", b"x")
+    with pytest.raises(PathEscape):
+        writes.append_jsonl(root, "link/log.jsonl", {"a": 1})
+    with pytest.raises(PathEscape):
+        writes.replace_locked(root, "link/state.json", lambda cur: b"{}")
+    assert list(outside.iterdir()) == []
+
+
+def test_final_symlink_is_never_written_through(tmp_path: Path) -> None:
+    (tmp_path / "real.txt").write_bytes(b"real")
+    (tmp_path / "alias.txt").symlink_to(tmp_path / "real.txt")
+    with pytest.raises(PathEscape):
+        writes.create_only(tmp_path, "alias.txt", b"real")
+    with pytest.raises(PathEscape):
+        writes.replace_locked(tmp_path, "alias.txt", lambda cur: b"changed")
+    assert (tmp_path / "real.txt").read_bytes() == b"real"
+
+
+def test_append_jsonl_whole_lines_and_torn_tail_repair(tmp_path: Path) -> None:
+    writes.append_jsonl(tmp_path, "log.jsonl", {"n": 1})
+    with open(tmp_path / "log.jsonl", "ab") as fh:
+        fh.write(b'{"n": 2, "tor')  # a crashed writer's fragment: never a complete record
+    writes.append_jsonl(tmp_path, "log.jsonl", {"n": 3})
+    lines = (tmp_path / "log.jsonl").read_text().splitlines()
+    assert [json.loads(line)["n"] for line in lines] == [1, 3]
+
+
+def _append_worker(args: tuple[str, int, int]) -> None:
+    root, worker, count = args
+    for i in range(count):
+        writes.append_jsonl(Path(root), "shared.jsonl", {"worker": worker, "i": i, "pad": "x" * (50 + i % 200)})
+
+
+def test_concurrent_appends_lose_nothing(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(4) as pool:
+        pool.map(_append_worker, [(str(tmp_path), w, 60) for w in range(4)])
+    lines = (tmp_path / "shared.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert len(records) == 240
+    assert {(r["worker"], r["i"]) for r in records} == {(w, i) for w in range(4) for i in range(60)}
+
+
+def _increment_worker(args: tuple[str, int]) -> None:
+    root, count = args
+
+    def bump(current: bytes | None) -> bytes:
+        value = json.loads(current) if current else {"n": 0}
+        value["n"] += 1
+        return json.dumps(value).encode()
+
+    for _ in range(count):
+        writes.replace_locked(Path(root), "counter.json", bump)
+
+
+def test_locked_replace_loses_no_update(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(4) as pool:
+        pool.map(_increment_worker, [(str(tmp_path), 40)] * 4)
+    assert json.loads((tmp_path / "counter.json").read_bytes()) == {"n": 160}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["counter.json", "counter.json.lock"]
+
+
+def test_replace_refusal_changes_nothing(tmp_path: Path) -> None:
+    writes.create_only(tmp_path, "s.json", b"{}")
+
+    def refuse(current: bytes | None) -> bytes:
+        raise WriteRefused(tmp_path / "s.json", "no")
+
+    with pytest.raises(WriteRefused):
+        writes.replace_locked(tmp_path, "s.json", refuse)
+    assert (tmp_path / "s.json").read_bytes() == b"{}"
+    assert writes.replace_locked(tmp_path, "s.json", lambda cur: None) is writes.Outcome.UNCHANGED
+
+
+def test_lock_timeout_is_a_clear_error(tmp_path: Path) -> None:
+    target = tmp_path / "busy.json"
+    with writes.locked(target):
+        ctx = multiprocessing.get_context("fork")
+        q: multiprocessing.Queue[str] = ctx.Queue()
+
+        def child() -> None:
+            try:
+                with writes.locked(target, timeout=0.2):
+                    q.put("acquired")
+            except LockTimeout as exc:
+                q.put(str(exc))
+
+        proc = ctx.Process(target=child)
+        proc.start()
+        proc.join(10)
+        message = q.get(timeout=5)
+    assert "lock not acquired" in message and "busy.json" in message
+
+
+def test_move_no_overwrite(tmp_path: Path) -> None:
+    writes.create_only(tmp_path, "a.txt", b"A")
+    writes.create_only(tmp_path, "b.txt", b"B")
+    with pytest.raises(WriteRefused):
+        writes.move_no_overwrite(tmp_path, tmp_path / "a.txt", "b.txt")
+    assert (tmp_path / "a.txt").read_bytes() == b"A" and (tmp_path / "b.txt").read_bytes() == b"B"
+    assert writes.move_no_overwrite(tmp_path, tmp_path / "a.txt", "sub/c.txt") is writes.Outcome.MOVED
+    assert not (tmp_path / "a.txt").exists() and (tmp_path / "sub" / "c.txt").read_bytes() == b"A"
+
+
+def test_remove_archived_requires_matching_archive(tmp_path: Path) -> None:
+    writes.create_only(tmp_path, "final.json", b"orig")
+    writes.create_only(tmp_path, "archive.orig", b"other")
+    with pytest.raises(WriteRefused):
+        writes.remove_archived(tmp_path, "final.json", "archive.orig")
+    assert (tmp_path / "final.json").exists()
+    writes.create_only(tmp_path, "archive2.orig", b"orig")
+    writes.remove_archived(tmp_path, "final.json", "archive2.orig")
+    assert not (tmp_path / "final.json").exists()
+
+
+def test_populate_fresh_tree_never_overwrites(tmp_path: Path) -> None:
+    assert writes.populate_fresh_tree(tmp_path, {tmp_path / "x" / "a": b"1", tmp_path / "x" / "b": b"2"}) == 2
+    with pytest.raises(FileExistsError):
+        writes.populate_fresh_tree(tmp_path, {tmp_path / "x" / "a": b"3"})
+    assert (tmp_path / "x" / "a").read_bytes() == b"1"
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    with pytest.raises(PathEscape):
+        writes.populate_fresh_tree(tmp_path, {outside / "a": b"1"})
+
+
+def test_durability_is_on_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real(fd))[1])
+    writes.create_only(tmp_path, "f", b"x")
+    assert len(calls) >= 2  # the file and its folder
+    calls.clear()
+    with writes.relaxed_durability():
+        writes.create_only(tmp_path, "g", b"x")
+    assert calls == []
