@@ -190,3 +190,45 @@ def test_readable_without_javascript_and_in_print(browser: Any, tmp_path: Path) 
         assert page.is_visible("#IO-002")
     finally:
         ctx.close()
+
+
+def _answers_of(sidecar_text: str) -> tuple[dict[str, str], str | None]:
+    """The answers a user-response sidecar records (its body is the documented assembly)."""
+    from okstra_core import sidecar
+
+    body = sidecar.parse(sidecar_text).body
+    answers: dict[str, str] = {}
+    selected = None
+    for chunk in body.split("\n## ")[1:]:
+        heading, _, rest = chunk.partition("\n\n")
+        if heading == "Selected option":
+            selected = rest.strip()
+            continue
+        _quote, _, answer = rest.partition("\n\n")
+        answer = answer.removesuffix("\n")
+        answers[heading] = "" if answer == ur.NO_ANSWER else answer
+    return answers, selected
+
+
+def test_demo_pages_export_the_demos_own_sidecars(browser: Any, demo_root: Path) -> None:
+    """The workflow's sidecar and the page's Export agree on the demo's real answers."""
+    sidecars = sorted(demo_root.glob(".okstra/tasks/*/*/runs/**/user-responses/user-response-*-[0-9][0-9][0-9].md"))
+    assert sidecars, "the demo carries user-response sidecars"
+    for path in sidecars:
+        stem = path.name.removeprefix("user-response-").removesuffix(".md")
+        html = path.parent.parent / "reports" / f"final-report-{stem}.html"
+        assert html.exists(), html
+        answers, selected = _answers_of(path.read_text(encoding="utf-8"))
+        ctx, page, requests, errors = _open(browser, html)
+        try:
+            if selected:
+                page.check(f"#choose-{selected}")
+            for item, answer in answers.items():
+                page.fill(f"#answer-{item}", answer)
+            with page.expect_download() as info:
+                page.click("#export-button")
+            assert Path(info.value.path()).read_bytes() == path.read_bytes(), path
+            _only_local(requests, html)
+            assert errors == []
+        finally:
+            ctx.close()
