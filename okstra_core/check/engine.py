@@ -61,6 +61,8 @@ def _validation_rule(model: type[BaseModel], err: Any) -> str:
         return "OKS022"
     if "instructionProvenance" in loc:
         return "OKS064"
+    if model.__name__.startswith("FinalReport") and not loc and "deliverable" in msg:
+        return "OKS090"  # models.report.deliverable_problem, raised by the report model's validator
     if model.__name__ == "ConvergenceFinal" and loc == ("schemaVersion",):
         return "OKS110"
     return "OKS020"
