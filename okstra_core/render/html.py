@@ -17,6 +17,7 @@ import base64
 import hashlib
 import json
 from html import escape
+from collections.abc import Callable
 from typing import Any
 
 from ..digests import sha256_bytes
@@ -220,7 +221,7 @@ def _verdict(v: VerificationVerdict, lab: dict[str, str], comparison: bool) -> s
     return _section("verdict", lab["verdict"], "\n".join(parts))
 
 
-_DELIVERABLES = {
+_DELIVERABLES: dict[str, Callable[..., str]] = {
     "analysis": _findings,
     "option-selection": _options,
     "implementation-planning": _plan,
