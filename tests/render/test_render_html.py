@@ -150,3 +150,15 @@ def test_js_trailing_whitespace_matches_python_rstrip() -> None:
             chars.add(literal)
     python = {chr(c) for c in range(0x110000) if chr(c).isspace()}
     assert chars == python
+
+
+def test_preselected_validation_has_no_choice() -> None:
+    value = report_data("option-selection")
+    value["optionCandidates"]["mode"] = "preselected-validation"
+    value["optionCandidates"]["preselected"] = {"optionId": "IO-001", "confirmedBy": "lead", "confirmedAt": "2026-11-30T04:00:00Z"}
+    page = _page("option-selection", value)
+    assert 'name="selected-option"' not in page and "Preselected option" in page
+    blob = re.search(r'id="okstra-export-data">(.*?)</script>', page, re.S)
+    assert blob and json.loads(blob.group(1))["mode"] == "clarification"  # still answers the questions
+    value["clarificationItems"] = []
+    assert "<form" not in _page("option-selection", value)
