@@ -62,6 +62,8 @@ def parse(text: str) -> Sidecar:
         if line == DELIM:
             body = "\n".join(lines[index + 1 :])
             return Sidecar(header, body)
+        if line == "" and index == len(lines) - 1:
+            break
         key, sep, raw = line.partition(": ")
         if not sep:
             if line.endswith(":") and _KEY.match(line[:-1]):

@@ -1,0 +1,121 @@
+"""Loaders turn every bad file into a one-line error value; they never raise and never write."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from okstra_core import reading
+from okstra_core.errors import LoadError
+from okstra_core.models.task import LatestTask
+
+GOOD = b'{"schemaVersion": "1.0", "taskKey": "p:g:t", "taskRootPath": "a", "taskManifestPath": "a/m.json"}'
+
+
+def _load(path: Path, root: Path | None = None) -> object:
+    return reading.load_model(path, LatestTask, root=root)
+
+
+def test_valid_file_loads(tmp_path: Path) -> None:
+    (tmp_path / "f.json").write_bytes(GOOD)
+    assert isinstance(_load(tmp_path / "f.json"), LatestTask)
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"{not json", "invalid JSON"),
+        (b"\x00\x01binary", "binary file"),
+        (b'{"a": "\xff"}', "not UTF-8"),
+        (b'{"schemaVersion": 1}', "does not match LatestTask"),
+        (b"[" * 10000 + b"]" * 10000, "nesting too deep"),
+    ],
+)
+def test_bad_content(tmp_path: Path, content: bytes, reason: str) -> None:
+    path = tmp_path / "f.json"
+    path.write_bytes(content)
+    result = _load(path)
+    assert isinstance(result, LoadError)
+    assert reason in result.reason and result.path == path
+    assert "\n" not in str(result)
+
+
+def test_invalid_json_reports_line(tmp_path: Path) -> None:
+    path = tmp_path / "f.json"
+    path.write_text('{\n  "a": 1,\n  oops\n}')
+    result = _load(path)
+    assert isinstance(result, LoadError) and result.line == 3
+
+
+def test_missing_and_oversized(tmp_path: Path) -> None:
+    assert "missing" in str(_load(tmp_path / "nope.json"))
+    big = tmp_path / "big.json"
+    with open(big, "wb") as fh:
+        fh.truncate(reading.MAX_BYTES + 1)
+    result = _load(big)
+    assert isinstance(result, LoadError) and "too large" in result.reason
+
+
+def test_fifo_does_not_hang(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    result = _load(fifo)
+    assert isinstance(result, LoadError) and "FIFO" in result.reason
+
+
+def test_symlinks(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "dangling.json").symlink_to(root / "gone.json")
+    (root / "loop.json").symlink_to(root / "loop.json")
+    (tmp_path / "outside.json").write_bytes(GOOD)
+    (root / "escape.json").symlink_to(tmp_path / "outside.json")
+    (root / "inside.json").write_bytes(GOOD)
+    (root / "alias.json").symlink_to(root / "inside.json")
+    assert "dangling symlink" in str(_load(root / "dangling.json", root))
+    assert "symlink loop" in str(_load(root / "loop.json", root))
+    assert "escapes the project root" in str(_load(root / "escape.json", root))
+    assert isinstance(_load(root / "alias.json", root), LatestTask)
+
+
+def test_directory_and_permission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "d.json").mkdir()
+    assert "directory" in str(_load(tmp_path / "d.json"))
+    path = tmp_path / "f.json"
+    path.write_bytes(GOOD)
+    real_open = os.open
+
+    def deny(p: object, flags: int, *args: object) -> int:
+        if str(p) == str(path):
+            raise PermissionError(13, "Permission denied", str(p))
+        return real_open(p, flags, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", deny)
+    assert "permission denied" in str(_load(path))
+
+
+def test_jsonl_reports_each_bad_line(tmp_path: Path) -> None:
+    from okstra_core.models.task import FixCycleEvent
+
+    path = tmp_path / "fix-cycles.jsonl"
+    path.write_text(
+        '{"event":"opened","cycleId":"a","cycle":1,"at":"t"}\n'
+        "not json\n"
+        '{"event":"reopened","cycleId":"a","cycle":1,"at":"t"}\n'
+        "\n"
+        '{"event":"closed","cycleId":"a","cycle":1,"at":"t"}'
+    )
+    doc = reading.load_jsonl(path, FixCycleEvent)
+    assert isinstance(doc, reading.JsonlDoc)
+    assert len(doc.records) == 2
+    assert sorted(e.line or 0 for e in doc.errors) == [2, 3, 4, 5]
+
+
+def test_reads_never_write(tmp_path: Path) -> None:
+    (tmp_path / "f.json").write_bytes(b"{bad")
+    before = sorted(os.listdir(tmp_path))
+    _load(tmp_path / "f.json")
+    reading.load_jsonl(tmp_path / "f.json", LatestTask)
+    assert sorted(os.listdir(tmp_path)) == before
