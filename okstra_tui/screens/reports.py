@@ -206,10 +206,10 @@ class ReportsScreen(ViewScreen):
         path = Path(str(event.row_key.value))
         art = next((a for a in self.reports if a.path == path), None)
         if art is not None:
-            self._render(art)
+            self._render_report(art)
 
     @work(thread=True, exclusive=True, group="reading-copy")
-    def _render(self, art: Artifact) -> None:
+    def _render_report(self, art: Artifact) -> None:
         text, note = reading_copy(art)
         self.app.call_from_thread(self._rendered, art, text, note)
 

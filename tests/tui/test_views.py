@@ -1,0 +1,265 @@
+"""Pilot tests: each view on the demo, and the navigation between them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import DataTable, Markdown, Static, Tree
+
+from okstra_tui.navigation import Location
+from okstra_tui.screens.catalog import CatalogScreen
+from okstra_tui.screens.checks import ChecksScreen
+from okstra_tui.screens.convergence import ConvergenceScreen
+from okstra_tui.screens.design_prep import DesignPrepScreen
+from okstra_tui.screens.help import HelpScreen
+from okstra_tui.screens.managers import ManagersScreen
+from okstra_tui.screens.reports import ReportsScreen
+from okstra_tui.screens.runs import RunsScreen
+from okstra_tui.screens.task import TaskScreen
+from okstra_tui.summaries import CatalogRow, PreviewTarget
+from okstra_tui.widgets.preview import ArtifactPreview
+from okstra_tui.widgets.virtual_table import GroupHeader
+
+from .conftest import SIZE, make_app, plain, settle
+
+
+def _rendered_text(widget: Static) -> str:
+    return plain(widget)
+
+
+async def test_catalog_groups_tasks_and_marks_latest(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        rows = screen.table.rows
+        headers = [r.label for r in rows if isinstance(r, GroupHeader)]
+        tasks = [r for r in rows if isinstance(r, CatalogRow)]
+        assert headers == sorted(headers) and len(headers) >= 2
+        assert len(tasks) == len(screen.data.rows)
+        assert sum(1 for r in tasks if r.latest) == 1
+        # Phase columns are read for the rows in view.
+        assert all(r.ref.root in screen.phases for r in tasks[:5])
+        await pilot.press("L")
+        assert screen.table.current_row.latest
+
+
+async def test_catalog_filter_and_sort(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        total = len(screen.data.rows)
+        await pilot.press("slash", *"implementation")
+        shown = [r for r in screen.table.rows if isinstance(r, CatalogRow)]
+        assert 0 < len(shown) < total
+        assert all("implementation" in f"{r.key} {r.task_type} {r.status} {r.title}".lower() for r in shown)
+        await pilot.press("escape")
+        assert len([r for r in screen.table.rows if isinstance(r, CatalogRow)]) == total
+        await pilot.press("s")  # by task key
+        keys = [r.key for r in screen.table.rows if isinstance(r, CatalogRow) and r.group == screen.table.rows[1].group]
+        assert keys == sorted(keys)
+        await pilot.press("S")
+        keys = [r.key for r in screen.table.rows if isinstance(r, CatalogRow) and r.group == screen.table.rows[1].group]
+        assert keys == sorted(keys, reverse=True)
+
+
+async def test_open_task_back_and_forward(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        catalog = app.screen
+        assert isinstance(catalog, CatalogScreen)
+        await pilot.press("L", "enter")
+        await settle(pilot)
+        task = app.screen
+        assert isinstance(task, TaskScreen)
+        assert task.task_root == catalog.table.current_row.ref.root
+        timeline = task.query_one("#task-timeline", DataTable)
+        assert timeline.row_count >= 1
+        text = _rendered_text(task.query_one("#task-manifest", Static))
+        assert "next recommended" in text and "workflow phase states" in text
+        await pilot.press("escape")
+        assert app.screen is catalog
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert isinstance(app.screen, TaskScreen) and app.screen.task_root == task.task_root
+
+
+async def test_runs_view_previews_json_markdown_and_team_state(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        project = app.project
+        task = next(r for r in project.task_refs if r.open().run_dir("analysis") is not None).open()
+        app.navigate(Location("runs", task.root))
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RunsScreen)
+        tree: Tree[PreviewTarget | None] = screen.run_tree
+        kinds_seen: set[str] = set()
+        for node in _leaves(tree.root):
+            data = node.data
+            if not isinstance(data, PreviewTarget) or data.artifact is None:
+                continue
+            if data.artifact.kind in kinds_seen or data.artifact.kind not in ("team-state", "run-manifest", "final-report-md", "worker-prompt"):
+                continue
+            kinds_seen.add(data.artifact.kind)
+            _expand_to(node)
+            await pilot.pause()
+            tree.move_cursor(node)
+            await settle(pilot)
+            preview = screen.preview
+            assert preview.target is not None and preview.target.path == data.path
+            if data.artifact.kind == "team-state":
+                assert len(preview.query(DataTable)) == 3
+            if data.artifact.kind in ("final-report-md", "worker-prompt"):
+                assert preview.query(Markdown)
+        assert "team-state" in kinds_seen and "run-manifest" in kinds_seen
+
+
+async def test_runs_diff_two_seqs(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        # A task whose run dir holds two seqs of one category (a rerun).
+        for ref in app.project.task_refs:
+            for rd in ref.open().run_dirs:
+                manifests = rd.of_kind("run-manifest")
+                if len(manifests) >= 2:
+                    app.navigate(Location("runs", ref.root, rd.path))
+                    await settle(pilot)
+                    screen = app.screen
+                    assert isinstance(screen, RunsScreen)
+                    nodes = [n for n in _leaves(screen.run_tree.root)
+                             if isinstance(n.data, PreviewTarget) and n.data.path in (manifests[0].path, manifests[1].path)]
+                    for node in nodes:
+                        _expand_to(node)
+                        await pilot.pause()
+                        screen.run_tree.move_cursor(node)
+                        await pilot.pause()
+                        await pilot.press("D")
+                    await settle(pilot)
+                    diff = app.screen
+                    assert type(diff).__name__ == "DiffScreen"
+                    text = plain(diff.query_one("#diff-text", Static))
+                    assert "@@" in text
+                    return
+        raise AssertionError("the demo has no rerun with two run manifests")
+
+
+async def test_convergence_design_prep_reports_views(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        seen = {"convergence": False, "design": False, "chain": False, "reading": False}
+        for ref in app.project.task_refs:
+            app.navigate(Location("task", ref.root))
+            await settle(pilot)
+            await pilot.press("v")
+            await settle(pilot)
+            assert isinstance(app.screen, ConvergenceScreen)
+            body = app.screen.query_one("#convergence-body")
+            if any("Round 1" in plain(s) for s in body.query(Static)):
+                seen["convergence"] = True
+            await pilot.press("escape", "d")
+            await settle(pilot)
+            assert isinstance(app.screen, DesignPrepScreen)
+            table = app.screen.query_one("#dp-table", DataTable)
+            if table.row_count and any("authoritative" in str(table.get_row_at(i)[3]) for i in range(table.row_count)):
+                seen["design"] = True
+            await pilot.press("escape", "p")
+            await settle(pilot)
+            assert isinstance(app.screen, ReportsScreen)
+            if "passed" in plain(app.screen.query_one("#rep-chain", Static)):
+                seen["chain"] = True
+            if app.screen.query(Markdown):
+                seen["reading"] = True
+            await pilot.press("escape", "escape")
+            assert isinstance(app.screen, CatalogScreen)
+        assert all(seen.values()), seen
+
+
+async def test_checks_view_groups_findings_and_jumps(fresh_demo: Path) -> None:
+    # Break one artifact so there is a finding to jump to.
+    team_states = sorted(fresh_demo.glob(".okstra/tasks/*/*/runs/*/state/team-state-*.json"))
+    team_states[0].write_text("{ not json", encoding="utf-8")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("x")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ChecksScreen)
+        tree = screen.query_one("#checks-tree", Tree)
+        files = [n for n in tree.root.children if n.data]
+        broken_rel = team_states[0].relative_to(fresh_demo).as_posix()
+        node = next(n for n in files if n.data == broken_rel)
+        assert node.children, "findings are grouped under their file"
+        tree.move_cursor(node.children[0])
+        await pilot.press("enter")
+        await settle(pilot)
+        runs = app.screen
+        assert isinstance(runs, RunsScreen)
+        assert runs.preview.target is not None and runs.preview.target.path == team_states[0]
+
+
+async def test_managers_view(demo_root: Path, demo_home: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ManagersScreen)
+        tree = screen.query_one("#mgr-tree", Tree)
+        managers = tree.root.children
+        assert managers
+        labels = [str(n.label) for n in _all(tree.root)]
+        assert any(label.startswith("projects") for label in labels)
+        task_nodes = [n for n in _all(tree.root) if getattr(n.data, "kind", None) == "task"]
+        assert task_nodes
+        tree.move_cursor(task_nodes[0])
+        await settle(pilot)
+        text = " ".join(plain(s) for s in screen.query_one("#mgr-body").query(Static))
+        assert "Children" in text and "Snapshots" in text
+
+
+async def test_help_and_palette_list_every_action(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("L", "enter")
+        await settle(pilot)
+        task_screen = app.screen
+        await pilot.press("question_mark")
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        text = " ".join(plain(s) for s in help_screen.query(Static))
+        for description in ("Runs", "Convergence", "Design-prep", "Reports", "Back", "Checks", "Managers", "Copy path"):
+            assert description in text
+        titles = {c.title for c in app.get_system_commands(task_screen)}
+        assert {"Runs", "Convergence", "Design-prep", "Reports", "Back", "Forward", "Copy path", "Open in $EDITOR",
+                "Open in $PAGER", "Checks", "Managers", "Theme"} <= titles
+        await pilot.press("escape")
+        assert app.screen is task_screen
+
+
+def _all(node):  # type: ignore[no-untyped-def]
+    out = [node]
+    for child in node.children:
+        out.extend(_all(child))
+    return out
+
+
+def _leaves(node):  # type: ignore[no-untyped-def]
+    return [n for n in _all(node) if not n.children]
+
+
+def _expand_to(node) -> None:  # type: ignore[no-untyped-def]
+    parent = node.parent
+    while parent is not None:
+        parent.expand()
+        parent = parent.parent
