@@ -157,7 +157,7 @@ def test_preselected_validation_has_no_choice() -> None:
     value["optionCandidates"]["mode"] = "preselected-validation"
     value["optionCandidates"]["preselected"] = {"optionId": "IO-001", "confirmedBy": "lead", "confirmedAt": "2026-11-30T04:00:00Z"}
     page = _page("option-selection", value)
-    assert 'name="selected-option"' not in page and "Preselected option" in page
+    assert 'type="radio"' not in page and "Preselected option" in page
     blob = re.search(r'id="okstra-export-data">(.*?)</script>', page, re.S)
     assert blob and json.loads(blob.group(1))["mode"] == "clarification"  # still answers the questions
     value["clarificationItems"] = []
