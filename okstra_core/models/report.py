@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from .base import Model, OptionId, PrepId, RelPath, Sha256, Strict, TaskKeyStr, Timestamp
 
@@ -136,7 +136,22 @@ def deliverable_problem(task_type: str, present: list[str]) -> str | None:
     return None
 
 
+def _deliverable_schema(schema: dict[str, Any]) -> None:
+    """JSON Schema form of "exactly one deliverable, matching the task type"."""
+    keys = list(DELIVERABLE_KEYS.values())
+    rules: list[dict[str, Any]] = [{"properties": {"taskType": {"enum": list(DELIVERABLE_KEYS)}}}]
+    for task_type, key in DELIVERABLE_KEYS.items():
+        others = [k for k in keys if k != key]
+        rules.append({
+            "if": {"properties": {"taskType": {"const": task_type}}, "required": ["taskType"]},
+            "then": {"required": [key], "not": {"anyOf": [{"required": [o]} for o in others]}},
+        })
+    schema["allOf"] = rules
+
+
 class _ReportBase(Model):
+    model_config = ConfigDict(json_schema_extra=_deliverable_schema)
+
     task_key: TaskKeyStr
     task_type: str
     title: str
