@@ -42,6 +42,13 @@ class PathEscape(WriteRefused):
     """A target outside its authorised root, or reached through a symlink escape."""
 
 
+class WriteFailed(OkstraError, OSError):
+    """The operating system failed a write (disk full, I/O error); no partial file is visible.
+
+    It is also an :class:`OSError`, so callers that handle I/O errors keep working.
+    """
+
+
 class LockTimeout(OkstraError):
     """A lock could not be taken in time."""
 

@@ -30,7 +30,7 @@ from typing import Any
 import filelock
 
 from .digests import pretty_json
-from .errors import LockTimeout, PathEscape, WriteRefused
+from .errors import LockTimeout, OkstraError, PathEscape, WriteFailed, WriteRefused
 from .layout import LOCK_SUFFIX, TEMP_PREFIX
 
 DEFAULT_LOCK_TIMEOUT = 30.0
@@ -114,9 +114,22 @@ def resolve_target(root: Path, target: Path | str) -> Path:
 
 
 def ensure_dir(root: Path, folder: Path) -> None:
-    """Create *folder* (inside *root*) and its parents, re-checking containment after."""
+    """Create *folder* (inside *root*) and its parents, checking containment before and after.
+
+    The check before matters: ``makedirs`` through a symlinked parent would
+    otherwise create folders outside the root before the refusal.
+    """
     real_root = _real_root(root)
-    os.makedirs(folder, exist_ok=True)
+    candidate = folder if folder.is_absolute() else root / folder
+    if not Path(os.path.realpath(candidate)).is_relative_to(real_root):
+        raise PathEscape(folder, f"folder resolves outside its authorised root {root}")
+    try:
+        os.makedirs(candidate, exist_ok=True)
+    except FileExistsError:
+        raise WriteRefused(folder, "a file stands where a folder is needed") from None
+    except OSError as exc:
+        raise WriteFailed(folder, f"cannot create folder: {exc.strerror or exc}") from None
+    folder = candidate
     real = Path(os.path.realpath(folder))
     if not real.is_relative_to(real_root):
         raise PathEscape(folder, f"folder resolves outside its authorised root {root}")
@@ -178,6 +191,17 @@ def _unlink_quiet(path: Path) -> None:
         pass
 
 
+@contextmanager
+def _io_failure(target: Path | str, what: str) -> Iterator[None]:
+    """Turn an operating-system failure into one clear :class:`WriteFailed` naming the target."""
+    try:
+        yield
+    except OkstraError:
+        raise
+    except OSError as exc:
+        raise WriteFailed(target, f"{what} failed: {exc.strerror or exc}") from exc
+
+
 # ------------------------------------------------------------------------ locks
 
 
@@ -207,6 +231,11 @@ def create_only(root: Path, target: Path | str, data: bytes) -> Outcome:
     """Create *target* with *data*; identical existing bytes succeed, different bytes are refused."""
     final = resolve_target(root, target)
     ensure_dir(root, final.parent)
+    with _io_failure(target, "create"):
+        return _create_only(final, target, data)
+
+
+def _create_only(final: Path, target: Path | str, data: bytes) -> Outcome:
     existing = _read_regular(final)
     if existing is not None:
         if existing == data:
@@ -242,16 +271,24 @@ def append_jsonl(root: Path, target: Path | str, record: Any, *, timeout: float 
     line = jsonl_line(record)
     final = resolve_target(root, target)
     ensure_dir(root, final.parent)
-    with locked(final, timeout):
+    with locked(final, timeout), _io_failure(target, "append"):
         final = resolve_target(root, target)
         created = not final.exists()
         fd = os.open(final, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         try:
             size = os.fstat(fd).st_size
             if size:
-                _cut_torn_tail(final, fd, size)
-            _write_all(fd, line)
-            _fsync(fd)
+                size = _cut_torn_tail(final, fd, size)
+            try:
+                _write_all(fd, line)
+                _fsync(fd)
+            except BaseException:
+                # All or nothing: a failed append leaves the file as it was (never a torn or unsynced line).
+                try:
+                    os.ftruncate(fd, size)
+                except OSError:
+                    pass
+                raise
         finally:
             os.close(fd)
         if created:
@@ -259,11 +296,11 @@ def append_jsonl(root: Path, target: Path | str, record: Any, *, timeout: float 
     return Outcome.APPENDED
 
 
-def _cut_torn_tail(path: Path, fd: int, size: int) -> None:
-    """Drop a trailing fragment without a newline: a crashed append, never a record."""
+def _cut_torn_tail(path: Path, fd: int, size: int) -> int:
+    """Drop a trailing fragment without a newline: a crashed append, never a record. Returns the new size."""
     last = os.pread(fd, 1, size - 1)
     if last == b"\n":
-        return
+        return size
     keep = 0
     offset = size
     while offset > 0:
@@ -274,7 +311,8 @@ def _cut_torn_tail(path: Path, fd: int, size: int) -> None:
             keep = start + idx + 1
             break
         offset = start
-    os.truncate(path, keep)
+    os.ftruncate(fd, keep)
+    return keep
 
 
 def replace_locked(
@@ -292,7 +330,7 @@ def replace_locked(
     """
     final = resolve_target(root, target)
     ensure_dir(root, final.parent)
-    with locked(final, timeout):
+    with locked(final, timeout), _io_failure(target, "replace"):
         final = resolve_target(root, target)
         current = _read_regular(final)
         new = update(current)
@@ -316,6 +354,11 @@ def move_no_overwrite(root: Path, source: Path, target: Path | str) -> Outcome:
     src = resolve_target(root, source)
     final = resolve_target(root, target)
     ensure_dir(root, final.parent)
+    with _io_failure(target, "move"):
+        return _move_no_overwrite(src, final, target)
+
+
+def _move_no_overwrite(src: Path, final: Path, target: Path | str) -> Outcome:
     try:
         os.link(src, final, follow_symlinks=False)
     except FileExistsError:
@@ -337,7 +380,7 @@ def remove_archived(root: Path, target: Path | str, archive: Path | str) -> Outc
     """
     final = resolve_target(root, target)
     saved = resolve_target(root, archive)
-    with locked(final):
+    with locked(final), _io_failure(target, "remove"):
         current = _read_regular(final)
         if current is None:
             return Outcome.UNCHANGED
