@@ -43,7 +43,7 @@ from .models.run import AgentDispatch, ErrorRecord, InvocationAssignment, Worker
 from .store import Project
 from .workflows import carry, convergence, design_prep, direction, invocations, manager, prompts, teamstate, user_response
 from .workflows.common import Clock, dump, iso
-from .workflows.tasks import Run, TaskSpec, WorkerSpec, close_run, create_task, prepare_run, record_fix_cycle
+from .workflows.tasks import Run, TaskSpec, WorkerSpec, append_recap, close_run, create_task, prepare_run, record_fix_cycle
 
 PROJECT_ID = "demo-shop"
 HOME_DIR = ".okstra-home"
@@ -286,6 +286,8 @@ def _task_retry_policy(root: Path, clock: Clock) -> None:
     writes.append_jsonl(root, first.path("errors-log"), dump(ErrorRecord(at=iso(clock.now()), worker_id="gemini-analyser", severity="warning",
                                                                           code="rate-limit", message="provider throttled; retried after 20s")))
     _close(first, r1, clock, next_phase="analysis", rationale="rerun with the gateway logs attached")
+    append_recap(root, troot, tm.RecapEntry(at=iso(clock.now()), task_type="analysis", run_date_time_segment=first.segment,
+                                            summary="Three findings; convergence confirmed two after two rounds."))
     # The rerun reuses runs/analysis/ and takes seq 002 in every category.
     second = _run(root, troot, "analysis", [*ANALYSERS[:2], WRITER], clock)
     r2 = _report(second, "Payment retry analysis (with gateway logs)", "Confirmed: retries lack idempotency keys.",

@@ -20,7 +20,6 @@ from .models import report as rmodels
 from .models import run as runmodels
 from .models import sidecars as smodels
 from .models import task as tmodels
-from .models.convergence import ConvergenceFinal, ConvergenceGroups, ConvergenceWork, RoundPlan, RoundResults
 from .models.invocation import CompletionMarker, InvocationMeta, ResultEnvelope
 
 #: Artifact kind (from the name grammar) -> registered document kind.

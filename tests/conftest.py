@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from okstra_core import layout
+from okstra_core.store import ARTIFACT_DOC_KIND, SIDECAR_HEADERS, Project, list_managers
+
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -30,3 +33,61 @@ def fresh_demo(demo_root: Path, tmp_path: Path) -> Path:
     target = tmp_path / "project"
     shutil.copytree(demo_root, target, symlinks=True)
     return target
+
+
+_SIDECAR_DOCS = {
+    "user-response": "user-response-header",
+    "user-response-superseded": "user-response-header",
+    "design-prep-request": "design-prep-request-header",
+    "design-prep-input": "design-prep-input-header",
+}
+
+
+def classify_documents(project: Project, home: Path) -> dict[Path, str]:
+    """Every JSON/JSONL document and sidecar of the demo, with its document kind."""
+    root = project.root
+    out: dict[Path, str] = {
+        layout.task_catalog_path(root): "task-catalog",
+        layout.latest_task_path(root): "latest-task",
+        layout.project_json_path(root): "project",
+    }
+    for ref in project.task_refs:
+        task = ref.open()
+        out[layout.task_manifest_path(task.root)] = "task-manifest"
+        out[layout.timeline_path(task.root)] = "timeline"
+        for path, kind in ((layout.fix_cycles_path(task.root), "fix-cycles"), (layout.recap_log_path(task.root), "recap-log"),
+                           (layout.selected_direction_path(task.root), "selected-direction"),
+                           (layout.consumers_path(task.root), "consumers")):
+            if path.exists():
+                out[path] = kind
+        for path, _ in task.carry():
+            out[path] = "carry"
+        for rd in task.run_dirs:
+            for art in rd.artifacts():
+                if art.kind in ARTIFACT_DOC_KIND:
+                    out[art.path] = ARTIFACT_DOC_KIND[art.kind]
+                elif art.kind == "final-report-data":
+                    out[art.path] = "final-report"
+                elif art.kind == "errors-log":
+                    out[art.path] = "errors-log"
+                elif art.kind == "duty-contracts":
+                    out[art.path / "catalog.json"] = "duty-catalog"
+                elif art.kind in SIDECAR_HEADERS:
+                    out[art.path] = _SIDECAR_DOCS[art.kind]
+            for path, _parsed in rd.flat_legacy():
+                if path.name.endswith(".json"):
+                    out[path] = "legacy-flat"
+    for inv in project.invocations():
+        out[inv.paths.meta] = "invocation-meta"
+        if inv.paths.result.exists():
+            out[inv.paths.result] = "invocation-result"
+            out[inv.paths.completion] = "invocation-completion"
+    for manager in list_managers(home):
+        out[manager.folder / "manager.json"] = "manager"
+        out[manager.folder / "projects.json"] = "manager-projects"
+        for mtask in manager.tasks():
+            for name, kind in (("manifest.json", "manager-task-manifest"), ("children.json", "manager-children"),
+                               ("snapshots.json", "manager-snapshots"), ("directives.jsonl", "manager-directives"),
+                               ("events.jsonl", "manager-events")):
+                out[mtask.folder / name] = kind
+    return out

@@ -230,6 +230,11 @@ def lower_ready_pointer(workflow: dict[str, Any]) -> None:
         pointer["status"] = "pending"
 
 
+def append_recap(project_root: Path, task_root: Path, entry: tm.RecapEntry) -> None:
+    """Append one entry to the task's append-only ``recap/recap-log.jsonl``."""
+    writes.append_jsonl(project_root, layout.recap_log_path(task_root), dump(entry))
+
+
 def record_fix_cycle(project_root: Path, task_root: Path, event: tm.FixCycleEvent) -> None:
     writes.append_jsonl(project_root, layout.fix_cycles_path(task_root), dump(event))
 
@@ -322,7 +327,7 @@ def prepare_run(
     duties = []
     roles = sorted({w.role for w in workers} | {"lead"})
     for role in roles:
-        text = f"# Duty: lead\n\nThe Okstra lead coordinates the run.\n" if role == "lead" else _duty_text(
+        text = "# Duty: lead\n\nThe Okstra lead coordinates the run.\n" if role == "lead" else _duty_text(
             next(w for w in workers if w.role == role))
         data = text.encode("utf-8")
         writes.create_only(project_root, duty_dir / f"{role}.md", data)

@@ -12,18 +12,13 @@ from typing import Any
 import jsonschema
 import pytest
 
-from okstra_core import layout, reading, resources, sidecar
+from okstra_core import reading, resources, sidecar
 from okstra_core.demo import demo_home
 from okstra_core.models import DOC_KINDS_BY_NAME, FINAL_REPORT_VERSIONS
-from okstra_core.store import ARTIFACT_DOC_KIND, SIDECAR_HEADERS, Project, list_managers
+from okstra_core.store import Project, list_managers
 from okstra_core.workflows import design_prep, direction
 
-_SIDECAR_DOCS = {
-    "user-response": "user-response-header",
-    "user-response-superseded": "user-response-header",
-    "design-prep-request": "design-prep-request-header",
-    "design-prep-input": "design-prep-input-header",
-}
+from conftest import classify_documents  # noqa: E402
 
 
 def _validator(kind: str) -> jsonschema.protocols.Validator:
@@ -31,56 +26,6 @@ def _validator(kind: str) -> jsonschema.protocols.Validator:
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema)
-
-
-def classify(project: Project, home: Path) -> dict[Path, str]:
-    """Every JSON/JSONL document and sidecar of the demo, with its document kind."""
-    root = project.root
-    out: dict[Path, str] = {
-        layout.task_catalog_path(root): "task-catalog",
-        layout.latest_task_path(root): "latest-task",
-        layout.project_json_path(root): "project",
-    }
-    for ref in project.task_refs:
-        task = ref.open()
-        out[layout.task_manifest_path(task.root)] = "task-manifest"
-        out[layout.timeline_path(task.root)] = "timeline"
-        for path, kind in ((layout.fix_cycles_path(task.root), "fix-cycles"), (layout.recap_log_path(task.root), "recap-log"),
-                           (layout.selected_direction_path(task.root), "selected-direction"),
-                           (layout.consumers_path(task.root), "consumers")):
-            if path.exists():
-                out[path] = kind
-        for path, _ in task.carry():
-            out[path] = "carry"
-        for rd in task.run_dirs:
-            for art in rd.artifacts():
-                if art.kind in ARTIFACT_DOC_KIND:
-                    out[art.path] = ARTIFACT_DOC_KIND[art.kind]
-                elif art.kind == "final-report-data":
-                    out[art.path] = "final-report"
-                elif art.kind == "errors-log":
-                    out[art.path] = "errors-log"
-                elif art.kind == "duty-contracts":
-                    out[art.path / "catalog.json"] = "duty-catalog"
-                elif art.kind in SIDECAR_HEADERS:
-                    out[art.path] = _SIDECAR_DOCS[art.kind]
-            for path, _parsed in rd.flat_legacy():
-                if path.name.endswith(".json"):
-                    out[path] = "legacy-flat"
-    for inv in project.invocations():
-        out[inv.paths.meta] = "invocation-meta"
-        if inv.paths.result.exists():
-            out[inv.paths.result] = "invocation-result"
-            out[inv.paths.completion] = "invocation-completion"
-    for manager in list_managers(home):
-        out[manager.folder / "manager.json"] = "manager"
-        out[manager.folder / "projects.json"] = "manager-projects"
-        for mtask in manager.tasks():
-            for name, kind in (("manifest.json", "manager-task-manifest"), ("children.json", "manager-children"),
-                               ("snapshots.json", "manager-snapshots"), ("directives.jsonl", "manager-directives"),
-                               ("events.jsonl", "manager-events")):
-                out[mtask.folder / name] = kind
-    return out
 
 
 def _json_files(*folders: Path) -> set[Path]:
@@ -98,7 +43,7 @@ def test_every_document_validates_against_model_and_schema(demo_root: Path) -> N
     project = Project.open(demo_root)
     assert isinstance(project, Project)
     home = demo_home(demo_root)
-    docs = classify(project, home)
+    docs = classify_documents(project, home)
     # Nothing escapes classification: every JSON/JSONL file in the store is one of the documents above.
     assert _json_files(demo_root / ".okstra", home) - set(docs) == set()
     validators: dict[str, Any] = {}

@@ -1,0 +1,209 @@
+"""Models and their JSON Schemas: they agree, valid examples pass, invalid ones fail in both."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from pydantic import ValidationError
+
+from okstra_core import resources
+from okstra_core.models import DOC_KINDS, DOC_KINDS_BY_NAME
+from okstra_core.models.report import FinalReportV3
+from okstra_core.models.run import PromptMeta, TeamState
+from okstra_core.models.schemas import schema_text
+from okstra_core.models.task import FixCycleEvent, NextRecommendedPhase, derive_fix_cycles
+
+
+def _validator(kind: str) -> Any:
+    schema = json.loads(resources.read_schema_text(DOC_KINDS_BY_NAME[kind].schema_file))
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+@pytest.mark.parametrize("kind", [k.name for k in DOC_KINDS])
+def test_committed_schema_equals_model(kind: str) -> None:
+    """A schema that drifts from its model fails here; regenerate with `python -m okstra_core.models.schemas`."""
+    assert resources.read_schema_text(DOC_KINDS_BY_NAME[kind].schema_file) == schema_text(DOC_KINDS_BY_NAME[kind])
+
+
+def test_final_report_schema_names() -> None:
+    names = {k.schema_file for k in DOC_KINDS}
+    assert {"final-report-v3.0.schema.json", "final-report-v2.0.schema.json"} <= names
+
+
+# ---------------------------------------------------------------- examples from the demo
+
+
+def _examples(demo_root: Path) -> dict[str, list[Any]]:
+    from conftest import classify_documents
+
+    from okstra_core import sidecar
+    from okstra_core.demo import demo_home
+    from okstra_core.models import FINAL_REPORT_VERSIONS
+    from okstra_core.store import Project
+
+    project = Project.open(demo_root)
+    assert isinstance(project, Project)
+    out: dict[str, list[Any]] = {}
+    for path, kind in classify_documents(project, demo_home(demo_root)).items():
+        if kind == "legacy-flat":
+            continue
+        text = path.read_text()
+        if kind.endswith("-header"):
+            values = [sidecar.parse(text).header]
+        elif DOC_KINDS_BY_NAME.get(kind) is not None and DOC_KINDS_BY_NAME[kind].jsonl:
+            values = [json.loads(line) for line in text.splitlines()]
+        else:
+            values = [json.loads(text)]
+        for value in values:
+            doc = FINAL_REPORT_VERSIONS[value["schemaVersion"]] if kind == "final-report" else kind
+            out.setdefault(doc, []).append(value)
+    return out
+
+
+@pytest.fixture(scope="module")
+def examples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Any]]:
+    from okstra_core.demo import generate
+
+    return _examples(generate(tmp_path_factory.mktemp("models") / "demo"))
+
+
+def test_every_kind_has_a_demo_example(examples: dict[str, list[Any]]) -> None:
+    assert set(examples) == {k.name for k in DOC_KINDS}
+
+
+def _agree(kind: str, value: Any) -> bool:
+    model = DOC_KINDS_BY_NAME[kind].model
+    try:
+        model.model_validate(value)
+        model_ok = True
+    except ValidationError:
+        model_ok = False
+    schema_ok = not list(_validator(kind).iter_errors(value))
+    assert model_ok == schema_ok, f"{kind}: model says {model_ok}, schema says {schema_ok} for {json.dumps(value)[:300]}"
+    return model_ok
+
+
+@pytest.mark.parametrize("kind", [k.name for k in DOC_KINDS])
+def test_required_fields_are_required_by_both(kind: str, examples: dict[str, list[Any]]) -> None:
+    value = examples[kind][0]
+    assert _agree(kind, value)
+    schema = json.loads(resources.read_schema_text(DOC_KINDS_BY_NAME[kind].schema_file))
+    for field in schema.get("required", []):
+        broken = copy.deepcopy(value)
+        broken.pop(field, None)
+        assert not _agree(kind, broken), f"{kind} accepts a document without {field}"
+    wrong = copy.deepcopy(value)
+    first = schema.get("required", [None])[0]
+    if first is not None:
+        wrong[first] = {"unexpected": ["object"]}
+        assert not _agree(kind, wrong)
+    assert not _agree(kind, [value])  # a document is an object
+
+
+# -------------------------------------------------------------------- v1 / v2 identity
+
+V2 = {"participantRef": "participant:a", "roleExecutionRef": "role:analysis:1", "invocationRef": "invocation:x",
+      "attempt": 1, "executionLabel": "a #1"}
+
+
+def _team(version: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"schemaVersion": version, "taskKey": "p:g:t", "taskType": "analysis", "runDateTimeSegment": "s",
+            "workerDispatches": rows}
+
+
+def _row(i: int, **extra: Any) -> dict[str, Any]:
+    return {"dispatchId": f"d{i}", "workerId": "w", "dispatchedAt": "t", **extra}
+
+
+def test_v1_and_v2_payloads() -> None:
+    assert _agree("team-state", _team("1.0", [_row(1), _row(2)]))
+    assert _agree("team-state", _team("2.0", [_row(1, **V2), _row(2, **V2)]))
+
+
+def test_partial_v2_payload_is_rejected() -> None:
+    partial = {k: v for k, v in V2.items() if k != "attempt"}
+    assert not _agree("team-state", _team("2.0", [_row(1, **partial)]))
+    with pytest.raises(ValidationError, match="partial v2 payload"):
+        TeamState.model_validate(_team("2.0", [_row(1, **partial)]))
+
+
+def test_mixed_payload_is_rejected() -> None:
+    assert not _agree("team-state", _team("2.0", [_row(1, **V2), _row(2)]))
+    assert not _agree("team-state", _team("1.0", [_row(1, **V2)]))
+    with pytest.raises(ValidationError, match="mixed v1/v2"):
+        TeamState.model_validate(_team("2.0", [_row(1, **V2), _row(2)]))
+
+
+def test_v2_fields_are_read_as_stored(examples: dict[str, list[Any]]) -> None:
+    meta = PromptMeta.model_validate(examples["prompt-meta"][0])
+    assert meta.is_v2
+    # Stored values are authoritative, even when workerId would suggest something else.
+    changed = {**examples["prompt-meta"][0], "participantRef": "participant:someone-else"}
+    assert PromptMeta.model_validate(changed).participant_ref == "participant:someone-else"
+
+
+# ------------------------------------------------------------------------ report rules
+
+
+def test_exactly_one_matching_deliverable(examples: dict[str, list[Any]]) -> None:
+    analysis = next(v for v in examples["final-report-v3.0"] if v["taskType"] == "analysis")
+    assert _agree("final-report-v3.0", analysis)
+    two = {**analysis, "verificationVerdict": {"verdict": "pass"}}
+    assert not _agree("final-report-v3.0", two)
+    none = {k: v for k, v in analysis.items() if k != "analysisFindings"}
+    assert not _agree("final-report-v3.0", none)
+    wrong_type = {**analysis, "taskType": "implementation"}
+    assert not _agree("final-report-v3.0", wrong_type)
+    unknown = {**analysis, "taskType": "custom"}
+    assert not _agree("final-report-v3.0", unknown)
+    with pytest.raises(ValidationError, match="exactly one task-type deliverable"):
+        FinalReportV3.model_validate(two)
+
+
+def test_v2_report_is_not_v3(examples: dict[str, list[Any]]) -> None:
+    v2 = examples["final-report-v2.0"][0]
+    assert _agree("final-report-v2.0", v2)
+    assert not _agree("final-report-v3.0", v2)
+
+
+# ------------------------------------------------------------------------- task rules
+
+
+def test_next_recommended_phase_shape() -> None:
+    assert NextRecommendedPhase(phase="analysis", status="ready").launchable
+    pending = NextRecommendedPhase(phase="analysis", status="pending")  # prepare keeps the phase
+    assert not pending.launchable
+    with pytest.raises(ValidationError):
+        NextRecommendedPhase.model_validate({"phase": "x", "status": "later"})
+    with pytest.raises(ValidationError):
+        NextRecommendedPhase.model_validate({"phase": "x", "status": "ready", "extra": 1})
+
+
+def test_fix_cycles_derivation() -> None:
+    events = [
+        FixCycleEvent(event="opened", cycle_id="a", cycle=1, symptom="s1", at="t1"),
+        FixCycleEvent(event="closed", cycle_id="a", cycle=1, at="t2"),
+        FixCycleEvent(event="opened", cycle_id="b", cycle=2, symptom="s2", target_report="r", at="t3"),
+    ]
+    summary = derive_fix_cycles(events)
+    assert summary.count == 2 and summary.open_cycle_id == "b"
+    assert summary.latest is not None and summary.latest.cycle == 2 and summary.latest.closed_at is None
+    closed = derive_fix_cycles([*events, FixCycleEvent(event="closed", cycle_id="b", cycle=2, at="t4")])
+    assert closed.open_cycle_id is None and closed.latest is not None and closed.latest.closed_at == "t4"
+    assert derive_fix_cycles([]).count == 0
+
+
+def test_provenance_paths_are_relative_posix(examples: dict[str, list[Any]]) -> None:
+    meta = copy.deepcopy(examples["prompt-meta"][0])
+    for bad in ("/abs/path.md", "../up.md", "a\\b.md", "a//b.md"):
+        meta["instructionProvenance"] = [{"kind": "project", "path": bad}]
+        assert not _agree("prompt-meta", meta)
+    meta["instructionProvenance"] = []
+    assert not _agree("prompt-meta", meta)
+    meta["instructionProvenance"] = [{"kind": "vendor", "path": "a.md"}]
+    assert not _agree("prompt-meta", meta)
