@@ -1,0 +1,110 @@
+"""No data crashes the app: walk every view over a demo tree with broken files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from okstra_tui.navigation import Location
+from okstra_tui.screens.catalog import CatalogScreen
+from okstra_tui.screens.runs import RunsScreen
+from okstra_tui.screens.task import TaskScreen
+from okstra_tui.summaries import CatalogRow, PreviewTarget
+from okstra_tui.widgets.error_panel import ErrorPanel
+
+from .conftest import SIZE, make_app, settle
+
+
+@pytest.fixture
+def broken_demo(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[str, Path]]:
+    """The demo with invalid JSON, a missing manifest, a dangling symlink and a broken manager file."""
+    root = fresh_demo
+    monkeypatch.setenv("OKSTRA_HOME", str(root / ".okstra-home"))
+    tasks = sorted(p.parent for p in root.glob(".okstra/tasks/*/*/task-manifest.json"))
+    broken: dict[str, Path] = {}
+    # 1. invalid JSON in a run manifest, a team-state and a report of one task
+    victim = tasks[0]
+    for pattern in ("runs/*/manifests/run-manifest-*.json", "runs/**/state/team-state-*.json",
+                    "runs/**/reports/final-report-*.data.json"):
+        found = sorted(victim.glob(pattern))
+        if found:
+            found[0].write_text('{"schemaVersion": "3.0", ', encoding="utf-8")
+    broken["invalid"] = sorted(victim.glob("runs/*/manifests/run-manifest-*.json"))[0]
+    (victim / "history" / "timeline.json").write_text("[oops", encoding="utf-8")
+    # 2. a missing task manifest
+    broken["no-manifest"] = tasks[1]
+    os.remove(tasks[1] / "task-manifest.json")
+    # 3. a dangling symlink where an artifact should be, and one in the instruction set
+    state = next(tasks[2].glob("runs/*/state"))
+    link = state / "team-state-analysis-099.json"
+    os.symlink(root / "does-not-exist.json", link)
+    broken["dangling"] = link
+    os.symlink(root / "nowhere.md", tasks[2] / "instruction-set" / "task-brief-link.md")
+    # 4. discovery pointer and a manager file broken too
+    (root / ".okstra" / "discovery" / "latest-task.json").write_text("nope", encoding="utf-8")
+    for manager_json in (root / ".okstra-home").glob("managers/*/projects.json"):
+        manager_json.write_bytes(b"\xff\xfe not utf-8")
+    # 5. every design-prep input and the convergence groups of another task: invalid
+    for path in root.glob(".okstra/tasks/*/*/runs/*/design-prep-inputs/*.md"):
+        path.write_text("---\nkind: nonsense\n---\n", encoding="utf-8")
+        break
+    for path in root.glob(".okstra/tasks/*/*/runs/*/state/convergence-groups-*.json"):
+        path.write_text("{}", encoding="utf-8")
+    return root, broken
+
+
+async def test_walk_every_view_over_a_broken_tree(broken_demo: tuple[Path, dict[str, Path]]) -> None:
+    root, broken = broken_demo
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        catalog = app.screen
+        assert isinstance(catalog, CatalogScreen)
+        assert catalog.query(ErrorPanel), "the broken latest-task pointer shows inline"
+        rows = [r for r in catalog.table.rows if isinstance(r, CatalogRow)]
+        for index, row in enumerate(catalog.table.rows):
+            if isinstance(row, CatalogRow):
+                catalog.table.cursor = index
+        await settle(pilot)
+        missing = next(r for r in rows if r.ref.root == broken["no-manifest"])
+        assert catalog.phases[missing.ref.root].error is not None
+        for row in rows:
+            app.navigate(Location("task", row.ref.root))
+            await settle(pilot)
+            task_screen = app.screen
+            assert isinstance(task_screen, TaskScreen)
+            if row.ref.root == broken["no-manifest"]:
+                assert task_screen.query(ErrorPanel)
+            await pilot.press("r")
+            await settle(pilot)
+            runs = app.screen
+            assert isinstance(runs, RunsScreen)
+            for node in _all(runs.run_tree.root):
+                if isinstance(node.data, PreviewTarget):
+                    parent = node.parent
+                    while parent is not None:
+                        parent.expand()
+                        parent = parent.parent
+                    await pilot.pause()
+                    runs.run_tree.move_cursor(node)
+                    await settle(pilot)
+                    if node.data.path in (broken["invalid"], broken["dangling"]):
+                        assert runs.preview.query(ErrorPanel), node.data.path
+            for key in ("escape", "v", "escape", "d", "down", "down", "down", "escape", "p", "down", "down", "escape",
+                        "escape"):
+                await pilot.press(key)
+                await settle(pilot)
+            assert app.screen is catalog
+        for key in ("x", "escape", "m", "down", "down", "down", "down", "escape", "question_mark", "escape"):
+            await pilot.press(key)
+            await settle(pilot)
+        assert app.screen is catalog
+
+
+def _all(node):  # type: ignore[no-untyped-def]
+    out = [node]
+    for child in node.children:
+        out.extend(_all(child))
+    return out

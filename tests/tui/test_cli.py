@@ -1,0 +1,58 @@
+"""``okstra-tui``'s command line: project errors, ``--check`` delegation, ``--demo``."""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from okstra_tui import __main__ as cli
+from okstra_tui.app import OkstraApp
+
+
+def test_missing_project_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main([str(tmp_path / "nope")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "nope" in err and "Traceback" not in err
+
+
+def test_folder_without_store_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main([str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "no .okstra/" in err and err.count("\n") == 1
+
+
+def test_check_delegates_to_the_checker_without_ui(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+
+    def main_check(argv: list[str]) -> int:
+        calls.append(list(argv))
+        return 1
+
+    fake = types.ModuleType("okstra_core.check.cli")
+    fake.main_check = main_check  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "okstra_core.check.cli", fake)
+    monkeypatch.setattr(OkstraApp, "run", lambda self: pytest.fail("--check must not start the UI"))
+    assert cli.main(["--check", "proj", "--format", "json", "--select", "E1"]) == 1
+    assert calls == [["proj", "--format", "json", "--select", "E1"]]
+
+
+def test_demo_opens_a_fresh_demo_with_its_manager_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, object] = {}
+
+    def fake_run(self: OkstraApp) -> None:
+        seen["root"] = self.project.root
+        seen["home"] = os.environ["OKSTRA_HOME"]
+        seen["catalog"] = (self.project.root / ".okstra" / "discovery" / "task-catalog.json").is_file()
+
+    monkeypatch.setattr(OkstraApp, "run", fake_run)
+    assert cli.main(["--demo"]) == 0
+    root = seen["root"]
+    assert isinstance(root, Path)
+    assert seen["catalog"] is True
+    assert seen["home"] == str(root / ".okstra-home")
+    assert not root.exists(), "the temporary demo is removed when the app exits"
