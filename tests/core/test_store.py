@@ -1,0 +1,81 @@
+"""The read side is lazy and reports bad files as values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from okstra_core import reading
+from okstra_core.errors import LoadError
+from okstra_core.store import Project
+
+
+def test_opening_a_task_reads_only_its_manifest(demo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[str] = []
+    real = reading.read_bytes
+
+    def spy(path: Path, **kwargs: object) -> object:
+        opened.append(Path(path).name)
+        return real(path, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reading, "read_bytes", spy)
+    project = Project.open(demo_root)
+    assert isinstance(project, Project)
+    assert opened == []
+    task = project.find_task("demo-shop:payments:retry-policy")
+    assert task is not None
+    assert opened == ["task-catalog.json"]
+    assert not isinstance(task.manifest, LoadError)
+    runs = task.run_dirs
+    listing = [a for rd in runs for a in rd.artifacts()]
+    assert len(listing) > 100
+    assert opened == ["task-catalog.json", "task-manifest.json"]  # listings, not file contents
+    listing[0].load()
+    assert len(opened) == 3
+
+
+def test_run_dirs_by_type_and_stage(demo_root: Path) -> None:
+    project = Project.open(demo_root)
+    assert isinstance(project, Project)
+    task = project.find_task("payments/retry-policy")
+    assert task is not None
+    labels = [rd.label for rd in task.run_dirs]
+    assert "implementation / stage-2" in labels and "final-verification" in labels
+    stale = project.find_task("stale-cache")
+    assert stale is not None
+    assert [rd.label for rd in stale.run_dirs] == ["final-verification / stage-1"]
+    rd = task.run_dir("analysis")
+    assert rd is not None
+    reports = rd.of_kind("final-report-data")
+    assert [a.seq for a in reports] == [1, 2]
+    assert rd.latest("final-report-data") == reports[-1]
+
+
+def test_broken_files_come_back_as_errors(fresh_demo: Path) -> None:
+    task_root = fresh_demo / ".okstra" / "tasks" / "payments" / "retry-policy"
+    (task_root / "task-manifest.json").write_text("{broken")
+    rd = task_root / "runs" / "analysis"
+    (rd / "state" / "team-state-analysis-001.json").unlink()
+    (rd / "state" / "team-state-analysis-001.json").symlink_to(rd / "state" / "missing.json")
+    project = Project.open(fresh_demo)
+    assert isinstance(project, Project)
+    task = project.find_task("demo-shop:payments:retry-policy")
+    assert task is not None
+    assert isinstance(task.manifest, LoadError) and "invalid JSON" in task.manifest.reason
+    run = task.run_dir("analysis")
+    assert run is not None
+    state = run.of_kind("team-state")[0].load()
+    assert isinstance(state, LoadError) and "dangling symlink" in state.reason
+
+
+def test_missing_store_and_uncatalogued_tasks(tmp_path: Path, fresh_demo: Path) -> None:
+    assert isinstance(Project.open(tmp_path / "nope"), LoadError)
+    assert "no .okstra" in str(Project.open(tmp_path))
+    stray = fresh_demo / ".okstra" / "tasks" / "misc" / "stray"
+    stray.mkdir(parents=True)
+    project = Project.open(fresh_demo)
+    assert isinstance(project, Project)
+    refs = [r for r in project.task_refs if not r.catalogued]
+    assert [r.task_id for r in refs] == ["stray"]
+    assert isinstance(refs[0].open().manifest, LoadError)
