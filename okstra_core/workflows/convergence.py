@@ -5,12 +5,14 @@ and the explicit Round 0 restart that archives replaced state byte for byte.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from .. import names, reading, writes
+from ..digests import pretty_json
 from ..errors import WriteRefused
 from ..models import convergence as cm
 from .common import SYSTEM_CLOCK, Clock, compact_stamp, dump, iso, update_json
@@ -46,7 +48,10 @@ def seed_work(project_root: Path, run_dir: Path, task_type: str, seq: int, *, re
 
     A matching valid working state resumes (no write). Invalid or partial state
     fails closed unless *restart_from_round0*; then it is archived byte for byte
-    under ``state/migrations/`` before it is replaced.
+    under ``state/migrations/`` before it is replaced. An existing final is
+    handled first: a valid terminal final refuses the restart (it is reused
+    unchanged), an invalid one is archived and removed only while its archive
+    still matches its bytes. A refusal writes nothing.
     """
     groups_path = state_path(run_dir, "convergence-groups", task_type, seq)
     groups = reading.load_model(groups_path, cm.ConvergenceGroups, root=project_root)
@@ -55,25 +60,48 @@ def seed_work(project_root: Path, run_dir: Path, task_type: str, seq: int, *, re
     work_path = state_path(run_dir, "convergence-work", task_type, seq)
     groups_rel = groups_path.relative_to(project_root).as_posix()
     seeded = dump(_seed(groups, groups_rel))
-    existing = reading.read_bytes(work_path, root=project_root) if work_path.exists() else None
-    if isinstance(existing, bytes):
-        try:
-            current = cm.ConvergenceWork.model_validate_json(existing)
-            if current.seeded_from == groups_rel:
-                return work_path  # a matching valid working state resumes
-            problem = "working state was seeded from other groups"
-        except (ValidationError, ValueError) as exc:
-            problem = f"working state is invalid or partial ({str(exc).splitlines()[0]})"
-        if not restart_from_round0:
-            raise WriteRefused(work_path, f"{problem}; refusing to continue (use --restart-from-round0)")
-        archive(project_root, run_dir, work_path, existing, clock)
-        final_path = state_path(run_dir, "convergence-final", task_type, seq)
-        if final_path.exists():
-            replace_final_guard(project_root, run_dir, final_path, clock)
-        writes.replace_locked(project_root, work_path, lambda _cur: (json.dumps(seeded, indent=2) + "\n").encode())
+    existing = reading.read_bytes(work_path, root=project_root) if os.path.lexists(work_path) else None
+    if isinstance(existing, reading.LoadError):
+        raise WriteRefused(existing.path, existing.reason)
+    if existing is None:
+        writes.create_only_json(project_root, work_path, seeded)
         return work_path
-    writes.create_only_json(project_root, work_path, seeded)
+    try:
+        current = cm.ConvergenceWork.model_validate_json(existing)
+        if current.seeded_from == groups_rel:
+            return work_path  # a matching valid working state resumes
+        problem = "working state was seeded from other groups"
+    except (ValidationError, ValueError) as exc:
+        problem = f"working state is invalid or partial ({str(exc).splitlines()[0]})"
+    if not restart_from_round0:
+        raise WriteRefused(work_path, f"{problem}; refusing to continue (use --restart-from-round0)")
+    final_path = state_path(run_dir, "convergence-final", task_type, seq)
+    final_bytes = reading.read_bytes(final_path, root=project_root) if os.path.lexists(final_path) else None
+    if isinstance(final_bytes, reading.LoadError):
+        raise WriteRefused(final_bytes.path, final_bytes.reason)
+    if final_bytes is not None and _valid_final(final_bytes):
+        raise WriteRefused(final_path, "a valid terminal final is reused unchanged; it is not replaced by a restart")
+    archive(project_root, run_dir, work_path, existing, clock)
+    if final_bytes is not None:
+        replace_final_guard(project_root, run_dir, final_path, clock)
+    new_bytes = pretty_json(seeded)
+
+    def restart(current_bytes: bytes | None) -> bytes:
+        # Replace only the exact bytes that were archived; anything else changed under us.
+        if current_bytes != existing:
+            raise WriteRefused(work_path, "working state changed while restarting; its archive no longer matches, not replacing it")
+        return new_bytes
+
+    writes.replace_locked(project_root, work_path, restart)
     return work_path
+
+
+def _valid_final(data: bytes) -> bool:
+    try:
+        cm.ConvergenceFinal.model_validate_json(data)
+    except (ValidationError, ValueError):
+        return False
+    return True
 
 
 def archive_path(run_dir: Path, original: Path, stamp: str) -> Path:
@@ -81,7 +109,14 @@ def archive_path(run_dir: Path, original: Path, stamp: str) -> Path:
 
 
 def archive(project_root: Path, run_dir: Path, original: Path, data: bytes, clock: Clock = SYSTEM_CLOCK) -> Path:
-    """Byte-for-byte copy of replaced state under ``state/migrations/``."""
+    """Byte-for-byte copy of replaced state under ``state/migrations/``.
+
+    An archive already holding exactly these bytes is reused, so a retried
+    restart does not pile up copies.
+    """
+    for known in archives_for(run_dir, original):
+        if reading.read_bytes(known, root=project_root) == data:
+            return known
     path = archive_path(run_dir, original, compact_stamp(clock.now()))
     writes.create_only(project_root, path, data)
     return path
@@ -102,11 +137,8 @@ def replace_final_guard(project_root: Path, run_dir: Path, final_path: Path, clo
     data = reading.read_bytes(final_path, root=project_root)
     if isinstance(data, reading.LoadError):
         raise WriteRefused(final_path, data.reason)
-    try:
-        cm.ConvergenceFinal.model_validate_json(data)
+    if _valid_final(data):
         raise WriteRefused(final_path, "a valid terminal final is reused unchanged; it is not replaced")
-    except (ValidationError, ValueError):
-        pass
     saved = archive(project_root, run_dir, final_path, data, clock)
     # The invalid final survives in its archive; removing it lets the restarted run finalise again.
     writes.remove_archived(project_root, final_path, saved)

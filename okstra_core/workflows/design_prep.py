@@ -112,15 +112,23 @@ def materialize(project_root: Path, task: Task) -> list[Materialized]:
     report = approved_snapshot(task)
     if is_markerless(report):
         return []
+    wanted = [(request_path(report, item.prep_id), request_text(report, item).encode("utf-8"))
+              for item in _plan_items(report) if item.status in OPEN_STATUSES and item.assessment is not None]
+    # Every existing request is compared first, so a refusal writes nothing at all.
+    for path, data in wanted:
+        existing = reading.read_bytes(path, root=project_root) if os.path.lexists(path) else None
+        if isinstance(existing, reading.LoadError):
+            raise WriteRefused(path, existing.reason)
+        if existing is not None and existing != data:
+            raise WriteRefused(path, "exists with different content; requests are never overwritten")
     out = []
-    for item in _plan_items(report):
-        if item.status not in OPEN_STATUSES or item.assessment is None:
-            continue
-        path = request_path(report, item.prep_id)
+    for path, data in wanted:
         try:
-            outcome = writes.create_only(project_root, path, request_text(report, item).encode("utf-8"))
-        except WriteRefused:
-            raise WriteRefused(path, "exists with different content; requests are never overwritten") from None
+            outcome = writes.create_only(project_root, path, data)
+        except WriteRefused as exc:
+            if exc.reason.startswith("exists with different") or exc.reason.startswith("was created concurrently"):
+                raise WriteRefused(path, "exists with different content; requests are never overwritten") from None
+            raise
         out.append(Materialized(path, outcome))
     return out
 
@@ -198,8 +206,20 @@ def input_text(report: LoadedReport, item: DesignItem, revision: int, answers: d
     return sidecar.format_sidecar(header.dump(), "\n".join(body))
 
 
-def check_input(report: LoadedReport, item: DesignItem, text: str) -> dict[str, str]:
-    """Semantic confirmation of an answer file against the item; returns the answers or raises."""
+def check_input(report: LoadedReport, item: DesignItem, text: str, answer_path: Path | None = None) -> dict[str, str]:
+    """Semantic confirmation of an answer file against the item; returns the answers or raises.
+
+    Refusals about the answer itself name *answer_path* (the file the answer came from) when given.
+    """
+    try:
+        return _check_input(report, item, text)
+    except WriteRefused as exc:
+        if exc.path is None and answer_path is not None:
+            raise WriteRefused(answer_path, exc.reason.removeprefix("answer file: ").removeprefix("answer file ")) from None
+        raise
+
+
+def _check_input(report: LoadedReport, item: DesignItem, text: str) -> dict[str, str]:
     where = report.path
     if item.status not in OPEN_STATUSES:
         raise WriteRefused(where, f"{item.prep_id} is {item.status}; only provisional or blocked items take input")
@@ -239,14 +259,23 @@ def write_input(project_root: Path, report: LoadedReport, item: DesignItem, revi
 
 
 def confirm(project_root: Path, task: Task, prep_id: str, answer_text: str, *, confirmed_by: str = "user",
-            clock: Clock = SYSTEM_CLOCK) -> Path:
-    """Check an answer against the item of the approved snapshot, then append a new revision."""
+            clock: Clock = SYSTEM_CLOCK, answer_path: Path | None = None) -> Path:
+    """Check an answer against the item of the approved snapshot, then append a new revision.
+
+    Confirmations of one item through this function are serialised by a lock
+    beside the inputs (``design-prep-inputs/PREP-nnn.lock``), so two of them
+    never take the same revision number; no revision file is written or
+    reserved before the answer is checked.
+    """
     report = approved_snapshot(task)
     item = next((i for i in _plan_items(report) if i.prep_id == prep_id), None)
     if item is None:
         raise WriteRefused(report.path, f"no design item {prep_id} in the approved plan")
-    answers = check_input(report, item, answer_text)
-    return write_input(project_root, report, item, next_revision(task, prep_id), answers, confirmed_by=confirmed_by, clock=clock)
+    answers = check_input(report, item, answer_text, answer_path)
+    folder = report.artifact.run.path / "design-prep-inputs"
+    writes.ensure_dir(project_root, folder)
+    with writes.locked(folder / item.prep_id):
+        return write_input(project_root, report, item, next_revision(task, prep_id), answers, confirmed_by=confirmed_by, clock=clock)
 
 
 # ------------------------------------------------------------------- resolver

@@ -9,6 +9,7 @@ the envelope. Consumers read only the ``returnedBody`` that
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from .. import layout, reading, writes
@@ -30,6 +31,19 @@ def start(project_root: Path, purpose: str, invocation_id: str, instructions: st
     """Write instructions, prompt and metadata (create-only; a retry with the same bytes succeeds)."""
     paths = layout.invocation_paths(project_root, purpose, invocation_id)
     ibytes, pbytes = instructions.encode(), prompt.encode()
+    # Compare what is there before writing anything, so a refusal leaves no new file behind.
+    for path, data in ((paths.instructions, ibytes), (paths.prompt, pbytes)):
+        current = reading.read_bytes(path, root=project_root) if os.path.lexists(path) else None
+        if isinstance(current, reading.LoadError):
+            raise WriteRefused(path, current.reason)
+        if current is not None and current != data:
+            raise WriteRefused(path, "exists with different content; invocation files are immutable")
+    if os.path.lexists(paths.meta):
+        existing = reading.load_model(paths.meta, InvocationMeta, root=project_root)
+        if isinstance(existing, reading.LoadError):
+            raise WriteRefused(paths.meta, existing.reason)
+        if (existing.instructions_sha256, existing.prompt_sha256) != (sha256_bytes(ibytes), sha256_bytes(pbytes)):
+            raise WriteRefused(paths.meta, "metadata exists for a different prompt")
     writes.create_only(project_root, paths.instructions, ibytes)
     writes.create_only(project_root, paths.prompt, pbytes)
     meta_path = paths.meta
@@ -50,7 +64,13 @@ def complete(project_root: Path, purpose: str, invocation_id: str, returned_body
     paths = layout.invocation_paths(project_root, purpose, invocation_id)
     if not paths.meta.exists():
         raise WriteRefused(paths.meta, "invocation has no published prompt metadata")
-    if not paths.result.exists():
+    if paths.result.exists():
+        recorded = reading.load_model(paths.result, ResultEnvelope, root=project_root)
+        if isinstance(recorded, reading.LoadError):
+            raise WriteRefused(recorded.path, recorded.reason)
+        if recorded.returned_body != returned_body:
+            raise WriteRefused(paths.result, "a different result is already recorded for this invocation")
+    else:
         envelope = ResultEnvelope(schema_version=SCHEMA, purpose=purpose, invocation_id=invocation_id,
                                   prompt_meta_path=_rel(project_root, paths.meta), returned_body=returned_body,
                                   returned_at=iso(clock.now()))

@@ -3,10 +3,17 @@
 A file keeps its seq when that number is free in the target folder (so the
 execution's files stay together); otherwise it gets a newly allocated seq.
 Nothing is ever overwritten.
+
+The migration takes a seq by creating its claim (``<category>/.seq/<seq>``)
+with the content :data:`MIGRATION_CLAIM`; a seq claimed that way stays
+available to the rest of the same legacy execution, so a migration that was
+interrupted and retried keeps the files of one execution together. One
+migration at a time per run dir (a lock beside it).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,8 +28,38 @@ class Move:
     reallocated: bool
 
 
+def claim_content(original_seq: int) -> bytes:
+    """Content of a seq claim made by a migration (an execution's own claims are empty)."""
+    return f"migrate-legacy from {layout.format_seq(original_seq)}\n".encode()
+
+
+def _claim(folder: Path, seq: int) -> Path:
+    return folder / layout.SEQ_CLAIMS_DIR / layout.format_seq(seq)
+
+
+def _migration_claims(folder: Path) -> dict[int, int]:
+    """Original legacy seq -> seq the migration took for it in *folder* (from the claims' content)."""
+    out: dict[int, int] = {}
+    claims = folder / layout.SEQ_CLAIMS_DIR
+    try:
+        entries = os.listdir(claims)
+    except OSError:
+        return out
+    for entry in entries:
+        if not layout.is_canonical_seq(entry):
+            continue
+        try:
+            with open(claims / entry, "rb") as fh:
+                text = fh.read(64).decode("ascii", "replace")
+        except OSError:
+            continue
+        if text.startswith("migrate-legacy from ") and layout.is_canonical_seq(text[20:].strip()):
+            out[int(text[20:].strip())] = int(entry)
+    return out
+
+
 def _seq_free(folder: Path, seq: int) -> bool:
-    if (folder / layout.SEQ_CLAIMS_DIR / layout.format_seq(seq)).exists():
+    if _claim(folder, seq).exists():
         return False
     if not folder.is_dir():
         return True
@@ -34,37 +71,48 @@ def _seq_free(folder: Path, seq: int) -> bool:
 
 
 def plan_moves(rd: RunDir) -> list[Move]:
-    """What :func:`migrate_run_dir` would do, without doing it."""
+    """What :func:`migrate_run_dir` would do, without doing it.
+
+    Per category, every flat file of one legacy seq lands on one seq: the seq
+    a previous (interrupted) migration already took for it, else the same
+    number when it is free, else one past the highest seq in use (artifacts and
+    claims alike).
+    """
     moves: list[Move] = []
-    fresh: dict[tuple[str, int], int] = {}
-    planned_free: set[tuple[str, int]] = set()
-    next_seq: dict[str, int] = {}
+    chosen: dict[tuple[str, int], int] = {}
+    taken: dict[str, set[int]] = {}
     for source, parsed in sorted(rd.flat_legacy(), key=lambda sp: sp[0].name):
         folder = rd.path / parsed.category
         assert parsed.seq is not None
         key = (parsed.category, parsed.seq)
-        if key in planned_free or (key not in fresh and _seq_free(folder, parsed.seq)):
-            planned_free.add(key)
-            seq, reallocated = parsed.seq, False
-        else:
-            if key not in fresh:
-                base = next_seq.get(parsed.category) or (max(
-                    [p.seq or 0 for p in (names.parse_in_category(parsed.category, e.name) for e in folder.iterdir()) if p]
-                    if folder.is_dir() else [0], default=0) + 1)
-                fresh[key] = base
-                next_seq[parsed.category] = base + 1
-            seq, reallocated = fresh[key], True
+        if key not in chosen:
+            used = taken.setdefault(parsed.category, set())
+            earlier = _migration_claims(folder).get(parsed.seq)
+            if earlier is not None:
+                seq = earlier
+            elif parsed.seq not in used and _seq_free(folder, parsed.seq):
+                seq = parsed.seq
+            else:
+                seq = max([layout._seqs_in_use(folder), *used]) + 1
+            used.add(seq)
+            chosen[key] = seq
+        seq = chosen[key]
         target = folder / names.build(parsed.kind, task_type=parsed.task_type, seq=seq, worker_id=parsed.worker_id,
                                       round=parsed.round)
-        moves.append(Move(source, target, reallocated))
+        moves.append(Move(source, target, seq != parsed.seq))
     return moves
 
 
 def migrate_run_dir(project_root: Path, rd: RunDir, dry_run: bool = False) -> list[Move]:
     """Move every flat legacy artifact of *rd* into its category folder."""
-    moves = plan_moves(rd)
     if dry_run:
-        return moves
+        return plan_moves(rd)
+    writes.ensure_dir(project_root, rd.path)
+    with writes.locked(rd.path / ".migrate-legacy"):
+        return _migrate(project_root, plan_moves(rd))
+
+
+def _migrate(project_root: Path, moves: list[Move]) -> list[Move]:
     done: list[Move] = []
     claimed: set[tuple[str, int]] = set()
     for move in moves:
@@ -72,9 +120,11 @@ def migrate_run_dir(project_root: Path, rd: RunDir, dry_run: bool = False) -> li
         assert parsed is not None and parsed.seq is not None
         key = (parsed.category, parsed.seq)
         if key not in claimed:
-            claim = move.target.parent / layout.SEQ_CLAIMS_DIR / layout.format_seq(parsed.seq)
+            original = names.parse_in_category(parsed.category, move.source.name) or names.classify_flat(move.source.name)
+            assert original is not None and original.seq is not None
+            claim = _claim(move.target.parent, parsed.seq)
             writes.ensure_dir(project_root, claim.parent)
-            writes.create_only(project_root, claim, b"")
+            writes.create_only(project_root, claim, claim_content(original.seq))
             claimed.add(key)
         writes.move_no_overwrite(project_root, move.source, move.target)
         done.append(move)
@@ -82,6 +132,7 @@ def migrate_run_dir(project_root: Path, rd: RunDir, dry_run: bool = False) -> li
 
 
 def migrate_task(project_root: Path, task: Task, dry_run: bool = False) -> list[Move]:
+    """Migrate every run dir of *task*; returns the moves made (or planned, with *dry_run*)."""
     out: list[Move] = []
     for rd in task.run_dirs:
         out += migrate_run_dir(project_root, rd, dry_run)

@@ -223,6 +223,30 @@ def current_fix_cycles(project_root: Path, task_root: Path) -> tm.FixCyclesSumma
     return tm.derive_fix_cycles(doc.records)
 
 
+def refresh_fix_cycles(project_root: Path, task_root: Path, clock: Clock = SYSTEM_CLOCK) -> tuple[tm.FixCyclesSummary, bool]:
+    """Recompute the manifest's ``fixCycles`` from ``fix-cycles.jsonl``.
+
+    Returns the summary and whether the manifest changed; an unchanged summary
+    writes nothing (not even ``updatedAt``). A bad JSONL line is refused.
+    """
+    fix = current_fix_cycles(project_root, task_root)
+    value = dump(fix)
+    changed: list[bool] = []
+
+    def apply(current: dict[str, Any] | None) -> dict[str, Any] | None:
+        if current is None:
+            raise WriteRefused(layout.task_manifest_path(task_root), "task manifest is missing")
+        if current.get("fixCycles") == value:
+            return None
+        current["fixCycles"] = value
+        current["updatedAt"] = iso(clock.now())
+        changed.append(True)
+        return current
+
+    update_json(project_root, layout.task_manifest_path(task_root), tm.TaskManifest, apply)
+    return fix, bool(changed)
+
+
 def lower_ready_pointer(workflow: dict[str, Any]) -> None:
     """Prepare's rule: a ``ready`` next-phase pointer becomes ``pending`` and keeps its phase."""
     pointer = workflow.get("nextRecommendedPhase")
