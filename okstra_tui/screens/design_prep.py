@@ -30,8 +30,8 @@ VERDICT_STYLES = {
 VERDICT_LABELS = {
     "authoritative": "authoritative",
     "superseded": "superseded",
-    "duplicate-revision": "skipped: duplicate revision",
-    "stale-fingerprint": "skipped: stale fingerprint",
+    "duplicate-revision": "skipped: duplicate",
+    "stale-fingerprint": "skipped: stale",
     "invalid": "skipped: invalid",
 }
 STATUS_STYLES = {"confirmed": "green", "provisional": "yellow", "blocked": "red"}
@@ -119,9 +119,9 @@ class DesignPrepScreen(ViewScreen):
         head = Text.assemble(("approved snapshot: ", "bold"), res.report.relative_to(root).as_posix())
         if res.legacy_unassessed:
             head.append("\nlegacy-unassessed: a markerless legacy plan; it proceeds unassessed", style="bold yellow")
-        for w in res.warnings:
-            if not res.legacy_unassessed or "legacy" not in w:
-                head.append(f"\n⚠ {w}", style="yellow")
+        skipped = sum(1 for w in res.warnings if "skipped" in w)
+        if skipped:
+            head.append(f"\n⚠ {skipped} input(s) skipped by the resolver (see the verdict column)", style="yellow")
         summary.update(head)
         if res.error:
             left.mount(ErrorPanel(f"{res.report}: {res.error}", title="planning report"), after=summary)
@@ -136,9 +136,11 @@ class DesignPrepScreen(ViewScreen):
             if item.request is not None:
                 ok = {True: Text("matches snapshot", style="green"), False: Text("differs from snapshot", style="red"),
                       None: Text("-", style="dim")}[item.request_ok]
-                table.add_row(f"  request {item.request.name}", "", "", ok, key=str(item.request))
+                table.add_row(Text(f"  request · seq {item.request.name.split('-')[3]}"), "", "", ok,
+                              key=str(item.request))
             for v in item.inputs:
-                table.add_row(f"  input {v.path.name}", "", f"r{v.revision}" if v.revision else "?",
+                stamp = v.path.name.rsplit("-", 1)[-1].removesuffix(".md")
+                table.add_row(f"  input · {stamp}", "", f"r{v.revision}" if v.revision else "?",
                               Text(VERDICT_LABELS.get(v.verdict, v.verdict), style=VERDICT_STYLES.get(v.verdict, "")),
                               key=str(v.path))
         if table.row_count:

@@ -190,14 +190,14 @@ class ReportsScreen(ViewScreen):
         elif not checks:
             chain.update(Text("No direction selection in this task.", style="dim"))
         else:
-            grid = Table.grid(padding=(0, 1))
-            grid.add_column(no_wrap=True)
-            grid.add_column(style="bold", no_wrap=True)
-            grid.add_column()
-            for c in checks:
-                mark = Text("✔ passed", style="bold green") if c.ok else Text("✘ failed", style="bold red")
-                grid.add_row(mark, c.step, c.detail)
-            chain.update(grid)
+            lines = Text()
+            for i, c in enumerate(checks):
+                if i:
+                    lines.append("\n")
+                lines.append("✔ passed  " if c.ok else "✘ failed  ", style="bold green" if c.ok else "bold red")
+                lines.append(c.step, style="bold")
+                lines.append(f"\n          {c.detail}", style="" if c.ok else "red")
+            chain.update(lines)
         if not reports:
             self.query_one("#rep-note", Static).update("This task has no final reports yet.")
 
