@@ -16,7 +16,7 @@ def record_carry(run: Run, outcome: str, evidence: list[StageEvidence], clock: C
     assert run.stage is not None
     path = layout.carry_path(run.task_root, run.stage)
     value = dump(CarryStage(schema_version="1.0", task_key=run.task_key, stage=run.stage, run_dir=run.rel(run.run_dir),
-                            run_manifest_path=run.rel(run.manifest_path), outcome=outcome,  # type: ignore[arg-type]
+                            run_manifest_path=run.rel(run.manifest_path), outcome=outcome,
                             evidence=evidence, recorded_at=iso(clock.now())))
 
     def replace(_current: dict[str, Any] | None) -> dict[str, Any]:

@@ -205,10 +205,10 @@ def finalize(project_root: Path, run_dir: Path, task_type: str, seq: int, termin
     final = cm.ConvergenceFinal(
         schema_version="1.2",
         task_key=groups.task_key,
-        terminal_state=terminal_state,  # type: ignore[arg-type]
+        terminal_state=terminal_state,
         rounds=max((r.round for r in work.rounds), default=0),
         roster=groups.roster,
-        groups=[cm.GroupOutcome(group_id=gid, verdict=("disputed" if s.state == "open" else s.state), votes=s.votes)  # type: ignore[arg-type]
+        groups=[cm.GroupOutcome(group_id=gid, verdict=("disputed" if s.state == "open" else s.state), votes=s.votes)
                 for gid, s in work.findings.items()],
         finalized_at=iso(clock.now()),
     )

@@ -78,7 +78,7 @@ def request_text(report: LoadedReport, item: DesignItem) -> str:
         task_key=report.model.task_key,
         report=report.rel(),
         prep_id=item.prep_id,
-        item_status=item.status,  # type: ignore[arg-type]
+        item_status=item.status,
         assessment_fingerprint=fp,
         report_language=language,
         template_version=TEMPLATE_VERSION,

@@ -48,6 +48,18 @@ def export_sidecar(project_root: Path, report: LoadedReport, text: str, clock: C
     return target, superseded
 
 
+def guard_consumed_choice(task: Task, report: LoadedReport, option_id: str | None) -> None:
+    """Refuse a new choice once planning prepare has consumed a different one from this report.
+
+    A different choice would break the digest chain the planning run cites.
+    """
+    existing = task.selected_direction()
+    if isinstance(existing, SelectedDirection) and existing.source_report_path == report.rel() \
+            and option_id is not None and existing.option_id != option_id:
+        raise WriteRefused(layout.selected_direction_path(task.root),
+                           f"planning prepare already took {existing.option_id} from this report; the choice can no longer change")
+
+
 def select_direction(project_root: Path, task: Task, option_id: str, *, report_path: Path | None = None,
                      answers: dict[str, str] | None = None, clock: Clock = SYSTEM_CLOCK) -> Path:
     """Record the confirmed option in the comparison-mode sidecar; the report is never touched."""
@@ -60,6 +72,7 @@ def select_direction(project_root: Path, task: Task, option_id: str, *, report_p
     problems = user_response.validate_answers(inp, answers or {}, option_id)
     if problems:
         raise WriteRefused(report.path, problems[0])
+    guard_consumed_choice(task, report, option_id)
     text = user_response.render_sidecar(inp, answers or {}, option_id)
     path, _ = export_sidecar(project_root, report, text, clock)
     return path

@@ -60,7 +60,7 @@ def add_event(home: Path, task_folder: Path, event: str, detail: dict[str, Any],
 def add_directive(home: Path, task_folder: Path, scope: str, text: str, project_id: str | None = None,
                   clock: Clock = SYSTEM_CLOCK) -> None:
     writes.append_jsonl(home, task_folder / "directives.jsonl",
-                        dump(mm.Directive(at=iso(clock.now()), scope=scope, project_id=project_id, text=text)))  # type: ignore[arg-type]
+                        dump(mm.Directive(at=iso(clock.now()), scope=scope, project_id=project_id, text=text)))
 
 
 def write_snapshots(home: Path, task_folder: Path, snapshots: dict[str, mm.ProjectSnapshot]) -> None:

@@ -11,6 +11,7 @@ mix one invocation's prompt and metadata.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,20 @@ def publish_prompt(
     binding = pretty_json(reservation_binding(assignment))
     writes.ensure_dir(project_root, reservation.parent)
     with writes.locked(reservation):
+        # Everything that could refuse is checked before the first write, so a refusal leaves no trace.
+        for path, want, why in ((reservation, binding, "invocation is reserved with a different identity"),
+                                (prompt_path, data, "exists with different bytes; a published prompt is never replaced")):
+            current = reading.read_bytes(path, root=project_root) if os.path.lexists(path) else None
+            if isinstance(current, reading.LoadError):
+                raise WriteRefused(path, current.reason)
+            if current is not None and current != want:
+                raise WriteRefused(path, why)
+        if os.path.lexists(meta_path):
+            published = reading.load_model(meta_path, rm.PromptMeta, root=project_root)
+            if isinstance(published, reading.LoadError):
+                raise WriteRefused(meta_path, published.reason)
+            if published.digests.prompt != sha256_bytes(data):
+                raise WriteRefused(meta_path, "metadata already published for different prompt bytes")
         try:
             writes.create_only(project_root, reservation, binding)
         except WriteRefused:

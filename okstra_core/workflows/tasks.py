@@ -412,7 +412,7 @@ def prepare_run(
         analysis_target=manifest_doc.title,
         selected_workers=[w.worker_id for w in workers],
         worker_assignments=[rm.WorkerAssignment(worker_id=w.worker_id, role=w.role, provider=w.provider, model=w.model,
-                                                runner=w.runner, audience=w.audience) for w in workers],  # type: ignore[arg-type]
+                                                runner=w.runner, audience=w.audience) for w in workers],
         lead_session=rm.LeadSession(session_id=f"lead-{sha256_json([task_key, segment])[:12]}"),
         resume_command_path=rel(project_root, rd / "sessions" / names.build("claude-resume", task_type=task_type, seq=seqs("sessions"))),
         expected_report_path=rel(project_root, rd / "reports" / names.build("final-report-data", task_type=task_type, seq=rseq_report)),
@@ -444,7 +444,7 @@ def prepare_run(
                             dump(rm.RunContext(schema_version="2.0", identity=identity_block, path_hints=hints)))
     writes.create_only_json(project_root, rd / "state" / names.build("active-run-context", task_type=task_type, seq=sseq),
                             dump(rm.ActiveRunContext(schema_version="2.0", identity=identity_block, path_hints=hints,
-                                                     workers=[rm.ActiveWorker(worker_id=w.worker_id, role=w.role, audience=w.audience)  # type: ignore[arg-type]
+                                                     workers=[rm.ActiveWorker(worker_id=w.worker_id, role=w.role, audience=w.audience)
                                                               for w in workers])))
     team = rm.TeamState(schema_version="2.0" if v2 else "1.0", task_key=task_key, task_type=task_type,
                         run_date_time_segment=segment, spec_link_gate="host-native-spec-link-gate")

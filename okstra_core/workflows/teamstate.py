@@ -88,11 +88,12 @@ def duplicate_dispatch_ids(state: rm.TeamState) -> list[str]:
     """Dispatch ids recorded more than once (the ledger allows one row per id)."""
     seen: set[str] = set()
     dupes = []
-    for row in [*state.worker_dispatches, *state.agent_dispatches]:
-        if row.dispatch_id:
-            if row.dispatch_id in seen:
-                dupes.append(row.dispatch_id)
-            seen.add(row.dispatch_id)
+    ids = [r.dispatch_id for r in state.worker_dispatches] + [r.dispatch_id for r in state.agent_dispatches]
+    for dispatch_id in ids:
+        if dispatch_id:
+            if dispatch_id in seen:
+                dupes.append(dispatch_id)
+            seen.add(dispatch_id)
     return dupes
 
 

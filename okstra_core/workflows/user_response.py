@@ -86,7 +86,7 @@ def header_for(inp: ExportInput, selected_option: str | None) -> UserResponseHea
         task_type=inp.report.task_type,
         report=inp.report_rel,
         source_data_sha256=inp.source_data_sha256,
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode,
         selected_option=selected_option if mode == "comparison" else None,
     )
 
@@ -137,7 +137,7 @@ def export(project_root: Path, task: Task, report_path: Path, answers: Mapping[s
     """
     from ..errors import WriteRefused
     from .common import SYSTEM_CLOCK
-    from .direction import export_sidecar
+    from .direction import export_sidecar, guard_consumed_choice
     from .reports import report_by_path
 
     report = report_by_path(task, report_path)
@@ -145,6 +145,7 @@ def export(project_root: Path, task: Task, report_path: Path, answers: Mapping[s
     problems = validate_answers(inp, answers, selected_option)
     if problems:
         raise WriteRefused(report.path, problems[0])
+    guard_consumed_choice(task, report, selected_option)
     return export_sidecar(project_root, report, render_sidecar(inp, answers, selected_option), clock or SYSTEM_CLOCK)
 
 
