@@ -39,6 +39,7 @@ from .models.convergence import (
 )
 from .models.report import StageEvidence
 from .digests import pretty_json, sha256_bytes
+from .errors import WriteRefused
 from .models.run import AgentDispatch, ErrorRecord, InvocationAssignment, WorkerDispatch
 from .store import Project
 from .workflows import carry, convergence, design_prep, direction, invocations, manager, prompts, teamstate, user_response
@@ -139,7 +140,7 @@ def _plan(assess: bool, variant: int = 1) -> dict[str, Any]:
         return {"item": item, "risk": risk, "unknowns": ["storage engine" if variant == 1 else "storage engine and TTL"]} \
             if item == "PREP-002" else {"item": item, "risk": risk}
 
-    items = [
+    items: list[dict[str, Any]] = [
         {"prepId": "PREP-001", "title": "Idempotency key format", "status": "provisional",
          "question": "Which key format do we send to the gateway?", "fields": ["format", "rationale"],
          "assessment": assessment("PREP-001", "low")},
@@ -227,7 +228,7 @@ def _run(project_root: Path, task_root: Path, task_type: str, workers: list[Work
 def _close(run: Run, report: Path | None, clock: Clock, *, status: str = "completed", next_phase: str | None = None,
            next_status: str = "ready", rationale: str = "", correction: tm.NextPhaseCorrection | None = None,
            awaiting: bool = False, phase_outcome: dict[str, str] | None = None, catalog: bool = True) -> None:
-    pointer = tm.NextRecommendedPhase(phase=next_phase, status=next_status, rationale=rationale)  # type: ignore[arg-type]
+    pointer = tm.NextRecommendedPhase(phase=next_phase, status=next_status, rationale=rationale)
     close_run(run, status, report_path=report, next_phase=pointer, correction=correction, awaiting_approval=awaiting,
               phase_outcome=phase_outcome, clock=clock, catalog=catalog)
 
@@ -264,7 +265,7 @@ def _convergence(run: Run, clock: Clock) -> None:
             dispatches.append(PlannedDispatch(analyser_id=analyser, group_ids=list(ballot), prompt_path=run.rel(prompt)))
         convergence.write_round_plan(root, run.run_dir, run.task_type, seq, RoundPlan(schema_version="1.2", round=rnd, roster=roster, dispatches=dispatches))
         results = RoundResults(schema_version="1.2", round=rnd, outcomes=[
-            AdapterOutcome(analyser_id=a, status="completed", votes=[ParsedVote(group_id=g, vote=v, rationale=f"round {rnd} review") for g, v in b.items()])  # type: ignore[arg-type]
+            AdapterOutcome(analyser_id=a, status="completed", votes=[ParsedVote(group_id=g, vote=v, rationale=f"round {rnd} review") for g, v in b.items()])
             for a, b in votes.items()])
         convergence.write_round_results(root, run.run_dir, run.task_type, seq, results, roster)
     convergence.finalize(root, run.run_dir, run.task_type, seq, "converged", clock)
@@ -617,7 +618,7 @@ def generate(target: Path | str, *, tasks: int | None = None, jobs: int | None =
     """
     root = Path(target)
     if root.exists() and any(root.iterdir()):
-        raise writes.WriteRefused(root, "demo target exists and is not empty")
+        raise WriteRefused(root, "demo target exists and is not empty")
     root.mkdir(parents=True, exist_ok=True)
     root = root.resolve()
     clock = Clock(START)

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from . import sidecar
-from .errors import LoadError
+from .errors import LoadError as LoadError
 from .models import DOC_KINDS_BY_NAME, FINAL_REPORT_VERSIONS
 from .models.report import FinalReportV2, FinalReportV3
 

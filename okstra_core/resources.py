@@ -18,7 +18,7 @@ def _root() -> Traversable:
     if packaged.is_dir():
         return packaged
     checkout = Path(__file__).resolve().parent.parent
-    return checkout  # type: ignore[return-value]
+    return checkout
 
 
 def schemas_dir() -> Traversable:
