@@ -361,7 +361,7 @@ class Unit:
     def read_remaining(self, paths: Iterable[Path]) -> None:
         """Read every listed file not read yet, so that unreadable or non-text files are reported."""
         for path in paths:
-            if path not in self._bytes:
+            if path not in self._text:
                 self.text(path)
 
 

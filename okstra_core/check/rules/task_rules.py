@@ -151,7 +151,13 @@ def _category(scope: TaskScope, run: RunScope, folder: Entry) -> None:
             run.migrations = e.path
             continue
         if folder.name == "prompts" and e.name == RESERVATIONS and e.kind == "dir":
-            continue  # the run's invocation reservation root (agentContract.reservationRoot)
+            # The run's invocation reservation root (agentContract.reservationRoot): one JSON binding per invocation.
+            for r in unit.entries(e.path):
+                if r.kind == "file" and r.name.endswith(".json"):
+                    unit.json(r.path)
+                elif r.kind != "bad":
+                    unit.report("OKS011", r.path, f"{r.name!r} is not an invocation reservation (<invocation-id>.json)")
+            continue
         parsed = names.parse_in_category(folder.name, e.name)
         if parsed is None:
             unit.report("OKS011", e.path, f"{e.name!r} is not a name of any {folder.name}/ artifact")

@@ -1,0 +1,95 @@
+"""Bad input of every kind becomes a finding naming the file: never a traceback, never a hang."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from .helpers import TASK, check, rel
+
+TARGET = f"{TASK}/task-manifest.json"
+
+
+def _finding(root: Path, path: str) -> list[tuple[str, str]]:
+    report = check(root)
+    return [(f.rule, f.message) for f in report.findings if f.path == path]
+
+
+@pytest.mark.parametrize(
+    ("content", "rule", "words"),
+    [
+        (b'{"schemaVersion": ', "OKS004", "invalid JSON"),
+        (b'{"schemaVersion": 1}', "OKS020", "does not match"),
+        (b"[" * 10000 + b"]" * 10000, "OKS004", "nesting too deep"),
+        (b'{"a": "\xff\xfe"}', "OKS001", "not UTF-8"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00binary", "OKS001", "binary"),
+        (b"", "OKS004", "invalid JSON"),
+    ],
+)
+def test_bad_content(fresh_demo: Path, content: bytes, rule: str, words: str) -> None:
+    (fresh_demo / TARGET).write_bytes(content)
+    found = _finding(fresh_demo, TARGET)
+    assert any(r == rule and words in m for r, m in found), found
+
+
+def test_50_megabytes(fresh_demo: Path) -> None:
+    with (fresh_demo / TARGET).open("wb") as fh:
+        fh.truncate(50 * 1024 * 1024)
+    assert any(r == "OKS001" and "too large" in m for r, m in _finding(fresh_demo, TARGET))
+
+
+def test_fifo(fresh_demo: Path) -> None:
+    (fresh_demo / TARGET).unlink()
+    os.mkfifo(fresh_demo / TARGET)
+    assert any(r == "OKS001" and "FIFO" in m for r, m in _finding(fresh_demo, TARGET))
+
+
+def test_symlink_loop(fresh_demo: Path) -> None:
+    (fresh_demo / TARGET).unlink()
+    os.symlink("task-manifest.json", fresh_demo / TARGET)
+    assert any(r == "OKS003" and "loop" in m for r, m in _finding(fresh_demo, TARGET))
+
+
+def test_symlinked_folder_escaping_the_root_is_not_followed(fresh_demo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "reports").mkdir(parents=True)
+    (outside / "reports" / "final-report-analysis-001.data.json").write_text("{")
+    link = fresh_demo / TASK / "runs/research"
+    os.symlink(outside, link)
+    found = _finding(fresh_demo, rel(fresh_demo, link))
+    assert any(r == "OKS002" for r, _ in found)
+    assert not any("outside" in f.path for f in check(fresh_demo).findings)
+
+
+def test_unreadable_file(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import okstra_core.reading as reading
+
+    target = str(fresh_demo / TARGET)
+    real_open = os.open
+
+    def deny(path: object, flags: int, *args: object) -> int:
+        if str(path) == target:
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, flags, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reading.os, "open", deny)
+    assert any(r == "OKS001" and "permission denied" in m for r, m in _finding(fresh_demo, TARGET))
+
+
+def test_unreadable_folder_is_a_finding(fresh_demo: Path) -> None:
+    folder = fresh_demo / TASK / "history"
+    if os.geteuid() == 0:
+        # root reads any folder; make it a file where a folder is expected instead.
+        for p in folder.iterdir():
+            p.unlink()
+        folder.rmdir()
+        folder.write_text("not a folder")
+        assert any(r == "OKS005" for r, _ in _finding(fresh_demo, rel(fresh_demo, folder)))
+        return
+    os.chmod(folder, 0)
+    try:
+        assert any(r == "OKS001" for r, _ in _finding(fresh_demo, rel(fresh_demo, folder)))
+    finally:
+        os.chmod(folder, 0o755)
