@@ -53,6 +53,7 @@ class CatalogScreen(ViewScreen):
         Binding("S", "reverse", "Reverse sort", show=False),
         Binding("L", "latest", "Latest task"),
         Binding("enter", "open_task", "Open task", show=False),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
     def __init__(self) -> None:
@@ -235,13 +236,10 @@ class CatalogScreen(ViewScreen):
     def _filter_done(self) -> None:
         self.table.focus()
 
-    def key_escape(self) -> bool | None:
-        if self.filter_input.has_focus or self.filter_text:
-            self.filter_input.value = ""
-            self.filter_input.display = False
-            self.table.focus()
-            return True
-        return None
+    def action_clear_filter(self) -> None:
+        self.filter_input.value = ""
+        self.filter_input.display = False
+        self.table.focus()
 
     def action_sort(self) -> None:
         self.sort_index = (self.sort_index + 1) % len(SORTS)
