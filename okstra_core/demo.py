@@ -536,7 +536,10 @@ def _bulk_template(root: Path, task_type: str, clock: Clock) -> None:
 
 def _read_tree(folder: Path) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
-    for dirpath, _dirs, files in os.walk(folder):
+    for dirpath, dirs, files in os.walk(folder):
+        # Seq claims matter only while an execution is allocating; a finished
+        # task's artifacts carry their seqs, so clones leave the claims out.
+        dirs[:] = [d for d in dirs if d != layout.SEQ_CLAIMS_DIR]
         for name in files:
             if name.endswith(layout.LOCK_SUFFIX):
                 continue
