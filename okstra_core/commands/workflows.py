@@ -406,10 +406,16 @@ def _add_invocation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--id", required=True, dest="invocation_id", help="invocation id (canonical slug)")
 
 
+def _slugs(project: Project, args: argparse.Namespace) -> None:
+    with _named(layout.agent_invocations_dir(project.root)):
+        layout.invocation_paths(project.root, args.purpose, args.invocation_id)
+
+
 def cmd_agent_start(args: argparse.Namespace) -> int:
     from ..workflows import invocations
 
     project = _project(args)
+    _slugs(project, args)
     instructions = _read_input(_input_path(project, args.instructions), "instructions file")
     prompt = _read_input(_input_path(project, args.prompt), "prompt file")
     paths = invocations.start(project.root, args.purpose, args.invocation_id, instructions, prompt)
@@ -422,6 +428,7 @@ def cmd_agent_complete(args: argparse.Namespace) -> int:
     from ..workflows import invocations
 
     project = _project(args)
+    _slugs(project, args)
     source = _input_path(project, args.body) if args.body != "-" else Path("-")
     body = _read_input(source, "returned body")
     marker = invocations.complete(project.root, args.purpose, args.invocation_id, body)
@@ -435,6 +442,7 @@ def cmd_agent_verify(args: argparse.Namespace) -> int:
     from ..workflows import invocations
 
     project = _project(args)
+    _slugs(project, args)
     body = invocations.verify_completion(project.root, args.purpose, args.invocation_id)
     # Consumers parse exactly returnedBody: nothing else goes to stdout, not even a newline.
     sys.stdout.write(body)
@@ -500,6 +508,17 @@ def cmd_task_refresh_fix_cycles(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------- parsers
+
+
+def _named_refusals(func: Handler) -> Handler:
+    """Every refusal names a file: one that names none is pinned to the project root."""
+
+    def run(args: argparse.Namespace) -> int:
+        with _named(Path(args.project)):
+            return func(args)
+
+    run.__doc__ = func.__doc__
+    return run
 
 
 def _group(sub: Any, name: str, help_text: str) -> Any:
@@ -617,3 +636,19 @@ def register(sub: Any) -> None:
     p = d.add_parser("refresh-fix-cycles", help="recompute fixCycles from history/fix-cycles.jsonl")
     _add_task_args(p)
     p.set_defaults(func=cmd_task_refresh_fix_cycles)
+
+    for parser in _leaf_parsers(sub):
+        func = parser.get_default("func")
+        if func is not None and func.__module__ == __name__:
+            parser.set_defaults(func=_named_refusals(func))
+
+
+def _leaf_parsers(sub: Any) -> list[argparse.ArgumentParser]:
+    out: list[argparse.ArgumentParser] = []
+    for parser in sub.choices.values():
+        nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]  # noqa: SLF001 - argparse has no public walk
+        if nested:
+            out += _leaf_parsers(nested[0])
+        else:
+            out.append(parser)
+    return out
