@@ -76,11 +76,15 @@ class Unit:
         self.real_root = Path(os.path.realpath(root))
         self.home = home
         self.findings: list[Finding] = []
-        self._bytes: dict[Path, bytes | None] = {}
-        self._text: dict[Path, str | None] = {}
-        self._json: dict[Path, Any] = {}
-        self._docs: dict[tuple[Path, type[BaseModel]], Any] = {}
-        self._entries: dict[Path, list[Entry]] = {}
+        # Caches are keyed by path text: hashing pathlib objects dominated the profile.
+        self._bytes: dict[str, bytes | None] = {}
+        self._text: dict[str, str | None] = {}
+        self._json: dict[str, Any] = {}
+        self._docs: dict[tuple[str, type[BaseModel]], Any] = {}
+        self._entries: dict[str, list[Entry]] = {}
+        self._by_name: dict[str, dict[str, Entry]] = {}
+        self._root_text = str(root)
+        self._home_text = str(home) if home is not None else None
         self._kinds: dict[Path, str] = {}
         self._reported: set[tuple[str, str, str]] = set()
         self.files: set[Path] = set()
@@ -89,15 +93,12 @@ class Unit:
 
     def rel(self, path: Path) -> str:
         """Project-relative POSIX text of *path* (``$OKSTRA_HOME/...`` for manager files outside)."""
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            pass
-        if self.home is not None:
-            try:
-                return "$OKSTRA_HOME/" + path.relative_to(self.home).as_posix()
-            except ValueError:
-                pass
+        text = str(path)
+        # String prefixes, not pathlib: this runs for every finding and every lookup.
+        if text.startswith(self._root_text + os.sep):
+            return text[len(self._root_text) + 1 :].replace(os.sep, "/")
+        if self._home_text is not None and text.startswith(self._home_text + os.sep):
+            return "$OKSTRA_HOME/" + text[len(self._home_text) + 1 :].replace(os.sep, "/")
         return path.as_posix()
 
     def report(self, rule: str, path: Path | str, message: str, line: int | None = None) -> None:
@@ -123,7 +124,8 @@ class Unit:
 
     def entries(self, folder: Path) -> list[Entry]:
         """Sorted entries of *folder* (private debris left out); symlink problems are reported here."""
-        cached = self._entries.get(folder)
+        key = str(folder)
+        cached = self._entries.get(key)
         if cached is not None:
             return cached
         out: list[Entry] = []
@@ -141,7 +143,8 @@ class Unit:
             if is_private(de.name):
                 continue
             out.append(self._classify(de.name, Path(de.path), de))
-        self._entries[folder] = out
+        self._entries[key] = out
+        self._by_name[key] = {e.name: e for e in out}
         return out
 
     def _classify(self, name: str, path: Path, de: os.DirEntry[str]) -> Entry:
@@ -158,7 +161,7 @@ class Unit:
             return Entry(name, path, "bad")
         # FIFO, socket, device: the safe reader names what it is without opening it blocking.
         self.files.add(path)
-        self._bytes[path] = None
+        self._bytes[str(path)] = None
         result = reading.read_bytes(path, root=self.root)
         if isinstance(result, LoadError):
             self._report_load(result, path)
@@ -170,22 +173,22 @@ class Unit:
             real = Path(os.path.realpath(path, strict=True))
         except FileNotFoundError:
             self.report("OKS003", path, "dangling symlink")
-            self._bytes[path] = None
+            self._bytes[str(path)] = None
             return Entry(name, path, "bad")
         except (OSError, RuntimeError) as exc:
             reason = "symlink loop" if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP else f"cannot resolve symlink: {exc}"
             self.report("OKS003", path, reason)
-            self._bytes[path] = None
+            self._bytes[str(path)] = None
             return Entry(name, path, "bad")
         if not real.is_relative_to(self.real_root) and not (self.home and real.is_relative_to(os.path.realpath(self.home))):
             self.report("OKS002", path, f"symlink escapes the project root (to {real})")
-            self._bytes[path] = None
+            self._bytes[str(path)] = None
             return Entry(name, path, "bad")
         try:
             mode = os.stat(path).st_mode
         except OSError as exc:
             self.report("OKS001", path, f"cannot stat: {exc.strerror or exc}")
-            self._bytes[path] = None
+            self._bytes[str(path)] = None
             return Entry(name, path, "bad")
         if stat.S_ISDIR(mode):
             self.files.discard(path)
@@ -194,24 +197,44 @@ class Unit:
 
     def entry(self, path: Path) -> Entry | None:
         """The entry for *path* in its parent's listing, or None when absent."""
-        for e in self.entries(path.parent):
-            if e.name == path.name:
-                return e
-        return None
+        parent, name = os.path.split(str(path))
+        listing = self._by_name.get(parent)
+        if listing is None:
+            self.entries(Path(parent))
+            listing = self._by_name[parent]
+        return listing.get(name)
 
     def exists(self, path: Path) -> bool:
-        """True when *path* exists inside the store without leaving the root (no following escapes)."""
-        try:
-            real = Path(os.path.realpath(path))
-        except (OSError, RuntimeError):
-            return False
-        if not real.is_relative_to(self.real_root) and not (self.home and real.is_relative_to(os.path.realpath(self.home))):
-            return False
-        return os.path.exists(real)
+        """True when *path* names a usable entry inside the project (or home), through listings only.
+
+        Escaping, dangling and looping symlinks were classified ``bad`` when
+        listed, so they never count as existing and are never followed.
+        """
+        text = str(path)
+        for base in (self._root_text, self._home_text):
+            if base is not None and text.startswith(base + os.sep):
+                return self._exists_under(base, text[len(base) + 1 :].split(os.sep))
+        return False
+
+    def _exists_under(self, base: str, parts: list[str]) -> bool:
+        current = base
+        last = len(parts) - 1
+        for i, part in enumerate(parts):
+            if part in ("", ".", ".."):
+                return False
+            listing = self._by_name.get(current)
+            if listing is None:
+                self.entries(Path(current))
+                listing = self._by_name[current]
+            e = listing.get(part)
+            if e is None or e.kind == "bad" or (e.kind == "file" and i < last):
+                return False
+            current = current + os.sep + part
+        return True
 
     def rel_exists(self, rel: str) -> bool:
         """Whether a project-relative POSIX path names something inside the project."""
-        return layout.is_relative_posix(rel) and self.exists(self.root / rel)
+        return layout.is_relative_posix(rel) and self._exists_under(self._root_text, rel.split("/"))
 
     def walk(self, folder: Path) -> Iterator[Entry]:
         """Every entry under *folder*, depth first; symlinked folders are entered once."""
@@ -232,21 +255,24 @@ class Unit:
 
     def data(self, path: Path) -> bytes | None:
         """The bytes of *path*, read once; a read problem is reported once and gives None."""
-        cached = self._bytes.get(path, _MISSING)
+        key = str(path)
+        cached = self._bytes.get(key, _MISSING)
         if cached is not _MISSING:
             return cached  # type: ignore[return-value]
-        result = reading.read_bytes(path, root=self.root if path.is_relative_to(self.root) else None)
+        inside = str(path).startswith(self._root_text + os.sep)
+        result = reading.read_bytes(path, root=self.root if inside else None)
         if isinstance(result, LoadError):
             self._report_load(result, path)
-            self._bytes[path] = None
+            self._bytes[key] = None
             return None
         self.files.add(path)
-        self._bytes[path] = result
+        self._bytes[key] = result
         return result
 
     def text(self, path: Path) -> str | None:
         """UTF-8 text of *path* (binary and non-UTF-8 files are reported)."""
-        cached = self._text.get(path, _MISSING)
+        key = str(path)
+        cached = self._text.get(key, _MISSING)
         if cached is not _MISSING:
             return cached  # type: ignore[return-value]
         raw = self.data(path)
@@ -257,12 +283,13 @@ class Unit:
                 self._report_load(decoded, path)
             else:
                 value = decoded
-        self._text[path] = value
+        self._text[key] = value
         return value
 
     def json(self, path: Path) -> Any:
         """The parsed JSON value of *path*, or ``_MISSING`` sentinel semantics: None when unusable."""
-        cached = self._json.get(path, _MISSING)
+        key = str(path)
+        cached = self._json.get(key, _MISSING)
         if cached is not _MISSING:
             return cached
         text = self.text(path)
@@ -273,12 +300,12 @@ class Unit:
                 self.report("OKS004", path, parsed.reason, parsed.line)
             else:
                 value = parsed
-        self._json[path] = value
+        self._json[key] = value
         return value
 
     def doc(self, path: Path, model: type[M]) -> M | None:
         """*path* validated as *model*; schema problems are reported (once) and give None."""
-        key = (path, model)
+        key = (str(path), model)
         if key in self._docs:
             return self._docs[key]  # type: ignore[no-any-return]
         value = self.json(path)
@@ -361,7 +388,7 @@ class Unit:
     def read_remaining(self, paths: Iterable[Path]) -> None:
         """Read every listed file not read yet, so that unreadable or non-text files are reported."""
         for path in paths:
-            if path not in self._text:
+            if str(path) not in self._text:
                 self.text(path)
 
 

@@ -44,6 +44,8 @@ def check_task(unit: Unit, root: Path, entry: Any) -> None:
             unit.guard("design-prep", run.path, lambda: design_prep.check_run(scope, run))
     unit.guard("direction", root, lambda: direction.check_task(scope))
     unit.guard("carry", root, lambda: carry.check_task(scope))
+    for _ in unit.walk(root):  # every file of the bundle is read, even where no rule looks
+        pass
     unit.read_remaining(sorted(unit.files))
 
 

@@ -1,0 +1,212 @@
+"""Benchmark: ``okstra check`` against the floor and check-jsonschema on one demo tree.
+
+    python benchmarks/check.py [--tasks 10000] [--tree DIR] [--jobs N] [--write-docs]
+
+Makes (or reuses) a demo tree of ``--tasks`` tasks with
+``okstra_core.demo.generate``, then times, in one run and on the same files:
+
+* **checker**: ``okstra check TREE --format json`` as a fresh process, every rule;
+* **floor**: one fresh process that only reads every file of the store and
+  JSON-parses every ``.json`` file and ``.jsonl`` line, checking nothing;
+* **check-jsonschema**: the ``check-jsonschema`` package (install the ``bench``
+  extra) validating the same JSON documents against the project's generated
+  schemas in ``schemas/``, one invocation per schema (JSONL files, which it
+  cannot read, are left out: it does strictly less work than the checker).
+
+Each timing is the best of ``--repeat`` runs. ``--write-docs`` replaces the
+"Checker" section of ``docs/performance.md`` with the table, keeping other
+sections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+FLOOR = r"""
+import json, os, sys
+files = parsed = 0
+for base in sys.argv[1:]:
+    for folder, dirs, names in os.walk(base):
+        for name in names:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as fh:
+                data = fh.read()
+            files += 1
+            if name.endswith(".json"):
+                json.loads(data)
+                parsed += 1
+            elif name.endswith(".jsonl"):
+                for line in data.splitlines():
+                    if line.strip():
+                        json.loads(line)
+                parsed += 1
+print(files, parsed)
+"""
+
+
+def _timed(cmd: list[str], repeat: int, ok: tuple[int, ...] = (0, 1)) -> tuple[float, str]:
+    best = float("inf")
+    out = ""
+    for _ in range(repeat):
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        elapsed = time.perf_counter() - start
+        if proc.returncode not in ok:
+            raise SystemExit(f"{cmd[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        best = min(best, elapsed)
+        out = proc.stdout
+    return best, out
+
+
+def _schema_groups(tree: Path) -> dict[str, list[str]]:
+    """JSON documents of the tree grouped by the schema file that owns them."""
+    from okstra_core import layout, names
+    from okstra_core.models import DOC_KINDS_BY_NAME, FINAL_REPORT_VERSIONS
+    from okstra_core.store import ARTIFACT_DOC_KIND
+
+    by_name = {
+        "task-catalog.json": "task-catalog", "latest-task.json": "latest-task", "project.json": "project",
+        "task-manifest.json": "task-manifest", "timeline.json": "timeline", "selected-direction.json": "selected-direction",
+        "catalog.json": "duty-catalog",
+    }
+    groups: dict[str, list[str]] = {}
+    store = layout.okstra_dir(tree)
+    for folder, _dirs, files in os.walk(store):
+        here = Path(folder)
+        for name in files:
+            if not name.endswith(".json"):
+                continue
+            kind: str | None = by_name.get(name)
+            parsed = names.parse_in_category(here.name, name)
+            if parsed is not None:
+                kind = ARTIFACT_DOC_KIND.get(parsed.kind)
+                if parsed.kind == "final-report-data":
+                    version = json.loads((here / name).read_bytes()).get("schemaVersion")
+                    kind = FINAL_REPORT_VERSIONS.get(version)
+            elif here.name == "carry":
+                kind = "carry"
+            elif here.parent.name == "agent-invocations":
+                kind = {".prompt.md.meta.json": "invocation-meta", ".result.json": "invocation-result",
+                        ".prompt.md.completion.json": "invocation-completion"}.get(name[name.index("."):])
+            if kind is not None:
+                groups.setdefault(DOC_KINDS_BY_NAME[kind].schema_file, []).append(str(here / name))
+    return groups
+
+
+def _check_jsonschema(groups: dict[str, list[str]], repeat: int) -> tuple[float, int]:
+    exe = shutil.which("check-jsonschema", path=str(Path(sys.executable).parent)) or shutil.which("check-jsonschema")
+    if exe is None:
+        raise SystemExit("check-jsonschema is not installed: pip install -e '.[bench]'")
+    best = float("inf")
+    count = sum(len(v) for v in groups.values())
+    for _ in range(repeat):
+        total = 0.0
+        for schema, files in sorted(groups.items()):
+            for i in range(0, len(files), 2000):  # keep command lines under the OS limit
+                cmd = [exe, "--schemafile", str(REPO / "schemas" / schema), "--regex-variant", "python", *files[i:i + 2000]]
+                total += _timed(cmd, 1, ok=(0, 1))[0]
+        best = min(best, total)
+    return best, count
+
+
+def _machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} {platform.release()}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tasks", type=int, default=10000)
+    parser.add_argument("--tree", type=Path, default=None, help="reuse (or create) the demo tree here")
+    parser.add_argument("--jobs", type=int, default=0, help="checker worker processes (default: all cores)")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args()
+
+    tree = args.tree or Path(tempfile.mkdtemp(prefix="okstra-bench-")) / "project"
+    generated = ""
+    if not (tree / ".okstra").is_dir():
+        from okstra_core.demo import generate
+
+        start = time.perf_counter()
+        generate(tree, tasks=args.tasks)
+        generated = f"{time.perf_counter() - start:.1f} s"
+    home = tree / ".okstra-home"
+    okstra = [sys.executable, "-m", "okstra_core.cli"]
+
+    # Warm the page cache so every contender reads from memory.
+    _timed([sys.executable, "-c", FLOOR, str(tree / ".okstra"), str(home)], 1)
+    floor, floor_out = _timed([sys.executable, "-c", FLOOR, str(tree / ".okstra"), str(home)], args.repeat)
+    files, parsed = (int(x) for x in floor_out.split())
+    checker, out = _timed([*okstra, "check", str(tree), "--home", str(home), "--format", "json", "--jobs", str(args.jobs)], args.repeat)
+    summary = json.loads(out)["summary"]
+    checker1, _ = _timed([*okstra, "check", str(tree), "--home", str(home), "--format", "json", "--jobs", "1"], args.repeat)
+    groups = _schema_groups(tree)
+    cjs, cjs_files = _check_jsonschema(groups, args.repeat)
+
+    jobs = args.jobs or os.cpu_count() or 1
+    rows = [
+        ("floor: read every file, JSON-parse every .json/.jsonl (1 process)", floor, f"{files} files read, {parsed} parsed"),
+        (f"okstra check --jobs {jobs}", checker, f"{summary['files']} files, every rule; {summary['errors']} errors, {summary['warnings']} warnings"),
+        ("okstra check --jobs 1", checker1, "same"),
+        ("check-jsonschema (schema only)", cjs, f"{cjs_files} JSON documents, {len(groups)} schemas, JSONL not checked"),
+    ]
+    lines = [
+        "## Checker",
+        "",
+        f"`python benchmarks/check.py --tasks {args.tasks}` on a demo tree of {args.tasks} tasks"
+        + (f" (generated in {generated})" if generated else "") + ".",
+        f"Machine: {_machine()}.",
+        "",
+        "| contender | wall time | vs floor | what it did |",
+        "|---|---:|---:|---|",
+    ]
+    lines += [f"| {name} | {t:.2f} s | {t / floor:.2f}x | {what} |" for name, t, what in rows]
+    lines += [
+        "",
+        f"Checker / floor: **{checker / floor:.2f}x** (target at most 2.0x). "
+        f"check-jsonschema / checker: **{cjs / checker:.1f}x** (target at least 3x), while the checker also runs every "
+        "cross-file rule (digests, back-references, layout, names) that a schema cannot express.",
+        "",
+    ]
+    table = "\n".join(lines)
+    print(table)
+    if args.write_docs:
+        _write_section(REPO / "docs" / "performance.md", table)
+    return 0
+
+
+def _write_section(path: Path, section: str) -> None:
+    """Replace (or append) the ``## Checker`` section, keeping every other section."""
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Performance\n\n"
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, l in enumerate(lines) if l.strip() == "## Checker"), None)
+    if start is None:
+        new = text.rstrip("\n") + "\n\n" + section
+    else:
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+        new = "".join(lines[:start]) + section + ("\n" + "".join(lines[end:]) if end < len(lines) else "")
+    path.write_text(new.rstrip("\n") + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
