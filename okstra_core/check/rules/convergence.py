@@ -5,13 +5,13 @@ from __future__ import annotations
 from ... import names
 from ...models.convergence import ConvergenceFinal, ConvergenceWork
 from ...workflows.convergence import round_problems
-from .scope import RunScope, TaskScope
+from .scope import Artifact, RunScope, TaskScope
 
 
 def check_run(scope: TaskScope, run: RunScope) -> None:
     """Per convergence (one state seq): contiguous rounds, results for every closed round."""
     unit = scope.unit
-    by_seq: dict[int, dict[str, list]] = {}
+    by_seq: dict[int, dict[str, list[Artifact]]] = {}
     for art in run.of_kind("convergence-round-plan", "convergence-round-results", "convergence-work", "convergence-final", "convergence-groups"):
         if art.name.seq is not None and not art.flat:
             by_seq.setdefault(art.name.seq, {}).setdefault(art.kind, []).append(art)
@@ -28,7 +28,7 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         _migrations(scope, run, seq, kinds)
 
 
-def _migrations(scope: TaskScope, run: RunScope, seq: int, kinds: dict[str, list]) -> None:
+def _migrations(scope: TaskScope, run: RunScope, seq: int, kinds: dict[str, list[Artifact]]) -> None:
     """Archives under ``state/migrations/``: a restart that replaced a final must have archived it."""
     unit = scope.unit
     if run.migrations is None:

@@ -40,27 +40,27 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         elif item.status != header.item_status:
             unit.report("OKS080", art.path, f"item-status {header.item_status} but the approved plan says {item.status}")
     for art in run.of_kind("design-prep-input"):
-        loaded = unit.sidecar(art.path, DesignPrepInputHeader)
-        if loaded is None:
+        got = unit.sidecar(art.path, DesignPrepInputHeader)
+        if got is None:
             continue
-        header, _ = loaded
-        if header.prep_id != art.name.prep_id or header.revision != art.name.revision:
-            unit.report("OKS081", art.path, f"header says {header.prep_id} r{header.revision}, the file name {art.name.prep_id} r{art.name.revision}")
+        answer, _ = got
+        if answer.prep_id != art.name.prep_id or answer.revision != art.name.revision:
+            unit.report("OKS081", art.path, f"header says {answer.prep_id} r{answer.revision}, the file name {art.name.prep_id} r{art.name.revision}")
         plan = plans.get(art.name.seq or 0)
         if plan is None:
             unit.report("OKS081", art.path, f"no planning report with seq {art.name.seq_text} in this run dir")
-        elif plan[1] is not None and not any(i.prep_id == header.prep_id for i in plan[1].design_items):
-            unit.report("OKS081", art.path, f"{header.prep_id} is not a design item of {plan[0]}")
+        elif plan[1] is not None and not any(i.prep_id == answer.prep_id for i in plan[1].design_items):
+            unit.report("OKS081", art.path, f"{answer.prep_id} is not a design item of {plan[0]}")
     if not plans:
         return
     resolution = resolve(open_task(scope))
     if resolution.legacy_unassessed and resolution.report is not None:
         unit.report("OKS084", resolution.report, "markerless legacy plan: proceeds with the legacy-unassessed warning")
-    for item in resolution.items:
-        if item.request is not None and item.request_ok is False:
-            unit.report("OKS080", item.request, f"request differs from the deterministic request for {item.prep_id} of the approved snapshot")
-        for verdict in item.inputs:
+    for res in resolution.items:
+        if res.request is not None and res.request_ok is False:
+            unit.report("OKS080", res.request, f"request differs from the deterministic request for {res.prep_id} of the approved snapshot")
+        for verdict in res.inputs:
             if verdict.verdict == "duplicate-revision":
-                unit.report("OKS082", verdict.path, f"{item.prep_id}: skipped: {verdict.reason}")
+                unit.report("OKS082", verdict.path, f"{res.prep_id}: skipped: {verdict.reason}")
             elif verdict.verdict == "stale-fingerprint":
-                unit.report("OKS083", verdict.path, f"{item.prep_id}: skipped: {verdict.reason}")
+                unit.report("OKS083", verdict.path, f"{res.prep_id}: skipped: {verdict.reason}")

@@ -19,8 +19,12 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         state = unit.doc(art.path, TeamState)
         if state is None:
             continue
-        for label, rows in (("workerDispatches", state.worker_dispatches), ("agentDispatches", state.agent_dispatches)):
-            counts = Counter(r.dispatch_id for r in rows if r.dispatch_id)
+        groups: tuple[tuple[str, list[str | None]], ...] = (
+            ("workerDispatches", [r.dispatch_id for r in state.worker_dispatches]),
+            ("agentDispatches", [r.dispatch_id for r in state.agent_dispatches]),
+        )
+        for label, ids in groups:
+            counts = Counter(i for i in ids if i)
             for did, n in sorted(counts.items()):
                 if n > 1:
                     unit.report("OKS060", art.path, f"{label}: dispatchId {did!r} is recorded {n} times (a repeat replaces the row)")
@@ -29,13 +33,13 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         for link in state.agent_result_links:
             by_path.setdefault(link.result_path, set()).add(link.dispatch_id)
             by_id.setdefault(link.dispatch_id, set()).add(link.result_path)
-        for path, ids in sorted(by_path.items()):
-            if len(ids) > 1:
-                unit.report("OKS061", art.path, f"result {path!r} is linked to {len(ids)} dispatch ids ({', '.join(sorted(ids))})")
+        for path, linked in sorted(by_path.items()):
+            if len(linked) > 1:
+                unit.report("OKS061", art.path, f"result {path!r} is linked to {len(linked)} dispatch ids ({', '.join(sorted(linked))})")
         for did, paths in sorted(by_id.items()):
             if len(paths) > 1:
                 unit.report("OKS061", art.path, f"dispatch {did!r} authorises {len(paths)} result paths ({', '.join(sorted(paths))})")
-        known = {d.dispatch_id for d in [*state.worker_dispatches, *state.agent_dispatches] if d.dispatch_id}
+        known = {i for _, ids in groups for i in ids if i}
         manifest = scope.manifest_for_segment(run, state.run_date_time_segment)
         auth = manifest.authorized_paths if manifest is not None else None
         for link in state.agent_result_links:
