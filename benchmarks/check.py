@@ -187,6 +187,13 @@ def main() -> int:
         f"check-jsonschema / checker: **{cjs / checker:.1f}x** (target at least 3x), while the checker also runs every "
         "cross-file rule (digests, back-references, layout, names) that a schema cannot express.",
         "",
+        "Where the checker's time goes, beyond the floor's one read and one `json.loads` per file: every "
+        "document is validated by its pydantic model; every folder is listed and every name parsed by the "
+        "name grammar; every file a digest names is hashed; reading copies are rendered afresh to compare; "
+        "and the owners it must call (`design_prep.resolve`, `direction.check_chain`, "
+        "`invocations.invocation_problems`) read their inputs again through the read side. Each file is "
+        "read once by the checker itself; the per-task work is split across worker processes.",
+        "",
     ]
     table = "\n".join(lines)
     print(table)
