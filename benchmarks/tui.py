@@ -80,7 +80,7 @@ async def main():
         cat = app.screen
         def phases_in_view():
             start, end = cat.table.visible_range()
-            return all(r.ref.root in cat.phases for r in cat.table.rows[start:end] if isinstance(r, CatalogRow))
+            return all(r.ident in cat.phases for r in cat.table.rows[start:end] if isinstance(r, CatalogRow))
         await until(pilot, phases_in_view)
         out["phases_in_view_s"] = time.time() - t0
         out["rows"] = len(cat.table.rows)

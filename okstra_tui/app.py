@@ -23,11 +23,8 @@ from .screens.base import ViewScreen
 
 def open_task(root: Path) -> Task:
     """A task by its root folder, whether or not the catalog names it."""
-    project_root = root.parent.parent.parent.parent
-    project = Project(project_root)
-    for ref in project.task_refs:
-        if ref.root == root:
-            return ref.open()
+    # <project>/.okstra/tasks/<group>/<task>: no catalog scan, opening must stay O(1).
+    project = Project(root.parent.parent.parent.parent)
     return TaskRef(project, root.parent.name, root.name, root).open()
 
 

@@ -28,8 +28,13 @@ Scene = Callable[[Pilot[None]], Awaitable[None]]
 
 async def settle(pilot: Pilot[None]) -> None:
     """Let workers finish and their results paint."""
+    from textual.worker import WorkerCancelled
+
     for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
+        try:
+            await pilot.app.workers.wait_for_complete()
+        except WorkerCancelled:  # an exclusive worker replaced by a newer one
+            pass
         await pilot.pause()
 
 

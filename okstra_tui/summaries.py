@@ -34,9 +34,9 @@ def optional_module(name: str) -> ModuleType | None:
 
 @dataclass(slots=True)
 class CatalogRow:
-    """One task as the catalog lists it (no manifest read yet)."""
+    """One task as the catalog lists it (no manifest read, no path built until asked)."""
 
-    ref: TaskRef
+    project: Project
     key: str
     group: str
     task_id: str
@@ -45,10 +45,23 @@ class CatalogRow:
     updated: str
     title: str
     latest: bool = False
+    catalogued: bool = True
+    _root: Path | None = None
 
     @property
     def ident(self) -> str:
-        return f"{self.group}/{self.task_id}"
+        """Stable identity of the row across reloads: ``group/task-id`` as the catalog spells them."""
+        return f"{self.group}/{self.task_id}" if self.catalogued else f"(folder) {self.group}/{self.task_id}"
+
+    @property
+    def root(self) -> Path:
+        if self._root is None:
+            self._root = layout.task_root(self.project.root, self.group, self.task_id)
+        return self._root
+
+    @property
+    def ref(self) -> TaskRef:
+        return TaskRef(self.project, self.group, self.task_id, self.root)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,31 +84,52 @@ class CatalogData:
 
 
 def load_catalog(project: Project) -> CatalogData:
-    """The catalog rows (catalog order, then uncatalogued task folders)."""
+    """The catalog's rows, straight from ``task-catalog.json`` (no folder is listed).
+
+    Paths are built only for rows that are opened or come into view, so a
+    10,000-task catalog costs one parse. :func:`uncatalogued_rows` adds the task
+    folders the catalog does not name, in a second pass.
+    """
     catalog = project.catalog
     error = catalog if isinstance(catalog, LoadError) else None
     latest = project.latest_task
-    latest_key = latest.task_key if latest is not None and not isinstance(latest, LoadError) else None
-    latest_rel = latest.task_root_path if latest is not None and not isinstance(latest, LoadError) else None
+    latest_ok = latest is not None and not isinstance(latest, LoadError)
+    latest_key = latest.task_key if latest_ok else None  # type: ignore[union-attr]
     rows: list[CatalogRow] = []
-    for ref in project.task_refs:
-        entry = ref.entry
-        if entry is not None:
-            row = CatalogRow(ref, entry.task_key, entry.task_group, entry.task_id, entry.task_type,
-                             entry.current_status, entry.updated_at or entry.created_at or "", entry.title or "")
-        else:
-            row = CatalogRow(ref, f"(uncatalogued) {ref.task_group}/{ref.task_id}", ref.task_group, ref.task_id,
-                             "?", "not in catalog", "", "")
-        row.latest = (latest_key is not None and row.key == latest_key) or (
-            latest_rel is not None and ref.root == project.root / latest_rel
-        )
-        rows.append(row)
+    if error is None:
+        for entry in catalog.tasks:  # type: ignore[union-attr]
+            rows.append(CatalogRow(project, entry.task_key, entry.task_group, entry.task_id, entry.task_type,
+                                   entry.current_status, entry.updated_at or entry.created_at or "", entry.title or "",
+                                   latest=entry.task_key == latest_key))
     return CatalogData(rows, error, latest_key, latest if isinstance(latest, LoadError) else None)
 
 
-def phase_summary(ref: TaskRef) -> PhaseSummary:
+def uncatalogued_rows(project: Project, known: list[CatalogRow]) -> list[CatalogRow]:
+    """Task folders under ``.okstra/tasks/`` that no catalog entry names."""
+    base = layout.tasks_dir(project.root)
+    seen = {(layout.slug(r.group), layout.slug(r.task_id)) for r in known}
+    out: list[CatalogRow] = []
+    try:
+        groups = sorted(os.scandir(base), key=lambda e: e.name)
+    except OSError:
+        return out
+    for group in groups:
+        if not group.is_dir():
+            continue
+        try:
+            tasks = sorted(os.scandir(group.path), key=lambda e: e.name)
+        except OSError:
+            continue
+        for task in tasks:
+            if task.is_dir() and (group.name, task.name) not in seen:
+                out.append(CatalogRow(project, f"{group.name}/{task.name}", group.name, task.name, "?",
+                                      "not in catalog", "", "", catalogued=False, _root=Path(task.path)))
+    return out
+
+
+def phase_summary(row: CatalogRow) -> PhaseSummary:
     """Read one manifest; a broken one becomes a summary carrying its error."""
-    manifest = ref.open().manifest
+    manifest = row.ref.open().manifest
     if isinstance(manifest, LoadError):
         return PhaseSummary("", "", "", "", error=manifest.reason)
     wf = manifest.workflow

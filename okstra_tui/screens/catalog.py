@@ -15,7 +15,7 @@ from okstra_core import layout
 from okstra_core.errors import LoadError
 
 from ..navigation import Location
-from ..summaries import CatalogData, CatalogRow, PhaseSummary, load_catalog, phase_summary
+from ..summaries import CatalogData, CatalogRow, PhaseSummary, load_catalog, phase_summary, uncatalogued_rows
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.virtual_table import Column, GroupHeader, VirtualTable
 from .base import ViewScreen
@@ -62,9 +62,9 @@ class CatalogScreen(ViewScreen):
         self.sort_index = 0
         self.reverse = False
         self.filter_text = ""
-        self.phases: dict[Path, PhaseSummary] = {}
-        self._pending: set[Path] = set()
-        self._haystack: dict[Path, str] = {}
+        self.phases: dict[str, PhaseSummary] = {}
+        self._pending: set[str] = set()
+        self._haystack: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
@@ -114,7 +114,7 @@ class CatalogScreen(ViewScreen):
             start, end = self.table.visible_range()
             for row in self.table.rows[start:end]:
                 if isinstance(row, CatalogRow):
-                    paths.append(layout.task_manifest_path(row.ref.root))
+                    paths.append(layout.task_manifest_path(row.root))
         return paths
 
     @work(thread=True, exclusive=True, group="catalog-load")
@@ -123,19 +123,32 @@ class CatalogScreen(ViewScreen):
         project = self.okstra.fresh_project()
         data = load_catalog(project)
         self.app.call_from_thread(self._loaded, data)
+        extra = uncatalogued_rows(project, data.rows)
+        if extra:
+            self.app.call_from_thread(self._add_rows, data, extra)
+
+    def _add_rows(self, data: CatalogData, extra: list[CatalogRow]) -> None:
+        if self.data is not data:
+            return
+        data.rows.extend(extra)
+        self._haystack.update(self._hay(row) for row in extra)
+        self._rebuild()
 
     def _loaded(self, data: CatalogData) -> None:
         self.data = data
         self.phases.clear()
         self._pending.clear()
-        self._haystack = {row.ref.root: " ".join((row.key, row.group, row.task_type, row.status, row.title)).lower()
-                          for row in data.rows}
+        self._haystack = dict(self._hay(row) for row in data.rows)
         errors = self.query_one("#catalog-errors", Static)
         problems = [e for e in (data.error, data.latest_error) if e is not None]
         errors.remove_children()
         if problems:
             errors.mount_all([ErrorPanel(e) for e in problems])
         self._rebuild()
+
+    @staticmethod
+    def _hay(row: CatalogRow) -> tuple[str, str]:
+        return row.ident, " ".join((row.key, row.group, row.task_type, row.status, row.title)).lower()
 
     def reload(self) -> None:
         self._load()
@@ -148,7 +161,7 @@ class CatalogScreen(ViewScreen):
         words = self.filter_text.lower().split()
         rows = data.rows
         if words:
-            rows = [r for r in rows if all(w in self._haystack[r.ref.root] for w in words)]
+            rows = [r for r in rows if all(w in self._haystack[r.ident] for w in words)]
         if key != "order":
             rows = sorted(rows, key=lambda r: getattr(r, key), reverse=self.reverse != (key == "updated"))
         elif self.reverse:
@@ -161,7 +174,7 @@ class CatalogScreen(ViewScreen):
             members = groups[group]
             flat.append(GroupHeader(group, len(members)))
             flat.extend(members)
-        self.table.set_rows(flat, keep=lambda r: r.ref.root if isinstance(r, CatalogRow) else ("group", r.label))
+        self.table.set_rows(flat, keep=lambda r: r.ident if isinstance(r, CatalogRow) else ("group", r.label))
         if self.table.cursor == 0 and len(flat) > 1 and isinstance(flat[0], GroupHeader):
             self.table.cursor = 1
         total = len(data.rows)
@@ -177,7 +190,7 @@ class CatalogScreen(ViewScreen):
         self.query_one("#catalog-summary", Static).update(summary)
 
     def _cells(self, row: CatalogRow) -> list[Text | str]:
-        phase = self.phases.get(row.ref.root)
+        phase = self.phases.get(row.ident)
         if phase is None:
             phase_cell = Text("…", style="dim")
             next_cell = Text("…", style="dim")
@@ -206,20 +219,20 @@ class CatalogScreen(ViewScreen):
         start = max(event.start - READ_AHEAD, 0)
         end = min(event.end + READ_AHEAD, len(rows))
         wanted = [r for r in rows[start:end]
-                  if isinstance(r, CatalogRow) and r.ref.root not in self.phases and r.ref.root not in self._pending]
+                  if isinstance(r, CatalogRow) and r.ident not in self.phases and r.ident not in self._pending]
         if wanted:
-            self._pending.update(r.ref.root for r in wanted)
+            self._pending.update(r.ident for r in wanted)
             self._read_phases(wanted)
 
     @work(thread=True, group="catalog-phases")
     def _read_phases(self, rows: list[CatalogRow]) -> None:
-        found = {row.ref.root: phase_summary(row.ref) for row in rows}
+        found = {row.ident: phase_summary(row) for row in rows}
         self.app.call_from_thread(self._phases_read, found)
 
-    def _phases_read(self, found: dict[Path, PhaseSummary]) -> None:
+    def _phases_read(self, found: dict[str, PhaseSummary]) -> None:
         self.phases.update(found)
         self._pending.difference_update(found)
-        self.table.refresh()
+        self.table.invalidate()
 
     # ------------------------------------------------------------- actions
 
@@ -271,13 +284,13 @@ class CatalogScreen(ViewScreen):
     def action_open_task(self) -> None:
         row = self.table.current_row
         if isinstance(row, CatalogRow):
-            self.okstra.navigate(Location("task", row.ref.root))
+            self.okstra.navigate(Location("task", row.root))
 
     @on(VirtualTable.Selected, "#catalog-table")
     def _selected(self, event: VirtualTable.Selected) -> None:
         if isinstance(event.row, CatalogRow):
-            self.okstra.navigate(Location("task", event.row.ref.root))
+            self.okstra.navigate(Location("task", event.row.root))
 
     def current_path(self) -> Path | None:
         row = self.table.current_row
-        return row.ref.root if isinstance(row, CatalogRow) else self.okstra.project.root
+        return row.root if isinstance(row, CatalogRow) else self.okstra.project.root

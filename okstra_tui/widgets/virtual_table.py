@@ -131,6 +131,9 @@ class VirtualTable(ScrollView, can_focus=True):
         self.cells = cells
         self.rows: list[Any] = []
         self.row_style: Callable[[Any], Style | None] = lambda row: None
+        # Rendered lines by (row index, is cursor, width); cleared when rows or their content change.
+        self._vt_strips: dict[tuple[int, bool, int], Strip] = {}
+        self._vt_styles: tuple[Style, Style, Style, Style] | None = None
 
     # ------------------------------------------------------------------ data
 
@@ -148,9 +151,40 @@ class VirtualTable(ScrollView, can_focus=True):
             else:
                 index = min(self.cursor, max(len(rows) - 1, 0))
         self.virtual_size = Size(self._content_width(), len(rows) + 1)
+        self._vt_strips.clear()
         self.cursor = index
         self.refresh()
         self._post_visible()
+
+    def invalidate(self) -> None:
+        """Row content changed (same rows): re-render what is on screen."""
+        self._vt_strips.clear()
+        self.refresh()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._vt_styles = None
+        self._vt_strips.clear()
+
+    def _on_focus(self, event: events.Focus) -> None:
+        self._vt_styles = None
+        self._vt_strips.clear()
+        super()._on_focus(event)
+
+    def _on_blur(self, event: events.Blur) -> None:
+        self._vt_styles = None
+        self._vt_strips.clear()
+        super()._on_blur(event)
+
+    def _vt_component_styles(self) -> tuple[Style, Style, Style, Style]:
+        if self._vt_styles is None:
+            self._vt_styles = (
+                self.rich_style,
+                self.get_component_rich_style("virtual-table--header"),
+                self.get_component_rich_style("virtual-table--group"),
+                self.get_component_rich_style("virtual-table--cursor"),
+            )
+        return self._vt_styles
 
     @property
     def current_row(self) -> Any:
@@ -187,29 +221,38 @@ class VirtualTable(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        widths = self._column_widths(width)
-        console = self.app.console
+        base, header, group, cursor = self._vt_component_styles()
         if y == 0:
-            style = self.get_component_rich_style("virtual-table--header")
-            text = self._line([c.label for c in self.columns], widths)
-            text.stylize(style)
-            return Strip(text.render(console), text.cell_len).extend_cell_length(width, style).crop(0, width)
+            key = (-1, False, width)
+            if key not in self._vt_strips:
+                text = self._line([c.label for c in self.columns], self._column_widths(width))
+                segments = list(Segment.apply_style(text.render(self.app.console), header))
+                self._vt_strips[key] = Strip(segments).extend_cell_length(width, header).crop(0, width)
+            return self._vt_strips[key]
         index = int(self.scroll_y) + y - 1
-        base = self.rich_style
         if index >= len(self.rows):
             return Strip.blank(width, base)
+        key = (index, index == self.cursor, width)
+        strip = self._vt_strips.get(key)
+        if strip is None:
+            if len(self._vt_strips) > 4096:  # bounded: a long scroll must not grow it without end
+                self._vt_strips.clear()
+            strip = self._vt_strips[key] = self._render_row(index, width, base, group, cursor)
+        return strip
+
+    def _render_row(self, index: int, width: int, base: Style, group: Style, cursor: Style) -> Strip:
         row = self.rows[index]
         if isinstance(row, GroupHeader):
-            style = self.get_component_rich_style("virtual-table--group")
+            style = group
             text = Text(f"▾ {row.label}  ({row.count})", no_wrap=True, overflow="ellipsis")
             text.truncate(width)
         else:
-            text = self._line(self.cells(row), widths)
+            text = self._line(self.cells(row), self._column_widths(width))
             extra = self.row_style(row)
             style = base + extra if extra is not None else base
         if index == self.cursor:
-            style = style + self.get_component_rich_style("virtual-table--cursor")
-        segments = list(Segment.apply_style(text.render(console), style))
+            style = style + cursor
+        segments = list(Segment.apply_style(text.render(self.app.console), style))
         return Strip(segments).extend_cell_length(width, style).crop(0, width)
 
     # ------------------------------------------------------------ navigation
@@ -221,8 +264,14 @@ class VirtualTable(ScrollView, can_focus=True):
         if clamped != new:
             self.cursor = clamped
             return
+        top = int(self.scroll_y)
         self._scroll_to_cursor()
-        self.refresh()
+        if int(self.scroll_y) == top:
+            # Only the two rows whose cursor state changed need painting.
+            self.refresh_line(old + 1)
+            self.refresh_line(new + 1)
+        else:
+            self.refresh()
         self.post_message(self.Highlighted(self, new, self.rows[new]))
 
     def _scroll_to_cursor(self) -> None:

@@ -23,7 +23,7 @@ def broken_demo(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path
     root = fresh_demo
     monkeypatch.setenv("OKSTRA_HOME", str(root / ".okstra-home"))
     tasks = sorted(p.parent for p in root.glob(".okstra/tasks/*/*/task-manifest.json"))
-    broken: dict[str, Path] = {}
+    broken: dict[str, Path] = {"tasks": tasks[0], "tasks1": tasks[1], "tasks2": tasks[2]}
     # 1. invalid JSON in a run manifest, a team-state and a report of one task
     victim = tasks[0]
     for pattern in ("runs/*/manifests/run-manifest-*.json", "runs/**/state/team-state-*.json",
@@ -68,28 +68,29 @@ async def test_walk_every_view_over_a_broken_tree(broken_demo: tuple[Path, dict[
             if isinstance(row, CatalogRow):
                 catalog.table.cursor = index
         await settle(pilot)
-        missing = next(r for r in rows if r.ref.root == broken["no-manifest"])
-        assert catalog.phases[missing.ref.root].error is not None
+        missing = next(r for r in rows if r.root == broken["no-manifest"])
+        assert catalog.phases[missing.ident].error is not None
         for row in rows:
-            app.navigate(Location("task", row.ref.root))
+            app.navigate(Location("task", row.root))
             await settle(pilot)
             task_screen = app.screen
             assert isinstance(task_screen, TaskScreen)
-            if row.ref.root == broken["no-manifest"]:
+            if row.root == broken["no-manifest"]:
                 assert task_screen.query(ErrorPanel)
             await pilot.press("r")
             await settle(pilot)
             runs = app.screen
             assert isinstance(runs, RunsScreen)
+            # Every node of the tasks holding broken files; the rest get their views opened.
+            walk_all = row.root in (broken["tasks"], broken["tasks2"])
             for node in _all(runs.run_tree.root):
-                if isinstance(node.data, PreviewTarget):
+                if isinstance(node.data, PreviewTarget) and (walk_all or node.data.kind == "run-dir"):
                     parent = node.parent
                     while parent is not None:
                         parent.expand()
                         parent = parent.parent
-                    await pilot.pause()
                     runs.run_tree.move_cursor(node)
-                    await settle(pilot)
+                    await quick_settle(pilot)
                     if node.data.path in (broken["invalid"], broken["dangling"]):
                         assert runs.preview.query(ErrorPanel), node.data.path
             for key in ("escape", "v", "escape", "d", "down", "down", "down", "escape", "p", "down", "down", "escape",
@@ -101,6 +102,17 @@ async def test_walk_every_view_over_a_broken_tree(broken_demo: tuple[Path, dict[
             await pilot.press(key)
             await settle(pilot)
         assert app.screen is catalog
+
+
+async def quick_settle(pilot) -> None:  # type: ignore[no-untyped-def]
+    from textual.worker import WorkerCancelled
+
+    await pilot.pause()
+    try:
+        await pilot.app.workers.wait_for_complete()
+    except WorkerCancelled:
+        pass
+    await pilot.pause()
 
 
 def _all(node):  # type: ignore[no-untyped-def]

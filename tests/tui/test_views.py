@@ -40,7 +40,7 @@ async def test_catalog_groups_tasks_and_marks_latest(demo_root: Path) -> None:
         assert len(tasks) == len(screen.data.rows)
         assert sum(1 for r in tasks if r.latest) == 1
         # Phase columns are read for the rows in view.
-        assert all(r.ref.root in screen.phases for r in tasks[:5])
+        assert all(r.ident in screen.phases for r in tasks[:5])
         await pilot.press("L")
         assert screen.table.current_row.latest
 
@@ -76,7 +76,7 @@ async def test_open_task_back_and_forward(demo_root: Path) -> None:
         await settle(pilot)
         task = app.screen
         assert isinstance(task, TaskScreen)
-        assert task.task_root == catalog.table.current_row.ref.root
+        assert task.task_root == catalog.table.current_row.root
         timeline = task.query_one("#task-timeline", DataTable)
         assert timeline.row_count >= 1
         text = _rendered_text(task.query_one("#task-manifest", Static))
