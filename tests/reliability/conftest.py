@@ -34,10 +34,10 @@ def scratch(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.fixture
-def slim_factory(demo_root: Path, scratch: Path) -> Callable[[str], Path]:
+def slim_factory(demo_root: Path, scratch: Path) -> Callable[..., Path]:
     """Make a fresh slim copy of the demo store under the scratch folder (one per name)."""
 
-    def make(name: str) -> Path:
-        return slim_copy(demo_root, scratch / name)
+    def make(name: str, tasks: tuple[str, ...] | None = None) -> Path:
+        return slim_copy(demo_root, scratch / name, *((tasks,) if tasks else ()))
 
     return make

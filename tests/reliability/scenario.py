@@ -40,13 +40,13 @@ CI_MANIFEST = ".okstra/tasks/platform/ci-speedup/runs/implementation/stage-1/man
 FIXED = Clock(start=dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc), step=dt.timedelta(0))
 
 
-def slim_copy(demo: Path, target: Path) -> Path:
+def slim_copy(demo: Path, target: Path, tasks: tuple[str, ...] = TASKS) -> Path:
     """The demo's store with only the tasks these tests touch (faster to copy and check)."""
     (target / ".okstra").mkdir(parents=True)
     for name in ("project.json", "discovery", "agent-invocations"):
         src = demo / ".okstra" / name
         (shutil.copytree if src.is_dir() else shutil.copy2)(src, target / ".okstra" / name)
-    for rel in TASKS:
+    for rel in tasks:
         shutil.copytree(demo / rel, target / rel, symlinks=True)
     return target
 
