@@ -1,0 +1,78 @@
+"""Property: no write lands outside its authorised root, whatever relative path, '..', absolute
+path or symlink it is handed."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from okstra_core import writes
+from okstra_core.errors import OkstraError
+
+SEGMENTS = st.sampled_from(["a", "b", "..", ".", "in-link", "out-link", "out-file", "loop", "dangling", "c.json"])
+PREFIXES = st.sampled_from(["", "ROOT/", "OUTSIDE/", "/", "/tmp/"])
+OPS = st.sampled_from(["create", "append", "replace", "dir", "move"])
+
+
+def _tree(base: Path) -> tuple[Path, Path]:
+    root, outside = base / "root", base / "outside"
+    (root / "a").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "victim.json").write_text("{}\n")
+    (root / "in-link").symlink_to(root / "a")
+    (root / "out-link").symlink_to(outside)
+    (root / "out-file").symlink_to(outside / "victim.json")
+    (root / "loop").symlink_to(root / "loop")
+    (root / "dangling").symlink_to(outside / "nowhere")
+    (root / "a" / "src.txt").write_text("move me\n")
+    return root, outside
+
+
+def _state(folder: Path) -> dict[str, bytes | str]:
+    out: dict[str, bytes | str] = {}
+    for dirpath, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            full = os.path.join(dirpath, name)
+            if os.path.islink(full):
+                out[full] = "link:" + os.readlink(full)
+            elif os.path.isdir(full):
+                out[full] = "dir"
+            else:
+                with open(full, "rb") as fh:
+                    out[full] = fh.read()
+    return out
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(prefix=PREFIXES, parts=st.lists(SEGMENTS, min_size=1, max_size=5), op=OPS)
+def test_no_write_escapes_its_root(prefix: str, parts: list[str], op: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        root, outside = _tree(base)
+        before_outside = _state(outside)
+        text = prefix.replace("ROOT/", f"{root}/").replace("OUTSIDE/", f"{outside}/") + "/".join(parts)
+        target = Path(text)
+        real_root = os.path.realpath(root)
+        try:
+            if op == "create":
+                writes.create_only(root, target, b"x\n")
+            elif op == "append":
+                writes.append_jsonl(root, target, {"k": 1})
+            elif op == "replace":
+                writes.replace_locked(root, target, lambda _cur: b"{}\n")
+            elif op == "dir":
+                writes.ensure_dir(root, target if target.is_absolute() else root / target)
+            else:
+                writes.move_no_overwrite(root, root / "a" / "src.txt", target)
+            written = target if target.is_absolute() else root / target
+            landed = os.path.realpath(written)
+            assert landed.startswith(real_root + os.sep) or (op == "dir" and landed == real_root), f"{text} landed at {landed}"
+        except OkstraError:
+            pass  # refused (escape, symlink, not a file, ...): a clear error, never a write outside
+        assert _state(outside) == before_outside, f"{op} {text!r} changed a folder outside the root"
+        for name in os.listdir(base):
+            assert name in ("root", "outside"), f"{op} {text!r} wrote {name} beside the root"
