@@ -340,13 +340,11 @@ def _dispatch(args: argparse.Namespace, model: type[rm.WorkerDispatch] | type[rm
     where = _input_path(project, args.row) if args.row else state_path
     dispatch = validated(model, row, where)
     if isinstance(dispatch, rm.AgentDispatch):
-        after = teamstate.upsert_agent_dispatch(project.root, state_path, dispatch)
-        rows = after.agent_dispatches
+        rows = len(teamstate.upsert_agent_dispatch(project.root, state_path, dispatch).agent_dispatches)
     else:
-        after = teamstate.upsert_worker_dispatch(project.root, state_path, dispatch)
-        rows = after.worker_dispatches
+        rows = len(teamstate.upsert_worker_dispatch(project.root, state_path, dispatch).worker_dispatches)
     key = dispatch.dispatch_id or "(no dispatch id: rows stack)"
-    _say(f"{_rel(project, state_path)}: recorded dispatch {key} ({len(rows)} row(s))")
+    _say(f"{_rel(project, state_path)}: recorded dispatch {key} ({rows} row(s))")
     return 0
 
 
