@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ... import layout
@@ -58,6 +59,7 @@ def check_project(unit: Unit, home: Path) -> list[tuple[str, TaskCatalogEntry | 
     unit.guard("invocations", inv_dir, lambda: invocations.check_invocations(unit, inv_dir))
     if unit.home is not None:
         unit.guard("managers", home, lambda: managers.check_managers(unit, home))
+    unit.files = {p for p in unit.files if str(p).startswith(str(store) + os.sep) or (unit.home is not None and str(p).startswith(str(unit.home) + os.sep))}
     unit.read_remaining(sorted(unit.files))
     return out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,8 @@ def check_task(unit: Unit, root: Path, entry: Any) -> None:
     unit.guard("carry", root, lambda: carry.check_task(scope))
     for _ in unit.walk(root):  # every file of the bundle is read, even where no rule looks
         pass
+    inside = str(root) + os.sep
+    unit.files = {p for p in unit.files if str(p).startswith(inside)}  # lookups may list folders above the task
     unit.read_remaining(sorted(unit.files))
 
 
