@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -90,4 +91,29 @@ def classify_documents(project: Project, home: Path) -> dict[Path, str]:
                                ("snapshots.json", "manager-snapshots"), ("directives.jsonl", "manager-directives"),
                                ("events.jsonl", "manager-events")):
                 out[mtask.folder / name] = kind
+    return out
+
+
+def document_values(docs: dict[Path, str]) -> list[tuple[Path, str, Any]]:
+    """Each JSON value of the classified documents (one per JSONL line, one per sidecar header),
+    with its registered document kind; flat legacy files (read as they are) are left out."""
+    import json
+
+    from okstra_core import sidecar
+    from okstra_core.models import DOC_KINDS_BY_NAME, FINAL_REPORT_VERSIONS
+
+    out: list[tuple[Path, str, Any]] = []
+    for path, kind in sorted(docs.items()):
+        if kind == "legacy-flat":
+            continue
+        text = path.read_text(encoding="utf-8")
+        if kind.endswith("-header"):
+            values = [sidecar.parse(text).header]
+        elif DOC_KINDS_BY_NAME.get(kind) is not None and DOC_KINDS_BY_NAME[kind].jsonl:
+            values = [json.loads(line) for line in text.splitlines()]
+        else:
+            values = [json.loads(text)]
+        for value in values:
+            doc_kind = FINAL_REPORT_VERSIONS[value["schemaVersion"]] if kind == "final-report" else kind
+            out.append((path, doc_kind, value))
     return out

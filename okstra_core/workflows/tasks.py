@@ -49,6 +49,22 @@ def ensure_project_file(project_root: Path, project_id: str, clock: Clock = SYST
     writes.create_only_json(project_root, path, value)
 
 
+def catalog_entry_for(manifest: tm.TaskManifest, updated_at: str, *, created_at: str | None = None) -> tm.TaskCatalogEntry:
+    """The catalog's view of a task, taken from its manifest (the catalog never disagrees with it)."""
+    return tm.TaskCatalogEntry(
+        task_key=manifest.task_key,
+        project_id=manifest.project_id,
+        task_group=manifest.task_group,
+        task_id=manifest.task_id,
+        task_type=manifest.task_type,
+        task_root_path=manifest.task_root_path,
+        current_status=manifest.current_status,
+        title=manifest.title,
+        created_at=created_at,
+        updated_at=updated_at,
+    )
+
+
 def upsert_catalog_entry(project_root: Path, entry: tm.TaskCatalogEntry, project_id: str, clock: Clock = SYSTEM_CLOCK) -> None:
     """Add or refresh one task in ``task-catalog.json`` (keyed by ``taskKey``)."""
     path = layout.task_catalog_path(project_root)
@@ -174,23 +190,7 @@ def create_task(project_root: Path, spec: TaskSpec, clock: Clock = SYSTEM_CLOCK,
     timeline = tm.Timeline(schema_version="1.0", task_key=spec.key, entries=[])
     writes.create_only_json(project_root, layout.timeline_path(root), dump(timeline))
     if catalog:
-        upsert_catalog_entry(
-            project_root,
-            tm.TaskCatalogEntry(
-                task_key=spec.key,
-                project_id=spec.project_id,
-                task_group=spec.task_group,
-                task_id=spec.task_id,
-                task_type=spec.task_type,
-                task_root_path=root_rel,
-                current_status="ready-for-lead",
-                title=spec.title,
-                created_at=now,
-                updated_at=now,
-            ),
-            spec.project_id,
-            clock,
-        )
+        upsert_catalog_entry(project_root, catalog_entry_for(manifest, now, created_at=now), spec.project_id, clock)
     if point:
         point_latest(project_root, spec.key, root, clock)
     return root
@@ -551,22 +551,7 @@ def close_run(
     update_json(project_root, layout.timeline_path(run.task_root), tm.Timeline, on_timeline)
     if not catalog:
         return
-    upsert_catalog_entry(
-        project_root,
-        tm.TaskCatalogEntry(
-            task_key=manifest.task_key,
-            project_id=manifest.project_id,
-            task_group=manifest.task_group,
-            task_id=manifest.task_id,
-            task_type=run.task_type,
-            task_root_path=manifest.task_root_path,
-            current_status=manifest.current_status,
-            title=manifest.title,
-            updated_at=iso(clock.now()),
-        ),
-        manifest.project_id,
-        clock,
-    )
+    upsert_catalog_entry(project_root, catalog_entry_for(manifest, iso(clock.now())), manifest.project_id, clock)
 
 
 def now_segment(moment: dt.datetime) -> str:

@@ -12,13 +12,13 @@ from typing import Any
 import jsonschema
 import pytest
 
-from okstra_core import reading, resources, sidecar
+from okstra_core import reading, resources
 from okstra_core.demo import demo_home
-from okstra_core.models import DOC_KINDS_BY_NAME, FINAL_REPORT_VERSIONS
+from okstra_core.models import DOC_KINDS_BY_NAME
 from okstra_core.store import Project, list_managers
 from okstra_core.workflows import design_prep, direction
 
-from conftest import classify_documents  # noqa: E402
+from conftest import classify_documents, document_values  # noqa: E402
 
 
 def _validator(kind: str) -> jsonschema.protocols.Validator:
@@ -48,24 +48,12 @@ def test_every_document_validates_against_model_and_schema(demo_root: Path) -> N
     assert _json_files(demo_root / ".okstra", home) - set(docs) == set()
     validators: dict[str, Any] = {}
     checked = 0
-    for path, kind in sorted(docs.items()):
-        if kind == "legacy-flat":
-            continue  # v1 bytes of an earlier layout, read as they are and migrated by name
-        text = path.read_text(encoding="utf-8")
-        if kind.endswith("-header"):
-            values = [sidecar.parse(text).header]
-        elif DOC_KINDS_BY_NAME.get(kind) is not None and DOC_KINDS_BY_NAME[kind].jsonl:
-            values = [json.loads(line) for line in text.splitlines()]
-        else:
-            values = [json.loads(text)]
-        for value in values:
-            doc_kind = FINAL_REPORT_VERSIONS[value["schemaVersion"]] if kind == "final-report" else kind
-            model = DOC_KINDS_BY_NAME[doc_kind].model
-            model.model_validate(value)
-            validator = validators.setdefault(doc_kind, _validator(doc_kind))
-            errors = list(validator.iter_errors(value))
-            assert not errors, f"{path}: {errors[0].message}"
-            checked += 1
+    for path, doc_kind, value in document_values(docs):
+        DOC_KINDS_BY_NAME[doc_kind].model.model_validate(value)
+        validator = validators.setdefault(doc_kind, _validator(doc_kind))
+        errors = list(validator.iter_errors(value))
+        assert not errors, f"{path}: {errors[0].message}"
+        checked += 1
     assert checked > 150
 
 

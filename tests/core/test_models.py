@@ -39,29 +39,16 @@ def test_final_report_schema_names() -> None:
 
 
 def _examples(demo_root: Path) -> dict[str, list[Any]]:
-    from conftest import classify_documents
+    from conftest import classify_documents, document_values
 
-    from okstra_core import sidecar
     from okstra_core.demo import demo_home
-    from okstra_core.models import FINAL_REPORT_VERSIONS
     from okstra_core.store import Project
 
     project = Project.open(demo_root)
     assert isinstance(project, Project)
     out: dict[str, list[Any]] = {}
-    for path, kind in classify_documents(project, demo_home(demo_root)).items():
-        if kind == "legacy-flat":
-            continue
-        text = path.read_text()
-        if kind.endswith("-header"):
-            values = [sidecar.parse(text).header]
-        elif DOC_KINDS_BY_NAME.get(kind) is not None and DOC_KINDS_BY_NAME[kind].jsonl:
-            values = [json.loads(line) for line in text.splitlines()]
-        else:
-            values = [json.loads(text)]
-        for value in values:
-            doc = FINAL_REPORT_VERSIONS[value["schemaVersion"]] if kind == "final-report" else kind
-            out.setdefault(doc, []).append(value)
+    for _path, doc_kind, value in document_values(classify_documents(project, demo_home(demo_root))):
+        out.setdefault(doc_kind, []).append(value)
     return out
 
 
