@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test screenshots check-demo rules-doc clean
+.PHONY: demo test typecheck screenshots rules-doc clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,9 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+typecheck: $(STAMP)
+	$(BIN)/python -m mypy okstra_core
 
 screenshots: $(STAMP)
 	$(BIN)/python -m okstra_tui.screenshots screenshots
