@@ -51,6 +51,32 @@ async def main():
 asyncio.run(main())
 """
 
+MINIMAL_NAV = r"""
+import sys, time, json, asyncio
+from textual.app import App
+from textual.binding import Binding
+from textual.widgets import Static
+
+class Minimal(App):
+    BINDINGS = [Binding("down", "step", "Step")]
+    n = 0
+    def compose(self):
+        yield Static("0", id="n")
+    def action_step(self):
+        self.n += 1
+        self.query_one("#n", Static).update(str(self.n))
+
+async def main():
+    app = Minimal()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        out = []
+        for _ in range(int(sys.argv[2])):
+            t = time.perf_counter(); await pilot.press("down"); out.append((time.perf_counter() - t) * 1000)
+    print(json.dumps(out))
+asyncio.run(main())
+"""
+
 WORKBENCH = r"""
 import sys, time, json, asyncio, resource
 t0 = float(sys.argv[1]); root = sys.argv[2]; steps = int(sys.argv[3])
@@ -153,6 +179,7 @@ def main() -> int:
 
     minimal = [float(run_child(MINIMAL)) for _ in range(args.runs)]
     results = [json.loads(run_child(WORKBENCH, str(root), str(args.steps))) for _ in range(args.runs)]
+    harness = json.loads(run_child(MINIMAL_NAV, str(args.steps)))
     base = statistics.median(minimal)
     start = statistics.median(r["first_paint_s"] for r in results)
     phases = statistics.median(r["phases_in_view_s"] for r in results)
@@ -163,6 +190,8 @@ def main() -> int:
         (f"Workbench: start to painted catalog ({last['rows']:,} rows)", f"{start * 1000:.0f} ms  ({start / base:.2f}x)",
          "≤ 1.5x baseline"),
         ("Workbench: ... and phase columns of the rows in view", f"{phases * 1000:.0f} ms  ({phases / base:.2f}x)", "-"),
+        ("Harness: one key press in a minimal Textual app, median / p95",
+         f"{statistics.median(harness):.1f} / {p(harness, .95):.1f} ms", "reference"),
         ("Catalog cursor step (down), median / p95 / max",
          f"{statistics.median(last['down_ms']):.1f} / {p(last['down_ms'], .95):.1f} / {max(last['down_ms']):.1f} ms", "≤ 50 ms"),
         ("Catalog page down, median / p95 / max",

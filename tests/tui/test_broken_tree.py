@@ -23,7 +23,7 @@ def broken_demo(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path
     root = fresh_demo
     monkeypatch.setenv("OKSTRA_HOME", str(root / ".okstra-home"))
     tasks = sorted(p.parent for p in root.glob(".okstra/tasks/*/*/task-manifest.json"))
-    broken: dict[str, Path] = {"tasks": tasks[0], "tasks1": tasks[1], "tasks2": tasks[2]}
+    broken: dict[str, Path] = {"tasks": tasks[0]}
     # 1. invalid JSON in a run manifest, a team-state and a report of one task
     victim = tasks[0]
     for pattern in ("runs/*/manifests/run-manifest-*.json", "runs/**/state/team-state-*.json",
@@ -37,11 +37,11 @@ def broken_demo(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path
     broken["no-manifest"] = tasks[1]
     os.remove(tasks[1] / "task-manifest.json")
     # 3. a dangling symlink where an artifact should be, and one in the instruction set
-    state = next(tasks[2].glob("runs/*/state"))
+    state = next(victim.glob("runs/*/state"))
     link = state / "team-state-analysis-099.json"
     os.symlink(root / "does-not-exist.json", link)
     broken["dangling"] = link
-    os.symlink(root / "nowhere.md", tasks[2] / "instruction-set" / "task-brief-link.md")
+    os.symlink(root / "nowhere.md", victim / "instruction-set" / "task-brief-link.md")
     # 4. discovery pointer and a manager file broken too
     (root / ".okstra" / "discovery" / "latest-task.json").write_text("nope", encoding="utf-8")
     for manager_json in (root / ".okstra-home").glob("managers/*/projects.json"):
@@ -82,7 +82,7 @@ async def test_walk_every_view_over_a_broken_tree(broken_demo: tuple[Path, dict[
             runs = app.screen
             assert isinstance(runs, RunsScreen)
             # Every node of the tasks holding broken files; the rest get their views opened.
-            walk_all = row.root in (broken["tasks"], broken["tasks2"])
+            walk_all = row.root == broken["tasks"]
             for node in _all(runs.run_tree.root):
                 if isinstance(node.data, PreviewTarget) and (walk_all or node.data.kind == "run-dir"):
                     parent = node.parent
