@@ -17,7 +17,6 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -39,13 +38,33 @@ class CheckError(OkstraError):
     """The check could not run at all (no project, unreadable root)."""
 
 
-@dataclass(frozen=True, slots=True)
 class Entry:
-    """One folder entry as the checker sees it; ``bad`` entries were reported and are never read."""
+    """One folder entry as the checker sees it; ``bad`` entries were reported and are never read.
 
-    name: str
-    path: Path
-    kind: Literal["file", "dir", "bad"]
+    ``text`` is the path as a string; ``path`` builds the :class:`Path` only when a
+    rule asks for it (constructing one per listed entry dominated the profile).
+    ``link`` marks an entry reached through a symlink that stays inside the project.
+    """
+
+    __slots__ = ("name", "text", "kind", "link", "_path")
+
+    def __init__(self, name: str, text: str, kind: Literal["file", "dir", "bad"], link: bool = False) -> None:
+        self.name = name
+        self.text = text
+        self.kind = kind
+        self.link = link
+        self._path: Path | None = None
+
+    @property
+    def path(self) -> Path:
+        """The entry's path (built on first use)."""
+        path = self._path
+        if path is None:
+            path = self._path = Path(self.text)
+        return path
+
+    def __repr__(self) -> str:
+        return f"Entry({self.name!r}, {self.text!r}, {self.kind!r})"
 
 
 def is_private(name: str) -> bool:
@@ -71,7 +90,7 @@ def _validation_rule(model: type[BaseModel], err: Any) -> str:
 class Unit:
     """Reads, caches and reports for one part of a check run."""
 
-    def __init__(self, root: Path, home: Path | None = None) -> None:
+    def __init__(self, root: Path, home: Path | None = None, known_dirs: Iterable[str] = ()) -> None:
         self.root = root
         self.real_root = Path(os.path.realpath(root))
         self.home = home
@@ -85,24 +104,28 @@ class Unit:
         self._by_name: dict[str, dict[str, Entry]] = {}
         self._root_text = str(root)
         self._home_text = str(home) if home is not None else None
-        self._kinds: dict[Path, str] = {}
+        self._real_home: str | None = os.path.realpath(home) if home is not None else None
         self._reported: set[tuple[str, str, str]] = set()
-        self.files: set[Path] = set()
+        #: Regular files (not symlinks) as their folder's listing classified them: read without re-checking.
+        self._regular: set[str] = set()
+        #: Folders another unit already listed as usable directories (a task's ancestors): not listed again.
+        self._known_dirs: set[str] = set(known_dirs)
+        self.files: set[str] = set()
 
     # ------------------------------------------------------------- reporting
 
-    def rel(self, path: Path) -> str:
+    def rel(self, path: Path | str) -> str:
         """Project-relative POSIX text of *path* (``$OKSTRA_HOME/...`` for manager files outside)."""
-        text = str(path)
+        text = path if isinstance(path, str) else str(path)
         # String prefixes, not pathlib: this runs for every finding and every lookup.
         if text.startswith(self._root_text + os.sep):
             return text[len(self._root_text) + 1 :].replace(os.sep, "/")
         if self._home_text is not None and text.startswith(self._home_text + os.sep):
             return "$OKSTRA_HOME/" + text[len(self._home_text) + 1 :].replace(os.sep, "/")
-        return path.as_posix()
+        return Path(text).as_posix()
 
     def report(self, rule: str, path: Path | str, message: str, line: int | None = None) -> None:
-        """Record a finding of *rule* at *path* (each exact finding once)."""
+        """Record a finding of *rule* at *path* (each exact finding once); a ``str`` path is already relative."""
         rel = path if isinstance(path, str) else self.rel(path)
         key = (rule, rel, message)
         if key in self._reported:
@@ -122,95 +145,102 @@ class Unit:
 
     # --------------------------------------------------------------- listing
 
-    def entries(self, folder: Path) -> list[Entry]:
+    def entries(self, folder: Path | str) -> list[Entry]:
         """Sorted entries of *folder* (private debris left out); symlink problems are reported here."""
-        key = str(folder)
+        key = folder if isinstance(folder, str) else str(folder)
         cached = self._entries.get(key)
         if cached is not None:
             return cached
         out: list[Entry] = []
         try:
-            with os.scandir(folder) as it:
-                raw = sorted(it, key=lambda e: e.name)
+            with os.scandir(key) as it:
+                raw = {de.name: de for de in it}
         except FileNotFoundError:
-            raw = []
+            raw = {}
         except NotADirectoryError:
-            raw = []
+            raw = {}
         except OSError as exc:
-            self.report("OKS001", folder, f"folder cannot be listed: {exc.strerror or exc}")
-            raw = []
-        for de in raw:
-            if is_private(de.name):
+            self.report("OKS001", Path(key), f"folder cannot be listed: {exc.strerror or exc}")
+            raw = {}
+        for name in sorted(raw):
+            if is_private(name):
                 continue
-            out.append(self._classify(de.name, Path(de.path), de))
+            out.append(self._classify(name, raw[name]))
         self._entries[key] = out
         self._by_name[key] = {e.name: e for e in out}
         return out
 
-    def _classify(self, name: str, path: Path, de: os.DirEntry[str]) -> Entry:
+    def _classify(self, name: str, de: os.DirEntry[str]) -> Entry:
+        text = de.path
         try:
             if de.is_symlink():
-                return self._classify_link(name, path)
+                return self._classify_link(name, text)
             if de.is_dir(follow_symlinks=False):
-                return Entry(name, path, "dir")
+                return Entry(name, text, "dir")
             if de.is_file(follow_symlinks=False):
-                self.files.add(path)
-                return Entry(name, path, "file")
+                self.files.add(text)
+                self._regular.add(text)
+                return Entry(name, text, "file")
         except OSError as exc:
-            self.report("OKS001", path, f"cannot stat: {exc.strerror or exc}")
-            return Entry(name, path, "bad")
+            self.report("OKS001", Path(text), f"cannot stat: {exc.strerror or exc}")
+            return Entry(name, text, "bad")
         # FIFO, socket, device: the safe reader names what it is without opening it blocking.
-        self.files.add(path)
-        self._bytes[str(path)] = None
+        path = Path(text)
+        self.files.add(text)
+        self._bytes[text] = None
         result = reading.read_bytes(path, root=self.root)
         if isinstance(result, LoadError):
             self._report_load(result, path)
-        return Entry(name, path, "bad")
+        return Entry(name, text, "bad")
 
-    def _classify_link(self, name: str, path: Path) -> Entry:
-        self.files.add(path)
+    def _classify_link(self, name: str, text: str) -> Entry:
+        path = Path(text)
+        self.files.add(text)
         try:
             real = Path(os.path.realpath(path, strict=True))
         except FileNotFoundError:
             self.report("OKS003", path, "dangling symlink")
-            self._bytes[str(path)] = None
-            return Entry(name, path, "bad")
+            self._bytes[text] = None
+            return Entry(name, text, "bad")
         except (OSError, RuntimeError) as exc:
             reason = "symlink loop" if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP else f"cannot resolve symlink: {exc}"
             self.report("OKS003", path, reason)
-            self._bytes[str(path)] = None
-            return Entry(name, path, "bad")
-        if not real.is_relative_to(self.real_root) and not (self.home and real.is_relative_to(os.path.realpath(self.home))):
+            self._bytes[text] = None
+            return Entry(name, text, "bad")
+        if not real.is_relative_to(self.real_root) and not (self._real_home and real.is_relative_to(self._real_home)):
             self.report("OKS002", path, f"symlink escapes the project root (to {real})")
-            self._bytes[str(path)] = None
-            return Entry(name, path, "bad")
+            self._bytes[text] = None
+            return Entry(name, text, "bad")
         try:
             mode = os.stat(path).st_mode
         except OSError as exc:
             self.report("OKS001", path, f"cannot stat: {exc.strerror or exc}")
-            self._bytes[str(path)] = None
-            return Entry(name, path, "bad")
+            self._bytes[text] = None
+            return Entry(name, text, "bad")
         if stat.S_ISDIR(mode):
-            self.files.discard(path)
-            return Entry(name, path, "dir")
-        return Entry(name, path, "file")
+            self.files.discard(text)
+            return Entry(name, text, "dir", link=True)
+        return Entry(name, text, "file", link=True)
 
-    def entry(self, path: Path) -> Entry | None:
-        """The entry for *path* in its parent's listing, or None when absent."""
-        parent, name = os.path.split(str(path))
-        listing = self._by_name.get(parent)
+    def _listing(self, folder: str) -> dict[str, Entry]:
+        listing = self._by_name.get(folder)
         if listing is None:
-            self.entries(Path(parent))
-            listing = self._by_name[parent]
-        return listing.get(name)
+            self.entries(folder)
+            listing = self._by_name[folder]
+        return listing
 
-    def exists(self, path: Path) -> bool:
+    def entry(self, path: Path | str) -> Entry | None:
+        """The entry for *path* in its parent's listing, or None when absent."""
+        parent, name = os.path.split(path if isinstance(path, str) else str(path))
+        return self._listing(parent).get(name)
+
+    def exists(self, path: Path | str) -> bool:
         """True when *path* names a usable entry inside the project (or home), through listings only.
 
         Escaping, dangling and looping symlinks were classified ``bad`` when
         listed, so they never count as existing and are never followed.
         """
-        text = str(path)
+        text = path if isinstance(path, str) else str(path)
         for base in (self._root_text, self._home_text):
             if base is not None and text.startswith(base + os.sep):
                 return self._exists_under(base, text[len(base) + 1 :].split(os.sep))
@@ -219,99 +249,143 @@ class Unit:
     def _exists_under(self, base: str, parts: list[str]) -> bool:
         current = base
         last = len(parts) - 1
+        known = self._known_dirs
         for i, part in enumerate(parts):
             if part in ("", ".", ".."):
                 return False
-            listing = self._by_name.get(current)
-            if listing is None:
-                self.entries(Path(current))
-                listing = self._by_name[current]
-            e = listing.get(part)
-            if e is None or e.kind == "bad" or (e.kind == "file" and i < last):
-                return False
-            current = current + os.sep + part
+            child = current + os.sep + part
+            if child not in known:
+                e = self._listing(current).get(part)
+                if e is None or e.kind == "bad" or (e.kind == "file" and i < last):
+                    return False
+            current = child
         return True
 
     def rel_exists(self, rel: str) -> bool:
         """Whether a project-relative POSIX path names something inside the project."""
         return layout.is_relative_posix(rel) and self._exists_under(self._root_text, rel.split("/"))
 
-    def walk(self, folder: Path) -> Iterator[Entry]:
+    def walk(self, folder: Path | str) -> Iterator[Entry]:
         """Every entry under *folder*, depth first; symlinked folders are entered once."""
         seen: set[str] = set()
-        stack = [folder]
+        start = folder if isinstance(folder, str) else str(folder)
+        # Only symlinked folders need resolving: a plain child's real path is its parent's plus its name.
+        stack: list[tuple[str, str | None]] = [(start, None)]
         while stack:
-            current = stack.pop()
-            real = os.path.realpath(current)
+            current, real = stack.pop()
+            if real is None:
+                real = os.path.realpath(current)
             if real in seen:
                 continue
             seen.add(real)
             children = self.entries(current)
             for e in children:
                 yield e
-            stack.extend(e.path for e in reversed(children) if e.kind == "dir")
+            stack.extend((e.text, None if e.link else os.path.join(real, e.name)) for e in reversed(children) if e.kind == "dir")
 
     # --------------------------------------------------------------- reading
 
-    def data(self, path: Path) -> bytes | None:
+    def _read_regular(self, key: str) -> bytes | None:
+        """Bytes of a file its listing saw as a regular file; None sends the caller to the safe reader.
+
+        The safe reader's ``lstat`` and symlink checks are already settled by the
+        listing; ``O_NOFOLLOW`` and ``fstat`` catch a file swapped since then.
+        """
+        try:
+            fd = os.open(key, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > reading.MAX_BYTES:
+                return None
+            chunks: list[bytes] = []
+            total = 0
+            while chunk := os.read(fd, max(st.st_size + 1, 1 << 16)):
+                total += len(chunk)
+                if total > reading.MAX_BYTES:
+                    return None
+                chunks.append(chunk)
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    def data(self, path: Path | str) -> bytes | None:
         """The bytes of *path*, read once; a read problem is reported once and gives None."""
-        key = str(path)
+        key = path if isinstance(path, str) else str(path)
         cached = self._bytes.get(key, _MISSING)
         if cached is not _MISSING:
             return cached  # type: ignore[return-value]
-        inside = str(path).startswith(self._root_text + os.sep)
-        result = reading.read_bytes(path, root=self.root if inside else None)
+        if key in self._regular:
+            fast = self._read_regular(key)
+            if fast is not None:
+                self._bytes[key] = fast
+                return fast
+        p = Path(key)
+        inside = key.startswith(self._root_text + os.sep)
+        result = reading.read_bytes(p, root=self.root if inside else None)
         if isinstance(result, LoadError):
-            self._report_load(result, path)
+            self._report_load(result, p)
             self._bytes[key] = None
             return None
-        self.files.add(path)
+        self.files.add(key)
         self._bytes[key] = result
         return result
 
-    def text(self, path: Path) -> str | None:
+    def text(self, path: Path | str) -> str | None:
         """UTF-8 text of *path* (binary and non-UTF-8 files are reported)."""
-        key = str(path)
+        key = path if isinstance(path, str) else str(path)
         cached = self._text.get(key, _MISSING)
         if cached is not _MISSING:
             return cached  # type: ignore[return-value]
-        raw = self.data(path)
+        raw = self.data(key)
         value: str | None = None
         if raw is not None:
-            decoded = reading.decode_text(path, raw)
-            if isinstance(decoded, LoadError):
-                self._report_load(decoded, path)
-            else:
-                value = decoded
+            if b"\x00" not in raw:
+                try:
+                    value = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    value = None
+            if value is None:
+                p = Path(key)
+                decoded = reading.decode_text(p, raw)
+                if isinstance(decoded, LoadError):
+                    self._report_load(decoded, p)
+                else:
+                    value = decoded
         self._text[key] = value
         return value
 
-    def json(self, path: Path) -> Any:
-        """The parsed JSON value of *path*, or ``_MISSING`` sentinel semantics: None when unusable."""
-        key = str(path)
+    def json(self, path: Path | str) -> Any:
+        """The parsed JSON value of *path*, or None when unusable (the problem is reported)."""
+        key = path if isinstance(path, str) else str(path)
         cached = self._json.get(key, _MISSING)
         if cached is not _MISSING:
             return cached
-        text = self.text(path)
+        text = self.text(key)
         value: Any = None
         if text is not None:
-            parsed = reading.parse_json(path, text)
+            p = Path(key)
+            parsed = reading.parse_json(p, text)
             if isinstance(parsed, LoadError):
-                self.report("OKS004", path, parsed.reason, parsed.line)
+                self.report("OKS004", p, parsed.reason, parsed.line)
             else:
                 value = parsed
         self._json[key] = value
         return value
 
-    def doc(self, path: Path, model: type[M]) -> M | None:
+    def doc(self, path: Path | str, model: type[M]) -> M | None:
         """*path* validated as *model*; schema problems are reported (once) and give None."""
-        key = (str(path), model)
+        text = path if isinstance(path, str) else str(path)
+        key = (text, model)
         if key in self._docs:
             return self._docs[key]  # type: ignore[no-any-return]
-        value = self.json(path)
+        value = self.json(text)
         result: M | None = None
         if value is not None:
-            result = self.validate(path, value, model)
+            result = self.validate(Path(text), value, model)
         self._docs[key] = result
         return result
 
@@ -385,10 +459,11 @@ class Unit:
         except Exception as exc:  # noqa: BLE001 - the safety net a checker promises its users
             self.report("OKS009", path, f"rule {rule_name} failed: {exc.__class__.__name__}: {exc}"[:500])
 
-    def read_remaining(self, paths: Iterable[Path]) -> None:
+    def read_remaining(self, paths: Iterable[str]) -> None:
         """Read every listed file not read yet, so that unreadable or non-text files are reported."""
+        done = self._text
         for path in paths:
-            if str(path) not in self._text:
+            if path not in done:
                 self.text(path)
 
 
@@ -401,9 +476,15 @@ def _task_chunk(root: str, home: str | None, tasks: list[tuple[str, Any]]) -> tu
 
     findings: list[Finding] = []
     files = 0
+    root_path = Path(root)
+    home_path = Path(home) if home else None
     for rel, entry in tasks:
-        unit = Unit(Path(root), Path(home) if home else None)
-        task_rules.check_task(unit, Path(root) / rel, entry)
+        # The project unit listed every folder from the root down to the task as a usable
+        # directory; the task's unit trusts that instead of listing (and re-reporting) them again.
+        parts = rel.split("/")
+        known = [os.path.join(root, *parts[: i + 1]) for i in range(len(parts))]
+        unit = Unit(root_path, home_path, known)
+        task_rules.check_task(unit, root_path / rel, entry)
         findings.extend(unit.findings)
         files += len(unit.files)
     return findings, files
@@ -474,6 +555,8 @@ def run_check(
         findings = [f for f in findings if f.rule in selected]
     findings = [f for f in findings if f.rule not in ignored]
     findings.sort(key=Finding.sort_key)
+    # Each exact finding once, also across units (a folder outside a task may be listed by more than one).
+    findings = list(dict.fromkeys(findings))
     return CheckReport(root=str(root), findings=findings, files=files)
 
 

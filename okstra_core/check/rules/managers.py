@@ -28,7 +28,8 @@ def check_managers(unit: Unit, home: Path) -> None:
                 unit.report("OKS005", m.path, "not part of the manager contract; not read")
             continue
         unit.guard("manager", m.path, lambda: _check_manager(unit, m.path))
-    unit.read_remaining(sorted(p for p in unit.files if p.is_relative_to(home)))
+    inside = str(home) + os.sep
+    unit.read_remaining(sorted(p for p in unit.files if p.startswith(inside)))
 
 
 def _unknown(unit: Unit, folder: Path, allowed: dict[str, str]) -> None:

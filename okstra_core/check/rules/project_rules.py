@@ -59,7 +59,8 @@ def check_project(unit: Unit, home: Path) -> list[tuple[str, TaskCatalogEntry | 
     unit.guard("invocations", inv_dir, lambda: invocations.check_invocations(unit, inv_dir))
     if unit.home is not None:
         unit.guard("managers", home, lambda: managers.check_managers(unit, home))
-    unit.files = {p for p in unit.files if str(p).startswith(str(store) + os.sep) or (unit.home is not None and str(p).startswith(str(unit.home) + os.sep))}
+    prefixes = (str(store) + os.sep,) + ((str(unit.home) + os.sep,) if unit.home is not None else ())
+    unit.files = {p for p in unit.files if p.startswith(prefixes)}
     unit.read_remaining(sorted(unit.files))
     return out
 

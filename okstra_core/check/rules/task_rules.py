@@ -48,7 +48,7 @@ def check_task(unit: Unit, root: Path, entry: Any) -> None:
     for _ in unit.walk(root):  # every file of the bundle is read, even where no rule looks
         pass
     inside = str(root) + os.sep
-    unit.files = {p for p in unit.files if str(p).startswith(inside)}  # lookups may list folders above the task
+    unit.files = {p for p in unit.files if p.startswith(inside)}  # lookups may list folders above the task
     unit.read_remaining(sorted(unit.files))
 
 
