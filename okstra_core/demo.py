@@ -238,7 +238,7 @@ def _convergence(run: Run, clock: Clock) -> None:
     root = run.project_root
     seq = run.seqs("state")
     roster = [w.worker_id for w in ANALYSERS]
-    groups = ConvergenceGroups(schema_version="1.2", task_key=run.task_key, roster=roster, groups=[
+    groups = ConvergenceGroups(schema_version="1.2", task_key=run.task_key, run_date_time_segment=run.segment, roster=roster, groups=[
         FindingGroup(group_id="G-001", title="Non-idempotent retries", tickets=["PAY-812"], findings=[
             GroupedFinding(finding_id="F-001", analyser_id="claude-analyser", summary="retry re-submits charges"),
             GroupedFinding(finding_id="F-001b", analyser_id="codex-analyser", summary="no idempotency key")]),
@@ -263,8 +263,8 @@ def _convergence(run: Run, clock: Clock) -> None:
             writes.create_only(root, prompt, f"# Reverify round {rnd}\n\nVote on: {', '.join(ballot)}\n".encode())
             writes.create_only(root, prompt.with_name(names.log_name_for(prompt.name)), f"[{iso(clock.now())}] votes cast\n".encode())
             dispatches.append(PlannedDispatch(analyser_id=analyser, group_ids=list(ballot), prompt_path=run.rel(prompt)))
-        convergence.write_round_plan(root, run.run_dir, run.task_type, seq, RoundPlan(schema_version="1.2", round=rnd, roster=roster, dispatches=dispatches))
-        results = RoundResults(schema_version="1.2", round=rnd, outcomes=[
+        convergence.write_round_plan(root, run.run_dir, run.task_type, seq, RoundPlan(schema_version="1.2", run_date_time_segment=run.segment, round=rnd, roster=roster, dispatches=dispatches))
+        results = RoundResults(schema_version="1.2", run_date_time_segment=run.segment, round=rnd, outcomes=[
             AdapterOutcome(analyser_id=a, status="completed", votes=[ParsedVote(group_id=g, vote=v, rationale=f"round {rnd} review") for g, v in b.items()])
             for a, b in votes.items()])
         convergence.write_round_results(root, run.run_dir, run.task_type, seq, results, roster)

@@ -176,6 +176,40 @@ class RunDir:
             return None
         return art.load()
 
+    def executions(self) -> list[Execution]:
+        """The executions of this run dir, oldest first, each with its files across categories.
+
+        The seqs of one execution differ between category folders; its run
+        context (``identity.runDateTimeSegment`` + ``pathHints.seqs``) says
+        which seq it took in each folder. Reads the run contexts only.
+        """
+        out: list[Execution] = []
+        by_seq = {(a.category, a.seq): a for a in self.artifacts() if a.seq is not None}
+        grouped: dict[tuple[str, int], list[Artifact]] = {}
+        for art in self.artifacts():
+            if art.seq is not None:
+                grouped.setdefault((art.category, art.seq), []).append(art)
+        for ctx_art in self.of_kind("run-context"):
+            ctx = ctx_art.load()
+            if isinstance(ctx, LoadError) or not isinstance(ctx, runmodels.RunContext):
+                continue
+            files: list[Artifact] = []
+            for category, seq_text in sorted(ctx.path_hints.seqs.items()):
+                if seq_text.isdigit() and (category, int(seq_text)) in by_seq:
+                    files.extend(grouped[(category, int(seq_text))])
+            out.append(Execution(ctx.identity.run_date_time_segment, dict(ctx.path_hints.seqs), files))
+        out.sort(key=lambda e: e.segment)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Execution:
+    """One execution in a run dir: its ``runDateTimeSegment``, its seq per category, and its files."""
+
+    segment: str
+    seqs: dict[str, str]
+    artifacts: list[Artifact]
+
 
 @dataclass(slots=True)
 class TaskRef:

@@ -29,6 +29,8 @@ class ConvergenceGroups(Model):
     """Lead-authored semantic groups and the resolved analyser roster (Round 0)."""
 
     schema_version: str
+    #: The execution this file belongs to (groups an execution's files across categories).
+    run_date_time_segment: str | None = None
     task_key: TaskKeyStr
     roster: Annotated[list[str], Field(min_length=1)]
     groups: list[FindingGroup]
@@ -48,6 +50,8 @@ class ConvergenceWork(Model):
     """Engine-owned queue, finding state and round history."""
 
     schema_version: str
+    #: The execution this file belongs to (groups an execution's files across categories).
+    run_date_time_segment: str | None = None
     task_key: TaskKeyStr
     status: Literal["open", "terminal"]
     queue: list[str] = Field(default_factory=list)
@@ -66,6 +70,8 @@ class RoundPlan(Model):
     """Immutable roster-aware dispatch plan for one round."""
 
     schema_version: str
+    #: The execution this file belongs to (groups an execution's files across categories).
+    run_date_time_segment: str | None = None
     round: Annotated[int, Field(ge=1)]
     roster: list[str]
     dispatches: list[PlannedDispatch]
@@ -87,6 +93,8 @@ class RoundResults(Model):
     """Adapter outcomes and parsed votes supplied to the reducer."""
 
     schema_version: str
+    #: The execution this file belongs to (groups an execution's files across categories).
+    run_date_time_segment: str | None = None
     round: Annotated[int, Field(ge=1)]
     outcomes: list[AdapterOutcome]
 
@@ -101,6 +109,8 @@ class ConvergenceFinal(Model):
     """Validated terminal state (schema v1.2) consumed by reporting and Phase 7."""
 
     schema_version: Literal["1.2"]
+    #: The execution this file belongs to (groups an execution's files across categories).
+    run_date_time_segment: str | None = None
     task_key: TaskKeyStr
     terminal_state: Literal["converged", "max-rounds", "aborted"]
     rounds: Annotated[int, Field(ge=0)]

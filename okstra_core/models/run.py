@@ -267,6 +267,8 @@ class PromptMeta(InvocationIdentity):
     instruction_provenance: Annotated[list[Provenance], Field(min_length=1)]
     digests: PromptDigests
     published_at: Timestamp
+    #: The execution this prompt belongs to (groups an execution's files across categories).
+    run_date_time_segment: str | None = None
 
     @model_validator(mode="after")
     def _version(self) -> PromptMeta:

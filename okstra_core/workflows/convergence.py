@@ -39,6 +39,7 @@ def _seed(groups: cm.ConvergenceGroups, groups_rel: str) -> cm.ConvergenceWork:
         findings={g.group_id: cm.FindingState(state="open") for g in groups.groups},
         rounds=[cm.RoundRecord(round=0, status="reduced")],
         seeded_from=groups_rel,
+        run_date_time_segment=groups.run_date_time_segment,
     )
 
 
@@ -211,6 +212,7 @@ def finalize(project_root: Path, run_dir: Path, task_type: str, seq: int, termin
         groups=[cm.GroupOutcome(group_id=gid, verdict=("disputed" if s.state == "open" else s.state), votes=s.votes)
                 for gid, s in work.findings.items()],
         finalized_at=iso(clock.now()),
+        run_date_time_segment=groups.run_date_time_segment,
     )
     writes.create_only_json(project_root, state_path(run_dir, "convergence-final", task_type, seq), dump(final))
 

@@ -140,6 +140,7 @@ def publish_prompt(
                 "prompt": sha256_bytes(data),
             },
             "publishedAt": iso(clock.now()),
+            "runDateTimeSegment": manifest.run_date_time_segment,
             **({k: getattr(assignment, a) for k, a in (("participantRef", "participant_ref"), ("roleExecutionRef", "role_execution_ref"),
                                                         ("invocationRef", "invocation_ref"), ("attempt", "attempt"),
                                                         ("executionLabel", "execution_label"))} if assignment.is_v2 else {}),

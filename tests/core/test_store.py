@@ -79,3 +79,25 @@ def test_missing_store_and_uncatalogued_tasks(tmp_path: Path, fresh_demo: Path) 
     refs = [r for r in project.task_refs if not r.catalogued]
     assert [r.task_id for r in refs] == ["stray"]
     assert isinstance(refs[0].open().manifest, LoadError)
+
+
+def test_executions_group_files_across_categories(demo_root: Path) -> None:
+    project = Project.open(demo_root)
+    assert isinstance(project, Project)
+    task = project.find_task("demo-shop:payments:retry-policy")
+    assert task is not None
+    rd = task.run_dir("analysis")
+    assert rd is not None
+    first, second = rd.executions()
+    assert first.segment < second.segment
+    names_first = {a.name.filename for a in first.artifacts}
+    assert "run-manifest-analysis-001.json" in names_first and "final-report-analysis-001.data.json" in names_first
+    assert "run-manifest-analysis-002.json" not in names_first
+    assert {a.name.filename for a in second.artifacts} >= {"team-state-analysis-002.json", "final-analysis-002.status"}
+    # Every JSON file of an execution that records a segment records the same one.
+    for execution in (first, second):
+        for art in execution.artifacts:
+            loaded = art.load()
+            segment = getattr(loaded, "run_date_time_segment", None) or getattr(getattr(loaded, "identity", None), "run_date_time_segment", None)
+            if segment is not None:
+                assert segment == execution.segment, art.path
