@@ -11,9 +11,12 @@ import errno
 import json
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -26,6 +29,47 @@ M = TypeVar("M", bound=BaseModel)
 
 #: Largest file a loader reads; bigger ones are refused with a clear reason.
 MAX_BYTES = 16 * 1024 * 1024
+
+
+class Source(Protocol):
+    """Answers a reader already holds for this tree (a checker that read every file once).
+
+    Each method returns None when it does not know, and the loaders then read
+    the disk as usual; what it does return must be what that read would give.
+    """
+
+    def known_bytes(self, path: str) -> bytes | None:
+        """The bytes :func:`read_bytes` would return for *path*, if already read."""
+
+    def known_model(self, path: str, model: type[BaseModel]) -> BaseModel | None:
+        """*path*'s document already validated as *model* from those same bytes."""
+
+
+_SOURCE: ContextVar[Source | None] = ContextVar("okstra_reading_source", default=None)
+
+
+@contextmanager
+def use_source(source: Source) -> Iterator[None]:
+    """Within the block, loaders take bytes and validated documents from *source* when it has them.
+
+    Owners that read their own inputs (the design-prep resolver, the direction
+    chain, the invocation gate) keep their signatures; a caller that has
+    already read and validated the files lends them its cache this way.
+    """
+    token = _SOURCE.set(source)
+    try:
+        yield
+    finally:
+        _SOURCE.reset(token)
+
+
+def known_model(path: Path, model: type[M]) -> M | None:
+    """The active source's validated *model* of *path* (None without a source or when it has none)."""
+    source = _SOURCE.get()
+    if source is None:
+        return None
+    found = source.known_model(os.fspath(path), model)
+    return found if isinstance(found, model) else None
 
 
 def _describe_mode(mode: int) -> str:
@@ -42,6 +86,11 @@ def _describe_mode(mode: int) -> str:
 
 def read_bytes(path: Path, *, root: Path | None = None, max_bytes: int = MAX_BYTES) -> bytes | LoadError:
     """The bytes of a regular file; symlinks are followed only while they stay inside *root*."""
+    source = _SOURCE.get()
+    if source is not None:
+        known = source.known_bytes(os.fspath(path))
+        if known is not None and len(known) <= max_bytes:
+            return known
     try:
         lst = os.lstat(path)
     except FileNotFoundError:
@@ -149,6 +198,9 @@ def load_json(path: Path, *, root: Path | None = None) -> Any | LoadError:
 
 def load_model(path: Path, model: type[M], *, root: Path | None = None) -> M | LoadError:
     """Read, parse and validate one JSON document."""
+    known = known_model(path, model)
+    if known is not None:
+        return known
     value = load_json(path, root=root)
     if isinstance(value, LoadError):
         return value

@@ -16,6 +16,7 @@ import multiprocessing
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -367,12 +368,16 @@ class Unit:
         text = self.text(key)
         value: Any = None
         if text is not None:
-            p = Path(key)
-            parsed = reading.parse_json(p, text)
-            if isinstance(parsed, LoadError):
-                self.report("OKS004", p, parsed.reason, parsed.line)
-            else:
-                value = parsed
+            try:
+                value = json.loads(text)
+            except (ValueError, RecursionError):
+                # The safe parser words the problem (with its line) exactly as every reader does.
+                p = Path(key)
+                parsed = reading.parse_json(p, text)
+                if isinstance(parsed, LoadError):
+                    self.report("OKS004", p, parsed.reason, parsed.line)
+                else:
+                    value = parsed
         self._json[key] = value
         return value
 
@@ -385,9 +390,31 @@ class Unit:
         value = self.json(text)
         result: M | None = None
         if value is not None:
-            result = self.validate(Path(text), value, model)
+            try:
+                result = model.model_validate(value)
+            except (ValidationError, RecursionError):
+                result = self.validate(Path(text), value, model)
         self._docs[key] = result
         return result
+
+    # ------------------------------------------------- a source for the owners
+
+    def known_bytes(self, path: str) -> bytes | None:
+        """Bytes already read from inside the project (see :class:`okstra_core.reading.Source`)."""
+        if not path.startswith(self._root_text + os.sep):
+            return None  # files outside were read without the root's symlink rule
+        return self._bytes.get(path)
+
+    def known_model(self, path: str, model: type[BaseModel]) -> BaseModel | None:
+        """A document already validated from those bytes (see :class:`okstra_core.reading.Source`)."""
+        if not path.startswith(self._root_text + os.sep):
+            return None
+        found: BaseModel | None = self._docs.get((path, model))
+        return found
+
+    def owner(self) -> AbstractContextManager[None]:
+        """A block in which owner functions read through this unit's cache."""
+        return reading.use_source(self)
 
     def validate(self, path: Path, value: Any, model: type[M], line: int | None = None) -> M | None:
         """Validate a parsed value, reporting each rule's share of the errors in one finding."""

@@ -44,6 +44,10 @@ def load_report_artifact(art: Artifact) -> LoadedReport | reading.LoadError:
     data = reading.read_bytes(art.path, root=root)
     if isinstance(data, reading.LoadError):
         return data
+    # A reader that already validated these bytes (the checker) lends its model.
+    known = reading.known_model(art.path, FinalReportV3) or reading.known_model(art.path, FinalReportV2)
+    if known is not None:
+        return LoadedReport(art, known, data)
     text = reading.decode_text(art.path, data)
     if isinstance(text, reading.LoadError):
         return text

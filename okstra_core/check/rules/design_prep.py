@@ -53,7 +53,8 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
             unit.report("OKS081", art.path, f"{answer.prep_id} is not a design item of {plan[0]}")
     if not plans:
         return
-    resolution = resolve(open_task(scope))
+    with unit.owner():
+        resolution = resolve(open_task(scope))
     if resolution.legacy_unassessed and resolution.report is not None:
         unit.report("OKS084", resolution.report, "markerless legacy plan: proceeds with the legacy-unassessed warning")
     for res in resolution.items:

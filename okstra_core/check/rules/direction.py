@@ -24,10 +24,17 @@ _STEP_RULES = {
 
 
 def open_task(scope: TaskScope) -> store.Task:
-    """The read side's view of the same task, for owners that take a :class:`store.Task`."""
-    project = store.Project(scope.unit.root)
-    ref = store.TaskRef(project, scope.root.parent.name, scope.root.name, scope.root, None)
-    return ref.open()
+    """The read side's view of the same task, for owners that take a :class:`store.Task`.
+
+    Opened once per task: the direction chain and the design-prep resolver share
+    its run-dir listings.
+    """
+    if scope.store_task is None:
+        project = store.Project(scope.unit.root)
+        ref = store.TaskRef(project, scope.root.parent.name, scope.root.name, scope.root, None)
+        scope.store_task = ref.open()
+    task: store.Task = scope.store_task
+    return task
 
 
 def check_task(scope: TaskScope) -> None:
@@ -38,7 +45,9 @@ def check_task(scope: TaskScope) -> None:
     has_option_run = any(r.task_type == "option-selection" and r.of_kind("final-report-data") for r in scope.runs)
     sd_path = layout.selected_direction_path(scope.root)
     if sd_path.exists() or has_option_run:
-        for step in check_chain(open_task(scope)):
+        with unit.owner():
+            steps = check_chain(open_task(scope))
+        for step in steps:
             rule = _STEP_RULES.get(step.step)
             if step.path is not None:
                 covered.add(step.path)

@@ -36,19 +36,19 @@ def load(unit: Unit, art: Artifact) -> Any:
     model = MODELS.get(art.kind)
     if model is None:
         return None
-    return unit.doc(art.path, model)
+    return unit.doc(art.entry.text, model)
 
 
 def load_report(unit: Unit, art: Artifact) -> FinalReportV3 | FinalReportV2 | None:
     """Report data by the schema version it declares (the reader's own choice of model)."""
-    value = unit.json(art.path)
+    value = unit.json(art.entry.text)
     if value is None:
         return None
     model = reading.report_model_for(value)
     if isinstance(model, str):
         unit.report("OKS091" if isinstance(value, dict) else "OKS020", art.path, model)
         return None
-    return unit.doc(art.path, model)
+    return unit.doc(art.entry.text, model)
 
 
 def _segment(doc: Any) -> str | None:
@@ -87,7 +87,7 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
 
 
 def _status(unit: Unit, art: Artifact) -> None:
-    text = unit.text(art.path)
+    text = unit.text(art.entry.text)
     if text is None:
         return
     value = text.strip()

@@ -122,7 +122,9 @@ def _owner_verdict(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: d
     from ...workflows.invocations import invocation_problems
 
     inv = store.Invocation(store.Project(unit.root), layout.InvocationPaths(folder, inv_id), purpose)
-    for problem in invocation_problems(inv):
+    with unit.owner():
+        problems = invocation_problems(inv)
+    for problem in problems:
         if "completion marker is missing" in problem:
             continue  # a result awaiting its marker is an in-flight publication, not a broken one
         unit.report("OKS123", parts["meta"].path, problem)

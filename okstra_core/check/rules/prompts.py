@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ... import names
@@ -16,17 +17,20 @@ META_KINDS = ("lead-prompt-meta", "worker-prompt-meta", "reverify-prompt-meta")
 def check_run(scope: TaskScope, run: RunScope) -> None:
     """Publication pairs, metadata back-references and digests, duty snapshots."""
     unit = scope.unit
-    present = {a.path for a in run.artifacts}
+    # Path texts, not Path objects: this runs for every artifact of every run dir.
+    present = {a.entry.text for a in run.artifacts}
     for art in run.of_kind(*PROMPT_KINDS):
-        if art.path.with_name(names.meta_name_for(art.entry.name)) not in present:
+        folder = os.path.dirname(art.entry.text)
+        if os.path.join(folder, names.meta_name_for(art.entry.name)) not in present:
             unit.report("OKS050", art.path, "prompt has no adjacent .meta.json: unpublished (or interrupted) publication")
     for art in run.of_kind(*META_KINDS):
         prompt = art.path.with_name(art.entry.name.removesuffix(".meta.json"))
-        if prompt not in present:
+        has_prompt = os.path.join(os.path.dirname(art.entry.text), prompt.name) in present
+        if not has_prompt:
             unit.report("OKS051", art.path, f"metadata without its prompt {prompt.name}")
         meta = unit.doc(art.path, PromptMeta)
         if meta is not None:
-            _meta(scope, run, art, meta, prompt, prompt in present)
+            _meta(scope, run, art, meta, prompt, has_prompt)
     for art, manifest in scope.run_manifests(run):
         if manifest.agent_contract is not None:
             _duty_snapshot(scope, art, manifest)

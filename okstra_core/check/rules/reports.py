@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from ... import names
 from .documents import load_report
 from .scope import RunScope, TaskScope
@@ -10,16 +13,19 @@ from .scope import RunScope, TaskScope
 def check_run(scope: TaskScope, run: RunScope) -> None:
     """Report data is validated by :mod:`.documents`; here the reading copy is compared with a fresh render."""
     unit = scope.unit
-    present = {a.path: a for a in run.artifacts}
+    # Path texts, not Path objects: this runs for every artifact of every run dir.
+    present = {a.entry.text for a in run.artifacts}
     for art in run.of_kind("final-report-data"):
         report = load_report(unit, art)
         if report is None or art.name.seq_text is None:
             continue
-        md = art.path.with_name(names.build("final-report-md", task_type=art.name.task_type, seq=art.name.seq)
-                                if art.name.seq_text == f"{art.name.seq:03d}" else art.entry.name.removesuffix(".data.json") + ".md")
-        if md not in present:
+        md_name = (names.build("final-report-md", task_type=art.name.task_type, seq=art.name.seq)
+                   if art.name.seq_text == f"{art.name.seq:03d}" else art.entry.name.removesuffix(".data.json") + ".md")
+        md_text = os.path.join(os.path.dirname(art.entry.text), md_name)
+        if md_text not in present:
             continue
-        text = unit.text(md)
+        md = Path(md_text)
+        text = unit.text(md_text)
         if text is None:
             continue
         from ...render.markdown import render_markdown

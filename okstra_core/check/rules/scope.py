@@ -62,6 +62,8 @@ class TaskScope:
     runs: list[RunScope] = field(default_factory=list)
     carry: list[Entry] = field(default_factory=list)
     consumers: Path | None = None
+    #: The read side's view of this task (see ``direction.open_task``), opened on first use.
+    store_task: Any = None
 
     @property
     def rel(self) -> str:

@@ -149,7 +149,7 @@ def _stage_dir(scope: TaskScope, e: Entry, task_type: str, stage: int) -> RunSco
 
 def _category(scope: TaskScope, run: RunScope, folder: Entry) -> None:
     unit = scope.unit
-    for e in unit.entries(folder.path):
+    for e in unit.entries(folder.text):
         if e.kind == "bad":
             continue
         if folder.name == "state" and e.name == "migrations" and e.kind == "dir":
@@ -157,9 +157,9 @@ def _category(scope: TaskScope, run: RunScope, folder: Entry) -> None:
             continue
         if folder.name == "prompts" and e.name == RESERVATIONS and e.kind == "dir":
             # The run's invocation reservation root (agentContract.reservationRoot): one JSON binding per invocation.
-            for r in unit.entries(e.path):
+            for r in unit.entries(e.text):
                 if r.kind == "file" and r.name.endswith(".json"):
-                    unit.json(r.path)
+                    unit.json(r.text)
                 elif r.kind != "bad":
                     unit.report("OKS011", r.path, f"{r.name!r} is not an invocation reservation (<invocation-id>.json)")
             continue
