@@ -62,6 +62,8 @@ class CatalogScreen(ViewScreen):
         self.sort_index = 0
         self.reverse = False
         self.filter_text = ""
+        #: The filter the table's rows currently reflect (``filter_text`` may be ahead of it while typing).
+        self.shown_filter = ""
         self.phases: dict[str, PhaseSummary] = {}
         self._pending: set[str] = set()
         self._haystack: dict[str, str] = {}
@@ -174,6 +176,7 @@ class CatalogScreen(ViewScreen):
             members = groups[group]
             flat.append(GroupHeader(group, len(members)))
             flat.extend(members)
+        self.shown_filter = self.filter_text
         self.table.set_rows(flat, keep=lambda r: r.ident if isinstance(r, CatalogRow) else ("group", r.label))
         if self.table.cursor == 0 and len(flat) > 1 and isinstance(flat[0], GroupHeader):
             self.table.cursor = 1
