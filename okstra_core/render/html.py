@@ -35,7 +35,7 @@ from ..models.report import (
 from ..resources import read_template
 from ..sidecar import format_sidecar
 from ..workflows import user_response as ur
-from .labels import html_lang, labels_for
+from .labels import convergence_facts, html_lang, labels_for
 from .markdown import assessment_json
 from .templating import fill
 
@@ -233,15 +233,8 @@ _DELIVERABLES: dict[str, Callable[..., str]] = {
 def _convergence(conv: ConvergenceSummary | None, lab: dict[str, str]) -> str:
     if conv is None:
         return ""
-    rows = [
-        (lab["terminal_state"], badge(conv.terminal_state)),
-        (lab["rounds"], str(conv.rounds)),
-        (lab["confirmed"], str(conv.confirmed)),
-        (lab["rejected"], str(conv.rejected)),
-        (lab["disputed"], str(conv.disputed)),
-    ]
-    if conv.state_path:
-        rows.append((lab["state_path"], f"<code>{h(conv.state_path)}</code>"))
+    rows = [(lab[key], (badge(str(value)) if key == "terminal_state" else f"<code>{h(str(value))}</code>") if is_code else str(value))
+            for key, value, is_code in convergence_facts(conv)]
     return _section("convergence", lab["convergence"], dl(rows))
 
 

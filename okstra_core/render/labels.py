@@ -9,7 +9,10 @@ localised (see :mod:`okstra_core.render.task_index`).
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from ..models.report import ConvergenceSummary
 
 EN: Final[dict[str, str]] = {
     "summary": "Summary",
@@ -245,3 +248,20 @@ def html_lang(report_language: str | None) -> str:
     """A safe value for the HTML ``lang`` attribute."""
     code = language_code(report_language)
     return code if code.replace("-", "").isalnum() and code.isascii() else "en"
+
+
+def convergence_facts(conv: "ConvergenceSummary") -> list[tuple[str, str | int, bool]]:
+    """The convergence outcome as ``(label key, value, is_code)`` rows, in display order.
+
+    The reading copy and the HTML report format these rows their own way.
+    """
+    rows: list[tuple[str, str | int, bool]] = [
+        ("terminal_state", conv.terminal_state, True),
+        ("rounds", conv.rounds, False),
+        ("confirmed", conv.confirmed, False),
+        ("rejected", conv.rejected, False),
+        ("disputed", conv.disputed, False),
+    ]
+    if conv.state_path:
+        rows.append(("state_path", conv.state_path, True))
+    return rows

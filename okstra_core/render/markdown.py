@@ -25,7 +25,7 @@ from ..models.report import (
     VerificationVerdict,
 )
 from ..workflows.user_response import one_line
-from .labels import labels_for
+from .labels import convergence_facts, labels_for
 from .templating import fill_template
 
 Report = FinalReportV3 | FinalReportV2
@@ -200,15 +200,7 @@ def render_deliverable(report: Report, lab: dict[str, str]) -> str:
 def _convergence(conv: ConvergenceSummary | None, lab: dict[str, str]) -> str:
     if conv is None:
         return ""
-    rows = [
-        (lab["terminal_state"], code(conv.terminal_state)),
-        (lab["rounds"], str(conv.rounds)),
-        (lab["confirmed"], str(conv.confirmed)),
-        (lab["rejected"], str(conv.rejected)),
-        (lab["disputed"], str(conv.disputed)),
-    ]
-    if conv.state_path:
-        rows.append((lab["state_path"], code(conv.state_path)))
+    rows = [(lab[key], code(str(value)) if is_code else str(value)) for key, value, is_code in convergence_facts(conv)]
     return f"## {lab['convergence']}\n\n" + "\n".join(f"- **{k}:** {v}" for k, v in rows)
 
 
