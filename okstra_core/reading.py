@@ -16,16 +16,19 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from . import sidecar
 from .errors import LoadError as LoadError
-from .models import DOC_KINDS_BY_NAME, FINAL_REPORT_VERSIONS
-from .models.report import FinalReportV2, FinalReportV3
 
-M = TypeVar("M", bound=BaseModel)
+if TYPE_CHECKING:
+    # pydantic and the models are imported on first validation, not with this module: the raw
+    # readers (and the catalog listing in ``store``) stay cheap to import for a fast first look.
+    from pydantic import BaseModel, ValidationError
+
+    from .models.report import FinalReportV2, FinalReportV3
+
+M = TypeVar("M", bound="BaseModel")
 
 #: Largest file a loader reads; bigger ones are refused with a clear reason.
 MAX_BYTES = 16 * 1024 * 1024
@@ -181,6 +184,8 @@ def format_validation(exc: ValidationError, limit: int = 3) -> str:
 
 def validate(path: Path, value: Any, model: type[M], line: int | None = None) -> M | LoadError:
     """Validate a parsed JSON value against *model*."""
+    from pydantic import ValidationError
+
     try:
         return model.model_validate(value)
     except ValidationError as exc:
@@ -209,11 +214,16 @@ def load_model(path: Path, model: type[M], *, root: Path | None = None) -> M | L
 
 def load_doc(path: Path, doc_kind: str, *, root: Path | None = None) -> BaseModel | LoadError:
     """Load a JSON document of a registered kind (see :data:`okstra_core.models.DOC_KINDS`)."""
+    from .models import DOC_KINDS_BY_NAME
+
     return load_model(path, DOC_KINDS_BY_NAME[doc_kind].model, root=root)
 
 
 def report_model_for(value: Any) -> type[FinalReportV3] | type[FinalReportV2] | str:
     """The report model a data value declares, or why it declares none."""
+    from .models import DOC_KINDS_BY_NAME, FINAL_REPORT_VERSIONS
+    from .models.report import FinalReportV2, FinalReportV3
+
     if not isinstance(value, dict):
         return "report data is not a JSON object"
     version = value.get("schemaVersion")

@@ -7,20 +7,49 @@ Nothing here writes.
 
 from __future__ import annotations
 
+import importlib
 import os
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import layout, names, reading
 from .errors import LoadError
-from .models import manager as mmodels
-from .models import report as rmodels
-from .models import run as runmodels
-from .models import sidecars as smodels
-from .models import task as tmodels
-from .models.invocation import CompletionMarker, InvocationMeta, ResultEnvelope
+
+
+class _LazyModels:
+    """A models module imported on first attribute access.
+
+    Building the pydantic models is most of the cost of importing the core, and
+    a first look at a large catalog (:meth:`Project.catalog_listing`) needs none
+    of them; everything else reaches them through these names unchanged.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        value = getattr(importlib.import_module(self._name), attr)
+        setattr(self, attr, value)
+        return value
+
+
+if TYPE_CHECKING:
+    from .models import invocation as imodels
+    from .models import manager as mmodels
+    from .models import report as rmodels
+    from .models import run as runmodels
+    from .models import sidecars as smodels
+    from .models import task as tmodels
+else:
+    imodels = _LazyModels("okstra_core.models.invocation")
+    mmodels = _LazyModels("okstra_core.models.manager")
+    rmodels = _LazyModels("okstra_core.models.report")
+    runmodels = _LazyModels("okstra_core.models.run")
+    smodels = _LazyModels("okstra_core.models.sidecars")
+    tmodels = _LazyModels("okstra_core.models.task")
 
 #: Artifact kind (from the name grammar) -> registered document kind.
 ARTIFACT_DOC_KIND: dict[str, str] = {
@@ -38,12 +67,33 @@ ARTIFACT_DOC_KIND: dict[str, str] = {
     "reverify-prompt-meta": "prompt-meta",
 }
 JSONL_KINDS: dict[str, str] = {"errors-log": "errors-log"}
-SIDECAR_HEADERS: dict[str, type[smodels.Header]] = {
-    "user-response": smodels.UserResponseHeader,
-    "user-response-superseded": smodels.UserResponseHeader,
-    "design-prep-request": smodels.DesignPrepRequestHeader,
-    "design-prep-input": smodels.DesignPrepInputHeader,
-}
+
+
+class _SidecarHeaders(Mapping[str, "type[smodels.Header]"]):
+    """Sidecar kind -> header model, resolved on lookup (the models load lazily)."""
+
+    _NAMES: dict[str, str] = {
+        "user-response": "UserResponseHeader",
+        "user-response-superseded": "UserResponseHeader",
+        "design-prep-request": "DesignPrepRequestHeader",
+        "design-prep-input": "DesignPrepInputHeader",
+    }
+
+    def __getitem__(self, kind: str) -> type[smodels.Header]:
+        model: type[smodels.Header] = getattr(smodels, self._NAMES[kind])
+        return model
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._NAMES)
+
+    def __len__(self) -> int:
+        return len(self._NAMES)
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in self._NAMES
+
+
+SIDECAR_HEADERS: Mapping[str, type[smodels.Header]] = _SidecarHeaders()
 
 
 def _listdir(path: Path) -> list[str]:
@@ -335,14 +385,14 @@ class Invocation:
     def invocation_id(self) -> str:
         return self.paths.invocation_id
 
-    def meta(self) -> InvocationMeta | LoadError:
-        return reading.load_model(self.paths.meta, InvocationMeta, root=self.project.root)
+    def meta(self) -> imodels.InvocationMeta | LoadError:
+        return reading.load_model(self.paths.meta, imodels.InvocationMeta, root=self.project.root)
 
-    def result(self) -> ResultEnvelope | LoadError:
-        return reading.load_model(self.paths.result, ResultEnvelope, root=self.project.root)
+    def result(self) -> imodels.ResultEnvelope | LoadError:
+        return reading.load_model(self.paths.result, imodels.ResultEnvelope, root=self.project.root)
 
-    def completion(self) -> CompletionMarker | LoadError:
-        return reading.load_model(self.paths.completion, CompletionMarker, root=self.project.root)
+    def completion(self) -> imodels.CompletionMarker | LoadError:
+        return reading.load_model(self.paths.completion, imodels.CompletionMarker, root=self.project.root)
 
 
 @dataclass(slots=True)
@@ -400,6 +450,42 @@ def list_managers(home: Path) -> list[Manager]:
     return [Manager(base / n) for n in _listdir(base) if (base / n).is_dir()]
 
 
+@dataclass(frozen=True, slots=True)
+class CatalogListingEntry:
+    """One ``task-catalog.json`` entry as :meth:`Project.catalog_listing` reads it (not validated by the model)."""
+
+    task_key: str
+    task_group: str
+    task_id: str
+    task_type: str
+    current_status: str
+    title: str | None
+    created_at: str | None
+    updated_at: str | None
+
+
+_LISTING_REQUIRED = ("taskKey", "taskGroup", "taskId", "taskType", "currentStatus")
+_LISTING_OPTIONAL = ("title", "createdAt", "updatedAt")
+
+
+def _listing_entry(entry: Any) -> CatalogListingEntry | str:
+    """The entry, or the first field (``field: reason``) that keeps it from being listed."""
+    if not isinstance(entry, dict):
+        return "(entry): not an object"
+    values: list[str | None] = []
+    for name in _LISTING_REQUIRED:
+        value = entry.get(name)
+        if not isinstance(value, str):
+            return f"{name}: {'missing' if value is None else 'not a string'}"
+        values.append(value)
+    for name in _LISTING_OPTIONAL:
+        value = entry.get(name)
+        if value is not None and not isinstance(value, str):
+            return f"{name}: not a string"
+        values.append(value)
+    return CatalogListingEntry(*values)  # type: ignore[arg-type]
+
+
 class Project:
     """A project root holding ``.okstra/``."""
 
@@ -425,6 +511,44 @@ class Project:
         if not os.path.lexists(path):
             return None
         return reading.load_model(path, tmodels.LatestTask, root=self.root)
+
+    def catalog_listing(self) -> list[CatalogListingEntry] | LoadError:
+        """The catalog's entries from a plain JSON parse, without the models: a fast first look.
+
+        A 10,000-entry catalog lists in tens of milliseconds and without
+        importing pydantic. Only the shape a listing needs is checked (an
+        object whose ``tasks`` is a list of objects with string ``taskKey``,
+        ``taskGroup``, ``taskId``, ``taskType`` and ``currentStatus``); anything
+        else is a ``LoadError``. :attr:`catalog` stays the validated reading: a
+        caller that shows this listing must confirm it with ``catalog``.
+        """
+        path = layout.task_catalog_path(self.root)
+        value = reading.load_json(path, root=self.root)
+        if isinstance(value, LoadError):
+            return value
+        tasks = value.get("tasks") if isinstance(value, dict) else None
+        if not isinstance(tasks, list):
+            return LoadError(path, "does not match TaskCatalog: tasks: not a list")
+        out: list[CatalogListingEntry] = []
+        for i, entry in enumerate(tasks):
+            listed = _listing_entry(entry)
+            if isinstance(listed, str):
+                return LoadError(path, f"does not match TaskCatalog: tasks.{i}.{listed}")
+            out.append(listed)
+        return out
+
+    def latest_task_key_listing(self) -> str | LoadError | None:
+        """``latest-task.json``'s task key from a plain JSON parse (see :meth:`catalog_listing`); None when absent."""
+        path = layout.latest_task_path(self.root)
+        if not os.path.lexists(path):
+            return None
+        value = reading.load_json(path, root=self.root)
+        if isinstance(value, LoadError):
+            return value
+        key = value.get("taskKey") if isinstance(value, dict) else None
+        if not isinstance(key, str):
+            return LoadError(path, "does not match LatestTask: taskKey: not a string")
+        return key
 
     @cached_property
     def task_refs(self) -> list[TaskRef]:
