@@ -300,14 +300,19 @@ class Unit:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or st.st_size > reading.MAX_BYTES:
                 return None
-            chunks: list[bytes] = []
-            total = 0
-            while chunk := os.read(fd, max(st.st_size + 1, 1 << 16)):
+            want = st.st_size + 1
+            first = os.read(fd, want)
+            if len(first) < want:
+                # A short read of a regular file is its end: no second call to see EOF.
+                return first
+            chunks = [first]
+            total = len(first)
+            while chunk := os.read(fd, 1 << 20):
                 total += len(chunk)
                 if total > reading.MAX_BYTES:
                     return None
                 chunks.append(chunk)
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            return b"".join(chunks)
         except OSError:
             return None
         finally:
@@ -517,9 +522,13 @@ def _task_chunk(root: str, home: str | None, tasks: list[tuple[str, Any]]) -> tu
     return findings, files
 
 
-def _chunks(items: list[Any], n: int) -> list[list[Any]]:
-    size = max(1, -(-len(items) // n))
+def _chunks(items: list[Any], size: int) -> list[list[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+#: Tasks per unit of work handed to a worker: small enough that the workers finish
+#: together (tasks differ a lot in size), large enough that handing out is cheap.
+CHUNK_TASKS = 32
 
 
 #: Below this many tasks, worker processes cost more than they save.
@@ -569,7 +578,7 @@ def run_check(
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
             futures = [pool.submit(_task_chunk, str(root), str(unit.home) if unit.home else None, chunk)
-                       for chunk in _chunks(tasks, jobs * 4)]
+                       for chunk in _chunks(tasks, CHUNK_TASKS)]
             for fut in futures:
                 f, n = fut.result()
                 findings.extend(f)

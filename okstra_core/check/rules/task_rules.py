@@ -29,6 +29,23 @@ _OPTIONAL_PATHS = ("latest_resume_command_path",)
 _HISTORY = {"timeline.json", "fix-cycles.jsonl"}
 
 
+#: Parsed names by (category, file name): every task repeats the same few hundred names.
+_PARSED: dict[tuple[str, str], names.ParsedName | None] = {}
+
+
+def _parse_in_category(category: str, name: str) -> names.ParsedName | None:
+    """:func:`names.parse_in_category`, memoised (its results are frozen values)."""
+    key = (category, name)
+    try:
+        return _PARSED[key]
+    except KeyError:
+        pass
+    parsed = names.parse_in_category(category, name)
+    if len(_PARSED) < 100_000:
+        _PARSED[key] = parsed
+    return parsed
+
+
 def check_task(unit: Unit, root: Path, entry: Any) -> None:
     """Check one task folder (``entry`` is its catalog entry, or None)."""
     scope = TaskScope(unit, root, entry)
@@ -163,7 +180,7 @@ def _category(scope: TaskScope, run: RunScope, folder: Entry) -> None:
                 elif r.kind != "bad":
                     unit.report("OKS011", r.path, f"{r.name!r} is not an invocation reservation (<invocation-id>.json)")
             continue
-        parsed = names.parse_in_category(folder.name, e.name)
+        parsed = _parse_in_category(folder.name, e.name)
         if parsed is None:
             unit.report("OKS011", e.path, f"{e.name!r} is not a name of any {folder.name}/ artifact")
             continue
