@@ -47,6 +47,9 @@ class Source(Protocol):
     def known_model(self, path: str, model: type[BaseModel]) -> BaseModel | None:
         """*path*'s document already validated as *model* from those same bytes."""
 
+    def known_names(self, folder: str) -> list[str] | None:
+        """Every name in *folder*, sorted, as ``sorted(os.listdir(folder))`` gives them, if already listed."""
+
 
 _SOURCE: ContextVar[Source | None] = ContextVar("okstra_reading_source", default=None)
 
@@ -73,6 +76,15 @@ def known_model(path: Path, model: type[M]) -> M | None:
         return None
     found = source.known_model(os.fspath(path), model)
     return found if isinstance(found, model) else None
+
+
+def known_names(folder: Path) -> list[str] | None:
+    """The active source's sorted listing of *folder* (None without a source or when it has none)."""
+    source = _SOURCE.get()
+    if source is None:
+        return None
+    names = source.known_names(os.fspath(folder))
+    return list(names) if names is not None else None
 
 
 def _describe_mode(mode: int) -> str:

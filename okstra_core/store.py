@@ -97,6 +97,9 @@ SIDECAR_HEADERS: Mapping[str, type[smodels.Header]] = _SidecarHeaders()
 
 
 def _listdir(path: Path) -> list[str]:
+    known = reading.known_names(path)  # a checker that listed the folder already lends its listing
+    if known is not None:
+        return known
     try:
         return sorted(os.listdir(path))
     except OSError:

@@ -103,6 +103,8 @@ class Unit:
         self._docs: dict[tuple[str, type[BaseModel]], Any] = {}
         self._entries: dict[str, list[Entry]] = {}
         self._by_name: dict[str, dict[str, Entry]] = {}
+        #: Every name of each listed folder (private ones too), sorted: the listing owners would read.
+        self._names: dict[str, list[str]] = {}
         self._root_text = str(root)
         self._home_text = str(home) if home is not None else None
         self._real_home: str | None = os.path.realpath(home) if home is not None else None
@@ -163,10 +165,12 @@ class Unit:
         except OSError as exc:
             self.report("OKS001", Path(key), f"folder cannot be listed: {exc.strerror or exc}")
             raw = {}
-        for name in sorted(raw):
+        names = sorted(raw)
+        for name in names:
             if is_private(name):
                 continue
             out.append(self._classify(name, raw[name]))
+        self._names[key] = names
         self._entries[key] = out
         self._by_name[key] = {e.name: e for e in out}
         return out
@@ -417,6 +421,12 @@ class Unit:
         found: BaseModel | None = self._docs.get((path, model))
         return found
 
+    def known_names(self, folder: str) -> list[str] | None:
+        """A folder's names as already listed (see :class:`okstra_core.reading.Source`)."""
+        if not folder.startswith(self._root_text + os.sep):
+            return None
+        return self._names.get(folder)
+
     def owner(self) -> AbstractContextManager[None]:
         """A block in which owner functions read through this unit's cache."""
         return reading.use_source(self)
@@ -551,6 +561,7 @@ def run_check(
     checked only when it exists. Raises :class:`CheckError` when the check cannot
     run (no project folder, no ``.okstra/``, an unknown rule id).
     """
+    from ..render import markdown as _markdown  # noqa: F401 - imported once here, inherited by forked workers
     from .rules import project_rules
 
     try:
