@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 from ... import names
 from ...models.convergence import ConvergenceFinal, ConvergenceWork
 from ...workflows.convergence import round_problems
 from .scope import Artifact, RunScope, TaskScope
+
+if TYPE_CHECKING:
+    from ..engine import Unit
 
 
 def check_run(scope: TaskScope, run: RunScope) -> None:
@@ -28,6 +35,18 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         _migrations(scope, run, seq, kinds)
 
 
+def _archived_value(unit: Unit, path: Path | str) -> Any:
+    """The JSON value an archive holds, or None. Archives are byte-for-byte copies of state that
+    was replaced because it was invalid or partial, so bad bytes in them are expected, not findings."""
+    raw = unit.data(path)
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+
+
 def _migrations(scope: TaskScope, run: RunScope, seq: int, kinds: dict[str, list[Artifact]]) -> None:
     """Archives under ``state/migrations/``: a restart that replaced a final must have archived it."""
     unit = scope.unit
@@ -40,11 +59,11 @@ def _migrations(scope: TaskScope, run: RunScope, seq: int, kinds: dict[str, list
     for e in archived:
         base = e.name.split(".json.", 1)[0] + ".json"
         if base in work_names:
-            value = unit.json(e.path)
+            value = _archived_value(unit, e.path)
             was_terminal = isinstance(value, dict) and value.get("status") == "terminal"
             if was_terminal and not final_archives and kinds.get("convergence-final"):
                 unit.report("OKS113", e.path, "the restarted working state was terminal, but the final it replaced has no archive in state/migrations/")
         elif base in final_names:
-            value = unit.json(e.path)
+            value = _archived_value(unit, e.path)
             if value is not None and unit.validate_quiet(value, ConvergenceFinal):
                 unit.report("OKS113", e.path, "a valid terminal final was replaced (a valid final is reused unchanged)")
