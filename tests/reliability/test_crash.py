@@ -17,11 +17,6 @@ KILLS = 200
 _ctx = multiprocessing.get_context("fork")
 
 
-def _known_checker_noise(findings: set[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
-    # The checker reads state/migrations/ archives as JSON; an archive of invalid state is invalid by design.
-    return {f for f in findings if not (f[0] == "OKS004" and "/state/migrations/" in f[1])}
-
-
 def test_sigkill_loop(slim_factory: Callable[[str], Path]) -> None:
     reference = slim_factory("reference")
     baseline = error_findings(reference)
@@ -51,5 +46,5 @@ def test_sigkill_loop(slim_factory: Callable[[str], Path]) -> None:
             assert unparseable(root) == [], f"after kill {kills}"
         # the retry completed: same visible bytes as the uninterrupted run, and no new checker error
         assert visible_files(root) == expected, f"cycle {cycles} ended differently"
-        assert _known_checker_noise(error_findings(root) - baseline) == set()
+        assert error_findings(root) - baseline == set()
     assert kills >= KILLS
