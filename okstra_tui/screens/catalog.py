@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from rich.style import Style
@@ -9,14 +10,24 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from okstra_core import layout
 from okstra_core.errors import LoadError
 
 from ..navigation import Location
-from ..summaries import CatalogData, CatalogRow, PhaseSummary, load_catalog, phase_summary, uncatalogued_rows
+from ..summaries import (
+    CatalogData,
+    CatalogRow,
+    PhaseSummary,
+    list_catalog,
+    load_catalog,
+    phase_summary,
+    same_catalog,
+    uncatalogued_rows,
+)
 from ..widgets.error_panel import ErrorPanel
+from ..widgets.footer import BindingsFooter
 from ..widgets.virtual_table import Column, GroupHeader, VirtualTable
 from .base import ViewScreen
 
@@ -67,6 +78,8 @@ class CatalogScreen(ViewScreen):
         self.phases: dict[str, PhaseSummary] = {}
         self._pending: set[str] = set()
         self._haystack: dict[str, str] = {}
+        #: Set once the first rows are on screen; background reads wait for it so they do not delay that frame.
+        self._rows_painted = threading.Event()
 
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
@@ -88,7 +101,7 @@ class CatalogScreen(ViewScreen):
         )
         table.row_style = self._row_style
         yield table
-        yield Footer()
+        yield BindingsFooter()
 
     @property
     def table(self) -> VirtualTable:
@@ -123,8 +136,20 @@ class CatalogScreen(ViewScreen):
     def _load(self) -> None:
         self.mark_seen()
         project = self.okstra.fresh_project()
+        # First paint from the plain listing; the validated catalog confirms it (or replaces it) after.
+        quick = list_catalog(project)
+        if quick is not None:
+            self.app.call_from_thread(self._loaded, quick)
+            # The validated read imports the models: let the rows paint before it competes for the interpreter.
+            self._rows_painted.wait(timeout=2.0)
+            # The filter's search text, built here rather than before the first paint.
+            hay = dict(self._hay(row) for row in quick.rows)
+            self.app.call_from_thread(self._add_haystack, quick, hay)
         data = load_catalog(project)
-        self.app.call_from_thread(self._loaded, data)
+        if quick is not None and same_catalog(quick, data):
+            data = quick
+        else:
+            self.app.call_from_thread(self._loaded, data)
         extra = uncatalogued_rows(project, data.rows)
         if extra:
             self.app.call_from_thread(self._add_rows, data, extra)
@@ -136,11 +161,16 @@ class CatalogScreen(ViewScreen):
         self._haystack.update(self._hay(row) for row in extra)
         self._rebuild()
 
+    def _add_haystack(self, data: CatalogData, hay: dict[str, str]) -> None:
+        if self.data is data:
+            self._haystack.update(hay)
+
     def _loaded(self, data: CatalogData) -> None:
         self.data = data
+        self.call_after_refresh(self._rows_painted.set)
         self.phases.clear()
         self._pending.clear()
-        self._haystack = dict(self._hay(row) for row in data.rows)
+        self._haystack = {}
         errors = self.query_one("#catalog-errors", Static)
         problems = [e for e in (data.error, data.latest_error) if e is not None]
         errors.remove_children()
@@ -163,7 +193,10 @@ class CatalogScreen(ViewScreen):
         words = self.filter_text.lower().split()
         rows = data.rows
         if words:
-            rows = [r for r in rows if all(w in self._haystack[r.ident] for w in words)]
+            hay = self._haystack
+            if len(hay) < len(rows):
+                hay.update(self._hay(row) for row in rows if row.ident not in hay)
+            rows = [r for r in rows if all(w in hay[r.ident] for w in words)]
         if key != "order":
             rows = sorted(rows, key=lambda r: getattr(r, key), reverse=self.reverse != (key == "updated"))
         elif self.reverse:
@@ -229,6 +262,7 @@ class CatalogScreen(ViewScreen):
 
     @work(thread=True, group="catalog-phases")
     def _read_phases(self, rows: list[CatalogRow]) -> None:
+        self._rows_painted.wait(timeout=2.0)
         found = {row.ident: phase_summary(row) for row in rows}
         self.app.call_from_thread(self._phases_read, found)
 

@@ -9,13 +9,14 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Static, Tree
+from textual.widgets import Static, Tree
 
 from okstra_core import layout
 
 from ..navigation import Location
 from ..summaries import optional_module
 from ..widgets.error_panel import ErrorPanel
+from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
 
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -76,7 +77,7 @@ class ChecksScreen(ViewScreen):
         tree: Tree[str | None] = Tree("findings", id="checks-tree", classes="pane")
         tree.show_root = False
         yield tree
-        yield Footer()
+        yield BindingsFooter()
 
     def on_mount(self) -> None:
         super().on_mount()

@@ -11,15 +11,22 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from okstra_core import layout
 from okstra_core.errors import LoadError
-from okstra_core.models.convergence import ConvergenceFinal, ConvergenceGroups, ConvergenceWork, RoundPlan, RoundResults
+from okstra_core.models.convergence import (
+    ConvergenceFinal,
+    ConvergenceGroups,
+    ConvergenceWork,
+    RoundPlan,
+    RoundResults,
+)
 
 from ..navigation import Location
 from ..summaries import ConvergenceTrail, load_convergence
 from ..widgets.error_panel import ErrorPanel
+from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
 
 VOTE_STYLES = {"agree": "bold green", "disagree": "bold red", "abstain": "dim"}
@@ -161,7 +168,7 @@ class ConvergenceScreen(ViewScreen):
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
         yield VerticalScroll(Static("Loading…"), id="convergence-body", classes="pane")
-        yield Footer()
+        yield BindingsFooter()
 
     def on_mount(self) -> None:
         super().on_mount()

@@ -9,13 +9,14 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from okstra_core import layout
 
 from ..navigation import Location
 from ..summaries import PreviewTarget, artifact_for, optional_module
 from ..widgets.error_panel import ErrorPanel
+from ..widgets.footer import BindingsFooter
 from ..widgets.preview import ArtifactPreview
 from .base import ViewScreen
 
@@ -77,7 +78,7 @@ class DesignPrepScreen(ViewScreen):
             preview = ArtifactPreview(id="dp-preview", classes="pane")
             preview.border_title = "Preview"
             yield preview
-        yield Footer()
+        yield BindingsFooter()
 
     def on_mount(self) -> None:
         super().on_mount()

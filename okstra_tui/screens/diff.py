@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from okstra_core import reading
 from okstra_core.digests import pretty_json
@@ -18,6 +18,7 @@ from okstra_core.errors import LoadError
 
 from ..navigation import Location
 from ..widgets.error_panel import ErrorPanel
+from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
 
 
@@ -67,7 +68,7 @@ class DiffScreen(ViewScreen):
         yield self.breadcrumbs()
         with VerticalScroll(id="diff-body", classes="pane"):
             yield Static("Comparing…", id="diff-text")
-        yield Footer()
+        yield BindingsFooter()
 
     def on_mount(self) -> None:
         super().on_mount()

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.app import ComposeResult
-from textual.widgets import Footer
 
 from ..navigation import Location
 from ..summaries import PreviewTarget
+from ..widgets.footer import BindingsFooter
 from ..widgets.preview import ArtifactPreview
 from .base import ViewScreen
 
@@ -40,7 +40,7 @@ class FileScreen(ViewScreen):
         preview = ArtifactPreview(id="file-preview", classes="pane")
         preview.border_title = self.path.name
         yield preview
-        yield Footer()
+        yield BindingsFooter()
 
     def on_mount(self) -> None:
         super().on_mount()

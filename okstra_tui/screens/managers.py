@@ -12,7 +12,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer, Static, Tree
+from textual.widgets import Static, Tree
 
 from okstra_core import layout, reading
 from okstra_core.errors import LoadError
@@ -20,6 +20,7 @@ from okstra_core.store import Manager, ManagerTask, list_managers
 
 from ..navigation import Location
 from ..widgets.error_panel import ErrorPanel
+from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
 
 
@@ -138,7 +139,7 @@ class ManagersScreen(ViewScreen):
             body = VerticalScroll(Static("Loading…"), id="mgr-body", classes="pane")
             body.border_title = "Details"
             yield body
-        yield Footer()
+        yield BindingsFooter()
 
     def on_mount(self) -> None:
         super().on_mount()

@@ -11,7 +11,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Markdown, Static
+from textual.widgets import DataTable, Markdown, Static
 
 from okstra_core import layout, reading
 from okstra_core.errors import LoadError
@@ -20,8 +20,8 @@ from okstra_core.store import Artifact, Task
 from ..navigation import Location
 from ..summaries import optional_module
 from ..widgets.error_panel import ErrorPanel
+from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
-
 
 # ------------------------------------------------------------ log report
 
@@ -143,7 +143,7 @@ class ReportsScreen(ViewScreen):
             body = VerticalScroll(Static("Select a report.", id="rep-note"), id="rep-body", classes="pane")
             body.border_title = "Reading copy"
             yield body
-        yield Footer()
+        yield BindingsFooter()
 
     def on_mount(self) -> None:
         super().on_mount()

@@ -11,7 +11,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Footer, Tree
+from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from okstra_core import layout
@@ -19,6 +19,7 @@ from okstra_core.store import Artifact, RunDir, Task
 
 from ..navigation import Location
 from ..summaries import PreviewTarget, seq_groups
+from ..widgets.footer import BindingsFooter
 from ..widgets.preview import ArtifactPreview
 from .base import ViewScreen
 
@@ -73,7 +74,7 @@ class RunsScreen(ViewScreen):
             preview = ArtifactPreview(id="runs-preview", classes="pane")
             preview.border_title = "Preview"
             yield preview
-        yield Footer()
+        yield BindingsFooter()
 
     @property
     def run_tree(self) -> Tree[NodeData]:

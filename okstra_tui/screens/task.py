@@ -12,7 +12,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from okstra_core import layout
 from okstra_core.errors import LoadError
@@ -21,6 +21,7 @@ from okstra_core.models.task import NextRecommendedPhase, TaskManifest
 from ..navigation import Location
 from ..summaries import TaskOverview, load_task
 from ..widgets.error_panel import ErrorPanel
+from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
 
 NEXT_STYLES = {"ready": "bold green", "pending": "yellow", "blocked": "bold red", "terminal": "dim"}
@@ -139,7 +140,7 @@ class TaskScreen(ViewScreen):
                 related: DataTable[Any] = DataTable(id="task-related", cursor_type="row", classes="pane")
                 related.border_title = "Related tasks"
                 yield related
-        yield Footer()
+        yield BindingsFooter()
 
     def on_mount(self) -> None:
         super().on_mount()

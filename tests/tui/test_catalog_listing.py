@@ -1,0 +1,51 @@
+"""The catalog's first paint comes from the core's plain listing; the validated catalog confirms or replaces it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from okstra_core.errors import LoadError
+from okstra_core.store import Project
+from okstra_tui.screens.catalog import CatalogScreen
+from okstra_tui.summaries import CatalogRow, list_catalog, load_catalog, same_catalog
+from okstra_tui.widgets.error_panel import ErrorPanel
+
+from .conftest import SIZE, make_app, settle
+
+
+def test_listing_agrees_with_the_validated_catalog(demo_root: Path) -> None:
+    project = Project(demo_root)
+    quick = list_catalog(project)
+    assert quick is not None
+    validated = load_catalog(Project(demo_root))
+    assert validated.error is None and same_catalog(quick, validated)
+    assert [r.ident for r in quick.rows] == [r.ident for r in validated.rows]
+    assert sum(r.latest for r in quick.rows) == 1
+
+
+def test_listing_refuses_a_malformed_entry_with_the_field(fresh_demo: Path) -> None:
+    path = fresh_demo / ".okstra" / "discovery" / "task-catalog.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["tasks"][2]["taskId"] = 7
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    listed = Project(fresh_demo).catalog_listing()
+    assert isinstance(listed, LoadError)
+    assert "tasks.2.taskId: not a string" in listed.reason and listed.path == path
+
+
+async def test_entry_the_model_rejects_replaces_the_quick_rows_with_the_error(fresh_demo: Path) -> None:
+    # A task key without its three parts passes the listing's shape check but not the model.
+    path = fresh_demo / ".okstra" / "discovery" / "task-catalog.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["tasks"][0]["taskKey"] = "no-colons"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert not isinstance(Project(fresh_demo).catalog_listing(), LoadError)
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen) and screen.data is not None
+        assert isinstance(screen.data.error, LoadError) and "taskKey" in screen.data.error.reason
+        assert all(not r.catalogued for r in screen.table.rows if isinstance(r, CatalogRow))
+        assert screen.query(ErrorPanel)
