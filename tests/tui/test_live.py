@@ -52,8 +52,13 @@ async def test_new_artifact_appears_and_cursor_stays(fresh_demo: Path) -> None:
         new.write_text("completed\n", encoding="utf-8")
         assert await _eventually(pilot, lambda: new in _paths(screen)), "the new file never showed"
         await settle(pilot)
-        node = screen.run_tree.cursor_node
-        assert node is not None and isinstance(node.data, PreviewTarget) and node.data.path == manifest
+
+        def on_manifest() -> bool:
+            node = screen.run_tree.cursor_node
+            return node is not None and isinstance(node.data, PreviewTarget) and node.data.path == manifest
+
+        # The rebuilt tree restores the cursor after its next refresh; the user's place must come back.
+        assert await _eventually(pilot, on_manifest, limit=5.0), f"cursor left the manifest: {screen.run_tree.cursor_node}"
 
 
 async def test_catalog_follows_a_rewritten_catalog(fresh_demo: Path) -> None:
@@ -70,5 +75,5 @@ async def test_catalog_follows_a_rewritten_catalog(fresh_demo: Path) -> None:
         assert await _eventually(pilot, lambda: screen.data is not None and all(not r.catalogued for r in screen.data.rows))
         assert len(screen.data.rows) == before
         await settle(pilot)
-        assert screen.query("ErrorPanel"), "the missing catalog shows inline"
+        assert await _eventually(pilot, lambda: bool(screen.query("ErrorPanel")), limit=5.0), "the missing catalog shows inline"
         del latest
