@@ -56,6 +56,11 @@ SEQ_CLAIMS_DIR: Final = ".seq"
 TEMP_PREFIX: Final = ".okstra-tmp-"
 LOCK_SUFFIX: Final = ".lock"
 
+#: Folder under a run dir's ``prompts/`` holding one reservation binding per invocation.
+RESERVATIONS_DIR: Final = ".reservations"
+#: Folder under a run dir's ``state/`` holding byte-for-byte archives of replaced convergence state.
+MIGRATIONS_DIR: Final = "migrations"
+
 CARRY_DIR: Final = "carry"
 CONSUMERS_FILE: Final = "consumers.jsonl"
 SLUG_MAX: Final = 64
@@ -69,6 +74,16 @@ class LayoutError(OkstraError):
 
 
 # --------------------------------------------------------------------------- slugs
+
+
+def is_writer_debris(name: str) -> bool:
+    """Temp files, lock files and seq claims: the write primitives' own entries, never artifacts."""
+    return name.startswith(TEMP_PREFIX) or name.endswith(LOCK_SUFFIX) or name == SEQ_CLAIMS_DIR
+
+
+def is_private_entry(name: str) -> bool:
+    """Entries of the store that are not artifacts: writer debris and the reservation folder."""
+    return is_writer_debris(name) or name == RESERVATIONS_DIR
 
 
 def slug(value: str) -> str:

@@ -107,8 +107,8 @@ def _listdir(path: Path) -> list[str]:
 
 
 def _is_private(name: str) -> bool:
-    """Hidden entries (seq claims, reservations, temp files) and lock files: private to the writers."""
-    return name.startswith(".") or name.endswith(layout.LOCK_SUFFIX)
+    """Seq claims, reservations, temp and lock files: private to the writers (layout owns the rule)."""
+    return layout.is_private_entry(name)
 
 
 @dataclass(frozen=True, slots=True)

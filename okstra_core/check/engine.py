@@ -70,7 +70,7 @@ class Entry:
 
 def is_private(name: str) -> bool:
     """Write-primitive debris (temp files, lock files, seq claims) that readers skip."""
-    return name.startswith(layout.TEMP_PREFIX) or name.endswith(layout.LOCK_SUFFIX) or name == layout.SEQ_CLAIMS_DIR
+    return layout.is_writer_debris(name)
 
 
 def _validation_rule(model: type[BaseModel], err: Any) -> str:
@@ -89,7 +89,7 @@ def _validation_rule(model: type[BaseModel], err: Any) -> str:
 
 
 #: Archives of state replaced by a Round 0 restart live under ``state/migrations/``.
-MIGRATIONS_PART = f"{os.sep}state{os.sep}migrations{os.sep}"
+MIGRATIONS_PART = f"{os.sep}state{os.sep}{layout.MIGRATIONS_DIR}{os.sep}"
 
 
 class Unit:

@@ -11,13 +11,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .. import names, reading, writes
+from .. import layout, names, reading, writes
 from ..digests import pretty_json
 from ..errors import WriteRefused
 from ..models import convergence as cm
 from .common import SYSTEM_CLOCK, Clock, compact_stamp, dump, iso, update_json
 
-MIGRATIONS = "migrations"
+MIGRATIONS = layout.MIGRATIONS_DIR
 
 
 def state_path(run_dir: Path, kind: str, task_type: str, seq: int, round: int | None = None) -> Path:

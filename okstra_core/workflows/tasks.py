@@ -427,7 +427,7 @@ def prepare_run(
         agent_contract=rm.AgentContract(
             duty_root=rel(project_root, duty_dir),
             catalog_digest=sha256_bytes(catalog_bytes),
-            reservation_root=rel(project_root, rd / "prompts" / ".reservations"),
+            reservation_root=rel(project_root, rd / "prompts" / layout.RESERVATIONS_DIR),
         ),
         invocation_assignments=assignments,
         authorized_paths=rm.AuthorizedPaths(

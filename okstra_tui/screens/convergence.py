@@ -180,7 +180,7 @@ class ConvergenceScreen(ViewScreen):
 
         paths = [layout.runs_dir(self.task_root)]
         for rd in open_task(self.task_root).run_dirs:
-            paths.extend([rd.path / "state", rd.path / "state" / "migrations"])
+            paths.extend([rd.path / "state", rd.path / "state" / layout.MIGRATIONS_DIR])
         return paths
 
     def reload(self) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import multiprocessing
-import os
 from pathlib import Path
 
 import pytest
@@ -157,4 +156,11 @@ def test_relative_posix() -> None:
     assert layout.is_relative_posix("a/b.md")
     for bad in ("/abs", "a/../b", "./a", "a//b", "a\\b", ""):
         assert not layout.is_relative_posix(bad)
-    assert os.sep == "/"
+
+
+def test_private_entries() -> None:
+    for name in (".okstra-tmp-x.json.abc", "team-state-analysis-001.json.lock", ".seq", ".reservations"):
+        assert layout.is_private_entry(name)
+    assert not layout.is_writer_debris(".reservations")  # the checker still reads reservation bindings
+    for name in ("team-state-analysis-001.json", ".hidden-user-file", "migrations"):
+        assert not layout.is_private_entry(name)

@@ -23,7 +23,7 @@ _TASK_ROOT: dict[str, str] = {
     "notes": "dir",
 }
 #: Folder under ``prompts/`` holding invocation reservations (the manifest's ``reservationRoot``).
-RESERVATIONS = ".reservations"
+RESERVATIONS = layout.RESERVATIONS_DIR
 #: Manifest paths that name optional helpers: the Claude resume launcher exists only on that compatibility path.
 _OPTIONAL_PATHS = ("latest_resume_command_path",)
 _HISTORY = {"timeline.json", "fix-cycles.jsonl"}
@@ -169,7 +169,7 @@ def _category(scope: TaskScope, run: RunScope, folder: Entry) -> None:
     for e in unit.entries(folder.text):
         if e.kind == "bad":
             continue
-        if folder.name == "state" and e.name == "migrations" and e.kind == "dir":
+        if folder.name == "state" and e.name == layout.MIGRATIONS_DIR and e.kind == "dir":
             run.migrations = e.path
             continue
         if folder.name == "prompts" and e.name == RESERVATIONS and e.kind == "dir":
