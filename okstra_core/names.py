@@ -187,6 +187,17 @@ def build(kind_name: str, *, task_type: str | None = None, seq: int | None = Non
     return name
 
 
+REPORT_DATA_SUFFIX: Final = ".data.json"
+
+
+def report_stem(data_filename: str) -> str:
+    """``final-report-<task-type>-<seq>`` of a report data file (its siblings add ``.md``/``.html``).
+
+    A name outside the grammar keeps its own stem, so a stray data file still has siblings to look for.
+    """
+    return data_filename.removesuffix(REPORT_DATA_SUFFIX).removesuffix(".json")
+
+
 def meta_name_for(prompt_filename: str) -> str:
     """The adjacent metadata name of a prompt: ``<prompt>.md.meta.json``."""
     return prompt_filename + ".meta.json"

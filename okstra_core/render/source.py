@@ -89,10 +89,7 @@ def report_rel_of(path: Path) -> str:
 
 def report_stem_of(path: Path) -> str:
     """``final-report-<task-type>-<seq>`` from the data file's name (its bare stem when it has another name)."""
-    parsed = names.parse_in_category("reports", path.name)
-    if parsed is not None and parsed.kind == "final-report-data":
-        return path.name.removesuffix(".data.json")
-    return path.name.removesuffix(".json").removesuffix(".data")
+    return names.report_stem(path.name)
 
 
 def load_source(path: Path) -> ReportSource | LoadError:

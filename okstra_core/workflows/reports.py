@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import reading
+from .. import names, reading
 from ..digests import sha256_bytes
 from ..errors import WriteRefused
 from ..models.report import FinalReportV2, FinalReportV3
@@ -32,7 +32,7 @@ class LoadedReport:
 
     @property
     def stem(self) -> str:
-        return self.artifact.name.filename.removesuffix(".data.json")
+        return names.report_stem(self.artifact.name.filename)
 
     def rel(self) -> str:
         return self.path.relative_to(self.artifact.run.task.project.root).as_posix()

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Static
 
-from okstra_core import layout
+from okstra_core import layout, names
 
 from ..navigation import Location
 from ..summaries import PreviewTarget, artifact_for, optional_module
@@ -137,10 +137,13 @@ class DesignPrepScreen(ViewScreen):
             if item.request is not None:
                 ok = {True: Text("matches snapshot", style="green"), False: Text("differs from snapshot", style="red"),
                       None: Text("-", style="dim")}[item.request_ok]
-                table.add_row(Text(f"  request · seq {item.request.name.split('-')[3]}"), "", "", ok,
+                request_name = names.parse_in_category("design-prep-requests", item.request.name)
+                request_seq = request_name.seq_text if request_name is not None else "?"
+                table.add_row(Text(f"  request · seq {request_seq}"), "", "", ok,
                               key=str(item.request))
             for v in item.inputs:
-                stamp = v.path.name.rsplit("-", 1)[-1].removesuffix(".md")
+                input_name = names.parse_in_category("design-prep-inputs", v.path.name)
+                stamp = input_name.stamp if input_name is not None and input_name.stamp else v.path.name
                 table.add_row(f"  input · {stamp}", "", f"r{v.revision}" if v.revision else "?",
                               Text(VERDICT_LABELS.get(v.verdict, v.verdict), style=VERDICT_STYLES.get(v.verdict, "")),
                               key=str(v.path))

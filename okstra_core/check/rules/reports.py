@@ -19,8 +19,7 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         report = load_report(unit, art)
         if report is None or art.name.seq_text is None:
             continue
-        md_name = (names.build("final-report-md", task_type=art.name.task_type, seq=art.name.seq)
-                   if art.name.seq_text == f"{art.name.seq:03d}" else art.entry.name.removesuffix(".data.json") + ".md")
+        md_name = names.report_stem(art.entry.name) + ".md"
         md_text = os.path.join(os.path.dirname(art.entry.text), md_name)
         if md_text not in present:
             continue
