@@ -50,8 +50,6 @@ class RunsScreen(ViewScreen):
         self.focus_artifact = artifact
         self.bundle: Task = self._open()
         self.diff_mark: PreviewTarget | None = None
-        self._pending_select: Path | None = None
-        self._build_generation = 0
 
     def _open(self) -> Task:
         from ..app import open_task
@@ -123,13 +121,7 @@ class RunsScreen(ViewScreen):
     def _build(self, listing: list[Any], carry: list[Any], consumers: Path | None, keep: bool) -> None:
         tree = self.run_tree
         current = tree.cursor_node.data if tree.cursor_node is not None else None
-        # A rebuild can come before the previous rebuild's deferred selection ran: the place the
-        # user was at is then the pending selection, not the cursor the clear left behind.
-        if self._pending_select is not None:
-            want: Path | None = self._pending_select
-        else:
-            want = current.path if keep and isinstance(current, PreviewTarget) else self.focus_artifact
-        self._build_generation += 1
+        want = current.path if keep and isinstance(current, PreviewTarget) else self.focus_artifact
         expanded = {str(n.label) for n in _walk(tree.root) if n.is_expanded} if keep else set()
         tree.clear()
         select: TreeNode[NodeData] | None = None
@@ -178,27 +170,20 @@ class RunsScreen(ViewScreen):
             while parent is not None:
                 parent.expand()
                 parent = parent.parent
-            self._pending_select = want
-            self.call_after_refresh(self._select, select, self._build_generation)
-        elif not keep and tree.root.children:
-            self.call_after_refresh(tree.move_cursor, tree.root.children[0])
-        elif keep and want is None and tree.root.children:
-            self.call_after_refresh(tree.move_cursor, tree.root.children[0])
-        if select is None:
-            self._pending_select = None  # the wanted file is gone; do not chase it in later rebuilds
+            self._place_cursor(select)
+        elif tree.root.children and (not keep or want is None):
+            self._place_cursor(tree.root.children[0])
         if keep and select is not None and isinstance(current, PreviewTarget):
             self.preview.reload()
 
-    def _select(self, node: TreeNode[NodeData], generation: int | None = None, tries: int = 20) -> None:
-        if generation is not None and generation != self._build_generation:
-            return  # a later rebuild replaced this node; its own selection follows
-        if node.line < 0 and tries > 0:
-            # The rebuilt tree has not laid out its lines yet: a cursor set now would land on line 0.
-            self.call_after_refresh(self._select, node, generation, tries - 1)
-            return
-        self._pending_select = None
-        self.run_tree.move_cursor(node)
-        self.run_tree.scroll_to_node(node, animate=False)
+    def _place_cursor(self, node: TreeNode[NodeData]) -> None:
+        """Put the cursor on *node* now, in the tree just rebuilt."""
+        tree = self.run_tree
+        # A rebuilt tree lays out its lines lazily; asking for the last line lays them out, so that the
+        # node's line is real (a cursor set on a node not yet laid out would land on the first line).
+        if tree.last_line >= 0 and node.line >= 0:
+            tree.move_cursor(node)
+            tree.scroll_to_node(node, animate=False)
 
     def _is_focus(self, rd: RunDir) -> bool:
         if self.focus_artifact is not None:
