@@ -61,6 +61,8 @@ class Probe:
         app._display = display
 
     async def started(self, predicate, limit=60.0):
+        # The probe is installed before the app runs, so the first frame is seen even when it comes
+        # before Pilot's run_test() returns (run_test waits for the screen to settle).
         self.start_predicate = predicate
         deadline = time.perf_counter() + limit
         while self.first_paint is None:
@@ -98,8 +100,9 @@ class Minimal(App):
 
 async def main():
     app = Minimal()
+    probe = Probe(app, t0)
+    probe.start_predicate = lambda: True
     async with app.run_test(size=(120, 40)) as pilot:
-        probe = Probe(app, t0)
         print(await probe.started(lambda: True))
 asyncio.run(main())
 """
@@ -152,11 +155,12 @@ async def until(pilot, predicate, limit=60.0):
 async def main():
     out = {}
     app = OkstraApp(Project(Path(root)))
+    def painted():
+        s = app.screen
+        return isinstance(s, CatalogScreen) and s.data is not None and len(s.table.rows) > 0
+    probe = Probe(app, t0)
+    probe.start_predicate = painted
     async with app.run_test(size=(120, 40)) as pilot:
-        probe = Probe(app, t0)
-        def painted():
-            s = app.screen
-            return isinstance(s, CatalogScreen) and s.data is not None and len(s.table.rows) > 0
         out["first_paint_s"] = await probe.started(painted)
         cat = app.screen
         from okstra_tui.summaries import CatalogRow

@@ -9,7 +9,6 @@ owned by :mod:`okstra_core.names`; this module owns the folders they live in.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import re
 import unicodedata
@@ -96,6 +95,8 @@ def slug(value: str) -> str:
     text = _SLUG_RUN.sub("-", ascii_text.lower()).strip("-")
     text = text[:SLUG_MAX].rstrip("-")
     if not text:
+        import hashlib
+
         return "u-" + hashlib.sha256(value.encode("utf-8")).hexdigest()[:12]
     return text
 

@@ -8,6 +8,7 @@ writers use :func:`build`. Nothing else in the project parses names.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Final
@@ -31,15 +32,26 @@ class Kind:
 
     name: str
     category: str
-    pattern: re.Pattern[str]
+    #: The whole-name regular expression (anchored when compiled).
+    regex: str
     template: str
     #: ``json``, ``jsonl``, ``md``, ``html``, ``status``, ``sh``, ``log`` or ``dir``.
     fmt: str
     description: str
 
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """The compiled pattern, built on first use (importing the grammar compiles nothing)."""
+        return _anchored(self.regex)
+
+
+@functools.cache
+def _anchored(regex: str) -> re.Pattern[str]:
+    return re.compile(f"^{regex}$")
+
 
 def _k(name: str, category: str, regex: str, template: str, fmt: str, description: str) -> Kind:
-    return Kind(name, category, re.compile(f"^{regex}$"), template, fmt, description)
+    return Kind(name, category, regex, template, fmt, description)
 
 
 KINDS: Final[tuple[Kind, ...]] = (

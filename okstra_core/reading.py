@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from . import sidecar
 from .errors import LoadError as LoadError
 
 if TYPE_CHECKING:
@@ -315,6 +314,8 @@ def load_sidecar(path: Path, header_model: type[M], *, root: Path | None = None)
 
 
 def parse_sidecar_text(path: Path, text: str, header_model: type[M]) -> LoadedSidecar | LoadError:
+    from . import sidecar
+
     try:
         parsed = sidecar.parse(text)
     except sidecar.HeaderError as exc:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import shlex
-import subprocess
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -161,6 +159,9 @@ class OkstraApp(App[None]):
         self.notify(f"Copied {path}", timeout=3)
 
     def _run_external(self, variable: str, fallback: str) -> None:
+        import shlex
+        import subprocess
+
         path = self._current_path()
         if path is None:
             self.notify("Nothing selected to open.", severity="warning")

@@ -16,7 +16,7 @@ from typing import Any
 
 from okstra_core import layout, reading
 from okstra_core.errors import LoadError
-from okstra_core.store import Artifact, Project, RunDir, Task, TaskRef
+from okstra_core.store import Artifact, CatalogListingEntry, Project, RunDir, Task, TaskRef
 
 
 def optional_module(name: str) -> ModuleType | None:
@@ -32,21 +32,53 @@ def optional_module(name: str) -> ModuleType | None:
 # ------------------------------------------------------------------ catalog
 
 
-@dataclass(slots=True)
 class CatalogRow:
-    """One task as the catalog lists it (no manifest read, no path built until asked)."""
+    """One task as the catalog lists it (no manifest read, no path built until asked).
 
-    project: Project
-    key: str
-    group: str
-    task_id: str
-    task_type: str
-    status: str
-    updated: str
-    title: str
-    latest: bool = False
-    catalogued: bool = True
-    _root: Path | None = None
+    A thin wrapper over the core's listing entry: building 10,000 of them is
+    part of the first paint, so it holds the entry rather than copying fields.
+    """
+
+    __slots__ = ("project", "entry", "latest", "catalogued", "_root")
+
+    def __init__(self, project: Project, entry: CatalogListingEntry, latest: bool = False, catalogued: bool = True,
+                 root: Path | None = None) -> None:
+        self.project = project
+        self.entry = entry
+        self.latest = latest
+        self.catalogued = catalogued
+        self._root = root
+
+    def __repr__(self) -> str:
+        return f"CatalogRow({self.ident!r})"
+
+    @property
+    def key(self) -> str:
+        return self.entry.task_key
+
+    @property
+    def group(self) -> str:
+        return self.entry.task_group
+
+    @property
+    def task_id(self) -> str:
+        return self.entry.task_id
+
+    @property
+    def task_type(self) -> str:
+        return self.entry.task_type
+
+    @property
+    def status(self) -> str:
+        return self.entry.current_status
+
+    @property
+    def updated(self) -> str:
+        return self.entry.updated_at or self.entry.created_at or ""
+
+    @property
+    def title(self) -> str:
+        return self.entry.title or ""
 
     @property
     def ident(self) -> str:
@@ -98,9 +130,9 @@ def load_catalog(project: Project) -> CatalogData:
     rows: list[CatalogRow] = []
     if error is None:
         for entry in catalog.tasks:  # type: ignore[union-attr]
-            rows.append(CatalogRow(project, entry.task_key, entry.task_group, entry.task_id, entry.task_type,
-                                   entry.current_status, entry.updated_at or entry.created_at or "", entry.title or "",
-                                   latest=entry.task_key == latest_key))
+            listed = CatalogListingEntry(entry.task_key, entry.task_group, entry.task_id, entry.task_type,
+                                         entry.current_status, entry.title, entry.created_at, entry.updated_at)
+            rows.append(CatalogRow(project, listed, latest=entry.task_key == latest_key))
     return CatalogData(rows, error, latest_key, latest if isinstance(latest, LoadError) else None)
 
 
@@ -117,9 +149,7 @@ def list_catalog(project: Project) -> CatalogData | None:
     latest = project.latest_task_key_listing()
     if isinstance(latest, LoadError):
         return None
-    rows = [CatalogRow(project, e.task_key, e.task_group, e.task_id, e.task_type, e.current_status,
-                       e.updated_at or e.created_at or "", e.title or "", latest=e.task_key == latest)
-            for e in entries]
+    rows = [CatalogRow(project, e, e.task_key == latest) for e in entries]
     return CatalogData(rows, None, latest, None)
 
 
@@ -152,8 +182,9 @@ def uncatalogued_rows(project: Project, known: list[CatalogRow]) -> list[Catalog
             continue
         for task in tasks:
             if task.is_dir() and (group.name, task.name) not in seen:
-                out.append(CatalogRow(project, f"{group.name}/{task.name}", group.name, task.name, "?",
-                                      "not in catalog", "", "", catalogued=False, _root=Path(task.path)))
+                entry = CatalogListingEntry(f"{group.name}/{task.name}", group.name, task.name, "?", "not in catalog",
+                                            None, None, None)
+                out.append(CatalogRow(project, entry, catalogued=False, root=Path(task.path)))
     return out
 
 
