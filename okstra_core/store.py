@@ -16,6 +16,7 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -489,21 +490,32 @@ _LISTING_OPTIONAL = ("title", "createdAt", "updatedAt")
 _listing_required = operator.itemgetter(*_LISTING_REQUIRED)
 
 
+_listing_optional = operator.itemgetter(*_LISTING_OPTIONAL)
+
+
+def _listing_fast(tasks: list[Any]) -> list[CatalogListingEntry] | None:
+    """Every entry at once when all are well formed (the usual case), else None.
+
+    Each step runs over the whole list in C (item getters, type sets), which
+    lists 10,000 entries several times faster than checking them one by one.
+    """
+    try:
+        required = list(map(_listing_required, tasks))
+    except (KeyError, TypeError, IndexError):
+        return None
+    if set(map(type, chain.from_iterable(required))) != {str}:
+        return None
+    try:
+        optional = list(map(_listing_optional, tasks))
+    except KeyError:  # an optional field left out: fill the gaps one entry at a time
+        optional = [(e.get("title"), e.get("createdAt"), e.get("updatedAt")) for e in tasks]
+    if not set(map(type, chain.from_iterable(optional))) <= {str, type(None)}:
+        return None
+    return list(map(CatalogListingEntry._make, map(operator.add, required, optional)))
+
+
 def _listing_entry(entry: Any) -> CatalogListingEntry | str:
     """The entry, or the first field (``field: reason``) that keeps it from being listed."""
-    if type(entry) is dict:
-        # The common case in one pass; anything unusual falls through to the field-by-field reason below.
-        try:
-            required = _listing_required(entry)
-        except KeyError:
-            required = None
-        if required is not None:
-            key, group, task_id, task_type, status = required
-            title, created, updated = entry.get("title"), entry.get("createdAt"), entry.get("updatedAt")
-            if (type(key) is str and type(group) is str and type(task_id) is str and type(task_type) is str
-                    and type(status) is str and (title is None or type(title) is str)
-                    and (created is None or type(created) is str) and (updated is None or type(updated) is str)):
-                return CatalogListingEntry(key, group, task_id, task_type, status, title, created, updated)
     if not isinstance(entry, dict):
         return "(entry): not an object"
     values: list[str | None] = []
@@ -563,11 +575,14 @@ class Project:
         tasks = value.get("tasks") if isinstance(value, dict) else None
         if not isinstance(tasks, list):
             return LoadError(path, "does not match TaskCatalog: tasks: not a list")
-        out = list(map(_listing_entry, tasks))
-        for i, listed in enumerate(out):
-            if type(listed) is str:
+        fast = _listing_fast(tasks)
+        if fast is not None:
+            return fast
+        for i, entry in enumerate(tasks):
+            listed = _listing_entry(entry)
+            if isinstance(listed, str):
                 return LoadError(path, f"does not match TaskCatalog: tasks.{i}.{listed}")
-        return out  # type: ignore[return-value]
+        return [_listing_entry(entry) for entry in tasks]  # type: ignore[misc]
 
     def latest_task_key_listing(self) -> str | LoadError | None:
         """``latest-task.json``'s task key from a plain JSON parse (see :meth:`catalog_listing`); None when absent."""

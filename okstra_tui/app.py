@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -17,6 +18,12 @@ from okstra_core.store import Project, Task, TaskRef
 
 from .navigation import History, Location
 from .screens.base import ViewScreen
+
+if TYPE_CHECKING:
+    from .screens.task import TaskScreen
+
+#: Name under which the kept task view is installed (installed screens stay mounted when popped).
+KEPT_TASK_SCREEN = "okstra-task-view"
 
 
 def open_task(root: Path) -> Task:
@@ -51,6 +58,7 @@ class OkstraApp(App[None]):
         self.project = project
         self.demo_dir = demo_dir
         self.history = History()
+        self._kept_task: TaskScreen | None = None
 
     def fresh_project(self) -> Project:
         """A new read-side handle (the old one caches what it read)."""
@@ -67,34 +75,70 @@ class OkstraApp(App[None]):
 
     def build_screen(self, location: Location) -> Screen[None]:
         """The screen that shows *location*."""
-        from .screens import catalog, checks, convergence, design_prep, diff, file, managers, reports, runs, task
-
+        # Each view's module is imported when the view is first opened.
         view, root = location.view, location.task
         if view == "catalog":
-            return catalog.CatalogScreen()
+            from .screens.catalog import CatalogScreen
+
+            return CatalogScreen()
         if view == "checks":
-            return checks.ChecksScreen()
+            from .screens.checks import ChecksScreen
+
+            return ChecksScreen()
         if view == "managers":
-            return managers.ManagersScreen()
+            from .screens.managers import ManagersScreen
+
+            return ManagersScreen()
         assert root is not None, f"{view} needs a task"
         if view == "task":
-            return task.TaskScreen(root)
+            return self._task_screen(root)
         if view == "runs":
+            from .screens.runs import RunsScreen
+
             artifact = Path(location.extra[0]) if location.extra else None
-            return runs.RunsScreen(root, location.target, artifact)
+            return RunsScreen(root, location.target, artifact)
         if view == "file":
+            from .screens.file import FileScreen
+
             assert location.target is not None
-            return file.FileScreen(root, location.target)
+            return FileScreen(root, location.target)
         if view == "diff":
+            from .screens.diff import DiffScreen
+
             assert location.target is not None
-            return diff.DiffScreen(root, location.target, Path(location.extra[0]))
+            return DiffScreen(root, location.target, Path(location.extra[0]))
         if view == "convergence":
-            return convergence.ConvergenceScreen(root)
+            from .screens.convergence import ConvergenceScreen
+
+            return ConvergenceScreen(root)
         if view == "design-prep":
-            return design_prep.DesignPrepScreen(root)
+            from .screens.design_prep import DesignPrepScreen
+
+            return DesignPrepScreen(root)
         if view == "reports":
-            return reports.ReportsScreen(root, location.target)
+            from .screens.reports import ReportsScreen
+
+            return ReportsScreen(root, location.target)
         raise ValueError(f"unknown view {view!r}")
+
+    def _task_screen(self, root: Path) -> Screen[None]:
+        """A task view showing *root*: the kept one when it is not on the stack, else a new one.
+
+        Building a task screen (three tables, the overview, the footer) costs far
+        more than a navigation step may; one is kept mounted across back and
+        forward and re-aimed at the next task opened.
+        """
+        from .screens.task import TaskScreen
+
+        kept = self._kept_task
+        if kept is not None and kept not in self.screen_stack:
+            kept.show_task(root)
+            return kept
+        screen = TaskScreen(root)
+        if kept is None:
+            self._kept_task = screen
+            self.install_screen(screen, name=KEPT_TASK_SCREEN)
+        return screen
 
     def navigate(self, location: Location) -> None:
         """Open *location* on top of the current view; back returns here."""

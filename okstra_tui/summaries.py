@@ -39,7 +39,7 @@ class CatalogRow:
     part of the first paint, so it holds the entry rather than copying fields.
     """
 
-    __slots__ = ("project", "entry", "latest", "catalogued", "_root")
+    __slots__ = ("project", "entry", "latest", "catalogued", "_root", "_ident")
 
     def __init__(self, project: Project, entry: CatalogListingEntry, latest: bool = False, catalogued: bool = True,
                  root: Path | None = None) -> None:
@@ -48,6 +48,7 @@ class CatalogRow:
         self.latest = latest
         self.catalogued = catalogued
         self._root = root
+        self._ident: str | None = None
 
     def __repr__(self) -> str:
         return f"CatalogRow({self.ident!r})"
@@ -83,7 +84,11 @@ class CatalogRow:
     @property
     def ident(self) -> str:
         """Stable identity of the row across reloads: ``group/task-id`` as the catalog spells them."""
-        return f"{self.group}/{self.task_id}" if self.catalogued else f"(folder) {self.group}/{self.task_id}"
+        if self._ident is None:
+            entry = self.entry
+            ident = f"{entry.task_group}/{entry.task_id}"
+            self._ident = ident if self.catalogued else f"(folder) {ident}"
+        return self._ident
 
     @property
     def root(self) -> Path:

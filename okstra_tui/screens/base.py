@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import work
+from textual import events, on, work
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -62,6 +62,26 @@ class ViewScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._signature: Signature | None = None
+        #: The theme this screen was last shown under (None until it has been shown and left once).
+        self._shown_theme: str | None = None
+
+    # ------------------------------------------------------------ resuming
+
+    @on(events.ScreenSuspend)
+    def _remember_theme(self) -> None:
+        self._shown_theme = self.app.theme
+
+    @on(events.ScreenResume)
+    def _keep_styles(self, event: events.ScreenResume) -> None:
+        """A kept screen shown again under the same theme keeps its computed styles.
+
+        Textual re-applies every CSS rule to every widget when a screen is pushed,
+        which also throws away every widget's rendered lines; for a screen that
+        was already styled and only hidden (the kept task view) that is most of
+        the cost of showing it. Popping back to a screen skips it the same way.
+        """
+        if self._shown_theme is not None and self._shown_theme == self.app.theme:
+            event.refresh_styles = False
 
     @property
     def okstra(self) -> OkstraApp:
@@ -78,13 +98,21 @@ class ViewScreen(Screen[None]):
         return [self.VIEW_NAME.capitalize()]
 
     def breadcrumbs(self) -> Breadcrumbs:
+        return Breadcrumbs(self._crumb_text())
+
+    def refresh_breadcrumbs(self) -> None:
+        """Show the current crumbs (after the view was re-aimed at something else)."""
+        for widget in self.query(Breadcrumbs):
+            widget.update(self._crumb_text())
+
+    def _crumb_text(self) -> Text:
         text = Text()
         text.append("okstra ", style="bold")
         text.append(self.okstra.project.root.name, style="bold")
         for part in self.crumbs():
             text.append("  ›  ", style="dim")
             text.append(part)
-        return Breadcrumbs(text)
+        return text
 
     def current_path(self) -> Path | None:
         """The file or folder that "copy path", "editor" and "pager" act on."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import importlib
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -100,12 +101,13 @@ class CatalogScreen(ViewScreen):
         self._haystack: dict[str, str] = {}
         #: Set once the first rows are on screen; background reads wait for it so they do not delay that frame.
         self._rows_painted = threading.Event()
+        #: The last filter's result (data, lowercased text, matching rows in catalog order), to narrow from.
+        self._matched: tuple[CatalogData, str, list[CatalogRow]] | None = None
         #: The plain listing painted first, handed to the worker that confirms it.
         self._quick: CatalogData | None = None
 
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
-        yield Input(placeholder="filter: words match key, group, type, status, title  (Esc clears)", id="filter")
         yield Static("Loading the catalog…", id="catalog-summary")
         yield Static(id="catalog-errors")
         table = VirtualTable(
@@ -130,12 +132,13 @@ class CatalogScreen(ViewScreen):
         return self.query_one("#catalog-table", VirtualTable)
 
     @property
-    def filter_input(self) -> Input:
-        return self.query_one("#filter", Input)
+    def filter_input(self) -> Input | None:
+        """The filter bar, once ``/`` has opened it (it is not built before it is wanted)."""
+        found = self.query("#filter")
+        return found.first(Input) if found else None
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.filter_input.display = False
         self.table.focus()
         # The first rows come from the plain listing, read here so that the first frame already shows them
         # (a ~0.1 s read for 10,000 tasks); the validated reading follows in a worker.
@@ -183,11 +186,14 @@ class CatalogScreen(ViewScreen):
         extra = uncatalogued_rows(project, data.rows)
         if extra:
             self.app.call_from_thread(self._add_rows, data, extra)
+        # Opening a task should not wait for its view's module: import it here, off the UI thread.
+        importlib.import_module("okstra_tui.screens.task")
 
     def _add_rows(self, data: CatalogData, extra: list[CatalogRow]) -> None:
         if self.data is not data:
             return
         data.rows.extend(extra)
+        self._matched = None
         self._haystack.update(self._hay(row) for row in extra)
         self._rebuild()
 
@@ -220,13 +226,25 @@ class CatalogScreen(ViewScreen):
         if data is None:
             return
         label, key = SORTS[self.sort_index]
-        words = self.filter_text.lower().split()
+        text = self.filter_text.lower()
+        words = text.split()
         rows = data.rows
         if words:
             hay = self._haystack
             if len(hay) < len(rows):
                 hay.update(self._hay(row) for row in rows if row.ident not in hay)
-            rows = [r for r in rows if all(w in hay[r.ident] for w in words)]
+            # Typing on narrows: every row matching the longer text matched the shorter one.
+            previous = self._matched
+            if previous is not None and previous[0] is data and previous[1] and text.startswith(previous[1]):
+                rows = previous[2]
+            if len(words) == 1:
+                word = words[0]
+                rows = [r for r in rows if word in hay[r.ident]]
+            else:
+                rows = [r for r in rows if all(w in hay[r.ident] for w in words)]
+            self._matched = (data, text, rows)
+        else:
+            self._matched = None
         if key != "order":
             rows = sorted(rows, key=lambda r: getattr(r, key), reverse=self.reverse != (key == "updated"))
         elif self.reverse:
@@ -303,9 +321,14 @@ class CatalogScreen(ViewScreen):
 
     # ------------------------------------------------------------- actions
 
-    def action_filter(self) -> None:
-        self.filter_input.display = True
-        self.filter_input.focus()
+    async def action_filter(self) -> None:
+        bar = self.filter_input
+        if bar is None:
+            bar = Input(value=self.filter_text, id="filter",
+                        placeholder="filter: words match key, group, type, status, title  (Esc clears)")
+            await self.mount(bar, before=self.query_one("#catalog-summary"))
+        bar.display = True
+        bar.focus()
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -317,8 +340,10 @@ class CatalogScreen(ViewScreen):
         self.table.focus()
 
     def action_clear_filter(self) -> None:
-        self.filter_input.value = ""
-        self.filter_input.display = False
+        bar = self.filter_input
+        if bar is not None:
+            bar.value = ""
+            bar.display = False
         self.table.focus()
 
     def action_sort(self) -> None:

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from okstra_core import layout
 from okstra_core.errors import LoadError
@@ -22,6 +22,8 @@ from ..navigation import Location
 from ..summaries import TaskOverview, load_task
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
+from ..widgets.key_values import KeyValues
+from ..widgets.virtual_table import Column, VirtualTable
 from .base import ViewScreen
 
 NEXT_STYLES = {"ready": "bold green", "pending": "yellow", "blocked": "bold red", "terminal": "dim"}
@@ -45,29 +47,27 @@ def next_phase_text(nxt: NextRecommendedPhase) -> Text:
 
 def manifest_renderable(m: TaskManifest) -> Group:
     """Identity, workflow phase states, next phase, correction, approval, checkpoint, fix cycles."""
-    info = Table.grid(padding=(0, 2))
-    info.add_column(style="bold", no_wrap=True)
-    info.add_column()
-    info.add_row("task key", m.task_key)
+    info: list[tuple[Text | str, Text | str]] = []
+    info.append(("task key", m.task_key))
     if m.title:
-        info.add_row("title", m.title)
-    info.add_row("type / category", f"{m.task_type} / {m.work_category}")
-    info.add_row("status", Text(m.current_status, style=STATE_STYLES.get(m.current_status, "")))
+        info.append(("title", m.title))
+    info.append(("type / category", f"{m.task_type} / {m.work_category}"))
+    info.append(("status", Text(m.current_status, style=STATE_STYLES.get(m.current_status, ""))))
     if m.latest_run_status:
-        info.add_row("latest run", f"{m.latest_run_status}  {m.latest_run_path or ''}")
+        info.append(("latest run", f"{m.latest_run_status}  {m.latest_run_path or ''}"))
     wf = m.workflow
-    info.add_row("current phase", f"{wf.current_phase or '-'}  ({wf.current_phase_state or '-'})")
-    info.add_row("last completed", wf.last_completed_phase or "-")
-    info.add_row("next recommended", next_phase_text(wf.next_recommended_phase))
+    info.append(("current phase", f"{wf.current_phase or '-'}  ({wf.current_phase_state or '-'})"))
+    info.append(("last completed", wf.last_completed_phase or "-"))
+    info.append(("next recommended", next_phase_text(wf.next_recommended_phase)))
     corr = wf.next_recommended_phase_correction
     if corr is not None:
-        info.add_row(Text("correction", style="bold yellow"),
-                     Text.assemble("authored ", next_phase_text(corr.authored), "\napplied  ", next_phase_text(corr.applied)))
+        info.append((Text("correction", style="bold yellow"),
+                     Text.assemble("authored ", next_phase_text(corr.authored), "\napplied  ", next_phase_text(corr.applied))))
     if wf.awaiting_approval:
-        info.add_row(Text("awaiting approval", style="bold magenta"), Text("yes — a person must approve", style="magenta"))
+        info.append((Text("awaiting approval", style="bold magenta"), Text("yes — a person must approve", style="magenta")))
     else:
-        info.add_row("awaiting approval", "no")
-    info.add_row("last safe checkpoint", wf.last_safe_checkpoint or "-")
+        info.append(("awaiting approval", "no"))
+    info.append(("last safe checkpoint", wf.last_safe_checkpoint or "-"))
     fc = m.fix_cycles
     if fc is not None:
         line = f"{fc.count} cycle(s)"
@@ -76,17 +76,31 @@ def manifest_renderable(m: TaskManifest) -> Group:
         if fc.latest is not None:
             line += f"\nlatest #{fc.latest.cycle}: {fc.latest.symptom}" + (
                 f" (closed {fc.latest.closed_at})" if fc.latest.closed_at else " (open)")
-        info.add_row("fix cycles", line)
+        info.append(("fix cycles", line))
     if m.phase_outcome:
-        info.add_row("phase outcome", ", ".join(f"{k}: {v}" for k, v in m.phase_outcome.items()))
-    phases = Table(title="workflow phase states", title_justify="left", title_style="bold", expand=False,
-                   show_edge=False, box=None, padding=(0, 2))
-    phases.add_column("phase")
-    phases.add_column("state")
+        info.append(("phase outcome", ", ".join(f"{k}: {v}" for k, v in m.phase_outcome.items())))
+    states: list[tuple[Text | str, Text | str]] = []
     for phase, state in wf.phase_states.items():
         marker = " ◀ current" if phase == wf.current_phase else ""
-        phases.add_row(phase, Text(state + marker, style=STATE_STYLES.get(state, "")))
-    return Group(info, Text(""), phases)
+        states.append((Text(phase), Text(state + marker, style=STATE_STYLES.get(state, ""))))
+    phases = KeyValues(states, label_style="", title="workflow phase states", header=("phase", "state"), indent=2)
+    return Group(KeyValues(info), Text(""), phases)
+
+
+@dataclass(frozen=True, slots=True)
+class SideRow:
+    """One line of a side table, and what Enter on it opens (a run dir, a file, a related task's key)."""
+
+    cells: tuple[Text | str, ...]
+    target: Path | str
+
+
+def _side_cells(row: SideRow) -> tuple[Text | str, ...]:
+    return row.cells
+
+
+TIMELINE_COLUMNS = [Column("when", "when", 11), Column("type", "type"), Column("stage", "st", 2),
+                    Column("status", "status", 12)]
 
 
 class TaskScreen(ViewScreen):
@@ -130,28 +144,56 @@ class TaskScreen(ViewScreen):
             with VerticalScroll(id="task-overview", classes="pane"):
                 yield Static("Loading…", id="task-manifest")
             with Vertical(id="task-side"):
-                timeline: DataTable[Any] = DataTable(id="task-timeline", cursor_type="row", zebra_stripes=True,
-                                                     classes="pane")
+                timeline = VirtualTable(TIMELINE_COLUMNS, _side_cells, id="task-timeline", classes="pane")
                 timeline.border_title = "Timeline of runs"
                 yield timeline
-                files: DataTable[Any] = DataTable(id="task-files", cursor_type="row", classes="pane")
+                files = VirtualTable([Column("file", "file"), Column("where", "where", 16)], _side_cells,
+                                     id="task-files", classes="pane")
                 files.border_title = "Instruction set, history & notes"
                 yield files
-                related: DataTable[Any] = DataTable(id="task-related", cursor_type="row", classes="pane")
+                related = VirtualTable([Column("key", "task key"), Column("relation", "relation", 14)], _side_cells,
+                                       id="task-related", classes="pane")
                 related.border_title = "Related tasks"
                 yield related
         yield BindingsFooter()
 
+    def _table(self, name: str) -> VirtualTable:
+        return self.query_one(f"#task-{name}", VirtualTable)
+
     def on_mount(self) -> None:
         super().on_mount()
-        t: DataTable[Any] = self.query_one("#task-timeline", DataTable)
-        t.add_columns("when", "type", "stage", "status", "run dir", "fix cycle")
-        f: DataTable[Any] = self.query_one("#task-files", DataTable)
-        f.add_columns("file", "where")
-        r: DataTable[Any] = self.query_one("#task-related", DataTable)
-        r.add_columns("task key", "relation")
-        t.focus()
-        self._load()
+        self._table("timeline").focus()
+        self._show_now()
+
+    def _show_now(self) -> None:
+        """Read and show the task on the UI thread.
+
+        A task's overview is its manifest, timeline and a few folder listings
+        (milliseconds): reading them here paints the task in the same frame that
+        shows the view, instead of a placeholder frame followed by a second one.
+        Live reloads still read in a worker.
+        """
+        self.mark_seen()
+        self._loaded(load_task(self.bundle), fresh=True)
+
+    def show_task(self, task_root: Path) -> None:
+        """Re-aim this (kept, currently hidden) view at *task_root*.
+
+        The same task again only gets a look for changes; another task is read
+        and shown with the cursors at the top.
+        """
+        if task_root == self.task_root and self.overview is not None:
+            self._check_changes(self.watched_paths())
+            return
+        self.task_root = task_root
+        self.bundle = self.okstra_task(task_root)
+        self.overview = None
+        self._signature = None
+        if self.is_mounted:
+            self.refresh_breadcrumbs()
+            self.query_one("#task-overview", VerticalScroll).scroll_home(animate=False)
+            self._table("timeline").focus()
+            self._show_now()
 
     def watched_paths(self) -> list[Path]:
         root = self.task_root
@@ -168,7 +210,9 @@ class TaskScreen(ViewScreen):
         overview = load_task(self.bundle)
         self.app.call_from_thread(self._loaded, overview)
 
-    def _loaded(self, ov: TaskOverview) -> None:
+    def _loaded(self, ov: TaskOverview, fresh: bool = False) -> None:
+        if ov.task.root != self.task_root:
+            return  # read for a task this view no longer shows
         self.overview = ov
         box = self.query_one("#task-overview", VerticalScroll)
         manifest_widget = self.query_one("#task-manifest", Static)
@@ -181,68 +225,63 @@ class TaskScreen(ViewScreen):
             manifest_widget.update(manifest_renderable(ov.manifest))
         if isinstance(ov.fix_cycles, LoadError):
             box.mount(ErrorPanel(ov.fix_cycles, title="fix-cycles.jsonl"))
-        self._fill_timeline(ov)
-        self._fill_files(ov)
-        self._fill_related(ov)
+        self._fill_timeline(ov, fresh)
+        self._fill_files(ov, fresh)
+        self._fill_related(ov, fresh)
 
-    def _fill_timeline(self, ov: TaskOverview) -> None:
-        table: DataTable[Any] = self.query_one("#task-timeline", DataTable)
-        cursor = table.cursor_row
-        table.clear()
+    def _fill(self, name: str, rows: list[SideRow], fresh: bool) -> None:
+        """Show *rows*; a reload keeps the cursor on the same target, a new task starts at the top."""
+        self._table(name).set_rows(rows, keep=None if fresh else (lambda row: row.target))
+
+    def _fill_timeline(self, ov: TaskOverview, fresh: bool) -> None:
+        table = self._table("timeline")
         timeline = ov.timeline
+        rows: list[SideRow] = []
         if isinstance(timeline, LoadError):
             table.border_subtitle = f"timeline: {timeline.reason}"
             for rd in ov.run_dirs:
-                table.add_row("?", rd.task_type, str(rd.stage or ""), "", rd.rel, "", key=str(rd.path))
+                rows.append(SideRow(("?", rd.task_type, str(rd.stage or ""), ""), rd.path))
         else:
             table.border_subtitle = f"{len(timeline.entries)} run(s)"
-            for i, e in enumerate(timeline.entries):
-                table.add_row(e.run_timestamp.replace("T", " ")[:19], e.task_type, str(e.stage or ""),
-                              Text(e.status, style=STATE_STYLES.get(e.status, "")), e.run_dir, e.fix_cycle_id or "",
-                              key=f"{i}:{self.okstra.project.root / e.run_dir}")
-        if table.row_count:
-            table.move_cursor(row=min(cursor, table.row_count - 1))
+            root = self.okstra.project.root
+            for e in timeline.entries:
+                status = Text(e.status, style=STATE_STYLES.get(e.status, ""))
+                if e.fix_cycle_id:
+                    status.append(f" fix {e.fix_cycle_id}", style="yellow")
+                # Entries of one task are days apart at most: month, day and time read best in a narrow column.
+                when = e.run_timestamp[5:16].replace("T", " ")
+                rows.append(SideRow((when, e.task_type, str(e.stage or ""), status), root / e.run_dir))
+        self._fill("timeline", rows, fresh)
 
-    def _fill_files(self, ov: TaskOverview) -> None:
-        table: DataTable[Any] = self.query_one("#task-files", DataTable)
-        cursor = table.cursor_row
-        table.clear()
+    def _fill_files(self, ov: TaskOverview, fresh: bool) -> None:
         root = self.task_root
-        for path in ov.instruction_files:
-            table.add_row(path.name, "instruction-set", key=str(path))
+        rows = [SideRow((path.name, "instruction-set"), path) for path in ov.instruction_files]
         for path in (layout.task_manifest_path(root), layout.task_index_path(root), layout.timeline_path(root),
                      layout.fix_cycles_path(root), layout.recap_log_path(root)):
             if path.exists() or path.is_symlink():
-                table.add_row(path.name, path.parent.relative_to(root).as_posix() or ".", key=str(path))
-        for path in ov.notes:
-            table.add_row(path.name, "notes", key=str(path))
-        if table.row_count:
-            table.move_cursor(row=min(cursor, table.row_count - 1))
+                rows.append(SideRow((path.name, path.parent.relative_to(root).as_posix() or "."), path))
+        rows.extend(SideRow((path.name, "notes"), path) for path in ov.notes)
+        self._fill("files", rows, fresh)
 
-    def _fill_related(self, ov: TaskOverview) -> None:
-        table: DataTable[Any] = self.query_one("#task-related", DataTable)
-        table.clear()
-        if isinstance(ov.manifest, LoadError):
-            return
-        for rel in ov.manifest.related_tasks:
-            table.add_row(Text(rel.task_key, style="underline"), rel.relation, key=rel.task_key)
-        table.border_subtitle = f"{len(ov.manifest.related_tasks)}"
+    def _fill_related(self, ov: TaskOverview, fresh: bool) -> None:
+        related = [] if isinstance(ov.manifest, LoadError) else ov.manifest.related_tasks
+        rows = [SideRow((Text(rel.task_key, style="underline"), rel.relation), rel.task_key) for rel in related]
+        self._table("related").border_subtitle = f"{len(rows)}"
+        self._fill("related", rows, fresh)
 
     # ------------------------------------------------------------ events
 
-    @on(DataTable.RowSelected, "#task-timeline")
-    def _open_run(self, event: DataTable.RowSelected) -> None:
-        key = str(event.row_key.value)
-        run_dir = Path(key.split(":", 1)[1]) if ":" in key and not key.startswith("/") else Path(key)
-        self.okstra.navigate(Location("runs", self.task_root, run_dir))
+    @on(VirtualTable.Selected, "#task-timeline")
+    def _open_run(self, event: VirtualTable.Selected) -> None:
+        self.okstra.navigate(Location("runs", self.task_root, Path(event.row.target)))
 
-    @on(DataTable.RowSelected, "#task-files")
-    def _open_file(self, event: DataTable.RowSelected) -> None:
-        self.okstra.navigate(Location("file", self.task_root, Path(str(event.row_key.value))))
+    @on(VirtualTable.Selected, "#task-files")
+    def _open_file(self, event: VirtualTable.Selected) -> None:
+        self.okstra.navigate(Location("file", self.task_root, Path(event.row.target)))
 
-    @on(DataTable.RowSelected, "#task-related")
-    def _open_related(self, event: DataTable.RowSelected) -> None:
-        key = str(event.row_key.value)
+    @on(VirtualTable.Selected, "#task-related")
+    def _open_related(self, event: VirtualTable.Selected) -> None:
+        key = str(event.row.target)
         task = self.okstra.project.find_task(key)
         if task is None:
             self.notify(f"Related task {key} is not in this project.", severity="warning")
@@ -263,7 +302,8 @@ class TaskScreen(ViewScreen):
 
     def current_path(self) -> Path | None:
         focused = self.focused
-        if isinstance(focused, DataTable) and focused.row_count and focused.id in ("task-files", "task-timeline"):
-            key = str(focused.coordinate_to_cell_key(focused.cursor_coordinate).row_key.value)
-            return Path(key.split(":", 1)[1]) if focused.id == "task-timeline" else Path(key)
+        if isinstance(focused, VirtualTable) and focused.id in ("task-files", "task-timeline"):
+            row = focused.current_row
+            if isinstance(row, SideRow):
+                return Path(row.target)
         return self.task_root

@@ -1,33 +1,107 @@
-"""The footer of key bindings, rebuilt once per frame however many times the bindings change."""
+"""The footer of key bindings: one line, one widget, redrawn only when the keys change.
+
+Textual's stock ``Footer`` builds a widget per key and rebuilds all of them
+whenever a screen announces that its bindings changed (mounting, focus moves,
+showing a screen again). Here the keys are one line of text: a change of
+bindings recomputes that line and repaints it only if it differs, and a click
+on a key presses it.
+"""
 
 from __future__ import annotations
 
+from rich.style import Style
+from rich.text import Text
+from textual import events
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widget import Widget
+
+#: (key, label shown, description, enabled) for each key in the footer.
+FooterKeys = tuple[tuple[str, str, str, bool], ...]
 
 
-class BindingsFooter(Footer):
-    """Textual's ``Footer``, with binding changes coalesced.
+class BindingsFooter(Widget):
+    """The keys the current screen shows (``Binding.show``), with the command palette key at the right."""
 
-    Mounting a screen, moving focus and resuming a screen each announce that the
-    bindings changed, and the stock footer rebuilds all its keys for every
-    announcement (five times while the catalog first shows). One rebuild after
-    the next refresh shows the same keys.
+    DEFAULT_CSS = """
+    BindingsFooter {
+        dock: bottom;
+        height: 1;
+        width: 1fr;
+        background: $footer-background;
+        color: $footer-foreground;
+    }
+    BindingsFooter > .bindings-footer--key {
+        color: $footer-key-foreground;
+        background: $footer-key-background;
+        text-style: bold;
+    }
+    BindingsFooter > .bindings-footer--description {
+        color: $footer-description-foreground;
+        background: $footer-description-background;
+    }
+    BindingsFooter > .bindings-footer--disabled { text-style: dim; }
     """
+
+    COMPONENT_CLASSES = {"bindings-footer--key", "bindings-footer--description", "bindings-footer--disabled"}
+
+    ALLOW_SELECT = False
 
     def __init__(self) -> None:
         super().__init__()
-        self._rebuild_pending = False
+        self._keys: FooterKeys | None = None
 
-    def bindings_changed(self, screen: Screen[object]) -> None:
-        self._bindings_ready = True
-        if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
+        self._bindings_changed(self.screen)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def _bindings_changed(self, screen: Screen[object]) -> None:
+        if screen is not self.screen:
             return
-        if not self._rebuild_pending:
-            self._rebuild_pending = True
-            self.call_after_refresh(self._rebuild)
+        keys = self.shown_keys()
+        if keys != self._keys:
+            self._keys = keys
+            self.refresh()
 
-    async def _rebuild(self) -> None:
-        # Cleared first: a change announced while the keys are being rebuilt schedules another rebuild.
-        self._rebuild_pending = False
-        await self.recompose()
+    def shown_keys(self) -> FooterKeys:
+        """The keys to show now: one per action, in binding order."""
+        seen: set[str] = set()
+        keys = []
+        palette = self.app.COMMAND_PALETTE_BINDING if self.app.ENABLE_COMMAND_PALETTE else None
+        for key, (_node, binding, enabled, _tooltip) in self.screen.active_bindings.items():
+            if not binding.show or binding.action in seen or key == palette:
+                continue
+            seen.add(binding.action)
+            keys.append((key, self.app.get_key_display(binding), binding.description, enabled))
+        if palette is not None and palette in self.screen.active_bindings:
+            _node, binding, enabled, _tooltip = self.screen.active_bindings[palette]
+            keys.append((palette, self.app.get_key_display(binding), "palette", enabled))
+        return tuple(keys)
+
+    def render(self) -> Text:
+        keys = self._keys or ()
+        key_style = self.get_component_rich_style("bindings-footer--key")
+        text_style = self.get_component_rich_style("bindings-footer--description")
+        dim = self.get_component_rich_style("bindings-footer--disabled", partial=True)
+        line = Text(no_wrap=True, overflow="ellipsis")
+        right = Text(no_wrap=True)
+        for i, (key, shown, description, enabled) in enumerate(keys):
+            target = right if i == len(keys) - 1 and description == "palette" else line
+            click = Style(meta={"footer-key": key})
+            extra = dim if not enabled else Style()
+            target.append(f" {shown} ", key_style + extra + click)
+            target.append(f"{description} ", text_style + extra + click)
+        width = self.size.width
+        if right and width:
+            line.truncate(max(width - right.cell_len - 1, 0), overflow="ellipsis", pad=True)
+            line.append("▏", style=text_style)
+            line.append_text(right)
+        return line
+
+    def on_click(self, event: events.Click) -> None:
+        key = event.style.meta.get("footer-key") if event.style else None
+        if isinstance(key, str):
+            event.stop()
+            self.app.simulate_key(key)

@@ -49,3 +49,20 @@ async def test_entry_the_model_rejects_replaces_the_quick_rows_with_the_error(fr
         assert isinstance(screen.data.error, LoadError) and "taskKey" in screen.data.error.reason
         assert all(not r.catalogued for r in screen.table.rows if isinstance(r, CatalogRow))
         assert screen.query(ErrorPanel)
+
+
+def test_listing_takes_missing_and_null_optional_fields_and_names_a_bad_one(fresh_demo: Path) -> None:
+    path = fresh_demo / ".okstra" / "discovery" / "task-catalog.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    del doc["tasks"][0]["title"]
+    doc["tasks"][1]["updatedAt"] = None
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    listed = Project(fresh_demo).catalog_listing()
+    assert not isinstance(listed, LoadError)
+    assert listed[0].title is None and listed[1].updated_at is None
+    assert [e.task_key for e in listed] == [t["taskKey"] for t in doc["tasks"]]
+    assert listed[2].title == doc["tasks"][2].get("title")
+    doc["tasks"][3]["createdAt"] = 5
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    bad = Project(fresh_demo).catalog_listing()
+    assert isinstance(bad, LoadError) and "tasks.3.createdAt: not a string" in bad.reason

@@ -18,7 +18,7 @@ from okstra_tui.screens.runs import RunsScreen
 from okstra_tui.screens.task import TaskScreen
 from okstra_tui.summaries import CatalogRow, PreviewTarget
 from okstra_tui.widgets.preview import ArtifactPreview
-from okstra_tui.widgets.virtual_table import GroupHeader
+from okstra_tui.widgets.virtual_table import GroupHeader, VirtualTable
 
 from .conftest import SIZE, make_app, plain, settle
 
@@ -77,8 +77,8 @@ async def test_open_task_back_and_forward(demo_root: Path) -> None:
         task = app.screen
         assert isinstance(task, TaskScreen)
         assert task.task_root == catalog.table.current_row.root
-        timeline = task.query_one("#task-timeline", DataTable)
-        assert timeline.row_count >= 1
+        timeline = task.query_one("#task-timeline", VirtualTable)
+        assert len(timeline.rows) >= 1
         text = _rendered_text(task.query_one("#task-manifest", Static))
         assert "next recommended" in text and "workflow phase states" in text
         await pilot.press("escape")
