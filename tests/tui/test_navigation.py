@@ -1,0 +1,105 @@
+"""Navigation between views: the kept task view, styles after a theme change, the footer's keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from okstra_tui.screens.catalog import CatalogScreen
+from okstra_tui.screens.help import HelpScreen
+from okstra_tui.screens.task import SideRow, TaskScreen
+from okstra_tui.summaries import CatalogRow
+from okstra_tui.widgets.footer import BindingsFooter
+from okstra_tui.widgets.virtual_table import VirtualTable
+
+from .conftest import SIZE, make_app, plain, settle
+
+
+def _task_rows(catalog: CatalogScreen) -> list[int]:
+    return [i for i, row in enumerate(catalog.table.rows) if isinstance(row, CatalogRow)]
+
+
+async def test_the_kept_task_view_shows_each_task_opened(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        catalog = app.screen
+        assert isinstance(catalog, CatalogScreen)
+        first, second = _task_rows(catalog)[:2]
+        catalog.table.cursor = first
+        await pilot.press("enter")
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, TaskScreen) and view.task_root == catalog.table.rows[first].root
+        view.query_one("#task-files", VirtualTable).cursor = 2
+        await pilot.press("escape")
+        catalog.table.cursor = second
+        await pilot.press("enter")
+        await settle(pilot)
+        # The same screen object, now showing the second task: its crumbs, overview and tables follow.
+        assert app.screen is view
+        root = catalog.table.rows[second].root
+        assert view.task_root == root and view.overview is not None and view.overview.task.root == root
+        crumbs = plain(view.query_one("Breadcrumbs").render())
+        assert f"{root.parent.name}/{root.name}" in crumbs
+        files = view.query_one("#task-files", VirtualTable)
+        assert files.cursor == 0
+        assert all(isinstance(r, SideRow) and Path(r.target).is_relative_to(root) for r in files.rows)
+        manifest = (root / "task-manifest.json").read_text(encoding="utf-8")
+        assert view.overview.manifest.task_key in manifest
+
+
+async def test_a_related_task_opens_in_a_view_of_its_own(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        source = next(ref.open() for ref in app.project.task_refs
+                      if not isinstance(ref.open().manifest, Exception) and ref.open().manifest.related_tasks)
+        from okstra_tui.navigation import Location
+
+        app.navigate(Location("task", source.root))
+        await settle(pilot)
+        outer = app.screen
+        assert isinstance(outer, TaskScreen)
+        related = outer.query_one("#task-related", VirtualTable)
+        related.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        inner = app.screen
+        target = app.project.find_task(str(related.rows[0].target))
+        assert target is not None
+        assert isinstance(inner, TaskScreen) and inner is not outer and inner.task_root == target.root
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is outer and outer.task_root == source.root
+
+
+async def test_a_theme_change_reaches_the_hidden_task_view(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("L", "enter")
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, TaskScreen)
+        before = view.styles.background
+        await pilot.press("escape")
+        app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+        await settle(pilot)
+        catalog_background = app.screen.styles.background
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert app.screen is view
+        assert view.styles.background == catalog_background and view.styles.background != before
+
+
+async def test_clicking_a_footer_key_presses_it(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        footer = app.screen.query_one(BindingsFooter)
+        keys = footer.shown_keys()
+        assert ("question_mark", "?", "Help", True) in keys
+        text = plain(footer.render())
+        await pilot.click(BindingsFooter, offset=(text.index("? Help") + 2, 0))
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
