@@ -140,7 +140,10 @@ def read_bytes(path: Path, *, root: Path | None = None, max_bytes: int = MAX_BYT
             return LoadError(path, f"file is too large ({st.st_size} bytes; limit {max_bytes})")
         chunks: list[bytes] = []
         total = 0
-        while chunk := os.read(fd, 1 << 20):
+        # The whole file in one read when it does not grow meanwhile (one more byte asked to see the end).
+        size = st.st_size + 1
+        while chunk := os.read(fd, size):
+            size = 1 << 20
             total += len(chunk)
             if total > max_bytes:
                 return LoadError(path, f"file is too large (over {max_bytes} bytes)")

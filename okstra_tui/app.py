@@ -65,11 +65,14 @@ class OkstraApp(App[None]):
         self.project = Project(self.project.root)
         return self.project
 
-    def on_mount(self) -> None:
+    def get_default_screen(self) -> Screen[None]:
+        """The catalog is the bottom of the stack (no blank screen is built under it)."""
         from .screens.catalog import CatalogScreen
 
+        return CatalogScreen()
+
+    def on_mount(self) -> None:
         self.sub_title = str(self.project.root)
-        self.push_screen(CatalogScreen())
 
     # ---------------------------------------------------------- navigation
 
