@@ -103,3 +103,24 @@ async def test_clicking_a_footer_key_presses_it(demo_root: Path) -> None:
         await pilot.click(BindingsFooter, offset=(text.index("? Help") + 2, 0))
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
+
+
+async def test_typing_on_narrows_to_the_same_rows_as_a_fresh_filter(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        catalog = app.screen
+        assert isinstance(catalog, CatalogScreen) and catalog.filter_input is None  # built on first use
+        await pilot.press("slash", *"pay", "space", *"an")
+        await settle(pilot)
+        assert catalog.filter_input is not None and catalog.shown_filter == "pay an"
+        typed = [r.ident for r in catalog.table.rows if isinstance(r, CatalogRow)]
+        expected = [r.ident for r in catalog.data.rows
+                    if all(w in " ".join((r.key, r.group, r.task_type, r.status, r.title)).lower() for w in ("pay", "an"))]
+        assert typed and sorted(typed) == sorted(expected)
+        await pilot.press("backspace", "backspace", "backspace")
+        await settle(pilot)
+        widened = {r.ident for r in catalog.table.rows if isinstance(r, CatalogRow)}
+        assert widened == {r.ident for r in catalog.data.rows
+                           if "pay" in " ".join((r.key, r.group, r.task_type, r.status, r.title)).lower()}
+        assert len(widened) >= len(typed)
