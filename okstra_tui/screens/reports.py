@@ -112,10 +112,12 @@ class ReportsScreen(ViewScreen):
         "Final reports of every run of the task. The reading copy is rendered from the report data (the .md and "
         ".html siblings are derived, never the source). o opens the HTML sibling in the system browser. The "
         "direction-selection chain (option report → user-response sidecar → selected-direction → planning report) "
-        "shows each digest and reference check as passed or failed."
+        "shows each digest and reference check as passed or failed. a opens a form to respond to the selected "
+        "report: choose a direction (option-selection in comparison mode) and answer its clarification questions; "
+        "it writes the user-response sidecar beside the report."
     )
 
-    BINDINGS = [Binding("o", "open_html", "Open HTML")]
+    BINDINGS = [Binding("o", "open_html", "Open HTML"), Binding("a", "respond", "Respond")]
 
     def __init__(self, task_root: Path, report: Path | None = None) -> None:
         super().__init__()
@@ -239,6 +241,27 @@ class ReportsScreen(ViewScreen):
             return
         self.app.open_url(html.resolve().as_uri())
         self.notify(f"Opened {html.name} in the browser", timeout=3)
+
+    def action_respond(self) -> None:
+        from ..app import open_task
+        from .respond import RespondScreen, load_form
+
+        path = self.current_path()
+        if path is None:
+            self.notify("No report selected.", severity="warning")
+            return
+        task = open_task(self.task_root)
+        report = load_form(task, path)
+        if isinstance(report, str):
+            self.notify(report, severity="error")
+            return
+
+        def written(sidecar: Path | None) -> None:
+            if sidecar is not None:
+                self.notify(f"Wrote {sidecar.relative_to(self.okstra.project.root).as_posix()}", timeout=4)
+                self._load()
+
+        self.app.push_screen(RespondScreen(task, report), written)
 
     def current_path(self) -> Path | None:
         if not self.is_mounted:
