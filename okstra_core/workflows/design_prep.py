@@ -161,6 +161,20 @@ def parse_answers(text: str) -> dict[str, str]:
     return answers
 
 
+def answers_text(answers: dict[str, str]) -> str:
+    """An answer document for these field answers, in the form :func:`parse_answers` reads."""
+    return "\n".join(f"## {field_name}\n\n{value.strip()}\n" for field_name, value in answers.items())
+
+
+def design_item(task: Task, prep_id: str) -> tuple[LoadedReport, DesignItem]:
+    """The approved snapshot and its design item *prep_id*; refused when the plan has no such item."""
+    report = approved_snapshot(task)
+    item = next((i for i in _plan_items(report) if i.prep_id == prep_id), None)
+    if item is None:
+        raise WriteRefused(report.path, f"no design item {prep_id} in the approved plan")
+    return report, item
+
+
 def _input_header_claims(text: str) -> dict[str, object]:
     if text.startswith(sidecar.DELIM + "\n"):
         return sidecar.parse(text).header
@@ -267,10 +281,7 @@ def confirm(project_root: Path, task: Task, prep_id: str, answer_text: str, *, c
     never take the same revision number; no revision file is written or
     reserved before the answer is checked.
     """
-    report = approved_snapshot(task)
-    item = next((i for i in _plan_items(report) if i.prep_id == prep_id), None)
-    if item is None:
-        raise WriteRefused(report.path, f"no design item {prep_id} in the approved plan")
+    report, item = design_item(task, prep_id)
     answers = check_input(report, item, answer_text, answer_path)
     folder = report.artifact.run.path / "design-prep-inputs"
     writes.ensure_dir(project_root, folder)

@@ -8,6 +8,7 @@ from typing import Any
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Static
 
@@ -53,8 +54,12 @@ class DesignPrepScreen(ViewScreen):
     HELP = (
         "Design items of the latest implementation-planning report with their status, the deterministic request "
         "and every confirmed input revision with the resolver's verdict: authoritative, superseded, skipped as a "
-        "duplicate revision, skipped as stale (fingerprint mismatch), or legacy-unassessed for a markerless plan."
+        "duplicate revision, skipped as stale (fingerprint mismatch), or legacy-unassessed for a markerless plan. "
+        "a (or Enter on an item) opens a form to confirm the item: answer its fields and append the next input "
+        "revision."
     )
+
+    BINDINGS = [Binding("a", "confirm_item", "Answer item")]
 
     def __init__(self, task_root: Path) -> None:
         super().__init__()
@@ -164,8 +169,37 @@ class DesignPrepScreen(ViewScreen):
     @on(DataTable.RowSelected, "#dp-table")
     def _selected(self, event: DataTable.RowSelected) -> None:
         key = str(event.row_key.value)
-        if not key.startswith("item:"):
+        if key.startswith("item:"):
+            self.action_confirm_item()
+        else:
             self.okstra.navigate(Location("file", self.task_root, Path(key)))
+
+    def action_confirm_item(self) -> None:
+        from ..app import open_task
+        from .confirm_design import ConfirmDesignScreen, load_item
+
+        table: DataTable[Any] = self.query_one("#dp-table", DataTable)
+        prep_id = None
+        for row in range(table.cursor_row, -1, -1) if table.row_count else ():
+            key = str(table.coordinate_to_cell_key((row, 0)).row_key.value)
+            if key.startswith("item:"):
+                prep_id = key.removeprefix("item:")
+                break
+        if prep_id is None:
+            self.notify("Move to a design item first.", severity="warning")
+            return
+        task = open_task(self.task_root)
+        found = load_item(task, prep_id)
+        if isinstance(found, str):
+            self.notify(found, severity="error")
+            return
+
+        def confirmed(path: Path | None) -> None:
+            if path is not None:
+                self.notify(f"Wrote {path.relative_to(self.okstra.project.root).as_posix()}", timeout=4)
+                self.reload()
+
+        self.app.push_screen(ConfirmDesignScreen(task, found), confirmed)
 
     def current_path(self) -> Path | None:
         target = self.query_one("#dp-preview", ArtifactPreview).target

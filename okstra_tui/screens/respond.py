@@ -24,6 +24,8 @@ from textual.widgets import Button, Label, RadioButton, RadioSet, Static, TextAr
 from okstra_core.errors import OkstraError
 from okstra_core.store import Task
 
+from .confirm_design import one_line
+
 
 def load_form(task: Task, report_path: Path) -> Any:
     """The report the form is built from, or why there is none (a one-line reason)."""
@@ -105,14 +107,6 @@ class RespondScreen(ModalScreen[Path | None]):
         pressed = self.query_one("#respond-options", RadioSet).pressed_button
         return pressed.name if pressed is not None else None
 
-    def _one_line(self, exc: OkstraError) -> str:
-        """The refusal as one line, naming the file relative to the project."""
-        root = self.bundle.project.root
-        if exc.path is None:
-            return exc.reason
-        where = exc.path.relative_to(root).as_posix() if exc.path.is_relative_to(root) else str(exc.path)
-        return f"{where}: {exc.reason}"
-
     @on(Button.Pressed, "#respond-cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -129,6 +123,6 @@ class RespondScreen(ModalScreen[Path | None]):
             path, _superseded = export(self.bundle.project.root, self.bundle, self.report.path, self.answers(),
                                        self.selected_option())
         except OkstraError as exc:
-            error.update(Text(self._one_line(exc)))
+            error.update(Text(one_line(self.bundle.project.root, exc)))
             return
         self.dismiss(path)

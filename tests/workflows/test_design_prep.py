@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from okstra_core import sidecar
 
@@ -108,3 +110,14 @@ def test_resolve_reports_authority_and_skips(fresh_demo: Path, capsys: pytest.Ca
 
 def test_resolve_refuses_unknown_task(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     refuses(capsys, fresh_demo, "design-prep", "resolve", fresh_demo, "--task", "x:y:z", names="task-catalog.json")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.from_regex(r"[a-z][a-z0-9_-]{0,12}", fullmatch=True),
+                       st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r"), max_size=40)
+                       .map(str.strip).filter(lambda v: v and not any(line.startswith("## ") for line in v.split("\n"))),
+                       min_size=1, max_size=4))
+def test_answers_text_reads_back_as_the_same_answers(answers: dict[str, str]) -> None:
+    from okstra_core.workflows.design_prep import answers_text, parse_answers
+
+    assert parse_answers(answers_text(answers)) == answers
