@@ -33,6 +33,13 @@ class OkstraError(Exception):
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}" if self.path is not None else self.reason
 
+    def line(self, project_root: Path) -> str:
+        """The refusal as one line, naming the file relative to *project_root* when it lies inside."""
+        if self.path is None:
+            return self.reason
+        where = self.path.relative_to(project_root).as_posix() if self.path.is_relative_to(project_root) else self.path
+        return f"{where}: {self.reason}"
+
 
 class WriteRefused(OkstraError):
     """A write that would break a contract rule; nothing was changed."""

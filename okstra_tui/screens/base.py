@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import events, on, work
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
+
+from okstra_core import layout
 
 from ..navigation import Location
 
@@ -117,6 +119,16 @@ class ViewScreen(Screen[None]):
     def current_path(self) -> Path | None:
         """The file or folder that "copy path", "editor" and "pager" act on."""
         return None
+
+    def open_form(self, form: ModalScreen[Path | None]) -> None:
+        """Show a decision form; once it wrote a file, say which and re-read the view."""
+
+        def written(path: Path | None) -> None:
+            if path is not None:
+                self.notify(f"Wrote {layout.rel_posix(path, self.okstra.project.root)}", timeout=4)
+                self.reload()
+
+        self.app.push_screen(form, written)
 
     # ---------------------------------------------------------------- live
 

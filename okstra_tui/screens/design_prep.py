@@ -193,13 +193,7 @@ class DesignPrepScreen(ViewScreen):
         if isinstance(found, str):
             self.notify(found, severity="error")
             return
-
-        def confirmed(path: Path | None) -> None:
-            if path is not None:
-                self.notify(f"Wrote {path.relative_to(self.okstra.project.root).as_posix()}", timeout=4)
-                self.reload()
-
-        self.app.push_screen(ConfirmDesignScreen(task, found), confirmed)
+        self.open_form(ConfirmDesignScreen(task, found))
 
     def current_path(self) -> Path | None:
         target = self.query_one("#dp-preview", ArtifactPreview).target

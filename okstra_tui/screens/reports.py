@@ -255,13 +255,7 @@ class ReportsScreen(ViewScreen):
         if isinstance(report, str):
             self.notify(report, severity="error")
             return
-
-        def written(sidecar: Path | None) -> None:
-            if sidecar is not None:
-                self.notify(f"Wrote {sidecar.relative_to(self.okstra.project.root).as_posix()}", timeout=4)
-                self._load()
-
-        self.app.push_screen(RespondScreen(task, report), written)
+        self.open_form(RespondScreen(task, report))
 
     def current_path(self) -> Path | None:
         if not self.is_mounted:

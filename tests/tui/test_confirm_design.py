@@ -46,8 +46,8 @@ async def test_confirming_appends_the_next_revision_and_it_becomes_authoritative
         form = await _open_form(app, pilot, fresh_demo)
         answers = {name: f"{name} chosen in the form" for name in form.fields}
         for name, value in answers.items():
-            form.query_one(f"#field-{name}", TextArea).text = value
-        await pilot.click("#design-confirm")
+            form.field_area(name).text = value
+        await pilot.click("#form-submit")
         await settle(pilot)
         assert isinstance(app.screen, DesignPrepScreen)
     after = _inputs(fresh_demo)
@@ -69,10 +69,38 @@ async def test_an_unanswered_field_is_refused_in_one_line_and_nothing_is_written
         await settle(pilot)
         form = await _open_form(app, pilot, fresh_demo)
         first, *rest = form.fields
-        form.query_one(f"#field-{first}", TextArea).text = "only this one"
-        await pilot.click("#design-confirm")
+        form.field_area(first).text = "only this one"
+        await pilot.click("#form-submit")
         await settle(pilot)
         assert app.screen is form
-        error = plain(form.query_one("#design-error", Static))
+        error = plain(form.query_one("#form-error", Static))
         assert "unanswered" in error and all(name in error for name in rest)
     assert _inputs(fresh_demo) == before
+
+
+async def test_field_names_and_questions_from_the_report_are_shown_as_text(fresh_demo: Path) -> None:
+    # Field names and questions are report data: spaces, slashes and markup-like brackets must not break the form.
+    import json
+
+    report = fresh_demo / TASK / "runs/implementation-planning/reports/final-report-implementation-planning-002.data.json"
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    item = next(i for i in doc["implementationPlan"]["designItems"] if i["prepId"] == "PREP-001")
+    item["fields"] = ["key format [v1]", "why / rationale"]
+    item["question"] = "Use [bold]this[/] or [that?"
+    report.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        form = await _open_form(app, pilot, fresh_demo)
+        assert form.fields == ["key format [v1]", "why / rationale"]
+        shown = " ".join(plain(label) for label in form.query("Label"))
+        assert "key format [v1]" in shown and "why / rationale" in shown
+        assert "Use [bold]this[/] or [that?" in " ".join(plain(s) for s in form.query(Static))
+        answers = {"key format [v1]": "uuid v7", "why / rationale": "sortable"}
+        for name, value in answers.items():
+            form.field_area(name).text = value
+        await pilot.click("#form-submit")
+        await settle(pilot)
+        assert isinstance(app.screen, DesignPrepScreen), plain(form.query_one("#form-error", Static))
+    newest = max((fresh_demo / INPUTS).glob("design-prep-input-*-PREP-001-r*.md"), key=lambda p: p.stat().st_mtime_ns)
+    assert parse_answers(newest.read_text(encoding="utf-8")) == answers

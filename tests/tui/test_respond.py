@@ -33,6 +33,21 @@ async def _open_form(app, pilot, task_root: Path, report: Path) -> RespondScreen
     return form
 
 
+def _core_sidecar(root: Path, key: str, report: Path, answers: dict[str, str], option: str | None = None) -> bytes:
+    """The bytes the core's owner renders for these answers (what the CLI and the HTML page write)."""
+    task = Project(root).find_task(key)
+    assert task is not None
+    loaded = report_by_path(task, report)
+    inp = ExportInput(loaded.model, loaded.rel(), loaded.stem, loaded.sha256)
+    return render_sidecar(inp, answers, option).encode("utf-8")
+
+
+async def _submit(pilot) -> None:  # type: ignore[no-untyped-def]
+    await pilot.pause()
+    await pilot.click("#form-submit")
+    await settle(pilot)
+
+
 def _choose(form: RespondScreen, option: str) -> None:
     button = next(b for b in form.query(RadioButton) if b.name == option)
     button.value = True
@@ -48,15 +63,9 @@ async def test_choosing_the_direction_writes_the_same_bytes_as_the_core(fresh_de
         await settle(pilot)
         form = await _open_form(app, pilot, task_root, report)
         _choose(form, "IO-001")
-        await pilot.pause()
-        await pilot.click("#respond-write")
-        await settle(pilot)
+        await _submit(pilot)
         assert isinstance(app.screen, ReportsScreen), "the form closes once the response is written"
-    task = Project(fresh_demo).find_task("demo-shop:payments:retry-policy")
-    assert task is not None
-    loaded = report_by_path(task, report)
-    expected = render_sidecar(ExportInput(loaded.model, loaded.rel(), loaded.stem, loaded.sha256), {}, "IO-001")
-    assert sidecar.read_bytes() == expected.encode("utf-8")
+    assert sidecar.read_bytes() == _core_sidecar(fresh_demo, "demo-shop:payments:retry-policy", report, {}, "IO-001")
 
 
 async def test_a_choice_planning_already_consumed_cannot_change(fresh_demo: Path) -> None:
@@ -69,11 +78,9 @@ async def test_a_choice_planning_already_consumed_cannot_change(fresh_demo: Path
         await settle(pilot)
         form = await _open_form(app, pilot, task_root, report)
         _choose(form, "IO-002")
-        await pilot.pause()
-        await pilot.click("#respond-write")
-        await settle(pilot)
+        await _submit(pilot)
         assert app.screen is form, "a refusal keeps the form open"
-        error = plain(form.query_one("#respond-error", Static))
+        error = plain(form.query_one("#form-error", Static))
         assert error.startswith(".okstra/tasks/payments/retry-policy/instruction-set/selected-direction.json: ")
         assert "IO-001" in error and "can no longer change" in error
         await pilot.press("escape")
@@ -89,8 +96,8 @@ async def test_a_report_with_nothing_to_answer_offers_no_write(fresh_demo: Path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         form = await _open_form(app, pilot, task_root, report)
-        assert form.query_one("#respond-write", Button).disabled
-        assert "asks no clarification questions" in plain(form.query_one("#respond-body").query(Static).first())
+        assert form.query_one("#form-submit", Button).disabled
+        assert "asks no clarification questions" in plain(form.query_one("#form-body").query(Static).first())
 
 
 async def test_answers_typed_in_the_form_are_the_sidecar_the_core_writes(fresh_demo: Path) -> None:
@@ -111,14 +118,9 @@ async def test_answers_typed_in_the_form_are_the_sidecar_the_core_writes(fresh_d
             area.focus()
             await pilot.press(*f"answer {i}", "enter", *"second line  ")
             answers[item_id] = f"answer {i}\nsecond line  "
-        await pilot.click("#respond-write")
-        await settle(pilot)
+        await _submit(pilot)
         assert isinstance(app.screen, ReportsScreen)
-    task = Project(fresh_demo).find_task("demo-shop:payments:refund-ledger")
-    assert task is not None
-    loaded = report_by_path(task, report)
-    expected = render_sidecar(ExportInput(loaded.model, loaded.rel(), loaded.stem, loaded.sha256), answers)
-    assert sidecar.read_bytes() == expected.encode("utf-8")
+    assert sidecar.read_bytes() == _core_sidecar(fresh_demo, "demo-shop:payments:refund-ledger", report, answers)
     assert "second line" in sidecar.read_text(encoding="utf-8")
 
 
