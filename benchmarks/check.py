@@ -77,8 +77,12 @@ def _schema_groups(tree: Path) -> dict[str, list[str]]:
     from okstra_core.store import ARTIFACT_DOC_KIND
 
     by_name = {
-        "task-catalog.json": "task-catalog", "latest-task.json": "latest-task", "project.json": "project",
-        "task-manifest.json": "task-manifest", "timeline.json": "timeline", "selected-direction.json": "selected-direction",
+        "task-catalog.json": "task-catalog",
+        "latest-task.json": "latest-task",
+        "project.json": "project",
+        "task-manifest.json": "task-manifest",
+        "timeline.json": "timeline",
+        "selected-direction.json": "selected-direction",
         "catalog.json": "duty-catalog",
     }
     groups: dict[str, list[str]] = {}
@@ -98,8 +102,11 @@ def _schema_groups(tree: Path) -> dict[str, list[str]]:
             elif here.name == "carry":
                 kind = "carry"
             elif here.parent.name == "agent-invocations":
-                kind = {".prompt.md.meta.json": "invocation-meta", ".result.json": "invocation-result",
-                        ".prompt.md.completion.json": "invocation-completion"}.get(name[name.index("."):])
+                kind = {
+                    ".prompt.md.meta.json": "invocation-meta",
+                    ".result.json": "invocation-result",
+                    ".prompt.md.completion.json": "invocation-completion",
+                }.get(name[name.index(".") :])
             if kind is not None:
                 groups.setdefault(DOC_KINDS_BY_NAME[kind].schema_file, []).append(str(here / name))
     return groups
@@ -115,7 +122,14 @@ def _check_jsonschema(groups: dict[str, list[str]], repeat: int) -> tuple[float,
         total = 0.0
         for schema, files in sorted(groups.items()):
             for i in range(0, len(files), 2000):  # keep command lines under the OS limit
-                cmd = [exe, "--schemafile", str(REPO / "schemas" / schema), "--regex-variant", "python", *files[i:i + 2000]]
+                cmd = [
+                    exe,
+                    "--schemafile",
+                    str(REPO / "schemas" / schema),
+                    "--regex-variant",
+                    "python",
+                    *files[i : i + 2000],
+                ]
                 total += _timed(cmd, 1, ok=(0, 1))[0]
         best = min(best, total)
     return best, count
@@ -130,7 +144,9 @@ def _machine() -> str:
                 break
     except OSError:
         pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} {platform.release()}"
+    return (
+        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} {platform.release()}"
+    )
 
 
 def main() -> int:
@@ -157,24 +173,41 @@ def main() -> int:
     _timed([sys.executable, "-c", FLOOR, str(tree / ".okstra"), str(home)], 1)
     floor, floor_out = _timed([sys.executable, "-c", FLOOR, str(tree / ".okstra"), str(home)], args.repeat)
     files, parsed = (int(x) for x in floor_out.split())
-    checker, out = _timed([*okstra, "check", str(tree), "--home", str(home), "--format", "json", "--jobs", str(args.jobs)], args.repeat)
+    checker, out = _timed(
+        [*okstra, "check", str(tree), "--home", str(home), "--format", "json", "--jobs", str(args.jobs)], args.repeat
+    )
     summary = json.loads(out)["summary"]
-    checker1, _ = _timed([*okstra, "check", str(tree), "--home", str(home), "--format", "json", "--jobs", "1"], args.repeat)
+    checker1, _ = _timed(
+        [*okstra, "check", str(tree), "--home", str(home), "--format", "json", "--jobs", "1"], args.repeat
+    )
     groups = _schema_groups(tree)
     cjs, cjs_files = _check_jsonschema(groups, args.repeat)
 
     jobs = args.jobs or os.cpu_count() or 1
     rows = [
-        ("floor: read every file, JSON-parse every .json/.jsonl (1 process)", floor, f"{files} files read, {parsed} parsed"),
-        (f"okstra check --jobs {jobs}", checker, f"{summary['files']} files, every rule; {summary['errors']} errors, {summary['warnings']} warnings"),
+        (
+            "floor: read every file, JSON-parse every .json/.jsonl (1 process)",
+            floor,
+            f"{files} files read, {parsed} parsed",
+        ),
+        (
+            f"okstra check --jobs {jobs}",
+            checker,
+            f"{summary['files']} files, every rule; {summary['errors']} errors, {summary['warnings']} warnings",
+        ),
         ("okstra check --jobs 1", checker1, "same"),
-        ("check-jsonschema (schema only)", cjs, f"{cjs_files} JSON documents, {len(groups)} schemas, JSONL not checked"),
+        (
+            "check-jsonschema (schema only)",
+            cjs,
+            f"{cjs_files} JSON documents, {len(groups)} schemas, JSONL not checked",
+        ),
     ]
     lines = [
         "## Checker",
         "",
         f"`python benchmarks/check.py --tasks {args.tasks}` on a demo tree of {args.tasks} tasks"
-        + (f" (generated in {generated})" if generated else "") + ".",
+        + (f" (generated in {generated})" if generated else "")
+        + ".",
         f"Machine: {_machine()}.",
         "",
         "| contender | wall time | vs floor | what it did |",
@@ -208,7 +241,7 @@ def _write_section(path: Path, section: str) -> None:
     """Replace (or append) the ``## Checker`` section, keeping every other section."""
     text = path.read_text(encoding="utf-8") if path.exists() else "# Performance\n\n"
     lines = text.splitlines(keepends=True)
-    start = next((i for i, l in enumerate(lines) if l.strip() == "## Checker"), None)
+    start = next((i for i, line in enumerate(lines) if line.strip() == "## Checker"), None)
     if start is None:
         new = text.rstrip("\n") + "\n\n" + section
     else:

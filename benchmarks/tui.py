@@ -88,7 +88,9 @@ class Probe:
         return self.hit * 1000
 """
 
-MINIMAL = PROBE + r"""
+MINIMAL = (
+    PROBE
+    + r"""
 import sys
 t0 = float(sys.argv[1])
 from textual.app import App
@@ -106,8 +108,11 @@ async def main():
         print(await probe.started(lambda: True))
 asyncio.run(main())
 """
+)
 
-MINIMAL_NAV = PROBE + r"""
+MINIMAL_NAV = (
+    PROBE
+    + r"""
 import sys, json
 from textual.app import App
 from textual.binding import Binding
@@ -136,8 +141,11 @@ async def main():
     print(json.dumps({"step_ms": out, "pilot_ms": pilot_ms}))
 asyncio.run(main())
 """
+)
 
-WORKBENCH = PROBE + r"""
+WORKBENCH = (
+    PROBE
+    + r"""
 import sys, json, resource
 t0 = float(sys.argv[1]); root = sys.argv[2]; steps = int(sys.argv[3])
 from pathlib import Path
@@ -182,7 +190,8 @@ async def main():
         down = [await probe.key(pilot, "down", cursor_at(table.cursor + 1)) for _ in range(steps)]
         page = []
         for _ in range(max(steps // 10, 1)):
-            page.append(await probe.key(pilot, "pagedown", cursor_at(min(table.cursor + max(table.size.height - 2, 1), len(table.rows) - 1))))
+            target = min(table.cursor + max(table.size.height - 2, 1), len(table.rows) - 1)
+            page.append(await probe.key(pilot, "pagedown", cursor_at(target)))
         await probe.key(pilot, "slash", lambda: app.screen.focused is cat.filter_input)
         filt = []
         typed = ""
@@ -196,9 +205,12 @@ async def main():
         for i in range(10):
             for _ in range(37):
                 await probe.key(pilot, "down", lambda: True)
-            opens.append(await probe.key(pilot, "enter", lambda: isinstance(app.screen, TaskScreen) and app.screen.overview is not None))
+            def task_shown():
+                return isinstance(app.screen, TaskScreen) and app.screen.overview is not None
+
+            opens.append(await probe.key(pilot, "enter", task_shown))
             backs.append(await probe.key(pilot, "escape", lambda: app.screen is cat))
-            forwards.append(await probe.key(pilot, "right_square_bracket", lambda: isinstance(app.screen, TaskScreen) and app.screen.overview is not None))
+            forwards.append(await probe.key(pilot, "right_square_bracket", task_shown))
             await probe.key(pilot, "escape", lambda: app.screen is cat)
         out["down_ms"] = down
         out["pagedown_ms"] = page
@@ -211,6 +223,7 @@ async def main():
 
 asyncio.run(main())
 """
+)
 
 
 def byte_compile() -> None:
@@ -233,8 +246,13 @@ WORKBENCH_START = WORKBENCH.split("        cat = app.screen")[0] + "    print(js
 
 def run_child(code: str, *args: str) -> str:
     t0 = time.time()
-    proc = subprocess.run([sys.executable, "-c", code, repr(t0), *args], capture_output=True, text=True,
-                          cwd=HERE.parent.parent, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, repr(t0), *args],
+        capture_output=True,
+        text=True,
+        cwd=HERE.parent.parent,
+        check=False,
+    )
     if proc.returncode != 0:
         raise SystemExit(f"benchmark child failed: {proc.stderr.strip().splitlines()[-1:]}")
     return proc.stdout.strip().splitlines()[-1]
@@ -242,7 +260,7 @@ def run_child(code: str, *args: str) -> str:
 
 def p(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def main() -> int:
@@ -282,27 +300,47 @@ def main() -> int:
 
     def lat(values: list[float], extra: bool = True) -> str:
         med = statistics.median(values)
-        tail = f" / {p(values, .95):.1f} / {max(values):.1f}" if extra else f" / {max(values):.1f}"
+        tail = f" / {p(values, 0.95):.1f} / {max(values):.1f}" if extra else f" / {max(values):.1f}"
         return f"{med:.1f}{tail} ms  ({med / step:.1f}x)"
 
     rows = [
         ("Minimal Textual app: start to first paint", f"{base * 1000:.0f} ms", "baseline"),
-        (f"Workbench: start to painted catalog ({last['rows']:,} rows)", f"{start * 1000:.0f} ms  ({start / base:.2f}x)",
-         "≤ 1.5x baseline"),
-        ("Workbench: ... and phase columns of the rows in view", f"{phases * 1000:.0f} ms  ({phases / base:.2f}x)", "-"),
-        ("Minimal Textual app: key to painted update, median / p95 / max",
-         f"{step:.1f} / {p(harness['step_ms'], .95):.1f} / {max(harness['step_ms']):.1f} ms  (1.0x)", "reference"),
-        ("Minimal Textual app: Pilot `press` round trip, median (for comparison)",
-         f"{statistics.median(harness['pilot_ms']):.1f} ms", "-"),
+        (
+            f"Workbench: start to painted catalog ({last['rows']:,} rows)",
+            f"{start * 1000:.0f} ms  ({start / base:.2f}x)",
+            "≤ 1.5x baseline",
+        ),
+        (
+            "Workbench: ... and phase columns of the rows in view",
+            f"{phases * 1000:.0f} ms  ({phases / base:.2f}x)",
+            "-",
+        ),
+        (
+            "Minimal Textual app: key to painted update, median / p95 / max",
+            f"{step:.1f} / {p(harness['step_ms'], 0.95):.1f} / {max(harness['step_ms']):.1f} ms  (1.0x)",
+            "reference",
+        ),
+        (
+            "Minimal Textual app: Pilot `press` round trip, median (for comparison)",
+            f"{statistics.median(harness['pilot_ms']):.1f} ms",
+            "-",
+        ),
         ("Catalog cursor step (down), median / p95 / max", lat(last["down_ms"]), "≤ 50 ms"),
         ("Catalog page down, median / p95 / max", lat(last["pagedown_ms"]), "≤ 50 ms"),
-        ("Filter keystroke over all rows (filtered rows painted), median / max",
-         lat(last["filter_key_ms"], extra=False), "≤ 50 ms"),
+        (
+            "Filter keystroke over all rows (filtered rows painted), median / max",
+            lat(last["filter_key_ms"], extra=False),
+            "≤ 50 ms",
+        ),
         ("Open a task (overview painted), median / max", lat(last["open_task_ms"], extra=False), "≤ 50 ms"),
         ("... of which the session's first open (builds the task view once)", f"{last['open_task_ms'][0]:.1f} ms", "-"),
         ("Back to the catalog, median / max", lat(last["back_ms"], extra=False), "≤ 50 ms"),
         ("Forward to the task again (overview painted), median / max", lat(last["forward_ms"], extra=False), "≤ 50 ms"),
-        ("Peak memory (max RSS of the workbench process)", f"{max(r['max_rss_mb'] for r in results):.0f} MB", "≤ 200 MB"),
+        (
+            "Peak memory (max RSS of the workbench process)",
+            f"{max(r['max_rss_mb'] for r in results):.0f} MB",
+            "≤ 200 MB",
+        ),
     ]
     table = ["| measure | result | target |", "|---|---|---|"] + [f"| {a} | {b} | {c} |" for a, b, c in rows]
     text = "\n".join(table)
@@ -319,7 +357,7 @@ def write_doc(table: str, tasks: int | None) -> None:
     body = (
         f"{SECTION}\n\n"
         "Measured by `python benchmarks/tui.py --write-doc` on a "
-        f"{'%d-task ' % tasks if tasks else ''}demo (`okstra_core.demo.generate(path, tasks=N)`), headless, "
+        f"{f'{tasks}-task ' if tasks else ''}demo (`okstra_core.demo.generate(path, tasks=N)`), headless, "
         f"on {os.cpu_count()} CPU(s), Python {sys.version.split()[0]}. Start times are medians of fresh processes "
         "(interpreter start included) until the first composed frame showing the catalog rows, the minimal app "
         "and the workbench alternating, with the workbench's modules byte-compiled as an install leaves them. "
@@ -337,7 +375,7 @@ def write_doc(table: str, tasks: int | None) -> None:
         text = text.rstrip("\n") + "\n\n" + body
     else:
         end = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + body + (text[end + 1:] if end != -1 else "")
+        text = text[:start] + body + (text[end + 1 :] if end != -1 else "")
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text(text, encoding="utf-8")
 

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from . import layout, names, writes
+from .digests import pretty_json, sha256_bytes
+from .errors import WriteRefused
 from .models import manager as mm
 from .models import task as tm
 from .models.convergence import (
@@ -38,17 +40,34 @@ from .models.convergence import (
     RoundResults,
 )
 from .models.report import StageEvidence
-from .digests import pretty_json, sha256_bytes
-from .errors import WriteRefused
 from .models.run import AgentDispatch, ErrorRecord, InvocationAssignment, WorkerDispatch
 from .store import Project
-from .workflows import carry, convergence, design_prep, direction, invocations, manager, prompts, teamstate, user_response
+from .workflows import (
+    carry,
+    convergence,
+    design_prep,
+    direction,
+    invocations,
+    manager,
+    prompts,
+    teamstate,
+    user_response,
+)
 from .workflows.common import Clock, dump, iso
-from .workflows.tasks import Run, TaskSpec, WorkerSpec, append_recap, close_run, create_task, prepare_run, record_fix_cycle
+from .workflows.tasks import (
+    Run,
+    TaskSpec,
+    WorkerSpec,
+    append_recap,
+    close_run,
+    create_task,
+    prepare_run,
+    record_fix_cycle,
+)
 
 PROJECT_ID = "demo-shop"
 HOME_DIR = ".okstra-home"
-START = dt.datetime(2026, 11, 2, 9, 0, 0, tzinfo=dt.timezone.utc)
+START = dt.datetime(2026, 11, 2, 9, 0, 0, tzinfo=dt.UTC)
 
 ANALYSERS = [
     WorkerSpec("claude-analyser", "analyser", "claude", "claude-sonnet"),
@@ -68,9 +87,18 @@ def demo_home(project_root: Path) -> Path:
 # ------------------------------------------------------------------ reports
 
 
-def _report(run: Run, title: str, summary: str, deliverable: dict[str, Any], *, version: str = "3.0",
-            language: str = "en", clarification: list[dict[str, Any]] | None = None,
-            extra: dict[str, Any] | None = None, clock: Clock) -> Path:
+def _report(
+    run: Run,
+    title: str,
+    summary: str,
+    deliverable: dict[str, Any],
+    *,
+    version: str = "3.0",
+    language: str = "en",
+    clarification: list[dict[str, Any]] | None = None,
+    extra: dict[str, Any] | None = None,
+    clock: Clock,
+) -> Path:
     value: dict[str, Any] = {
         "schemaVersion": version,
         "taskKey": run.task_key,
@@ -101,13 +129,27 @@ def _derive_readable(run: Run, data_path: Path) -> None:
 
 ANALYSIS_FINDINGS = {
     "analysisFindings": [
-        {"findingId": "F-001", "title": "Retries are not idempotent", "severity": "high",
-         "detail": "The payment retry path re-submits charges without an idempotency key.",
-         "evidence": ["src/payments/retry.py:41", "logs/2026-10-29-double-charge.txt"]},
-        {"findingId": "F-002", "title": "Backoff ignores Retry-After", "severity": "medium",
-         "detail": "The gateway's Retry-After header is parsed but never used.", "evidence": ["src/payments/backoff.py:17"]},
-        {"findingId": "F-003", "title": "Timeout budget exceeds the SLA", "severity": "low",
-         "detail": "Five retries at 8s exceed the 30s checkout SLA.", "evidence": ["config/payments.yaml:12"]},
+        {
+            "findingId": "F-001",
+            "title": "Retries are not idempotent",
+            "severity": "high",
+            "detail": "The payment retry path re-submits charges without an idempotency key.",
+            "evidence": ["src/payments/retry.py:41", "logs/2026-10-29-double-charge.txt"],
+        },
+        {
+            "findingId": "F-002",
+            "title": "Backoff ignores Retry-After",
+            "severity": "medium",
+            "detail": "The gateway's Retry-After header is parsed but never used.",
+            "evidence": ["src/payments/backoff.py:17"],
+        },
+        {
+            "findingId": "F-003",
+            "title": "Timeout budget exceeds the SLA",
+            "severity": "low",
+            "detail": "Five retries at 8s exceed the 30s checkout SLA.",
+            "evidence": ["config/payments.yaml:12"],
+        },
     ]
 }
 
@@ -116,20 +158,39 @@ def _option_candidates(mode: str, preselected: str | None = None) -> dict[str, A
     value: dict[str, Any] = {
         "mode": mode,
         "candidates": [
-            {"optionId": "IO-001", "title": "Idempotency keys at the gateway client",
-             "summary": "Generate a key per logical charge and send it on every attempt.",
-             "pros": ["Small change", "Gateway already supports keys"], "cons": ["Keys must be persisted"], "risk": "low"},
-            {"optionId": "IO-002", "title": "Outbox with exactly-once dispatcher",
-             "summary": "Write charges to an outbox table and dispatch them from one worker.",
-             "pros": ["Survives crashes"], "cons": ["New table and worker", "Migration"], "risk": "medium"},
-            {"optionId": "IO-003", "title": "Disable automatic retries",
-             "summary": "Surface failures to the user and let them retry.", "pros": ["Trivial"],
-             "cons": ["Worse conversion"], "risk": "high"},
+            {
+                "optionId": "IO-001",
+                "title": "Idempotency keys at the gateway client",
+                "summary": "Generate a key per logical charge and send it on every attempt.",
+                "pros": ["Small change", "Gateway already supports keys"],
+                "cons": ["Keys must be persisted"],
+                "risk": "low",
+            },
+            {
+                "optionId": "IO-002",
+                "title": "Outbox with exactly-once dispatcher",
+                "summary": "Write charges to an outbox table and dispatch them from one worker.",
+                "pros": ["Survives crashes"],
+                "cons": ["New table and worker", "Migration"],
+                "risk": "medium",
+            },
+            {
+                "optionId": "IO-003",
+                "title": "Disable automatic retries",
+                "summary": "Surface failures to the user and let them retry.",
+                "pros": ["Trivial"],
+                "cons": ["Worse conversion"],
+                "risk": "high",
+            },
         ],
         "recommendation": "IO-001",
     }
     if preselected:
-        value["preselected"] = {"optionId": preselected, "confirmedBy": "product-owner", "confirmedAt": "2026-11-01T10:00:00Z"}
+        value["preselected"] = {
+            "optionId": preselected,
+            "confirmedBy": "product-owner",
+            "confirmedAt": "2026-11-01T10:00:00Z",
+        }
     return {"optionCandidates": value}
 
 
@@ -137,100 +198,251 @@ def _plan(assess: bool, variant: int = 1) -> dict[str, Any]:
     def assessment(item: str, risk: str) -> dict[str, Any] | None:
         if not assess:
             return None
-        return {"item": item, "risk": risk, "unknowns": ["storage engine" if variant == 1 else "storage engine and TTL"]} \
-            if item == "PREP-002" else {"item": item, "risk": risk}
+        return (
+            {"item": item, "risk": risk, "unknowns": ["storage engine" if variant == 1 else "storage engine and TTL"]}
+            if item == "PREP-002"
+            else {"item": item, "risk": risk}
+        )
 
     items: list[dict[str, Any]] = [
-        {"prepId": "PREP-001", "title": "Idempotency key format", "status": "provisional",
-         "question": "Which key format do we send to the gateway?", "fields": ["format", "rationale"],
-         "assessment": assessment("PREP-001", "low")},
-        {"prepId": "PREP-002", "title": "Key storage and expiry", "status": "blocked",
-         "question": "Where are keys stored, and for how long?", "fields": ["store", "ttl"],
-         "assessment": assessment("PREP-002", "medium")},
-        {"prepId": "PREP-003", "title": "Client library version", "status": "confirmed",
-         "question": "", "fields": [], "assessment": assessment("PREP-003", "low")},
+        {
+            "prepId": "PREP-001",
+            "title": "Idempotency key format",
+            "status": "provisional",
+            "question": "Which key format do we send to the gateway?",
+            "fields": ["format", "rationale"],
+            "assessment": assessment("PREP-001", "low"),
+        },
+        {
+            "prepId": "PREP-002",
+            "title": "Key storage and expiry",
+            "status": "blocked",
+            "question": "Where are keys stored, and for how long?",
+            "fields": ["store", "ttl"],
+            "assessment": assessment("PREP-002", "medium"),
+        },
+        {
+            "prepId": "PREP-003",
+            "title": "Client library version",
+            "status": "confirmed",
+            "question": "",
+            "fields": [],
+            "assessment": assessment("PREP-003", "low"),
+        },
     ]
     for item in items:
         if item["assessment"] is None:
             del item["assessment"]
-    return {"implementationPlan": {
-        "stages": [
-            {"stage": 1, "title": "Key generation", "goal": "Generate and persist idempotency keys", "tasks": ["key module", "unit tests"]},
-            {"stage": 2, "title": "Client wiring", "goal": "Send keys on every attempt", "tasks": ["client change", "contract test"]},
-            {"stage": 3, "title": "Backoff", "goal": "Honour Retry-After", "tasks": ["backoff change", "load test"]},
-        ],
-        "designItems": items,
-    }}
+    return {
+        "implementationPlan": {
+            "stages": [
+                {
+                    "stage": 1,
+                    "title": "Key generation",
+                    "goal": "Generate and persist idempotency keys",
+                    "tasks": ["key module", "unit tests"],
+                },
+                {
+                    "stage": 2,
+                    "title": "Client wiring",
+                    "goal": "Send keys on every attempt",
+                    "tasks": ["client change", "contract test"],
+                },
+                {
+                    "stage": 3,
+                    "title": "Backoff",
+                    "goal": "Honour Retry-After",
+                    "tasks": ["backoff change", "load test"],
+                },
+            ],
+            "designItems": items,
+        }
+    }
 
 
 # ---------------------------------------------------------------- lifecycle
 
 
-def _run(project_root: Path, task_root: Path, task_type: str, workers: list[WorkerSpec], clock: Clock, *,
-         stage: int | None = None, v2: bool = True, fix_cycle_id: str | None = None, rich_team: bool = True) -> Run:
+def _run(
+    project_root: Path,
+    task_root: Path,
+    task_type: str,
+    workers: list[WorkerSpec],
+    clock: Clock,
+    *,
+    stage: int | None = None,
+    v2: bool = True,
+    fix_cycle_id: str | None = None,
+    rich_team: bool = True,
+) -> Run:
     """Prepare a run, publish its prompts with transcripts, and record the team's dispatches and results."""
-    run = prepare_run(project_root, task_root, task_type, stage=stage, workers=workers, clock=clock, v2=v2,
-                      fix_cycle_id=fix_cycle_id)
+    run = prepare_run(
+        project_root, task_root, task_type, stage=stage, workers=workers, clock=clock, v2=v2, fix_cycle_id=fix_cycle_id
+    )
     iset = layout.instruction_set_dir(task_root)
     instruction_rel = (iset / "analysis-packet.md").relative_to(project_root).as_posix()
     for assignment in run.manifest.invocation_assignments:
-        role = "lead" if assignment.worker_id == "lead" else next(w.role for w in workers if w.worker_id == assignment.worker_id)
-        preamble = {"lead": "", "analysis": "templates/worker-prompt-preamble.md",
-                    "implementation": "templates/implementation-worker-preamble.md",
-                    "report-writing": "templates/report-writer-prompt-preamble.md"}.get(assignment.audience, "")
-        body = (f"# {assignment.worker_id} prompt for {run.task_key}\n\n"
-                f"**Worker Preamble Path:** {preamble or 'n/a'}\n"
-                f"**Worker Error Contract Path:** templates/worker-error-contract.md\n\n"
-                f"Task type: {task_type}{f' (stage {stage})' if stage else ''}\n"
-                f"Read {instruction_rel} first, then report findings with evidence.\n")
-        published = prompts.publish_prompt(project_root, run.manifest_path, assignment.assignment_ref, body,
-                                           duty_id=role, instruction_rel=instruction_rel, clock=clock)
+        role = (
+            "lead"
+            if assignment.worker_id == "lead"
+            else next(w.role for w in workers if w.worker_id == assignment.worker_id)
+        )
+        preamble = {
+            "lead": "",
+            "analysis": "templates/worker-prompt-preamble.md",
+            "implementation": "templates/implementation-worker-preamble.md",
+            "report-writing": "templates/report-writer-prompt-preamble.md",
+        }.get(assignment.audience, "")
+        body = (
+            f"# {assignment.worker_id} prompt for {run.task_key}\n\n"
+            f"**Worker Preamble Path:** {preamble or 'n/a'}\n"
+            f"**Worker Error Contract Path:** templates/worker-error-contract.md\n\n"
+            f"Task type: {task_type}{f' (stage {stage})' if stage else ''}\n"
+            f"Read {instruction_rel} first, then report findings with evidence.\n"
+        )
+        published = prompts.publish_prompt(
+            project_root,
+            run.manifest_path,
+            assignment.assignment_ref,
+            body,
+            duty_id=role,
+            instruction_rel=instruction_rel,
+            clock=clock,
+        )
         transcript = "".join(f"[{iso(clock.now())}] {assignment.worker_id}: step {i} done\n" for i in range(1, 4))
-        writes.create_only(project_root, published.prompt.with_name(names.log_name_for(published.prompt.name)), transcript.encode())
+        writes.create_only(
+            project_root, published.prompt.with_name(names.log_name_for(published.prompt.name)), transcript.encode()
+        )
     ts = run.team_state_path
     wseq = run.seqs("worker-results")
     for index, worker in enumerate(workers, start=1):
         inv = next(a for a in run.manifest.invocation_assignments if a.worker_id == worker.worker_id)
-        ident = {k: getattr(inv, a) for k, a in (("participant_ref", "participant_ref"), ("role_execution_ref", "role_execution_ref"),
-                                                  ("invocation_ref", "invocation_ref"), ("attempt", "attempt"),
-                                                  ("execution_label", "execution_label"))} if v2 else {}
+        ident = (
+            {
+                k: getattr(inv, a)
+                for k, a in (
+                    ("participant_ref", "participant_ref"),
+                    ("role_execution_ref", "role_execution_ref"),
+                    ("invocation_ref", "invocation_ref"),
+                    ("attempt", "attempt"),
+                    ("execution_label", "execution_label"),
+                )
+            }
+            if v2
+            else {}
+        )
         dispatch_id = f"d-{task_type}-{worker.worker_id}"
         if worker.role == "report-writer":
-            teamstate.upsert_agent_dispatch(project_root, ts, AgentDispatch(
-                dispatch_id=dispatch_id, worker_id=worker.worker_id, invocation_id=inv.invocation_id,
-                prompt_path=inv.prompt_path, dispatched_at=iso(clock.now()), status="completed", **ident))
+            teamstate.upsert_agent_dispatch(
+                project_root,
+                ts,
+                AgentDispatch(
+                    dispatch_id=dispatch_id,
+                    worker_id=worker.worker_id,
+                    invocation_id=inv.invocation_id,
+                    prompt_path=inv.prompt_path,
+                    dispatched_at=iso(clock.now()),
+                    status="completed",
+                    **ident,
+                ),
+            )
         else:
-            row = WorkerDispatch(dispatch_id=dispatch_id, worker_id=worker.worker_id, invocation_id=inv.invocation_id,
-                                 session_id=f"sess-{index:02d}a" if worker.provider != "antigravity" else "",
-                                 pane_id=f"%{index}", prompt_path=inv.prompt_path, dispatched_at=iso(clock.now()),
-                                 status="in-progress", **ident)
+            row = WorkerDispatch(
+                dispatch_id=dispatch_id,
+                worker_id=worker.worker_id,
+                invocation_id=inv.invocation_id,
+                session_id=f"sess-{index:02d}a" if worker.provider != "antigravity" else "",
+                pane_id=f"%{index}",
+                prompt_path=inv.prompt_path,
+                dispatched_at=iso(clock.now()),
+                status="in-progress",
+                **ident,
+            )
             teamstate.upsert_worker_dispatch(project_root, ts, row)
             if rich_team and index == 1:
                 # The first worker's dispatch is re-sent: its row is replaced in place, pane and all.
-                teamstate.upsert_worker_dispatch(project_root, ts, row.model_copy(update={
-                    "session_id": f"sess-{index:02d}b", "pane_id": f"%{index + 10}", "dispatched_at": iso(clock.now()),
-                    "status": "completed"}))
-        result = run.run_dir / "worker-results" / names.build("worker-result", task_type=task_type, seq=wseq, worker_id=worker.worker_id)
-        audit = run.run_dir / "worker-results" / names.build("worker-audit", task_type=task_type, seq=wseq, worker_id=worker.worker_id)
-        writes.create_only(project_root, result, f"# {worker.worker_id} result\n\nStatus: completed\n\nSee the final report.\n".encode())
+                teamstate.upsert_worker_dispatch(
+                    project_root,
+                    ts,
+                    row.model_copy(
+                        update={
+                            "session_id": f"sess-{index:02d}b",
+                            "pane_id": f"%{index + 10}",
+                            "dispatched_at": iso(clock.now()),
+                            "status": "completed",
+                        }
+                    ),
+                )
+        result = (
+            run.run_dir
+            / "worker-results"
+            / names.build("worker-result", task_type=task_type, seq=wseq, worker_id=worker.worker_id)
+        )
+        audit = (
+            run.run_dir
+            / "worker-results"
+            / names.build("worker-audit", task_type=task_type, seq=wseq, worker_id=worker.worker_id)
+        )
+        writes.create_only(
+            project_root,
+            result,
+            f"# {worker.worker_id} result\n\nStatus: completed\n\nSee the final report.\n".encode(),
+        )
         writes.create_only(project_root, audit, f"# Reading confirmation\n\n- {instruction_rel}: read\n".encode())
         teamstate.link_result(project_root, ts, run.manifest, dispatch_id, run.rel(result), iso(clock.now()))
     if rich_team:
         # A probe launch without a dispatch id has no key to collapse on: such rows stack.
         for _ in range(2):
-            teamstate.upsert_worker_dispatch(project_root, ts, WorkerDispatch(
-                worker_id="probe", session_id="", dispatched_at=iso(clock.now()), status="not-run",
-                **({"participant_ref": "participant:probe", "role_execution_ref": "role:probe:0", "invocation_ref": "invocation:probe",
-                    "attempt": 1, "execution_label": "probe"} if v2 else {})))
+            teamstate.upsert_worker_dispatch(
+                project_root,
+                ts,
+                WorkerDispatch(
+                    worker_id="probe",
+                    session_id="",
+                    dispatched_at=iso(clock.now()),
+                    status="not-run",
+                    **(
+                        {
+                            "participant_ref": "participant:probe",
+                            "role_execution_ref": "role:probe:0",
+                            "invocation_ref": "invocation:probe",
+                            "attempt": 1,
+                            "execution_label": "probe",
+                        }
+                        if v2
+                        else {}
+                    ),
+                ),
+            )
     return run
 
 
-def _close(run: Run, report: Path | None, clock: Clock, *, status: str = "completed", next_phase: str | None = None,
-           next_status: str = "ready", rationale: str = "", correction: tm.NextPhaseCorrection | None = None,
-           awaiting: bool = False, phase_outcome: dict[str, str] | None = None, catalog: bool = True) -> None:
+def _close(
+    run: Run,
+    report: Path | None,
+    clock: Clock,
+    *,
+    status: str = "completed",
+    next_phase: str | None = None,
+    next_status: str = "ready",
+    rationale: str = "",
+    correction: tm.NextPhaseCorrection | None = None,
+    awaiting: bool = False,
+    phase_outcome: dict[str, str] | None = None,
+    catalog: bool = True,
+) -> None:
     pointer = tm.NextRecommendedPhase(phase=next_phase, status=next_status, rationale=rationale)
-    close_run(run, status, report_path=report, next_phase=pointer, correction=correction, awaiting_approval=awaiting,
-              phase_outcome=phase_outcome, clock=clock, catalog=catalog)
+    close_run(
+        run,
+        status,
+        report_path=report,
+        next_phase=pointer,
+        correction=correction,
+        awaiting_approval=awaiting,
+        phase_outcome=phase_outcome,
+        clock=clock,
+        catalog=catalog,
+    )
 
 
 def _convergence(run: Run, clock: Clock) -> None:
@@ -238,35 +450,93 @@ def _convergence(run: Run, clock: Clock) -> None:
     root = run.project_root
     seq = run.seqs("state")
     roster = [w.worker_id for w in ANALYSERS]
-    groups = ConvergenceGroups(schema_version="1.2", task_key=run.task_key, run_date_time_segment=run.segment, roster=roster, groups=[
-        FindingGroup(group_id="G-001", title="Non-idempotent retries", tickets=["PAY-812"], findings=[
-            GroupedFinding(finding_id="F-001", analyser_id="claude-analyser", summary="retry re-submits charges"),
-            GroupedFinding(finding_id="F-001b", analyser_id="codex-analyser", summary="no idempotency key")]),
-        FindingGroup(group_id="G-002", title="Retry-After ignored", tickets=["PAY-815"], findings=[
-            GroupedFinding(finding_id="F-002", analyser_id="gemini-analyser", summary="header parsed, unused")]),
-        FindingGroup(group_id="G-003", title="SLA budget", tickets=[], findings=[
-            GroupedFinding(finding_id="F-003", analyser_id="codex-analyser", summary="retry budget > SLA")]),
-    ])
+    groups = ConvergenceGroups(
+        schema_version="1.2",
+        task_key=run.task_key,
+        run_date_time_segment=run.segment,
+        roster=roster,
+        groups=[
+            FindingGroup(
+                group_id="G-001",
+                title="Non-idempotent retries",
+                tickets=["PAY-812"],
+                findings=[
+                    GroupedFinding(
+                        finding_id="F-001", analyser_id="claude-analyser", summary="retry re-submits charges"
+                    ),
+                    GroupedFinding(finding_id="F-001b", analyser_id="codex-analyser", summary="no idempotency key"),
+                ],
+            ),
+            FindingGroup(
+                group_id="G-002",
+                title="Retry-After ignored",
+                tickets=["PAY-815"],
+                findings=[
+                    GroupedFinding(finding_id="F-002", analyser_id="gemini-analyser", summary="header parsed, unused")
+                ],
+            ),
+            FindingGroup(
+                group_id="G-003",
+                title="SLA budget",
+                tickets=[],
+                findings=[
+                    GroupedFinding(finding_id="F-003", analyser_id="codex-analyser", summary="retry budget > SLA")
+                ],
+            ),
+        ],
+    )
     convergence.write_groups(root, run.run_dir, run.task_type, seq, groups)
     convergence.seed_work(root, run.run_dir, run.task_type, seq, clock=clock)
     votes_by_round = {
-        1: {"claude-analyser": {"G-001": "agree", "G-002": "agree", "G-003": "disagree"},
+        1: {
+            "claude-analyser": {"G-001": "agree", "G-002": "agree", "G-003": "disagree"},
             "codex-analyser": {"G-001": "agree", "G-002": "abstain", "G-003": "agree"},
-            "gemini-analyser": {"G-001": "agree", "G-002": "agree", "G-003": "abstain"}},
-        2: {"claude-analyser": {"G-003": "disagree"}, "codex-analyser": {"G-003": "disagree"}, "gemini-analyser": {"G-003": "abstain"}},
+            "gemini-analyser": {"G-001": "agree", "G-002": "agree", "G-003": "abstain"},
+        },
+        2: {
+            "claude-analyser": {"G-003": "disagree"},
+            "codex-analyser": {"G-003": "disagree"},
+            "gemini-analyser": {"G-003": "abstain"},
+        },
     }
     pseq = run.seqs("prompts")
     for rnd, votes in votes_by_round.items():
         dispatches = []
         for analyser, ballot in votes.items():
-            prompt = run.run_dir / "prompts" / names.build("reverify-prompt", task_type=run.task_type, seq=pseq, worker_id=analyser, round=rnd)
+            prompt = (
+                run.run_dir
+                / "prompts"
+                / names.build("reverify-prompt", task_type=run.task_type, seq=pseq, worker_id=analyser, round=rnd)
+            )
             writes.create_only(root, prompt, f"# Reverify round {rnd}\n\nVote on: {', '.join(ballot)}\n".encode())
-            writes.create_only(root, prompt.with_name(names.log_name_for(prompt.name)), f"[{iso(clock.now())}] votes cast\n".encode())
-            dispatches.append(PlannedDispatch(analyser_id=analyser, group_ids=list(ballot), prompt_path=run.rel(prompt)))
-        convergence.write_round_plan(root, run.run_dir, run.task_type, seq, RoundPlan(schema_version="1.2", run_date_time_segment=run.segment, round=rnd, roster=roster, dispatches=dispatches))
-        results = RoundResults(schema_version="1.2", run_date_time_segment=run.segment, round=rnd, outcomes=[
-            AdapterOutcome(analyser_id=a, status="completed", votes=[ParsedVote(group_id=g, vote=v, rationale=f"round {rnd} review") for g, v in b.items()])
-            for a, b in votes.items()])
+            writes.create_only(
+                root, prompt.with_name(names.log_name_for(prompt.name)), f"[{iso(clock.now())}] votes cast\n".encode()
+            )
+            dispatches.append(
+                PlannedDispatch(analyser_id=analyser, group_ids=list(ballot), prompt_path=run.rel(prompt))
+            )
+        convergence.write_round_plan(
+            root,
+            run.run_dir,
+            run.task_type,
+            seq,
+            RoundPlan(
+                schema_version="1.2", run_date_time_segment=run.segment, round=rnd, roster=roster, dispatches=dispatches
+            ),
+        )
+        results = RoundResults(
+            schema_version="1.2",
+            run_date_time_segment=run.segment,
+            round=rnd,
+            outcomes=[
+                AdapterOutcome(
+                    analyser_id=a,
+                    status="completed",
+                    votes=[ParsedVote(group_id=g, vote=v, rationale=f"round {rnd} review") for g, v in b.items()],
+                )
+                for a, b in votes.items()
+            ],
+        )
         convergence.write_round_results(root, run.run_dir, run.task_type, seq, results, roster)
     convergence.finalize(root, run.run_dir, run.task_type, seq, "converged", clock)
 
@@ -276,28 +546,82 @@ def _convergence(run: Run, clock: Clock) -> None:
 
 def _task_retry_policy(root: Path, clock: Clock) -> None:
     """payments/retry-policy: every phase, reruns, convergence, direction chain, design-prep, stages 1-3."""
-    spec = TaskSpec(PROJECT_ID, "payments", "retry-policy", "analysis", "bugfix", "Make payment retries safe",
-                    "Customers were charged twice when the gateway timed out. Find why and fix it.")
+    spec = TaskSpec(
+        PROJECT_ID,
+        "payments",
+        "retry-policy",
+        "analysis",
+        "bugfix",
+        "Make payment retries safe",
+        "Customers were charged twice when the gateway timed out. Find why and fix it.",
+    )
     troot = create_task(root, spec, clock)
     first = _run(root, troot, "analysis", [*ANALYSERS, WRITER], clock)
     _convergence(first, clock)
-    r1 = _report(first, "Payment retry analysis", "Retries re-submit charges without idempotency keys.", ANALYSIS_FINDINGS,
-                 extra={"convergence": {"terminalState": "converged", "rounds": 2, "confirmed": 2, "rejected": 1, "disputed": 0,
-                                        "statePath": first.rel(first.path("convergence-final"))}}, clock=clock)
-    writes.append_jsonl(root, first.path("errors-log"), dump(ErrorRecord(at=iso(clock.now()), worker_id="gemini-analyser", severity="warning",
-                                                                          code="rate-limit", message="provider throttled; retried after 20s")))
+    r1 = _report(
+        first,
+        "Payment retry analysis",
+        "Retries re-submit charges without idempotency keys.",
+        ANALYSIS_FINDINGS,
+        extra={
+            "convergence": {
+                "terminalState": "converged",
+                "rounds": 2,
+                "confirmed": 2,
+                "rejected": 1,
+                "disputed": 0,
+                "statePath": first.rel(first.path("convergence-final")),
+            }
+        },
+        clock=clock,
+    )
+    writes.append_jsonl(
+        root,
+        first.path("errors-log"),
+        dump(
+            ErrorRecord(
+                at=iso(clock.now()),
+                worker_id="gemini-analyser",
+                severity="warning",
+                code="rate-limit",
+                message="provider throttled; retried after 20s",
+            )
+        ),
+    )
     _close(first, r1, clock, next_phase="analysis", rationale="rerun with the gateway logs attached")
-    append_recap(root, troot, tm.RecapEntry(at=iso(clock.now()), task_type="analysis", run_date_time_segment=first.segment,
-                                            summary="Three findings; convergence confirmed two after two rounds."))
+    append_recap(
+        root,
+        troot,
+        tm.RecapEntry(
+            at=iso(clock.now()),
+            task_type="analysis",
+            run_date_time_segment=first.segment,
+            summary="Three findings; convergence confirmed two after two rounds.",
+        ),
+    )
     # The rerun reuses runs/analysis/ and takes seq 002 in every category.
     second = _run(root, troot, "analysis", [*ANALYSERS[:2], WRITER], clock)
-    r2 = _report(second, "Payment retry analysis (with gateway logs)", "Confirmed: retries lack idempotency keys.",
-                 ANALYSIS_FINDINGS, clock=clock)
+    r2 = _report(
+        second,
+        "Payment retry analysis (with gateway logs)",
+        "Confirmed: retries lack idempotency keys.",
+        ANALYSIS_FINDINGS,
+        clock=clock,
+    )
     _close(second, r2, clock, next_phase="option-selection", rationale="findings confirmed")
     opt = _run(root, troot, "option-selection", [*ANALYSERS[:2], WRITER], clock)
-    r3 = _report(opt, "How to make retries safe", "Three options compared.", _option_candidates("comparison"), clock=clock)
-    _close(opt, r3, clock, next_phase="implementation-planning", next_status="blocked", rationale="waiting for the choice",
-           awaiting=True)
+    r3 = _report(
+        opt, "How to make retries safe", "Three options compared.", _option_candidates("comparison"), clock=clock
+    )
+    _close(
+        opt,
+        r3,
+        clock,
+        next_phase="implementation-planning",
+        next_status="blocked",
+        rationale="waiting for the choice",
+        awaiting=True,
+    )
     task = Project(root).find_task(spec.key)
     assert task is not None
     direction.select_direction(root, task, "IO-001", clock=clock)
@@ -306,62 +630,165 @@ def _task_retry_policy(root: Path, clock: Clock) -> None:
     sd = direction.planning_prepare(root, task, clock)
     sd_rel = sd.relative_to(root).as_posix()
     plan1 = _run(root, troot, "implementation-planning", [ANALYSERS[0], WRITER], clock)
-    p1 = _report(plan1, "Retry safety plan", "Three stages; two design items need input.", _plan(True, 1),
-                 extra={"selectedDirectionRef": sd_rel}, clock=clock)
-    _close(plan1, p1, clock, next_phase="implementation", next_status="pending", rationale="design items open", awaiting=True)
+    p1 = _report(
+        plan1,
+        "Retry safety plan",
+        "Three stages; two design items need input.",
+        _plan(True, 1),
+        extra={"selectedDirectionRef": sd_rel},
+        clock=clock,
+    )
+    _close(
+        plan1,
+        p1,
+        clock,
+        next_phase="implementation",
+        next_status="pending",
+        rationale="design items open",
+        awaiting=True,
+    )
     task = Project(root).find_task(spec.key)
     assert task is not None
     design_prep.materialize(root, task)
-    design_prep.confirm(root, task, "PREP-001", "## format\n\nUUIDv7 per logical charge\n\n## rationale\n\nSortable, no coordination.\n", clock=clock)
+    design_prep.confirm(
+        root,
+        task,
+        "PREP-001",
+        "## format\n\nUUIDv7 per logical charge\n\n## rationale\n\nSortable, no coordination.\n",
+        clock=clock,
+    )
     design_prep.confirm(root, task, "PREP-002", "## store\n\nRedis\n\n## ttl\n\n24h\n", clock=clock)
     # Re-plan: PREP-002's assessment changes, so its r1 answer goes stale; PREP-001 is unchanged and carries over.
     plan2 = _run(root, troot, "implementation-planning", [ANALYSERS[0], WRITER], clock)
-    p2 = _report(plan2, "Retry safety plan (revised)", "Storage question widened to include TTL.", _plan(True, 2),
-                 extra={"selectedDirectionRef": sd_rel}, clock=clock)
+    p2 = _report(
+        plan2,
+        "Retry safety plan (revised)",
+        "Storage question widened to include TTL.",
+        _plan(True, 2),
+        extra={"selectedDirectionRef": sd_rel},
+        clock=clock,
+    )
     _close(plan2, p2, clock, next_phase="implementation", next_status="ready", rationale="plan approved")
     task = Project(root).find_task(spec.key)
     assert task is not None
     design_prep.materialize(root, task)
-    design_prep.confirm(root, task, "PREP-001", "## format\n\nUUIDv7\n\n## rationale\n\nSame as before, shorter.\n", clock=clock)
+    design_prep.confirm(
+        root, task, "PREP-001", "## format\n\nUUIDv7\n\n## rationale\n\nSame as before, shorter.\n", clock=clock
+    )
     report = design_prep.approved_snapshot(task)
     item = next(i for i in report.model.implementation_plan.design_items if i.prep_id == "PREP-002")  # type: ignore[union-attr]
     # Two wizards confirmed at the same moment: both took r2, which the resolver skips as a duplicate.
     rev = design_prep.next_revision(task, "PREP-002")
-    design_prep.write_input(root, report, item, rev, {"store": "Postgres table", "ttl": "7 days"}, confirmed_by="alice", clock=clock)
+    design_prep.write_input(
+        root, report, item, rev, {"store": "Postgres table", "ttl": "7 days"}, confirmed_by="alice", clock=clock
+    )
     design_prep.write_input(root, report, item, rev, {"store": "Redis", "ttl": "48h"}, confirmed_by="bob", clock=clock)
-    design_prep.confirm(root, task, "PREP-002", "## store\n\nPostgres table with a TTL index\n\n## ttl\n\n7 days\n", confirmed_by="alice", clock=clock)
+    design_prep.confirm(
+        root,
+        task,
+        "PREP-002",
+        "## store\n\nPostgres table with a TTL index\n\n## ttl\n\n7 days\n",
+        confirmed_by="alice",
+        clock=clock,
+    )
     plan_rel = p2.relative_to(root).as_posix()
     for stage in (1, 2, 3):
         impl = _run(root, troot, "implementation", [EXECUTOR, VERIFIER], clock, stage=stage)
-        rep = _report(impl, f"Stage {stage} results", f"Stage {stage} implemented and verified.", {"implementationResults": {
-            "stage": stage, "outcome": "passed",
-            "changes": [{"path": f"src/payments/stage{stage}.py", "summary": "implemented"}],
-            "checks": [{"name": "unit", "result": "passed"}, {"name": "contract", "result": "passed"}]}}, clock=clock)
+        rep = _report(
+            impl,
+            f"Stage {stage} results",
+            f"Stage {stage} implemented and verified.",
+            {
+                "implementationResults": {
+                    "stage": stage,
+                    "outcome": "passed",
+                    "changes": [{"path": f"src/payments/stage{stage}.py", "summary": "implemented"}],
+                    "checks": [{"name": "unit", "result": "passed"}, {"name": "contract", "result": "passed"}],
+                }
+            },
+            clock=clock,
+        )
         carry.record_carry(impl, "passed", [StageEvidence(kind="report", path=impl.rel(rep))], clock)
         carry.record_consumer(impl, plan_rel, clock)
-        _close(impl, rep, clock, next_phase="implementation" if stage < 3 else "final-verification",
-               rationale=f"stage {stage} passed", phase_outcome={"implementation": "completed"} if stage == 3 else None)
+        _close(
+            impl,
+            rep,
+            clock,
+            next_phase="implementation" if stage < 3 else "final-verification",
+            rationale=f"stage {stage} passed",
+            phase_outcome={"implementation": "completed"} if stage == 3 else None,
+        )
     fv = _run(root, troot, "final-verification", [VERIFIER, WRITER], clock)
-    rep = _report(fv, "Final verification", "All criteria met.", {"verificationVerdict": {"verdict": "pass", "criteria": [
-        {"criterion": "No double charge under retry", "result": "met", "evidence": "load test run 14"},
-        {"criterion": "Checkout SLA kept", "result": "met", "evidence": "p99 21s"}]}}, clock=clock)
+    rep = _report(
+        fv,
+        "Final verification",
+        "All criteria met.",
+        {
+            "verificationVerdict": {
+                "verdict": "pass",
+                "criteria": [
+                    {"criterion": "No double charge under retry", "result": "met", "evidence": "load test run 14"},
+                    {"criterion": "Checkout SLA kept", "result": "met", "evidence": "p99 21s"},
+                ],
+            }
+        },
+        clock=clock,
+    )
     _close(fv, rep, clock, next_phase=None, next_status="terminal", rationale="task complete")
 
 
 def _task_refund_ledger(root: Path, clock: Clock) -> None:
-    """payments/refund-ledger: an analysis with clarification items, an exported answer, attached to the instruction set."""
-    spec = TaskSpec(PROJECT_ID, "payments", "refund-ledger", "analysis", "investigation", "Reconcile the refund ledger",
-                    "Refund totals drift from the gateway's settlement files.", related=("demo-shop:payments:retry-policy",))
+    """payments/refund-ledger: an analysis with clarification items and an exported answer, attached."""
+    spec = TaskSpec(
+        PROJECT_ID,
+        "payments",
+        "refund-ledger",
+        "analysis",
+        "investigation",
+        "Reconcile the refund ledger",
+        "Refund totals drift from the gateway's settlement files.",
+        related=("demo-shop:payments:retry-policy",),
+    )
     troot = create_task(root, spec, clock)
     run = _run(root, troot, "analysis", [*ANALYSERS[:2], WRITER], clock)
-    rep = _report(run, "Refund ledger drift", "Drift comes from partial refunds; two questions for the owner.", {"analysisFindings": [
-        {"findingId": "F-001", "title": "Partial refunds booked twice", "severity": "high",
-         "detail": "The ledger books both the partial refund and its reversal.", "evidence": ["src/ledger/refunds.py:88"]}]},
+    rep = _report(
+        run,
+        "Refund ledger drift",
+        "Drift comes from partial refunds; two questions for the owner.",
+        {
+            "analysisFindings": [
+                {
+                    "findingId": "F-001",
+                    "title": "Partial refunds booked twice",
+                    "severity": "high",
+                    "detail": "The ledger books both the partial refund and its reversal.",
+                    "evidence": ["src/ledger/refunds.py:88"],
+                }
+            ]
+        },
         clarification=[
-            {"itemId": "CQ-001", "question": "Should partial refunds older than 90 days be re-booked?", "context": "Affects 412 rows."},
-            {"itemId": "CQ-002", "question": "Which settlement file is authoritative when two disagree?",
-             "options": ["gateway", "bank"]}], clock=clock)
-    _close(run, rep, clock, next_phase="analysis", next_status="blocked", rationale="waiting for clarification answers", awaiting=True)
+            {
+                "itemId": "CQ-001",
+                "question": "Should partial refunds older than 90 days be re-booked?",
+                "context": "Affects 412 rows.",
+            },
+            {
+                "itemId": "CQ-002",
+                "question": "Which settlement file is authoritative when two disagree?",
+                "options": ["gateway", "bank"],
+            },
+        ],
+        clock=clock,
+    )
+    _close(
+        run,
+        rep,
+        clock,
+        next_phase="analysis",
+        next_status="blocked",
+        rationale="waiting for clarification answers",
+        awaiting=True,
+    )
     task = Project(root).find_task(spec.key)
     assert task is not None
     user_response.export(root, task, rep, {"CQ-001": "No, only the last 90 days.", "CQ-002": "bank"}, clock=clock)
@@ -372,11 +799,24 @@ def _task_refund_ledger(root: Path, clock: Clock) -> None:
 
 def _task_currency_rounding(root: Path, clock: Clock) -> None:
     """payments/currency-rounding: preselected-validation mode (no sidecar) and planning prepare."""
-    spec = TaskSpec(PROJECT_ID, "payments", "currency-rounding", "option-selection", "feature", "Round currencies per ISO 4217",
-                    "JPY amounts show two decimals.")
+    spec = TaskSpec(
+        PROJECT_ID,
+        "payments",
+        "currency-rounding",
+        "option-selection",
+        "feature",
+        "Round currencies per ISO 4217",
+        "JPY amounts show two decimals.",
+    )
     troot = create_task(root, spec, clock)
     run = _run(root, troot, "option-selection", [ANALYSERS[1], WRITER], clock)
-    rep = _report(run, "Rounding approach", "The owner preselected IO-002; validated.", _option_candidates("preselected-validation", "IO-002"), clock=clock)
+    rep = _report(
+        run,
+        "Rounding approach",
+        "The owner preselected IO-002; validated.",
+        _option_candidates("preselected-validation", "IO-002"),
+        clock=clock,
+    )
     _close(run, rep, clock, next_phase="implementation-planning", rationale="direction preselected and validated")
     task = Project(root).find_task(spec.key)
     assert task is not None
@@ -385,73 +825,189 @@ def _task_currency_rounding(root: Path, clock: Clock) -> None:
 
 def _task_index_rebuild(root: Path, clock: Clock) -> None:
     """search/index-rebuild: a historical 2.0 markerless legacy plan (resolves legacy-unassessed)."""
-    spec = TaskSpec(PROJECT_ID, "search", "index-rebuild", "implementation-planning", "refactor", "Rebuild the search index online",
-                    "Reindexing takes the search service down for 40 minutes.")
+    spec = TaskSpec(
+        PROJECT_ID,
+        "search",
+        "index-rebuild",
+        "implementation-planning",
+        "refactor",
+        "Rebuild the search index online",
+        "Reindexing takes the search service down for 40 minutes.",
+    )
     troot = create_task(root, spec, clock)
     run = _run(root, troot, "implementation-planning", [ANALYSERS[0], WRITER], clock, v2=False, rich_team=False)
     rep = _report(run, "Online reindex plan", "Dual-write then swap aliases.", _plan(False), version="2.0", clock=clock)
-    _close(run, rep, clock, next_phase="implementation", next_status="pending", rationale="legacy plan proceeds unassessed")
+    _close(
+        run, rep, clock, next_phase="implementation", next_status="pending", rationale="legacy plan proceeds unassessed"
+    )
 
 
 def _task_query_latency(root: Path, clock: Clock) -> None:
     """search/query-latency: a v1 run whose older artifacts still lie flat in runs/analysis/."""
-    spec = TaskSpec(PROJECT_ID, "search", "query-latency", "analysis", "performance", "Find the p99 query latency regression",
-                    "p99 went from 80ms to 240ms after the 3.2 release.")
+    spec = TaskSpec(
+        PROJECT_ID,
+        "search",
+        "query-latency",
+        "analysis",
+        "performance",
+        "Find the p99 query latency regression",
+        "p99 went from 80ms to 240ms after the 3.2 release.",
+    )
     troot = create_task(root, spec, clock)
     run = _run(root, troot, "analysis", [ANALYSERS[0], WRITER], clock, v2=False, rich_team=False)
-    rep = _report(run, "Query latency", "A missing index on tenant_id.", {"analysisFindings": [
-        {"findingId": "F-001", "title": "Missing tenant_id index", "severity": "high", "detail": "Sequential scans on hits.",
-         "evidence": ["EXPLAIN output in run 001"]}]}, clock=clock)
+    rep = _report(
+        run,
+        "Query latency",
+        "A missing index on tenant_id.",
+        {
+            "analysisFindings": [
+                {
+                    "findingId": "F-001",
+                    "title": "Missing tenant_id index",
+                    "severity": "high",
+                    "detail": "Sequential scans on hits.",
+                    "evidence": ["EXPLAIN output in run 001"],
+                }
+            ]
+        },
+        clock=clock,
+    )
     _close(run, rep, clock, next_phase="option-selection", rationale="cause found")
     # An earlier okstra wrote run artifacts flat at the top of the run dir; they wait for migration.
     flat = layout.run_dir(troot, "analysis")
     segment = "2026-10-01T08:00:00Z"
-    writes.create_only_json(root, flat / names.build("run-manifest", task_type="analysis", seq=7), {
-        "schemaVersion": "1.0", "taskKey": spec.key, "taskType": "analysis", "workCategory": "performance",
-        "runDateTimeSegment": segment, "runDir": flat.relative_to(root).as_posix(), "status": "completed"})
+    writes.create_only_json(
+        root,
+        flat / names.build("run-manifest", task_type="analysis", seq=7),
+        {
+            "schemaVersion": "1.0",
+            "taskKey": spec.key,
+            "taskType": "analysis",
+            "workCategory": "performance",
+            "runDateTimeSegment": segment,
+            "runDir": flat.relative_to(root).as_posix(),
+            "status": "completed",
+        },
+    )
     writes.create_only(root, flat / names.build("final-status", task_type="analysis", seq=7), b"completed\n")
-    writes.create_only(root, flat / names.build("lead-prompt", task_type="analysis", seq=7), b"# Lead prompt (legacy layout)\n")
+    writes.create_only(
+        root, flat / names.build("lead-prompt", task_type="analysis", seq=7), b"# Lead prompt (legacy layout)\n"
+    )
 
 
 def _task_stale_cache(root: Path, clock: Clock) -> None:
     """search/stale-cache: single-stage final verification with a fix cycle and a corrected next-phase pointer."""
-    spec = TaskSpec(PROJECT_ID, "search", "stale-cache", "final-verification", "bugfix", "Verify the stale cache fix",
-                    "Results stayed stale for 10 minutes after an edit.")
+    spec = TaskSpec(
+        PROJECT_ID,
+        "search",
+        "stale-cache",
+        "final-verification",
+        "bugfix",
+        "Verify the stale cache fix",
+        "Results stayed stale for 10 minutes after an edit.",
+    )
     troot = create_task(root, spec, clock)
-    record_fix_cycle(root, troot, tm.FixCycleEvent(event="opened", cycle_id="fc-1", cycle=1, symptom="cache not invalidated on edit",
-                                                    target_report="final-report-final-verification-001", at=iso(clock.now())))
+    record_fix_cycle(
+        root,
+        troot,
+        tm.FixCycleEvent(
+            event="opened",
+            cycle_id="fc-1",
+            cycle=1,
+            symptom="cache not invalidated on edit",
+            target_report="final-report-final-verification-001",
+            at=iso(clock.now()),
+        ),
+    )
     record_fix_cycle(root, troot, tm.FixCycleEvent(event="closed", cycle_id="fc-1", cycle=1, at=iso(clock.now())))
-    record_fix_cycle(root, troot, tm.FixCycleEvent(event="opened", cycle_id="fc-2", cycle=2, symptom="TTL still 10 minutes in one region",
-                                                    target_report="final-report-final-verification-002", at=iso(clock.now())))
+    record_fix_cycle(
+        root,
+        troot,
+        tm.FixCycleEvent(
+            event="opened",
+            cycle_id="fc-2",
+            cycle=2,
+            symptom="TTL still 10 minutes in one region",
+            target_report="final-report-final-verification-002",
+            at=iso(clock.now()),
+        ),
+    )
     run = _run(root, troot, "final-verification", [VERIFIER, WRITER], clock, stage=1, fix_cycle_id="fc-2")
-    rep = _report(run, "Stale cache verification", "One region still serves stale results.", {"verificationVerdict": {
-        "verdict": "conditional", "criteria": [
-            {"criterion": "Edit invalidates cache", "result": "met", "evidence": "trace 88"},
-            {"criterion": "All regions within 5s", "result": "unmet", "evidence": "eu-west p99 9m"}]}}, clock=clock)
+    rep = _report(
+        run,
+        "Stale cache verification",
+        "One region still serves stale results.",
+        {
+            "verificationVerdict": {
+                "verdict": "conditional",
+                "criteria": [
+                    {"criterion": "Edit invalidates cache", "result": "met", "evidence": "trace 88"},
+                    {"criterion": "All regions within 5s", "result": "unmet", "evidence": "eu-west p99 9m"},
+                ],
+            }
+        },
+        clock=clock,
+    )
     authored = tm.NextRecommendedPhase(phase="final-verification", status="ready", rationale="lead: looks done")
-    applied = tm.NextRecommendedPhase(phase="implementation", status="ready", rationale="verdict is conditional: fix eu-west first")
-    _close(run, rep, clock, next_phase="implementation", rationale=applied.rationale,
-           correction=tm.NextPhaseCorrection(authored=authored, applied=applied))
+    applied = tm.NextRecommendedPhase(
+        phase="implementation", status="ready", rationale="verdict is conditional: fix eu-west first"
+    )
+    _close(
+        run,
+        rep,
+        clock,
+        next_phase="implementation",
+        rationale=applied.rationale,
+        correction=tm.NextPhaseCorrection(authored=authored, applied=applied),
+    )
 
 
 def _task_ci_speedup(root: Path, clock: Clock) -> None:
     """platform/ci-speedup: an implementation stage still in progress (no report yet)."""
-    spec = TaskSpec(PROJECT_ID, "platform", "ci-speedup", "implementation", "infrastructure", "Halve CI time",
-                    "CI takes 38 minutes; target 19.")
+    spec = TaskSpec(
+        PROJECT_ID,
+        "platform",
+        "ci-speedup",
+        "implementation",
+        "infrastructure",
+        "Halve CI time",
+        "CI takes 38 minutes; target 19.",
+    )
     troot = create_task(root, spec, clock)
     _run(root, troot, "implementation", [EXECUTOR, VERIFIER], clock, stage=1)
 
 
 def _task_observability(root: Path, clock: Clock) -> None:
     """platform/observability: an analysis that ended in error and is blocked."""
-    spec = TaskSpec(PROJECT_ID, "platform", "observability", "analysis", "investigation", "Trace gaps in checkout",
-                    "Spans are missing between the API and the payment worker.")
+    spec = TaskSpec(
+        PROJECT_ID,
+        "platform",
+        "observability",
+        "analysis",
+        "investigation",
+        "Trace gaps in checkout",
+        "Spans are missing between the API and the payment worker.",
+    )
     troot = create_task(root, spec, clock)
     run = _run(root, troot, "analysis", [ANALYSERS[2], WRITER], clock, rich_team=False)
-    writes.append_jsonl(root, run.path("errors-log"), dump(ErrorRecord(at=iso(clock.now()), worker_id="gemini-analyser",
-                                                                        code="timeout", message="worker timed out after 900s")))
-    _close(run, None, clock, status="error", next_phase="analysis", next_status="blocked",
-           rationale="rerun after the tracing collector is reachable")
+    writes.append_jsonl(
+        root,
+        run.path("errors-log"),
+        dump(
+            ErrorRecord(
+                at=iso(clock.now()), worker_id="gemini-analyser", code="timeout", message="worker timed out after 900s"
+            )
+        ),
+    )
+    _close(
+        run,
+        None,
+        clock,
+        status="error",
+        next_phase="analysis",
+        next_status="blocked",
+        rationale="rerun after the tracing collector is reachable",
+    )
 
 
 RICH_TASKS: list[Callable[[Path, Clock], None]] = [
@@ -467,14 +1023,35 @@ RICH_TASKS: list[Callable[[Path, Clock], None]] = [
 
 
 def _invocations(root: Path, clock: Clock) -> None:
-    invocations.start(root, "code-review", "review-retry-policy-branch",
-                      "Review the diff of branch fix/retry-policy for correctness.\n", "# Code review\n\nReview the attached diff.\n", clock)
-    invocations.complete(root, "code-review", "review-retry-policy-branch",
-                         "LGTM with one nit: name the key column `idempotency_key`.", clock)
-    invocations.start(root, "schedule-verification", "schedule-2026-w48",
-                      "Verify the narrative of the week 48 schedule.\n", "# Schedule verification\n\nCheck dates and owners.\n", clock)
-    invocations.complete(root, "schedule-verification", "schedule-2026-w48", "Schedule narrative verified: 0 issues.", clock)
-    invocations.start(root, "code-review", "review-ci-speedup", "Review branch ci/speedup.\n", "# Code review\n\nPending.\n", clock)
+    invocations.start(
+        root,
+        "code-review",
+        "review-retry-policy-branch",
+        "Review the diff of branch fix/retry-policy for correctness.\n",
+        "# Code review\n\nReview the attached diff.\n",
+        clock,
+    )
+    invocations.complete(
+        root,
+        "code-review",
+        "review-retry-policy-branch",
+        "LGTM with one nit: name the key column `idempotency_key`.",
+        clock,
+    )
+    invocations.start(
+        root,
+        "schedule-verification",
+        "schedule-2026-w48",
+        "Verify the narrative of the week 48 schedule.\n",
+        "# Schedule verification\n\nCheck dates and owners.\n",
+        clock,
+    )
+    invocations.complete(
+        root, "schedule-verification", "schedule-2026-w48", "Schedule narrative verified: 0 issues.", clock
+    )
+    invocations.start(
+        root, "code-review", "review-ci-speedup", "Review branch ci/speedup.\n", "# Code review\n\nPending.\n", clock
+    )
 
 
 def _manager(root: Path, clock: Clock) -> None:
@@ -484,20 +1061,55 @@ def _manager(root: Path, clock: Clock) -> None:
     manager.create_manager(home, "release-train", "Q4 release train", clock)
     manager.register_project(home, "release-train", PROJECT_ID, root, role="lead", tags=["checkout"], clock=clock)
     manager.register_project(home, "release-train", "billing", billing, role="member", tags=["invoicing"], clock=clock)
-    folder = manager.create_manager_task(home, "release-train", "release-train:q4-release:payments-hardening", "Payments hardening",
-                                         ["fix retries", "reconcile refunds", "bill correctly"], [
-                                             mm.ChildAssignment(project_id=PROJECT_ID, child_task_id="retry-policy",
-                                                                child_task_key="demo-shop:payments:retry-policy", status="completed"),
-                                             mm.ChildAssignment(project_id="billing", child_task_id="invoice-rounding",
-                                                                child_task_key="billing:invoices:invoice-rounding", status="assigned")], clock)
+    folder = manager.create_manager_task(
+        home,
+        "release-train",
+        "release-train:q4-release:payments-hardening",
+        "Payments hardening",
+        ["fix retries", "reconcile refunds", "bill correctly"],
+        [
+            mm.ChildAssignment(
+                project_id=PROJECT_ID,
+                child_task_id="retry-policy",
+                child_task_key="demo-shop:payments:retry-policy",
+                status="completed",
+            ),
+            mm.ChildAssignment(
+                project_id="billing",
+                child_task_id="invoice-rounding",
+                child_task_key="billing:invoices:invoice-rounding",
+                status="assigned",
+            ),
+        ],
+        clock,
+    )
     manager.add_directive(home, folder, "shared", "Every change ships behind a flag.", clock=clock)
-    manager.add_directive(home, folder, "project", "Coordinate rounding with demo-shop.", project_id="billing", clock=clock)
-    manager.write_snapshots(home, folder, {PROJECT_ID: mm.ProjectSnapshot(task_key="demo-shop:payments:retry-policy",
-                                                                          current_status="completed", latest_run_status="completed",
-                                                                          synced_at=iso(clock.now()))})
-    manager.add_event(home, folder, "child-launch-prepared", {"projectId": "billing", "childTaskId": "invoice-rounding"}, clock)
-    manager.write_child_context(home, folder, "billing", "invoice-rounding",
-                                "# Child context\n\nSibling report (read-only source material): demo-shop retry-policy final verification passed.\n")
+    manager.add_directive(
+        home, folder, "project", "Coordinate rounding with demo-shop.", project_id="billing", clock=clock
+    )
+    manager.write_snapshots(
+        home,
+        folder,
+        {
+            PROJECT_ID: mm.ProjectSnapshot(
+                task_key="demo-shop:payments:retry-policy",
+                current_status="completed",
+                latest_run_status="completed",
+                synced_at=iso(clock.now()),
+            )
+        },
+    )
+    manager.add_event(
+        home, folder, "child-launch-prepared", {"projectId": "billing", "childTaskId": "invoice-rounding"}, clock
+    )
+    manager.write_child_context(
+        home,
+        folder,
+        "billing",
+        "invoice-rounding",
+        "# Child context\n\nSibling report (read-only source material): demo-shop retry-policy final "
+        "verification passed.\n",
+    )
 
 
 # ---------------------------------------------------------------- bulk tasks
@@ -518,7 +1130,15 @@ def _tpl_id(task_type: str) -> str:
 
 
 def _bulk_template(root: Path, task_type: str, clock: Clock) -> None:
-    spec = TaskSpec(PROJECT_ID, TPL_GROUP, _tpl_id(task_type), task_type, "feature", f"Bulk {_tpl_id(task_type)}", "Generated for scale.")
+    spec = TaskSpec(
+        PROJECT_ID,
+        TPL_GROUP,
+        _tpl_id(task_type),
+        task_type,
+        "feature",
+        f"Bulk {_tpl_id(task_type)}",
+        "Generated for scale.",
+    )
     troot = create_task(root, spec, clock, point=False, catalog=False)
     stage = 1 if task_type == "implementation" else None
     workers = [ANALYSERS[0], WRITER] if task_type != "implementation" else [EXECUTOR, VERIFIER]
@@ -562,7 +1182,9 @@ def _clone(root: Path, template: dict[str, bytes], task_type: str, group: str, t
             continue
         meta = json.loads(data)
         run_manifest = json.loads(manifests[root / meta["runManifestPath"]])
-        assignment = next(a for a in run_manifest["invocationAssignments"] if a["assignmentRef"] == meta["assignmentRef"])
+        assignment = next(
+            a for a in run_manifest["invocationAssignments"] if a["assignmentRef"] == meta["assignmentRef"]
+        )
         meta["digests"]["assignment"] = prompts.assignment_digest(InvocationAssignment.model_validate(assignment))
         meta["digests"]["prompt"] = sha256_bytes(files[root / meta["promptPath"]])
         meta["digests"]["instruction"] = sha256_bytes(files[root / meta["instructionPath"]])
@@ -579,10 +1201,20 @@ def _bulk_range(args: tuple[str, str, int, int]) -> list[dict[str, Any]]:
         task_type = BULK_TYPES[index % len(BULK_TYPES)]
         group, task_id = f"bulk-{index % 50:02d}", f"task-{index:05d}"
         _clone(root, templates[task_type], task_type, group, task_id)
-        entries.append(dump(tm.TaskCatalogEntry(
-            task_key=str(layout.TaskKey(PROJECT_ID, group, task_id)), project_id=PROJECT_ID, task_group=group, task_id=task_id,
-            task_type=task_type, task_root_path=layout.task_root_rel(group, task_id), current_status="completed",
-            title=f"Bulk {task_id}")))
+        entries.append(
+            dump(
+                tm.TaskCatalogEntry(
+                    task_key=str(layout.TaskKey(PROJECT_ID, group, task_id)),
+                    project_id=PROJECT_ID,
+                    task_group=group,
+                    task_id=task_id,
+                    task_type=task_type,
+                    task_root_path=layout.task_root_rel(group, task_id),
+                    current_status="completed",
+                    title=f"Bulk {task_id}",
+                )
+            )
+        )
     return entries
 
 

@@ -177,8 +177,11 @@ def parse_json(path: Path, text: str, line_offset: int = 0) -> Any | LoadError:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        return LoadError(path, f"invalid JSON: {exc.msg} (line {exc.lineno + line_offset}, column {exc.colno})",
-                         line=exc.lineno + line_offset)
+        return LoadError(
+            path,
+            f"invalid JSON: {exc.msg} (line {exc.lineno + line_offset}, column {exc.colno})",
+            line=exc.lineno + line_offset,
+        )
     except RecursionError:
         return LoadError(path, "invalid JSON: nesting too deep")
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from . import layout, reading
 from .errors import LoadError
@@ -78,7 +78,7 @@ JSONL_KINDS: dict[str, str] = {"errors-log": "errors-log"}
 class _SidecarHeaders(Mapping[str, "type[smodels.Header]"]):
     """Sidecar kind -> header model, resolved on lookup (the models load lazily)."""
 
-    _NAMES: dict[str, str] = {
+    _NAMES: ClassVar[dict[str, str]] = {
         "user-response": "UserResponseHeader",
         "user-response-superseded": "UserResponseHeader",
         "design-prep-request": "DesignPrepRequestHeader",
@@ -360,9 +360,7 @@ class Task:
                 continue
             entries = _listdir(base)
             stages = sorted(s for s in (layout.parse_stage_dir(e) for e in entries) if s is not None)
-            has_own = any(e in layout.RUN_CATEGORIES for e in entries) or any(
-                names.classify_flat(e) for e in entries
-            )
+            has_own = any(e in layout.RUN_CATEGORIES for e in entries) or any(names.classify_flat(e) for e in entries)
             if task_type != "implementation" and (has_own or not stages):
                 out.append(RunDir(self, base, task_type, None))
             for stage in stages:
@@ -382,7 +380,9 @@ class Task:
         out = []
         for entry in _listdir(folder):
             if names.parse_carry(entry) is not None:
-                out.append((folder / entry, reading.load_model(folder / entry, rmodels.CarryStage, root=self.project.root)))
+                out.append(
+                    (folder / entry, reading.load_model(folder / entry, rmodels.CarryStage, root=self.project.root))
+                )
         return out
 
     def consumers(self) -> reading.JsonlDoc | LoadError | None:

@@ -23,7 +23,7 @@ import os
 import stat
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -185,10 +185,8 @@ def _temp_beside(final: Path, data: bytes) -> Path:
 
 
 def _unlink_quiet(path: Path) -> None:
-    try:
+    with suppress(FileNotFoundError):
         os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 @contextmanager
@@ -284,10 +282,8 @@ def append_jsonl(root: Path, target: Path | str, record: Any, *, timeout: float 
                 _fsync(fd)
             except BaseException:
                 # All or nothing: a failed append leaves the file as it was (never a torn or unsynced line).
-                try:
+                with suppress(OSError):
                     os.ftruncate(fd, size)
-                except OSError:
-                    pass
                 raise
         finally:
             os.close(fd)

@@ -30,9 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="okstra-tui --check [PROJECT] [flags] runs the checker headless (see `okstra check --help`).",
     )
     parser.add_argument("project", nargs="?", default=".", help="project root holding .okstra/ (default: .)")
-    parser.add_argument("--demo", action="store_true", help="generate a fresh demo project in a temporary folder and open it")
-    parser.add_argument("--demo-tasks", type=int, default=None, metavar="N",
-                        help="with --demo: scale the demo up to N tasks")
+    parser.add_argument(
+        "--demo", action="store_true", help="generate a fresh demo project in a temporary folder and open it"
+    )
+    parser.add_argument(
+        "--demo-tasks", type=int, default=None, metavar="N", help="with --demo: scale the demo up to N tasks"
+    )
     parser.add_argument("--check", action="store_true", help="run the contract checker headless and exit with its code")
     return parser
 

@@ -166,12 +166,11 @@ class OkstraApp(App[None]):
         self.push_screen(self.build_screen(location))
 
     def _go_top(self, view: str) -> None:
-        views = self._view_stack()
         if view == "catalog":
             while len(self._view_stack()) > 1:
                 self.pop_screen()
             return
-        if isinstance(self.screen, ViewScreen) and self.screen.VIEW_NAME == view:
+        if isinstance(self.screen, ViewScreen) and view == self.screen.VIEW_NAME:
             return
         self.navigate(Location(view))
 
@@ -213,7 +212,7 @@ class OkstraApp(App[None]):
         if path is None:
             self.notify("Nothing selected to open.", severity="warning")
             return
-        command = shlex.split(os.environ.get(variable) or fallback) + [str(path)]
+        command = [*shlex.split(os.environ.get(variable) or fallback), str(path)]
         try:
             with self.suspend():
                 subprocess.run(command, check=False)
@@ -242,7 +241,9 @@ class OkstraApp(App[None]):
             if not binding.description or binding.action in seen or binding.action in ("quit",):
                 continue
             seen.add(binding.action)
-            yield SystemCommand(binding.description, f"key: {_key_label(key)}", partial(base.run_action, binding.action, active.node))
+            yield SystemCommand(
+                binding.description, f"key: {_key_label(key)}", partial(base.run_action, binding.action, active.node)
+            )
         for view in ("catalog", "checks", "managers"):
             action = f"app.{view}"
             if view not in seen:
@@ -250,8 +251,14 @@ class OkstraApp(App[None]):
 
 
 def _key_label(key: str) -> str:
-    return {"question_mark": "?", "slash": "/", "escape": "esc", "right_square_bracket": "]",
-            "left_square_bracket": "[", "enter": "enter"}.get(key, key)
+    return {
+        "question_mark": "?",
+        "slash": "/",
+        "escape": "esc",
+        "right_square_bracket": "]",
+        "left_square_bracket": "[",
+        "enter": "enter",
+    }.get(key, key)
 
 
 def open_project(path: Path) -> Project | LoadError:

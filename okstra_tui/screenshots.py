@@ -7,6 +7,7 @@ tests show the same states.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import tempfile
@@ -31,10 +32,9 @@ async def settle(pilot: Pilot[None]) -> None:
     from textual.worker import WorkerCancelled
 
     for _ in range(3):
-        try:
+        # An exclusive worker replaced by a newer one ends cancelled.
+        with contextlib.suppress(WorkerCancelled):
             await pilot.app.workers.wait_for_complete()
-        except WorkerCancelled:  # an exclusive worker replaced by a newer one
-            pass
         await pilot.pause()
 
 

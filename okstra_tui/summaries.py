@@ -39,10 +39,16 @@ class CatalogRow:
     part of the first paint, so it holds the entry rather than copying fields.
     """
 
-    __slots__ = ("project", "entry", "latest", "catalogued", "_root", "_ident")
+    __slots__ = ("_ident", "_root", "catalogued", "entry", "latest", "project")
 
-    def __init__(self, project: Project, entry: CatalogListingEntry, latest: bool = False, catalogued: bool = True,
-                 root: Path | None = None) -> None:
+    def __init__(
+        self,
+        project: Project,
+        entry: CatalogListingEntry,
+        latest: bool = False,
+        catalogued: bool = True,
+        root: Path | None = None,
+    ) -> None:
         self.project = project
         self.entry = entry
         self.latest = latest
@@ -135,8 +141,16 @@ def load_catalog(project: Project) -> CatalogData:
     rows: list[CatalogRow] = []
     if error is None:
         for entry in catalog.tasks:  # type: ignore[union-attr]
-            listed = CatalogListingEntry(entry.task_key, entry.task_group, entry.task_id, entry.task_type,
-                                         entry.current_status, entry.title, entry.created_at, entry.updated_at)
+            listed = CatalogListingEntry(
+                entry.task_key,
+                entry.task_group,
+                entry.task_id,
+                entry.task_type,
+                entry.current_status,
+                entry.title,
+                entry.created_at,
+                entry.updated_at,
+            )
             rows.append(CatalogRow(project, listed, latest=entry.task_key == latest_key))
     return CatalogData(rows, error, latest_key, latest if isinstance(latest, LoadError) else None)
 
@@ -164,9 +178,11 @@ def same_catalog(a: CatalogData, b: CatalogData) -> bool:
         return False
     if a.latest_key != b.latest_key or len(a.rows) != len(b.rows):
         return False
-    return all((x.key, x.group, x.task_id, x.task_type, x.status, x.updated, x.title)
-               == (y.key, y.group, y.task_id, y.task_type, y.status, y.updated, y.title)
-               for x, y in zip(a.rows, b.rows))
+    return all(
+        (x.key, x.group, x.task_id, x.task_type, x.status, x.updated, x.title)
+        == (y.key, y.group, y.task_id, y.task_type, y.status, y.updated, y.title)
+        for x, y in zip(a.rows, b.rows, strict=False)
+    )
 
 
 def uncatalogued_rows(project: Project, known: list[CatalogRow]) -> list[CatalogRow]:
@@ -187,8 +203,9 @@ def uncatalogued_rows(project: Project, known: list[CatalogRow]) -> list[Catalog
             continue
         for task in tasks:
             if task.is_dir() and (group.name, task.name) not in seen:
-                entry = CatalogListingEntry(f"{group.name}/{task.name}", group.name, task.name, "?", "not in catalog",
-                                            None, None, None)
+                entry = CatalogListingEntry(
+                    f"{group.name}/{task.name}", group.name, task.name, "?", "not in catalog", None, None, None
+                )
                 out.append(CatalogRow(project, entry, catalogued=False, root=Path(task.path)))
     return out
 
@@ -218,8 +235,9 @@ class TaskOverview:
 
 
 def load_task(task: Task) -> TaskOverview:
-    return TaskOverview(task, task.manifest, task.timeline, task.fix_cycles(), task.instruction_files(),
-                        task.notes(), task.run_dirs)
+    return TaskOverview(
+        task, task.manifest, task.timeline, task.fix_cycles(), task.instruction_files(), task.notes(), task.run_dirs
+    )
 
 
 # --------------------------------------------------------------------- runs
@@ -239,8 +257,16 @@ class PreviewTarget:
         if self.artifact is not None:
             return self.artifact.name.fmt
         name = self.path.name
-        for suffix, fmt in ((".jsonl", "jsonl"), (".json", "json"), (".md", "md"), (".log", "log"),
-                            (".status", "status"), (".html", "html"), (".sh", "sh"), (".txt", "text")):
+        for suffix, fmt in (
+            (".jsonl", "jsonl"),
+            (".json", "json"),
+            (".md", "md"),
+            (".log", "log"),
+            (".status", "status"),
+            (".html", "html"),
+            (".sh", "sh"),
+            (".txt", "text"),
+        ):
             if name.endswith(suffix):
                 return fmt
         return "text"
@@ -266,7 +292,9 @@ def load_preview(target: PreviewTarget, root: Path) -> LoadedPreview:
     """Read a preview target through the core's loaders."""
     out = LoadedPreview(target)
     path = target.path
-    if target.artifact is not None and target.artifact.kind == "duty-contracts" or path.is_dir() and not path.is_symlink():
+    if (target.artifact is not None and target.artifact.kind == "duty-contracts") or (
+        path.is_dir() and not path.is_symlink()
+    ):
         try:
             entries = sorted(os.listdir(path))
         except OSError as exc:
@@ -308,7 +336,9 @@ def load_preview(target: PreviewTarget, root: Path) -> LoadedPreview:
             out.problems.append(loaded.reason)
         elif isinstance(loaded, reading.JsonlDoc):
             out.model = loaded
-            out.problems.extend(str(e.reason if e.line is None else f"line {e.line}: {e.reason}") for e in loaded.errors)
+            out.problems.extend(
+                str(e.reason if e.line is None else f"line {e.line}: {e.reason}") for e in loaded.errors
+            )
         else:
             out.model = loaded
     return out
@@ -374,8 +404,13 @@ class ConvergenceTrail:
     paths: list[Path] = field(default_factory=list)
 
 
-CONVERGENCE_KINDS = ("convergence-groups", "convergence-work", "convergence-round-plan", "convergence-round-results",
-                     "convergence-final")
+CONVERGENCE_KINDS = (
+    "convergence-groups",
+    "convergence-work",
+    "convergence-round-plan",
+    "convergence-round-results",
+    "convergence-final",
+)
 
 
 def load_convergence(task: Task) -> list[ConvergenceTrail]:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import shutil
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,9 +56,12 @@ def classify_documents(project: Project, home: Path) -> dict[Path, str]:
         task = ref.open()
         out[layout.task_manifest_path(task.root)] = "task-manifest"
         out[layout.timeline_path(task.root)] = "timeline"
-        for path, kind in ((layout.fix_cycles_path(task.root), "fix-cycles"), (layout.recap_log_path(task.root), "recap-log"),
-                           (layout.selected_direction_path(task.root), "selected-direction"),
-                           (layout.consumers_path(task.root), "consumers")):
+        for path, kind in (
+            (layout.fix_cycles_path(task.root), "fix-cycles"),
+            (layout.recap_log_path(task.root), "recap-log"),
+            (layout.selected_direction_path(task.root), "selected-direction"),
+            (layout.consumers_path(task.root), "consumers"),
+        ):
             if path.exists():
                 out[path] = kind
         for path, _ in task.carry():
@@ -87,9 +90,13 @@ def classify_documents(project: Project, home: Path) -> dict[Path, str]:
         out[manager.folder / "manager.json"] = "manager"
         out[manager.folder / "projects.json"] = "manager-projects"
         for mtask in manager.tasks():
-            for name, kind in (("manifest.json", "manager-task-manifest"), ("children.json", "manager-children"),
-                               ("snapshots.json", "manager-snapshots"), ("directives.jsonl", "manager-directives"),
-                               ("events.jsonl", "manager-events")):
+            for name, kind in (
+                ("manifest.json", "manager-task-manifest"),
+                ("children.json", "manager-children"),
+                ("snapshots.json", "manager-snapshots"),
+                ("directives.jsonl", "manager-directives"),
+                ("events.jsonl", "manager-events"),
+            ):
                 out[mtask.folder / name] = kind
     return out
 

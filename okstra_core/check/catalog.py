@@ -48,293 +48,638 @@ def _r(id: str, severity: Severity, topic: str, title: str, explanation: str) ->
 
 RULES: Final[tuple[Rule, ...]] = (
     # ------------------------------------------------------------------ files
-    _r("OKS001", "error", "files", "File cannot be read",
-       """A file in the store could not be read as text: permission denied, not a
+    _r(
+        "OKS001",
+        "error",
+        "files",
+        "File cannot be read",
+        """A file in the store could not be read as text: permission denied, not a
        regular file (a FIFO, socket or device), larger than the reader's limit,
        binary (it contains NUL bytes) or not valid UTF-8. Every artifact the
-       contract names is UTF-8 text; a reader that meets this file fails."""),
-    _r("OKS002", "error", "files", "Symlink escapes the project",
-       """A symbolic link inside `.okstra/` resolves to a place outside the project
+       contract names is UTF-8 text; a reader that meets this file fails.""",
+    ),
+    _r(
+        "OKS002",
+        "error",
+        "files",
+        "Symlink escapes the project",
+        """A symbolic link inside `.okstra/` resolves to a place outside the project
        root. The write primitives refuse symlink escapes, and the checker never
-       follows one: whatever the link points at is not part of the store."""),
-    _r("OKS003", "error", "files", "Dangling symlink or symlink loop",
-       """A symbolic link inside `.okstra/` points at nothing, or at itself through
-       a loop. Readers that follow it fail."""),
-    _r("OKS004", "error", "files", "Invalid JSON",
-       """A `.json` artifact is not one valid JSON value (syntax error, or nesting
+       follows one: whatever the link points at is not part of the store.""",
+    ),
+    _r(
+        "OKS003",
+        "error",
+        "files",
+        "Dangling symlink or symlink loop",
+        """A symbolic link inside `.okstra/` points at nothing, or at itself through
+       a loop. Readers that follow it fail.""",
+    ),
+    _r(
+        "OKS004",
+        "error",
+        "files",
+        "Invalid JSON",
+        """A `.json` artifact is not one valid JSON value (syntax error, or nesting
        so deep that no reader should accept it). The line is given when the
-       parser knows it."""),
-    _r("OKS005", "info", "files", "Entry the contract does not name",
-       """A file or folder sits where the storage contract names nothing (for
+       parser knows it.""",
+    ),
+    _r(
+        "OKS005",
+        "info",
+        "files",
+        "Entry the contract does not name",
+        """A file or folder sits where the storage contract names nothing (for
        example an unknown file at the top of a task root). It is not read. This
        is information: tools may keep private files, but a typo in a name looks
-       the same."""),
-    _r("OKS009", "error", "files", "Checker could not apply a rule",
-       """A rule raised an unexpected error while checking this file. The file is
+       the same.""",
+    ),
+    _r(
+        "OKS009",
+        "error",
+        "files",
+        "Checker could not apply a rule",
+        """A rule raised an unexpected error while checking this file. The file is
        almost certainly malformed in a way no other rule describes; the message
        names the rule and the error. Please report it so that a precise rule can
-       be added."""),
+       be added.""",
+    ),
     # ------------------------------------------------------------------ names
-    _r("OKS010", "error", "names", "Unknown folder in a run dir",
-       """A resolved run dir holds only the category folders (`manifests/`,
+    _r(
+        "OKS010",
+        "error",
+        "names",
+        "Unknown folder in a run dir",
+        """A resolved run dir holds only the category folders (`manifests/`,
        `state/`, `prompts/`, `reports/`, `status/`, `sessions/`, `logs/`,
        `worker-results/`, `user-responses/`, and for implementation-planning
        `design-prep-requests/` and `design-prep-inputs/`), stage folders where the
        task type has stages, and the flat `carry/` and `consumers.jsonl`
-       exceptions. Any other folder is misplaced."""),
-    _r("OKS011", "error", "names", "Name does not follow the grammar of its category",
-       """Inside a category folder every file is named by the grammar of that
+       exceptions. Any other folder is misplaced.""",
+    ),
+    _r(
+        "OKS011",
+        "error",
+        "names",
+        "Name does not follow the grammar of its category",
+        """Inside a category folder every file is named by the grammar of that
        category (for example `manifests/run-manifest-<task-type>-<seq>.json`). A
-       file that no kind of the category accepts is invisible to every reader."""),
-    _r("OKS012", "error", "names", "Malformed seq",
-       """`<seq>` is a per-category counter of at least three digits, zero-padded
+       file that no kind of the category accepts is invisible to every reader.""",
+    ),
+    _r(
+        "OKS012",
+        "error",
+        "names",
+        "Malformed seq",
+        """`<seq>` is a per-category counter of at least three digits, zero-padded
        (`001`, `002`, ... `999`, `1000`), and never `000`. `0001` or `000` is not
-       a seq a writer can produce."""),
-    _r("OKS013", "error", "names", "Seq shared by two executions",
-       """One execution takes one seq per category folder; two executions never
+       a seq a writer can produce.""",
+    ),
+    _r(
+        "OKS013",
+        "error",
+        "names",
+        "Seq shared by two executions",
+        """One execution takes one seq per category folder; two executions never
        share a number. Artifacts of one folder that carry the same seq must
-       therefore agree on the run's `runDateTimeSegment`."""),
-    _r("OKS014", "error", "names", "Task type in the name differs from the run dir",
-       """Run-level artifacts carry `-<task-type>-<seq>` in their names, and must
-       live in the run dir of that task type."""),
-    _r("OKS015", "error", "names", "Malformed or misplaced stage folder",
-       """`implementation` runs live in `runs/implementation/stage-<n>/` and
+       therefore agree on the run's `runDateTimeSegment`.""",
+    ),
+    _r(
+        "OKS014",
+        "error",
+        "names",
+        "Task type in the name differs from the run dir",
+        """Run-level artifacts carry `-<task-type>-<seq>` in their names, and must
+       live in the run dir of that task type.""",
+    ),
+    _r(
+        "OKS015",
+        "error",
+        "names",
+        "Malformed or misplaced stage folder",
+        """`implementation` runs live in `runs/implementation/stage-<n>/` and
        single-stage `final-verification` runs in
        `runs/final-verification/stage-<n>/`, with `<n>` a positive integer
        without padding. Other task types have no stages, and an implementation
        run never writes category folders directly under
-       `runs/implementation/`."""),
-    _r("OKS016", "error", "names", "Misplaced carry sidecar or consumers file",
-       """The carry sidecar is stage-shared: it lives flat at
+       `runs/implementation/`.""",
+    ),
+    _r(
+        "OKS016",
+        "error",
+        "names",
+        "Misplaced carry sidecar or consumers file",
+        """The carry sidecar is stage-shared: it lives flat at
        `runs/implementation/carry/stage-<n>.json`, never under `stage-<n>/`.
        `consumers.jsonl` lives flat at
-       `runs/implementation-planning/consumers.jsonl`."""),
-    _r("OKS017", "warning", "names", "Flat legacy artifact in a run dir",
-       """A run-level artifact sits at the top of a task-type run dir instead of
+       `runs/implementation-planning/consumers.jsonl`.""",
+    ),
+    _r(
+        "OKS017",
+        "warning",
+        "names",
+        "Flat legacy artifact in a run dir",
+        """A run-level artifact sits at the top of a task-type run dir instead of
        its category folder. The next execution moves it into place; until then
-       readers that look only in category folders miss it."""),
-    _r("OKS018", "error", "names", "Path segment is not a canonical slug",
-       """Folder names made from values (task group, task id, task type, agent
+       readers that look only in category folders miss it.""",
+    ),
+    _r(
+        "OKS018",
+        "error",
+        "names",
+        "Path segment is not a canonical slug",
+        """Folder names made from values (task group, task id, task type, agent
        invocation purpose and id, manager id) are canonical slugs: lowercase
        ASCII letters and digits joined by single dashes, at most 64 characters,
-       or the `u-<12 hex>` fallback."""),
-    _r("OKS019", "info", "names", "Unknown task type",
-       """The known task types are `analysis`, `option-selection`,
+       or the `u-<12 hex>` fallback.""",
+    ),
+    _r(
+        "OKS019",
+        "info",
+        "names",
+        "Unknown task type",
+        """The known task types are `analysis`, `option-selection`,
        `implementation-planning`, `implementation` and `final-verification`.
-       Another slug is accepted, and reported for information."""),
+       Another slug is accepted, and reported for information.""",
+    ),
     # -------------------------------------------------------------- documents
-    _r("OKS020", "error", "documents", "Document does not match its schema",
-       """A JSON artifact does not validate against the model (and generated JSON
+    _r(
+        "OKS020",
+        "error",
+        "documents",
+        "Document does not match its schema",
+        """A JSON artifact does not validate against the model (and generated JSON
        Schema under `schemas/`) of its kind: a missing field, a wrong type, an
-       unknown value."""),
-    _r("OKS021", "error", "documents", "Bad JSONL line",
-       """A line of an append-only JSONL file is blank, not JSON, does not match
+       unknown value.""",
+    ),
+    _r(
+        "OKS021",
+        "error",
+        "documents",
+        "Bad JSONL line",
+        """A line of an append-only JSONL file is blank, not JSON, does not match
        the schema of one line, or the last line is not newline-terminated (a torn
-       write). The line number is given."""),
-    _r("OKS022", "error", "documents", "Mixed or partial v2 payload",
-       """v2 rows persist all five identity fields (`participantRef`,
+       write). The line number is given.""",
+    ),
+    _r(
+        "OKS022",
+        "error",
+        "documents",
+        "Mixed or partial v2 payload",
+        """v2 rows persist all five identity fields (`participantRef`,
        `roleExecutionRef`, `invocationRef`, `attempt`, `executionLabel`); v1 rows
        persist none. A row with some of them, a document mixing v1 and v2 rows,
        or rows that disagree with the document's `schemaVersion` are
-       rejected."""),
-    _r("OKS023", "error", "documents", "Malformed sidecar header",
-       """User-response sidecars, design-prep requests and design-prep inputs
+       rejected.""",
+    ),
+    _r(
+        "OKS023",
+        "error",
+        "documents",
+        "Malformed sidecar header",
+        """User-response sidecars, design-prep requests and design-prep inputs
        start with a strict `---` header block of kebab-case `key: value` lines.
        An unknown, repeated or malformed key, or a value of the wrong shape, is
-       an error, not a guess."""),
-    _r("OKS024", "error", "documents", "Artifact belongs to another task or run",
-       """An artifact's own identity (its `taskKey`, `taskType`, stage, or the
+       an error, not a guess.""",
+    ),
+    _r(
+        "OKS024",
+        "error",
+        "documents",
+        "Artifact belongs to another task or run",
+        """An artifact's own identity (its `taskKey`, `taskType`, stage, or the
        parts of its file name) disagrees with the task and run dir it is stored
-       in."""),
+       in.""",
+    ),
     # ------------------------------------------------------------------- task
-    _r("OKS030", "error", "task", "Task catalog missing or unreadable",
-       """`.okstra/discovery/task-catalog.json` is the canonical list of task
-       bundles. A store with task folders needs it."""),
-    _r("OKS031", "error", "task", "Task key inconsistent",
-       """The task key is `project-id:task-group:task-id` with the original
+    _r(
+        "OKS030",
+        "error",
+        "task",
+        "Task catalog missing or unreadable",
+        """`.okstra/discovery/task-catalog.json` is the canonical list of task
+       bundles. A store with task folders needs it.""",
+    ),
+    _r(
+        "OKS031",
+        "error",
+        "task",
+        "Task key inconsistent",
+        """The task key is `project-id:task-group:task-id` with the original
        values; the task folder is `tasks/<slug(group)>/<slug(id)>/`. The catalog
        entry, the task manifest, the key itself and the folder must all
-       agree."""),
-    _r("OKS032", "warning", "task", "Task folder not in the catalog",
-       """A task folder exists that the task catalog does not list. Browsers that
-       start from the catalog do not see it."""),
-    _r("OKS033", "error", "task", "Catalogued task is missing",
-       """The task catalog lists a task whose folder or `task-manifest.json` does
-       not exist."""),
-    _r("OKS034", "error", "task", "latest-task.json points nowhere",
-       """`.okstra/discovery/latest-task.json` must name a catalogued task, and
-       its task-root and manifest paths must be that task's."""),
-    _r("OKS035", "error", "task", "Manifest path is not project-relative",
-       """Apart from `projectRoot`, every path a task manifest records is
+       agree.""",
+    ),
+    _r(
+        "OKS032",
+        "warning",
+        "task",
+        "Task folder not in the catalog",
+        """A task folder exists that the task catalog does not list. Browsers that
+       start from the catalog do not see it.""",
+    ),
+    _r(
+        "OKS033",
+        "error",
+        "task",
+        "Catalogued task is missing",
+        """The task catalog lists a task whose folder or `task-manifest.json` does
+       not exist.""",
+    ),
+    _r(
+        "OKS034",
+        "error",
+        "task",
+        "latest-task.json points nowhere",
+        """`.okstra/discovery/latest-task.json` must name a catalogued task, and
+       its task-root and manifest paths must be that task's.""",
+    ),
+    _r(
+        "OKS035",
+        "error",
+        "task",
+        "Manifest path is not project-relative",
+        """Apart from `projectRoot`, every path a task manifest records is
        normalised POSIX text relative to the project root: no leading `/`, no
-       `..`, no `\\`."""),
-    _r("OKS036", "error", "task", "Manifest path does not exist",
-       """A path recorded in the task manifest names nothing in the project."""),
-    _r("OKS037", "error", "task", "nextRecommendedPhase cannot be acted on",
-       """`workflow.nextRecommendedPhase` is `{phase, status, rationale}`. Under
+       `..`, no `\\`.""",
+    ),
+    _r(
+        "OKS036",
+        "error",
+        "task",
+        "Manifest path does not exist",
+        """A path recorded in the task manifest names nothing in the project.""",
+    ),
+    _r(
+        "OKS037",
+        "error",
+        "task",
+        "nextRecommendedPhase cannot be acted on",
+        """`workflow.nextRecommendedPhase` is `{phase, status, rationale}`. Under
        status `ready` it must name a `phase` (that is what makes it launchable).
-       A `phase` under another status is normal and not reported."""),
-    _r("OKS038", "error", "task", "Malformed nextRecommendedPhase correction",
-       """`workflow.nextRecommendedPhaseCorrection` is present only when Phase 7
+       A `phase` under another status is normal and not reported.""",
+    ),
+    _r(
+        "OKS038",
+        "error",
+        "task",
+        "Malformed nextRecommendedPhase correction",
+        """`workflow.nextRecommendedPhaseCorrection` is present only when Phase 7
        replaced the authored pointer: `{authored, applied}`, with `applied` equal
        to the stored `nextRecommendedPhase` and different from
-       `authored`."""),
-    _r("OKS039", "error", "task", "fixCycles summary disagrees with fix-cycles.jsonl",
-       """The manifest's `fixCycles` is derived from `history/fix-cycles.jsonl` on
+       `authored`.""",
+    ),
+    _r(
+        "OKS039",
+        "error",
+        "task",
+        "fixCycles summary disagrees with fix-cycles.jsonl",
+        """The manifest's `fixCycles` is derived from `history/fix-cycles.jsonl` on
        every prepare. A summary that differs from the derivation (or a summary
-       without the log) is stale."""),
-    _r("OKS040", "error", "task", "Timeline entry points at a missing run",
-       """Each `history/timeline.json` entry names its run dir and run manifest;
-       both must exist, and the entry must belong to this task."""),
+       without the log) is stale.""",
+    ),
+    _r(
+        "OKS040",
+        "error",
+        "task",
+        "Timeline entry points at a missing run",
+        """Each `history/timeline.json` entry names its run dir and run manifest;
+       both must exist, and the entry must belong to this task.""",
+    ),
     # ---------------------------------------------------------------- prompts
-    _r("OKS050", "warning", "prompts", "Prompt without metadata (unpublished)",
-       """A prompt is published by writing the prompt first and its adjacent
+    _r(
+        "OKS050",
+        "warning",
+        "prompts",
+        "Prompt without metadata (unpublished)",
+        """A prompt is published by writing the prompt first and its adjacent
        `.meta.json` last. A prompt without metadata is an unpublished (or
-       interrupted) publication; a retry recovers it."""),
-    _r("OKS051", "error", "prompts", "Metadata without its prompt",
-       """Prompt metadata is the completion marker of a prompt written before
+       interrupted) publication; a retry recovers it.""",
+    ),
+    _r(
+        "OKS051",
+        "error",
+        "prompts",
+        "Metadata without its prompt",
+        """Prompt metadata is the completion marker of a prompt written before
        it. Metadata whose prompt is missing cannot come from a correct
-       publication."""),
-    _r("OKS052", "error", "prompts", "Metadata does not refer back to its run",
-       """Every invocation metadata file refers back to the run manifest of its
-       run dir and names its own prompt as `promptPath`."""),
-    _r("OKS053", "error", "prompts", "Unknown assignmentRef",
-       """Every invocation metadata file names one `assignmentRef` that the run
+       publication.""",
+    ),
+    _r(
+        "OKS052",
+        "error",
+        "prompts",
+        "Metadata does not refer back to its run",
+        """Every invocation metadata file refers back to the run manifest of its
+       run dir and names its own prompt as `promptPath`.""",
+    ),
+    _r(
+        "OKS053",
+        "error",
+        "prompts",
+        "Unknown assignmentRef",
+        """Every invocation metadata file names one `assignmentRef` that the run
        manifest's `invocationAssignments` holds, with the same invocation id,
-       worker, audience and dispatch kind."""),
-    _r("OKS054", "error", "prompts", "Metadata digest does not match",
-       """Prompt metadata records the catalog, duty, instruction and prompt
+       worker, audience and dispatch kind.""",
+    ),
+    _r(
+        "OKS054",
+        "error",
+        "prompts",
+        "Metadata digest does not match",
+        """Prompt metadata records the catalog, duty, instruction and prompt
        digests; each must equal the SHA-256 of the exact bytes of the file it
-       names (the catalog digest: the run manifest's duty catalog digest)."""),
-    _r("OKS055", "error", "prompts", "Duty-contract snapshot drifted",
-       """The run-scoped `prompts/duty-contracts-<task-type>-<seq>/` snapshot is
+       names (the catalog digest: the run manifest's duty catalog digest).""",
+    ),
+    _r(
+        "OKS055",
+        "error",
+        "prompts",
+        "Duty-contract snapshot drifted",
+        """The run-scoped `prompts/duty-contracts-<task-type>-<seq>/` snapshot is
        immutable: the SHA-256 of its `catalog.json` equals the run manifest's
        `agentContract.catalogDigest`, and every duty file matches the digest the
-       catalog records."""),
+       catalog records.""",
+    ),
     # ------------------------------------------------------------- team state
-    _r("OKS060", "error", "team-state", "dispatchId recorded twice",
-       """A team-state row repeating a `dispatchId` replaces the earlier row in
+    _r(
+        "OKS060",
+        "error",
+        "team-state",
+        "dispatchId recorded twice",
+        """A team-state row repeating a `dispatchId` replaces the earlier row in
        place, so one dispatch id appears at most once. Rows without a dispatch id
-       may stack."""),
-    _r("OKS061", "error", "team-state", "Result link not exclusive",
-       """`agentResultLinks[]` associates an accepted result path with exactly one
-       dispatch id, and one dispatch id authorises exactly one path."""),
-    _r("OKS062", "error", "team-state", "Result link points at nothing declared",
-       """A result link names a dispatch id that `agentDispatches[]` records, and
-       a result path that exists and that the run manifest declares."""),
-    _r("OKS063", "error", "team-state", "Result outside authorizedPaths",
-       """Every accepted result lies under one of the run manifest's
-       `authorizedPaths.resultRoots`."""),
-    _r("OKS064", "error", "team-state", "Malformed instruction provenance",
-       """Persisted instruction provenance is a non-empty list of `{kind, path}`
+       may stack.""",
+    ),
+    _r(
+        "OKS061",
+        "error",
+        "team-state",
+        "Result link not exclusive",
+        """`agentResultLinks[]` associates an accepted result path with exactly one
+       dispatch id, and one dispatch id authorises exactly one path.""",
+    ),
+    _r(
+        "OKS062",
+        "error",
+        "team-state",
+        "Result link points at nothing declared",
+        """A result link names a dispatch id that `agentDispatches[]` records, and
+       a result path that exists and that the run manifest declares.""",
+    ),
+    _r(
+        "OKS063",
+        "error",
+        "team-state",
+        "Result outside authorizedPaths",
+        """Every accepted result lies under one of the run manifest's
+       `authorizedPaths.resultRoots`.""",
+    ),
+    _r(
+        "OKS064",
+        "error",
+        "team-state",
+        "Malformed instruction provenance",
+        """Persisted instruction provenance is a non-empty list of `{kind, path}`
        with `kind` `project` or `runtime` and `path` normalised POSIX text
        relative to its authority; installed absolute paths are not durable
-       metadata."""),
+       metadata.""",
+    ),
     # -------------------------------------------------------------- direction
-    _r("OKS070", "error", "direction", "Sidecar digest differs from the option report",
-       """A user-response sidecar's `source-data-sha256` must be the SHA-256 of
+    _r(
+        "OKS070",
+        "error",
+        "direction",
+        "Sidecar digest differs from the option report",
+        """A user-response sidecar's `source-data-sha256` must be the SHA-256 of
        the exact bytes of the `data.json` it answers; planning prepare rejects a
-       mismatch."""),
-    _r("OKS071", "error", "direction", "selected-direction.json digest differs",
-       """`instruction-set/selected-direction.json` records, as
+       mismatch.""",
+    ),
+    _r(
+        "OKS071",
+        "error",
+        "direction",
+        "selected-direction.json digest differs",
+        """`instruction-set/selected-direction.json` records, as
        `sourceDataSha256`, the digest planning prepare verified: the SHA-256 of
        the option report's bytes (and the sidecar's digest, when there is
-       one)."""),
-    _r("OKS072", "error", "direction", "Chosen option is not in the report",
-       """The chosen `IO-<nnn>` (in the sidecar or the selected-direction
+       one).""",
+    ),
+    _r(
+        "OKS072",
+        "error",
+        "direction",
+        "Chosen option is not in the report",
+        """The chosen `IO-<nnn>` (in the sidecar or the selected-direction
        snapshot) must be a candidate of the option-selection report, and the two
-       must agree."""),
-    _r("OKS073", "error", "direction", "Planning report does not cite the selected direction",
-       """A planning report written after direction selection cites the snapshot
+       must agree.""",
+    ),
+    _r(
+        "OKS073",
+        "error",
+        "direction",
+        "Planning report does not cite the selected direction",
+        """A planning report written after direction selection cites the snapshot
        through `selectedDirectionRef`, the project-relative path of
-       `instruction-set/selected-direction.json`."""),
+       `instruction-set/selected-direction.json`.""",
+    ),
     # ------------------------------------------------------------ design prep
-    _r("OKS080", "error", "design-prep", "Design-prep request disagrees with the approved plan",
-       """A request is derived from the approved planning report: its report
+    _r(
+        "OKS080",
+        "error",
+        "design-prep",
+        "Design-prep request disagrees with the approved plan",
+        """A request is derived from the approved planning report: its report
        must exist with the seq in the file name, its `PREP-<nnn>` must be a
        `provisional` or `blocked` item of that plan with the same status, and its
-       fingerprint must be the item's assessment fingerprint."""),
-    _r("OKS081", "error", "design-prep", "Design-prep input disagrees with its name or plan",
-       """An input's header must repeat the report, `PREP-<nnn>` and revision of
-       its file name, and answer an item of the approved plan."""),
-    _r("OKS082", "warning", "design-prep", "Duplicate design-prep revision skipped",
-       """Two confirmed inputs carry the same revision number for one item. The
+       fingerprint must be the item's assessment fingerprint.""",
+    ),
+    _r(
+        "OKS081",
+        "error",
+        "design-prep",
+        "Design-prep input disagrees with its name or plan",
+        """An input's header must repeat the report, `PREP-<nnn>` and revision of
+       its file name, and answer an item of the approved plan.""",
+    ),
+    _r(
+        "OKS082",
+        "warning",
+        "design-prep",
+        "Duplicate design-prep revision skipped",
+        """Two confirmed inputs carry the same revision number for one item. The
        resolver grants neither authority and falls back to the highest unique
-       revision."""),
-    _r("OKS083", "warning", "design-prep", "Stale design-prep fingerprint skipped",
-       """An input's assessment fingerprint no longer matches the approved
-       snapshot; the resolver skips it."""),
-    _r("OKS084", "warning", "design-prep", "Markerless legacy plan (legacy-unassessed)",
-       """A planning report whose design items carry no assessment markers
+       revision.""",
+    ),
+    _r(
+        "OKS083",
+        "warning",
+        "design-prep",
+        "Stale design-prep fingerprint skipped",
+        """An input's assessment fingerprint no longer matches the approved
+       snapshot; the resolver skips it.""",
+    ),
+    _r(
+        "OKS084",
+        "warning",
+        "design-prep",
+        "Markerless legacy plan (legacy-unassessed)",
+        """A planning report whose design items carry no assessment markers
        proceeds with the `legacy-unassessed` warning; it has no sidecars to
-       migrate and its report is not rewritten."""),
+       migrate and its report is not rewritten.""",
+    ),
     # ---------------------------------------------------------------- reports
-    _r("OKS090", "error", "reports", "Report deliverable does not match its task type",
-       """Report data carries exactly one task-type deliverable, the one of its
+    _r(
+        "OKS090",
+        "error",
+        "reports",
+        "Report deliverable does not match its task type",
+        """Report data carries exactly one task-type deliverable, the one of its
        task type (`analysisFindings`, `optionCandidates`, `implementationPlan`,
-       `implementationResults`, `verificationVerdict`)."""),
-    _r("OKS091", "error", "reports", "Unknown report schema version",
-       """New report data uses schema `3.0`; historical data `2.0` stays
+       `implementationResults`, `verificationVerdict`).""",
+    ),
+    _r(
+        "OKS091",
+        "error",
+        "reports",
+        "Unknown report schema version",
+        """New report data uses schema `3.0`; historical data `2.0` stays
        readable. Any other `schemaVersion` has no schema to validate
-       against."""),
-    _r("OKS092", "warning", "reports", "Reading copy differs from a fresh render",
-       """The `.md` reading copy is derived from the data and rendering is
+       against.""",
+    ),
+    _r(
+        "OKS092",
+        "warning",
+        "reports",
+        "Reading copy differs from a fresh render",
+        """The `.md` reading copy is derived from the data and rendering is
        deterministic. A copy that differs from a fresh render is stale or was
-       edited by hand; re-render it with `okstra render-final-report`."""),
+       edited by hand; re-render it with `okstra render-final-report`.""",
+    ),
     # ------------------------------------------------------------------ carry
-    _r("OKS100", "error", "carry", "Carry sidecar points at a missing run",
-       """`runs/implementation/carry/stage-<n>.json` records the stage, run dir and
+    _r(
+        "OKS100",
+        "error",
+        "carry",
+        "Carry sidecar points at a missing run",
+        """`runs/implementation/carry/stage-<n>.json` records the stage, run dir and
        run manifest that produced it; the stage must match the file name and
-       both paths must exist."""),
-    _r("OKS101", "error", "carry", "Consumer backlink points at a missing run",
-       """Each line of `consumers.jsonl` links a plan stage to the implementation
+       both paths must exist.""",
+    ),
+    _r(
+        "OKS101",
+        "error",
+        "carry",
+        "Consumer backlink points at a missing run",
+        """Each line of `consumers.jsonl` links a plan stage to the implementation
        run that consumed it; the plan report, the run dir and its run manifest
-       must exist."""),
+       must exist.""",
+    ),
     # ------------------------------------------------------------ convergence
-    _r("OKS110", "error", "convergence", "Convergence final is not schema 1.2",
-       """The terminal `state/convergence-<task-type>-<seq>.json` is validated
-       schema v1.2 state."""),
-    _r("OKS111", "error", "convergence", "Convergence rounds not contiguous",
-       """Round plans and results are numbered 1, 2, ... without gaps, and a
-       results file has a plan of the same round."""),
-    _r("OKS112", "error", "convergence", "Round plan without results",
-       """Every round plan has its results unless the run is still open (its
-       working state is `open`)."""),
-    _r("OKS113", "error", "convergence", "Replaced final without migration archive",
-       """An existing final can be replaced only by an explicit Round 0 restart
+    _r(
+        "OKS110",
+        "error",
+        "convergence",
+        "Convergence final is not schema 1.2",
+        """The terminal `state/convergence-<task-type>-<seq>.json` is validated
+       schema v1.2 state.""",
+    ),
+    _r(
+        "OKS111",
+        "error",
+        "convergence",
+        "Convergence rounds not contiguous",
+        """Round plans and results are numbered 1, 2, ... without gaps, and a
+       results file has a plan of the same round.""",
+    ),
+    _r(
+        "OKS112",
+        "error",
+        "convergence",
+        "Round plan without results",
+        """Every round plan has its results unless the run is still open (its
+       working state is `open`).""",
+    ),
+    _r(
+        "OKS113",
+        "error",
+        "convergence",
+        "Replaced final without migration archive",
+        """An existing final can be replaced only by an explicit Round 0 restart
        that archives the original bytes under `state/migrations/`. A restart
-       trail without the archive lost the original."""),
+       trail without the archive lost the original.""",
+    ),
     # ------------------------------------------------------------ invocations
-    _r("OKS120", "error", "invocations", "Result envelope does not bind its invocation",
-       """`<id>.result.json` binds the purpose, the invocation id and the prompt
-       metadata path of its own invocation; its metadata does the same."""),
-    _r("OKS121", "error", "invocations", "Completion digest does not match the envelope",
-       """`<id>.prompt.md.completion.json` is published last and records the
-       SHA-256 of the canonical JSON of the result envelope."""),
-    _r("OKS122", "error", "invocations", "Cross-invocation link",
-       """Identity comes from the envelope: an envelope or completion marker that
+    _r(
+        "OKS120",
+        "error",
+        "invocations",
+        "Result envelope does not bind its invocation",
+        """`<id>.result.json` binds the purpose, the invocation id and the prompt
+       metadata path of its own invocation; its metadata does the same.""",
+    ),
+    _r(
+        "OKS121",
+        "error",
+        "invocations",
+        "Completion digest does not match the envelope",
+        """`<id>.prompt.md.completion.json` is published last and records the
+       SHA-256 of the canonical JSON of the result envelope.""",
+    ),
+    _r(
+        "OKS122",
+        "error",
+        "invocations",
+        "Cross-invocation link",
+        """Identity comes from the envelope: an envelope or completion marker that
        points at another invocation's files is rejected, even when the returned
-       body is the same."""),
-    _r("OKS123", "error", "invocations", "Incomplete agent invocation",
-       """Files of an invocation are published in order (instructions, prompt,
+       body is the same.""",
+    ),
+    _r(
+        "OKS123",
+        "error",
+        "invocations",
+        "Incomplete agent invocation",
+        """Files of an invocation are published in order (instructions, prompt,
        metadata, result envelope, completion marker). A later file without an
        earlier one cannot come from a correct publication; metadata digests must
-       match the instructions and prompt bytes."""),
+       match the instructions and prompt bytes.""",
+    ),
     # ----------------------------------------------------------------- status
-    _r("OKS130", "error", "status", "Unknown status",
-       """`status/final-<task-type>-<seq>.status` (and a manifest's run status)
+    _r(
+        "OKS130",
+        "error",
+        "status",
+        "Unknown status",
+        """`status/final-<task-type>-<seq>.status` (and a manifest's run status)
        holds one known status: `prepared`, `in-progress`, `completed`,
-       `timeout`, `error`, `not-run`, `failed`, `blocked` or `cancelled`."""),
+       `timeout`, `error`, `not-run`, `failed`, `blocked` or `cancelled`.""",
+    ),
     # --------------------------------------------------------------- managers
-    _r("OKS140", "error", "managers", "Registered projectRoot does not exist",
-       """`projects.json` registers each project's root; it must be an existing
-       directory."""),
-    _r("OKS141", "error", "managers", "Child context name does not match a child",
-       """`child-context/<project-id>-<child-task-id>.md` (slugs) belongs to a
-       child assignment in `children.json`."""),
-    _r("OKS142", "error", "managers", "Manager identity disagrees with its folder",
-       """`manager.json`'s `managerId` slugs to its folder name, and a manager
-       task manifest's group and id slug to its folder."""),
+    _r(
+        "OKS140",
+        "error",
+        "managers",
+        "Registered projectRoot does not exist",
+        """`projects.json` registers each project's root; it must be an existing
+       directory.""",
+    ),
+    _r(
+        "OKS141",
+        "error",
+        "managers",
+        "Child context name does not match a child",
+        """`child-context/<project-id>-<child-task-id>.md` (slugs) belongs to a
+       child assignment in `children.json`.""",
+    ),
+    _r(
+        "OKS142",
+        "error",
+        "managers",
+        "Manager identity disagrees with its folder",
+        """`manager.json`'s `managerId` slugs to its folder name, and a manager
+       task manifest's group and id slug to its folder.""",
+    ),
 )
 
 RULES_BY_ID: Final = {r.id: r for r in RULES}

@@ -30,21 +30,55 @@ def _ids(text: str) -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The checker's flags, shared by both commands."""
-    parser.add_argument("project", nargs="?", default=".", help="project root holding .okstra/ (default: current folder)")
-    parser.add_argument("--format", choices=(*FORMATS, "markdown"), default="text",
-                        help="output format (markdown only with --list-rules)")
-    parser.add_argument("--select", action="append", type=_ids, default=[], metavar="IDS",
-                        help="only these rule ids or prefixes (comma-separated, repeatable)")
-    parser.add_argument("--ignore", action="append", type=_ids, default=[], metavar="IDS",
-                        help="skip these rule ids or prefixes (comma-separated, repeatable)")
+    parser.add_argument(
+        "project", nargs="?", default=".", help="project root holding .okstra/ (default: current folder)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=(*FORMATS, "markdown"),
+        default="text",
+        help="output format (markdown only with --list-rules)",
+    )
+    parser.add_argument(
+        "--select",
+        action="append",
+        type=_ids,
+        default=[],
+        metavar="IDS",
+        help="only these rule ids or prefixes (comma-separated, repeatable)",
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        type=_ids,
+        default=[],
+        metavar="IDS",
+        help="skip these rule ids or prefixes (comma-separated, repeatable)",
+    )
     parser.add_argument("--strict", action="store_true", help="warnings fail the check too")
-    parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
-                        help="worker processes for the per-task part (default: all cores)")
-    parser.add_argument("--home", type=Path, default=None, metavar="PATH",
-                        help="manager state root (default: $OKSTRA_HOME or ~/.okstra); checked when it exists")
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=0,
+        metavar="N",
+        help="worker processes for the per-task part (default: all cores)",
+    )
+    parser.add_argument(
+        "--home",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="manager state root (default: $OKSTRA_HOME or ~/.okstra); checked when it exists",
+    )
     parser.add_argument("--output", "-o", type=Path, default=None, metavar="FILE", help="write the report to FILE")
-    parser.add_argument("--colour", "--color", choices=("auto", "always", "never"), default="auto",
-                        help="colour text output (auto: on a terminal, unless NO_COLOR is set)")
+    parser.add_argument(
+        "--colour",
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour text output (auto: on a terminal, unless NO_COLOR is set)",
+    )
     parser.add_argument("--list-rules", action="store_true", help="print the rule catalog and exit")
 
 
@@ -54,8 +88,22 @@ def run(args: argparse.Namespace) -> int:
         if args.format == "markdown":
             text = markdown()
         elif args.format == "json":
-            text = json.dumps([{"id": r.id, "severity": r.severity, "topic": r.topic, "title": r.title,
-                                "explanation": r.explanation} for r in RULES], indent=2) + "\n"
+            text = (
+                json.dumps(
+                    [
+                        {
+                            "id": r.id,
+                            "severity": r.severity,
+                            "topic": r.topic,
+                            "title": r.title,
+                            "explanation": r.explanation,
+                        }
+                        for r in RULES
+                    ],
+                    indent=2,
+                )
+                + "\n"
+            )
         else:
             text = text_table()
         return _emit(args, text)
@@ -65,7 +113,9 @@ def run(args: argparse.Namespace) -> int:
     select = [i for group in args.select for i in group]
     ignore = [i for group in args.ignore for i in group]
     try:
-        report = run_check(Path(args.project), select=select or None, ignore=ignore or None, jobs=args.jobs, home=args.home)
+        report = run_check(
+            Path(args.project), select=select or None, ignore=ignore or None, jobs=args.jobs, home=args.home
+        )
     except CheckError as exc:
         print(f"okstra check: {exc}", file=sys.stderr)
         return EXIT_CANNOT_RUN
@@ -95,8 +145,11 @@ def _emit(args: argparse.Namespace, text: str) -> int:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``check`` verb to ``okstra``."""
-    parser = subparsers.add_parser("check", help="check a project's .okstra/ store against the storage contract",
-                                   description="Check a project's .okstra/ store against the storage contract (read-only).")
+    parser = subparsers.add_parser(
+        "check",
+        help="check a project's .okstra/ store against the storage contract",
+        description="Check a project's .okstra/ store against the storage contract (read-only).",
+    )
     add_arguments(parser)
     parser.set_defaults(func=run)
 

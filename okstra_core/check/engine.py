@@ -16,8 +16,8 @@ import multiprocessing
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -47,7 +47,7 @@ class Entry:
     ``link`` marks an entry reached through a symlink that stays inside the project.
     """
 
-    __slots__ = ("name", "text", "kind", "link", "_path")
+    __slots__ = ("_path", "kind", "link", "name", "text")
 
     def __init__(self, name: str, text: str, kind: Literal["file", "dir", "bad"], link: bool = False) -> None:
         self.name = name
@@ -212,7 +212,11 @@ class Unit:
             self._bytes[text] = None
             return Entry(name, text, "bad")
         except (OSError, RuntimeError) as exc:
-            reason = "symlink loop" if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP else f"cannot resolve symlink: {exc}"
+            reason = (
+                "symlink loop"
+                if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP
+                else f"cannot resolve symlink: {exc}"
+            )
             self.report("OKS003", path, reason)
             self._bytes[text] = None
             return Entry(name, text, "bad")
@@ -288,9 +292,10 @@ class Unit:
                 continue
             seen.add(real)
             children = self.entries(current)
-            for e in children:
-                yield e
-            stack.extend((e.text, None if e.link else os.path.join(real, e.name)) for e in reversed(children) if e.kind == "dir")
+            yield from children
+            stack.extend(
+                (e.text, None if e.link else os.path.join(real, e.name)) for e in reversed(children) if e.kind == "dir"
+            )
 
     # --------------------------------------------------------------- reading
 
@@ -479,7 +484,7 @@ class Unit:
                 bad.add(err.line)
         total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
         good_lines = [n for n in range(1, total + 1) if n not in bad]
-        return list(zip(good_lines, doc.records))
+        return list(zip(good_lines, doc.records, strict=False))
 
     def sidecar(self, path: Path, header_model: type[M]) -> tuple[M, str] | None:
         """A Markdown sidecar's validated header and body (OKS023 when the header is bad)."""
@@ -498,11 +503,11 @@ class Unit:
             return None
         return header, parsed.body
 
-    def guard(self, rule_name: str, path: Path, fn: Callable[[], None]) -> None:
-        """Run one rule function; an unexpected exception becomes an OKS009 finding, not a traceback."""
+    def guard(self, rule_name: str, path: Path, fn: Callable[..., None], *args: Any) -> None:
+        """Run ``fn(*args)``; an unexpected exception becomes an OKS009 finding, not a traceback."""
         try:
-            fn()
-        except Exception as exc:  # noqa: BLE001 - the safety net a checker promises its users
+            fn(*args)
+        except Exception as exc:
             self.report("OKS009", path, f"rule {rule_name} failed: {exc.__class__.__name__}: {exc}"[:500])
 
     def read_remaining(self, paths: Iterable[str]) -> None:
@@ -584,7 +589,9 @@ def run_check(
     if not os.access(root, os.R_OK | os.X_OK):
         raise CheckError(root, "project root is not readable")
     store = layout.okstra_dir(root)
-    if not store.is_dir() or store.is_symlink() and not Path(os.path.realpath(store)).is_relative_to(os.path.realpath(root)):
+    if not store.is_dir() or (
+        store.is_symlink() and not Path(os.path.realpath(store)).is_relative_to(os.path.realpath(root))
+    ):
         raise CheckError(root, "no .okstra/ store in this folder")
     home_path = Path(os.path.abspath(home if home is not None else layout.okstra_home()))
 
@@ -597,8 +604,10 @@ def run_check(
     if jobs > 1 and len(tasks) >= PARALLEL_MIN_TASKS:
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures = [pool.submit(_task_chunk, str(root), str(unit.home) if unit.home else None, chunk)
-                       for chunk in _chunks(tasks, CHUNK_TASKS)]
+            futures = [
+                pool.submit(_task_chunk, str(root), str(unit.home) if unit.home else None, chunk)
+                for chunk in _chunks(tasks, CHUNK_TASKS)
+            ]
             for fut in futures:
                 f, n = fut.result()
                 findings.extend(f)

@@ -20,13 +20,22 @@ INFO_URI: Final = "https://github.com/okstra/okstra-workbench/blob/main/docs/rul
 GITHUB_LIMITS: Final = {"error": 10, "warning": 10, "notice": 10}
 _GH_LEVEL: Final = {"error": "error", "warning": "warning", "info": "notice"}
 
-_COLOURS: Final = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m", "bold": "\033[1m", "dim": "\033[2m", "reset": "\033[0m"}
+_COLOURS: Final = {
+    "error": "\033[31m",
+    "warning": "\033[33m",
+    "info": "\033[36m",
+    "bold": "\033[1m",
+    "dim": "\033[2m",
+    "reset": "\033[0m",
+}
 
 
 def summary_line(report: CheckReport) -> str:
     s = report.summary
-    return (f"{s['errors']} error{'s' * (s['errors'] != 1)}, {s['warnings']} warning{'s' * (s['warnings'] != 1)}, "
-            f"{s['infos']} info{'s' * (s['infos'] != 1)} in {s['files']} files checked")
+    return (
+        f"{s['errors']} error{'s' * (s['errors'] != 1)}, {s['warnings']} warning{'s' * (s['warnings'] != 1)}, "
+        f"{s['infos']} info{'s' * (s['infos'] != 1)} in {s['files']} files checked"
+    )
 
 
 def render_text(report: CheckReport, *, colour: bool = False) -> str:
@@ -86,7 +95,8 @@ def render_github(report: CheckReport) -> str:
         out.append(f"::{level} {','.join(props)}::{gh_data(f.message)}")
     if left:
         parts = ", ".join(f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(left.items()))
-        out.append(f"::warning title={gh_property('okstra check')}::{gh_data(f'{parts} more not annotated (GitHub annotation limits); run okstra check locally for the full list')}")
+        note = f"{parts} more not annotated (GitHub annotation limits); run okstra check locally for the full list"
+        out.append(f"::warning title={gh_property('okstra check')}::{gh_data(note)}")
     out.append(summary_line(report))
     return "\n".join(out) + "\n"
 
@@ -115,22 +125,26 @@ def render_sarif(report: CheckReport, version: str = "0") -> str:
         physical: dict[str, object] = {"artifactLocation": {"uri": f.path, "uriBaseId": "PROJECTROOT"}}
         if region:
             physical["region"] = region
-        results.append({
-            "ruleId": f.rule,
-            "ruleIndex": index[f.rule],
-            "level": _SARIF_LEVEL[f.severity],
-            "message": {"text": f.message},
-            "locations": [{"physicalLocation": physical}],
-        })
+        results.append(
+            {
+                "ruleId": f.rule,
+                "ruleIndex": index[f.rule],
+                "level": _SARIF_LEVEL[f.severity],
+                "message": {"text": f.message},
+                "locations": [{"physicalLocation": physical}],
+            }
+        )
     root_uri = "file://" + report.root.rstrip("/") + "/"
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": TOOL_NAME, "version": version, "informationUri": INFO_URI, "rules": rules}},
-            "originalUriBaseIds": {"PROJECTROOT": {"uri": root_uri}},
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {"driver": {"name": TOOL_NAME, "version": version, "informationUri": INFO_URI, "rules": rules}},
+                "originalUriBaseIds": {"PROJECTROOT": {"uri": root_uri}},
+                "results": results,
+            }
+        ],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
@@ -150,15 +164,17 @@ def render_junit(report: CheckReport) -> str:
     for path, group in groupby(report.findings, key=lambda f: f.path):
         items: list[Finding] = list(group)
         fails = sum(1 for f in items if f.severity != "info")
-        lines.append(f"  <testsuite name={quoteattr(path)} tests=\"{len(items)}\" failures=\"{fails}\">")
+        lines.append(f'  <testsuite name={quoteattr(path)} tests="{len(items)}" failures="{fails}">')
         for f in items:
             name = f"{f.rule}{':' + str(f.line) if f.line is not None else ''}"
             lines.append(f"    <testcase classname={quoteattr(path)} name={quoteattr(name)}>")
             if f.severity == "info":
                 lines.append(f"      <system-out>{escape(_xml_safe(f.message))}</system-out>")
             else:
-                lines.append(f"      <failure type={quoteattr(f.severity)} message={quoteattr(_xml_safe(f.message))}>"
-                             f"{escape(_xml_safe(f'{f.rule} {RULES_BY_ID[f.rule].title}: {f.message}'))}</failure>")
+                lines.append(
+                    f"      <failure type={quoteattr(f.severity)} message={quoteattr(_xml_safe(f.message))}>"
+                    f"{escape(_xml_safe(f'{f.rule} {RULES_BY_ID[f.rule].title}: {f.message}'))}</failure>"
+                )
             lines.append("    </testcase>")
         lines.append("  </testsuite>")
     lines.append("</testsuites>")
@@ -167,7 +183,11 @@ def render_junit(report: CheckReport) -> str:
 
 def _xml_safe(text: str) -> str:
     """Drop characters XML 1.0 cannot carry (messages may quote file content)."""
-    return "".join(ch for ch in text if ch in "\t\n\r" or (ord(ch) >= 0x20 and not 0xD800 <= ord(ch) <= 0xDFFF and ord(ch) not in (0xFFFE, 0xFFFF)))
+    return "".join(
+        ch
+        for ch in text
+        if ch in "\t\n\r" or (ord(ch) >= 0x20 and not 0xD800 <= ord(ch) <= 0xDFFF and ord(ch) not in (0xFFFE, 0xFFFF))
+    )
 
 
 def render(report: CheckReport, fmt: str, *, colour: bool = False) -> str:

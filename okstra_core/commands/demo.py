@@ -11,7 +11,9 @@ from typing import Any
 def register(sub: Any) -> None:
     p = sub.add_parser("demo", help="write a demo project (made by the core's own write path)")
     p.add_argument("dir", type=Path, help="target folder (missing or empty)")
-    p.add_argument("--tasks", type=int, default=None, help="total tasks (bulk tasks of the same shapes beyond the 8 rich ones)")
+    p.add_argument(
+        "--tasks", type=int, default=None, help="total tasks (bulk tasks of the same shapes beyond the 8 rich ones)"
+    )
     p.add_argument("--jobs", type=int, default=None, help="worker processes for bulk tasks (default: all cores)")
     p.set_defaults(func=run)
 

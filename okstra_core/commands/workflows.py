@@ -41,7 +41,9 @@ def _project(args: argparse.Namespace) -> Project:
 def _task(project: Project, key: str) -> Task:
     task = project.find_task(key)
     if task is None:
-        raise OkstraError(layout.task_catalog_path(project.root), f"no task {key!r} (by key, group/task folder or task id)")
+        raise OkstraError(
+            layout.task_catalog_path(project.root), f"no task {key!r} (by key, group/task folder or task id)"
+        )
     return task
 
 
@@ -119,8 +121,16 @@ def _add_task_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_run_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--run-type", default=None, metavar="TYPE", help="task type of the run dir (default: the task's type)")
-    p.add_argument("--stage", type=int, default=None, metavar="N", help="stage of an implementation or single-stage final-verification run")
+    p.add_argument(
+        "--run-type", default=None, metavar="TYPE", help="task type of the run dir (default: the task's type)"
+    )
+    p.add_argument(
+        "--stage",
+        type=int,
+        default=None,
+        metavar="N",
+        help="stage of an implementation or single-stage final-verification run",
+    )
 
 
 def _say(line: str) -> None:
@@ -181,7 +191,10 @@ def cmd_design_prep_materialize(args: argparse.Namespace) -> int:
     if not done:
         _say(f"{report.rel()}: no provisional or blocked design items; nothing to materialise")
     for m in done:
-        _say(f"{_rel(project, m.path)}: {'written' if m.outcome is Outcome.CREATED else 'unchanged (already materialised)'}")
+        _say(
+            f"{_rel(project, m.path)}: "
+            f"{'written' if m.outcome is Outcome.CREATED else 'unchanged (already materialised)'}"
+        )
     return 0
 
 
@@ -218,7 +231,11 @@ def cmd_design_prep_resolve(args: argparse.Namespace) -> int:
         _say(f"{design_prep.LEGACY_UNASSESSED}: the plan has no assessment markers; it proceeds unassessed")
     for item in res.items:
         auth = item.authoritative
-        verdict = f"r{auth.revision} {_rel(project, auth.path)}" if auth else ("legacy-unassessed" if res.legacy_unassessed else "no authoritative input")
+        verdict = (
+            f"r{auth.revision} {_rel(project, auth.path)}"
+            if auth
+            else ("legacy-unassessed" if res.legacy_unassessed else "no authoritative input")
+        )
         _say(f"{item.prep_id} [{item.status}] {item.title}: {verdict}")
         for v in item.inputs:
             if v.verdict != "authoritative":
@@ -279,9 +296,16 @@ def cmd_clarification_attach(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- team-state
 
 
-_ROW_FLAGS = (("dispatch_id", "dispatchId"), ("worker_id", "workerId"), ("invocation_id", "invocationId"),
-              ("session_id", "sessionId"), ("pane_id", "paneId"), ("prompt_path", "promptPath"),
-              ("dispatched_at", "dispatchedAt"), ("status", "status"))
+_ROW_FLAGS = (
+    ("dispatch_id", "dispatchId"),
+    ("worker_id", "workerId"),
+    ("invocation_id", "invocationId"),
+    ("session_id", "sessionId"),
+    ("pane_id", "paneId"),
+    ("prompt_path", "promptPath"),
+    ("dispatched_at", "dispatchedAt"),
+    ("status", "status"),
+)
 _IDENTITY = ("participantRef", "roleExecutionRef", "invocationRef", "attempt", "executionLabel")
 
 
@@ -300,9 +324,14 @@ def _team_state(project: Project, task: Task, args: argparse.Namespace) -> tuple
         raise OkstraError(state.path, state.reason)
     for art in reversed(rd.of_kind("run-manifest")):
         manifest = reading.load_model(art.path, rm.RunManifest, root=project.root)
-        if not isinstance(manifest, reading.LoadError) and manifest.run_date_time_segment == state.run_date_time_segment:
+        if (
+            not isinstance(manifest, reading.LoadError)
+            and manifest.run_date_time_segment == state.run_date_time_segment
+        ):
             return state_path, manifest, state
-    raise OkstraError(state_path, f"no run manifest of this execution ({state.run_date_time_segment}) in {rd.rel}/manifests")
+    raise OkstraError(
+        state_path, f"no run manifest of this execution ({state.run_date_time_segment}) in {rd.rel}/manifests"
+    )
 
 
 def _row(project: Project, args: argparse.Namespace, manifest: rm.RunManifest, state: rm.TeamState) -> dict[str, Any]:
@@ -314,11 +343,25 @@ def _row(project: Project, args: argparse.Namespace, manifest: rm.RunManifest, s
     row.setdefault("dispatchedAt", _now())
     if state.schema_version.startswith("2") and not any(k in row for k in _IDENTITY):
         # A v2 ledger needs the stored identity: take it from the run's invocation assignment.
-        match = next((a for a in manifest.invocation_assignments
-                      if a.invocation_id == row.get("invocationId") or (not row.get("invocationId") and a.worker_id == row.get("workerId"))), None)
+        match = next(
+            (
+                a
+                for a in manifest.invocation_assignments
+                if a.invocation_id == row.get("invocationId")
+                or (not row.get("invocationId") and a.worker_id == row.get("workerId"))
+            ),
+            None,
+        )
         if match is not None and match.is_v2:
-            row.update({"participantRef": match.participant_ref, "roleExecutionRef": match.role_execution_ref,
-                        "invocationRef": match.invocation_ref, "attempt": match.attempt, "executionLabel": match.execution_label})
+            row.update(
+                {
+                    "participantRef": match.participant_ref,
+                    "roleExecutionRef": match.role_execution_ref,
+                    "invocationRef": match.invocation_ref,
+                    "attempt": match.attempt,
+                    "executionLabel": match.execution_label,
+                }
+            )
             row.setdefault("invocationId", match.invocation_id)
     return row
 
@@ -385,10 +428,13 @@ def cmd_prompt_publish(args: argparse.Namespace) -> int:
         manifest_path = _artifact(_run_dir(task, args.run_type, args.stage), "run-manifest", args.seq)
     body_path = _input_path(project, args.body) if args.body != "-" else Path("-")
     body = _read_input(body_path, "prompt body")
-    instruction = args.instruction or (layout.instruction_set_dir(task.root) / "analysis-packet.md").relative_to(
-        task.project.root).as_posix()
-    published = prompts.publish_prompt(project.root, manifest_path, args.assignment, body, duty_id=args.duty,
-                                       instruction_rel=instruction)
+    instruction = (
+        args.instruction
+        or (layout.instruction_set_dir(task.root) / "analysis-packet.md").relative_to(task.project.root).as_posix()
+    )
+    published = prompts.publish_prompt(
+        project.root, manifest_path, args.assignment, body, duty_id=args.duty, instruction_rel=instruction
+    )
     note = " (recovered the identical prompt of an interrupted publication)" if published.recovered_orphan else ""
     _say(f"{_rel(project, published.prompt)}: published{note}")
     _say(f"{_rel(project, published.meta)}: metadata (completion marker)")
@@ -480,8 +526,12 @@ def cmd_convergence_seed(args: argparse.Namespace) -> int:
     groups = _artifact(rd, "convergence-groups", args.seq)
     parsed = names.parse_in_category("state", groups.name)
     assert parsed is not None and parsed.seq is not None
-    before = reading.read_bytes(convergence.state_path(rd.path, "convergence-work", rd.task_type, parsed.seq), root=project.root)
-    work = convergence.seed_work(project.root, rd.path, rd.task_type, parsed.seq, restart_from_round0=args.restart_from_round0)
+    before = reading.read_bytes(
+        convergence.state_path(rd.path, "convergence-work", rd.task_type, parsed.seq), root=project.root
+    )
+    work = convergence.seed_work(
+        project.root, rd.path, rd.task_type, parsed.seq, restart_from_round0=args.restart_from_round0
+    )
     after = reading.read_bytes(work, root=project.root)
     if isinstance(before, reading.LoadError):
         state = "seeded from Round 0"
@@ -501,7 +551,10 @@ def cmd_task_refresh_fix_cycles(args: argparse.Namespace) -> int:
     summary, changed = tasks.refresh_fix_cycles(project.root, task.root)
     open_id = summary.open_cycle_id or "none"
     what = "updated" if changed else "already up to date"
-    _say(f"{_rel(project, layout.task_manifest_path(task.root))}: fixCycles {what} (count {summary.count}, open {open_id})")
+    _say(
+        f"{_rel(project, layout.task_manifest_path(task.root))}: fixCycles {what} (count {summary.count}, open "
+        f"{open_id})"
+    )
     return 0
 
 
@@ -527,15 +580,21 @@ def _group(sub: Any, name: str, help_text: str) -> Any:
 def register(sub: Any) -> None:
     """Add the workflow verbs to the ``okstra`` parser."""
     d = _group(sub, "direction", "direction selection (comparison-mode user-response sidecar)")
-    p = d.add_parser("select", help="record the confirmed IO-NNN choice and the report digest; the report is never touched")
+    p = d.add_parser(
+        "select", help="record the confirmed IO-NNN choice and the report digest; the report is never touched"
+    )
     _add_task_args(p)
     p.add_argument("--option", required=True, metavar="IO-NNN")
     p.add_argument("--report", default=None, metavar="PATH", help="option-selection data.json (default: the newest)")
-    p.add_argument("--answers", default=None, metavar="FILE", help="JSON object of clarification answers {\"CQ-001\": ...}")
+    p.add_argument(
+        "--answers", default=None, metavar="FILE", help='JSON object of clarification answers {"CQ-001": ...}'
+    )
     p.set_defaults(func=cmd_direction_select)
 
     d = _group(sub, "planning", "implementation-planning preparation")
-    p = d.add_parser("prepare", help="verify the option report digest and write instruction-set/selected-direction.json")
+    p = d.add_parser(
+        "prepare", help="verify the option report digest and write instruction-set/selected-direction.json"
+    )
     _add_task_args(p)
     p.set_defaults(func=cmd_planning_prepare)
 
@@ -546,7 +605,12 @@ def register(sub: Any) -> None:
     p = d.add_parser("confirm", help="check an answer against the item, then append a new revision")
     _add_task_args(p)
     p.add_argument("--item", required=True, metavar="PREP-NNN")
-    p.add_argument("--input", required=True, metavar="FILE", help="answer file with one '## <field>' section per field ('-': stdin)")
+    p.add_argument(
+        "--input",
+        required=True,
+        metavar="FILE",
+        help="answer file with one '## <field>' section per field ('-': stdin)",
+    )
     p.add_argument("--by", default="user", help="who confirmed (recorded as confirmed-by)")
     p.set_defaults(func=cmd_design_prep_confirm)
     p = d.add_parser("resolve", help="per item: the authoritative revision and every skipped file with its reason")
@@ -558,24 +622,32 @@ def register(sub: Any) -> None:
     p = d.add_parser("export", help="write user-responses/user-response-<task-type>-<seq>.md for these answers")
     _add_task_args(p)
     p.add_argument("--report", required=True, metavar="PATH", help="the report's data.json")
-    p.add_argument("--answers", required=True, metavar="FILE", help="JSON object {\"CQ-001\": \"...\"}")
+    p.add_argument("--answers", required=True, metavar="FILE", help='JSON object {"CQ-001": "..."}')
     p.add_argument("--option", default=None, metavar="IO-NNN", help="selected option (comparison-mode reports)")
     p.set_defaults(func=cmd_user_response_export)
 
     d = _group(sub, "clarification", "clarification responses")
-    p = d.add_parser("attach", help="attach the task's user-response sidecars to instruction-set/clarification-response.md")
+    p = d.add_parser(
+        "attach", help="attach the task's user-response sidecars to instruction-set/clarification-response.md"
+    )
     _add_task_args(p)
     p.set_defaults(func=cmd_clarification_attach)
 
     d = _group(sub, "team-state", "team-state ledger writes (under the run-state lock)")
-    for verb, func, help_text in (("dispatch", cmd_team_dispatch, "upsert a worker dispatch keyed by dispatchId"),
-                                  ("agent-dispatch", cmd_team_agent_dispatch, "upsert a host-native agent dispatch")):
+    for verb, func, help_text in (
+        ("dispatch", cmd_team_dispatch, "upsert a worker dispatch keyed by dispatchId"),
+        ("agent-dispatch", cmd_team_agent_dispatch, "upsert a host-native agent dispatch"),
+    ):
         p = d.add_parser(verb, help=help_text)
         _add_task_args(p)
         _add_run_args(p)
         p.add_argument("--seq", type=int, default=None, help="team-state seq (default: the newest)")
-        p.add_argument("--state", default=None, metavar="PATH", help="team-state file (instead of --run-type/--stage/--seq)")
-        p.add_argument("--row", default=None, metavar="FILE", help="the row as a JSON object (flags below override its fields)")
+        p.add_argument(
+            "--state", default=None, metavar="PATH", help="team-state file (instead of --run-type/--stage/--seq)"
+        )
+        p.add_argument(
+            "--row", default=None, metavar="FILE", help="the row as a JSON object (flags below override its fields)"
+        )
         for attr, key in _ROW_FLAGS:
             p.add_argument("--" + attr.replace("_", "-"), dest=attr, default=None, metavar=key)
         p.set_defaults(func=func)
@@ -583,9 +655,13 @@ def register(sub: Any) -> None:
     _add_task_args(p)
     _add_run_args(p)
     p.add_argument("--seq", type=int, default=None, help="team-state seq (default: the newest)")
-    p.add_argument("--state", default=None, metavar="PATH", help="team-state file (instead of --run-type/--stage/--seq)")
+    p.add_argument(
+        "--state", default=None, metavar="PATH", help="team-state file (instead of --run-type/--stage/--seq)"
+    )
     p.add_argument("--dispatch-id", required=True)
-    p.add_argument("--result", required=True, metavar="PATH", help="the accepted result file (declared by the run manifest)")
+    p.add_argument(
+        "--result", required=True, metavar="PATH", help="the accepted result file (declared by the run manifest)"
+    )
     p.add_argument("--accepted-at", default=None, metavar="TIME")
     p.set_defaults(func=cmd_team_link)
 
@@ -594,11 +670,18 @@ def register(sub: Any) -> None:
     _add_task_args(p)
     _add_run_args(p)
     p.add_argument("--seq", type=int, default=None, help="run-manifest seq (default: the newest)")
-    p.add_argument("--manifest", default=None, metavar="PATH", help="run manifest (instead of --run-type/--stage/--seq)")
+    p.add_argument(
+        "--manifest", default=None, metavar="PATH", help="run manifest (instead of --run-type/--stage/--seq)"
+    )
     p.add_argument("--assignment", required=True, metavar="REF", help="assignmentRef in the run manifest")
     p.add_argument("--body", required=True, metavar="FILE", help="prompt text ('-': stdin)")
     p.add_argument("--duty", required=True, metavar="ID", help="duty id in the run's duty catalog")
-    p.add_argument("--instruction", default=None, metavar="REL", help="instruction file (project-relative; default: analysis-packet.md)")
+    p.add_argument(
+        "--instruction",
+        default=None,
+        metavar="REL",
+        help="instruction file (project-relative; default: analysis-packet.md)",
+    )
     p.set_defaults(func=cmd_prompt_publish)
 
     d = _group(sub, "agent-prompt", "agent invocations outside a task run")
@@ -626,8 +709,11 @@ def register(sub: Any) -> None:
     _add_task_args(p)
     _add_run_args(p)
     p.add_argument("--seq", type=int, default=None, help="convergence-groups seq (default: the newest)")
-    p.add_argument("--restart-from-round0", action="store_true",
-                   help="archive invalid or partial state under state/migrations/ and start again from Round 0")
+    p.add_argument(
+        "--restart-from-round0",
+        action="store_true",
+        help="archive invalid or partial state under state/migrations/ and start again from Round 0",
+    )
     p.set_defaults(func=cmd_convergence_seed)
 
     d = _group(sub, "task", "task manifest upkeep")
@@ -644,7 +730,7 @@ def register(sub: Any) -> None:
 def _leaf_parsers(sub: Any) -> list[argparse.ArgumentParser]:
     out: list[argparse.ArgumentParser] = []
     for parser in sub.choices.values():
-        nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]  # noqa: SLF001 - argparse has no public walk
+        nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
         if nested:
             out += _leaf_parsers(nested[0])
         else:

@@ -61,7 +61,7 @@ class InvocationIdentity(Model):
 
     @model_validator(mode="after")
     def _whole_v2(self) -> InvocationIdentity:
-        present = [alias for alias, attr in zip(V2_FIELDS, _V2_ATTRS) if getattr(self, attr) is not None]
+        present = [alias for alias, attr in zip(V2_FIELDS, _V2_ATTRS, strict=False) if getattr(self, attr) is not None]
         if present and len(present) != len(V2_FIELDS):
             missing = [f for f in V2_FIELDS if f not in present]
             raise ValueError(f"partial v2 payload: has {', '.join(present)} but not {', '.join(missing)}")

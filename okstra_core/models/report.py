@@ -142,10 +142,12 @@ def _deliverable_schema(schema: dict[str, Any]) -> None:
     rules: list[dict[str, Any]] = [{"properties": {"taskType": {"enum": list(DELIVERABLE_KEYS)}}}]
     for task_type, key in DELIVERABLE_KEYS.items():
         others = [k for k in keys if k != key]
-        rules.append({
-            "if": {"properties": {"taskType": {"const": task_type}}, "required": ["taskType"]},
-            "then": {"required": [key], "not": {"anyOf": [{"required": [o]} for o in others]}},
-        })
+        rules.append(
+            {
+                "if": {"properties": {"taskType": {"const": task_type}}, "required": ["taskType"]},
+                "then": {"required": [key], "not": {"anyOf": [{"required": [o]} for o in others]}},
+            }
+        )
     schema["allOf"] = rules
 
 

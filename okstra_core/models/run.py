@@ -7,10 +7,10 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from .base import (
-    RelPosixPath,
     InvocationIdentity,
     Model,
     RelPath,
+    RelPosixPath,
     Sha256,
     Strict,
     TaskKeyStr,

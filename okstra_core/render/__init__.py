@@ -42,8 +42,8 @@ def is_reading_copy_stale(md_path: Path, data_path: Path) -> bool | LoadError:
 __all__ = [
     "LogPair",
     "LogReport",
-    "derive_siblings",
     "ReportSource",
+    "derive_siblings",
     "is_reading_copy_stale",
     "load_source",
     "log_report",

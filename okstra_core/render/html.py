@@ -16,8 +16,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from html import escape
 from collections.abc import Callable
+from html import escape
 from typing import Any
 
 from ..digests import sha256_bytes
@@ -145,8 +145,13 @@ def _options(oc: OptionCandidates, lab: dict[str, str], comparison: bool) -> str
         rows.append((lab["recommended"], f"<code>{h(oc.recommendation)}</code>"))
     if oc.preselected:
         p = oc.preselected
-        rows.append((lab["preselected"], f"<code>{h(p.option_id)}</code> · {h(lab['confirmed_by'])}: "
-                                         f"{h(p.confirmed_by)} · {h(lab['confirmed_at'])}: {h(p.confirmed_at)}"))
+        rows.append(
+            (
+                lab["preselected"],
+                f"<code>{h(p.option_id)}</code> · {h(lab['confirmed_by'])}: "
+                f"{h(p.confirmed_by)} · {h(lab['confirmed_at'])}: {h(p.confirmed_at)}",
+            )
+        )
     cards = []
     for c in oc.candidates:
         recommended = c.option_id == oc.recommendation
@@ -178,18 +183,24 @@ def _plan(plan: ImplementationPlan, lab: dict[str, str], comparison: bool) -> st
         )
     if plan.design_items:
         parts.append(f"<h3>{h(lab['design_items'])}</h3>")
-        parts.append(table(
-            [lab["id"], lab["title"], lab["status"]],
-            [[f'<a href="#{h(d.prep_id)}">{h(d.prep_id)}</a>', h(d.title), badge(d.status)] for d in plan.design_items],
-        ))
+        parts.append(
+            table(
+                [lab["id"], lab["title"], lab["status"]],
+                [
+                    [f'<a href="#{h(d.prep_id)}">{h(d.prep_id)}</a>', h(d.title), badge(d.status)]
+                    for d in plan.design_items
+                ],
+            )
+        )
         for d in plan.design_items:
             body = ""
             if d.question.strip():
                 body += f'<p class="muted">{h(lab["question"])}</p>{prose(d.question)}'
             if d.fields:
-                body += f'<p>{h(lab["fields"])}: ' + ", ".join(f"<code>{h(x)}</code>" for x in d.fields) + "</p>"
+                body += f"<p>{h(lab['fields'])}: " + ", ".join(f"<code>{h(x)}</code>" for x in d.fields) + "</p>"
             if d.assessment is not None:
-                body += f"<details><summary>{h(lab['assessment'])}</summary><pre>{h(assessment_json(d.assessment))}</pre></details>"
+                summary = f"<summary>{h(lab['assessment'])}</summary>"
+                body += f"<details>{summary}<pre>{h(assessment_json(d.assessment))}</pre></details>"
             else:
                 body += f'<p class="muted">{h(lab["legacy_unassessed"])}</p>'
             parts.append(
@@ -203,7 +214,9 @@ def _results(res: ImplementationResults, lab: dict[str, str], comparison: bool) 
     parts = [dl([(lab["stage"], str(res.stage)), (lab["outcome"], badge(res.outcome))])]
     if res.changes:
         parts.append(f"<h3>{h(lab['changes'])}</h3>")
-        parts.append(table([lab["path"], lab["change"]], [[f"<code>{h(c.path)}</code>", h(c.summary)] for c in res.changes]))
+        parts.append(
+            table([lab["path"], lab["change"]], [[f"<code>{h(c.path)}</code>", h(c.summary)] for c in res.changes])
+        )
     if res.checks:
         parts.append(f"<h3>{h(lab['checks'])}</h3>")
         parts.append(table([lab["check"], lab["result"]], [[h(c.name), badge(c.result)] for c in res.checks]))
@@ -214,10 +227,12 @@ def _verdict(v: VerificationVerdict, lab: dict[str, str], comparison: bool) -> s
     parts = [f'<p class="card verdict">{h(lab["verdict_short"])}: {badge(v.verdict)}</p>']
     if v.criteria:
         parts.append(f"<h3>{h(lab['criteria'])}</h3>")
-        parts.append(table(
-            [lab["criterion"], lab["result"], lab["evidence"]],
-            [[h(c.criterion), badge(c.result), h(c.evidence)] for c in v.criteria],
-        ))
+        parts.append(
+            table(
+                [lab["criterion"], lab["result"], lab["evidence"]],
+                [[h(c.criterion), badge(c.result), h(c.evidence)] for c in v.criteria],
+            )
+        )
     return _section("verdict", lab["verdict"], "\n".join(parts))
 
 
@@ -233,8 +248,15 @@ _DELIVERABLES: dict[str, Callable[..., str]] = {
 def _convergence(conv: ConvergenceSummary | None, lab: dict[str, str]) -> str:
     if conv is None:
         return ""
-    rows = [(lab[key], (badge(str(value)) if key == "terminal_state" else f"<code>{h(str(value))}</code>") if is_code else str(value))
-            for key, value, is_code in convergence_facts(conv)]
+    rows = [
+        (
+            lab[key],
+            (badge(str(value)) if key == "terminal_state" else f"<code>{h(str(value))}</code>")
+            if is_code
+            else str(value),
+        )
+        for key, value, is_code in convergence_facts(conv)
+    ]
     return _section("convergence", lab["convergence"], dl(rows))
 
 

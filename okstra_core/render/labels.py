@@ -220,8 +220,10 @@ JA: Final[dict[str, str]] = {
     "answer": "回答",
     "user_response": "ユーザー応答",
     "export": "ユーザー応答をエクスポート",
-    "export_hint": "選択と回答を含む {file} をダウンロードします。実行の user-responses/ フォルダーに保存してください。",
-    "noscript": "エクスポートには JavaScript が必要です。`okstra user-response export` でも同じファイルを作成できます。",
+    "export_hint": "選択と回答を含む {file} をダウンロードします。実行の user-responses/ "
+    "フォルダーに保存してください。",
+    "noscript": "エクスポートには JavaScript が必要です。`okstra user-response export` "
+    "でも同じファイルを作成できます。",
     "choose_first": "エクスポートする前に選択肢を一つ選んでください。",
     "exported": "{file} をダウンロードしました。",
     "none": "なし",
@@ -250,7 +252,7 @@ def html_lang(report_language: str | None) -> str:
     return code if code.replace("-", "").isalnum() and code.isascii() else "en"
 
 
-def convergence_facts(conv: "ConvergenceSummary") -> list[tuple[str, str | int, bool]]:
+def convergence_facts(conv: ConvergenceSummary) -> list[tuple[str, str | int, bool]]:
     """The convergence outcome as ``(label key, value, is_code)`` rows, in display order.
 
     The reading copy and the HTML report format these rows their own way.

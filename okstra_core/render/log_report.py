@@ -99,7 +99,10 @@ class LogReport:
     def to_text(self) -> str:
         """A fixed-width table for people."""
         width = max([len(p.name) + (2 if p.flat else 0) for p in self.pairs] + [len("PROMPT")])
-        lines = [f"Log report: {self.run_dir}", f"{'PROMPT'.ljust(width)}  {'PROMPT BYTES':>12}  {'TRANSCRIPT BYTES':>16}"]
+        lines = [
+            f"Log report: {self.run_dir}",
+            f"{'PROMPT'.ljust(width)}  {'PROMPT BYTES':>12}  {'TRANSCRIPT BYTES':>16}",
+        ]
         for p in self.pairs:
             label = p.name + (" *" if p.flat else "")
             pb = "-" if p.prompt_bytes is None else str(p.prompt_bytes)
@@ -135,7 +138,9 @@ def _listdir(folder: Path) -> list[str]:
         return []
 
 
-def _collect(pairs: dict[str, LogPair], folder: Path, base: Path, entries: list[tuple[str, names.ParsedName]], flat: bool) -> None:
+def _collect(
+    pairs: dict[str, LogPair], folder: Path, base: Path, entries: list[tuple[str, names.ParsedName]], flat: bool
+) -> None:
     for filename, parsed in entries:
         is_prompt = parsed.kind in PROMPT_KINDS
         role = PROMPT_KINDS.get(parsed.kind) or LOG_KINDS.get(parsed.kind)

@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterable
 from ..models.report import (
     ClarificationItem,
     ConvergenceSummary,
-    Finding,
     FinalReportV2,
     FinalReportV3,
+    Finding,
     ImplementationPlan,
     ImplementationResults,
     OptionCandidates,
@@ -115,10 +115,15 @@ def _options(oc: OptionCandidates, lab: dict[str, str]) -> str:
             f"**{lab['preselected']}:** {code(p.option_id)} · {lab['confirmed_by']}: {inline(p.confirmed_by)}"
             f" · {lab['confirmed_at']}: {inline(p.confirmed_at)}"
         )
-    out.append(table(
-        [lab["id"], lab["title"], lab["risk"]],
-        [[c.option_id + (" ★" if c.option_id == oc.recommendation else ""), c.title, c.risk] for c in oc.candidates],
-    ))
+    out.append(
+        table(
+            [lab["id"], lab["title"], lab["risk"]],
+            [
+                [c.option_id + (" ★" if c.option_id == oc.recommendation else ""), c.title, c.risk]
+                for c in oc.candidates
+            ],
+        )
+    )
     for c in oc.candidates:
         out.append(f"### {inline(c.option_id)} · {inline(c.title)}")
         out.append(f"**{lab['risk']}:** {code(c.risk)}")
@@ -146,7 +151,9 @@ def _plan(plan: ImplementationPlan, lab: dict[str, str]) -> str:
             out.append(f"**{lab['tasks']}:**\n\n" + bullets(s.tasks))
     if plan.design_items:
         out.append(f"### {lab['design_items']}")
-        out.append(table([lab["id"], lab["title"], lab["status"]], [[d.prep_id, d.title, d.status] for d in plan.design_items]))
+        out.append(
+            table([lab["id"], lab["title"], lab["status"]], [[d.prep_id, d.title, d.status] for d in plan.design_items])
+        )
         for d in plan.design_items:
             out.append(f"#### {inline(d.prep_id)} · {inline(d.title)}")
             out.append(f"**{lab['status']}:** {code(d.status)}")
@@ -176,10 +183,12 @@ def _verdict(v: VerificationVerdict, lab: dict[str, str]) -> str:
     out = [f"## {lab['verdict']}", f"**{lab['verdict_short']}:** {code(v.verdict)}"]
     if v.criteria:
         out.append(f"### {lab['criteria']}")
-        out.append(table(
-            [lab["criterion"], lab["result"], lab["evidence"]],
-            [[c.criterion, c.result, c.evidence] for c in v.criteria],
-        ))
+        out.append(
+            table(
+                [lab["criterion"], lab["result"], lab["evidence"]],
+                [[c.criterion, c.result, c.evidence] for c in v.criteria],
+            )
+        )
     return "\n\n".join(out)
 
 
@@ -221,13 +230,16 @@ def _clarifications(items: list[ClarificationItem], lab: dict[str, str]) -> str:
 def render_markdown(report: Report) -> str:
     """The reading copy of *report*. Deterministic: the same model gives the same text."""
     lab = labels_for(report.report_language)
-    text = fill_template(TEMPLATE, {
-        "title": inline(report.title),
-        "details": _details(report, lab),
-        "summary_heading": lab["summary"],
-        "summary": block(report.summary) or "—",
-        "deliverable": render_deliverable(report, lab),
-        "convergence": _convergence(report.convergence, lab),
-        "clarifications": _clarifications(report.clarification_items, lab),
-    })
+    text = fill_template(
+        TEMPLATE,
+        {
+            "title": inline(report.title),
+            "details": _details(report, lab),
+            "summary_heading": lab["summary"],
+            "summary": block(report.summary) or "—",
+            "deliverable": render_deliverable(report, lab),
+            "convergence": _convergence(report.convergence, lab),
+            "clarifications": _clarifications(report.clarification_items, lab),
+        },
+    )
     return text.rstrip("\n") + "\n"

@@ -45,7 +45,9 @@ def derive_siblings(project_root: Path, data_path: Path, *, markdown: bool = Tru
     folder = data_path.parent
     outcomes: dict[str, str] = {}
     html_name = f"{stem}.html"
-    outcomes[html_name] = create_only(project_root, folder / html_name, render_html(report, data, rel, stem).encode()).value
+    outcomes[html_name] = create_only(
+        project_root, folder / html_name, render_html(report, data, rel, stem).encode()
+    ).value
     if markdown:
         md_name = f"{stem}.md"
         try:

@@ -63,8 +63,11 @@ def validate_report(path: Path, value: Any) -> Report | LoadError:
     except ValidationError as exc:
         errors = schema_errors(exc)
         version = value.get("schemaVersion") if isinstance(value, dict) else None
-        return LoadError(path, f"fails the final-report {version} schema ({len(errors)} error"
-                               f"{'' if len(errors) == 1 else 's'}): " + "; ".join(errors))
+        return LoadError(
+            path,
+            f"fails the final-report {version} schema ({len(errors)} error"
+            f"{'' if len(errors) == 1 else 's'}): " + "; ".join(errors),
+        )
     except RecursionError:
         return LoadError(path, "nesting too deep")
 

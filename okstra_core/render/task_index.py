@@ -34,7 +34,8 @@ def next_phase_text(manifest: TaskManifest) -> str:
     correction = manifest.workflow.next_recommended_phase_correction
     if correction is not None:
         authored = correction.authored
-        text += f"; corrected by Phase 7 validation (authored: {code(authored.phase or NONE)}, status {code(authored.status)})"
+        authored_text = f"authored: {code(authored.phase or NONE)}, status {code(authored.status)}"
+        text += f"; corrected by Phase 7 validation ({authored_text})"
     return text
 
 
@@ -51,20 +52,23 @@ def _fix_cycles(manifest: TaskManifest) -> str:
 def render_task_index(manifest: TaskManifest) -> str:
     """The text of ``task-index.md`` for *manifest*. Deterministic."""
     wf = manifest.workflow
-    text = fill_template(TEMPLATE, {
-        "task_key": code(manifest.task_key),
-        "title": _text(manifest.title),
-        "task_type": code(manifest.task_type),
-        "work_category": code(manifest.work_category),
-        "current_status": code(manifest.current_status),
-        "latest_run_status": code(manifest.latest_run_status) if manifest.latest_run_status else NONE,
-        "current_phase": code(wf.current_phase) if wf.current_phase else NONE,
-        "current_phase_state": code(wf.current_phase_state) if wf.current_phase_state else NONE,
-        "next_recommended_phase": next_phase_text(manifest),
-        "fix_cycles": _fix_cycles(manifest),
-        "reference_expectations": _path(manifest.reference_expectations_path),
-        "latest_run": _path(manifest.latest_run_path),
-        "latest_report": _path(manifest.latest_report_record_path),
-        "resume_command": _path(manifest.latest_resume_command_path),
-    })
+    text = fill_template(
+        TEMPLATE,
+        {
+            "task_key": code(manifest.task_key),
+            "title": _text(manifest.title),
+            "task_type": code(manifest.task_type),
+            "work_category": code(manifest.work_category),
+            "current_status": code(manifest.current_status),
+            "latest_run_status": code(manifest.latest_run_status) if manifest.latest_run_status else NONE,
+            "current_phase": code(wf.current_phase) if wf.current_phase else NONE,
+            "current_phase_state": code(wf.current_phase_state) if wf.current_phase_state else NONE,
+            "next_recommended_phase": next_phase_text(manifest),
+            "fix_cycles": _fix_cycles(manifest),
+            "reference_expectations": _path(manifest.reference_expectations_path),
+            "latest_run": _path(manifest.latest_run_path),
+            "latest_report": _path(manifest.latest_report_record_path),
+            "resume_command": _path(manifest.latest_resume_command_path),
+        },
+    )
     return text.rstrip("\n") + "\n"

@@ -15,9 +15,18 @@ def record_carry(run: Run, outcome: str, evidence: list[StageEvidence], clock: C
     """Write ``runs/implementation/carry/stage-<n>.json`` (flat; a rerun of the stage replaces it)."""
     assert run.stage is not None
     path = layout.carry_path(run.task_root, run.stage)
-    value = dump(CarryStage(schema_version="1.0", task_key=run.task_key, stage=run.stage, run_dir=run.rel(run.run_dir),
-                            run_manifest_path=run.rel(run.manifest_path), outcome=outcome,
-                            evidence=evidence, recorded_at=iso(clock.now())))
+    value = dump(
+        CarryStage(
+            schema_version="1.0",
+            task_key=run.task_key,
+            stage=run.stage,
+            run_dir=run.rel(run.run_dir),
+            run_manifest_path=run.rel(run.manifest_path),
+            outcome=outcome,
+            evidence=evidence,
+            recorded_at=iso(clock.now()),
+        )
+    )
 
     def replace(_current: dict[str, Any] | None) -> dict[str, Any]:
         return value
@@ -30,7 +39,12 @@ def record_consumer(run: Run, plan_report_rel: str, clock: Clock = SYSTEM_CLOCK)
     """Append the backlink from the planning run to the implementation run that consumed a stage."""
     assert run.stage is not None
     path = layout.consumers_path(run.task_root)
-    link = ConsumerLink(stage=run.stage, plan_report_path=plan_report_rel, consumer_run_dir=run.rel(run.run_dir),
-                        consumer_run_manifest_path=run.rel(run.manifest_path), consumed_at=iso(clock.now()))
+    link = ConsumerLink(
+        stage=run.stage,
+        plan_report_path=plan_report_rel,
+        consumer_run_dir=run.rel(run.run_dir),
+        consumer_run_manifest_path=run.rel(run.manifest_path),
+        consumed_at=iso(clock.now()),
+    )
     writes.append_jsonl(run.project_root, path, dump(link))
     return path

@@ -29,7 +29,7 @@ class Clock:
 
     def now(self) -> dt.datetime:
         if self.start is None:
-            return dt.datetime.now(dt.timezone.utc)
+            return dt.datetime.now(dt.UTC)
         self._ticks += 1
         return self.start + self.step * self._ticks
 
@@ -39,12 +39,12 @@ SYSTEM_CLOCK = Clock()
 
 def iso(moment: dt.datetime) -> str:
     """``2026-11-30T04:15:00Z`` (seconds precision, UTC)."""
-    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def compact_stamp(moment: dt.datetime) -> str:
     """``20261130T041500123456Z``: the file-name stamp (DECISIONS section 1)."""
-    return moment.astimezone(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    return moment.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
 
 
 def validated(model: type[M], value: Any, where: Path | str) -> M:
@@ -58,7 +58,9 @@ def dump(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def update_json(root: Path, path: Path, model: type[M], mutate: Callable[[dict[str, Any] | None], dict[str, Any] | None]) -> M | None:
+def update_json(
+    root: Path, path: Path, model: type[M], mutate: Callable[[dict[str, Any] | None], dict[str, Any] | None]
+) -> M | None:
     """Locked read-modify-replace of a JSON document that must stay valid under *model*.
 
     *mutate* gets the current value (None when missing) and returns the new
@@ -73,7 +75,9 @@ def update_json(root: Path, path: Path, model: type[M], mutate: Callable[[dict[s
             try:
                 value = json.loads(current.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-                raise WriteRefused(path, f"existing file is not valid JSON ({exc.__class__.__name__}); not replacing it") from None
+                raise WriteRefused(
+                    path, f"existing file is not valid JSON ({exc.__class__.__name__}); not replacing it"
+                ) from None
             validated(model, value, path)
         new = mutate(value)
         if new is None:

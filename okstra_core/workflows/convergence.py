@@ -4,7 +4,6 @@ and the explicit Round 0 restart that archives replaced state byte for byte.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -43,8 +42,15 @@ def _seed(groups: cm.ConvergenceGroups, groups_rel: str) -> cm.ConvergenceWork:
     )
 
 
-def seed_work(project_root: Path, run_dir: Path, task_type: str, seq: int, *, restart_from_round0: bool = False,
-              clock: Clock = SYSTEM_CLOCK) -> Path:
+def seed_work(
+    project_root: Path,
+    run_dir: Path,
+    task_type: str,
+    seq: int,
+    *,
+    restart_from_round0: bool = False,
+    clock: Clock = SYSTEM_CLOCK,
+) -> Path:
     """Seed the engine's working state from the groups file.
 
     A matching valid working state resumes (no write). Invalid or partial state
@@ -90,7 +96,9 @@ def seed_work(project_root: Path, run_dir: Path, task_type: str, seq: int, *, re
     def restart(current_bytes: bytes | None) -> bytes:
         # Replace only the exact bytes that were archived; anything else changed under us.
         if current_bytes != existing:
-            raise WriteRefused(work_path, "working state changed while restarting; its archive no longer matches, not replacing it")
+            raise WriteRefused(
+                work_path, "working state changed while restarting; its archive no longer matches, not replacing it"
+            )
         return new_bytes
 
     writes.replace_locked(project_root, work_path, restart)
@@ -170,8 +178,9 @@ def reduce_votes(votes: dict[str, str], roster_size: int) -> str:
     return "disputed"
 
 
-def write_round_results(project_root: Path, run_dir: Path, task_type: str, seq: int, results: cm.RoundResults,
-                        roster: list[str]) -> Path:
+def write_round_results(
+    project_root: Path, run_dir: Path, task_type: str, seq: int, results: cm.RoundResults, roster: list[str]
+) -> Path:
     path = state_path(run_dir, "convergence-round-results", task_type, seq, results.round)
     writes.create_only_json(project_root, path, dump(results))
 
@@ -183,21 +192,26 @@ def write_round_results(project_root: Path, run_dir: Path, task_type: str, seq: 
             for vote in outcome.votes:
                 state = findings.setdefault(vote.group_id, {"state": "open", "votes": {}})
                 state.setdefault("votes", {})[outcome.analyser_id] = vote.vote
-        for gid, state in findings.items():
+        for state in findings.values():
             state["state"] = reduce_votes(state.get("votes", {}), len(roster))
         doc["queue"] = [gid for gid, s in findings.items() if s["state"] == "disputed"]
-        doc["rounds"] = [r if r["round"] != results.round else {**r, "status": "reduced"} for r in doc.get("rounds", [])]
+        doc["rounds"] = [
+            r if r["round"] != results.round else {**r, "status": "reduced"} for r in doc.get("rounds", [])
+        ]
         return doc
 
     update_json(project_root, state_path(run_dir, "convergence-work", task_type, seq), cm.ConvergenceWork, reduce)
     return path
 
 
-def finalize(project_root: Path, run_dir: Path, task_type: str, seq: int, terminal_state: str,
-             clock: Clock = SYSTEM_CLOCK) -> cm.ConvergenceFinal:
+def finalize(
+    project_root: Path, run_dir: Path, task_type: str, seq: int, terminal_state: str, clock: Clock = SYSTEM_CLOCK
+) -> cm.ConvergenceFinal:
     """Write the terminal schema 1.2 state and close the working state."""
     work_path = state_path(run_dir, "convergence-work", task_type, seq)
-    groups = reading.load_model(state_path(run_dir, "convergence-groups", task_type, seq), cm.ConvergenceGroups, root=project_root)
+    groups = reading.load_model(
+        state_path(run_dir, "convergence-groups", task_type, seq), cm.ConvergenceGroups, root=project_root
+    )
     work = reading.load_model(work_path, cm.ConvergenceWork, root=project_root)
     for doc in (groups, work):
         if isinstance(doc, reading.LoadError):
@@ -209,8 +223,10 @@ def finalize(project_root: Path, run_dir: Path, task_type: str, seq: int, termin
         terminal_state=terminal_state,
         rounds=max((r.round for r in work.rounds), default=0),
         roster=groups.roster,
-        groups=[cm.GroupOutcome(group_id=gid, verdict=("disputed" if s.state == "open" else s.state), votes=s.votes)
-                for gid, s in work.findings.items()],
+        groups=[
+            cm.GroupOutcome(group_id=gid, verdict=("disputed" if s.state == "open" else s.state), votes=s.votes)
+            for gid, s in work.findings.items()
+        ],
         finalized_at=iso(clock.now()),
         run_date_time_segment=groups.run_date_time_segment,
     )
@@ -232,9 +248,8 @@ def round_problems(run_dir: Path, plans: list[int], results: list[int], is_open:
     if plans and sorted(plans) != list(range(1, max(plans) + 1)):
         problems.append(f"round plans are not contiguous from 1: {sorted(plans)}")
     missing = sorted(set(plans) - set(results))
-    if missing:
-        if not is_open or missing != [max(plans)]:
-            problems.append(f"round(s) {missing} have a plan but no results")
+    if missing and (not is_open or missing != [max(plans)]):
+        problems.append(f"round(s) {missing} have a plan but no results")
     orphan = sorted(set(results) - set(plans))
     if orphan:
         problems.append(f"round(s) {orphan} have results but no plan")

@@ -98,7 +98,9 @@ def request_text(report: LoadedReport, item: DesignItem) -> str:
 
 def request_path(report: LoadedReport, prep_id: str) -> Path:
     seq = report.artifact.name.seq
-    return report.artifact.run.path / "design-prep-requests" / names.build("design-prep-request", seq=seq, prep_id=prep_id)
+    return (
+        report.artifact.run.path / "design-prep-requests" / names.build("design-prep-request", seq=seq, prep_id=prep_id)
+    )
 
 
 @dataclass(frozen=True)
@@ -112,8 +114,11 @@ def materialize(project_root: Path, task: Task) -> list[Materialized]:
     report = approved_snapshot(task)
     if is_markerless(report):
         return []
-    wanted = [(request_path(report, item.prep_id), request_text(report, item).encode("utf-8"))
-              for item in _plan_items(report) if item.status in OPEN_STATUSES and item.assessment is not None]
+    wanted = [
+        (request_path(report, item.prep_id), request_text(report, item).encode("utf-8"))
+        for item in _plan_items(report)
+        if item.status in OPEN_STATUSES and item.assessment is not None
+    ]
     # Every existing request is compared first, so a refusal writes nothing at all.
     for path, data in wanted:
         existing = reading.read_bytes(path, root=project_root) if os.path.lexists(path) else None
@@ -201,7 +206,9 @@ def next_revision(task: Task, prep_id: str) -> int:
     return max((p.revision or 0 for _, p in existing_inputs(task, prep_id)), default=0) + 1
 
 
-def input_text(report: LoadedReport, item: DesignItem, revision: int, answers: dict[str, str], confirmed_at: str, confirmed_by: str) -> str:
+def input_text(
+    report: LoadedReport, item: DesignItem, revision: int, answers: dict[str, str], confirmed_at: str, confirmed_by: str
+) -> str:
     fp = fingerprint(item)
     assert fp is not None
     header = DesignPrepInputHeader(
@@ -229,7 +236,9 @@ def check_input(report: LoadedReport, item: DesignItem, text: str, answer_path: 
         return _check_input(report, item, text)
     except WriteRefused as exc:
         if exc.path is None and answer_path is not None:
-            raise WriteRefused(answer_path, exc.reason.removeprefix("answer file: ").removeprefix("answer file ")) from None
+            raise WriteRefused(
+                answer_path, exc.reason.removeprefix("answer file: ").removeprefix("answer file ")
+            ) from None
         raise
 
 
@@ -247,7 +256,11 @@ def _check_input(report: LoadedReport, item: DesignItem, text: str) -> dict[str,
         raise WriteRefused(None, f"answer file: {exc}") from None
     claimed_fp = claims.get("assessment-fingerprint")
     if claimed_fp is not None and claimed_fp != fp:
-        raise WriteRefused(None, f"answer was written against a stale assessment of {item.prep_id} (fingerprint differs from the approved snapshot)")
+        raise WriteRefused(
+            None,
+            f"answer was written against a stale assessment of {item.prep_id} (fingerprint differs from the "
+            "approved snapshot)",
+        )
     claimed_item = claims.get("prep-id")
     if claimed_item is not None and claimed_item != item.prep_id:
         raise WriteRefused(None, f"answer file is for {claimed_item}, not {item.prep_id}")
@@ -261,19 +274,44 @@ def _check_input(report: LoadedReport, item: DesignItem, text: str) -> dict[str,
     return {k: answers[k] for k in wanted}
 
 
-def write_input(project_root: Path, report: LoadedReport, item: DesignItem, revision: int, answers: dict[str, str],
-                *, confirmed_by: str, clock: Clock = SYSTEM_CLOCK) -> Path:
+def write_input(
+    project_root: Path,
+    report: LoadedReport,
+    item: DesignItem,
+    revision: int,
+    answers: dict[str, str],
+    *,
+    confirmed_by: str,
+    clock: Clock = SYSTEM_CLOCK,
+) -> Path:
     """Append one confirmed revision file (create-only; the stamp keeps writers apart)."""
     moment = clock.now()
     text = input_text(report, item, revision, answers, iso(moment), confirmed_by)
-    path = report.artifact.run.path / "design-prep-inputs" / names.build(
-        "design-prep-input", seq=report.artifact.name.seq, prep_id=item.prep_id, revision=revision, stamp=compact_stamp(moment))
+    path = (
+        report.artifact.run.path
+        / "design-prep-inputs"
+        / names.build(
+            "design-prep-input",
+            seq=report.artifact.name.seq,
+            prep_id=item.prep_id,
+            revision=revision,
+            stamp=compact_stamp(moment),
+        )
+    )
     writes.create_only(project_root, path, text.encode("utf-8"))
     return path
 
 
-def confirm(project_root: Path, task: Task, prep_id: str, answer_text: str, *, confirmed_by: str = "user",
-            clock: Clock = SYSTEM_CLOCK, answer_path: Path | None = None) -> Path:
+def confirm(
+    project_root: Path,
+    task: Task,
+    prep_id: str,
+    answer_text: str,
+    *,
+    confirmed_by: str = "user",
+    clock: Clock = SYSTEM_CLOCK,
+    answer_path: Path | None = None,
+) -> Path:
     """Check an answer against the item of the approved snapshot, then append a new revision.
 
     Confirmations of one item through this function are serialised by a lock
@@ -286,7 +324,9 @@ def confirm(project_root: Path, task: Task, prep_id: str, answer_text: str, *, c
     folder = report.artifact.run.path / "design-prep-inputs"
     writes.ensure_dir(project_root, folder)
     with writes.locked(folder / item.prep_id):
-        return write_input(project_root, report, item, next_revision(task, prep_id), answers, confirmed_by=confirmed_by, clock=clock)
+        return write_input(
+            project_root, report, item, next_revision(task, prep_id), answers, confirmed_by=confirmed_by, clock=clock
+        )
 
 
 # ------------------------------------------------------------------- resolver
@@ -337,7 +377,10 @@ class Resolution:
                     "request": r(i.request),
                     "authoritative": r(i.authoritative.path) if i.authoritative else None,
                     "authoritativeRevision": i.authoritative.revision if i.authoritative else None,
-                    "inputs": [{"path": r(v.path), "revision": v.revision, "verdict": v.verdict, "reason": v.reason} for v in i.inputs],
+                    "inputs": [
+                        {"path": r(v.path), "revision": v.revision, "verdict": v.verdict, "reason": v.reason}
+                        for v in i.inputs
+                    ],
                 }
                 for i in self.items
             ],
@@ -383,8 +426,12 @@ def resolve(task: Task) -> Resolution:
             if header.revision != parsed.revision or header.prep_id != item.prep_id:
                 verdicts[path] = InputVerdict(path, parsed.revision, "invalid", "header disagrees with the file name")
             elif header.assessment_fingerprint != fp:
-                verdicts[path] = InputVerdict(path, parsed.revision, "stale-fingerprint",
-                                              "assessment fingerprint no longer matches the approved snapshot")
+                verdicts[path] = InputVerdict(
+                    path,
+                    parsed.revision,
+                    "stale-fingerprint",
+                    "assessment fingerprint no longer matches the approved snapshot",
+                )
             else:
                 candidates.append((path, header.revision))
         counts = Counter(rev for _, rev in candidates)
@@ -392,11 +439,17 @@ def resolve(task: Task) -> Resolution:
         best = max(unique, key=lambda pr: pr[1]) if unique else None
         for path, rev in candidates:
             if counts[rev] > 1:
-                verdicts[path] = InputVerdict(path, rev, "duplicate-revision", f"revision r{rev} is recorded {counts[rev]} times")
+                verdicts[path] = InputVerdict(
+                    path, rev, "duplicate-revision", f"revision r{rev} is recorded {counts[rev]} times"
+                )
             elif best is not None and path == best[0]:
-                verdicts[path] = InputVerdict(path, rev, "authoritative", "highest unique revision with a matching fingerprint")
+                verdicts[path] = InputVerdict(
+                    path, rev, "authoritative", "highest unique revision with a matching fingerprint"
+                )
             else:
-                verdicts[path] = InputVerdict(path, rev, "superseded", f"a higher revision (r{best[1] if best else '?'}) is authoritative")
+                verdicts[path] = InputVerdict(
+                    path, rev, "superseded", f"a higher revision (r{best[1] if best else '?'}) is authoritative"
+                )
         res.inputs = sorted(verdicts.values(), key=lambda v: (v.revision or 0, v.path.name))
         res.authoritative = next((v for v in res.inputs if v.verdict == "authoritative"), None)
         for v in res.inputs:

@@ -24,11 +24,16 @@ from .reports import LoadedReport, latest_report, load_report_artifact, report_b
 def sidecar_path_for(report: LoadedReport) -> Path:
     """``user-responses/user-response-<task-type>-<seq>.md`` beside the report's run dir."""
     parsed = report.artifact.name
-    return report.artifact.run.path / "user-responses" / names.build(
-        "user-response", task_type=parsed.task_type, seq=parsed.seq)
+    return (
+        report.artifact.run.path
+        / "user-responses"
+        / names.build("user-response", task_type=parsed.task_type, seq=parsed.seq)
+    )
 
 
-def export_sidecar(project_root: Path, report: LoadedReport, text: str, clock: Clock = SYSTEM_CLOCK) -> tuple[Path, Path | None]:
+def export_sidecar(
+    project_root: Path, report: LoadedReport, text: str, clock: Clock = SYSTEM_CLOCK
+) -> tuple[Path, Path | None]:
     """Write a user-response sidecar; a different earlier export is kept as a superseded copy.
 
     Returns the sidecar path and the superseded copy's path (None when nothing was replaced).
@@ -41,8 +46,9 @@ def export_sidecar(project_root: Path, report: LoadedReport, text: str, clock: C
         existing = reading.read_bytes(target, root=project_root) if target.exists() else None
         if isinstance(existing, bytes) and existing != data:
             parsed = report.artifact.name
-            superseded = target.parent / names.build("user-response-superseded", task_type=parsed.task_type,
-                                                     seq=parsed.seq, stamp=compact_stamp(clock.now()))
+            superseded = target.parent / names.build(
+                "user-response-superseded", task_type=parsed.task_type, seq=parsed.seq, stamp=compact_stamp(clock.now())
+            )
             writes.move_no_overwrite(project_root, target, superseded)
         writes.create_only(project_root, target, data)
     return target, superseded
@@ -54,14 +60,27 @@ def guard_consumed_choice(task: Task, report: LoadedReport, option_id: str | Non
     A different choice would break the digest chain the planning run cites.
     """
     existing = task.selected_direction()
-    if isinstance(existing, SelectedDirection) and existing.source_report_path == report.rel() \
-            and option_id is not None and existing.option_id != option_id:
-        raise WriteRefused(layout.selected_direction_path(task.root),
-                           f"planning prepare already took {existing.option_id} from this report; the choice can no longer change")
+    if (
+        isinstance(existing, SelectedDirection)
+        and existing.source_report_path == report.rel()
+        and option_id is not None
+        and existing.option_id != option_id
+    ):
+        raise WriteRefused(
+            layout.selected_direction_path(task.root),
+            f"planning prepare already took {existing.option_id} from this report; the choice can no longer change",
+        )
 
 
-def select_direction(project_root: Path, task: Task, option_id: str, *, report_path: Path | None = None,
-                     answers: dict[str, str] | None = None, clock: Clock = SYSTEM_CLOCK) -> Path:
+def select_direction(
+    project_root: Path,
+    task: Task,
+    option_id: str,
+    *,
+    report_path: Path | None = None,
+    answers: dict[str, str] | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+) -> Path:
     """Record the confirmed option in the comparison-mode sidecar; the report is never touched."""
     report = report_by_path(task, report_path) if report_path else require_latest(task, "option-selection")
     if report.model.task_type != "option-selection":
@@ -93,7 +112,11 @@ def planning_prepare(project_root: Path, task: Task, clock: Clock = SYSTEM_CLOCK
         header = loaded.header
         assert isinstance(header, UserResponseHeader)
         if header.source_data_sha256 != digest:
-            raise WriteRefused(sidecar, f"source-data-sha256 does not match the report bytes ({report.rel()}); the report changed after the choice")
+            raise WriteRefused(
+                sidecar,
+                f"source-data-sha256 does not match the report bytes ({report.rel()}); the report changed after "
+                "the choice",
+            )
         option = header.selected_option
         sidecar_rel = sidecar.relative_to(project_root).as_posix()
     else:
@@ -119,7 +142,10 @@ def planning_prepare(project_root: Path, task: Task, clock: Clock = SYSTEM_CLOCK
     existing = task.selected_direction()
     if isinstance(existing, SelectedDirection):
         same = (existing.option_id, existing.source_data_sha256, existing.source_report_path) == (
-            snapshot.option_id, snapshot.source_data_sha256, snapshot.source_report_path)
+            snapshot.option_id,
+            snapshot.source_data_sha256,
+            snapshot.source_report_path,
+        )
         if same:
             return target
         raise WriteRefused(target, f"a different direction ({existing.option_id}) is already selected for this task")
@@ -167,13 +193,21 @@ def check_chain(task: Task) -> list[ChainCheck]:
             assert isinstance(header, UserResponseHeader)
             chosen = header.selected_option
             ok = header.source_data_sha256 == report.sha256
-            checks.append(ChainCheck("sidecar source-data-sha256", ok,
-                                     "matches the report bytes" if ok else "differs from the SHA-256 of the report bytes", sidecar))
+            checks.append(
+                ChainCheck(
+                    "sidecar source-data-sha256",
+                    ok,
+                    "matches the report bytes" if ok else "differs from the SHA-256 of the report bytes",
+                    sidecar,
+                )
+            )
             ok = chosen in ids
             checks.append(ChainCheck("sidecar option", ok, f"{chosen} {'is' if ok else 'is not'} a candidate", sidecar))
     else:
         chosen = oc.preselected.option_id if oc.preselected else None
-        checks.append(ChainCheck("preselected confirmation", chosen in ids, f"upstream confirmed {chosen}", report.path))
+        checks.append(
+            ChainCheck("preselected confirmation", chosen in ids, f"upstream confirmed {chosen}", report.path)
+        )
     sd_path = layout.selected_direction_path(task.root)
     if selected is None:
         checks.append(ChainCheck("selected-direction snapshot", False, "not written yet (planning prepare)", sd_path))
@@ -181,9 +215,18 @@ def check_chain(task: Task) -> list[ChainCheck]:
         checks.append(ChainCheck("selected-direction snapshot", False, selected.reason, sd_path))
     else:
         ok = selected.source_data_sha256 == report.sha256
-        checks.append(ChainCheck("snapshot sourceDataSha256", ok, "matches the report bytes" if ok else "differs from the report bytes", sd_path))
+        checks.append(
+            ChainCheck(
+                "snapshot sourceDataSha256",
+                ok,
+                "matches the report bytes" if ok else "differs from the report bytes",
+                sd_path,
+            )
+        )
         ok = selected.option_id in ids and (chosen is None or selected.option_id == chosen)
-        checks.append(ChainCheck("snapshot option", ok, f"{selected.option_id}" + ("" if ok else f" (chosen: {chosen})"), sd_path))
+        checks.append(
+            ChainCheck("snapshot option", ok, f"{selected.option_id}" + ("" if ok else f" (chosen: {chosen})"), sd_path)
+        )
         plan_art = latest_report(task, "implementation-planning")
         if plan_art is not None:
             plan = load_report_artifact(plan_art)
@@ -192,6 +235,12 @@ def check_chain(task: Task) -> list[ChainCheck]:
             else:
                 want = sd_path.relative_to(project_root).as_posix()
                 ok = plan.model.selected_direction_ref == want
-                checks.append(ChainCheck("planning selectedDirectionRef", ok,
-                                         "cites the snapshot" if ok else f"cites {plan.model.selected_direction_ref!r}, not {want}", plan.path))
+                checks.append(
+                    ChainCheck(
+                        "planning selectedDirectionRef",
+                        ok,
+                        "cites the snapshot" if ok else f"cites {plan.model.selected_direction_ref!r}, not {want}",
+                        plan.path,
+                    )
+                )
     return checks

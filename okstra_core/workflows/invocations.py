@@ -26,8 +26,9 @@ def _rel(project_root: Path, path: Path) -> str:
     return path.relative_to(project_root).as_posix()
 
 
-def start(project_root: Path, purpose: str, invocation_id: str, instructions: str, prompt: str,
-          clock: Clock = SYSTEM_CLOCK) -> layout.InvocationPaths:
+def start(
+    project_root: Path, purpose: str, invocation_id: str, instructions: str, prompt: str, clock: Clock = SYSTEM_CLOCK
+) -> layout.InvocationPaths:
     """Write instructions, prompt and metadata (create-only; a retry with the same bytes succeeds)."""
     paths = layout.invocation_paths(project_root, purpose, invocation_id)
     ibytes, pbytes = instructions.encode(), prompt.encode()
@@ -48,9 +49,16 @@ def start(project_root: Path, purpose: str, invocation_id: str, instructions: st
     writes.create_only(project_root, paths.prompt, pbytes)
     meta_path = paths.meta
     if not meta_path.exists():
-        meta = InvocationMeta(schema_version=SCHEMA, purpose=purpose, invocation_id=invocation_id,
-                              instructions_path=_rel(project_root, paths.instructions), prompt_path=_rel(project_root, paths.prompt),
-                              instructions_sha256=sha256_bytes(ibytes), prompt_sha256=sha256_bytes(pbytes), created_at=iso(clock.now()))
+        meta = InvocationMeta(
+            schema_version=SCHEMA,
+            purpose=purpose,
+            invocation_id=invocation_id,
+            instructions_path=_rel(project_root, paths.instructions),
+            prompt_path=_rel(project_root, paths.prompt),
+            instructions_sha256=sha256_bytes(ibytes),
+            prompt_sha256=sha256_bytes(pbytes),
+            created_at=iso(clock.now()),
+        )
         writes.create_only_json(project_root, meta_path, dump(meta))
     else:
         existing = reading.load_model(meta_path, InvocationMeta, root=project_root)
@@ -59,7 +67,9 @@ def start(project_root: Path, purpose: str, invocation_id: str, instructions: st
     return paths
 
 
-def complete(project_root: Path, purpose: str, invocation_id: str, returned_body: str, clock: Clock = SYSTEM_CLOCK) -> Path:
+def complete(
+    project_root: Path, purpose: str, invocation_id: str, returned_body: str, clock: Clock = SYSTEM_CLOCK
+) -> Path:
     """Publish the result envelope, then the completion marker binding its canonical digest."""
     paths = layout.invocation_paths(project_root, purpose, invocation_id)
     if not paths.meta.exists():
@@ -71,18 +81,28 @@ def complete(project_root: Path, purpose: str, invocation_id: str, returned_body
         if recorded.returned_body != returned_body:
             raise WriteRefused(paths.result, "a different result is already recorded for this invocation")
     else:
-        envelope = ResultEnvelope(schema_version=SCHEMA, purpose=purpose, invocation_id=invocation_id,
-                                  prompt_meta_path=_rel(project_root, paths.meta), returned_body=returned_body,
-                                  returned_at=iso(clock.now()))
+        envelope = ResultEnvelope(
+            schema_version=SCHEMA,
+            purpose=purpose,
+            invocation_id=invocation_id,
+            prompt_meta_path=_rel(project_root, paths.meta),
+            returned_body=returned_body,
+            returned_at=iso(clock.now()),
+        )
         writes.create_only_json(project_root, paths.result, dump(envelope))
     loaded = reading.load_model(paths.result, ResultEnvelope, root=project_root)
     if isinstance(loaded, reading.LoadError):
         raise WriteRefused(loaded.path, loaded.reason)
     if loaded.returned_body != returned_body:
         raise WriteRefused(paths.result, "a different result is already recorded for this invocation")
-    marker = CompletionMarker(schema_version=SCHEMA, purpose=purpose, invocation_id=invocation_id,
-                              result_path=_rel(project_root, paths.result), envelope_sha256=sha256_json(dump(loaded)),
-                              completed_at=iso(clock.now()))
+    marker = CompletionMarker(
+        schema_version=SCHEMA,
+        purpose=purpose,
+        invocation_id=invocation_id,
+        result_path=_rel(project_root, paths.result),
+        envelope_sha256=sha256_json(dump(loaded)),
+        completed_at=iso(clock.now()),
+    )
     if not paths.completion.exists():
         writes.create_only_json(project_root, paths.completion, dump(marker))
     return paths.completion
@@ -98,8 +118,10 @@ def invocation_problems(inv: Invocation) -> list[str]:
         return [f"metadata: {meta.reason}"]
     if (meta.purpose, meta.invocation_id) != (inv.purpose, inv.invocation_id):
         problems.append(f"metadata names {meta.purpose}/{meta.invocation_id}, not {inv.purpose}/{inv.invocation_id}")
-    for label, rel, digest in (("instructions", meta.instructions_path, meta.instructions_sha256),
-                               ("prompt", meta.prompt_path, meta.prompt_sha256)):
+    for label, rel, digest in (
+        ("instructions", meta.instructions_path, meta.instructions_sha256),
+        ("prompt", meta.prompt_path, meta.prompt_sha256),
+    ):
         data = reading.read_bytes(root / rel, root=root)
         if isinstance(data, reading.LoadError):
             problems.append(f"{label}: {data.reason}")
@@ -109,17 +131,21 @@ def invocation_problems(inv: Invocation) -> list[str]:
         return problems  # still running
     envelope = inv.result()
     if isinstance(envelope, reading.LoadError):
-        return problems + [f"result envelope: {envelope.reason}"]
+        return [*problems, f"result envelope: {envelope.reason}"]
     if envelope.purpose != inv.purpose or envelope.invocation_id != inv.invocation_id:
         problems.append(f"cross-invocation link: envelope names {envelope.purpose}/{envelope.invocation_id}")
     if envelope.prompt_meta_path != _rel(root, paths.meta):
         problems.append(f"cross-invocation link: envelope points at metadata {envelope.prompt_meta_path}")
     if not paths.completion.exists():
-        return problems + ["completion marker is missing (result not published)"]
+        return [*problems, "completion marker is missing (result not published)"]
     marker = inv.completion()
     if isinstance(marker, reading.LoadError):
-        return problems + [f"completion marker: {marker.reason}"]
-    if marker.purpose != inv.purpose or marker.invocation_id != inv.invocation_id or marker.result_path != _rel(root, paths.result):
+        return [*problems, f"completion marker: {marker.reason}"]
+    if (
+        marker.purpose != inv.purpose
+        or marker.invocation_id != inv.invocation_id
+        or marker.result_path != _rel(root, paths.result)
+    ):
         problems.append("cross-invocation link: completion marker names another invocation's result")
     raw = reading.load_json(paths.result, root=root)
     if not isinstance(raw, reading.LoadError) and marker.envelope_sha256 != sha256_json(raw):
@@ -141,4 +167,4 @@ def verify_completion(project_root: Path, purpose: str, invocation_id: str) -> s
     return envelope.returned_body
 
 
-__all__ = ["complete", "invocation_problems", "start", "verify_completion", "json"]
+__all__ = ["complete", "invocation_problems", "json", "start", "verify_completion"]

@@ -17,21 +17,36 @@ def create_manager(home: Path, manager_id: str, title: str, clock: Clock = SYSTE
     home.mkdir(parents=True, exist_ok=True)
     writes.ensure_dir(home, folder)
     if not (folder / "manager.json").exists():
-        writes.create_only_json(home, folder / "manager.json",
-                                dump(mm.ManagerFile(schema_version="1.0", manager_id=manager_id, title=title, created_at=iso(clock.now()))))
+        writes.create_only_json(
+            home,
+            folder / "manager.json",
+            dump(mm.ManagerFile(schema_version="1.0", manager_id=manager_id, title=title, created_at=iso(clock.now()))),
+        )
     if not (folder / "projects.json").exists():
-        writes.create_only_json(home, folder / "projects.json", dump(mm.ProjectsFile(schema_version="1.0", projects=[])))
+        writes.create_only_json(
+            home, folder / "projects.json", dump(mm.ProjectsFile(schema_version="1.0", projects=[]))
+        )
     return folder
 
 
-def register_project(home: Path, manager_id: str, project_id: str, project_root: Path, *, role: str = "member",
-                     tags: list[str] | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
+def register_project(
+    home: Path,
+    manager_id: str,
+    project_id: str,
+    project_root: Path,
+    *,
+    role: str = "member",
+    tags: list[str] | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+) -> None:
     """Register a project; setup-equivalent registration only when ``.okstra/project.json`` is absent."""
     if not project_root.is_dir():
         raise WriteRefused(project_root, "projectRoot must be an existing directory")
     if not layout.project_json_path(project_root).exists():
         ensure_project_file(project_root, project_id, clock)
-    entry = dump(mm.RegisteredProject(project_id=project_id, project_root=str(project_root), role=role, tags=tags or []))
+    entry = dump(
+        mm.RegisteredProject(project_id=project_id, project_root=str(project_root), role=role, tags=tags or [])
+    )
 
     def add(doc: dict[str, Any] | None) -> dict[str, Any]:
         doc = doc or {"schemaVersion": "1.0", "projects": []}
@@ -41,26 +56,53 @@ def register_project(home: Path, manager_id: str, project_id: str, project_root:
     update_json(home, layout.manager_dir(home, manager_id) / "projects.json", mm.ProjectsFile, add)
 
 
-def create_manager_task(home: Path, manager_id: str, task_key: str, title: str, plan: list[str],
-                        children: list[mm.ChildAssignment], clock: Clock = SYSTEM_CLOCK) -> Path:
+def create_manager_task(
+    home: Path,
+    manager_id: str,
+    task_key: str,
+    title: str,
+    plan: list[str],
+    children: list[mm.ChildAssignment],
+    clock: Clock = SYSTEM_CLOCK,
+) -> Path:
     key = layout.TaskKey.parse(task_key)
     folder = layout.manager_task_dir(home, manager_id, key.task_group, key.task_id)
-    writes.create_only_json(home, folder / "manifest.json", dump(mm.ManagerTaskManifest(
-        schema_version="1.0", task_key=task_key, task_group=key.task_group, task_id=key.task_id, title=title, plan=plan,
-        created_at=iso(clock.now()))))
-    writes.create_only_json(home, folder / "children.json", dump(mm.ChildrenFile(schema_version="1.0", children=children)))
+    writes.create_only_json(
+        home,
+        folder / "manifest.json",
+        dump(
+            mm.ManagerTaskManifest(
+                schema_version="1.0",
+                task_key=task_key,
+                task_group=key.task_group,
+                task_id=key.task_id,
+                title=title,
+                plan=plan,
+                created_at=iso(clock.now()),
+            )
+        ),
+    )
+    writes.create_only_json(
+        home, folder / "children.json", dump(mm.ChildrenFile(schema_version="1.0", children=children))
+    )
     add_event(home, folder, "task-created", {"taskKey": task_key}, clock)
     return folder
 
 
 def add_event(home: Path, task_folder: Path, event: str, detail: dict[str, Any], clock: Clock = SYSTEM_CLOCK) -> None:
-    writes.append_jsonl(home, task_folder / "events.jsonl", dump(mm.ManagerEvent(at=iso(clock.now()), event=event, detail=detail)))
+    writes.append_jsonl(
+        home, task_folder / "events.jsonl", dump(mm.ManagerEvent(at=iso(clock.now()), event=event, detail=detail))
+    )
 
 
-def add_directive(home: Path, task_folder: Path, scope: str, text: str, project_id: str | None = None,
-                  clock: Clock = SYSTEM_CLOCK) -> None:
-    writes.append_jsonl(home, task_folder / "directives.jsonl",
-                        dump(mm.Directive(at=iso(clock.now()), scope=scope, project_id=project_id, text=text)))
+def add_directive(
+    home: Path, task_folder: Path, scope: str, text: str, project_id: str | None = None, clock: Clock = SYSTEM_CLOCK
+) -> None:
+    writes.append_jsonl(
+        home,
+        task_folder / "directives.jsonl",
+        dump(mm.Directive(at=iso(clock.now()), scope=scope, project_id=project_id, text=text)),
+    )
 
 
 def write_snapshots(home: Path, task_folder: Path, snapshots: dict[str, mm.ProjectSnapshot]) -> None:

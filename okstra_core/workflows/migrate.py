@@ -97,8 +97,9 @@ def plan_moves(rd: RunDir) -> list[Move]:
             used.add(seq)
             chosen[key] = seq
         seq = chosen[key]
-        target = folder / names.build(parsed.kind, task_type=parsed.task_type, seq=seq, worker_id=parsed.worker_id,
-                                      round=parsed.round)
+        target = folder / names.build(
+            parsed.kind, task_type=parsed.task_type, seq=seq, worker_id=parsed.worker_id, round=parsed.round
+        )
         moves.append(Move(source, target, seq != parsed.seq))
     return moves
 
@@ -120,7 +121,9 @@ def _migrate(project_root: Path, moves: list[Move]) -> list[Move]:
         assert parsed is not None and parsed.seq is not None
         key = (parsed.category, parsed.seq)
         if key not in claimed:
-            original = names.parse_in_category(parsed.category, move.source.name) or names.classify_flat(move.source.name)
+            original = names.parse_in_category(parsed.category, move.source.name) or names.classify_flat(
+                move.source.name
+            )
             assert original is not None and original.seq is not None
             claim = _claim(move.target.parent, parsed.seq)
             writes.ensure_dir(project_root, claim.parent)

@@ -77,7 +77,10 @@ def publish_prompt(
         raise WriteRefused(manifest_path, "run manifest has no agentContract")
     prompt_path = project_root / assignment.prompt_path
     meta_path = project_root / assignment.meta_path
-    if not any(prompt_path.parent == project_root / r for r in (manifest.authorized_paths.prompt_roots if manifest.authorized_paths else [])):
+    if not any(
+        prompt_path.parent == project_root / r
+        for r in (manifest.authorized_paths.prompt_roots if manifest.authorized_paths else [])
+    ):
         raise WriteRefused(prompt_path, "prompt path is outside the manifest's authorised prompt roots")
     duty_dir = project_root / contract.duty_root
     catalog_bytes = reading.read_bytes(duty_dir / "catalog.json", root=project_root)
@@ -98,8 +101,10 @@ def publish_prompt(
     writes.ensure_dir(project_root, reservation.parent)
     with writes.locked(reservation):
         # Everything that could refuse is checked before the first write, so a refusal leaves no trace.
-        for path, want, why in ((reservation, binding, "invocation is reserved with a different identity"),
-                                (prompt_path, data, "exists with different bytes; a published prompt is never replaced")):
+        for path, want, why in (
+            (reservation, binding, "invocation is reserved with a different identity"),
+            (prompt_path, data, "exists with different bytes; a published prompt is never replaced"),
+        ):
             current = reading.read_bytes(path, root=project_root) if os.path.lexists(path) else None
             if isinstance(current, reading.LoadError):
                 raise WriteRefused(path, current.reason)
@@ -117,34 +122,49 @@ def publish_prompt(
             raise WriteRefused(reservation, "invocation is reserved with a different identity") from None
         existed = prompt_path.exists()
         writes.create_only(project_root, prompt_path, data)  # refuses different orphan bytes
-        meta = rm.PromptMeta.model_validate({
-            "schemaVersion": manifest.schema_version,
-            "invocationId": assignment.invocation_id,
-            "workerId": assignment.worker_id,
-            "audience": assignment.audience,
-            "dispatchKind": assignment.dispatch_kind,
-            "assignmentRef": assignment.assignment_ref,
-            "runManifestPath": manifest_rel,
-            "promptPath": assignment.prompt_path,
-            "dutyId": duty.duty_id,
-            "dutyPath": f"{contract.duty_root}/{duty.path}",
-            "instructionPath": instruction_rel,
-            "sourcePaths": source_paths or [],
-            "instructionProvenance": [{"kind": "project", "path": instruction_rel},
-                                      {"kind": "runtime", "path": rm.AUDIENCE_PREAMBLES.get(assignment.audience, rm.ERROR_CONTRACT_PATH)}],
-            "digests": {
-                "catalog": contract.catalog_digest,
-                "assignment": assignment_digest(assignment),
-                "duty": duty.sha256,
-                "instruction": sha256_bytes(instruction_bytes),
-                "prompt": sha256_bytes(data),
-            },
-            "publishedAt": iso(clock.now()),
-            "runDateTimeSegment": manifest.run_date_time_segment,
-            **({k: getattr(assignment, a) for k, a in (("participantRef", "participant_ref"), ("roleExecutionRef", "role_execution_ref"),
-                                                        ("invocationRef", "invocation_ref"), ("attempt", "attempt"),
-                                                        ("executionLabel", "execution_label"))} if assignment.is_v2 else {}),
-        })
+        meta = rm.PromptMeta.model_validate(
+            {
+                "schemaVersion": manifest.schema_version,
+                "invocationId": assignment.invocation_id,
+                "workerId": assignment.worker_id,
+                "audience": assignment.audience,
+                "dispatchKind": assignment.dispatch_kind,
+                "assignmentRef": assignment.assignment_ref,
+                "runManifestPath": manifest_rel,
+                "promptPath": assignment.prompt_path,
+                "dutyId": duty.duty_id,
+                "dutyPath": f"{contract.duty_root}/{duty.path}",
+                "instructionPath": instruction_rel,
+                "sourcePaths": source_paths or [],
+                "instructionProvenance": [
+                    {"kind": "project", "path": instruction_rel},
+                    {"kind": "runtime", "path": rm.AUDIENCE_PREAMBLES.get(assignment.audience, rm.ERROR_CONTRACT_PATH)},
+                ],
+                "digests": {
+                    "catalog": contract.catalog_digest,
+                    "assignment": assignment_digest(assignment),
+                    "duty": duty.sha256,
+                    "instruction": sha256_bytes(instruction_bytes),
+                    "prompt": sha256_bytes(data),
+                },
+                "publishedAt": iso(clock.now()),
+                "runDateTimeSegment": manifest.run_date_time_segment,
+                **(
+                    {
+                        k: getattr(assignment, a)
+                        for k, a in (
+                            ("participantRef", "participant_ref"),
+                            ("roleExecutionRef", "role_execution_ref"),
+                            ("invocationRef", "invocation_ref"),
+                            ("attempt", "attempt"),
+                            ("executionLabel", "execution_label"),
+                        )
+                    }
+                    if assignment.is_v2
+                    else {}
+                ),
+            }
+        )
         existing_meta = reading.load_model(meta_path, rm.PromptMeta, root=project_root) if meta_path.exists() else None
         if isinstance(existing_meta, rm.PromptMeta):
             if existing_meta.digests.prompt != meta.digests.prompt:
@@ -170,7 +190,9 @@ def meta_problems(project_root: Path, meta_path: Path, meta: rm.PromptMeta) -> l
         problems.append(f"assignmentRef {meta.assignment_ref!r} is not in {meta.run_manifest_path}")
     else:
         if assignment.prompt_path != meta.prompt_path:
-            problems.append(f"assignment {meta.assignment_ref} names prompt {assignment.prompt_path}, not {meta.prompt_path}")
+            problems.append(
+                f"assignment {meta.assignment_ref} names prompt {assignment.prompt_path}, not {meta.prompt_path}"
+            )
         if assignment.invocation_id != meta.invocation_id or assignment.worker_id != meta.worker_id:
             problems.append("invocationId/workerId differ from the manifest's assignment")
         if assignment_digest(assignment) != meta.digests.assignment:
@@ -208,7 +230,7 @@ def duty_snapshot_problems(project_root: Path, manifest: rm.RunManifest) -> list
     try:
         catalog = rm.DutyCatalog.model_validate_json(data)
     except Exception as exc:  # pydantic.ValidationError; the message is summarised
-        return problems + [f"duty catalog is invalid: {str(exc).splitlines()[0]}"]
+        return [*problems, f"duty catalog is invalid: {str(exc).splitlines()[0]}"]
     for duty in catalog.duties:
         body = reading.read_bytes(folder / duty.path, root=project_root)
         if isinstance(body, reading.LoadError):
@@ -234,7 +256,9 @@ def replace_run_manifest(project_root: Path, manifest_path: Path, mutate: Any) -
         mutate(current)
         changed = manifest_immutables_changed(before, current)
         if changed:
-            raise WriteRefused(manifest_path, f"immutable field(s) {', '.join(changed)} cannot change for the lifetime of the run")
+            raise WriteRefused(
+                manifest_path, f"immutable field(s) {', '.join(changed)} cannot change for the lifetime of the run"
+            )
         return current
 
     result = update_json(project_root, manifest_path, rm.RunManifest, apply)
@@ -242,4 +266,4 @@ def replace_run_manifest(project_root: Path, manifest_path: Path, mutate: Any) -
     return result
 
 
-__all__ = ["Published", "publish_prompt", "meta_problems", "duty_snapshot_problems", "replace_run_manifest", "layout"]
+__all__ = ["Published", "duty_snapshot_problems", "layout", "meta_problems", "publish_prompt", "replace_run_manifest"]

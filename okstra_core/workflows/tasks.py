@@ -49,7 +49,9 @@ def ensure_project_file(project_root: Path, project_id: str, clock: Clock = SYST
     writes.create_only_json(project_root, path, value)
 
 
-def catalog_entry_for(manifest: tm.TaskManifest, updated_at: str, *, created_at: str | None = None) -> tm.TaskCatalogEntry:
+def catalog_entry_for(
+    manifest: tm.TaskManifest, updated_at: str, *, created_at: str | None = None
+) -> tm.TaskCatalogEntry:
     """The catalog's view of a task, taken from its manifest (the catalog never disagrees with it)."""
     return tm.TaskCatalogEntry(
         task_key=manifest.task_key,
@@ -65,7 +67,9 @@ def catalog_entry_for(manifest: tm.TaskManifest, updated_at: str, *, created_at:
     )
 
 
-def upsert_catalog_entry(project_root: Path, entry: tm.TaskCatalogEntry, project_id: str, clock: Clock = SYSTEM_CLOCK) -> None:
+def upsert_catalog_entry(
+    project_root: Path, entry: tm.TaskCatalogEntry, project_id: str, clock: Clock = SYSTEM_CLOCK
+) -> None:
     """Add or refresh one task in ``task-catalog.json`` (keyed by ``taskKey``)."""
     path = layout.task_catalog_path(project_root)
 
@@ -86,8 +90,9 @@ def upsert_catalog_entry(project_root: Path, entry: tm.TaskCatalogEntry, project
     update_json(project_root, path, tm.TaskCatalog, mutate)
 
 
-def add_catalog_entries(project_root: Path, entries: list[tm.TaskCatalogEntry], project_id: str,
-                        clock: Clock = SYSTEM_CLOCK) -> None:
+def add_catalog_entries(
+    project_root: Path, entries: list[tm.TaskCatalogEntry], project_id: str, clock: Clock = SYSTEM_CLOCK
+) -> None:
     """Add many tasks to the catalog in one locked replace (bulk creation)."""
     path = layout.task_catalog_path(project_root)
 
@@ -133,8 +138,9 @@ class TaskSpec:
         return str(layout.TaskKey(self.project_id, self.task_group, self.task_id))
 
 
-def create_task(project_root: Path, spec: TaskSpec, clock: Clock = SYSTEM_CLOCK, *, point: bool = True,
-                catalog: bool = True) -> Path:
+def create_task(
+    project_root: Path, spec: TaskSpec, clock: Clock = SYSTEM_CLOCK, *, point: bool = True, catalog: bool = True
+) -> Path:
     """Create a task bundle: instruction set, manifest, timeline, catalog entry, latest pointer.
 
     ``catalog=False`` leaves the catalog to one :func:`add_catalog_entries` call (bulk creation).
@@ -179,7 +185,9 @@ def create_task(project_root: Path, spec: TaskSpec, clock: Clock = SYSTEM_CLOCK,
             current_phase=spec.task_type,
             current_phase_state="pending",
             phase_states={spec.task_type: "pending"},
-            next_recommended_phase=tm.NextRecommendedPhase(phase=spec.task_type, status="ready", rationale="task created"),
+            next_recommended_phase=tm.NextRecommendedPhase(
+                phase=spec.task_type, status="ready", rationale="task created"
+            ),
             awaiting_approval=False,
         ),
         fix_cycles=tm.FixCyclesSummary(count=0),
@@ -223,7 +231,9 @@ def current_fix_cycles(project_root: Path, task_root: Path) -> tm.FixCyclesSumma
     return tm.derive_fix_cycles(doc.records)
 
 
-def refresh_fix_cycles(project_root: Path, task_root: Path, clock: Clock = SYSTEM_CLOCK) -> tuple[tm.FixCyclesSummary, bool]:
+def refresh_fix_cycles(
+    project_root: Path, task_root: Path, clock: Clock = SYSTEM_CLOCK
+) -> tuple[tm.FixCyclesSummary, bool]:
     """Recompute the manifest's ``fixCycles`` from ``fix-cycles.jsonl``.
 
     Returns the summary and whether the manifest changed; an unchanged summary
@@ -276,8 +286,12 @@ class WorkerSpec:
 
     @property
     def audience(self) -> str:
-        return {"analyser": "analysis", "executor": "implementation", "verifier": "implementation",
-                "report-writer": "report-writing"}[self.role]
+        return {
+            "analyser": "analysis",
+            "executor": "implementation",
+            "verifier": "implementation",
+            "report-writer": "report-writing",
+        }[self.role]
 
 
 @dataclass
@@ -351,12 +365,17 @@ def prepare_run(
     duties = []
     roles = sorted({w.role for w in workers} | {"lead"})
     for role in roles:
-        text = "# Duty: lead\n\nThe Okstra lead coordinates the run.\n" if role == "lead" else _duty_text(
-            next(w for w in workers if w.role == role))
+        text = (
+            "# Duty: lead\n\nThe Okstra lead coordinates the run.\n"
+            if role == "lead"
+            else _duty_text(next(w for w in workers if w.role == role))
+        )
         data = text.encode("utf-8")
         writes.create_only(project_root, duty_dir / f"{role}.md", data)
         duties.append(rm.DutyEntry(duty_id=role, path=f"{role}.md", sha256=sha256_bytes(data)))
-    catalog_bytes = (rm.DutyCatalog(schema_version="1.0", duties=duties).model_dump_json(by_alias=True, indent=2) + "\n").encode()
+    catalog_bytes = (
+        rm.DutyCatalog(schema_version="1.0", duties=duties).model_dump_json(by_alias=True, indent=2) + "\n"
+    ).encode()
     writes.create_only(project_root, duty_dir / "catalog.json", catalog_bytes)
 
     def prompt_rel(kind: str, worker_id: str | None = None) -> str:
@@ -366,8 +385,14 @@ def prepare_run(
     lead_prompt = prompt_rel("lead-prompt")
     people: list[tuple[str, str, str, str]] = [("lead", "lead", "lead", lead_prompt)]
     for w in workers:
-        people.append((w.worker_id, w.audience, "report-writer" if w.role == "report-writer" else "worker",
-                       prompt_rel("worker-prompt", w.worker_id)))
+        people.append(
+            (
+                w.worker_id,
+                w.audience,
+                "report-writer" if w.role == "report-writer" else "worker",
+                prompt_rel("worker-prompt", w.worker_id),
+            )
+        )
     for index, (worker_id, audience, kind, prompt_path) in enumerate(people, start=1):
         identity: dict[str, Any] = {}
         if v2:
@@ -378,22 +403,31 @@ def prepare_run(
                 "attempt": 1,
                 "executionLabel": f"{worker_id} #{index}",
             }
-        assignments.append(rm.InvocationAssignment.model_validate({
-            "assignmentRef": f"assign-{index:02d}-{worker_id}",
-            "invocationId": f"{task_type}-{pseq:03d}-{worker_id}",
-            "workerId": worker_id,
-            "audience": audience,
-            "dispatchKind": kind,
-            "promptPath": prompt_path,
-            "metaPath": names.meta_name_for(prompt_path),
-            **identity,
-        }))
+        assignments.append(
+            rm.InvocationAssignment.model_validate(
+                {
+                    "assignmentRef": f"assign-{index:02d}-{worker_id}",
+                    "invocationId": f"{task_type}-{pseq:03d}-{worker_id}",
+                    "workerId": worker_id,
+                    "audience": audience,
+                    "dispatchKind": kind,
+                    "promptPath": prompt_path,
+                    "metaPath": names.meta_name_for(prompt_path),
+                    **identity,
+                }
+            )
+        )
     results_root = rel(project_root, rd / "worker-results")
     wseq = seqs("worker-results")
     declared = list(declared_results or [])
     for w in workers:
         for kind in ("worker-result", "worker-audit"):
-            declared.append(rel(project_root, rd / "worker-results" / names.build(kind, task_type=task_type, seq=wseq, worker_id=w.worker_id)))
+            declared.append(
+                rel(
+                    project_root,
+                    rd / "worker-results" / names.build(kind, task_type=task_type, seq=wseq, worker_id=w.worker_id),
+                )
+            )
     mseq = seqs("manifests")
     sseq = seqs("state")
     manifest_path = rd / "manifests" / names.build("run-manifest", task_type=task_type, seq=mseq)
@@ -411,12 +445,27 @@ def prepare_run(
         task_brief_path=manifest_doc.task_brief_path,
         analysis_target=manifest_doc.title,
         selected_workers=[w.worker_id for w in workers],
-        worker_assignments=[rm.WorkerAssignment(worker_id=w.worker_id, role=w.role, provider=w.provider, model=w.model,
-                                                runner=w.runner, audience=w.audience) for w in workers],
+        worker_assignments=[
+            rm.WorkerAssignment(
+                worker_id=w.worker_id,
+                role=w.role,
+                provider=w.provider,
+                model=w.model,
+                runner=w.runner,
+                audience=w.audience,
+            )
+            for w in workers
+        ],
         lead_session=rm.LeadSession(session_id=f"lead-{sha256_json([task_key, segment])[:12]}"),
-        resume_command_path=rel(project_root, rd / "sessions" / names.build("claude-resume", task_type=task_type, seq=seqs("sessions"))),
-        expected_report_path=rel(project_root, rd / "reports" / names.build("final-report-data", task_type=task_type, seq=rseq_report)),
-        expected_status_path=rel(project_root, rd / "status" / names.build("final-status", task_type=task_type, seq=status_seq)),
+        resume_command_path=rel(
+            project_root, rd / "sessions" / names.build("claude-resume", task_type=task_type, seq=seqs("sessions"))
+        ),
+        expected_report_path=rel(
+            project_root, rd / "reports" / names.build("final-report-data", task_type=task_type, seq=rseq_report)
+        ),
+        expected_status_path=rel(
+            project_root, rd / "status" / names.build("final-status", task_type=task_type, seq=status_seq)
+        ),
         prompt_snapshot_path=lead_prompt,
         worker_prompt_dir=rel(project_root, rd / "prompts"),
         worker_prompt_paths={a.worker_id: a.prompt_path for a in assignments if a.worker_id != "lead"},
@@ -440,14 +489,30 @@ def prepare_run(
     writes.create_only_json(project_root, manifest_path, dump(manifest))
     hints = rm.PathHints(run_dir=rel(project_root, rd), seqs={c: f"{n:03d}" for c, n in sorted(seqs.taken.items())})
     identity_block = rm.RunIdentity(task_key=task_key, task_type=task_type, stage=stage, run_date_time_segment=segment)
-    writes.create_only_json(project_root, rd / "manifests" / names.build("run-context", task_type=task_type, seq=mseq),
-                            dump(rm.RunContext(schema_version="2.0", identity=identity_block, path_hints=hints)))
-    writes.create_only_json(project_root, rd / "state" / names.build("active-run-context", task_type=task_type, seq=sseq),
-                            dump(rm.ActiveRunContext(schema_version="2.0", identity=identity_block, path_hints=hints,
-                                                     workers=[rm.ActiveWorker(worker_id=w.worker_id, role=w.role, audience=w.audience)
-                                                              for w in workers])))
-    team = rm.TeamState(schema_version="2.0" if v2 else "1.0", task_key=task_key, task_type=task_type,
-                        run_date_time_segment=segment, spec_link_gate="host-native-spec-link-gate")
+    writes.create_only_json(
+        project_root,
+        rd / "manifests" / names.build("run-context", task_type=task_type, seq=mseq),
+        dump(rm.RunContext(schema_version="2.0", identity=identity_block, path_hints=hints)),
+    )
+    writes.create_only_json(
+        project_root,
+        rd / "state" / names.build("active-run-context", task_type=task_type, seq=sseq),
+        dump(
+            rm.ActiveRunContext(
+                schema_version="2.0",
+                identity=identity_block,
+                path_hints=hints,
+                workers=[rm.ActiveWorker(worker_id=w.worker_id, role=w.role, audience=w.audience) for w in workers],
+            )
+        ),
+    )
+    team = rm.TeamState(
+        schema_version="2.0" if v2 else "1.0",
+        task_key=task_key,
+        task_type=task_type,
+        run_date_time_segment=segment,
+        spec_link_gate="host-native-spec-link-gate",
+    )
     writes.create_only_json(project_root, team_state_path, dump(team))
     entry = tm.TimelineEntry(
         run_timestamp=iso(moment),
@@ -488,7 +553,9 @@ def prepare_run(
         m["updatedAt"] = iso(clock.now())
 
     update_task_manifest(project_root, task_root, on_prepare)
-    return Run(project_root, task_root, task_key, task_type, stage, rd, seqs, segment, manifest_path, manifest, team_state_path)
+    return Run(
+        project_root, task_root, task_key, task_type, stage, rd, seqs, segment, manifest_path, manifest, team_state_path
+    )
 
 
 def write_status(run: Run, status: str) -> Path:

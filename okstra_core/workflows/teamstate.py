@@ -121,7 +121,9 @@ def link_result(
                 raise WriteRefused(team_state, f"{result_path} is already linked to dispatch {link.get('dispatchId')}")
             if same_id:
                 raise WriteRefused(team_state, f"dispatch {dispatch_id} already authorises {link.get('resultPath')}")
-        links.append(dump(rm.AgentResultLink(dispatch_id=dispatch_id, result_path=result_path, accepted_at=accepted_at)))
+        links.append(
+            dump(rm.AgentResultLink(dispatch_id=dispatch_id, result_path=result_path, accepted_at=accepted_at))
+        )
 
     return _apply(project_root, team_state, change)
 

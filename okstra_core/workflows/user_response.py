@@ -115,7 +115,14 @@ def render_body(inp: ExportInput, answers: Mapping[str, str], selected_option: s
     if sidecar_mode(inp.report) == "comparison" and selected_option:
         out += ["## Selected option", "", selected_option, ""]
     for item in inp.report.clarification_items:
-        out += [f"## {item.item_id}", "", f"> {one_line(item.question)}", "", normalise_answer(answers.get(item.item_id, "")), ""]
+        out += [
+            f"## {item.item_id}",
+            "",
+            f"> {one_line(item.question)}",
+            "",
+            normalise_answer(answers.get(item.item_id, "")),
+            "",
+        ]
     return "\n".join(out)
 
 
@@ -129,8 +136,14 @@ def render_sidecar(inp: ExportInput, answers: Mapping[str, str], selected_option
 # Imports stay local: the format above does not depend on the store.
 
 
-def export(project_root: Path, task: Task, report_path: Path, answers: Mapping[str, str],
-           selected_option: str | None = None, clock: Clock | None = None) -> tuple[Path, Path | None]:
+def export(
+    project_root: Path,
+    task: Task,
+    report_path: Path,
+    answers: Mapping[str, str],
+    selected_option: str | None = None,
+    clock: Clock | None = None,
+) -> tuple[Path, Path | None]:
     """``okstra user-response export``: write the sidecar for these answers.
 
     A different earlier export is kept as a superseded copy; identical answers are a no-op.

@@ -17,7 +17,6 @@ from textual.binding import Binding
 from textual.widgets import Input, Static
 
 from okstra_core import layout
-from okstra_core.errors import LoadError
 
 from ..navigation import Location
 from ..summaries import (
@@ -45,8 +44,16 @@ SORTS: tuple[tuple[str, str], ...] = (
 )
 
 NEXT_STYLES = {"ready": "bold green", "pending": "yellow", "blocked": "bold red", "terminal": "dim"}
-STATUS_STYLES = {"completed": "green", "failed": "red", "error": "red", "blocked": "red", "in-progress": "cyan",
-                 "ready-for-lead": "cyan", "prepared": "cyan", "not in catalog": "magenta"}
+STATUS_STYLES = {
+    "completed": "green",
+    "failed": "red",
+    "error": "red",
+    "blocked": "red",
+    "in-progress": "cyan",
+    "ready-for-lead": "cyan",
+    "prepared": "cyan",
+    "not in catalog": "magenta",
+}
 
 #: Extra rows above and below the visible ones whose manifests are read ahead.
 READ_AHEAD = 30
@@ -154,8 +161,12 @@ class CatalogScreen(ViewScreen):
 
     def watched_paths(self) -> list[Path]:
         root = self.okstra.project.root
-        paths = [layout.discovery_dir(root), layout.task_catalog_path(root), layout.latest_task_path(root),
-                 layout.tasks_dir(root)]
+        paths = [
+            layout.discovery_dir(root),
+            layout.task_catalog_path(root),
+            layout.latest_task_path(root),
+            layout.tasks_dir(root),
+        ]
         # The manifests of the rows in view: their phase columns follow them.
         data = self.data
         if data is not None:
@@ -265,9 +276,12 @@ class CatalogScreen(ViewScreen):
         shown = len(rows)
         latest = data.latest_key or "none"
         summary = Text.assemble(
-            (f"{shown}", "bold"), f" of {total} tasks in {len(groups)} groups",
-            "   sort: ", (label + (" (reversed)" if self.reverse else ""), "bold"),
-            "   latest: ", ("★ " + latest, "bold yellow"),
+            (f"{shown}", "bold"),
+            f" of {total} tasks in {len(groups)} groups",
+            "   sort: ",
+            (label + (" (reversed)" if self.reverse else ""), "bold"),
+            "   latest: ",
+            ("★ " + latest, "bold yellow"),
         )
         if self.filter_text:
             summary.append(f"   filter: {self.filter_text!r}", style="italic")
@@ -302,8 +316,11 @@ class CatalogScreen(ViewScreen):
         rows = self.table.rows
         start = max(event.start - READ_AHEAD, 0)
         end = min(event.end + READ_AHEAD, len(rows))
-        wanted = [r for r in rows[start:end]
-                  if isinstance(r, CatalogRow) and r.ident not in self.phases and r.ident not in self._pending]
+        wanted = [
+            r
+            for r in rows[start:end]
+            if isinstance(r, CatalogRow) and r.ident not in self.phases and r.ident not in self._pending
+        ]
         if wanted:
             self._pending.update(r.ident for r in wanted)
             self._read_phases(wanted)
@@ -324,8 +341,11 @@ class CatalogScreen(ViewScreen):
     async def action_filter(self) -> None:
         bar = self.filter_input
         if bar is None:
-            bar = Input(value=self.filter_text, id="filter",
-                        placeholder="filter: words match key, group, type, status, title  (Esc clears)")
+            bar = Input(
+                value=self.filter_text,
+                id="filter",
+                placeholder="filter: words match key, group, type, status, title  (Esc clears)",
+            )
             await self.mount(bar, before=self.query_one("#catalog-summary"))
         bar.display = True
         bar.focus()

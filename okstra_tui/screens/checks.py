@@ -24,7 +24,7 @@ SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 def run_checker(root: Path, home: Path) -> Any:
     """The checker's report, or a one-line reason it could not run."""
-    module = optional_module("okstra_core.check") 
+    module = optional_module("okstra_core.check")
     run = getattr(module, "run_check", None) if module is not None else None
     if run is None:
         engine = optional_module("okstra_core.check.engine")
@@ -106,18 +106,33 @@ class ChecksScreen(ViewScreen):
         by_file: dict[str, list[Any]] = {}
         for finding in report.findings:
             by_file.setdefault(finding.path, []).append(finding)
-        summary.update(Text.assemble(
-            (f"{report.errors} errors", "bold red" if report.errors else "green"), ", ",
-            (f"{report.warnings} warnings", "yellow" if report.warnings else ""), ", ",
-            f"{report.infos} infos in {len(by_file)} files ({report.files} files checked)"))
+        summary.update(
+            Text.assemble(
+                (f"{report.errors} errors", "bold red" if report.errors else "green"),
+                ", ",
+                (f"{report.warnings} warnings", "yellow" if report.warnings else ""),
+                ", ",
+                f"{report.infos} infos in {len(by_file)} files ({report.files} files checked)",
+            )
+        )
         for path, findings in by_file.items():
             worst = min(findings, key=lambda f: ("error", "warning", "info").index(f.severity)).severity
-            node = tree.root.add(Text.assemble((path, SEVERITY_STYLES.get(worst, "")), f"  ({len(findings)})"),
-                                 data=path, expand=len(by_file) <= 30)
+            node = tree.root.add(
+                Text.assemble((path, SEVERITY_STYLES.get(worst, "")), f"  ({len(findings)})"),
+                data=path,
+                expand=len(by_file) <= 30,
+            )
             for f in findings:
                 where = f":{f.line}" if f.line else ""
-                node.add_leaf(Text.assemble((f"{f.severity:<7}", SEVERITY_STYLES.get(f.severity, "")), " ",
-                                            (f.rule, "bold"), f"{where}  {f.message}"), data=path)
+                node.add_leaf(
+                    Text.assemble(
+                        (f"{f.severity:<7}", SEVERITY_STYLES.get(f.severity, "")),
+                        " ",
+                        (f.rule, "bold"),
+                        f"{where}  {f.message}",
+                    ),
+                    data=path,
+                )
         if not by_file:
             tree.root.add_leaf(Text("No findings: the store keeps the contract.", style="green"))
         if tree.root.children:
@@ -125,7 +140,7 @@ class ChecksScreen(ViewScreen):
 
     @on(Tree.NodeSelected, "#checks-tree")
     def _selected(self, event: Tree.NodeSelected[str | None]) -> None:
-        if event.node.data is None or event.node.children and not event.node.is_expanded:
+        if event.node.data is None or (event.node.children and not event.node.is_expanded):
             return
         self.okstra.navigate(location_for(self.okstra.project.root, event.node.data))
 

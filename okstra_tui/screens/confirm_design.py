@@ -68,5 +68,6 @@ class ConfirmDesignScreen(FormScreen):
         from okstra_core.workflows.design_prep import answers_text, confirm
 
         by = self.query_one("#design-by", Input).value.strip() or "user"
-        return confirm(self.bundle.project.root, self.bundle, self.item.prep_id, answers_text(self.answers()),
-                       confirmed_by=by)
+        return confirm(
+            self.bundle.project.root, self.bundle, self.item.prep_id, answers_text(self.answers()), confirmed_by=by
+        )

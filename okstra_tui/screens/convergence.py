@@ -34,8 +34,12 @@ VERDICT_STYLES = {"confirmed": "bold green", "rejected": "bold red", "disputed":
 
 
 def groups_table(groups: ConvergenceGroups) -> Table:
-    table = Table(title=f"Round 0 groups · roster: {', '.join(groups.roster)}", title_justify="left",
-                  title_style="bold", expand=True)
+    table = Table(
+        title=f"Round 0 groups · roster: {', '.join(groups.roster)}",
+        title_justify="left",
+        title_style="bold",
+        expand=True,
+    )
     table.add_column("group", no_wrap=True)
     table.add_column("title")
     table.add_column("tickets")
@@ -89,8 +93,10 @@ def vote_matrix(round_no: int, plan: Any, results: Any, group_ids: list[str]) ->
                 cells.append(Text("pending" if outcome is None else "no vote", style="yellow"))
             else:
                 cells.append(Text("·", style="dim"))
-        status = Text(outcome.status if outcome else ("dispatched" if analyser in assigned else "-"),
-                      style="red" if outcome and outcome.status != "completed" else "")
+        status = Text(
+            outcome.status if outcome else ("dispatched" if analyser in assigned else "-"),
+            style="red" if outcome and outcome.status != "completed" else "",
+        )
         table.add_row(analyser, status, *cells)
     parts.append(table)
     return Group(*parts)
@@ -102,8 +108,10 @@ def trail_renderables(trail: ConvergenceTrail, root: Path) -> list[Any]:
     final = trail.final
     head = Text(f"{trail.run.label} · state seq {trail.seq_text}", style="bold")
     if isinstance(final, ConvergenceFinal):
-        head.append(f"   terminal: {final.terminal_state} after {final.rounds} round(s)",
-                    style="bold green" if final.terminal_state == "converged" else "bold yellow")
+        head.append(
+            f"   terminal: {final.terminal_state} after {final.rounds} round(s)",
+            style="bold green" if final.terminal_state == "converged" else "bold yellow",
+        )
     elif isinstance(trail.work, ConvergenceWork):
         head.append(f"   working: {trail.work.status}, queue {len(trail.work.queue)}", style="cyan")
     out.append(Static(head, classes="section-title"))
@@ -125,16 +133,24 @@ def trail_renderables(trail: ConvergenceTrail, root: Path) -> list[Any]:
             votes = ", ".join(f"{a}={v}" for a, v in st.votes.items())
             work.add_row(gid, Text(st.state, style=VERDICT_STYLES.get(st.state, "")), votes)
         rounds = ", ".join(f"r{r.round}:{r.status}" for r in trail.work.rounds)
-        out.append(Static(Group(work, Text(f"rounds: {rounds or '-'}   queue: {', '.join(trail.work.queue) or 'empty'}"))))
+        out.append(
+            Static(Group(work, Text(f"rounds: {rounds or '-'}   queue: {', '.join(trail.work.queue) or 'empty'}")))
+        )
     if isinstance(final, ConvergenceFinal):
-        table = Table(title=f"Terminal state: {final.terminal_state} (finalized {final.finalized_at})",
-                      title_justify="left", title_style="bold")
+        table = Table(
+            title=f"Terminal state: {final.terminal_state} (finalized {final.finalized_at})",
+            title_justify="left",
+            title_style="bold",
+        )
         table.add_column("group")
         table.add_column("verdict")
         table.add_column("votes")
         for g in final.groups:
-            table.add_row(g.group_id, Text(g.verdict, style=VERDICT_STYLES.get(g.verdict, "")),
-                          ", ".join(f"{a}={v}" for a, v in g.votes.items()))
+            table.add_row(
+                g.group_id,
+                Text(g.verdict, style=VERDICT_STYLES.get(g.verdict, "")),
+                ", ".join(f"{a}={v}" for a, v in g.votes.items()),
+            )
         out.append(Static(table))
     if trail.migrations:
         lines = Text("Migrations (byte-for-byte archives of replaced legacy state):\n", style="bold")

@@ -133,25 +133,46 @@ class DesignPrepScreen(ViewScreen):
             left.mount(ErrorPanel(f"{res.report}: {res.error}", title="planning report"), after=summary)
         for item in res.items:
             auth = item.authoritative
-            verdict = ("legacy-unassessed" if res.legacy_unassessed
-                       else f"r{auth.revision} authoritative" if auth else "no authoritative input")
-            style = "yellow" if res.legacy_unassessed else "green" if auth else ("yellow" if item.status != "confirmed" else "dim")
-            table.add_row(Text(f"{item.prep_id} {item.title}", style="bold"),
-                          Text(item.status, style=STATUS_STYLES.get(item.status, "")), "",
-                          Text(verdict, style=style), key=f"item:{item.prep_id}")
+            verdict = (
+                "legacy-unassessed"
+                if res.legacy_unassessed
+                else f"r{auth.revision} authoritative"
+                if auth
+                else "no authoritative input"
+            )
+            style = (
+                "yellow"
+                if res.legacy_unassessed
+                else "green"
+                if auth
+                else ("yellow" if item.status != "confirmed" else "dim")
+            )
+            table.add_row(
+                Text(f"{item.prep_id} {item.title}", style="bold"),
+                Text(item.status, style=STATUS_STYLES.get(item.status, "")),
+                "",
+                Text(verdict, style=style),
+                key=f"item:{item.prep_id}",
+            )
             if item.request is not None:
-                ok = {True: Text("matches snapshot", style="green"), False: Text("differs from snapshot", style="red"),
-                      None: Text("-", style="dim")}[item.request_ok]
+                ok = {
+                    True: Text("matches snapshot", style="green"),
+                    False: Text("differs from snapshot", style="red"),
+                    None: Text("-", style="dim"),
+                }[item.request_ok]
                 request_name = names.parse_in_category("design-prep-requests", item.request.name)
                 request_seq = request_name.seq_text if request_name is not None else "?"
-                table.add_row(Text(f"  request · seq {request_seq}"), "", "", ok,
-                              key=str(item.request))
+                table.add_row(Text(f"  request · seq {request_seq}"), "", "", ok, key=str(item.request))
             for v in item.inputs:
                 input_name = names.parse_in_category("design-prep-inputs", v.path.name)
                 stamp = input_name.stamp if input_name is not None and input_name.stamp else v.path.name
-                table.add_row(f"  input · {stamp}", "", f"r{v.revision}" if v.revision else "?",
-                              Text(VERDICT_LABELS.get(v.verdict, v.verdict), style=VERDICT_STYLES.get(v.verdict, "")),
-                              key=str(v.path))
+                table.add_row(
+                    f"  input · {stamp}",
+                    "",
+                    f"r{v.revision}" if v.revision else "?",
+                    Text(VERDICT_LABELS.get(v.verdict, v.verdict), style=VERDICT_STYLES.get(v.verdict, "")),
+                    key=str(v.path),
+                )
         if table.row_count:
             table.move_cursor(row=min(cursor, table.row_count - 1))
 
@@ -162,8 +183,9 @@ class DesignPrepScreen(ViewScreen):
             return
         path = Path(key)
         artifact = artifact_for(self.okstra.project, path)
-        target = PreviewTarget(path, path.relative_to(self.okstra.project.root).as_posix(), artifact,
-                               artifact.kind if artifact else "file")
+        target = PreviewTarget(
+            path, path.relative_to(self.okstra.project.root).as_posix(), artifact, artifact.kind if artifact else "file"
+        )
         self.query_one("#dp-preview", ArtifactPreview).show(target, self.okstra.project.root)
 
     @on(DataTable.RowSelected, "#dp-table")

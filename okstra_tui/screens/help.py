@@ -14,8 +14,15 @@ from .base import ViewScreen
 
 
 def key_label(key: str) -> str:
-    names = {"question_mark": "?", "slash": "/", "escape": "esc", "right_square_bracket": "]",
-             "left_square_bracket": "[", "pageup": "PgUp", "pagedown": "PgDn"}
+    names = {
+        "question_mark": "?",
+        "slash": "/",
+        "escape": "esc",
+        "right_square_bracket": "]",
+        "left_square_bracket": "[",
+        "pageup": "PgUp",
+        "pagedown": "PgDn",
+    }
     return names.get(key, key)
 
 
@@ -42,17 +49,22 @@ class HelpScreen(ModalScreen[None]):
             if not b.description or (key, b.action) in seen:
                 continue
             seen.add((key, b.action))
-            where = "everywhere" if active.node is self.app else type(active.node).__name__.removesuffix("Screen").lower()
+            where = (
+                "everywhere" if active.node is self.app else type(active.node).__name__.removesuffix("Screen").lower()
+            )
             keys.add_row(key_label(key), b.description, where)
         with VerticalScroll(id="help-box"):
             yield Static(Text(f"{title} — help", style="bold"))
             if about:
                 yield Static(Text(about), classes="help-about")
             yield Static(keys)
-            yield Static(Text(
-                "Ctrl+P opens the command palette: every action above, plus themes. "
-                "Mouse: click rows, tree nodes and column titles (sort). esc closes this help.",
-                style="dim"))
+            yield Static(
+                Text(
+                    "Ctrl+P opens the command palette: every action above, plus themes. "
+                    "Mouse: click rows, tree nodes and column titles (sort). esc closes this help.",
+                    style="dim",
+                )
+            )
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

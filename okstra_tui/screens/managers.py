@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual import on, work
@@ -18,7 +17,6 @@ from okstra_core import layout, reading
 from okstra_core.errors import LoadError
 from okstra_core.store import Manager, ManagerTask, list_managers
 
-from ..navigation import Location
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
@@ -66,8 +64,13 @@ def detail(node: Node) -> list[Any]:
                 table.add_column(col)
             for p in projects.projects:
                 exists = Path(p.project_root).is_dir()
-                table.add_row(p.project_id, p.project_root, p.role, ", ".join(p.tags),
-                              Text("yes", style="green") if exists else Text("missing", style="red"))
+                table.add_row(
+                    p.project_id,
+                    p.project_root,
+                    p.role,
+                    ", ".join(p.tags),
+                    Text("yes", style="green") if exists else Text("missing", style="red"),
+                )
             out.append(Static(table))
     elif node.kind == "task" and node.task is not None:
         t = node.task
@@ -85,7 +88,9 @@ def detail(node: Node) -> list[Any]:
             out.append(Static(table))
         snaps = t.snapshots()
         if not bad(snaps, "snapshots.json"):
-            table = Table(title="Snapshots (read-side, imported by task sync)", title_justify="left", title_style="bold")
+            table = Table(
+                title="Snapshots (read-side, imported by task sync)", title_justify="left", title_style="bold"
+            )
             for col in ("project", "task key", "status", "latest run", "synced"):
                 table.add_column(col)
             for pid, s in snaps.projects.items():
@@ -152,7 +157,9 @@ class ManagersScreen(ViewScreen):
         for m in list_managers(home):
             paths.extend([m.folder, m.folder / "manager.json", m.folder / "projects.json"])
             for t in m.tasks():
-                paths.extend([t.folder, t.folder / "events.jsonl", t.folder / "snapshots.json", t.folder / "children.json"])
+                paths.extend(
+                    [t.folder, t.folder / "events.jsonl", t.folder / "snapshots.json", t.folder / "children.json"]
+                )
         return paths
 
     def reload(self) -> None:

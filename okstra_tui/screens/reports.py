@@ -62,8 +62,12 @@ def log_report_widgets(label: str, report: Any) -> list[Any]:
             name = Text(p.name + (" (flat)" if p.flat else ""))
             for problem in p.problems:
                 name.append(f"\n! {problem}", style="yellow")
-            table.add_row(name, p.role, f"{p.prompt_bytes:,}" if p.prompt_bytes is not None else Text("-", style="dim"),
-                          f"{p.transcript_bytes:,}" if p.transcript_bytes is not None else Text("no .log", style="dim"))
+            table.add_row(
+                name,
+                p.role,
+                f"{p.prompt_bytes:,}" if p.prompt_bytes is not None else Text("-", style="dim"),
+                f"{p.transcript_bytes:,}" if p.transcript_bytes is not None else Text("no .log", style="dim"),
+            )
         out.append(Static(table))
     else:
         out.append(Static(Text("No prompts in this run dir.", style="dim")))
@@ -217,8 +221,9 @@ class ReportsScreen(ViewScreen):
 
     async def _rendered(self, art: Artifact, text: str | None, note: LoadError | str | None) -> None:
         body = self.query_one("#rep-body", VerticalScroll)
-        widgets: list[Any] = [Static(Text(art.path.relative_to(self.okstra.project.root).as_posix(), style="bold"),
-                                     id="rep-note")]
+        widgets: list[Any] = [
+            Static(Text(art.path.relative_to(self.okstra.project.root).as_posix(), style="bold"), id="rep-note")
+        ]
         if isinstance(note, LoadError):
             widgets.append(ErrorPanel(note, title="Report data"))
         elif note:

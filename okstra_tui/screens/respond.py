@@ -58,8 +58,11 @@ class RespondScreen(FormScreen):
             with RadioSet(id="respond-options"):
                 for cand in oc.candidates:
                     marker = "  (recommended)" if cand.option_id == oc.recommendation else ""
-                    yield RadioButton(Text(f"{cand.option_id}  {cand.title}{marker}"), name=cand.option_id,
-                                      value=cand.option_id == oc.recommendation)
+                    yield RadioButton(
+                        Text(f"{cand.option_id}  {cand.title}{marker}"),
+                        name=cand.option_id,
+                        value=cand.option_id == oc.recommendation,
+                    )
         if not model.clarification_items:
             yield Static(Text("This report asks no clarification questions.", style="dim"))
         for item in model.clarification_items:
@@ -72,8 +75,10 @@ class RespondScreen(FormScreen):
         return self.comparison or bool(self.report.model.clarification_items)
 
     def answers(self) -> dict[str, str]:
-        return {item.item_id: self.query_one(f"#answer-{item.item_id}", TextArea).text
-                for item in self.report.model.clarification_items}
+        return {
+            item.item_id: self.query_one(f"#answer-{item.item_id}", TextArea).text
+            for item in self.report.model.clarification_items
+        }
 
     def selected_option(self) -> str | None:
         if not self.comparison:

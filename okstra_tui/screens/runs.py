@@ -59,7 +59,9 @@ class RunsScreen(ViewScreen):
     @property
     def location(self) -> Location:
         target = self.run_tree.cursor_node.data if self.is_mounted and self.run_tree.cursor_node else None
-        return Location("runs", self.task_root, self.focus_run, (str(target.path),) if isinstance(target, PreviewTarget) else ())
+        return Location(
+            "runs", self.task_root, self.focus_run, (str(target.path),) if isinstance(target, PreviewTarget) else ()
+        )
 
     def crumbs(self) -> list[str]:
         return ["Catalog", f"{self.task_root.parent.name}/{self.task_root.name}", "Runs"]
@@ -111,8 +113,10 @@ class RunsScreen(ViewScreen):
     def _load(self, keep: bool = False) -> None:
         self.mark_seen()
         run_dirs = self.bundle.run_dirs
-        listing = [(rd, rd.categories(), {c: rd.artifacts(c) for c in rd.categories()}, rd.flat_legacy(),
-                    rd.unrecognised()) for rd in run_dirs]
+        listing = [
+            (rd, rd.categories(), {c: rd.artifacts(c) for c in rd.categories()}, rd.flat_legacy(), rd.unrecognised())
+            for rd in run_dirs
+        ]
         carry = self.bundle.carry()
         consumers = layout.consumers_path(self.task_root)
         has_consumers = os.path.lexists(consumers)
@@ -127,34 +131,48 @@ class RunsScreen(ViewScreen):
         select: TreeNode[NodeData] | None = None
         for rd, categories, by_cat, flat, unknown in listing:
             label = Text(rd.label, style="bold")
-            run_node = tree.root.add(label, data=PreviewTarget(rd.path, rd.rel, kind="run-dir"),
-                                     expand=(keep and str(label) in expanded) or self._is_focus(rd) or len(listing) == 1)
-            run_node.add_leaf(Text("log report", style="italic"),
-                              data=PreviewTarget(rd.path, f"log report · {rd.rel}", kind="log-report"))
+            run_node = tree.root.add(
+                label,
+                data=PreviewTarget(rd.path, rd.rel, kind="run-dir"),
+                expand=(keep and str(label) in expanded) or self._is_focus(rd) or len(listing) == 1,
+            )
+            run_node.add_leaf(
+                Text("log report", style="italic"),
+                data=PreviewTarget(rd.path, f"log report · {rd.rel}", kind="log-report"),
+            )
             for category in categories:
                 arts: list[Artifact] = by_cat[category]
-                cat_node = run_node.add(f"{category} ({len(arts)})", data=None,
-                                        expand=keep and f"{category} ({len(arts)})" in expanded)
+                cat_node = run_node.add(
+                    f"{category} ({len(arts)})", data=None, expand=keep and f"{category} ({len(arts)})" in expanded
+                )
                 for seq, members in seq_groups(arts):
                     seq_label = f"seq {members[0].name.seq_text}" if seq is not None else "no seq"
                     seq_node = cat_node.add(seq_label, data=None, expand=True)
                     for art in members:
-                        node = seq_node.add_leaf(art.name.filename,
-                                                 data=PreviewTarget(art.path, art.path.relative_to(self.okstra.project.root).as_posix(), art, art.kind))
+                        node = seq_node.add_leaf(
+                            art.name.filename,
+                            data=PreviewTarget(
+                                art.path, art.path.relative_to(self.okstra.project.root).as_posix(), art, art.kind
+                            ),
+                        )
                         if want is not None and art.path == want:
                             select = node
             if flat:
                 flat_node = run_node.add(Text(f"flat legacy ({len(flat)}) — to be moved", style="yellow"), data=None)
                 for path, parsed in flat:
-                    node = flat_node.add_leaf(Text(f"{parsed.filename} → {parsed.category}/", style="yellow"),
-                                              data=PreviewTarget(path, f"flat legacy · {path.name}"))
+                    node = flat_node.add_leaf(
+                        Text(f"{parsed.filename} → {parsed.category}/", style="yellow"),
+                        data=PreviewTarget(path, f"flat legacy · {path.name}"),
+                    )
                     if want is not None and path == want:
                         select = node
             if unknown:
                 bad = run_node.add(Text(f"unrecognised ({len(unknown)})", style="red"), data=None)
                 for path in unknown:
-                    node = bad.add_leaf(Text(f"{path.parent.name}/{path.name}", style="red"),
-                                        data=PreviewTarget(path, f"unrecognised name · {path.name}"))
+                    node = bad.add_leaf(
+                        Text(f"{path.parent.name}/{path.name}", style="red"),
+                        data=PreviewTarget(path, f"unrecognised name · {path.name}"),
+                    )
                     if want is not None and path == want:
                         select = node
         if carry or consumers is not None:
@@ -198,7 +216,11 @@ class RunsScreen(ViewScreen):
         if data.kind == "log-report":
             self._show_log_report(data)
             return
-        if self.preview.target is not None and self.preview.target.path == data.path and self.preview.target.kind == data.kind:
+        if (
+            self.preview.target is not None
+            and self.preview.target.path == data.path
+            and self.preview.target.kind == data.kind
+        ):
             return
         self.preview.show(data, self.okstra.project.root)
 

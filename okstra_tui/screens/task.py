@@ -27,8 +27,17 @@ from ..widgets.virtual_table import Column, VirtualTable
 from .base import ViewScreen
 
 NEXT_STYLES = {"ready": "bold green", "pending": "yellow", "blocked": "bold red", "terminal": "dim"}
-STATE_STYLES = {"completed": "green", "done": "green", "in-progress": "cyan", "active": "cyan", "failed": "red",
-                "blocked": "red", "pending": "yellow", "skipped": "dim", "not-started": "dim"}
+STATE_STYLES = {
+    "completed": "green",
+    "done": "green",
+    "in-progress": "cyan",
+    "active": "cyan",
+    "failed": "red",
+    "blocked": "red",
+    "pending": "yellow",
+    "skipped": "dim",
+    "not-started": "dim",
+}
 
 
 def next_phase_text(nxt: NextRecommendedPhase) -> Text:
@@ -61,10 +70,18 @@ def manifest_renderable(m: TaskManifest) -> Group:
     info.append(("next recommended", next_phase_text(wf.next_recommended_phase)))
     corr = wf.next_recommended_phase_correction
     if corr is not None:
-        info.append((Text("correction", style="bold yellow"),
-                     Text.assemble("authored ", next_phase_text(corr.authored), "\napplied  ", next_phase_text(corr.applied))))
+        info.append(
+            (
+                Text("correction", style="bold yellow"),
+                Text.assemble(
+                    "authored ", next_phase_text(corr.authored), "\napplied  ", next_phase_text(corr.applied)
+                ),
+            )
+        )
     if wf.awaiting_approval:
-        info.append((Text("awaiting approval", style="bold magenta"), Text("yes — a person must approve", style="magenta")))
+        info.append(
+            (Text("awaiting approval", style="bold magenta"), Text("yes — a person must approve", style="magenta"))
+        )
     else:
         info.append(("awaiting approval", "no"))
     info.append(("last safe checkpoint", wf.last_safe_checkpoint or "-"))
@@ -75,7 +92,8 @@ def manifest_renderable(m: TaskManifest) -> Group:
             line += f", open: {fc.open_cycle_id}"
         if fc.latest is not None:
             line += f"\nlatest #{fc.latest.cycle}: {fc.latest.symptom}" + (
-                f" (closed {fc.latest.closed_at})" if fc.latest.closed_at else " (open)")
+                f" (closed {fc.latest.closed_at})" if fc.latest.closed_at else " (open)"
+            )
         info.append(("fix cycles", line))
     if m.phase_outcome:
         info.append(("phase outcome", ", ".join(f"{k}: {v}" for k, v in m.phase_outcome.items())))
@@ -99,8 +117,12 @@ def _side_cells(row: SideRow) -> tuple[Text | str, ...]:
     return row.cells
 
 
-TIMELINE_COLUMNS = [Column("when", "when", 11), Column("type", "type"), Column("stage", "st", 2),
-                    Column("status", "status", 12)]
+TIMELINE_COLUMNS = [
+    Column("when", "when", 11),
+    Column("type", "type"),
+    Column("stage", "st", 2),
+    Column("status", "status", 12),
+]
 
 
 class TaskScreen(ViewScreen):
@@ -147,12 +169,17 @@ class TaskScreen(ViewScreen):
                 timeline = VirtualTable(TIMELINE_COLUMNS, _side_cells, id="task-timeline", classes="pane")
                 timeline.border_title = "Timeline of runs"
                 yield timeline
-                files = VirtualTable([Column("file", "file"), Column("where", "where", 16)], _side_cells,
-                                     id="task-files", classes="pane")
+                files = VirtualTable(
+                    [Column("file", "file"), Column("where", "where", 16)], _side_cells, id="task-files", classes="pane"
+                )
                 files.border_title = "Instruction set, history & notes"
                 yield files
-                related = VirtualTable([Column("key", "task key"), Column("relation", "relation", 14)], _side_cells,
-                                       id="task-related", classes="pane")
+                related = VirtualTable(
+                    [Column("key", "task key"), Column("relation", "relation", 14)],
+                    _side_cells,
+                    id="task-related",
+                    classes="pane",
+                )
                 related.border_title = "Related tasks"
                 yield related
         yield BindingsFooter()
@@ -197,8 +224,14 @@ class TaskScreen(ViewScreen):
 
     def watched_paths(self) -> list[Path]:
         root = self.task_root
-        return [layout.task_manifest_path(root), layout.timeline_path(root), layout.instruction_set_dir(root),
-                layout.history_dir(root), layout.runs_dir(root), layout.notes_dir(root)]
+        return [
+            layout.task_manifest_path(root),
+            layout.timeline_path(root),
+            layout.instruction_set_dir(root),
+            layout.history_dir(root),
+            layout.runs_dir(root),
+            layout.notes_dir(root),
+        ]
 
     def reload(self) -> None:
         self.bundle = self.okstra_task(self.task_root)
@@ -256,8 +289,13 @@ class TaskScreen(ViewScreen):
     def _fill_files(self, ov: TaskOverview, fresh: bool) -> None:
         root = self.task_root
         rows = [SideRow((path.name, "instruction-set"), path) for path in ov.instruction_files]
-        for path in (layout.task_manifest_path(root), layout.task_index_path(root), layout.timeline_path(root),
-                     layout.fix_cycles_path(root), layout.recap_log_path(root)):
+        for path in (
+            layout.task_manifest_path(root),
+            layout.task_index_path(root),
+            layout.timeline_path(root),
+            layout.fix_cycles_path(root),
+            layout.recap_log_path(root),
+        ):
             if path.exists() or path.is_symlink():
                 rows.append(SideRow((path.name, path.parent.relative_to(root).as_posix() or "."), path))
         rows.extend(SideRow((path.name, "notes"), path) for path in ov.notes)

@@ -22,8 +22,16 @@ Cell = Text | str
 class KeyValues:
     """Rows of (label, value); a value may hold several lines and wraps under itself."""
 
-    def __init__(self, rows: Iterable[tuple[Cell, Cell]], *, label_style: str = "bold", gap: int = 2,
-                 title: Cell | None = None, header: tuple[Cell, Cell] | None = None, indent: int = 0) -> None:
+    def __init__(
+        self,
+        rows: Iterable[tuple[Cell, Cell]],
+        *,
+        label_style: str = "bold",
+        gap: int = 2,
+        title: Cell | None = None,
+        header: tuple[Cell, Cell] | None = None,
+        indent: int = 0,
+    ) -> None:
         self.rows = [(_text(label, label_style), _text(value, "")) for label, value in rows]
         self.gap = gap
         self.title = _text(title, "bold") if title is not None else None

@@ -90,7 +90,7 @@ class ArtifactPreview(VerticalScroll):
             out.extend(team_state_widgets(model))
         fmt = target.fmt
         text = loaded.text or ""
-        if model is not None and hasattr(model, "header") and isinstance(getattr(model, "header"), Header):
+        if model is not None and hasattr(model, "header") and isinstance(model.header, Header):
             header = model.header
             out.append(Static(syntax("\n".join(f"{k}: {v}" for k, v in header.dump().items()), "yaml")))
             text = model.body
@@ -136,15 +136,31 @@ def team_state_widgets(state: TeamState) -> list[Any]:
             notes.append(f"replaced {replaced}" if isinstance(replaced, str) else "replaced in place")
         if row.dispatch_id and row.dispatch_id in linked:
             notes.append(f"→ {linked[row.dispatch_id]}")
-        table.add_row(str(i), row.dispatch_id or "—", row.worker_id, _short(row.invocation_id), _short(row.session_id),
-                      row.pane_id or "—", str(row.attempt or "—"), row.status, "; ".join(notes))
+        table.add_row(
+            str(i),
+            row.dispatch_id or "—",
+            row.worker_id,
+            _short(row.invocation_id),
+            _short(row.session_id),
+            row.pane_id or "—",
+            str(row.attempt or "—"),
+            row.status,
+            "; ".join(notes),
+        )
     widgets.append(table)
     widgets.append(Static(f"Agent dispatches ({len(state.agent_dispatches)})", classes="preview-heading"))
     agents: DataTable[Any] = DataTable(zebra_stripes=True, cursor_type="row")
     agents.add_columns("#", "dispatch", "worker", "invocation", "attempt", "status", "result link")
     for i, a in enumerate(state.agent_dispatches, start=1):
-        agents.add_row(str(i), a.dispatch_id, a.worker_id, _short(a.invocation_id), str(a.attempt or "—"), a.status,
-                       linked.get(a.dispatch_id, "—"))
+        agents.add_row(
+            str(i),
+            a.dispatch_id,
+            a.worker_id,
+            _short(a.invocation_id),
+            str(a.attempt or "—"),
+            a.status,
+            linked.get(a.dispatch_id, "—"),
+        )
     widgets.append(agents)
     widgets.append(Static(f"Result links ({len(state.agent_result_links)})", classes="preview-heading"))
     links: DataTable[Any] = DataTable(zebra_stripes=True, cursor_type="row")
@@ -153,7 +169,15 @@ def team_state_widgets(state: TeamState) -> list[Any]:
         links.add_row(link.dispatch_id, link.result_path, link.accepted_at)
     widgets.append(links)
     gate = state.spec_link_gate or "—"
-    widgets.append(Static(Text.assemble(("spec-link gate: ", "bold"), gate, ("   prompt delivery verified: ", "bold"),
-                                        str(state.prompt_delivery_verified).lower())))
+    widgets.append(
+        Static(
+            Text.assemble(
+                ("spec-link gate: ", "bold"),
+                gate,
+                ("   prompt delivery verified: ", "bold"),
+                str(state.prompt_delivery_verified).lower(),
+            )
+        )
+    )
     widgets.append(Static("Raw ledger", classes="preview-heading"))
     return widgets

@@ -53,8 +53,12 @@ class VirtualTable(ScrollView, can_focus=True):
         background: $surface;
     }
     VirtualTable > .virtual-table--header { text-style: bold; color: $text-accent; background: $panel; }
-    VirtualTable > .virtual-table--cursor { background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold; }
-    VirtualTable:blur > .virtual-table--cursor { background: $block-cursor-blurred-background; color: $foreground; text-style: none; }
+    VirtualTable > .virtual-table--cursor {
+        background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold;
+    }
+    VirtualTable:blur > .virtual-table--cursor {
+        background: $block-cursor-blurred-background; color: $foreground; text-style: none;
+    }
     VirtualTable > .virtual-table--group { color: $text-primary; text-style: bold; background: $boost; }
     """
 
@@ -210,7 +214,7 @@ class VirtualTable(ScrollView, can_focus=True):
 
     def _line(self, cells: Sequence[Text | str], widths: list[int]) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
-        for i, (cell, width) in enumerate(zip(cells, widths)):
+        for i, (cell, width) in enumerate(zip(cells, widths, strict=False)):
             text = cell if isinstance(cell, Text) else Text(str(cell))
             text = text.copy()
             text.truncate(width, overflow="ellipsis", pad=True)
@@ -320,7 +324,7 @@ class VirtualTable(ScrollView, can_focus=True):
         if event.y == 0:
             widths = self._column_widths(self.size.width)
             x = event.x
-            for column, width in zip(self.columns, widths):
+            for column, width in zip(self.columns, widths, strict=False):
                 if x <= width:
                     self.post_message(self.HeaderClicked(self, column))
                     return

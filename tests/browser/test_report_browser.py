@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "render"))
-from render_samples import SCRIPT_TEXT, report_bytes  # noqa: E402
+from render_samples import SCRIPT_TEXT, report_bytes
 
-from okstra_core.cli import main  # noqa: E402
-from okstra_core.digests import sha256_bytes  # noqa: E402
-from okstra_core.render.source import load_source  # noqa: E402
-from okstra_core.workflows import user_response as ur  # noqa: E402
+from okstra_core.cli import main
+from okstra_core.digests import sha256_bytes
+from okstra_core.render.source import load_source
+from okstra_core.workflows import user_response as ur
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "screenshots"
@@ -45,7 +45,8 @@ CHROMIUM_ARGS = [
 # lines, trailing spaces, whitespace JS and Python disagree on (U+001C, U+0085,
 # U+FEFF), non-ASCII, Markdown and HTML specials, and an empty answer.
 ANSWERS = {
-    "CQ-001": "\r\n  \nstaging first, then canary  \r\n<b>not</b> prod\u00a0\u3000\nbom stays\ufeff\nnel goes\u0085\n\u001c\n\n",
+    "CQ-001": "\r\n  \nstaging first, then canary  \r\n<b>not</b> prod\u00a0\u3000\nbom stays\ufeff\nnel "
+    "goes\u0085\n\u001c\n\n",
     "CQ-002": "",
 }
 EXPECTED_CQ_001 = "staging first, then canary\n<b>not</b> prod\nbom stays\ufeff\nnel goes"
@@ -68,7 +69,9 @@ def browser() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.fail("Python package playwright is missing; install the test extra: pip install -e '.[test]'", pytrace=False)
+        pytest.fail(
+            "Python package playwright is missing; install the test extra: pip install -e '.[test]'", pytrace=False
+        )
     with sync_playwright() as pw:
         launched = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
@@ -79,7 +82,9 @@ def browser() -> Iterator[Any]:
 
 def _render(root: Path, task_type: str, extra: bytes | None = None) -> tuple[Path, Path]:
     """Write report data into a project tree and render its HTML with the CLI."""
-    data = root / ".okstra/tasks/checkout/chk-42/runs" / task_type / "reports" / f"final-report-{task_type}-001.data.json"
+    data = (
+        root / ".okstra/tasks/checkout/chk-42/runs" / task_type / "reports" / f"final-report-{task_type}-001.data.json"
+    )
     data.parent.mkdir(parents=True)
     data.write_bytes(extra if extra is not None else report_bytes(task_type))
     html = data.with_name(f"final-report-{task_type}-001.html")
@@ -140,7 +145,7 @@ def test_option_selection_export_matches_render_sidecar(browser: Any, tmp_path: 
         assert got == _expected(data, ANSWERS, "IO-002")
         assert f"\n\n{EXPECTED_CQ_001}\n\n".encode() in got
         assert b"_(no answer)_" in got and b"selected-option: IO-002" in got
-        assert f"source-data-sha256: \"{sha256_bytes(before)}\"".encode() in got
+        assert f'source-data-sha256: "{sha256_bytes(before)}"'.encode() in got
         assert "Downloaded user-response-option-selection-001.md" in page.inner_text("#export-status")
         _only_local(requests, html)
         assert errors == []

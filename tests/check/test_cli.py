@@ -63,7 +63,21 @@ def test_list_rules_text(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_okstra_check_runs_as_a_process(demo_root: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "okstra_core.cli", "check", str(demo_root), "--format", "github",
-                           "--home", str(demo_root / ".okstra-home")], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "okstra_core.cli",
+            "check",
+            str(demo_root),
+            "--format",
+            "github",
+            "--home",
+            str(demo_root / ".okstra-home"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1].startswith("0 errors")

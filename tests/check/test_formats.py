@@ -31,8 +31,13 @@ def test_json_shape() -> None:
     doc = json.loads(render(_report(), "json"))
     assert doc["version"] == 1 and doc["root"] == "/p"
     assert doc["summary"] == {"errors": 1, "warnings": 1, "infos": 1, "files": 7}
-    assert doc["findings"][0] == {"rule": "OKS004", "severity": "error", "path": "a/b,c:d.json",
-                                  "message": "invalid JSON: 100% broken\nsecond line\r", "line": 3}
+    assert doc["findings"][0] == {
+        "rule": "OKS004",
+        "severity": "error",
+        "path": "a/b,c:d.json",
+        "message": "invalid JSON: 100% broken\nsecond line\r",
+        "line": 3,
+    }
     assert "line" not in doc["findings"][1]
 
 
@@ -55,8 +60,9 @@ def test_sarif_validates_against_the_2_1_0_schema(fresh_demo: Path) -> None:
 
 def test_github_lines_are_escaped() -> None:
     out = render(_report(), "github").splitlines()
-    assert out[0] == ("::error file=a/b%2Cc%3Ad.json,line=3,title=OKS004 Invalid JSON::"
-                      "invalid JSON: 100%25 broken%0Asecond line%0D")
+    assert out[0] == (
+        "::error file=a/b%2Cc%3Ad.json,line=3,title=OKS004 Invalid JSON::invalid JSON: 100%25 broken%0Asecond line%0D"
+    )
     assert out[1].startswith("::warning file=a/flat.md,title=OKS017 Flat legacy artifact in a run dir::")
     assert out[2].startswith("::notice file=a/x,")
     assert gh_data("a%b\nc") == "a%25b%0Ac" and gh_property("a:b,c") == "a%3Ab%2Cc"

@@ -38,9 +38,13 @@ def pristine(demo_root: Path) -> tuple[Path, list[str]]:
     return demo_root, _candidates(demo_root)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(data=st.data())
-def test_corruption_is_reported(pristine: tuple[Path, list[str]], tmp_path_factory: pytest.TempPathFactory, data: st.DataObject) -> None:
+def test_corruption_is_reported(
+    pristine: tuple[Path, list[str]], tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
     demo, files = pristine
     root = tmp_path_factory.mktemp("fuzz") / "project"
     shutil.copytree(demo, root, symlinks=True)
@@ -64,5 +68,20 @@ def test_corruption_is_reported(pristine: tuple[Path, list[str]], tmp_path_facto
         path.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
     report = check(root)
     assert report.exit_code() == 1
-    assert any(f.path == rel or f.path == f"$OKSTRA_HOME/{rel}" for f in report.findings if f.severity == "error"), (rel, kind)
-    assert main_check([str(root), "--home", str(root / ".okstra-home"), "-j", "1", "--format", "json", "-o", str(root.parent / "out.json")]) in (0, 1)
+    assert any(f.path == rel or f.path == f"$OKSTRA_HOME/{rel}" for f in report.findings if f.severity == "error"), (
+        rel,
+        kind,
+    )
+    assert main_check(
+        [
+            str(root),
+            "--home",
+            str(root / ".okstra-home"),
+            "-j",
+            "1",
+            "--format",
+            "json",
+            "-o",
+            str(root.parent / "out.json"),
+        ]
+    ) in (0, 1)

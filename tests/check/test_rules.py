@@ -188,7 +188,9 @@ def _ready_without_phase(root: Path) -> str:
 def _bad_correction(root: Path) -> str:
     p = root / TASK / "task-manifest.json"
     pointer = {"phase": "implementation", "status": "pending", "rationale": "x"}
-    edit_json(p, lambda d: d["workflow"].update(nextRecommendedPhaseCorrection={"authored": pointer, "applied": pointer}))
+    edit_json(
+        p, lambda d: d["workflow"].update(nextRecommendedPhaseCorrection={"authored": pointer, "applied": pointer})
+    )
     return rel(root, p)
 
 
@@ -200,7 +202,9 @@ def _fix_cycles(root: Path) -> str:
 
 def _timeline_missing_run(root: Path) -> str:
     p = root / TASK / "history/timeline.json"
-    edit_json(p, lambda d: d["entries"][0].update(runManifestPath=f"{RUNS}/analysis/manifests/run-manifest-analysis-042.json"))
+    edit_json(
+        p, lambda d: d["entries"][0].update(runManifestPath=f"{RUNS}/analysis/manifests/run-manifest-analysis-042.json")
+    )
     return rel(root, p)
 
 
@@ -261,7 +265,12 @@ def _link_not_exclusive(root: Path) -> str:
 
 def _link_missing_result(root: Path) -> str:
     p = one(root, f"{RUNS}/analysis/state/team-state-analysis-001.json")
-    edit_json(p, lambda d: d["agentResultLinks"][0].update(resultPath=f"{RUNS}/analysis/worker-results/ghost-result-analysis-001.md"))
+    edit_json(
+        p,
+        lambda d: d["agentResultLinks"][0].update(
+            resultPath=f"{RUNS}/analysis/worker-results/ghost-result-analysis-001.md"
+        ),
+    )
     return rel(root, p)
 
 
@@ -280,7 +289,7 @@ def _bad_provenance(root: Path) -> str:
 def _sidecar_digest(root: Path) -> str:
     p = root / RUNS / "option-selection/user-responses/user-response-option-selection-001.md"
     text = p.read_text()
-    line = next(l for l in text.splitlines() if l.startswith("source-data-sha256: "))
+    line = next(ln for ln in text.splitlines() if ln.startswith("source-data-sha256: "))
     p.write_text(text.replace(line, 'source-data-sha256: "' + "0" * 64 + '"'))
     return rel(root, p)
 
@@ -340,7 +349,12 @@ def _stale_reading_copy(root: Path) -> str:
 
 def _carry_backlink(root: Path) -> str:
     p = root / RUNS / "implementation/carry/stage-1.json"
-    edit_json(p, lambda d: d.update(runManifestPath=f"{RUNS}/implementation/stage-1/manifests/run-manifest-implementation-099.json"))
+    edit_json(
+        p,
+        lambda d: d.update(
+            runManifestPath=f"{RUNS}/implementation/stage-1/manifests/run-manifest-implementation-099.json"
+        ),
+    )
     return rel(root, p)
 
 
@@ -362,7 +376,9 @@ def _final_version(root: Path) -> str:
 def _round_gap(root: Path) -> str:
     state = root / RUNS / "analysis/state"
     for kind in ("plan", "results"):
-        (state / f"convergence-round-2-{kind}-analysis-001.json").rename(state / f"convergence-round-3-{kind}-analysis-001.json")
+        (state / f"convergence-round-2-{kind}-analysis-001.json").rename(
+            state / f"convergence-round-3-{kind}-analysis-001.json"
+        )
     return rel(root, state / "convergence-work-analysis-001.json")
 
 

@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+from conftest import classify_documents, document_values
 
 from okstra_core import reading, resources
 from okstra_core.demo import demo_home
 from okstra_core.models import DOC_KINDS_BY_NAME
 from okstra_core.store import Project, list_managers
 from okstra_core.workflows import design_prep, direction
-
-from conftest import classify_documents, document_values  # noqa: E402
 
 
 def _validator(kind: str) -> jsonschema.protocols.Validator:
@@ -88,7 +87,9 @@ def test_demo_holds_every_shape(demo_root: Path) -> None:
     assert len(retry.carry()) == 3
     consumers = retry.consumers()
     assert isinstance(consumers, reading.JsonlDoc) and len(consumers.records) == 3
-    assert len(analysis.of_kind("convergence-round-plan")) == 2 and len(analysis.of_kind("convergence-round-results")) == 2
+    assert (
+        len(analysis.of_kind("convergence-round-plan")) == 2 and len(analysis.of_kind("convergence-round-results")) == 2
+    )
     assert analysis.of_kind("convergence-final") and analysis.of_kind("convergence-groups")
     resolution = design_prep.resolve(retry)
     verdicts = {v.verdict for item in resolution.items for v in item.inputs}
@@ -108,7 +109,13 @@ def test_demo_holds_every_shape(demo_root: Path) -> None:
     assert len({r.dispatch_id for r in rows if r.dispatch_id}) == len([r for r in rows if r.dispatch_id])
     assert state is not None
     prompts = analysis.artifacts("prompts")
-    assert {a.kind for a in prompts} >= {"lead-prompt", "lead-prompt-meta", "lead-prompt-log", "worker-prompt-meta", "reverify-prompt"}
+    assert {a.kind for a in prompts} >= {
+        "lead-prompt",
+        "lead-prompt-meta",
+        "lead-prompt-log",
+        "worker-prompt-meta",
+        "reverify-prompt",
+    }
     assert {inv.purpose for inv in project.invocations()} == {"code-review", "schedule-verification"}
     legacy = tasks["query-latency"].run_dir("analysis")
     assert legacy is not None and legacy.flat_legacy()

@@ -45,6 +45,9 @@ NOTES_SENTENCE = (
 LABEL_LINE = re.compile(r"^- ([A-Z][A-Za-z ]+): ")
 
 
+RUN = ".okstra/tasks/checkout/chk-42/runs/implementation/stage-2"
+
+
 def _manifest(language: str | None, **values: str) -> TaskManifest:
     doc = {
         "schemaVersion": "1.0",
@@ -64,8 +67,8 @@ def _manifest(language: str | None, **values: str) -> TaskManifest:
         "historyTimelinePath": ".okstra/tasks/checkout/chk-42/history/timeline.json",
         "latestRunPath": ".okstra/tasks/checkout/chk-42/runs/implementation/stage-2",
         "latestRunStatus": "completed",
-        "latestReportRecordPath": ".okstra/tasks/checkout/chk-42/runs/implementation/stage-2/reports/final-report-implementation-001.data.json",
-        "latestResumeCommandPath": ".okstra/tasks/checkout/chk-42/runs/implementation/stage-2/sessions/claude-resume-implementation-001.sh",
+        "latestReportRecordPath": RUN + "/reports/final-report-implementation-001.data.json",
+        "latestResumeCommandPath": RUN + "/sessions/claude-resume-implementation-001.sh",
         "workflow": {
             "currentPhase": "implementation",
             "currentPhaseState": "completed",
@@ -108,10 +111,20 @@ def test_template_shows_every_contract_field() -> None:
     labels = {m.group(1) for line in template.split("\n") if (m := LABEL_LINE.match(line))}
     missing = {field for field, label in CONTRACT_FIELDS.items() if label not in labels}
     assert not missing, f"task-index template lacks contract fields: {sorted(missing)}"
-    assert set(placeholders(template)) >= {"task_key", "task_type", "work_category", "current_status",
-                                           "latest_run_status", "current_phase", "current_phase_state",
-                                           "next_recommended_phase", "reference_expectations", "latest_run",
-                                           "latest_report", "resume_command"}
+    assert set(placeholders(template)) >= {
+        "task_key",
+        "task_type",
+        "work_category",
+        "current_status",
+        "latest_run_status",
+        "current_phase",
+        "current_phase_state",
+        "next_recommended_phase",
+        "reference_expectations",
+        "latest_run",
+        "latest_report",
+        "resume_command",
+    }
 
 
 @pytest.mark.parametrize("language", ["ko", "ja", "de-DE", "korean", None])

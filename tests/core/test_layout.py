@@ -33,7 +33,7 @@ def test_slug_fallback_for_empty_results() -> None:
     assert result.startswith("u-") and len(result) == 14
     assert result == layout.slug(value)  # stable
     assert layout.slug("支払い") != result  # distinct inputs keep distinct fallbacks
-    assert layout.slug("") .startswith("u-")
+    assert layout.slug("").startswith("u-")
 
 
 @given(st.text(max_size=100))
@@ -143,7 +143,8 @@ def test_okstra_home_override_and_env(tmp_path: Path, monkeypatch: pytest.Monkey
     assert layout.okstra_home() == Path.home() / ".okstra"
     home = tmp_path / "h"
     assert layout.manager_task_dir(home, "Release Train", "Q4", "Hardening") == (
-        home / "managers" / "release-train" / "task-groups" / "q4" / "hardening")
+        home / "managers" / "release-train" / "task-groups" / "q4" / "hardening"
+    )
     assert layout.child_context_name("Demo Shop", "Task 1") == "demo-shop-task-1.md"
 
 

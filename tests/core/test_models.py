@@ -71,7 +71,9 @@ def _agree(kind: str, value: Any) -> bool:
     except ValidationError:
         model_ok = False
     schema_ok = not list(_validator(kind).iter_errors(value))
-    assert model_ok == schema_ok, f"{kind}: model says {model_ok}, schema says {schema_ok} for {json.dumps(value)[:300]}"
+    assert model_ok == schema_ok, (
+        f"{kind}: model says {model_ok}, schema says {schema_ok} for {json.dumps(value)[:300]}"
+    )
     return model_ok
 
 
@@ -94,13 +96,23 @@ def test_required_fields_are_required_by_both(kind: str, examples: dict[str, lis
 
 # -------------------------------------------------------------------- v1 / v2 identity
 
-V2 = {"participantRef": "participant:a", "roleExecutionRef": "role:analysis:1", "invocationRef": "invocation:x",
-      "attempt": 1, "executionLabel": "a #1"}
+V2 = {
+    "participantRef": "participant:a",
+    "roleExecutionRef": "role:analysis:1",
+    "invocationRef": "invocation:x",
+    "attempt": 1,
+    "executionLabel": "a #1",
+}
 
 
 def _team(version: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"schemaVersion": version, "taskKey": "p:g:t", "taskType": "analysis", "runDateTimeSegment": "s",
-            "workerDispatches": rows}
+    return {
+        "schemaVersion": version,
+        "taskKey": "p:g:t",
+        "taskType": "analysis",
+        "runDateTimeSegment": "s",
+        "workerDispatches": rows,
+    }
 
 
 def _row(i: int, **extra: Any) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from okstra_core import names
 
 SLUG = st.from_regex(r"[a-z0-9]{1,6}(-[a-z0-9]{1,6}){0,2}", fullmatch=True)
 TASK_TYPES = st.sampled_from(
-    ["analysis", "option-selection", "implementation-planning", "implementation", "final-verification", "custom-type"])
+    ["analysis", "option-selection", "implementation-planning", "implementation", "final-verification", "custom-type"]
+)
 
 
 @given(
@@ -23,10 +24,20 @@ TASK_TYPES = st.sampled_from(
     rev=st.integers(1, 500),
     stamp=st.from_regex(r"20[0-9]{6}T[0-9]{12}Z", fullmatch=True),
 )
-def test_round_trip(kind: str, task_type: str, seq: int, worker: str, rnd: int, prep: int, rev: int, stamp: str) -> None:
+def test_round_trip(
+    kind: str, task_type: str, seq: int, worker: str, rnd: int, prep: int, rev: int, stamp: str
+) -> None:
     k = names.KINDS_BY_NAME[kind]
-    filename = names.build(kind, task_type=task_type, seq=seq, worker_id=worker, round=rnd,
-                           prep_id=f"PREP-{prep:03d}", revision=rev, stamp=stamp)
+    filename = names.build(
+        kind,
+        task_type=task_type,
+        seq=seq,
+        worker_id=worker,
+        round=rnd,
+        prep_id=f"PREP-{prep:03d}",
+        revision=rev,
+        stamp=stamp,
+    )
     parsed = names.parse_in_category(k.category, filename)
     assert parsed is not None and parsed.kind == kind and parsed.category == k.category
     assert parsed.seq == seq
@@ -47,16 +58,32 @@ def test_round_trip(kind: str, task_type: str, seq: int, worker: str, rnd: int, 
 @pytest.mark.parametrize(
     ("category", "filename", "kind", "parts"),
     [
-        ("prompts", "lead-execution-prompt-implementation-planning-002.md", "lead-prompt",
-         {"task_type": "implementation-planning", "seq": 2}),
-        ("prompts", "codex-analyser-reverify-r2-analysis-001.md.meta.json", "reverify-prompt-meta",
-         {"worker_id": "codex-analyser", "round": 2, "task_type": "analysis"}),
-        ("prompts", "claude-analyser-worker-prompt-final-verification-013.log", "worker-prompt-log",
-         {"worker_id": "claude-analyser", "task_type": "final-verification", "seq": 13}),
+        (
+            "prompts",
+            "lead-execution-prompt-implementation-planning-002.md",
+            "lead-prompt",
+            {"task_type": "implementation-planning", "seq": 2},
+        ),
+        (
+            "prompts",
+            "codex-analyser-reverify-r2-analysis-001.md.meta.json",
+            "reverify-prompt-meta",
+            {"worker_id": "codex-analyser", "round": 2, "task_type": "analysis"},
+        ),
+        (
+            "prompts",
+            "claude-analyser-worker-prompt-final-verification-013.log",
+            "worker-prompt-log",
+            {"worker_id": "claude-analyser", "task_type": "final-verification", "seq": 13},
+        ),
         ("state", "convergence-round-0-plan-analysis-001.json", "convergence-round-plan", {"round": 0}),
         ("state", "convergence-analysis-001.json", "convergence-final", {"task_type": "analysis"}),
-        ("design-prep-inputs", "design-prep-input-002-PREP-002-r3-20261130T041500123456Z.md", "design-prep-input",
-         {"seq": 2, "prep_id": "PREP-002", "revision": 3, "stamp": "20261130T041500123456Z"}),
+        (
+            "design-prep-inputs",
+            "design-prep-input-002-PREP-002-r3-20261130T041500123456Z.md",
+            "design-prep-input",
+            {"seq": 2, "prep_id": "PREP-002", "revision": 3, "stamp": "20261130T041500123456Z"},
+        ),
         ("reports", "final-report-analysis-1000.data.json", "final-report-data", {"seq": 1000}),
     ],
 )

@@ -17,9 +17,14 @@ def test_parse_and_format_round_trip() -> None:
     assert 'note: "12 apples"' in text  # strings that would read as numbers are quoted
 
 
-@given(st.dictionaries(st.from_regex(r"[a-z]{1,5}(-[a-z]{1,5}){0,2}", fullmatch=True),
-                       st.one_of(st.text(min_size=0, max_size=30), st.integers(), st.booleans()), max_size=6),
-       st.text(max_size=50))
+@given(
+    st.dictionaries(
+        st.from_regex(r"[a-z]{1,5}(-[a-z]{1,5}){0,2}", fullmatch=True),
+        st.one_of(st.text(min_size=0, max_size=30), st.integers(), st.booleans()),
+        max_size=6,
+    ),
+    st.text(max_size=50),
+)
 def test_round_trip_property(header: dict[str, object], body: str) -> None:
     parsed = sidecar.parse(sidecar.format_sidecar(header, body))
     assert parsed.header == header and parsed.body == body

@@ -98,6 +98,8 @@ def test_executions_group_files_across_categories(demo_root: Path) -> None:
     for execution in (first, second):
         for art in execution.artifacts:
             loaded = art.load()
-            segment = getattr(loaded, "run_date_time_segment", None) or getattr(getattr(loaded, "identity", None), "run_date_time_segment", None)
+            segment = getattr(loaded, "run_date_time_segment", None) or getattr(
+                getattr(loaded, "identity", None), "run_date_time_segment", None
+            )
             if segment is not None:
                 assert segment == execution.segment, art.path

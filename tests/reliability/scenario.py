@@ -1,4 +1,4 @@
-"""Shared pieces of the reliability tests: slim project copies, a deterministic idempotent writer, and store validation."""
+"""Shared pieces of the reliability tests: slim project copies, an idempotent writer, and store validation."""
 
 from __future__ import annotations
 
@@ -14,7 +14,16 @@ from okstra_core.models import DOC_KINDS_BY_NAME
 from okstra_core.models.run import ErrorRecord, WorkerDispatch
 from okstra_core.models.sidecars import DesignPrepInputHeader, DesignPrepRequestHeader, UserResponseHeader
 from okstra_core.store import Project
-from okstra_core.workflows import convergence, design_prep, direction, invocations, migrate, prompts, teamstate, user_response
+from okstra_core.workflows import (
+    convergence,
+    design_prep,
+    direction,
+    invocations,
+    migrate,
+    prompts,
+    teamstate,
+    user_response,
+)
 from okstra_core.workflows.common import Clock, dump
 
 RETRY = "demo-shop:payments:retry-policy"
@@ -33,11 +42,16 @@ PLAN = ".okstra/tasks/payments/retry-policy/runs/implementation-planning"
 REQUEST = f"{PLAN}/design-prep-requests/design-prep-request-002-PREP-001.md"
 ROUNDING_SD = ".okstra/tasks/payments/currency-rounding/instruction-set/selected-direction.json"
 REFUND_REPORT = ".okstra/tasks/payments/refund-ledger/runs/analysis/reports/final-report-analysis-001.data.json"
-CI_PROMPT = ".okstra/tasks/platform/ci-speedup/runs/implementation/stage-1/prompts/codex-executor-worker-prompt-implementation-001.md"
-CI_MANIFEST = ".okstra/tasks/platform/ci-speedup/runs/implementation/stage-1/manifests/run-manifest-implementation-001.json"
+CI_PROMPT = (
+    ".okstra/tasks/platform/ci-speedup/runs/implementation/stage-1/prompts/"
+    "codex-executor-worker-prompt-implementation-001.md"
+)
+CI_MANIFEST = (
+    ".okstra/tasks/platform/ci-speedup/runs/implementation/stage-1/manifests/run-manifest-implementation-001.json"
+)
 
 #: One fixed moment: every retry of the writer computes the very same bytes.
-FIXED = Clock(start=dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc), step=dt.timedelta(0))
+FIXED = Clock(start=dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC), step=dt.timedelta(0))
 
 
 def slim_copy(demo: Path, target: Path, tasks: tuple[str, ...] = TASKS) -> Path:
@@ -70,27 +84,54 @@ def writer(root: Path) -> None:
     """A deterministic run of every workflow; each step is idempotent, so a killed run can simply start again."""
     ts = root / TEAM_STATE
     for k in range(4):
-        teamstate.upsert_worker_dispatch(root, ts, WorkerDispatch.model_validate({
-            "dispatchId": f"d-crash-{k}", "workerId": "claude-analyser", "dispatchedAt": "2026-12-01T12:00:00Z",
-            "participantRef": "participant:claude-analyser", "roleExecutionRef": "role:analysis:2",
-            "invocationRef": "invocation:crash", "attempt": 1, "executionLabel": "crash"}))
+        teamstate.upsert_worker_dispatch(
+            root,
+            ts,
+            WorkerDispatch.model_validate(
+                {
+                    "dispatchId": f"d-crash-{k}",
+                    "workerId": "claude-analyser",
+                    "dispatchedAt": "2026-12-01T12:00:00Z",
+                    "participantRef": "participant:claude-analyser",
+                    "roleExecutionRef": "role:analysis:2",
+                    "invocationRef": "invocation:crash",
+                    "attempt": 1,
+                    "executionLabel": "crash",
+                }
+            ),
+        )
     log = root / ERRORS_LOG
     for k in range(3):
         present = log.exists() and f'"code":"crash-{k}"' in log.read_text()
         if not present:  # check-then-append is safe here: one writer at a time
-            writes.append_jsonl(root, log, dump(ErrorRecord(at="2026-12-01T12:00:00Z", worker_id="w", code=f"crash-{k}", message="m")))
+            writes.append_jsonl(
+                root, log, dump(ErrorRecord(at="2026-12-01T12:00:00Z", worker_id="w", code=f"crash-{k}", message="m"))
+            )
     design_prep.materialize(root, _task(root, RETRY))
     inputs = root / PLAN / "design-prep-inputs"
     if not any("confirmed-by: crash-writer" in p.read_text() for p in inputs.glob("*.md")):
-        design_prep.confirm(root, _task(root, RETRY), "PREP-001", "## format\n\nULID\n\n## rationale\n\nsortable\n",
-                            confirmed_by="crash-writer", clock=FIXED)
+        design_prep.confirm(
+            root,
+            _task(root, RETRY),
+            "PREP-001",
+            "## format\n\nULID\n\n## rationale\n\nsortable\n",
+            confirmed_by="crash-writer",
+            clock=FIXED,
+        )
     direction.planning_prepare(root, _task(root, ROUNDING), FIXED)
-    user_response.export(root, _task(root, REFUND), root / REFUND_REPORT, {"CQ-001": "All of them.", "CQ-002": "gateway"},
-                         clock=FIXED)
+    user_response.export(
+        root, _task(root, REFUND), root / REFUND_REPORT, {"CQ-001": "All of them.", "CQ-002": "gateway"}, clock=FIXED
+    )
     user_response.attach_clarification(root, _task(root, REFUND))
-    prompts.publish_prompt(root, root / CI_MANIFEST, "assign-02-codex-executor", (root / CI_PROMPT).read_text(),
-                           duty_id="executor", instruction_rel=".okstra/tasks/platform/ci-speedup/instruction-set/analysis-packet.md",
-                           clock=FIXED)
+    prompts.publish_prompt(
+        root,
+        root / CI_MANIFEST,
+        "assign-02-codex-executor",
+        (root / CI_PROMPT).read_text(),
+        duty_id="executor",
+        instruction_rel=".okstra/tasks/platform/ci-speedup/instruction-set/analysis-packet.md",
+        clock=FIXED,
+    )
     invocations.start(root, "code-review", "crash-review", "Review.\n", "# Prompt\n", FIXED)
     invocations.complete(root, "code-review", "crash-review", "fine", FIXED)
     migrate.migrate_task(root, _task(root, LATENCY))
@@ -114,8 +155,11 @@ def visible_files(root: Path) -> dict[str, bytes]:
     return out
 
 
-_SIDECARS = {"user-responses": UserResponseHeader, "design-prep-inputs": DesignPrepInputHeader,
-             "design-prep-requests": DesignPrepRequestHeader}
+_SIDECARS = {
+    "user-responses": UserResponseHeader,
+    "design-prep-inputs": DesignPrepInputHeader,
+    "design-prep-requests": DesignPrepRequestHeader,
+}
 
 
 def unparseable(root: Path) -> list[str]:
@@ -124,7 +168,11 @@ def unparseable(root: Path) -> list[str]:
     for rel, data in visible_files(root).items():
         path = root / rel
         if rel.endswith(".jsonl"):
-            doc = reading.parse_jsonl(path, data.decode(), DOC_KINDS_BY_NAME["errors-log"].model) if "errors-" in rel else None
+            doc = (
+                reading.parse_jsonl(path, data.decode(), DOC_KINDS_BY_NAME["errors-log"].model)
+                if "errors-" in rel
+                else None
+            )
             text = data.decode()
             if (doc is not None and doc.errors) or (text and not text.endswith("\n")):
                 bad.append(rel)
@@ -139,11 +187,18 @@ def unparseable(root: Path) -> list[str]:
             except ValueError:
                 if rel not in (WORK, FINAL):  # the scenario's deliberately invalid convergence state
                     bad.append(rel)
-        elif path.parent.name in _SIDECARS and rel.endswith(".md"):
-            if isinstance(reading.parse_sidecar_text(path, data.decode(), _SIDECARS[path.parent.name]), reading.LoadError):
-                bad.append(rel)
+        elif (
+            path.parent.name in _SIDECARS
+            and rel.endswith(".md")
+            and isinstance(
+                reading.parse_sidecar_text(path, data.decode(), _SIDECARS[path.parent.name]), reading.LoadError
+            )
+        ):
+            bad.append(rel)
     return bad
 
 
 def error_findings(root: Path) -> set[tuple[str, str, str]]:
-    return {(f.rule, f.path, f.message) for f in run_check(root, home=root / ".no-home").findings if f.severity == "error"}
+    return {
+        (f.rule, f.path, f.message) for f in run_check(root, home=root / ".no-home").findings if f.severity == "error"
+    }

@@ -22,9 +22,16 @@ from .scenario import AN, ERRORS_LOG, PLAN, RETRY, TEAM_STATE
 PROCS = 8
 ROUNDS = 6
 _ctx = multiprocessing.get_context("fork")
-IDENTITY = {"participantRef": "participant:x", "roleExecutionRef": "role:analysis:9", "invocationRef": "invocation:x",
-            "attempt": 1, "executionLabel": "x"}
-AUDITS = [f"{AN}/worker-results/{w}-audit-analysis-002.md" for w in ("claude-analyser", "codex-analyser", "report-writer")]
+IDENTITY = {
+    "participantRef": "participant:x",
+    "roleExecutionRef": "role:analysis:9",
+    "invocationRef": "invocation:x",
+    "attempt": 1,
+    "executionLabel": "x",
+}
+AUDITS = [
+    f"{AN}/worker-results/{w}-audit-analysis-002.md" for w in ("claude-analyser", "codex-analyser", "report-writer")
+]
 
 
 def _worker(root: Path, index: int, start: object, out: object) -> None:
@@ -36,13 +43,38 @@ def _worker(root: Path, index: int, start: object, out: object) -> None:
     refused = 0
     for k in range(ROUNDS):
         # keyed rows: every process re-sends each of its ids, so each id is replaced, never duplicated
-        teamstate.upsert_worker_dispatch(root, ts, WorkerDispatch.model_validate(
-            {"dispatchId": f"d-{index}-{k % 3}", "workerId": f"w{index}", "sessionId": f"s{k}",
-             "dispatchedAt": "2026-12-01T12:00:00Z", **IDENTITY}))
-        teamstate.upsert_worker_dispatch(root, ts, WorkerDispatch.model_validate(
-            {"workerId": f"probe-{index}", "dispatchedAt": "2026-12-01T12:00:00Z", **IDENTITY}))
-        writes.append_jsonl(root, root / ERRORS_LOG, dump(ErrorRecord(at="2026-12-01T12:00:00Z", worker_id=f"w{index}",
-                                                                      code=f"p{index}-k{k}", message="x" * (50 + 300 * index))))
+        teamstate.upsert_worker_dispatch(
+            root,
+            ts,
+            WorkerDispatch.model_validate(
+                {
+                    "dispatchId": f"d-{index}-{k % 3}",
+                    "workerId": f"w{index}",
+                    "sessionId": f"s{k}",
+                    "dispatchedAt": "2026-12-01T12:00:00Z",
+                    **IDENTITY,
+                }
+            ),
+        )
+        teamstate.upsert_worker_dispatch(
+            root,
+            ts,
+            WorkerDispatch.model_validate(
+                {"workerId": f"probe-{index}", "dispatchedAt": "2026-12-01T12:00:00Z", **IDENTITY}
+            ),
+        )
+        writes.append_jsonl(
+            root,
+            root / ERRORS_LOG,
+            dump(
+                ErrorRecord(
+                    at="2026-12-01T12:00:00Z",
+                    worker_id=f"w{index}",
+                    code=f"p{index}-k{k}",
+                    message="x" * (50 + 300 * index),
+                )
+            ),
+        )
         # every process races for every unlinked audit result with its own dispatch
         try:
             teamstate.link_result(root, ts, manifest, f"d-{index}-0", AUDITS[k % 3], "2026-12-01T12:00:00Z")
@@ -52,7 +84,9 @@ def _worker(root: Path, index: int, start: object, out: object) -> None:
         if k % 2 == 0:
             task = Project(root).find_task(RETRY)
             assert task is not None
-            design_prep.confirm(root, task, "PREP-001", f"## format\n\nf{index}-{k}\n\n## rationale\n\nr\n", confirmed_by=f"p{index}")
+            design_prep.confirm(
+                root, task, "PREP-001", f"## format\n\nf{index}-{k}\n\n## rationale\n\nr\n", confirmed_by=f"p{index}"
+            )
     out.put((index, won, refused))  # type: ignore[attr-defined]
 
 

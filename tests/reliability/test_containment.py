@@ -70,7 +70,9 @@ def test_no_write_escapes_its_root(prefix: str, parts: list[str], op: str) -> No
                 writes.move_no_overwrite(root, root / "a" / "src.txt", target)
             written = target if target.is_absolute() else root / target
             landed = os.path.realpath(written)
-            assert landed.startswith(real_root + os.sep) or (op == "dir" and landed == real_root), f"{text} landed at {landed}"
+            assert landed.startswith(real_root + os.sep) or (op == "dir" and landed == real_root), (
+                f"{text} landed at {landed}"
+            )
         except OkstraError:
             pass  # refused (escape, symlink, not a file, ...): a clear error, never a write outside
         assert _state(outside) == before_outside, f"{op} {text!r} changed a folder outside the root"

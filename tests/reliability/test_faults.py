@@ -97,61 +97,172 @@ def _file(root: Path, name: str, text: str) -> Path:
 
 
 def _fix_event(root: Path) -> None:
-    record_fix_cycle(root, root / ".okstra/tasks/payments/retry-policy",
-                     tm.FixCycleEvent(event="opened", cycle_id="fc-9", cycle=1, symptom="s", at="2026-12-01T00:00:00Z"))
+    record_fix_cycle(
+        root,
+        root / ".okstra/tasks/payments/retry-policy",
+        tm.FixCycleEvent(event="opened", cycle_id="fc-9", cycle=1, symptom="s", at="2026-12-01T00:00:00Z"),
+    )
 
 
 CASES: dict[str, tuple[Callable[[Path], None], Callable[[Path], list[Any]]]] = {
-    "direction select": (lambda r: _unselect(r),
-                         lambda r: ["direction", "select", r, "--task", sc.RETRY, "--option", "IO-001"]),
-    "planning prepare": (lambda r: (r / sc.ROUNDING_SD).unlink() and None,
-                         lambda r: ["planning", "prepare", r, "--task", sc.ROUNDING]),
-    "design-prep materialize": (lambda r: (r / sc.REQUEST).unlink() and None,
-                                lambda r: ["design-prep", "materialize", r, "--task", sc.RETRY]),
-    "design-prep confirm": (_nothing, lambda r: ["design-prep", "confirm", r, "--task", sc.RETRY, "--item", "PREP-001",
-                                                 "--input", _answer_md(r)]),
-    "user-response export": (_nothing, lambda r: ["user-response", "export", r, "--task", sc.REFUND, "--report", sc.REFUND_REPORT,
-                                                  "--answers", _answers(r)]),
+    "direction select": (
+        lambda r: _unselect(r),
+        lambda r: ["direction", "select", r, "--task", sc.RETRY, "--option", "IO-001"],
+    ),
+    "planning prepare": (
+        lambda r: (r / sc.ROUNDING_SD).unlink() and None,
+        lambda r: ["planning", "prepare", r, "--task", sc.ROUNDING],
+    ),
+    "design-prep materialize": (
+        lambda r: (r / sc.REQUEST).unlink() and None,
+        lambda r: ["design-prep", "materialize", r, "--task", sc.RETRY],
+    ),
+    "design-prep confirm": (
+        _nothing,
+        lambda r: ["design-prep", "confirm", r, "--task", sc.RETRY, "--item", "PREP-001", "--input", _answer_md(r)],
+    ),
+    "user-response export": (
+        _nothing,
+        lambda r: [
+            "user-response",
+            "export",
+            r,
+            "--task",
+            sc.REFUND,
+            "--report",
+            sc.REFUND_REPORT,
+            "--answers",
+            _answers(r),
+        ],
+    ),
     "clarification attach": (_export_first, lambda r: ["clarification", "attach", r, "--task", sc.REFUND]),
-    "team-state dispatch": (_nothing, lambda r: ["team-state", "dispatch", r, "--task", sc.RETRY, "--run-type", "analysis",
-                                                 "--dispatch-id", "d-f", "--worker-id", "claude-analyser"]),
-    "team-state link": (lambda r: _link_setup(r), lambda r: ["team-state", "link", r, "--task", sc.RETRY, "--run-type", "analysis",
-                                                             "--dispatch-id", "d-f", "--result",
-                                                             f"{sc.AN}/worker-results/codex-analyser-audit-analysis-002.md"]),
-    "prompt publish": (lambda r: (r / (sc.CI_PROMPT + ".meta.json")).unlink() and None,
-                       lambda r: ["prompt", "publish", r, "--manifest", sc.CI_MANIFEST, "--task", sc.CI, "--assignment",
-                                  "assign-02-codex-executor", "--duty", "executor", "--body", _orphan_body(r)]),
-    "agent-prompt start": (_nothing, lambda r: ["agent-prompt", "start", r, "--purpose", "code-review", "--id", "f",
-                                                "--instructions", _file(r, "i.md", "I\n"), "--prompt", _file(r, "p.md", "P\n")]),
-    "agent-prompt complete": (lambda r: _started(r), lambda r: ["agent-prompt", "complete", r, "--purpose", "code-review", "--id", "f",
-                                                                 "--body", _file(r, "b.txt", "fine")]),
+    "team-state dispatch": (
+        _nothing,
+        lambda r: [
+            "team-state",
+            "dispatch",
+            r,
+            "--task",
+            sc.RETRY,
+            "--run-type",
+            "analysis",
+            "--dispatch-id",
+            "d-f",
+            "--worker-id",
+            "claude-analyser",
+        ],
+    ),
+    "team-state link": (
+        lambda r: _link_setup(r),
+        lambda r: [
+            "team-state",
+            "link",
+            r,
+            "--task",
+            sc.RETRY,
+            "--run-type",
+            "analysis",
+            "--dispatch-id",
+            "d-f",
+            "--result",
+            f"{sc.AN}/worker-results/codex-analyser-audit-analysis-002.md",
+        ],
+    ),
+    "prompt publish": (
+        lambda r: (r / (sc.CI_PROMPT + ".meta.json")).unlink() and None,
+        lambda r: [
+            "prompt",
+            "publish",
+            r,
+            "--manifest",
+            sc.CI_MANIFEST,
+            "--task",
+            sc.CI,
+            "--assignment",
+            "assign-02-codex-executor",
+            "--duty",
+            "executor",
+            "--body",
+            _orphan_body(r),
+        ],
+    ),
+    "agent-prompt start": (
+        _nothing,
+        lambda r: [
+            "agent-prompt",
+            "start",
+            r,
+            "--purpose",
+            "code-review",
+            "--id",
+            "f",
+            "--instructions",
+            _file(r, "i.md", "I\n"),
+            "--prompt",
+            _file(r, "p.md", "P\n"),
+        ],
+    ),
+    "agent-prompt complete": (
+        lambda r: _started(r),
+        lambda r: [
+            "agent-prompt",
+            "complete",
+            r,
+            "--purpose",
+            "code-review",
+            "--id",
+            "f",
+            "--body",
+            _file(r, "b.txt", "fine"),
+        ],
+    ),
     "migrate-legacy": (_nothing, lambda r: ["migrate-legacy", r, "--task", sc.LATENCY]),
-    "convergence seed --restart-from-round0": (lambda r: _invalid_convergence(r),
-                                               lambda r: ["convergence", "seed", r, "--task", sc.RETRY, "--run-type", "analysis",
-                                                          "--restart-from-round0"]),
+    "convergence seed --restart-from-round0": (
+        lambda r: _invalid_convergence(r),
+        lambda r: ["convergence", "seed", r, "--task", sc.RETRY, "--run-type", "analysis", "--restart-from-round0"],
+    ),
     "task refresh-fix-cycles": (_fix_event, lambda r: ["task", "refresh-fix-cycles", r, "--task", sc.RETRY]),
 }
 
 
 def _unselect(root: Path) -> None:
     (root / ".okstra/tasks/payments/retry-policy/instruction-set/selected-direction.json").unlink()
-    (root / ".okstra/tasks/payments/retry-policy/runs/option-selection/user-responses/user-response-option-selection-001.md").unlink()
+    runs = root / ".okstra/tasks/payments/retry-policy/runs"
+    (runs / "option-selection/user-responses/user-response-option-selection-001.md").unlink()
 
 
 #: The task folders each case needs (a smaller store checks faster).
-TASKS = {"planning prepare": (".okstra/tasks/payments/currency-rounding",),
-         "user-response export": (".okstra/tasks/payments/refund-ledger",),
-         "clarification attach": (".okstra/tasks/payments/refund-ledger",),
-         "prompt publish": (".okstra/tasks/platform/ci-speedup",),
-         "agent-prompt start": (".okstra/tasks/platform/ci-speedup",),
-         "agent-prompt complete": (".okstra/tasks/platform/ci-speedup",),
-         "migrate-legacy": (".okstra/tasks/search/query-latency",)}
+TASKS = {
+    "planning prepare": (".okstra/tasks/payments/currency-rounding",),
+    "user-response export": (".okstra/tasks/payments/refund-ledger",),
+    "clarification attach": (".okstra/tasks/payments/refund-ledger",),
+    "prompt publish": (".okstra/tasks/platform/ci-speedup",),
+    "agent-prompt start": (".okstra/tasks/platform/ci-speedup",),
+    "agent-prompt complete": (".okstra/tasks/platform/ci-speedup",),
+    "migrate-legacy": (".okstra/tasks/search/query-latency",),
+}
 RETRY_ONLY = (".okstra/tasks/payments/retry-policy",)
 
 
 def _link_setup(root: Path) -> None:
-    assert cli.main(["team-state", "dispatch", str(root), "--task", sc.RETRY, "--run-type", "analysis", "--dispatch-id", "d-f",
-                     "--worker-id", "claude-analyser"]) == 0
+    assert (
+        cli.main(
+            [
+                "team-state",
+                "dispatch",
+                str(root),
+                "--task",
+                sc.RETRY,
+                "--run-type",
+                "analysis",
+                "--dispatch-id",
+                "d-f",
+                "--worker-id",
+                "claude-analyser",
+            ]
+        )
+        == 0
+    )
 
 
 def _orphan_body(root: Path) -> Path:
@@ -159,8 +270,24 @@ def _orphan_body(root: Path) -> Path:
 
 
 def _started(root: Path) -> None:
-    assert cli.main(["agent-prompt", "start", str(root), "--purpose", "code-review", "--id", "f",
-                     "--instructions", str(_file(root, "i.md", "I\n")), "--prompt", str(_file(root, "p.md", "P\n"))]) == 0
+    assert (
+        cli.main(
+            [
+                "agent-prompt",
+                "start",
+                str(root),
+                "--purpose",
+                "code-review",
+                "--id",
+                "f",
+                "--instructions",
+                str(_file(root, "i.md", "I\n")),
+                "--prompt",
+                str(_file(root, "p.md", "P\n")),
+            ]
+        )
+        == 0
+    )
 
 
 def _invalid_convergence(root: Path) -> None:
@@ -169,7 +296,9 @@ def _invalid_convergence(root: Path) -> None:
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_every_nth_io_call_fails_cleanly(case: str, slim_factory: Callable[..., Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_nth_io_call_fails_cleanly(
+    case: str, slim_factory: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     setup, argv = CASES[case]
     tasks = TASKS.get(case, RETRY_ONLY)
     reference = slim_factory("reference", tasks)

@@ -69,7 +69,12 @@ DELIVERABLES: dict[str, dict[str, Any]] = {
     "implementation-planning": {
         "implementationPlan": {
             "stages": [
-                {"stage": 1, "title": "Retry policy", "goal": "Honour `Retry-After`.", "tasks": ["wire the policy", "unit tests"]},
+                {
+                    "stage": 1,
+                    "title": "Retry policy",
+                    "goal": "Honour `Retry-After`.",
+                    "tasks": ["wire the policy", "unit tests"],
+                },
                 {"stage": 2, "title": "Observability", "goal": "Count retries.", "tasks": ["metric retry_total"]},
             ],
             "designItems": [

@@ -46,7 +46,9 @@ def test_stdout_matches_library_and_leaves_source_alone(
         assert f'content="{sha256_bytes(before)}"'.encode() in first
 
 
-def test_html_names_project_relative_report_and_digest(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_html_names_project_relative_report_and_digest(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
     data = _data_file(tmp_path, "option-selection")
     assert main(["render-final-report", str(data), "--html"]) == 0
     out = capsysbinary.readouterr().out.decode()
@@ -71,7 +73,9 @@ def test_output_file_is_create_only(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert written.startswith(b"<!-- Reading copy")
 
 
-def test_schema_failure_lists_every_error_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_schema_failure_lists_every_error_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     value = report_data("analysis")
     value["analysisFindings"][0]["severity"] = "catastrophic"
     del value["summary"]

@@ -20,7 +20,10 @@ def _data_files(root: Path) -> list[Path]:
 
 
 def test_demo_has_every_task_type(demo_root: Path) -> None:
-    types = {p.name.removeprefix("final-report-").removesuffix(".data.json").rsplit("-", 1)[0] for p in _data_files(demo_root)}
+    types = {
+        p.name.removeprefix("final-report-").removesuffix(".data.json").rsplit("-", 1)[0]
+        for p in _data_files(demo_root)
+    }
     assert types >= {"analysis", "option-selection", "implementation-planning", "implementation", "final-verification"}
 
 
@@ -33,7 +36,10 @@ def test_phase7_siblings_match_a_fresh_render(demo_root: Path) -> None:
         html = data.with_name(data.name.replace(".data.json", ".html"))
         md = data.with_name(data.name.replace(".data.json", ".md"))
         assert html.read_text(encoding="utf-8") == render_html(
-            source.report, source.data, source.report_rel, source.report_stem  # type: ignore[union-attr]
+            source.report,
+            source.data,
+            source.report_rel,
+            source.report_stem,  # type: ignore[union-attr]
         )
         assert is_reading_copy_stale(md, data) is False
 
@@ -73,8 +79,11 @@ def test_log_report_figures_are_the_real_sizes(demo_root: Path, capsys: pytest.C
                 if pair.prompt:
                     assert pair.prompt_bytes == os.path.getsize(rd.path / pair.prompt)
             doc = report.to_json()
-            assert doc["totalBytes"] == doc["transcriptBytes"] == sum(os.path.getsize(p) for p in logs.values()) + sum(
-                p.transcript_bytes or 0 for p in report.pairs if p.flat
+            assert (
+                doc["totalBytes"]
+                == doc["transcriptBytes"]
+                == sum(os.path.getsize(p) for p in logs.values())
+                + sum(p.transcript_bytes or 0 for p in report.pairs if p.flat)
             )
             assert doc["promptBytes"] == sum(p.prompt_bytes or 0 for p in report.pairs)
             assert main(["log-report", str(rd.path), "--json"]) == 0

@@ -31,7 +31,9 @@ def _render(task_type: str, version: str, language: str) -> tuple[str, str]:
     report = validate_report(Path("data.json"), report_data(task_type, version, language=language))
     assert not hasattr(report, "reason"), report
     md = render_markdown(report)
-    html = render_html(report, report_bytes(task_type, version, language=language), report_rel(task_type), stem(task_type))
+    html = render_html(
+        report, report_bytes(task_type, version, language=language), report_rel(task_type), stem(task_type)
+    )
     return md, html
 
 

@@ -19,9 +19,46 @@ from okstra_core.resources import read_template
 from okstra_core.workflows import user_response as ur
 
 ALLOWED_TAGS = {
-    "html", "head", "meta", "title", "style", "body", "main", "header", "p", "h1", "h2", "h3", "dl", "dt", "dd",
-    "code", "section", "div", "article", "span", "ul", "li", "table", "thead", "tbody", "tr", "th", "td", "a",
-    "details", "summary", "pre", "form", "fieldset", "legend", "label", "textarea", "input", "button", "noscript",
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "main",
+    "header",
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "dl",
+    "dt",
+    "dd",
+    "code",
+    "section",
+    "div",
+    "article",
+    "span",
+    "ul",
+    "li",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "a",
+    "details",
+    "summary",
+    "pre",
+    "form",
+    "fieldset",
+    "legend",
+    "label",
+    "textarea",
+    "input",
+    "button",
+    "noscript",
     "script",
 }
 
@@ -122,13 +159,18 @@ def test_export_headers_are_render_sidecars_headers() -> None:
     blob = re.search(r'<script type="application/json" id="okstra-export-data">(.*?)</script>', page, re.S)
     assert blob
     cfg = json.loads(blob.group(1))
-    inp = ur.ExportInput(report, report_rel("option-selection"), stem("option-selection"), hashlib.sha256(data).hexdigest())  # type: ignore[arg-type]
+    inp = ur.ExportInput(
+        report, report_rel("option-selection"), stem("option-selection"), hashlib.sha256(data).hexdigest()
+    )  # type: ignore[arg-type]
     assert set(cfg["headers"]) == {"IO-001", "IO-002", "IO-003"}
     for option, header in cfg["headers"].items():
         full = ur.render_sidecar(inp, {}, option)
-        assert full.startswith(header) and full[len(header):] == ur.render_body(inp, {}, option)
+        assert full.startswith(header) and full[len(header) :] == ur.render_body(inp, {}, option)
     assert cfg["fileName"] == "user-response-option-selection-001.md"
-    assert [i["quote"] for i in cfg["items"]] == ["> Which environments may we deploy to first?", "> Is a 60 s ceiling acceptable?"]
+    assert [i["quote"] for i in cfg["items"]] == [
+        "> Which environments may we deploy to first?",
+        "> Is a 60 s ceiling acceptable?",
+    ]
 
 
 def test_js_trailing_whitespace_matches_python_rstrip() -> None:
@@ -155,7 +197,11 @@ def test_js_trailing_whitespace_matches_python_rstrip() -> None:
 def test_preselected_validation_has_no_choice() -> None:
     value = report_data("option-selection")
     value["optionCandidates"]["mode"] = "preselected-validation"
-    value["optionCandidates"]["preselected"] = {"optionId": "IO-001", "confirmedBy": "lead", "confirmedAt": "2026-11-30T04:00:00Z"}
+    value["optionCandidates"]["preselected"] = {
+        "optionId": "IO-001",
+        "confirmedBy": "lead",
+        "confirmedAt": "2026-11-30T04:00:00Z",
+    }
     page = _page("option-selection", value)
     assert 'type="radio"' not in page and "Preselected option" in page
     blob = re.search(r'id="okstra-export-data">(.*?)</script>', page, re.S)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,10 +34,9 @@ async def settle(pilot: Pilot[None]) -> None:
     from textual.worker import WorkerCancelled
 
     for _ in range(3):
-        try:
+        # An exclusive worker replaced by a newer one ends cancelled.
+        with contextlib.suppress(WorkerCancelled):
             await pilot.app.workers.wait_for_complete()
-        except WorkerCancelled:  # an exclusive worker replaced by a newer one
-            pass
         await pilot.pause()
 
 

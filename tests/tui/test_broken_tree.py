@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -26,8 +27,11 @@ def broken_demo(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path
     broken: dict[str, Path] = {"tasks": tasks[0]}
     # 1. invalid JSON in a run manifest, a team-state and a report of one task
     victim = tasks[0]
-    for pattern in ("runs/*/manifests/run-manifest-*.json", "runs/**/state/team-state-*.json",
-                    "runs/**/reports/final-report-*.data.json"):
+    for pattern in (
+        "runs/*/manifests/run-manifest-*.json",
+        "runs/**/state/team-state-*.json",
+        "runs/**/reports/final-report-*.data.json",
+    ):
         found = sorted(victim.glob(pattern))
         if found:
             found[0].write_text('{"schemaVersion": "3.0", ', encoding="utf-8")
@@ -93,8 +97,21 @@ async def test_walk_every_view_over_a_broken_tree(broken_demo: tuple[Path, dict[
                     await quick_settle(pilot)
                     if node.data.path in (broken["invalid"], broken["dangling"]):
                         assert runs.preview.query(ErrorPanel), node.data.path
-            for key in ("escape", "v", "escape", "d", "down", "down", "down", "escape", "p", "down", "down", "escape",
-                        "escape"):
+            for key in (
+                "escape",
+                "v",
+                "escape",
+                "d",
+                "down",
+                "down",
+                "down",
+                "escape",
+                "p",
+                "down",
+                "down",
+                "escape",
+                "escape",
+            ):
                 await pilot.press(key)
                 await settle(pilot)
             assert app.screen is catalog
@@ -108,10 +125,8 @@ async def quick_settle(pilot) -> None:  # type: ignore[no-untyped-def]
     from textual.worker import WorkerCancelled
 
     await pilot.pause()
-    try:
+    with contextlib.suppress(WorkerCancelled):
         await pilot.app.workers.wait_for_complete()
-    except WorkerCancelled:
-        pass
     await pilot.pause()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import DataTable, Static, TextArea
+from textual.widgets import DataTable, Static
 
 from okstra_core import names
 from okstra_core.store import Project
@@ -82,7 +82,9 @@ async def test_field_names_and_questions_from_the_report_are_shown_as_text(fresh
     # Field names and questions are report data: spaces, slashes and markup-like brackets must not break the form.
     import json
 
-    report = fresh_demo / TASK / "runs/implementation-planning/reports/final-report-implementation-planning-002.data.json"
+    report = (
+        fresh_demo / TASK / "runs/implementation-planning/reports/final-report-implementation-planning-002.data.json"
+    )
     doc = json.loads(report.read_text(encoding="utf-8"))
     item = next(i for i in doc["implementationPlan"]["designItems"] if i["prepId"] == "PREP-001")
     item["fields"] = ["key format [v1]", "why / rationale"]

@@ -58,7 +58,9 @@ async def test_new_artifact_appears_and_cursor_stays(fresh_demo: Path) -> None:
             return node is not None and isinstance(node.data, PreviewTarget) and node.data.path == manifest
 
         # The rebuilt tree restores the cursor after its next refresh; the user's place must come back.
-        assert await _eventually(pilot, on_manifest, limit=5.0), f"cursor left the manifest: {screen.run_tree.cursor_node}"
+        assert await _eventually(pilot, on_manifest, limit=5.0), (
+            f"cursor left the manifest: {screen.run_tree.cursor_node}"
+        )
 
 
 async def test_catalog_follows_a_rewritten_catalog(fresh_demo: Path) -> None:
@@ -72,8 +74,12 @@ async def test_catalog_follows_a_rewritten_catalog(fresh_demo: Path) -> None:
         before = len(screen.data.rows)
         # Another process removes the discovery catalog: its tasks stay visible as folders not in the catalog.
         (fresh_demo / ".okstra" / "discovery" / "task-catalog.json").unlink()
-        assert await _eventually(pilot, lambda: screen.data is not None and all(not r.catalogued for r in screen.data.rows))
+        assert await _eventually(
+            pilot, lambda: screen.data is not None and all(not r.catalogued for r in screen.data.rows)
+        )
         assert len(screen.data.rows) == before
         await settle(pilot)
-        assert await _eventually(pilot, lambda: bool(screen.query("ErrorPanel")), limit=5.0), "the missing catalog shows inline"
+        assert await _eventually(pilot, lambda: bool(screen.query("ErrorPanel")), limit=5.0), (
+            "the missing catalog shows inline"
+        )
         del latest

@@ -52,8 +52,11 @@ async def test_a_related_task_opens_in_a_view_of_its_own(demo_root: Path) -> Non
     app = make_app(demo_root)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        source = next(ref.open() for ref in app.project.task_refs
-                      if not isinstance(ref.open().manifest, Exception) and ref.open().manifest.related_tasks)
+        source = next(
+            ref.open()
+            for ref in app.project.task_refs
+            if not isinstance(ref.open().manifest, Exception) and ref.open().manifest.related_tasks
+        )
         from okstra_tui.navigation import Location
 
         app.navigate(Location("task", source.root))
@@ -115,12 +118,18 @@ async def test_typing_on_narrows_to_the_same_rows_as_a_fresh_filter(demo_root: P
         await settle(pilot)
         assert catalog.filter_input is not None and catalog.shown_filter == "pay an"
         typed = [r.ident for r in catalog.table.rows if isinstance(r, CatalogRow)]
-        expected = [r.ident for r in catalog.data.rows
-                    if all(w in " ".join((r.key, r.group, r.task_type, r.status, r.title)).lower() for w in ("pay", "an"))]
+        expected = [
+            r.ident
+            for r in catalog.data.rows
+            if all(w in " ".join((r.key, r.group, r.task_type, r.status, r.title)).lower() for w in ("pay", "an"))
+        ]
         assert typed and sorted(typed) == sorted(expected)
         await pilot.press("backspace", "backspace", "backspace")
         await settle(pilot)
         widened = {r.ident for r in catalog.table.rows if isinstance(r, CatalogRow)}
-        assert widened == {r.ident for r in catalog.data.rows
-                           if "pay" in " ".join((r.key, r.group, r.task_type, r.status, r.title)).lower()}
+        assert widened == {
+            r.ident
+            for r in catalog.data.rows
+            if "pay" in " ".join((r.key, r.group, r.task_type, r.status, r.title)).lower()
+        }
         assert len(widened) >= len(typed)

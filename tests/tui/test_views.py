@@ -17,7 +17,6 @@ from okstra_tui.screens.reports import ReportsScreen
 from okstra_tui.screens.runs import RunsScreen
 from okstra_tui.screens.task import TaskScreen
 from okstra_tui.summaries import CatalogRow, PreviewTarget
-from okstra_tui.widgets.preview import ArtifactPreview
 from okstra_tui.widgets.virtual_table import GroupHeader, VirtualTable
 
 from .conftest import SIZE, make_app, plain, settle
@@ -104,7 +103,12 @@ async def test_runs_view_previews_json_markdown_and_team_state(demo_root: Path) 
             data = node.data
             if not isinstance(data, PreviewTarget) or data.artifact is None:
                 continue
-            if data.artifact.kind in kinds_seen or data.artifact.kind not in ("team-state", "run-manifest", "final-report-md", "worker-prompt"):
+            if data.artifact.kind in kinds_seen or data.artifact.kind not in (
+                "team-state",
+                "run-manifest",
+                "final-report-md",
+                "worker-prompt",
+            ):
                 continue
             kinds_seen.add(data.artifact.kind)
             _expand_to(node)
@@ -133,8 +137,11 @@ async def test_runs_diff_two_seqs(demo_root: Path) -> None:
                     await settle(pilot)
                     screen = app.screen
                     assert isinstance(screen, RunsScreen)
-                    nodes = [n for n in _leaves(screen.run_tree.root)
-                             if isinstance(n.data, PreviewTarget) and n.data.path in (manifests[0].path, manifests[1].path)]
+                    nodes = [
+                        n
+                        for n in _leaves(screen.run_tree.root)
+                        if isinstance(n.data, PreviewTarget) and n.data.path in (manifests[0].path, manifests[1].path)
+                    ]
                     for node in nodes:
                         _expand_to(node)
                         await pilot.pause()
@@ -241,8 +248,20 @@ async def test_help_and_palette_list_every_action(demo_root: Path) -> None:
         for description in ("Runs", "Convergence", "Design-prep", "Reports", "Back", "Checks", "Managers", "Copy path"):
             assert description in text
         titles = {c.title for c in app.get_system_commands(task_screen)}
-        assert {"Runs", "Convergence", "Design-prep", "Reports", "Back", "Forward", "Copy path", "Open in $EDITOR",
-                "Open in $PAGER", "Checks", "Managers", "Theme"} <= titles
+        assert {
+            "Runs",
+            "Convergence",
+            "Design-prep",
+            "Reports",
+            "Back",
+            "Forward",
+            "Copy path",
+            "Open in $EDITOR",
+            "Open in $PAGER",
+            "Checks",
+            "Managers",
+            "Theme",
+        } <= titles
         await pilot.press("escape")
         assert app.screen is task_screen
 

@@ -19,7 +19,9 @@ REQ2 = PLAN / "design-prep-requests/design-prep-request-002-PREP-002.md"
 INPUTS = PLAN / "design-prep-inputs"
 
 
-def test_materialize_recreates_identical_bytes_and_rerun_is_no_op(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_materialize_recreates_identical_bytes_and_rerun_is_no_op(
+    fresh_demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     original = (fresh_demo / REQ1).read_bytes()
     (fresh_demo / REQ1).unlink()
     report = fresh_demo / PLAN / "reports/final-report-implementation-planning-002.data.json"
@@ -34,7 +36,9 @@ def test_materialize_recreates_identical_bytes_and_rerun_is_no_op(fresh_demo: Pa
     assert diff(before, snapshot(fresh_demo)) == []
 
 
-def test_materialize_refuses_different_content_and_writes_nothing(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_materialize_refuses_different_content_and_writes_nothing(
+    fresh_demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (fresh_demo / REQ1).unlink()  # would be written ...
     (fresh_demo / REQ2).write_text("edited by hand\n")  # ... but this one differs, so nothing is
     refuses(capsys, fresh_demo, "design-prep", "materialize", fresh_demo, "--task", RETRY, names=REQ2.name)
@@ -56,8 +60,20 @@ def _answer(tmp_path: Path, text: str, name: str = "answer.md") -> Path:
 
 def test_confirm_appends_next_revision(fresh_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     existing = {p.name: p.read_bytes() for p in (fresh_demo / INPUTS).iterdir()}
-    result = okstra(capsys, "design-prep", "confirm", fresh_demo, "--task", RETRY, "--item", "PREP-001",
-                    "--input", _answer(tmp_path, "## format\n\nULID\n\n## rationale\n\nSortable.\n"), "--by", "carol")
+    result = okstra(
+        capsys,
+        "design-prep",
+        "confirm",
+        fresh_demo,
+        "--task",
+        RETRY,
+        "--item",
+        "PREP-001",
+        "--input",
+        _answer(tmp_path, "## format\n\nULID\n\n## rationale\n\nSortable.\n"),
+        "--by",
+        "carol",
+    )
     assert result.code == 0, result.err
     assert "r3" in result.out
     new = [p for p in (fresh_demo / INPUTS).iterdir() if p.name not in existing and not p.name.endswith(".lock")]
@@ -71,25 +87,80 @@ def test_confirm_appends_next_revision(fresh_demo: Path, tmp_path: Path, capsys:
     assert item["authoritativeRevision"] == 3
 
 
-@pytest.mark.parametrize(("text", "item", "names"), [
-    ("## format\n\nULID\n", "PREP-001", "answer.md"),  # a field left unanswered
-    ("## format\n\nx\n\n## rationale\n\ny\n\n## colour\n\nz\n", "PREP-001", "answer.md"),  # unknown field
-    ("## format\n\nx\n\n## format\n\ny\n", "PREP-001", "answer.md"),  # answered twice
-    ("---\nassessment-fingerprint: " + "0" * 64 + "\n---\n## format\n\nx\n\n## rationale\n\ny\n", "PREP-001", "answer.md"),  # stale
-    ("---\nprep-id: PREP-002\n---\n## format\n\nx\n\n## rationale\n\ny\n", "PREP-001", "answer.md"),  # for another item
-    ("## answer\n\nyes\n", "PREP-003", "final-report-implementation-planning-002.data.json"),  # confirmed item takes no input
-    ("## answer\n\nyes\n", "PREP-009", "final-report-implementation-planning-002.data.json"),  # no such item
-])
-def test_confirm_refusals(fresh_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, item: str, names: str) -> None:
-    refuses(capsys, fresh_demo, "design-prep", "confirm", fresh_demo, "--task", RETRY, "--item", item,
-            "--input", _answer(tmp_path, text), names=names)
+@pytest.mark.parametrize(
+    ("text", "item", "names"),
+    [
+        ("## format\n\nULID\n", "PREP-001", "answer.md"),  # a field left unanswered
+        ("## format\n\nx\n\n## rationale\n\ny\n\n## colour\n\nz\n", "PREP-001", "answer.md"),  # unknown field
+        ("## format\n\nx\n\n## format\n\ny\n", "PREP-001", "answer.md"),  # answered twice
+        (
+            "---\nassessment-fingerprint: " + "0" * 64 + "\n---\n## format\n\nx\n\n## rationale\n\ny\n",
+            "PREP-001",
+            "answer.md",
+        ),  # stale
+        (
+            "---\nprep-id: PREP-002\n---\n## format\n\nx\n\n## rationale\n\ny\n",
+            "PREP-001",
+            "answer.md",
+        ),  # for another item
+        (
+            "## answer\n\nyes\n",
+            "PREP-003",
+            "final-report-implementation-planning-002.data.json",
+        ),  # confirmed item takes no input
+        ("## answer\n\nyes\n", "PREP-009", "final-report-implementation-planning-002.data.json"),  # no such item
+    ],
+)
+def test_confirm_refusals(
+    fresh_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, item: str, names: str
+) -> None:
+    refuses(
+        capsys,
+        fresh_demo,
+        "design-prep",
+        "confirm",
+        fresh_demo,
+        "--task",
+        RETRY,
+        "--item",
+        item,
+        "--input",
+        _answer(tmp_path, text),
+        names=names,
+    )
 
 
-def test_confirm_refuses_missing_input_and_markerless_plan(fresh_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    refuses(capsys, fresh_demo, "design-prep", "confirm", fresh_demo, "--task", RETRY, "--item", "PREP-001",
-            "--input", tmp_path / "absent.md", names="absent.md")
-    refuses(capsys, fresh_demo, "design-prep", "confirm", fresh_demo, "--task", INDEX, "--item", "PREP-001",
-            "--input", _answer(tmp_path, "## answer\n\nx\n"), names="final-report-implementation-planning-001.data.json")
+def test_confirm_refuses_missing_input_and_markerless_plan(
+    fresh_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    refuses(
+        capsys,
+        fresh_demo,
+        "design-prep",
+        "confirm",
+        fresh_demo,
+        "--task",
+        RETRY,
+        "--item",
+        "PREP-001",
+        "--input",
+        tmp_path / "absent.md",
+        names="absent.md",
+    )
+    refuses(
+        capsys,
+        fresh_demo,
+        "design-prep",
+        "confirm",
+        fresh_demo,
+        "--task",
+        INDEX,
+        "--item",
+        "PREP-001",
+        "--input",
+        _answer(tmp_path, "## answer\n\nx\n"),
+        names="final-report-implementation-planning-001.data.json",
+    )
 
 
 def test_resolve_reports_authority_and_skips(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -104,7 +175,12 @@ def test_resolve_reports_authority_and_skips(fresh_demo: Path, capsys: pytest.Ca
     assert verdicts == ["authoritative", "duplicate-revision", "duplicate-revision", "stale-fingerprint"]
     legacy = okstra(capsys, "design-prep", "resolve", fresh_demo, "--task", INDEX)
     assert legacy.code == 0 and "legacy-unassessed" in legacy.out
-    assert json.loads(okstra(capsys, "design-prep", "resolve", fresh_demo, "--task", INDEX, "--json").out)["legacyUnassessed"] is True
+    assert (
+        json.loads(okstra(capsys, "design-prep", "resolve", fresh_demo, "--task", INDEX, "--json").out)[
+            "legacyUnassessed"
+        ]
+        is True
+    )
     assert diff(before, snapshot(fresh_demo)) == []  # the resolver never writes
 
 
@@ -113,10 +189,16 @@ def test_resolve_refuses_unknown_task(fresh_demo: Path, capsys: pytest.CaptureFi
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.dictionaries(st.from_regex(r"[a-z][a-z0-9_-]{0,12}", fullmatch=True),
-                       st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r"), max_size=40)
-                       .map(str.strip).filter(lambda v: v and not any(line.startswith("## ") for line in v.split("\n"))),
-                       min_size=1, max_size=4))
+@given(
+    st.dictionaries(
+        st.from_regex(r"[a-z][a-z0-9_-]{0,12}", fullmatch=True),
+        st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r"), max_size=40)
+        .map(str.strip)
+        .filter(lambda v: v and not any(line.startswith("## ") for line in v.split("\n"))),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_answers_text_reads_back_as_the_same_answers(answers: dict[str, str]) -> None:
     from okstra_core.workflows.design_prep import answers_text, parse_answers
 

@@ -31,7 +31,9 @@ def _header(path: Path) -> dict[str, object]:
 # ------------------------------------------------------------------ direction select
 
 
-def test_select_records_choice_and_digest_without_touching_report(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_select_records_choice_and_digest_without_touching_report(
+    fresh_demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (fresh_demo / RETRY_SD).unlink()  # the choice is still open: no planning run consumed it yet
     report_before = (fresh_demo / OPT_REPORT).read_bytes()
     result = okstra(capsys, "direction", "select", fresh_demo, "--task", RETRY, "--option", "IO-002")
@@ -53,23 +55,89 @@ def test_select_same_choice_again_is_a_no_op(fresh_demo: Path, capsys: pytest.Ca
 
 
 def test_select_refusals(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    refuses(capsys, fresh_demo, "direction", "select", fresh_demo, "--task", RETRY, "--option", "IO-009",
-            names="final-report-option-selection-001.data.json")
+    refuses(
+        capsys,
+        fresh_demo,
+        "direction",
+        "select",
+        fresh_demo,
+        "--task",
+        RETRY,
+        "--option",
+        "IO-009",
+        names="final-report-option-selection-001.data.json",
+    )
     # planning prepare already consumed IO-001: the choice is fixed now
-    refuses(capsys, fresh_demo, "direction", "select", fresh_demo, "--task", RETRY, "--option", "IO-002", names="selected-direction.json")
-    refuses(capsys, fresh_demo, "direction", "select", fresh_demo, "--task", ROUNDING, "--option", "IO-002",
-            names="final-report-option-selection-001.data.json")  # preselected-validation needs no sidecar
-    refuses(capsys, fresh_demo, "direction", "select", fresh_demo, "--task", "demo-shop:nope:nope", "--option", "IO-001",
-            names="task-catalog.json")
-    refuses(capsys, fresh_demo, "direction", "select", fresh_demo, "--task", RETRY, "--option", "IO-001",
-            "--report", f"{OPT}/manifests/run-manifest-option-selection-001.json", names="run-manifest-option-selection-001.json")
-    refuses(capsys, fresh_demo, "direction", "select", fresh_demo / "missing", "--task", RETRY, "--option", "IO-001", names="missing")
+    refuses(
+        capsys,
+        fresh_demo,
+        "direction",
+        "select",
+        fresh_demo,
+        "--task",
+        RETRY,
+        "--option",
+        "IO-002",
+        names="selected-direction.json",
+    )
+    refuses(
+        capsys,
+        fresh_demo,
+        "direction",
+        "select",
+        fresh_demo,
+        "--task",
+        ROUNDING,
+        "--option",
+        "IO-002",
+        names="final-report-option-selection-001.data.json",
+    )  # preselected-validation needs no sidecar
+    refuses(
+        capsys,
+        fresh_demo,
+        "direction",
+        "select",
+        fresh_demo,
+        "--task",
+        "demo-shop:nope:nope",
+        "--option",
+        "IO-001",
+        names="task-catalog.json",
+    )
+    refuses(
+        capsys,
+        fresh_demo,
+        "direction",
+        "select",
+        fresh_demo,
+        "--task",
+        RETRY,
+        "--option",
+        "IO-001",
+        "--report",
+        f"{OPT}/manifests/run-manifest-option-selection-001.json",
+        names="run-manifest-option-selection-001.json",
+    )
+    refuses(
+        capsys,
+        fresh_demo,
+        "direction",
+        "select",
+        fresh_demo / "missing",
+        "--task",
+        RETRY,
+        "--option",
+        "IO-001",
+        names="missing",
+    )
 
 
 # ------------------------------------------------------------------ planning prepare
 
 
-def test_planning_prepare_writes_snapshot_with_verified_digest(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_planning_prepare_writes_snapshot_with_verified_digest(
+    fresh_demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (fresh_demo / RETRY_SD).unlink()
     result = okstra(capsys, "planning", "prepare", fresh_demo, "--task", RETRY)
     assert result.code == 0, result.err
@@ -83,7 +151,9 @@ def test_planning_prepare_writes_snapshot_with_verified_digest(fresh_demo: Path,
     assert diff(before, snapshot(fresh_demo)) == []
 
 
-def test_planning_prepare_preselected_validation_needs_no_sidecar(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_planning_prepare_preselected_validation_needs_no_sidecar(
+    fresh_demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (fresh_demo / ROUNDING_SD).unlink()
     assert okstra(capsys, "planning", "prepare", fresh_demo, "--task", ROUNDING).code == 0
     snap = json.loads((fresh_demo / ROUNDING_SD).read_text())
@@ -97,10 +167,21 @@ def test_planning_prepare_refuses_digest_mismatch(fresh_demo: Path, capsys: pyte
     text = path.read_text()
     digest = _header(path)["source-data-sha256"]
     path.write_text(text.replace(str(digest), "0" * 64))
-    refuses(capsys, fresh_demo, "planning", "prepare", fresh_demo, "--task", RETRY, names="user-response-option-selection-001.md")
+    refuses(
+        capsys,
+        fresh_demo,
+        "planning",
+        "prepare",
+        fresh_demo,
+        "--task",
+        RETRY,
+        names="user-response-option-selection-001.md",
+    )
 
 
-def test_planning_prepare_refuses_missing_sidecar_and_other_direction(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_planning_prepare_refuses_missing_sidecar_and_other_direction(
+    fresh_demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     sd = fresh_demo / RETRY_SD
     value = json.loads(sd.read_text())
     value["optionId"] = "IO-003"
@@ -108,7 +189,16 @@ def test_planning_prepare_refuses_missing_sidecar_and_other_direction(fresh_demo
     refuses(capsys, fresh_demo, "planning", "prepare", fresh_demo, "--task", RETRY, names="selected-direction.json")
     sd.unlink()
     (fresh_demo / OPT_SIDECAR).unlink()
-    refuses(capsys, fresh_demo, "planning", "prepare", fresh_demo, "--task", RETRY, names="user-response-option-selection-001.md")
+    refuses(
+        capsys,
+        fresh_demo,
+        "planning",
+        "prepare",
+        fresh_demo,
+        "--task",
+        RETRY,
+        names="user-response-option-selection-001.md",
+    )
 
 
 # ------------------------------------------------------------------ user-response export
@@ -120,24 +210,48 @@ def _answers(tmp_path: Path, value: object, name: str = "answers.json") -> Path:
     return path
 
 
-def test_export_is_byte_for_byte_the_shared_rendering(fresh_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_export_is_byte_for_byte_the_shared_rendering(
+    fresh_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     answers = {"CQ-001": "Yes,\r\nall of them.  \n\n", "CQ-002": "gateway"}
     earlier = (fresh_demo / REFUND_SIDECAR).read_bytes()
-    result = okstra(capsys, "user-response", "export", fresh_demo, "--task", REFUND, "--report", REFUND_REPORT,
-                    "--answers", _answers(tmp_path, answers))
+    result = okstra(
+        capsys,
+        "user-response",
+        "export",
+        fresh_demo,
+        "--task",
+        REFUND,
+        "--report",
+        REFUND_REPORT,
+        "--answers",
+        _answers(tmp_path, answers),
+    )
     assert result.code == 0, result.err
     project = Project(fresh_demo)
     task = project.find_task(REFUND)
     assert task is not None
     report = report_by_path(task, fresh_demo / REFUND_REPORT)
-    want = user_response.render_sidecar(user_response.ExportInput(report.model, report.rel(), report.stem, report.sha256), answers)
+    want = user_response.render_sidecar(
+        user_response.ExportInput(report.model, report.rel(), report.stem, report.sha256), answers
+    )
     assert (fresh_demo / REFUND_SIDECAR).read_bytes() == want.encode()
     kept = list((fresh_demo / REFUND_SIDECAR).parent.glob("*.superseded-*.md"))
     assert [p.read_bytes() for p in kept] == [earlier]  # the earlier export is never destroyed
     # identical answers again: nothing changes
     before = snapshot(fresh_demo)
-    again = okstra(capsys, "user-response", "export", fresh_demo, "--task", REFUND, "--report", REFUND_REPORT,
-                   "--answers", _answers(tmp_path, answers))
+    again = okstra(
+        capsys,
+        "user-response",
+        "export",
+        fresh_demo,
+        "--task",
+        REFUND,
+        "--report",
+        REFUND_REPORT,
+        "--answers",
+        _answers(tmp_path, answers),
+    )
     assert again.code == 0 and "unchanged" in again.out
     assert diff(before, snapshot(fresh_demo)) == []
 
@@ -149,23 +263,56 @@ def test_export_refusals(fresh_demo: Path, tmp_path: Path, capsys: pytest.Captur
     refuses(capsys, fresh_demo, *base, _answers(tmp_path, "{not json", "bad.json"), names="bad.json")
     refuses(capsys, fresh_demo, *base, _answers(tmp_path, {"CQ-001": 3}, "num.json"), names="num.json")
     refuses(capsys, fresh_demo, *base, tmp_path / "absent.json", names="absent.json")
-    refuses(capsys, fresh_demo, *base, _answers(tmp_path, {"CQ-001": "x"}), "--option", "IO-001",
-            names="final-report-analysis-001.data.json")  # no option comparison in an analysis report
-    refuses(capsys, fresh_demo, "user-response", "export", fresh_demo, "--task", RETRY, "--report", OPT_REPORT,
-            "--answers", _answers(tmp_path, {}), "--option", "IO-003", names="selected-direction.json")
+    refuses(
+        capsys,
+        fresh_demo,
+        *base,
+        _answers(tmp_path, {"CQ-001": "x"}),
+        "--option",
+        "IO-001",
+        names="final-report-analysis-001.data.json",
+    )  # no option comparison in an analysis report
+    refuses(
+        capsys,
+        fresh_demo,
+        "user-response",
+        "export",
+        fresh_demo,
+        "--task",
+        RETRY,
+        "--report",
+        OPT_REPORT,
+        "--answers",
+        _answers(tmp_path, {}),
+        "--option",
+        "IO-003",
+        names="selected-direction.json",
+    )
 
 
 # ------------------------------------------------------------------ clarification attach
 
 
-def test_attach_is_idempotent_and_picks_up_new_exports(fresh_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_attach_is_idempotent_and_picks_up_new_exports(
+    fresh_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     target = layout.clarification_response_path(fresh_demo / ".okstra/tasks/payments/refund-ledger")
     before = snapshot(fresh_demo)
     result = okstra(capsys, "clarification", "attach", fresh_demo, "--task", REFUND)
     assert result.code == 0 and "up to date" in result.out
     assert diff(before, snapshot(fresh_demo)) == []
-    okstra(capsys, "user-response", "export", fresh_demo, "--task", REFUND, "--report", REFUND_REPORT,
-           "--answers", _answers(tmp_path, {"CQ-001": "Re-book all.", "CQ-002": "gateway"}))
+    okstra(
+        capsys,
+        "user-response",
+        "export",
+        fresh_demo,
+        "--task",
+        REFUND,
+        "--report",
+        REFUND_REPORT,
+        "--answers",
+        _answers(tmp_path, {"CQ-001": "Re-book all.", "CQ-002": "gateway"}),
+    )
     old_text = target.read_text()
     result = okstra(capsys, "clarification", "attach", fresh_demo, "--task", REFUND)
     assert result.code == 0 and "attached" in result.out

@@ -27,7 +27,9 @@ def test_migrate_dry_run_changes_nothing(fresh_demo: Path, capsys: pytest.Captur
     assert diff(before, snapshot(fresh_demo)) == []
 
 
-def test_migrate_moves_into_categories_keeping_bytes_and_seq(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_migrate_moves_into_categories_keeping_bytes_and_seq(
+    fresh_demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = {n: (fresh_demo / FLAT / n).read_bytes() for n in FLAT_NAMES}
     r = okstra(capsys, "migrate-legacy", fresh_demo, "--task", LATENCY)
     assert r.code == 0 and r.out.count(": moved") == 3
@@ -41,7 +43,9 @@ def test_migrate_moves_into_categories_keeping_bytes_and_seq(fresh_demo: Path, c
     assert diff(before, snapshot(fresh_demo)) == []
 
 
-def test_migrate_reallocates_a_taken_seq_and_never_overwrites(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_migrate_reallocates_a_taken_seq_and_never_overwrites(
+    fresh_demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # seq 007 is already in use in status/: the flat status file gets a fresh seq, nothing is overwritten
     (fresh_demo / FLAT / "status/final-analysis-007.status").write_bytes(b"error\n")
     r = okstra(capsys, "migrate-legacy", fresh_demo, "--task", LATENCY)
@@ -55,18 +59,23 @@ def test_migrate_interrupted_then_retried_keeps_one_seq(fresh_demo: Path) -> Non
     task = project.find_task(LATENCY)
     assert task is not None
     (fresh_demo / FLAT / "prompts/lead-execution-prompt-analysis-007.md").parent.mkdir(exist_ok=True)
-    (fresh_demo / FLAT / "lead-execution-prompt-analysis-007.md").rename(fresh_demo / FLAT / "worker-x-worker-prompt-analysis-007.md.tmp")
+    (fresh_demo / FLAT / "lead-execution-prompt-analysis-007.md").rename(
+        fresh_demo / FLAT / "worker-x-worker-prompt-analysis-007.md.tmp"
+    )
     rd = task.run_dir("analysis")
     assert rd is not None
     moves = migrate.plan_moves(rd)
     # move only the first file, as if the process died right after
     migrate._migrate(fresh_demo, moves[:1])
-    (fresh_demo / FLAT / "worker-x-worker-prompt-analysis-007.md.tmp").rename(fresh_demo / FLAT / "lead-execution-prompt-analysis-007.md")
+    (fresh_demo / FLAT / "worker-x-worker-prompt-analysis-007.md.tmp").rename(
+        fresh_demo / FLAT / "lead-execution-prompt-analysis-007.md"
+    )
     again = Project(fresh_demo).find_task(LATENCY)
     assert again is not None
     migrate.migrate_task(fresh_demo, again)
     assert sorted(p.name for p in (fresh_demo / FLAT).rglob("*-007*")) == sorted(
-        ["run-manifest-analysis-007.json", "final-analysis-007.status", "lead-execution-prompt-analysis-007.md"])
+        ["run-manifest-analysis-007.json", "final-analysis-007.status", "lead-execution-prompt-analysis-007.md"]
+    )
 
 
 def test_migrate_refuses_unknown_task(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -101,7 +110,9 @@ def test_seed_fresh_from_groups(fresh_demo: Path, capsys: pytest.CaptureFixture[
     assert work["queue"] == ["G-001", "G-002", "G-003"] and work["rounds"] == [{"round": 0, "status": "reduced"}]
 
 
-def test_seed_invalid_state_fails_closed_then_restart_archives_bytes(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_invalid_state_fails_closed_then_restart_archives_bytes(
+    fresh_demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     partial = b'{"schemaVersion": "1.2", "queue": ['
     (fresh_demo / WORK).write_bytes(partial)
     # a valid terminal final is reused unchanged: restart is refused, nothing written
@@ -112,7 +123,9 @@ def test_seed_invalid_state_fails_closed_then_restart_archives_bytes(fresh_demo:
     (fresh_demo / FINAL).write_bytes(final_bytes)
     r = okstra(capsys, *_seed(fresh_demo, "--restart-from-round0"))
     assert r.code == 0 and "restarted" in r.out, r.err
-    archives = {p.name: p.read_bytes() for p in (fresh_demo / STATE / "migrations").iterdir() if not p.name.endswith(".lock")}
+    archives = {
+        p.name: p.read_bytes() for p in (fresh_demo / STATE / "migrations").iterdir() if not p.name.endswith(".lock")
+    }
     assert sorted(archives.values()) == sorted([partial, final_bytes])
     assert not (fresh_demo / FINAL).exists()
     assert json.loads((fresh_demo / WORK).read_text())["status"] == "open"
@@ -134,7 +147,17 @@ def test_final_replaced_only_while_archive_matches(fresh_demo: Path) -> None:
 
 
 def test_seed_refuses_missing_groups(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    refuses(capsys, fresh_demo, *SEED, fresh_demo, "--task", RETRY, "--run-type", "option-selection", names="option-selection")
+    refuses(
+        capsys,
+        fresh_demo,
+        *SEED,
+        fresh_demo,
+        "--task",
+        RETRY,
+        "--run-type",
+        "option-selection",
+        names="option-selection",
+    )
 
 
 # ------------------------------------------------------------------ task manifest upkeep
@@ -146,7 +169,9 @@ def test_refresh_fix_cycles(fresh_demo: Path, capsys: pytest.CaptureFixture[str]
     r = okstra(capsys, "task", "refresh-fix-cycles", fresh_demo, "--task", STALE)
     assert r.code == 0 and "already up to date" in r.out
     assert diff(before, snapshot(fresh_demo)) == []
-    record_fix_cycle(fresh_demo, root, tm.FixCycleEvent(event="closed", cycle_id="fc-2", cycle=2, at="2026-11-30T00:00:00Z"))
+    record_fix_cycle(
+        fresh_demo, root, tm.FixCycleEvent(event="closed", cycle_id="fc-2", cycle=2, at="2026-11-30T00:00:00Z")
+    )
     r = okstra(capsys, "task", "refresh-fix-cycles", fresh_demo, "--task", STALE)
     assert r.code == 0 and "updated (count 2, open none)" in r.out
     manifest = json.loads(layout.task_manifest_path(root).read_text())
@@ -165,6 +190,8 @@ def test_prepare_lowers_ready_pointer_and_keeps_phase(fresh_demo: Path) -> None:
     root = fresh_demo / ".okstra/tasks/search/stale-cache"
     before = json.loads(layout.task_manifest_path(root).read_text())["workflow"]["nextRecommendedPhase"]
     assert before["status"] == "ready"
-    prepare_run(fresh_demo, root, "implementation", stage=1, workers=[WorkerSpec("codex-executor", "executor", "codex", "gpt")])
+    prepare_run(
+        fresh_demo, root, "implementation", stage=1, workers=[WorkerSpec("codex-executor", "executor", "codex", "gpt")]
+    )
     after = json.loads(layout.task_manifest_path(root).read_text())["workflow"]["nextRecommendedPhase"]
     assert after == {**before, "status": "pending"}

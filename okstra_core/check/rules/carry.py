@@ -26,13 +26,23 @@ def check_task(scope: TaskScope) -> None:
             if not unit.rel_exists(value):
                 unit.report("OKS100", e.path, f"{label} {value!r} does not exist")
         if not carry.run_dir.endswith(f"/runs/implementation/stage-{carry.stage}"):
-            unit.report("OKS100", e.path, f"runDir {carry.run_dir!r} is not an implementation stage-{carry.stage} run dir")
+            unit.report(
+                "OKS100", e.path, f"runDir {carry.run_dir!r} is not an implementation stage-{carry.stage} run dir"
+            )
     if scope.consumers is None:
         return
     for line, link in unit.jsonl(scope.consumers, ConsumerLink):
-        for label, value in (("planReportPath", link.plan_report_path), ("consumerRunDir", link.consumer_run_dir),
-                             ("consumerRunManifestPath", link.consumer_run_manifest_path)):
+        for label, value in (
+            ("planReportPath", link.plan_report_path),
+            ("consumerRunDir", link.consumer_run_dir),
+            ("consumerRunManifestPath", link.consumer_run_manifest_path),
+        ):
             if not unit.rel_exists(value):
                 unit.report("OKS101", scope.consumers, f"{label} {value!r} does not exist", line)
         if "/runs/implementation/" not in link.consumer_run_dir:
-            unit.report("OKS101", scope.consumers, f"consumerRunDir {link.consumer_run_dir!r} is not an implementation run", line)
+            unit.report(
+                "OKS101",
+                scope.consumers,
+                f"consumerRunDir {link.consumer_run_dir!r} is not an implementation run",
+                line,
+            )

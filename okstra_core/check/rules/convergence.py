@@ -19,7 +19,13 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
     """Per convergence (one state seq): contiguous rounds, results for every closed round."""
     unit = scope.unit
     by_seq: dict[int, dict[str, list[Artifact]]] = {}
-    for art in run.of_kind("convergence-round-plan", "convergence-round-results", "convergence-work", "convergence-final", "convergence-groups"):
+    for art in run.of_kind(
+        "convergence-round-plan",
+        "convergence-round-results",
+        "convergence-work",
+        "convergence-final",
+        "convergence-groups",
+    ):
         if art.name.seq is not None and not art.flat:
             by_seq.setdefault(art.name.seq, {}).setdefault(art.kind, []).append(art)
     for seq, kinds in sorted(by_seq.items()):
@@ -28,7 +34,9 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         works = kinds.get("convergence-work", [])
         work = unit.doc(works[0].path, ConvergenceWork) if works else None
         is_open = work is not None and work.status == "open" and not kinds.get("convergence-final")
-        anchor = (kinds.get("convergence-work") or kinds.get("convergence-round-plan") or next(iter(kinds.values())))[0].path
+        anchor = (kinds.get("convergence-work") or kinds.get("convergence-round-plan") or next(iter(kinds.values())))[
+            0
+        ].path
         for problem in round_problems(run.path, plans, results, is_open):
             rule = "OKS112" if "no results" in problem else "OKS111"
             unit.report(rule, anchor, f"convergence seq {seq:03d}: {problem}")
@@ -54,7 +62,9 @@ def _migrations(scope: TaskScope, run: RunScope, seq: int, kinds: dict[str, list
         return
     archived = [e for e in unit.entries(run.migrations) if e.kind == "file"]
     work_names = {a.entry.name for a in kinds.get("convergence-work", [])}
-    final_names = {names.build("convergence-final", task_type=run.task_type, seq=seq)} if run.task_type and seq else set()
+    final_names = (
+        {names.build("convergence-final", task_type=run.task_type, seq=seq)} if run.task_type and seq else set()
+    )
     final_archives = [e for e in archived if any(e.name.startswith(f + ".") for f in final_names)]
     for e in archived:
         base = e.name.split(".json.", 1)[0] + ".json"
@@ -62,7 +72,12 @@ def _migrations(scope: TaskScope, run: RunScope, seq: int, kinds: dict[str, list
             value = _archived_value(unit, e.path)
             was_terminal = isinstance(value, dict) and value.get("status") == "terminal"
             if was_terminal and not final_archives and kinds.get("convergence-final"):
-                unit.report("OKS113", e.path, "the restarted working state was terminal, but the final it replaced has no archive in state/migrations/")
+                unit.report(
+                    "OKS113",
+                    e.path,
+                    "the restarted working state was terminal, but the final it replaced has no archive in "
+                    "state/migrations/",
+                )
         elif base in final_names:
             value = _archived_value(unit, e.path)
             if value is not None and unit.validate_quiet(value, ConvergenceFinal):

@@ -31,21 +31,30 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
             continue
         rel, model = plan
         if header.report != rel:
-            unit.report("OKS080", art.path, f"report {header.report!r} is not the snapshot of seq {art.name.seq_text} ({rel})")
+            unit.report(
+                "OKS080", art.path, f"report {header.report!r} is not the snapshot of seq {art.name.seq_text} ({rel})"
+            )
         if model is None:
             continue
         item = next((i for i in model.design_items if i.prep_id == header.prep_id), None)
         if item is None:
             unit.report("OKS080", art.path, f"{header.prep_id} is not a design item of {rel}")
         elif item.status != header.item_status:
-            unit.report("OKS080", art.path, f"item-status {header.item_status} but the approved plan says {item.status}")
+            unit.report(
+                "OKS080", art.path, f"item-status {header.item_status} but the approved plan says {item.status}"
+            )
     for art in run.of_kind("design-prep-input"):
         got = unit.sidecar(art.path, DesignPrepInputHeader)
         if got is None:
             continue
         answer, _ = got
         if answer.prep_id != art.name.prep_id or answer.revision != art.name.revision:
-            unit.report("OKS081", art.path, f"header says {answer.prep_id} r{answer.revision}, the file name {art.name.prep_id} r{art.name.revision}")
+            unit.report(
+                "OKS081",
+                art.path,
+                f"header says {answer.prep_id} r{answer.revision}, the file name {art.name.prep_id} "
+                f"r{art.name.revision}",
+            )
         plan = plans.get(art.name.seq or 0)
         if plan is None:
             unit.report("OKS081", art.path, f"no planning report with seq {art.name.seq_text} in this run dir")
@@ -59,7 +68,11 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         unit.report("OKS084", resolution.report, "markerless legacy plan: proceeds with the legacy-unassessed warning")
     for res in resolution.items:
         if res.request is not None and res.request_ok is False:
-            unit.report("OKS080", res.request, f"request differs from the deterministic request for {res.prep_id} of the approved snapshot")
+            unit.report(
+                "OKS080",
+                res.request,
+                f"request differs from the deterministic request for {res.prep_id} of the approved snapshot",
+            )
         for verdict in res.inputs:
             if verdict.verdict == "duplicate-revision":
                 unit.report("OKS082", verdict.path, f"{res.prep_id}: skipped: {verdict.reason}")

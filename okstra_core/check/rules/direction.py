@@ -72,10 +72,14 @@ def _sidecar(scope: TaskScope, art: Artifact, covered: bool) -> None:
     if scope.task_key is not None and header.task_key != scope.task_key:
         unit.report("OKS024", art.path, f"task-key {header.task_key!r} is not this task's {scope.task_key!r}")
     if header.task_type != art.name.task_type:
-        unit.report("OKS024", art.path, f"task-type {header.task_type!r} differs from the file name's {art.name.task_type!r}")
+        unit.report(
+            "OKS024", art.path, f"task-type {header.task_type!r} differs from the file name's {art.name.task_type!r}"
+        )
     expected = f"final-report-{art.name.task_type}-{art.name.seq_text}.data.json"
     if Path(header.report).name != expected:
-        unit.report("OKS024", art.path, f"report {header.report!r} is not the report this sidecar is named after ({expected})")
+        unit.report(
+            "OKS024", art.path, f"report {header.report!r} is not the report this sidecar is named after ({expected})"
+        )
     if covered or art.kind == "user-response-superseded":
         return  # judged by the chain above, or kept only as history
     if not unit.rel_exists(header.report):
@@ -93,4 +97,6 @@ def _sidecar(scope: TaskScope, art: Artifact, covered: bool) -> None:
         report = load_report(unit, report_art) if report_art is not None else None
         oc: OptionCandidates | None = report.option_candidates if report is not None else None
         if report is not None and (oc is None or header.selected_option not in {c.option_id for c in oc.candidates}):
-            unit.report("OKS072", art.path, f"selected-option {header.selected_option} is not a candidate of {header.report}")
+            unit.report(
+                "OKS072", art.path, f"selected-option {header.selected_option} is not a candidate of {header.report}"
+            )

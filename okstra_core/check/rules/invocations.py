@@ -32,8 +32,8 @@ def check_invocations(unit: Unit, base: Path) -> None:
             unit.report("OKS018", purpose.path, f"purpose folder {purpose.name!r} is not a canonical slug")
         groups: dict[str, dict[str, Entry]] = {}
         for e in unit.entries(purpose.path):
-            inv_id, dot, _ = e.name.partition(".")
-            suffix = e.name[len(inv_id):]
+            inv_id, _dot, _ = e.name.partition(".")
+            suffix = e.name[len(inv_id) :]
             part = PARTS.get(suffix)
             if part is None:
                 if suffix not in _EXTRA and e.kind != "bad":
@@ -41,8 +41,9 @@ def check_invocations(unit: Unit, base: Path) -> None:
                 continue
             groups.setdefault(inv_id, {})[part] = e
         for inv_id, parts in sorted(groups.items()):
-            unit.guard("invocation", purpose.path / inv_id, lambda: _check_one(unit, purpose.path, purpose.name, inv_id, parts))
-            unit.guard("invocation", purpose.path / inv_id, lambda: _owner_verdict(unit, purpose.path, purpose.name, inv_id, parts))
+            args = (unit, purpose.path, purpose.name, inv_id, parts)
+            unit.guard("invocation", purpose.path / inv_id, _check_one, *args)
+            unit.guard("invocation", purpose.path / inv_id, _owner_verdict, *args)
 
 
 def _check_one(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: dict[str, Entry]) -> None:
@@ -55,8 +56,11 @@ def _check_one(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: dict[
         last = ORDER.index(present[-1])
         missing = [p for p in ORDER[:last] if p not in parts]
         if missing:
-            unit.report("OKS123", parts[present[-1]].path,
-                        f"{present[-1]} is published but the invocation has no {', '.join(missing)} file")
+            unit.report(
+                "OKS123",
+                parts[present[-1]].path,
+                f"{present[-1]} is published but the invocation has no {', '.join(missing)} file",
+            )
     rel = {name: unit.rel(getattr(paths, name)) for name in ORDER}
 
     def other_invocation(target: str) -> bool:
@@ -69,7 +73,13 @@ def _check_one(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: dict[
         if meta is not None:
             _bind(unit, paths.meta, purpose, inv_id, meta.purpose, meta.invocation_id)
             for label, target, expected, digest, part in (
-                ("instructionsPath", meta.instructions_path, rel["instructions"], meta.instructions_sha256, "instructions"),
+                (
+                    "instructionsPath",
+                    meta.instructions_path,
+                    rel["instructions"],
+                    meta.instructions_sha256,
+                    "instructions",
+                ),
                 ("promptPath", meta.prompt_path, rel["prompt"], meta.prompt_sha256, "prompt"),
             ):
                 if target != expected:
@@ -85,18 +95,28 @@ def _check_one(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: dict[
             _bind(unit, paths.result, purpose, inv_id, env.purpose, env.invocation_id)
             if env.prompt_meta_path != rel["meta"]:
                 rule = "OKS122" if other_invocation(env.prompt_meta_path) else "OKS120"
-                unit.report(rule, paths.result, f"promptMetaPath {env.prompt_meta_path!r} is not this invocation's {rel['meta']!r}")
+                unit.report(
+                    rule,
+                    paths.result,
+                    f"promptMetaPath {env.prompt_meta_path!r} is not this invocation's {rel['meta']!r}",
+                )
     if "completion" in parts and parts["completion"].kind == "file":
         done = unit.doc(paths.completion, CompletionMarker)
         if done is not None:
             _bind(unit, paths.completion, purpose, inv_id, done.purpose, done.invocation_id)
             if done.result_path != rel["result"]:
                 rule = "OKS122" if other_invocation(done.result_path) else "OKS120"
-                unit.report(rule, paths.completion, f"resultPath {done.result_path!r} is not this invocation's {rel['result']!r}")
+                unit.report(
+                    rule,
+                    paths.completion,
+                    f"resultPath {done.result_path!r} is not this invocation's {rel['result']!r}",
+                )
             elif "result" in parts:
                 envelope = unit.json(paths.result)
                 if envelope is not None and sha256_json(envelope) != done.envelope_sha256:
-                    unit.report("OKS121", paths.completion, "envelopeSha256 is not the digest of the canonical result envelope")
+                    unit.report(
+                        "OKS121", paths.completion, "envelopeSha256 is not the digest of the canonical result envelope"
+                    )
 
 
 def _bind(unit: Unit, path: Path, purpose: str, inv_id: str, got_purpose: str, got_id: str) -> None:

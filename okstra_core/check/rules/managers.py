@@ -27,7 +27,7 @@ def check_managers(unit: Unit, home: Path) -> None:
             if m.kind == "file":
                 unit.report("OKS005", m.path, "not part of the manager contract; not read")
             continue
-        unit.guard("manager", m.path, lambda: _check_manager(unit, m.path))
+        unit.guard("manager", m.path, _check_manager, unit, m.path)
     inside = str(home) + os.sep
     unit.read_remaining(sorted(p for p in unit.files if p.startswith(inside)))
 
@@ -48,14 +48,20 @@ def _check_manager(unit: Unit, folder: Path) -> None:
     else:
         info = unit.doc(info_path, mm.ManagerFile)
         if info is not None and layout.slug(info.manager_id) != folder.name:
-            unit.report("OKS142", info_path, f"managerId {info.manager_id!r} does not slug to the folder name {folder.name!r}")
+            unit.report(
+                "OKS142", info_path, f"managerId {info.manager_id!r} does not slug to the folder name {folder.name!r}"
+            )
     projects_path = folder / "projects.json"
     if unit.entry(projects_path) is not None:
         projects = unit.doc(projects_path, mm.ProjectsFile)
         if projects is not None:
             for i, p in enumerate(projects.projects):
                 if not os.path.isabs(p.project_root) or not os.path.isdir(p.project_root):
-                    unit.report("OKS140", projects_path, f"projects[{i}] ({p.project_id}): projectRoot {p.project_root!r} is not an existing directory")
+                    unit.report(
+                        "OKS140",
+                        projects_path,
+                        f"projects[{i}] ({p.project_id}): projectRoot {p.project_root!r} is not an existing directory",
+                    )
     for group in unit.entries(folder / "task-groups"):
         if group.kind != "dir":
             continue
@@ -70,7 +76,12 @@ def _check_task(unit: Unit, folder: Path, group_folder: str) -> None:
     if unit.entry(manifest_path) is not None:
         man = unit.doc(manifest_path, mm.ManagerTaskManifest)
         if man is not None and (layout.slug(man.task_group) != group_folder or layout.slug(man.task_id) != folder.name):
-            unit.report("OKS142", manifest_path, f"taskGroup/taskId {man.task_group!r}/{man.task_id!r} do not slug to the folder {group_folder}/{folder.name}")
+            unit.report(
+                "OKS142",
+                manifest_path,
+                f"taskGroup/taskId {man.task_group!r}/{man.task_id!r} do not slug to the folder "
+                f"{group_folder}/{folder.name}",
+            )
     expected: set[str] | None = None
     children_path = folder / "children.json"
     if unit.entry(children_path) is not None:
@@ -89,4 +100,6 @@ def _check_task(unit: Unit, folder: Path, group_folder: str) -> None:
         if expected is None:
             unit.report("OKS141", ctx.path, "child context without a readable children.json")
         elif ctx.name not in expected:
-            unit.report("OKS141", ctx.path, f"{ctx.name!r} is not <project-id>-<child-task-id>.md of any child in children.json")
+            unit.report(
+                "OKS141", ctx.path, f"{ctx.name!r} is not <project-id>-<child-task-id>.md of any child in children.json"
+            )

@@ -91,20 +91,30 @@ def _check_catalog(unit: Unit, catalog: TaskCatalog, entries: dict[str, TaskCata
     project_file = layout.project_json_path(unit.root)
     project = unit.doc(project_file, ProjectFile) if unit.entry(project_file) is not None else None
     if project is not None and project.project_id != catalog.project_id:
-        unit.report("OKS031", path, f"catalog projectId {catalog.project_id!r} differs from project.json ({project.project_id!r})")
+        unit.report(
+            "OKS031",
+            path,
+            f"catalog projectId {catalog.project_id!r} differs from project.json ({project.project_id!r})",
+        )
     seen: set[str] = set()
     existing = set(folders)
     for index, entry in enumerate(catalog.tasks):
         where = f"tasks[{index}]"
         expected_key = f"{entry.project_id}:{entry.task_group}:{entry.task_id}"
         if entry.task_key != expected_key:
-            unit.report("OKS031", path, f"{where}: taskKey {entry.task_key!r} is not projectId:taskGroup:taskId ({expected_key!r})")
+            unit.report(
+                "OKS031",
+                path,
+                f"{where}: taskKey {entry.task_key!r} is not projectId:taskGroup:taskId ({expected_key!r})",
+            )
         if entry.task_key in seen:
             unit.report("OKS031", path, f"{where}: taskKey {entry.task_key!r} is listed twice")
         seen.add(entry.task_key)
         folder = layout.task_root_rel(entry.task_group, entry.task_id)
         if entry.task_root_path != folder:
-            unit.report("OKS031", path, f"{where}: taskRootPath {entry.task_root_path!r} is not the task's folder {folder!r}")
+            unit.report(
+                "OKS031", path, f"{where}: taskRootPath {entry.task_root_path!r} is not the task's folder {folder!r}"
+            )
         if folder not in existing:
             unit.report("OKS033", path, f"{where}: task {entry.task_key!r} has no folder {folder}/")
             continue
@@ -120,10 +130,13 @@ def _check_latest(unit: Unit, path: Path, latest: LatestTask, catalog: TaskCatal
         return
     entry = match[0]
     if latest.task_root_path != entry.task_root_path:
-        unit.report("OKS034", path, f"taskRootPath {latest.task_root_path!r} is not the catalogued task root {entry.task_root_path!r}")
+        unit.report(
+            "OKS034",
+            path,
+            f"taskRootPath {latest.task_root_path!r} is not the catalogued task root {entry.task_root_path!r}",
+        )
     expected = f"{entry.task_root_path}/task-manifest.json"
     if latest.task_manifest_path != expected:
         unit.report("OKS034", path, f"taskManifestPath {latest.task_manifest_path!r} is not {expected!r}")
     elif not unit.rel_exists(latest.task_manifest_path):
         unit.report("OKS034", path, f"taskManifestPath {latest.task_manifest_path!r} does not exist")
-

@@ -22,7 +22,9 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
     for art in run.of_kind(*PROMPT_KINDS):
         folder = os.path.dirname(art.entry.text)
         if os.path.join(folder, names.meta_name_for(art.entry.name)) not in present:
-            unit.report("OKS050", art.path, "prompt has no adjacent .meta.json: unpublished (or interrupted) publication")
+            unit.report(
+                "OKS050", art.path, "prompt has no adjacent .meta.json: unpublished (or interrupted) publication"
+            )
     for art in run.of_kind(*META_KINDS):
         prompt = art.path.with_name(art.entry.name.removesuffix(".meta.json"))
         has_prompt = os.path.join(os.path.dirname(art.entry.text), prompt.name) in present
@@ -42,30 +44,57 @@ def _meta(scope: TaskScope, run: RunScope, art: Artifact, meta: PromptMeta, prom
     target = unit.root / meta.run_manifest_path
     manifest: RunManifest | None = None
     if target.parent != manifests_dir or (a := run.find(target)) is None or a.kind != "run-manifest":
-        unit.report("OKS052", art.path, f"runManifestPath {meta.run_manifest_path!r} is not a run manifest of this run dir")
+        unit.report(
+            "OKS052", art.path, f"runManifestPath {meta.run_manifest_path!r} is not a run manifest of this run dir"
+        )
     else:
         manifest = unit.doc(target, RunManifest)
     if meta.prompt_path != unit.rel(prompt):
-        unit.report("OKS052", art.path, f"promptPath {meta.prompt_path!r} is not the adjacent prompt {unit.rel(prompt)!r}")
+        unit.report(
+            "OKS052", art.path, f"promptPath {meta.prompt_path!r} is not the adjacent prompt {unit.rel(prompt)!r}"
+        )
     if manifest is not None:
         match = [a for a in manifest.invocation_assignments if a.assignment_ref == meta.assignment_ref]
         if not match:
-            unit.report("OKS053", art.path, f"assignmentRef {meta.assignment_ref!r} is not held by the run manifest's invocationAssignments")
+            unit.report(
+                "OKS053",
+                art.path,
+                f"assignmentRef {meta.assignment_ref!r} is not held by the run manifest's invocationAssignments",
+            )
         else:
             assignment = match[0]
-            for field, label in (("invocation_id", "invocationId"), ("worker_id", "workerId"), ("audience", "audience"), ("dispatch_kind", "dispatchKind")):
+            for field, label in (
+                ("invocation_id", "invocationId"),
+                ("worker_id", "workerId"),
+                ("audience", "audience"),
+                ("dispatch_kind", "dispatchKind"),
+            ):
                 if getattr(assignment, field) != getattr(meta, field):
-                    unit.report("OKS053", art.path, f"{label} {getattr(meta, field)!r} differs from assignment {meta.assignment_ref!r} ({getattr(assignment, field)!r})")
+                    unit.report(
+                        "OKS053",
+                        art.path,
+                        f"{label} {getattr(meta, field)!r} differs from assignment {meta.assignment_ref!r} "
+                        f"({getattr(assignment, field)!r})",
+                    )
             if assignment.meta_path != unit.rel(art.path):
-                unit.report("OKS053", art.path, f"assignment {meta.assignment_ref!r} reserves metaPath {assignment.meta_path!r}, not this file")
+                unit.report(
+                    "OKS053",
+                    art.path,
+                    f"assignment {meta.assignment_ref!r} reserves metaPath {assignment.meta_path!r}, not this file",
+                )
         contract = manifest.agent_contract
         if contract is not None and meta.digests.catalog != contract.catalog_digest:
-            unit.report("OKS054", art.path, "catalog digest differs from the run manifest's agentContract.catalogDigest")
+            unit.report(
+                "OKS054", art.path, "catalog digest differs from the run manifest's agentContract.catalogDigest"
+            )
     if has_prompt and meta.prompt_path == unit.rel(prompt):
         data = unit.data(prompt)
         if data is not None and sha256_bytes(data) != meta.digests.prompt:
             unit.report("OKS054", art.path, f"prompt digest does not match the bytes of {prompt.name}")
-    for label, rel, digest in (("instruction", meta.instruction_path, meta.digests.instruction), ("duty", meta.duty_path, meta.digests.duty)):
+    for label, rel, digest in (
+        ("instruction", meta.instruction_path, meta.digests.instruction),
+        ("duty", meta.duty_path, meta.digests.duty),
+    ):
         if not unit.rel_exists(rel):
             unit.report("OKS054", art.path, f"{label}Path {rel!r} does not exist")
             continue
@@ -87,7 +116,9 @@ def _duty_snapshot(scope: TaskScope, art: Artifact, manifest: RunManifest) -> No
         unit.report("OKS055", catalog_path, "duty snapshot has no readable catalog.json")
         return
     if sha256_bytes(data) != contract.catalog_digest:
-        unit.report("OKS055", catalog_path, f"catalog.json drifted from the catalog digest recorded in {unit.rel(art.path)}")
+        unit.report(
+            "OKS055", catalog_path, f"catalog.json drifted from the catalog digest recorded in {unit.rel(art.path)}"
+        )
     catalog = unit.doc(catalog_path, DutyCatalog)
     if catalog is None:
         return

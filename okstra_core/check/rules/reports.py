@@ -32,11 +32,16 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         fresh = render_markdown(report)
         if text != fresh:
             line = _first_difference(text, fresh)
-            unit.report("OKS092", md, f"reading copy differs from a fresh render of {art.entry.name} (first difference at line {line})", line)
+            unit.report(
+                "OKS092",
+                md,
+                f"reading copy differs from a fresh render of {art.entry.name} (first difference at line {line})",
+                line,
+            )
 
 
 def _first_difference(a: str, b: str) -> int:
-    for number, (x, y) in enumerate(zip(a.split("\n"), b.split("\n")), start=1):
+    for number, (x, y) in enumerate(zip(a.split("\n"), b.split("\n"), strict=False), start=1):
         if x != y:
             return number
     return min(a.count("\n"), b.count("\n")) + 1

@@ -53,13 +53,13 @@ def check_task(unit: Unit, root: Path, entry: Any) -> None:
     unit.guard("task-manifest", root, lambda: _manifest(scope))
     unit.guard("timeline", root, lambda: _history(scope))
     for run in scope.runs:
-        unit.guard("run-documents", run.path, lambda: documents.check_run(scope, run))
-        unit.guard("prompts", run.path, lambda: prompts.check_run(scope, run))
-        unit.guard("team-state", run.path, lambda: team_state.check_run(scope, run))
-        unit.guard("reports", run.path, lambda: reports.check_run(scope, run))
-        unit.guard("convergence", run.path, lambda: convergence.check_run(scope, run))
+        unit.guard("run-documents", run.path, documents.check_run, scope, run)
+        unit.guard("prompts", run.path, prompts.check_run, scope, run)
+        unit.guard("team-state", run.path, team_state.check_run, scope, run)
+        unit.guard("reports", run.path, reports.check_run, scope, run)
+        unit.guard("convergence", run.path, convergence.check_run, scope, run)
         if run.task_type == "implementation-planning":
-            unit.guard("design-prep", run.path, lambda: design_prep.check_run(scope, run))
+            unit.guard("design-prep", run.path, design_prep.check_run, scope, run)
     unit.guard("direction", root, lambda: direction.check_task(scope))
     unit.guard("carry", root, lambda: carry.check_task(scope))
     for _ in unit.walk(root):  # every file of the bundle is read, even where no rule looks
@@ -105,7 +105,12 @@ def _task_type_dir(scope: TaskScope, base: Entry) -> None:
         stage = layout.parse_stage_dir(e.name)
         if e.name in layout.RUN_CATEGORIES and e.kind == "dir":
             if task_type == "implementation":
-                unit.report("OKS015", e.path, "an implementation run lives in runs/implementation/stage-<n>/, not directly in runs/implementation/")
+                unit.report(
+                    "OKS015",
+                    e.path,
+                    "an implementation run lives in runs/implementation/stage-<n>/, not directly in "
+                    "runs/implementation/",
+                )
             elif e.name in layout.DESIGN_PREP_CATEGORIES and task_type != "implementation-planning":
                 unit.report("OKS010", e.path, f"{e.name}/ belongs to implementation-planning run dirs only")
                 continue
@@ -113,7 +118,11 @@ def _task_type_dir(scope: TaskScope, base: Entry) -> None:
             _category(scope, own, e)
         elif e.kind == "dir" and e.name.startswith("stage-"):
             if stage is None:
-                unit.report("OKS015", e.path, f"stage folder {e.name!r} is not stage-<n> with n a positive integer without padding")
+                unit.report(
+                    "OKS015",
+                    e.path,
+                    f"stage folder {e.name!r} is not stage-<n> with n a positive integer without padding",
+                )
             elif not layout.is_staged_type(task_type):
                 unit.report("OKS015", e.path, f"task type {task_type!r} has no stages")
             else:
@@ -151,7 +160,11 @@ def _stage_dir(scope: TaskScope, e: Entry, task_type: str, stage: int) -> RunSco
         elif c.name in layout.DESIGN_PREP_CATEGORIES and c.kind == "dir":
             unit.report("OKS010", c.path, f"{c.name}/ belongs to implementation-planning run dirs only")
         elif c.name == layout.CARRY_DIR or c.name == layout.CONSUMERS_FILE:
-            unit.report("OKS016", c.path, f"{c.name} is stage-shared and lives flat under the task-type run dir, not under {e.name}/")
+            unit.report(
+                "OKS016",
+                c.path,
+                f"{c.name} is stage-shared and lives flat under the task-type run dir, not under {e.name}/",
+            )
         elif c.kind == "dir" and c.name.startswith("stage-"):
             unit.report("OKS015", c.path, "stage folders do not nest")
         elif c.kind == "file" and (parsed := names.classify_flat(c.name)) is not None:
@@ -193,9 +206,15 @@ def _category(scope: TaskScope, run: RunScope, folder: Entry) -> None:
 def _add(scope: TaskScope, run: RunScope, e: Entry, parsed: names.ParsedName, flat: bool = False) -> None:
     unit = scope.unit
     if parsed.seq_text is not None and not layout.is_canonical_seq(parsed.seq_text):
-        unit.report("OKS012", e.path, f"seq {parsed.seq_text!r} is not a canonical seq (at least 3 digits, zero-padded, from 001)")
+        unit.report(
+            "OKS012",
+            e.path,
+            f"seq {parsed.seq_text!r} is not a canonical seq (at least 3 digits, zero-padded, from 001)",
+        )
     if parsed.task_type is not None and parsed.task_type != run.task_type:
-        unit.report("OKS014", e.path, f"named for task type {parsed.task_type!r} but stored in the {run.task_type!r} run dir")
+        unit.report(
+            "OKS014", e.path, f"named for task type {parsed.task_type!r} but stored in the {run.task_type!r} run dir"
+        )
     run.artifacts.append(Artifact(e, parsed, flat))
 
 
@@ -245,9 +264,13 @@ def _manifest(scope: TaskScope) -> None:
     corr = man.workflow.next_recommended_phase_correction
     if corr is not None:
         if corr.applied != nrp:
-            unit.report("OKS038", path, "workflow.nextRecommendedPhaseCorrection.applied is not the stored nextRecommendedPhase")
+            unit.report(
+                "OKS038", path, "workflow.nextRecommendedPhaseCorrection.applied is not the stored nextRecommendedPhase"
+            )
         if corr.authored == corr.applied:
-            unit.report("OKS038", path, "workflow.nextRecommendedPhaseCorrection records no change (authored equals applied)")
+            unit.report(
+                "OKS038", path, "workflow.nextRecommendedPhaseCorrection records no change (authored equals applied)"
+            )
         if corr.applied.status == "ready" and not corr.applied.phase:
             unit.report("OKS038", path, "the applied pointer has status 'ready' but names no phase")
     if man.latest_run_status is not None and man.latest_run_status not in RUN_STATUSES:
@@ -258,10 +281,14 @@ def _manifest(scope: TaskScope) -> None:
         derived = tm.derive_fix_cycles(events or [])
         if man.fix_cycles is None:
             if derived.count:
-                unit.report("OKS039", path, f"fixCycles is absent but history/fix-cycles.jsonl derives {derived.count} cycle(s)")
+                unit.report(
+                    "OKS039", path, f"fixCycles is absent but history/fix-cycles.jsonl derives {derived.count} cycle(s)"
+                )
         elif man.fix_cycles != derived:
             what = "history/fix-cycles.jsonl" if events is not None else "a missing history/fix-cycles.jsonl"
-            unit.report("OKS039", path, f"fixCycles {_dump(man.fix_cycles)} differs from what {what} derives: {_dump(derived)}")
+            unit.report(
+                "OKS039", path, f"fixCycles {_dump(man.fix_cycles)} differs from what {what} derives: {_dump(derived)}"
+            )
 
 
 def _camel(field: str) -> str:

@@ -27,7 +27,11 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
             counts = Counter(i for i in ids if i)
             for did, n in sorted(counts.items()):
                 if n > 1:
-                    unit.report("OKS060", art.path, f"{label}: dispatchId {did!r} is recorded {n} times (a repeat replaces the row)")
+                    unit.report(
+                        "OKS060",
+                        art.path,
+                        f"{label}: dispatchId {did!r} is recorded {n} times (a repeat replaces the row)",
+                    )
         by_path: dict[str, set[str]] = {}
         by_id: dict[str, set[str]] = {}
         for link in state.agent_result_links:
@@ -35,23 +39,44 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
             by_id.setdefault(link.dispatch_id, set()).add(link.result_path)
         for path, linked in sorted(by_path.items()):
             if len(linked) > 1:
-                unit.report("OKS061", art.path, f"result {path!r} is linked to {len(linked)} dispatch ids ({', '.join(sorted(linked))})")
+                unit.report(
+                    "OKS061",
+                    art.path,
+                    f"result {path!r} is linked to {len(linked)} dispatch ids ({', '.join(sorted(linked))})",
+                )
         for did, paths in sorted(by_id.items()):
             if len(paths) > 1:
-                unit.report("OKS061", art.path, f"dispatch {did!r} authorises {len(paths)} result paths ({', '.join(sorted(paths))})")
+                unit.report(
+                    "OKS061",
+                    art.path,
+                    f"dispatch {did!r} authorises {len(paths)} result paths ({', '.join(sorted(paths))})",
+                )
         known = {i for _, ids in groups for i in ids if i}
         manifest = scope.manifest_for_segment(run, state.run_date_time_segment)
         auth = manifest.authorized_paths if manifest is not None else None
         for link in state.agent_result_links:
             if link.dispatch_id not in known:
-                unit.report("OKS062", art.path, f"result link names dispatch {link.dispatch_id!r}, which the ledger does not record")
+                unit.report(
+                    "OKS062",
+                    art.path,
+                    f"result link names dispatch {link.dispatch_id!r}, which the ledger does not record",
+                )
             if not unit.rel_exists(link.result_path):
                 unit.report("OKS062", art.path, f"linked result {link.result_path!r} does not exist")
             if manifest is None:
-                unit.report("OKS062", art.path, f"no run manifest of this run dir has runDateTimeSegment {state.run_date_time_segment!r} to declare {link.result_path!r}")
+                unit.report(
+                    "OKS062",
+                    art.path,
+                    f"no run manifest of this run dir has runDateTimeSegment {state.run_date_time_segment!r} to "
+                    f"declare {link.result_path!r}",
+                )
                 continue
             if auth is None:
-                unit.report("OKS063", art.path, f"result {link.result_path!r} is linked but the run manifest has no authorizedPaths")
+                unit.report(
+                    "OKS063",
+                    art.path,
+                    f"result {link.result_path!r} is linked but the run manifest has no authorizedPaths",
+                )
                 continue
             if link.result_path not in auth.declared_results:
                 unit.report("OKS062", art.path, f"result {link.result_path!r} is not declared by the run manifest")
