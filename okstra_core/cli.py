@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from .errors import OkstraError
+from .version import VersionAction
 
 #: Modules that contribute verbs, in help order.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -37,6 +38,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="okstra", description="Operate on an okstra store (.okstra/) safely.")
+    parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         try:

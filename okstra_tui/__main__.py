@@ -10,6 +10,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from okstra_core.version import VersionAction
+
 EXIT_USAGE = 2
 
 
@@ -36,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--demo-tasks", type=int, default=None, metavar="N", help="with --demo: scale the demo up to N tasks"
     )
+    parser.add_argument("--version", action=VersionAction)
     parser.add_argument("--check", action="store_true", help="run the contract checker headless and exit with its code")
     return parser
 
