@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test typecheck screenshots rules-doc clean
+.PHONY: demo test check typecheck screenshots rules-doc clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,8 +17,17 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# Every tool runs even when an earlier one fails, so one run lists every problem.
+check: $(STAMP)
+	@status=0; \
+	echo "ruff format --check"; $(BIN)/ruff format --check . || status=1; \
+	echo "ruff check"; $(BIN)/ruff check . || status=1; \
+	echo "mypy (strict; packages from pyproject.toml)"; $(BIN)/python -m mypy || status=1; \
+	echo "lint-imports"; $(BIN)/lint-imports || status=1; \
+	exit $$status
+
 typecheck: $(STAMP)
-	$(BIN)/python -m mypy okstra_core
+	$(BIN)/python -m mypy
 
 screenshots: $(STAMP)
 	$(BIN)/python -m okstra_tui.screenshots screenshots

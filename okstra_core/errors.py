@@ -62,3 +62,7 @@ class LockTimeout(OkstraError):
 
 class ValidationFailed(OkstraError):
     """Input failed its model or schema."""
+
+
+class LayoutError(OkstraError):
+    """A request for a path or name that the contract does not allow."""

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from .errors import OkstraError
+from .errors import LayoutError
+from .names import format_seq, parse_in_category
 
 OKSTRA_DIR: Final = ".okstra"
 
@@ -66,10 +67,6 @@ SLUG_MAX: Final = 64
 
 _SLUG_RUN = re.compile(r"[^a-z0-9]+")
 _CANONICAL_SLUG = re.compile(r"^(?:[a-z0-9]+(?:-[a-z0-9]+)*|u-[0-9a-f]{12})$")
-
-
-class LayoutError(OkstraError):
-    """A request for a path that the contract does not allow."""
 
 
 # --------------------------------------------------------------------------- slugs
@@ -275,21 +272,8 @@ def category_dir(run_directory: Path, category: str) -> Path:
     return run_directory / category
 
 
-def format_seq(seq: int) -> str:
-    """At least three digits, zero-padded: 1 -> ``001``, 1000 -> ``1000``."""
-    if seq < 1:
-        raise LayoutError(None, f"seq {seq} is not a positive integer")
-    return f"{seq:03d}"
-
-
-def is_canonical_seq(text: str) -> bool:
-    return text.isdigit() and int(text) >= 1 and format_seq(int(text)) == text
-
-
 def _seqs_in_use(folder: Path) -> int:
     """Highest seq named by any artifact or claim in a category folder."""
-    from .names import parse_in_category  # names imports layout; keep the cycle lazy
-
     highest = 0
     category = folder.name
     try:

@@ -13,7 +13,20 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from .layout import LayoutError, format_seq
+from .errors import LayoutError
+
+
+def format_seq(seq: int) -> str:
+    """At least three digits, zero-padded: 1 -> ``001``, 1000 -> ``1000``."""
+    if seq < 1:
+        raise LayoutError(None, f"seq {seq} is not a positive integer")
+    return f"{seq:03d}"
+
+
+def is_canonical_seq(text: str) -> bool:
+    """Whether *text* is a seq as :func:`format_seq` spells it."""
+    return text.isdigit() and int(text) >= 1 and format_seq(int(text)) == text
+
 
 _SLUG = r"[a-z0-9]+(?:-[a-z0-9]+)*?"
 _TT = rf"(?P<task_type>{_SLUG})"

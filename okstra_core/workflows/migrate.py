@@ -30,11 +30,11 @@ class Move:
 
 def claim_content(original_seq: int) -> bytes:
     """Content of a seq claim made by a migration (an execution's own claims are empty)."""
-    return f"migrate-legacy from {layout.format_seq(original_seq)}\n".encode()
+    return f"migrate-legacy from {names.format_seq(original_seq)}\n".encode()
 
 
 def _claim(folder: Path, seq: int) -> Path:
-    return folder / layout.SEQ_CLAIMS_DIR / layout.format_seq(seq)
+    return folder / layout.SEQ_CLAIMS_DIR / names.format_seq(seq)
 
 
 def _migration_claims(folder: Path) -> dict[int, int]:
@@ -46,14 +46,14 @@ def _migration_claims(folder: Path) -> dict[int, int]:
     except OSError:
         return out
     for entry in entries:
-        if not layout.is_canonical_seq(entry):
+        if not names.is_canonical_seq(entry):
             continue
         try:
             with open(claims / entry, "rb") as fh:
                 text = fh.read(64).decode("ascii", "replace")
         except OSError:
             continue
-        if text.startswith("migrate-legacy from ") and layout.is_canonical_seq(text[20:].strip()):
+        if text.startswith("migrate-legacy from ") and names.is_canonical_seq(text[20:].strip()):
             out[int(text[20:].strip())] = int(entry)
     return out
 

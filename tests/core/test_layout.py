@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from okstra_core import layout
-from okstra_core.layout import LayoutError
+from okstra_core import layout, names
+from okstra_core.errors import LayoutError
 
 
 @pytest.mark.parametrize(
@@ -85,12 +85,12 @@ def test_carry_and_consumers_are_flat(tmp_path: Path) -> None:
 
 
 def test_seq_format() -> None:
-    assert layout.format_seq(1) == "001"
-    assert layout.format_seq(999) == "999"
-    assert layout.format_seq(1000) == "1000"
-    assert layout.is_canonical_seq("007") and not layout.is_canonical_seq("07") and not layout.is_canonical_seq("0007")
+    assert names.format_seq(1) == "001"
+    assert names.format_seq(999) == "999"
+    assert names.format_seq(1000) == "1000"
+    assert names.is_canonical_seq("007") and not names.is_canonical_seq("07") and not names.is_canonical_seq("0007")
     with pytest.raises(LayoutError):
-        layout.format_seq(0)
+        names.format_seq(0)
 
 
 def test_seq_allocation_per_category_with_gaps(tmp_path: Path) -> None:

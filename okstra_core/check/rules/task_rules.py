@@ -205,7 +205,7 @@ def _category(scope: TaskScope, run: RunScope, folder: Entry) -> None:
 
 def _add(scope: TaskScope, run: RunScope, e: Entry, parsed: names.ParsedName, flat: bool = False) -> None:
     unit = scope.unit
-    if parsed.seq_text is not None and not layout.is_canonical_seq(parsed.seq_text):
+    if parsed.seq_text is not None and not names.is_canonical_seq(parsed.seq_text):
         unit.report(
             "OKS012",
             e.path,
