@@ -165,6 +165,11 @@ def export(
 ATTACH_MARK = "<!-- okstra:attached {path} sha256={digest} -->"
 
 
+def is_attached(clarification_response: str, sidecar_rel: str, digest: str) -> bool:
+    """Whether ``clarification-response.md`` (its text) holds the sidecar at *sidecar_rel* with these bytes."""
+    return ATTACH_MARK.format(path=sidecar_rel, digest=digest) in clarification_response
+
+
 def attach_clarification(project_root: Path, task: Task) -> tuple[Path, list[str]]:
     """Attach every current user-response sidecar of the task to ``instruction-set/clarification-response.md``.
 
@@ -187,9 +192,9 @@ def attach_clarification(project_root: Path, task: Task) -> tuple[Path, list[str
         text = current.decode("utf-8") if current is not None else "# Clarification response\n"
         added = False
         for rel, data in sorted(sidecars):
-            mark = ATTACH_MARK.format(path=rel, digest=sha256_bytes(data))
-            if mark in text:
+            if is_attached(text, rel, sha256_bytes(data)):
                 continue
+            mark = ATTACH_MARK.format(path=rel, digest=sha256_bytes(data))
             if not text.endswith("\n"):
                 text += "\n"
             text += f"\n{mark}\n\n{data.decode('utf-8').rstrip()}\n"

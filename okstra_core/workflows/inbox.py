@@ -1,0 +1,419 @@
+"""What is waiting for a person: the decisions inbox, computed from the store only.
+
+Five kinds of pending decision (``docs/inbox.md`` has the rules in prose):
+
+``direction-choice``
+    The latest option-selection report of a task is in comparison mode and no
+    user-response sidecar records the choice (or the one there no longer fits
+    the report: its ``source-data-sha256`` differs, or it does not parse).
+    Preselected-validation mode needs no choice.
+``planning-prepare``
+    A comparison-mode sidecar records the choice, but
+    ``instruction-set/selected-direction.json`` is not written yet: the choice
+    can still change until planning prepare consumes it.
+``clarification``
+    The latest report of a task type asks clarification questions and no
+    user-response sidecar answers them; or a sidecar answers them but is not
+    attached (with its current bytes) to ``instruction-set/clarification-response.md``
+    (``detail == "attach-pending"``). A comparison-mode report without a sidecar
+    is listed once, as its ``direction-choice``.
+``design-prep``
+    A ``provisional`` or ``blocked`` design item of the approved planning
+    snapshot (with an assessment) that the resolver grants no authoritative
+    input revision; ``detail`` says when the last revision went stale, was a
+    duplicate revision number, or is unreadable. A markerless legacy plan has
+    nothing to confirm and is never listed.
+``approval``
+    The task manifest's ``workflow.awaitingApproval`` is true. The contract
+    defines no approval file, so nothing here writes one: the summary says what
+    the person must do.
+
+``since`` is a time the store records where there is one (the report's
+``generatedAt`` for report-based decisions and design-prep items, the task
+manifest's ``updatedAt`` for approvals), else the modification time of the file
+that made the decision pending (always so for sidecar-based decisions, whose
+bytes hold no time). It is ISO-8601 UTC to the second (``2026-11-02T09:14:03Z``).
+
+Reading is cheap: per task the manifest, the folder listings of its run dirs,
+the latest report of each task type, the user-response sidecars of those
+reports, ``selected-direction.json``, ``clarification-response.md`` and the
+design-prep folders of the approved snapshot; never every artifact. Nothing
+here writes; a file that cannot be read leaves its decision out (the checker
+names it).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from .. import layout, reading
+from ..digests import sha256_bytes
+from ..models.report import ClarificationItem, SelectedDirection
+from ..models.sidecars import UserResponseHeader
+from ..store import Project, Task
+from . import design_prep, user_response
+from .common import iso
+from .direction import sidecar_path_for
+from .reports import LoadedReport, latest_report, load_report_artifact
+
+InboxKind = Literal["direction-choice", "planning-prepare", "clarification", "design-prep", "approval"]
+#: Why a decision is pending beyond "nothing answers it yet" (None: just that).
+InboxDetail = Literal[
+    "attach-pending",  # clarification: answered by a sidecar not yet attached to clarification-response.md
+    "sidecar-stale",  # direction-choice: the sidecar's source-data-sha256 differs from the report bytes
+    "sidecar-invalid",  # direction-choice: the sidecar does not parse
+    "stale-fingerprint",  # design-prep: the last revision answers an older assessment
+    "duplicate-revision",  # design-prep: the last revision number is recorded more than once
+    "invalid-revision",  # design-prep: the last revision does not parse or disagrees with its name
+]
+KINDS: tuple[InboxKind, ...] = ("direction-choice", "planning-prepare", "clarification", "design-prep", "approval")
+SUMMARY_MAX = 160
+
+
+@dataclass(frozen=True, slots=True)
+class PendingDecision:
+    """One decision waiting for a person.
+
+    ``path`` is the file the decision concerns (POSIX, relative to the project
+    root): the option report (direction-choice), the sidecar (planning-prepare,
+    attach-pending clarification), the report asking the questions
+    (clarification), the item's request when materialised else the planning
+    report (design-prep), ``task-manifest.json`` (approval).
+    """
+
+    kind: InboxKind
+    task: str  # task key project:group:task
+    path: str
+    item: str | None  # IO-nnn (the choice recorded, planning-prepare), PREP-nnn (design-prep), else None
+    summary: str  # one line, at most SUMMARY_MAX characters, whitespace runs collapsed
+    since: str  # ISO-8601 UTC, see the module docstring
+    detail: InboxDetail | None = None
+    #: The report data the decision derives from (absolute): option report, questioning report, planning snapshot.
+    report_path: Path | None = None
+    #: The design-prep request (absolute) when materialised; None otherwise and for other kinds.
+    request_path: Path | None = None
+    #: The ids the decision covers: candidate IO-nnn (direction-choice), CQ-nnn (clarification).
+    item_ids: tuple[str, ...] = ()
+    #: The task's root folder (absolute).
+    task_root: Path | None = None
+
+    def to_json(self) -> dict[str, str | None]:
+        """The ``okstra inbox --json`` item shape."""
+        return {
+            "kind": self.kind,
+            "task": self.task,
+            "path": self.path,
+            "item": self.item,
+            "summary": self.summary,
+            "since": self.since,
+        }
+
+
+def pending_decisions(project: Project) -> list[PendingDecision]:
+    """Every decision waiting for a person in *project*, newest first (ties: task, kind, item)."""
+    found: list[PendingDecision] = []
+    for ref in project.task_refs:
+        found.extend(pending_for_task(ref.open()))
+    return sort_newest_first(found)
+
+
+def sort_newest_first(items: list[PendingDecision]) -> list[PendingDecision]:
+    ordered = sorted(items, key=lambda d: (d.task, KINDS.index(d.kind), d.item or "", d.path))
+    return sorted(ordered, key=lambda d: d.since, reverse=True)
+
+
+def pending_for_task(task: Task) -> list[PendingDecision]:
+    """The decisions waiting in one task (in kind order)."""
+    scan = _TaskScan(task)
+    return [*scan.direction(), *scan.clarifications(), *scan.design_prep(), *scan.approval()]
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def one_line(text: str, limit: int = SUMMARY_MAX) -> str:
+    """Whitespace runs (newlines included) become one space; long text is cut with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _mtime(path: Path) -> str:
+    try:
+        return iso(dt.datetime.fromtimestamp(os.stat(path).st_mtime, dt.UTC))
+    except (OSError, ValueError, OverflowError):
+        return iso(dt.datetime.fromtimestamp(0, dt.UTC))
+
+
+def _recorded(value: object, fallback: Path) -> str:
+    """A store-recorded time normalised to UTC seconds, or *fallback*'s mtime when it is missing or unreadable."""
+    if isinstance(value, str) and value:
+        try:
+            moment = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return _mtime(fallback)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=dt.UTC)
+        return iso(moment)
+    return _mtime(fallback)
+
+
+def _questions(items: list[ClarificationItem]) -> str:
+    return f"{len(items)} question{'s' if len(items) != 1 else ''}"
+
+
+class _TaskScan:
+    """One task's reads, shared by the kinds (each file read at most once)."""
+
+    def __init__(self, task: Task) -> None:
+        self.task = task
+        self.root = task.project.root
+        manifest = task.manifest
+        self.key = (
+            manifest.task_key
+            if not isinstance(manifest, reading.LoadError)
+            else (task.ref.key or f"{task.project.root.name}:{task.ref.task_group}:{task.ref.task_id}")
+        )
+        self._reports: dict[str, LoadedReport | None] = {}
+        self._clar_text: str | bool | None = False  # False: not read yet
+
+    def rel(self, path: Path) -> str:
+        return layout.rel_posix(path, self.root)
+
+    def latest(self, task_type: str) -> LoadedReport | None:
+        if task_type not in self._reports:
+            art = latest_report(self.task, task_type)
+            loaded = load_report_artifact(art) if art is not None else None
+            self._reports[task_type] = loaded if isinstance(loaded, LoadedReport) else None
+        return self._reports[task_type]
+
+    def since_report(self, report: LoadedReport) -> str:
+        return _recorded(report.model.generated_at, report.path)
+
+    def decision(
+        self,
+        kind: InboxKind,
+        path: Path,
+        summary: str,
+        since: str,
+        *,
+        item: str | None = None,
+        detail: InboxDetail | None = None,
+        report_path: Path | None = None,
+        request_path: Path | None = None,
+        item_ids: tuple[str, ...] = (),
+    ) -> PendingDecision:
+        return PendingDecision(
+            kind=kind,
+            task=self.key,
+            path=self.rel(path),
+            item=item,
+            summary=one_line(summary),
+            since=since,
+            detail=detail,
+            report_path=report_path,
+            request_path=request_path,
+            item_ids=item_ids,
+            task_root=self.task.root,
+        )
+
+    def sidecar(self, report: LoadedReport) -> tuple[Path, UserResponseHeader | reading.LoadError | None, bytes | None]:
+        """The report's user-response sidecar: its path, header (None: absent) and bytes."""
+        path = sidecar_path_for(report)
+        if not os.path.lexists(path):
+            return path, None, None
+        data = reading.read_bytes(path, root=self.root)
+        if isinstance(data, reading.LoadError):
+            return path, data, None
+        text = reading.decode_text(path, data)
+        if isinstance(text, reading.LoadError):
+            return path, text, None
+        loaded = reading.parse_sidecar_text(path, text, UserResponseHeader)
+        if isinstance(loaded, reading.LoadError):
+            return path, loaded, data
+        header = loaded.header
+        assert isinstance(header, UserResponseHeader)
+        return path, header, data
+
+    def attached(self, sidecar: Path, data: bytes) -> bool:
+        if self._clar_text is False:
+            path = layout.clarification_response_path(self.task.root)
+            text = reading.read_text(path, root=self.root) if os.path.lexists(path) else None
+            self._clar_text = text if isinstance(text, str) else None
+        if not isinstance(self._clar_text, str):
+            return False
+        return user_response.is_attached(self._clar_text, self.rel(sidecar), sha256_bytes(data))
+
+    # ------------------------------------------------------------- kinds
+
+    def direction(self) -> list[PendingDecision]:
+        report = self.latest("option-selection")
+        if report is None or user_response.sidecar_mode(report.model) != "comparison":
+            return []
+        oc = report.model.option_candidates
+        assert oc is not None  # comparison mode implies candidates
+        selected = self.task.selected_direction()
+        if isinstance(selected, SelectedDirection) and selected.source_report_path == report.rel():
+            return []  # planning prepare consumed a choice from this report
+        ids = tuple(c.option_id for c in oc.candidates)
+        sidecar, header, _data = self.sidecar(report)
+        choose = (
+            f"choose a direction for {report.model.title!r}: {len(ids)} options"
+            + (f", {oc.recommendation} recommended" if oc.recommendation else "")
+            + (f", {_questions(report.model.clarification_items)}" if report.model.clarification_items else "")
+        )
+        if header is None:
+            return [
+                self.decision(
+                    "direction-choice",
+                    report.path,
+                    choose,
+                    self.since_report(report),
+                    report_path=report.path,
+                    item_ids=ids,
+                )
+            ]
+        if isinstance(header, reading.LoadError):
+            return [
+                self.decision(
+                    "direction-choice",
+                    report.path,
+                    f"{choose} (the sidecar there does not parse)",
+                    _mtime(sidecar),
+                    detail="sidecar-invalid",
+                    report_path=report.path,
+                    item_ids=ids,
+                )
+            ]
+        if header.source_data_sha256 != report.sha256 or header.selected_option not in ids:
+            return [
+                self.decision(
+                    "direction-choice",
+                    report.path,
+                    f"{choose} again (the recorded choice no longer matches the report)",
+                    _mtime(sidecar),
+                    detail="sidecar-stale",
+                    report_path=report.path,
+                    item_ids=ids,
+                )
+            ]
+        if selected is not None:
+            return []  # a snapshot exists (from another report, or unreadable): planning prepare is not the step
+        chosen = next(c for c in oc.candidates if c.option_id == header.selected_option)
+        return [
+            self.decision(
+                "planning-prepare",
+                sidecar,
+                f"run planning prepare: {chosen.option_id} {chosen.title!r} is chosen; it can still change until then",
+                _mtime(sidecar),
+                item=chosen.option_id,
+                report_path=report.path,
+                item_ids=ids,
+            )
+        ]
+
+    def clarifications(self) -> list[PendingDecision]:
+        out: list[PendingDecision] = []
+        types = sorted({rd.task_type for rd in self.task.run_dirs})
+        for task_type in types:
+            report = self.latest(task_type)
+            if report is None or not report.model.clarification_items:
+                continue
+            items = report.model.clarification_items
+            ids = tuple(i.item_id for i in items)
+            sidecar, header, data = self.sidecar(report)
+            comparison = user_response.sidecar_mode(report.model) == "comparison"
+            if header is None or isinstance(header, reading.LoadError):
+                if comparison:
+                    continue  # listed as its direction-choice, whose sidecar answers the questions too
+                first = one_line(items[0].question, 80)
+                out.append(
+                    self.decision(
+                        "clarification",
+                        report.path,
+                        f"answer {_questions(items)} of {report.model.title!r}: {first}",
+                        self.since_report(report),
+                        report_path=report.path,
+                        item_ids=ids,
+                    )
+                )
+            elif data is not None and not self.attached(sidecar, data):
+                out.append(
+                    self.decision(
+                        "clarification",
+                        sidecar,
+                        f"attach the answers to {_questions(items)} of {report.model.title!r} to "
+                        "clarification-response.md",
+                        _mtime(sidecar),
+                        detail="attach-pending",
+                        report_path=report.path,
+                        item_ids=ids,
+                    )
+                )
+        return out
+
+    def design_prep(self) -> list[PendingDecision]:
+        report = self.latest("implementation-planning")
+        if report is None or report.model.implementation_plan is None:
+            return []
+        resolution = design_prep.resolve(self.task)
+        if resolution.error is not None or resolution.legacy_unassessed:
+            return []
+        since = self.since_report(report)
+        out: list[PendingDecision] = []
+        for item in resolution.items:
+            if item.status not in design_prep.OPEN_STATUSES or item.fingerprint is None:
+                continue
+            if item.authoritative is not None:
+                continue
+            detail: InboxDetail | None = None
+            last = max((v.revision or 0 for v in item.inputs), default=0)
+            verdicts = {v.verdict for v in item.inputs if (v.revision or 0) == last}
+            note = ""
+            if "duplicate-revision" in verdicts:
+                detail, note = "duplicate-revision", f" (r{last} is recorded twice: neither counts)"
+            elif "stale-fingerprint" in verdicts:
+                detail, note = "stale-fingerprint", f" (r{last} answers an older assessment)"
+            elif "invalid" in verdicts:
+                detail, note = "invalid-revision", f" (r{last} is unreadable)"
+            requested = item.request  # None until materialised
+            out.append(
+                self.decision(
+                    "design-prep",
+                    requested or report.path,
+                    f"confirm {item.prep_id} [{item.status}] {item.title!r}{note}",
+                    since,
+                    item=item.prep_id,
+                    detail=detail,
+                    report_path=report.path,
+                    request_path=requested,
+                )
+            )
+        return out
+
+    def approval(self) -> list[PendingDecision]:
+        manifest = self.task.manifest
+        if isinstance(manifest, reading.LoadError) or not manifest.workflow.awaiting_approval:
+            return []
+        nxt = manifest.workflow.next_recommended_phase
+        if nxt.phase:
+            what = f"approve in the lead's session before {nxt.phase} runs"
+        else:
+            what = f"approve the {manifest.workflow.current_phase or manifest.task_type} result in the lead's session"
+        if nxt.rationale:
+            what += f": {nxt.rationale}"
+        path = layout.task_manifest_path(self.task.root)
+        return [self.decision("approval", path, what, _recorded(manifest.updated_at, path))]
+
+
+__all__ = [
+    "KINDS",
+    "InboxDetail",
+    "InboxKind",
+    "PendingDecision",
+    "pending_decisions",
+    "pending_for_task",
+]
