@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "okstra_core.check.cli",
     "okstra_core.render.cli",
     "okstra_core.commands.workflows",
+    "okstra_core.commands.inbox",
 )
 
 EXIT_OK = 0

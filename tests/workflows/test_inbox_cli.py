@@ -1,0 +1,81 @@
+"""``okstra inbox PROJECT [--json]``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .helpers import REFUND, RETRY, okstra
+
+RETRY_ROOT = ".okstra/tasks/payments/retry-policy"
+OPT_REPORT = f"{RETRY_ROOT}/runs/option-selection/reports/final-report-option-selection-001.data.json"
+OPT_SIDECAR = f"{RETRY_ROOT}/runs/option-selection/user-responses/user-response-option-selection-001.md"
+RETRY_SD = f"{RETRY_ROOT}/instruction-set/selected-direction.json"
+REFUND_MANIFEST = ".okstra/tasks/payments/refund-ledger/task-manifest.json"
+
+
+def _open_choice(root: Path) -> None:
+    (root / RETRY_SD).unlink()
+    (root / OPT_SIDECAR).unlink()
+
+
+def test_json_lists_items_newest_first(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _open_choice(fresh_demo)
+    result = okstra(capsys, "inbox", fresh_demo, "--json")
+    assert result.code == 0 and result.err == ""
+    doc = json.loads(result.out)
+    assert doc["version"] == 1 and doc["project"] == str(fresh_demo.resolve())
+    items = doc["items"]
+    assert [(i["kind"], i["task"]) for i in items] == [("direction-choice", RETRY), ("approval", REFUND)]
+    assert all(list(i) == ["kind", "task", "path", "item", "summary", "since"] for i in items)
+    assert items[0]["path"] == OPT_REPORT and items[1]["item"] is None
+    assert items[0]["since"] > items[1]["since"]
+
+
+def test_text_groups_by_task(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _open_choice(fresh_demo)
+    for path in (fresh_demo / RETRY_ROOT / "runs/implementation-planning/design-prep-inputs").glob("*PREP-001*.md"):
+        path.unlink()
+    result = okstra(capsys, "inbox", fresh_demo)
+    assert result.code == 0
+    lines = result.out.splitlines()
+    headers = [line for line in lines if line and not line.startswith(" ")]
+    assert headers[:2] == [f"{RETRY} (2 waiting)", f"{REFUND} (1 waiting)"]
+    assert headers[-1] == "3 decisions waiting in 2 tasks"
+    retry = lines[lines.index(headers[0]) + 1 : lines.index(headers[1])]
+    assert any("direction-choice:" in line for line in retry) and any("design-prep PREP-001:" in line for line in retry)
+    assert f"      {OPT_REPORT}" in retry
+
+
+def test_nothing_waiting_still_exits_0(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = fresh_demo / REFUND_MANIFEST
+    value = json.loads(path.read_text(encoding="utf-8"))
+    value["workflow"]["awaitingApproval"] = False
+    path.write_text(json.dumps(value), encoding="utf-8")
+    result = okstra(capsys, "inbox", fresh_demo)
+    assert (result.code, result.out) == (0, "nothing is waiting for you\n")
+    result = okstra(capsys, "inbox", fresh_demo, "--json")
+    assert result.code == 0 and json.loads(result.out)["items"] == []
+
+
+def test_store_text_reaches_the_terminal_inert(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _open_choice(fresh_demo)
+    path = fresh_demo / OPT_REPORT
+    value = json.loads(path.read_text(encoding="utf-8"))
+    value["title"] = "safe \x1b[31mred\x1b[0m \u202eevil\x07"
+    path.write_text(json.dumps(value), encoding="utf-8")
+    for argv in ((), ("--json",)):
+        result = okstra(capsys, "inbox", fresh_demo, *argv)
+        assert result.code == 0
+        assert not any(c in result.out for c in "\x1b\u202e\x07")
+    text = okstra(capsys, "inbox", fresh_demo).out
+    assert "safe \\x1b[31mred\\x1b[0m \\u202eevil\\x07" in text
+    assert okstra(capsys, "inbox", fresh_demo, "--json").out.isascii()
+
+
+def test_not_a_project_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    result = okstra(capsys, "inbox", tmp_path)
+    assert result.code == 1 and result.out == ""
+    assert result.err.count("\n") == 1 and "no .okstra/ store" in result.err
