@@ -41,6 +41,7 @@ from .models.convergence import (
 )
 from .models.report import StageEvidence
 from .models.run import AgentDispatch, ErrorRecord, InvocationAssignment, WorkerDispatch
+from .progress import Progress
 from .store import Project
 from .workflows import (
     carry,
@@ -1192,10 +1193,21 @@ def _clone(root: Path, template: dict[str, bytes], task_type: str, group: str, t
     return writes.populate_fresh_tree(root, files)
 
 
+#: Bulk templates read by this process, by scratch root: each worker reads them once, not once per range.
+_TEMPLATES: dict[str, dict[str, dict[str, bytes]]] = {}
+
+#: Bulk tasks per range handed to a worker: small enough for a progress display that moves steadily.
+BULK_RANGE_TASKS = 100
+
+
 def _bulk_range(args: tuple[str, str, int, int]) -> list[dict[str, Any]]:
     root_text, scratch_text, start, stop = args
     root, scratch = Path(root_text), Path(scratch_text)
-    templates = {t: _read_tree(layout.task_root(scratch, TPL_GROUP, _tpl_id(t))) for t in BULK_TYPES}
+    templates = _TEMPLATES.get(scratch_text)
+    if templates is None:
+        templates = {t: _read_tree(layout.task_root(scratch, TPL_GROUP, _tpl_id(t))) for t in BULK_TYPES}
+        _TEMPLATES.clear()
+        _TEMPLATES[scratch_text] = templates
     entries = []
     for index in range(start, stop):
         task_type = BULK_TYPES[index % len(BULK_TYPES)]
@@ -1218,7 +1230,7 @@ def _bulk_range(args: tuple[str, str, int, int]) -> list[dict[str, Any]]:
     return entries
 
 
-def _bulk(root: Path, count: int, jobs: int) -> None:
+def _bulk(root: Path, count: int, jobs: int, progress: Progress | None = None, before: int = 0) -> None:
     from .workflows.tasks import add_catalog_entries
 
     with tempfile.TemporaryDirectory(prefix="okstra-bulk-") as tmp:
@@ -1229,27 +1241,38 @@ def _bulk(root: Path, count: int, jobs: int) -> None:
             for task_type in BULK_TYPES:
                 _bulk_template(scratch, task_type, clock)
         # Templates are written under the scratch root; their project-relative paths are the same in root.
-        chunks = max(1, jobs * 4)
+        chunks = max(1, jobs * 4, count // BULK_RANGE_TASKS)
         size = max(1, (count + chunks - 1) // chunks)
         ranges = [(str(root), str(scratch), i, min(count, i + size)) for i in range(0, count, size)]
         entries: list[dict[str, Any]] = []
-        if jobs > 1 and len(ranges) > 1:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                for part in pool.map(_bulk_range, ranges):
-                    entries.extend(part)
-        else:
-            for r in ranges:
-                entries.extend(_bulk_range(r))
+        total = before + count
+        try:
+            if jobs > 1 and len(ranges) > 1:
+                with ProcessPoolExecutor(max_workers=jobs) as pool:
+                    for part in pool.map(_bulk_range, ranges):
+                        entries.extend(part)
+                        if progress is not None:
+                            progress(before + len(entries), total)
+            else:
+                for r in ranges:
+                    entries.extend(_bulk_range(r))
+                    if progress is not None:
+                        progress(before + len(entries), total)
+        finally:
+            _TEMPLATES.clear()
     add_catalog_entries(root, [tm.TaskCatalogEntry.model_validate(e) for e in entries], PROJECT_ID)
 
 
 # -------------------------------------------------------------------- entry
 
 
-def generate(target: Path | str, *, tasks: int | None = None, jobs: int | None = None) -> Path:
+def generate(
+    target: Path | str, *, tasks: int | None = None, jobs: int | None = None, progress: Progress | None = None
+) -> Path:
     """Write the demo project into *target* (which must be missing or empty) and return its root.
 
     *tasks*: total number of tasks; beyond the 8 rich tasks, bulk tasks of the same shapes are added.
+    *progress*, when given, is called with ``(tasks written, tasks)`` as the work goes on.
     """
     root = Path(target)
     if root.exists() and any(root.iterdir()):
@@ -1258,11 +1281,14 @@ def generate(target: Path | str, *, tasks: int | None = None, jobs: int | None =
     root = root.resolve()
     clock = Clock(START)
     layout.okstra_dir(root).mkdir(exist_ok=True)
-    for build in RICH_TASKS:
+    extra = max(0, (tasks or 0) - len(RICH_TASKS))
+    total = len(RICH_TASKS) + extra
+    for done, build in enumerate(RICH_TASKS, 1):
         build(root, clock)
+        if progress is not None:
+            progress(done, total)
     _invocations(root, clock)
     _manager(root, clock)
-    extra = max(0, (tasks or 0) - len(RICH_TASKS))
     if extra:
-        _bulk(root, extra, jobs or os.cpu_count() or 1)
+        _bulk(root, extra, jobs or os.cpu_count() or 1, progress, len(RICH_TASKS))
     return root

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..progress import terminal_progress
 from .catalog import RULES, markdown, text_table
 from .engine import CheckError, run_check
 from .formats import FORMATS, render
@@ -80,6 +81,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="colour text output (auto: on a terminal, unless NO_COLOR is set)",
     )
     parser.add_argument("--list-rules", action="store_true", help="print the rule catalog and exit")
+    parser.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="no progress display (it is shown only on a terminal's stderr, never in CI)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -113,9 +120,15 @@ def run(args: argparse.Namespace) -> int:
     select = [i for group in args.select for i in group]
     ignore = [i for group in args.ignore for i in group]
     try:
-        report = run_check(
-            Path(args.project), select=select or None, ignore=ignore or None, jobs=args.jobs, home=args.home
-        )
+        with terminal_progress("checking", "tasks", quiet=args.quiet) as progress:
+            report = run_check(
+                Path(args.project),
+                select=select or None,
+                ignore=ignore or None,
+                jobs=args.jobs,
+                home=args.home,
+                progress=progress,
+            )
     except CheckError as exc:
         print(f"okstra check: {exc}", file=sys.stderr)
         return EXIT_CANNOT_RUN

@@ -16,7 +16,7 @@ import multiprocessing
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from .. import layout, reading
 from ..errors import LoadError, OkstraError
+from ..progress import Progress
 from ..sidecar import HeaderError
 from ..sidecar import parse as parse_sidecar
 from .catalog import RULES_BY_ID, expand
@@ -566,13 +567,15 @@ def run_check(
     ignore: list[str] | None = None,
     jobs: int = 1,
     home: Path | None = None,
+    progress: Progress | None = None,
 ) -> CheckReport:
     """Check the store of *project_root* and return every finding.
 
     *select* / *ignore* take rule ids or prefixes; *jobs* is the number of worker
     processes for the per-task part (``0`` or less: all cores); *home* is the
     manager state root (default :func:`okstra_core.layout.okstra_home`),
-    checked only when it exists. Raises :class:`CheckError` when the check cannot
+    checked only when it exists; *progress*, when given, is called with
+    ``(tasks checked, tasks)`` as the per-task part goes on. Raises :class:`CheckError` when the check cannot
     run (no project folder, no ``.okstra/``, an unknown rule id).
     """
     from ..render import markdown as _markdown  # noqa: F401 - imported once here, inherited by forked workers
@@ -601,21 +604,31 @@ def run_check(
         jobs = os.cpu_count() or 1
     findings = list(unit.findings)
     files = len(unit.files)
+    home_text = str(unit.home) if unit.home else None
+    chunks = _chunks(tasks, CHUNK_TASKS)
+    done = 0
+    if progress is not None:
+        progress(0, len(tasks))
     if jobs > 1 and len(tasks) >= PARALLEL_MIN_TASKS:
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures = [
-                pool.submit(_task_chunk, str(root), str(unit.home) if unit.home else None, chunk)
-                for chunk in _chunks(tasks, CHUNK_TASKS)
-            ]
-            for fut in futures:
+            futures = {pool.submit(_task_chunk, str(root), home_text, chunk): len(chunk) for chunk in chunks}
+            # Collected as they finish (for progress); the findings are sorted below, so order does not matter.
+            for fut in as_completed(futures):
                 f, n = fut.result()
                 findings.extend(f)
                 files += n
+                done += futures[fut]
+                if progress is not None:
+                    progress(done, len(tasks))
     else:
-        f, n = _task_chunk(str(root), str(unit.home) if unit.home else None, tasks)
-        findings.extend(f)
-        files += n
+        for chunk in chunks:
+            f, n = _task_chunk(str(root), home_text, chunk)
+            findings.extend(f)
+            files += n
+            done += len(chunk)
+            if progress is not None:
+                progress(done, len(tasks))
     if selected is not None:
         findings = [f for f in findings if f.rule in selected]
     findings = [f for f in findings if f.rule not in ignored]

@@ -15,16 +15,19 @@ def register(sub: Any) -> None:
         "--tasks", type=int, default=None, help="total tasks (bulk tasks of the same shapes beyond the 8 rich ones)"
     )
     p.add_argument("--jobs", type=int, default=None, help="worker processes for bulk tasks (default: all cores)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress display (shown only on a terminal's stderr)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..demo import demo_home, generate
+    from ..progress import terminal_progress
 
     if args.tasks is not None and args.tasks < 0:
         raise SystemExit("okstra demo: --tasks must be >= 0")
     started = time.perf_counter()
-    root = generate(args.dir, tasks=args.tasks, jobs=args.jobs)
+    with terminal_progress("writing the demo", "tasks", quiet=args.quiet, rate=True) as progress:
+        root = generate(args.dir, tasks=args.tasks, jobs=args.jobs, progress=progress)
     print(f"demo project written to {root} in {time.perf_counter() - started:.1f}s")
     print(f"manager home: {demo_home(root)} (export OKSTRA_HOME={demo_home(root)})")
     return 0

@@ -498,18 +498,22 @@ def cmd_agent_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate_legacy(args: argparse.Namespace) -> int:
+    from ..progress import terminal_progress
     from ..workflows import migrate
 
     project = _project(args)
     tasks = [_task(project, args.task)] if args.task else [ref.open() for ref in project.task_refs]
     total = 0
-    for task in tasks:
-        moves = migrate.migrate_task(project.root, task, dry_run=args.dry_run)
-        for move in moves:
-            note = " (new seq: the legacy seq is taken)" if move.reallocated else ""
-            verb = "would move" if args.dry_run else "moved"
-            _say(f"{_rel(project, move.source)} -> {_rel(project, move.target)}: {verb}{note}")
-        total += len(moves)
+    with terminal_progress("migrating", "tasks", quiet=args.quiet) as progress:
+        for done, task in enumerate(tasks, 1):
+            moves = migrate.migrate_task(project.root, task, dry_run=args.dry_run)
+            for move in moves:
+                note = " (new seq: the legacy seq is taken)" if move.reallocated else ""
+                verb = "would move" if args.dry_run else "moved"
+                _say(f"{_rel(project, move.source)} -> {_rel(project, move.target)}: {verb}{note}")
+            total += len(moves)
+            if progress is not None:
+                progress(done, len(tasks))
     if total == 0:
         _say("no flat legacy artifacts to migrate")
     elif args.dry_run:
@@ -702,6 +706,7 @@ def register(sub: Any) -> None:
     p.add_argument("project", type=Path, help="project root holding .okstra/")
     p.add_argument("--task", default=None, metavar="KEY", help="only this task (default: every task)")
     p.add_argument("--dry-run", action="store_true", help="print the moves without making them")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress display (shown only on a terminal's stderr)")
     p.set_defaults(func=cmd_migrate_legacy)
 
     d = _group(sub, "convergence", "convergence state")

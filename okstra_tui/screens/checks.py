@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Static, Tree
+from textual.widgets import ProgressBar, Static, Tree
 
 from okstra_core import layout
 
@@ -22,8 +23,8 @@ from .base import ViewScreen
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
-def run_checker(root: Path, home: Path) -> Any:
-    """The checker's report, or a one-line reason it could not run."""
+def run_checker(root: Path, home: Path, progress: Callable[[int, int], None] | None = None) -> Any:
+    """The checker's report, or a one-line reason it could not run; *progress* gets ``(tasks checked, tasks)``."""
     module = optional_module("okstra_core.check")
     run = getattr(module, "run_check", None) if module is not None else None
     if run is None:
@@ -32,7 +33,7 @@ def run_checker(root: Path, home: Path) -> Any:
     if run is None:
         return "the checker is not part of this build"
     try:
-        return run(root, home=home, jobs=1)
+        return run(root, home=home, jobs=1, progress=progress)
     except Exception as exc:  # CheckError and anything unexpected: shown, never raised
         return f"the check could not run: {exc}"
 
@@ -74,6 +75,7 @@ class ChecksScreen(ViewScreen):
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
         yield Static("Running the checker…", id="checks-summary")
+        yield ProgressBar(id="checks-progress", show_eta=False)
         tree: Tree[str | None] = Tree("findings", id="checks-tree", classes="pane")
         tree.show_root = False
         yield tree
@@ -86,15 +88,33 @@ class ChecksScreen(ViewScreen):
 
     def action_rerun(self) -> None:
         self.query_one("#checks-summary", Static).update("Running the checker…")
+        bar = self.query_one("#checks-progress", ProgressBar)
+        bar.update(total=None, progress=0)
+        bar.display = True
         self._run()
 
     @work(thread=True, exclusive=True, group="checker")
     def _run(self) -> None:
-        report = run_checker(self.okstra.project.root, layout.okstra_home())
+        shown = -1
+
+        def progress(done: int, total: int) -> None:
+            # The bar moves in whole percents: a call per step would flood the UI thread.
+            nonlocal shown
+            step = done * 100 // total if total else 100
+            if step != shown:
+                shown = step
+                self.app.call_from_thread(self._progress, done, total)
+
+        report = run_checker(self.okstra.project.root, layout.okstra_home(), progress)
         self.app.call_from_thread(self._show, report)
+
+    def _progress(self, done: int, total: int) -> None:
+        self.query_one("#checks-summary", Static).update(f"Running the checker… {done:,} of {total:,} tasks checked")
+        self.query_one("#checks-progress", ProgressBar).update(total=total, progress=done)
 
     def _show(self, report: Any) -> None:
         summary = self.query_one("#checks-summary", Static)
+        self.query_one("#checks-progress", ProgressBar).display = False
         tree: Tree[str | None] = self.query_one("#checks-tree", Tree)
         tree.clear()
         for old in self.query(ErrorPanel):

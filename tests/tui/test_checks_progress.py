@@ -1,0 +1,52 @@
+"""The Checks view shows the checker's progress while its worker runs, then the findings."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import ProgressBar, Static, Tree
+
+from okstra_tui.screens import checks
+from okstra_tui.screens.checks import ChecksScreen
+
+from .conftest import SIZE, make_app, plain, settle
+
+
+async def test_checks_view_shows_progress_while_checking(demo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+    seen: list[tuple[int, int]] = []
+    real = checks.run_checker
+
+    def gated(root: Path, home: Path, progress: Any = None) -> Any:
+        def forward(done: int, total: int) -> None:
+            seen.append((done, total))
+            progress(done, total)
+            if done == total:
+                release.wait(30)  # hold the worker at 100% until the test has looked
+
+        return real(root, home, forward)
+
+    monkeypatch.setattr(checks, "run_checker", gated)
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("x")
+        screen = app.screen
+        assert isinstance(screen, ChecksScreen)
+        bar = screen.query_one("#checks-progress", ProgressBar)
+        for _ in range(300):
+            await asyncio.sleep(0.05)
+            if seen and seen[-1][0] == seen[-1][1] and bar.progress == seen[-1][1]:
+                break
+        total = seen[-1][1]
+        assert total >= 8 and bar.total == total and bar.progress == total and bar.display
+        assert f"{total:,} of {total:,} tasks checked" in plain(screen.query_one("#checks-summary", Static))
+        release.set()
+        await settle(pilot)
+        assert not bar.display, "the bar goes once the findings are shown"
+        assert "tasks checked" not in plain(screen.query_one("#checks-summary", Static))
+        assert screen.query_one("#checks-tree", Tree).root.children
