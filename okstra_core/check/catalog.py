@@ -23,6 +23,78 @@ class Rule:
     explanation: str
 
 
+#: Rule ids by name. Code reports findings with these names; the ids themselves never change meaning.
+FILE_UNREADABLE: Final = "OKS001"
+SYMLINK_ESCAPES: Final = "OKS002"
+SYMLINK_DANGLING: Final = "OKS003"
+INVALID_JSON: Final = "OKS004"
+UNNAMED_ENTRY: Final = "OKS005"
+RULE_FAILED: Final = "OKS009"
+UNKNOWN_RUN_FOLDER: Final = "OKS010"
+BAD_NAME: Final = "OKS011"
+MALFORMED_SEQ: Final = "OKS012"
+SHARED_SEQ: Final = "OKS013"
+TASK_TYPE_MISMATCH: Final = "OKS014"
+BAD_STAGE_FOLDER: Final = "OKS015"
+MISPLACED_CARRY: Final = "OKS016"
+FLAT_LEGACY_ARTIFACT: Final = "OKS017"
+NON_CANONICAL_SLUG: Final = "OKS018"
+UNKNOWN_TASK_TYPE: Final = "OKS019"
+SCHEMA_MISMATCH: Final = "OKS020"
+BAD_JSONL_LINE: Final = "OKS021"
+MIXED_IDENTITY: Final = "OKS022"
+BAD_SIDECAR_HEADER: Final = "OKS023"
+FOREIGN_ARTIFACT: Final = "OKS024"
+CATALOG_UNREADABLE: Final = "OKS030"
+TASK_KEY_INCONSISTENT: Final = "OKS031"
+TASK_NOT_CATALOGUED: Final = "OKS032"
+CATALOGUED_TASK_MISSING: Final = "OKS033"
+LATEST_TASK_DANGLING: Final = "OKS034"
+MANIFEST_PATH_NOT_RELATIVE: Final = "OKS035"
+MANIFEST_PATH_MISSING: Final = "OKS036"
+NEXT_PHASE_UNACTIONABLE: Final = "OKS037"
+BAD_NEXT_PHASE_CORRECTION: Final = "OKS038"
+FIX_CYCLES_DISAGREE: Final = "OKS039"
+TIMELINE_RUN_MISSING: Final = "OKS040"
+PROMPT_UNPUBLISHED: Final = "OKS050"
+METADATA_WITHOUT_PROMPT: Final = "OKS051"
+METADATA_BACKREF: Final = "OKS052"
+UNKNOWN_ASSIGNMENT: Final = "OKS053"
+METADATA_DIGEST: Final = "OKS054"
+DUTY_SNAPSHOT_DRIFT: Final = "OKS055"
+DUPLICATE_DISPATCH: Final = "OKS060"
+RESULT_LINK_SHARED: Final = "OKS061"
+RESULT_LINK_UNDECLARED: Final = "OKS062"
+RESULT_OUTSIDE_AUTHORIZED: Final = "OKS063"
+BAD_PROVENANCE: Final = "OKS064"
+SIDECAR_DIGEST: Final = "OKS070"
+SELECTED_DIRECTION_DIGEST: Final = "OKS071"
+OPTION_NOT_IN_REPORT: Final = "OKS072"
+PLAN_MISSING_DIRECTION: Final = "OKS073"
+DESIGN_PREP_REQUEST_MISMATCH: Final = "OKS080"
+DESIGN_PREP_INPUT_MISMATCH: Final = "OKS081"
+DESIGN_PREP_DUPLICATE: Final = "OKS082"
+DESIGN_PREP_STALE: Final = "OKS083"
+LEGACY_UNASSESSED_PLAN: Final = "OKS084"
+WRONG_DELIVERABLE: Final = "OKS090"
+UNKNOWN_REPORT_SCHEMA: Final = "OKS091"
+STALE_READING_COPY: Final = "OKS092"
+CARRY_RUN_MISSING: Final = "OKS100"
+CONSUMER_RUN_MISSING: Final = "OKS101"
+CONVERGENCE_FINAL_VERSION: Final = "OKS110"
+CONVERGENCE_ROUNDS_GAP: Final = "OKS111"
+ROUND_WITHOUT_RESULTS: Final = "OKS112"
+FINAL_REPLACED_UNARCHIVED: Final = "OKS113"
+ENVELOPE_UNBOUND: Final = "OKS120"
+COMPLETION_DIGEST: Final = "OKS121"
+CROSS_INVOCATION_LINK: Final = "OKS122"
+INCOMPLETE_INVOCATION: Final = "OKS123"
+UNKNOWN_STATUS: Final = "OKS130"
+MANAGER_ROOT_MISSING: Final = "OKS140"
+CHILD_CONTEXT_MISMATCH: Final = "OKS141"
+MANAGER_IDENTITY_MISMATCH: Final = "OKS142"
+
+
 #: Topics in catalog order, with the heading used in docs.
 TOPICS: Final = {
     "files": "Files and symlinks",
@@ -49,7 +121,7 @@ def _r(id: str, severity: Severity, topic: str, title: str, explanation: str) ->
 RULES: Final[tuple[Rule, ...]] = (
     # ------------------------------------------------------------------ files
     _r(
-        "OKS001",
+        FILE_UNREADABLE,
         "error",
         "files",
         "File cannot be read",
@@ -59,7 +131,7 @@ RULES: Final[tuple[Rule, ...]] = (
        contract names is UTF-8 text; a reader that meets this file fails.""",
     ),
     _r(
-        "OKS002",
+        SYMLINK_ESCAPES,
         "error",
         "files",
         "Symlink escapes the project",
@@ -68,7 +140,7 @@ RULES: Final[tuple[Rule, ...]] = (
        follows one: whatever the link points at is not part of the store.""",
     ),
     _r(
-        "OKS003",
+        SYMLINK_DANGLING,
         "error",
         "files",
         "Dangling symlink or symlink loop",
@@ -76,7 +148,7 @@ RULES: Final[tuple[Rule, ...]] = (
        a loop. Readers that follow it fail.""",
     ),
     _r(
-        "OKS004",
+        INVALID_JSON,
         "error",
         "files",
         "Invalid JSON",
@@ -85,7 +157,7 @@ RULES: Final[tuple[Rule, ...]] = (
        parser knows it.""",
     ),
     _r(
-        "OKS005",
+        UNNAMED_ENTRY,
         "info",
         "files",
         "Entry the contract does not name",
@@ -95,7 +167,7 @@ RULES: Final[tuple[Rule, ...]] = (
        the same.""",
     ),
     _r(
-        "OKS009",
+        RULE_FAILED,
         "error",
         "files",
         "Checker could not apply a rule",
@@ -106,7 +178,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     # ------------------------------------------------------------------ names
     _r(
-        "OKS010",
+        UNKNOWN_RUN_FOLDER,
         "error",
         "names",
         "Unknown folder in a run dir",
@@ -118,7 +190,7 @@ RULES: Final[tuple[Rule, ...]] = (
        exceptions. Any other folder is misplaced.""",
     ),
     _r(
-        "OKS011",
+        BAD_NAME,
         "error",
         "names",
         "Name does not follow the grammar of its category",
@@ -127,7 +199,7 @@ RULES: Final[tuple[Rule, ...]] = (
        file that no kind of the category accepts is invisible to every reader.""",
     ),
     _r(
-        "OKS012",
+        MALFORMED_SEQ,
         "error",
         "names",
         "Malformed seq",
@@ -136,7 +208,7 @@ RULES: Final[tuple[Rule, ...]] = (
        a seq a writer can produce.""",
     ),
     _r(
-        "OKS013",
+        SHARED_SEQ,
         "error",
         "names",
         "Seq shared by two executions",
@@ -145,7 +217,7 @@ RULES: Final[tuple[Rule, ...]] = (
        therefore agree on the run's `runDateTimeSegment`.""",
     ),
     _r(
-        "OKS014",
+        TASK_TYPE_MISMATCH,
         "error",
         "names",
         "Task type in the name differs from the run dir",
@@ -153,7 +225,7 @@ RULES: Final[tuple[Rule, ...]] = (
        live in the run dir of that task type.""",
     ),
     _r(
-        "OKS015",
+        BAD_STAGE_FOLDER,
         "error",
         "names",
         "Malformed or misplaced stage folder",
@@ -165,7 +237,7 @@ RULES: Final[tuple[Rule, ...]] = (
        `runs/implementation/`.""",
     ),
     _r(
-        "OKS016",
+        MISPLACED_CARRY,
         "error",
         "names",
         "Misplaced carry sidecar or consumers file",
@@ -175,7 +247,7 @@ RULES: Final[tuple[Rule, ...]] = (
        `runs/implementation-planning/consumers.jsonl`.""",
     ),
     _r(
-        "OKS017",
+        FLAT_LEGACY_ARTIFACT,
         "warning",
         "names",
         "Flat legacy artifact in a run dir",
@@ -184,7 +256,7 @@ RULES: Final[tuple[Rule, ...]] = (
        readers that look only in category folders miss it.""",
     ),
     _r(
-        "OKS018",
+        NON_CANONICAL_SLUG,
         "error",
         "names",
         "Path segment is not a canonical slug",
@@ -194,7 +266,7 @@ RULES: Final[tuple[Rule, ...]] = (
        or the `u-<12 hex>` fallback.""",
     ),
     _r(
-        "OKS019",
+        UNKNOWN_TASK_TYPE,
         "info",
         "names",
         "Unknown task type",
@@ -204,7 +276,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     # -------------------------------------------------------------- documents
     _r(
-        "OKS020",
+        SCHEMA_MISMATCH,
         "error",
         "documents",
         "Document does not match its schema",
@@ -213,7 +285,7 @@ RULES: Final[tuple[Rule, ...]] = (
        unknown value.""",
     ),
     _r(
-        "OKS021",
+        BAD_JSONL_LINE,
         "error",
         "documents",
         "Bad JSONL line",
@@ -222,7 +294,7 @@ RULES: Final[tuple[Rule, ...]] = (
        write). The line number is given.""",
     ),
     _r(
-        "OKS022",
+        MIXED_IDENTITY,
         "error",
         "documents",
         "Mixed or partial v2 payload",
@@ -233,7 +305,7 @@ RULES: Final[tuple[Rule, ...]] = (
        rejected.""",
     ),
     _r(
-        "OKS023",
+        BAD_SIDECAR_HEADER,
         "error",
         "documents",
         "Malformed sidecar header",
@@ -243,7 +315,7 @@ RULES: Final[tuple[Rule, ...]] = (
        an error, not a guess.""",
     ),
     _r(
-        "OKS024",
+        FOREIGN_ARTIFACT,
         "error",
         "documents",
         "Artifact belongs to another task or run",
@@ -253,7 +325,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     # ------------------------------------------------------------------- task
     _r(
-        "OKS030",
+        CATALOG_UNREADABLE,
         "error",
         "task",
         "Task catalog missing or unreadable",
@@ -261,7 +333,7 @@ RULES: Final[tuple[Rule, ...]] = (
        bundles. A store with task folders needs it.""",
     ),
     _r(
-        "OKS031",
+        TASK_KEY_INCONSISTENT,
         "error",
         "task",
         "Task key inconsistent",
@@ -271,7 +343,7 @@ RULES: Final[tuple[Rule, ...]] = (
        agree.""",
     ),
     _r(
-        "OKS032",
+        TASK_NOT_CATALOGUED,
         "warning",
         "task",
         "Task folder not in the catalog",
@@ -279,7 +351,7 @@ RULES: Final[tuple[Rule, ...]] = (
        start from the catalog do not see it.""",
     ),
     _r(
-        "OKS033",
+        CATALOGUED_TASK_MISSING,
         "error",
         "task",
         "Catalogued task is missing",
@@ -287,7 +359,7 @@ RULES: Final[tuple[Rule, ...]] = (
        not exist.""",
     ),
     _r(
-        "OKS034",
+        LATEST_TASK_DANGLING,
         "error",
         "task",
         "latest-task.json points nowhere",
@@ -295,7 +367,7 @@ RULES: Final[tuple[Rule, ...]] = (
        its task-root and manifest paths must be that task's.""",
     ),
     _r(
-        "OKS035",
+        MANIFEST_PATH_NOT_RELATIVE,
         "error",
         "task",
         "Manifest path is not project-relative",
@@ -304,14 +376,14 @@ RULES: Final[tuple[Rule, ...]] = (
        `..`, no `\\`.""",
     ),
     _r(
-        "OKS036",
+        MANIFEST_PATH_MISSING,
         "error",
         "task",
         "Manifest path does not exist",
         """A path recorded in the task manifest names nothing in the project.""",
     ),
     _r(
-        "OKS037",
+        NEXT_PHASE_UNACTIONABLE,
         "error",
         "task",
         "nextRecommendedPhase cannot be acted on",
@@ -320,7 +392,7 @@ RULES: Final[tuple[Rule, ...]] = (
        A `phase` under another status is normal and not reported.""",
     ),
     _r(
-        "OKS038",
+        BAD_NEXT_PHASE_CORRECTION,
         "error",
         "task",
         "Malformed nextRecommendedPhase correction",
@@ -330,7 +402,7 @@ RULES: Final[tuple[Rule, ...]] = (
        `authored`.""",
     ),
     _r(
-        "OKS039",
+        FIX_CYCLES_DISAGREE,
         "error",
         "task",
         "fixCycles summary disagrees with fix-cycles.jsonl",
@@ -339,7 +411,7 @@ RULES: Final[tuple[Rule, ...]] = (
        without the log) is stale.""",
     ),
     _r(
-        "OKS040",
+        TIMELINE_RUN_MISSING,
         "error",
         "task",
         "Timeline entry points at a missing run",
@@ -348,7 +420,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     # ---------------------------------------------------------------- prompts
     _r(
-        "OKS050",
+        PROMPT_UNPUBLISHED,
         "warning",
         "prompts",
         "Prompt without metadata (unpublished)",
@@ -357,7 +429,7 @@ RULES: Final[tuple[Rule, ...]] = (
        interrupted) publication; a retry recovers it.""",
     ),
     _r(
-        "OKS051",
+        METADATA_WITHOUT_PROMPT,
         "error",
         "prompts",
         "Metadata without its prompt",
@@ -366,7 +438,7 @@ RULES: Final[tuple[Rule, ...]] = (
        publication.""",
     ),
     _r(
-        "OKS052",
+        METADATA_BACKREF,
         "error",
         "prompts",
         "Metadata does not refer back to its run",
@@ -374,7 +446,7 @@ RULES: Final[tuple[Rule, ...]] = (
        run dir and names its own prompt as `promptPath`.""",
     ),
     _r(
-        "OKS053",
+        UNKNOWN_ASSIGNMENT,
         "error",
         "prompts",
         "Unknown assignmentRef",
@@ -383,7 +455,7 @@ RULES: Final[tuple[Rule, ...]] = (
        worker, audience and dispatch kind.""",
     ),
     _r(
-        "OKS054",
+        METADATA_DIGEST,
         "error",
         "prompts",
         "Metadata digest does not match",
@@ -392,7 +464,7 @@ RULES: Final[tuple[Rule, ...]] = (
        names (the catalog digest: the run manifest's duty catalog digest).""",
     ),
     _r(
-        "OKS055",
+        DUTY_SNAPSHOT_DRIFT,
         "error",
         "prompts",
         "Duty-contract snapshot drifted",
@@ -403,7 +475,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     # ------------------------------------------------------------- team state
     _r(
-        "OKS060",
+        DUPLICATE_DISPATCH,
         "error",
         "team-state",
         "dispatchId recorded twice",
@@ -412,7 +484,7 @@ RULES: Final[tuple[Rule, ...]] = (
        may stack.""",
     ),
     _r(
-        "OKS061",
+        RESULT_LINK_SHARED,
         "error",
         "team-state",
         "Result link not exclusive",
@@ -420,7 +492,7 @@ RULES: Final[tuple[Rule, ...]] = (
        dispatch id, and one dispatch id authorises exactly one path.""",
     ),
     _r(
-        "OKS062",
+        RESULT_LINK_UNDECLARED,
         "error",
         "team-state",
         "Result link points at nothing declared",
@@ -428,7 +500,7 @@ RULES: Final[tuple[Rule, ...]] = (
        a result path that exists and that the run manifest declares.""",
     ),
     _r(
-        "OKS063",
+        RESULT_OUTSIDE_AUTHORIZED,
         "error",
         "team-state",
         "Result outside authorizedPaths",
@@ -436,7 +508,7 @@ RULES: Final[tuple[Rule, ...]] = (
        `authorizedPaths.resultRoots`.""",
     ),
     _r(
-        "OKS064",
+        BAD_PROVENANCE,
         "error",
         "team-state",
         "Malformed instruction provenance",
@@ -447,7 +519,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     # -------------------------------------------------------------- direction
     _r(
-        "OKS070",
+        SIDECAR_DIGEST,
         "error",
         "direction",
         "Sidecar digest differs from the option report",
@@ -456,7 +528,7 @@ RULES: Final[tuple[Rule, ...]] = (
        mismatch.""",
     ),
     _r(
-        "OKS071",
+        SELECTED_DIRECTION_DIGEST,
         "error",
         "direction",
         "selected-direction.json digest differs",
@@ -466,7 +538,7 @@ RULES: Final[tuple[Rule, ...]] = (
        one).""",
     ),
     _r(
-        "OKS072",
+        OPTION_NOT_IN_REPORT,
         "error",
         "direction",
         "Chosen option is not in the report",
@@ -475,7 +547,7 @@ RULES: Final[tuple[Rule, ...]] = (
        must agree.""",
     ),
     _r(
-        "OKS073",
+        PLAN_MISSING_DIRECTION,
         "error",
         "direction",
         "Planning report does not cite the selected direction",
@@ -485,7 +557,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     # ------------------------------------------------------------ design prep
     _r(
-        "OKS080",
+        DESIGN_PREP_REQUEST_MISMATCH,
         "error",
         "design-prep",
         "Design-prep request disagrees with the approved plan",
@@ -495,7 +567,7 @@ RULES: Final[tuple[Rule, ...]] = (
        fingerprint must be the item's assessment fingerprint.""",
     ),
     _r(
-        "OKS081",
+        DESIGN_PREP_INPUT_MISMATCH,
         "error",
         "design-prep",
         "Design-prep input disagrees with its name or plan",
@@ -503,7 +575,7 @@ RULES: Final[tuple[Rule, ...]] = (
        its file name, and answer an item of the approved plan.""",
     ),
     _r(
-        "OKS082",
+        DESIGN_PREP_DUPLICATE,
         "warning",
         "design-prep",
         "Duplicate design-prep revision skipped",
@@ -512,7 +584,7 @@ RULES: Final[tuple[Rule, ...]] = (
        revision.""",
     ),
     _r(
-        "OKS083",
+        DESIGN_PREP_STALE,
         "warning",
         "design-prep",
         "Stale design-prep fingerprint skipped",
@@ -520,7 +592,7 @@ RULES: Final[tuple[Rule, ...]] = (
        snapshot; the resolver skips it.""",
     ),
     _r(
-        "OKS084",
+        LEGACY_UNASSESSED_PLAN,
         "warning",
         "design-prep",
         "Markerless legacy plan (legacy-unassessed)",
@@ -530,7 +602,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     # ---------------------------------------------------------------- reports
     _r(
-        "OKS090",
+        WRONG_DELIVERABLE,
         "error",
         "reports",
         "Report deliverable does not match its task type",
@@ -539,7 +611,7 @@ RULES: Final[tuple[Rule, ...]] = (
        `implementationResults`, `verificationVerdict`).""",
     ),
     _r(
-        "OKS091",
+        UNKNOWN_REPORT_SCHEMA,
         "error",
         "reports",
         "Unknown report schema version",
@@ -548,7 +620,7 @@ RULES: Final[tuple[Rule, ...]] = (
        against.""",
     ),
     _r(
-        "OKS092",
+        STALE_READING_COPY,
         "warning",
         "reports",
         "Reading copy differs from a fresh render",
@@ -558,7 +630,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     # ------------------------------------------------------------------ carry
     _r(
-        "OKS100",
+        CARRY_RUN_MISSING,
         "error",
         "carry",
         "Carry sidecar points at a missing run",
@@ -567,7 +639,7 @@ RULES: Final[tuple[Rule, ...]] = (
        both paths must exist.""",
     ),
     _r(
-        "OKS101",
+        CONSUMER_RUN_MISSING,
         "error",
         "carry",
         "Consumer backlink points at a missing run",
@@ -577,7 +649,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     # ------------------------------------------------------------ convergence
     _r(
-        "OKS110",
+        CONVERGENCE_FINAL_VERSION,
         "error",
         "convergence",
         "Convergence final is not schema 1.2",
@@ -585,7 +657,7 @@ RULES: Final[tuple[Rule, ...]] = (
        schema v1.2 state.""",
     ),
     _r(
-        "OKS111",
+        CONVERGENCE_ROUNDS_GAP,
         "error",
         "convergence",
         "Convergence rounds not contiguous",
@@ -593,7 +665,7 @@ RULES: Final[tuple[Rule, ...]] = (
        results file has a plan of the same round.""",
     ),
     _r(
-        "OKS112",
+        ROUND_WITHOUT_RESULTS,
         "error",
         "convergence",
         "Round plan without results",
@@ -601,7 +673,7 @@ RULES: Final[tuple[Rule, ...]] = (
        working state is `open`).""",
     ),
     _r(
-        "OKS113",
+        FINAL_REPLACED_UNARCHIVED,
         "error",
         "convergence",
         "Replaced final without migration archive",
@@ -611,7 +683,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     # ------------------------------------------------------------ invocations
     _r(
-        "OKS120",
+        ENVELOPE_UNBOUND,
         "error",
         "invocations",
         "Result envelope does not bind its invocation",
@@ -619,7 +691,7 @@ RULES: Final[tuple[Rule, ...]] = (
        metadata path of its own invocation; its metadata does the same.""",
     ),
     _r(
-        "OKS121",
+        COMPLETION_DIGEST,
         "error",
         "invocations",
         "Completion digest does not match the envelope",
@@ -627,7 +699,7 @@ RULES: Final[tuple[Rule, ...]] = (
        SHA-256 of the canonical JSON of the result envelope.""",
     ),
     _r(
-        "OKS122",
+        CROSS_INVOCATION_LINK,
         "error",
         "invocations",
         "Cross-invocation link",
@@ -636,7 +708,7 @@ RULES: Final[tuple[Rule, ...]] = (
        body is the same.""",
     ),
     _r(
-        "OKS123",
+        INCOMPLETE_INVOCATION,
         "error",
         "invocations",
         "Incomplete agent invocation",
@@ -647,7 +719,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     # ----------------------------------------------------------------- status
     _r(
-        "OKS130",
+        UNKNOWN_STATUS,
         "error",
         "status",
         "Unknown status",
@@ -657,7 +729,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     # --------------------------------------------------------------- managers
     _r(
-        "OKS140",
+        MANAGER_ROOT_MISSING,
         "error",
         "managers",
         "Registered projectRoot does not exist",
@@ -665,7 +737,7 @@ RULES: Final[tuple[Rule, ...]] = (
        directory.""",
     ),
     _r(
-        "OKS141",
+        CHILD_CONTEXT_MISMATCH,
         "error",
         "managers",
         "Child context name does not match a child",
@@ -673,7 +745,7 @@ RULES: Final[tuple[Rule, ...]] = (
        child assignment in `children.json`.""",
     ),
     _r(
-        "OKS142",
+        MANAGER_IDENTITY_MISMATCH,
         "error",
         "managers",
         "Manager identity disagrees with its folder",

@@ -25,10 +25,28 @@ from pydantic import BaseModel, ValidationError
 
 from .. import layout, reading
 from ..errors import LoadError, OkstraError
+from ..models.base import IdentityMismatch
+from ..models.convergence import ConvergenceFinal
+from ..models.report import DeliverableMismatch
 from ..progress import Progress
 from ..sidecar import HeaderError
 from ..sidecar import parse as parse_sidecar
-from .catalog import RULES_BY_ID, expand
+from .catalog import (
+    BAD_JSONL_LINE,
+    BAD_PROVENANCE,
+    BAD_SIDECAR_HEADER,
+    CONVERGENCE_FINAL_VERSION,
+    FILE_UNREADABLE,
+    INVALID_JSON,
+    MIXED_IDENTITY,
+    RULE_FAILED,
+    RULES_BY_ID,
+    SCHEMA_MISMATCH,
+    SYMLINK_DANGLING,
+    SYMLINK_ESCAPES,
+    WRONG_DELIVERABLE,
+    expand,
+)
 from .findings import CheckReport, Finding
 
 M = TypeVar("M", bound=BaseModel)
@@ -75,18 +93,22 @@ def is_private(name: str) -> bool:
 
 
 def _validation_rule(model: type[BaseModel], err: Any) -> str:
-    """Which rule a pydantic error belongs to; the models' own validators carry the contract."""
+    """Which rule a pydantic error belongs to, from its structured data (never its message text).
+
+    The models' own validators carry the contract and raise typed errors, which pydantic keeps in
+    ``ctx["error"]``; the rest is decided by the error's location.
+    """
     loc = tuple(str(p) for p in err.get("loc", ()))
-    msg = str(err.get("msg", ""))
-    if "v2 payload" in msg or "v2 identity" in msg:
-        return "OKS022"
+    raised = (err.get("ctx") or {}).get("error")
+    if isinstance(raised, IdentityMismatch):
+        return MIXED_IDENTITY
     if "instructionProvenance" in loc:
-        return "OKS064"
-    if model.__name__.startswith("FinalReport") and not loc and "deliverable" in msg:
-        return "OKS090"  # models.report.deliverable_problem, raised by the report model's validator
-    if model.__name__ == "ConvergenceFinal" and loc == ("schemaVersion",):
-        return "OKS110"
-    return "OKS020"
+        return BAD_PROVENANCE
+    if isinstance(raised, DeliverableMismatch):
+        return WRONG_DELIVERABLE
+    if model is ConvergenceFinal and loc == ("schemaVersion",):
+        return CONVERGENCE_FINAL_VERSION
+    return SCHEMA_MISMATCH
 
 
 #: Archives of state replaced by a Round 0 restart live under ``state/migrations/``.
@@ -144,11 +166,11 @@ class Unit:
     def _report_load(self, err: LoadError, path: Path) -> None:
         reason = err.reason
         if "escapes" in reason:
-            rule = "OKS002"
+            rule = SYMLINK_ESCAPES
         elif "dangling" in reason or "loop" in reason:
-            rule = "OKS003"
+            rule = SYMLINK_DANGLING
         else:
-            rule = "OKS001"
+            rule = FILE_UNREADABLE
         self.report(rule, path, reason, err.line)
 
     # --------------------------------------------------------------- listing
@@ -168,7 +190,7 @@ class Unit:
         except NotADirectoryError:
             raw = {}
         except OSError as exc:
-            self.report("OKS001", Path(key), f"folder cannot be listed: {exc.strerror or exc}")
+            self.report(FILE_UNREADABLE, Path(key), f"folder cannot be listed: {exc.strerror or exc}")
             raw = {}
         names = sorted(raw)
         for name in names:
@@ -192,7 +214,7 @@ class Unit:
                 self._regular.add(text)
                 return Entry(name, text, "file")
         except OSError as exc:
-            self.report("OKS001", Path(text), f"cannot stat: {exc.strerror or exc}")
+            self.report(FILE_UNREADABLE, Path(text), f"cannot stat: {exc.strerror or exc}")
             return Entry(name, text, "bad")
         # FIFO, socket, device: the safe reader names what it is without opening it blocking.
         path = Path(text)
@@ -209,7 +231,7 @@ class Unit:
         try:
             real = Path(os.path.realpath(path, strict=True))
         except FileNotFoundError:
-            self.report("OKS003", path, "dangling symlink")
+            self.report(SYMLINK_DANGLING, path, "dangling symlink")
             self._bytes[text] = None
             return Entry(name, text, "bad")
         except (OSError, RuntimeError) as exc:
@@ -218,17 +240,17 @@ class Unit:
                 if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP
                 else f"cannot resolve symlink: {exc}"
             )
-            self.report("OKS003", path, reason)
+            self.report(SYMLINK_DANGLING, path, reason)
             self._bytes[text] = None
             return Entry(name, text, "bad")
         if not real.is_relative_to(self.real_root) and not (self._real_home and real.is_relative_to(self._real_home)):
-            self.report("OKS002", path, f"symlink escapes the project root (to {real})")
+            self.report(SYMLINK_ESCAPES, path, f"symlink escapes the project root (to {real})")
             self._bytes[text] = None
             return Entry(name, text, "bad")
         try:
             mode = os.stat(path).st_mode
         except OSError as exc:
-            self.report("OKS001", path, f"cannot stat: {exc.strerror or exc}")
+            self.report(FILE_UNREADABLE, path, f"cannot stat: {exc.strerror or exc}")
             self._bytes[text] = None
             return Entry(name, text, "bad")
         if stat.S_ISDIR(mode):
@@ -394,7 +416,7 @@ class Unit:
                 p = Path(key)
                 parsed = reading.parse_json(p, text)
                 if isinstance(parsed, LoadError):
-                    self.report("OKS004", p, parsed.reason, parsed.line)
+                    self.report(INVALID_JSON, p, parsed.reason, parsed.line)
                 else:
                     value = parsed
         self._json[key] = value
@@ -448,7 +470,7 @@ class Unit:
         except ValidationError as exc:
             self._report_validation(path, model, exc, line)
         except RecursionError:
-            self.report("OKS020", path, "nesting too deep to validate", line)
+            self.report(SCHEMA_MISMATCH, path, "nesting too deep to validate", line)
         return None
 
     def validate_quiet(self, value: Any, model: type[BaseModel]) -> bool:
@@ -480,7 +502,7 @@ class Unit:
         doc = reading.parse_jsonl(path, text, model)
         bad: set[int] = set()
         for err in doc.errors:
-            self.report("OKS021", path, err.reason, err.line)
+            self.report(BAD_JSONL_LINE, path, err.reason, err.line)
             if err.line is not None and "torn" not in err.reason:
                 bad.add(err.line)
         total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
@@ -495,12 +517,12 @@ class Unit:
         try:
             parsed = parse_sidecar(text)
         except HeaderError as exc:
-            self.report("OKS023", path, f"bad header: {exc.reason}", exc.line)
+            self.report(BAD_SIDECAR_HEADER, path, f"bad header: {exc.reason}", exc.line)
             return None
         try:
             header = header_model.model_validate(parsed.header)
         except ValidationError as exc:
-            self.report("OKS023", path, f"bad header: {reading.format_validation(exc)}")
+            self.report(BAD_SIDECAR_HEADER, path, f"bad header: {reading.format_validation(exc)}")
             return None
         return header, parsed.body
 
@@ -509,7 +531,7 @@ class Unit:
         try:
             fn(*args)
         except Exception as exc:
-            self.report("OKS009", path, f"rule {rule_name} failed: {exc.__class__.__name__}: {exc}"[:500])
+            self.report(RULE_FAILED, path, f"rule {rule_name} failed: {exc.__class__.__name__}: {exc}"[:500])
 
     def read_remaining(self, paths: Iterable[str]) -> None:
         """Read every listed file not read yet, so that unreadable or non-text files are reported."""

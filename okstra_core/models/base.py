@@ -45,6 +45,13 @@ def _v2_schema(schema: dict[str, Any]) -> None:
     schema["dependentRequired"] = {f: [o for o in V2_FIELDS if o != f] for f in V2_FIELDS}
 
 
+class IdentityMismatch(ValueError):
+    """A document mixes v1 and v2 invocation identity, carries part of it, or disagrees with its schemaVersion.
+
+    A validator raises it so that pydantic's error data (``ctx["error"]``) says which contract rule failed.
+    """
+
+
 class InvocationIdentity(Model):
     """The five stored v2 invocation-identity fields: all present (v2) or none (v1).
 
@@ -64,7 +71,7 @@ class InvocationIdentity(Model):
         present = [alias for alias, attr in zip(V2_FIELDS, _V2_ATTRS, strict=False) if getattr(self, attr) is not None]
         if present and len(present) != len(V2_FIELDS):
             missing = [f for f in V2_FIELDS if f not in present]
-            raise ValueError(f"partial v2 payload: has {', '.join(present)} but not {', '.join(missing)}")
+            raise IdentityMismatch(f"partial v2 payload: has {', '.join(present)} but not {', '.join(missing)}")
         return self
 
     @property
@@ -78,12 +85,12 @@ def require_uniform_identity(rows: list[InvocationIdentity], schema_version: str
         return
     v2 = [r.is_v2 for r in rows]
     if any(v2) and not all(v2):
-        raise ValueError(f"mixed v1/v2 payload in {what}")
+        raise IdentityMismatch(f"mixed v1/v2 payload in {what}")
     major = schema_version.split(".", 1)[0]
     if major == "2" and not all(v2):
-        raise ValueError(f"schemaVersion {schema_version} requires v2 identity fields in every {what} row")
+        raise IdentityMismatch(f"schemaVersion {schema_version} requires v2 identity fields in every {what} row")
     if major == "1" and any(v2):
-        raise ValueError(f"schemaVersion {schema_version} does not allow v2 identity fields in {what}")
+        raise IdentityMismatch(f"schemaVersion {schema_version} does not allow v2 identity fields in {what}")
 
 
 def uniform_identity_schema(version_field: str, array_fields: list[str]) -> Any:

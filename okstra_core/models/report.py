@@ -123,6 +123,10 @@ _DELIVERABLE_ATTRS: Final = {
 }
 
 
+class DeliverableMismatch(ValueError):
+    """A report does not carry exactly one deliverable matching its task type (see :func:`deliverable_problem`)."""
+
+
 def deliverable_problem(task_type: str, present: list[str]) -> str | None:
     """Why a report's deliverables break "exactly one, matching the task type" (None when fine)."""
     expected = DELIVERABLE_KEYS.get(task_type)
@@ -172,7 +176,7 @@ class _ReportBase(Model):
         present = [alias for alias, attr in _DELIVERABLE_ATTRS.items() if getattr(self, attr) is not None]
         problem = deliverable_problem(self.task_type, present)
         if problem:
-            raise ValueError(problem)
+            raise DeliverableMismatch(problem)
         return self
 
     def deliverable_key(self) -> str:

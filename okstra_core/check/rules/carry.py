@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ... import names
 from ...models.report import CarryStage, ConsumerLink
+from ..catalog import BAD_NAME, CARRY_RUN_MISSING, CONSUMER_RUN_MISSING, FOREIGN_ARTIFACT
 from .scope import TaskScope
 
 
@@ -13,21 +14,25 @@ def check_task(scope: TaskScope) -> None:
     for e in scope.carry:
         parsed = names.parse_carry(e.name)
         if parsed is None or e.kind != "file":
-            unit.report("OKS011", e.path, f"{e.name!r} is not carry/stage-<n>.json")
+            unit.report(BAD_NAME, e.path, f"{e.name!r} is not carry/stage-<n>.json")
             continue
         carry = unit.doc(e.path, CarryStage)
         if carry is None:
             continue
         if carry.stage != parsed.stage:
-            unit.report("OKS100", e.path, f"stage {carry.stage} differs from the file name's stage-{parsed.stage}")
+            unit.report(
+                CARRY_RUN_MISSING, e.path, f"stage {carry.stage} differs from the file name's stage-{parsed.stage}"
+            )
         if scope.task_key is not None and carry.task_key != scope.task_key:
-            unit.report("OKS024", e.path, f"taskKey {carry.task_key!r} is not this task's {scope.task_key!r}")
+            unit.report(FOREIGN_ARTIFACT, e.path, f"taskKey {carry.task_key!r} is not this task's {scope.task_key!r}")
         for label, value in (("runDir", carry.run_dir), ("runManifestPath", carry.run_manifest_path)):
             if not unit.rel_exists(value):
-                unit.report("OKS100", e.path, f"{label} {value!r} does not exist")
+                unit.report(CARRY_RUN_MISSING, e.path, f"{label} {value!r} does not exist")
         if not carry.run_dir.endswith(f"/runs/implementation/stage-{carry.stage}"):
             unit.report(
-                "OKS100", e.path, f"runDir {carry.run_dir!r} is not an implementation stage-{carry.stage} run dir"
+                CARRY_RUN_MISSING,
+                e.path,
+                f"runDir {carry.run_dir!r} is not an implementation stage-{carry.stage} run dir",
             )
     if scope.consumers is None:
         return
@@ -38,10 +43,10 @@ def check_task(scope: TaskScope) -> None:
             ("consumerRunManifestPath", link.consumer_run_manifest_path),
         ):
             if not unit.rel_exists(value):
-                unit.report("OKS101", scope.consumers, f"{label} {value!r} does not exist", line)
+                unit.report(CONSUMER_RUN_MISSING, scope.consumers, f"{label} {value!r} does not exist", line)
         if "/runs/implementation/" not in link.consumer_run_dir:
             unit.report(
-                "OKS101",
+                CONSUMER_RUN_MISSING,
                 scope.consumers,
                 f"consumerRunDir {link.consumer_run_dir!r} is not an implementation run",
                 line,

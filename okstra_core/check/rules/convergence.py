@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ... import names
 from ...models.convergence import ConvergenceFinal, ConvergenceWork
 from ...workflows.convergence import round_problems
+from ..catalog import CONVERGENCE_ROUNDS_GAP, FINAL_REPLACED_UNARCHIVED, ROUND_WITHOUT_RESULTS
 from .scope import Artifact, RunScope, TaskScope
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
             0
         ].path
         for problem in round_problems(run.path, plans, results, is_open):
-            rule = "OKS112" if "no results" in problem else "OKS111"
+            rule = ROUND_WITHOUT_RESULTS if "no results" in problem else CONVERGENCE_ROUNDS_GAP
             unit.report(rule, anchor, f"convergence seq {seq:03d}: {problem}")
         _migrations(scope, run, seq, kinds)
 
@@ -73,7 +74,7 @@ def _migrations(scope: TaskScope, run: RunScope, seq: int, kinds: dict[str, list
             was_terminal = isinstance(value, dict) and value.get("status") == "terminal"
             if was_terminal and not final_archives and kinds.get("convergence-final"):
                 unit.report(
-                    "OKS113",
+                    FINAL_REPLACED_UNARCHIVED,
                     e.path,
                     "the restarted working state was terminal, but the final it replaced has no archive in "
                     "state/migrations/",
@@ -81,4 +82,8 @@ def _migrations(scope: TaskScope, run: RunScope, seq: int, kinds: dict[str, list
         elif base in final_names:
             value = _archived_value(unit, e.path)
             if value is not None and unit.validate_quiet(value, ConvergenceFinal):
-                unit.report("OKS113", e.path, "a valid terminal final was replaced (a valid final is reused unchanged)")
+                unit.report(
+                    FINAL_REPLACED_UNARCHIVED,
+                    e.path,
+                    "a valid terminal final was replaced (a valid final is reused unchanged)",
+                )

@@ -5,6 +5,13 @@ from __future__ import annotations
 from ...models.report import ImplementationPlan
 from ...models.sidecars import DesignPrepInputHeader, DesignPrepRequestHeader
 from ...workflows.design_prep import resolve
+from ..catalog import (
+    DESIGN_PREP_DUPLICATE,
+    DESIGN_PREP_INPUT_MISMATCH,
+    DESIGN_PREP_REQUEST_MISMATCH,
+    DESIGN_PREP_STALE,
+    LEGACY_UNASSESSED_PLAN,
+)
 from .direction import open_task
 from .documents import load_report
 from .scope import RunScope, TaskScope
@@ -24,24 +31,36 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
             continue
         header, _ = loaded
         if header.prep_id != art.name.prep_id:
-            unit.report("OKS080", art.path, f"prep-id {header.prep_id} differs from the file name's {art.name.prep_id}")
+            unit.report(
+                DESIGN_PREP_REQUEST_MISMATCH,
+                art.path,
+                f"prep-id {header.prep_id} differs from the file name's {art.name.prep_id}",
+            )
         plan = plans.get(art.name.seq or 0)
         if plan is None:
-            unit.report("OKS080", art.path, f"no planning report with seq {art.name.seq_text} in this run dir")
+            unit.report(
+                DESIGN_PREP_REQUEST_MISMATCH,
+                art.path,
+                f"no planning report with seq {art.name.seq_text} in this run dir",
+            )
             continue
         rel, model = plan
         if header.report != rel:
             unit.report(
-                "OKS080", art.path, f"report {header.report!r} is not the snapshot of seq {art.name.seq_text} ({rel})"
+                DESIGN_PREP_REQUEST_MISMATCH,
+                art.path,
+                f"report {header.report!r} is not the snapshot of seq {art.name.seq_text} ({rel})",
             )
         if model is None:
             continue
         item = next((i for i in model.design_items if i.prep_id == header.prep_id), None)
         if item is None:
-            unit.report("OKS080", art.path, f"{header.prep_id} is not a design item of {rel}")
+            unit.report(DESIGN_PREP_REQUEST_MISMATCH, art.path, f"{header.prep_id} is not a design item of {rel}")
         elif item.status != header.item_status:
             unit.report(
-                "OKS080", art.path, f"item-status {header.item_status} but the approved plan says {item.status}"
+                DESIGN_PREP_REQUEST_MISMATCH,
+                art.path,
+                f"item-status {header.item_status} but the approved plan says {item.status}",
             )
     for art in run.of_kind("design-prep-input"):
         got = unit.sidecar(art.path, DesignPrepInputHeader)
@@ -50,31 +69,37 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         answer, _ = got
         if answer.prep_id != art.name.prep_id or answer.revision != art.name.revision:
             unit.report(
-                "OKS081",
+                DESIGN_PREP_INPUT_MISMATCH,
                 art.path,
                 f"header says {answer.prep_id} r{answer.revision}, the file name {art.name.prep_id} "
                 f"r{art.name.revision}",
             )
         plan = plans.get(art.name.seq or 0)
         if plan is None:
-            unit.report("OKS081", art.path, f"no planning report with seq {art.name.seq_text} in this run dir")
+            unit.report(
+                DESIGN_PREP_INPUT_MISMATCH, art.path, f"no planning report with seq {art.name.seq_text} in this run dir"
+            )
         elif plan[1] is not None and not any(i.prep_id == answer.prep_id for i in plan[1].design_items):
-            unit.report("OKS081", art.path, f"{answer.prep_id} is not a design item of {plan[0]}")
+            unit.report(DESIGN_PREP_INPUT_MISMATCH, art.path, f"{answer.prep_id} is not a design item of {plan[0]}")
     if not plans:
         return
     with unit.owner():
         resolution = resolve(open_task(scope))
     if resolution.legacy_unassessed and resolution.report is not None:
-        unit.report("OKS084", resolution.report, "markerless legacy plan: proceeds with the legacy-unassessed warning")
+        unit.report(
+            LEGACY_UNASSESSED_PLAN,
+            resolution.report,
+            "markerless legacy plan: proceeds with the legacy-unassessed warning",
+        )
     for res in resolution.items:
         if res.request is not None and res.request_ok is False:
             unit.report(
-                "OKS080",
+                DESIGN_PREP_REQUEST_MISMATCH,
                 res.request,
                 f"request differs from the deterministic request for {res.prep_id} of the approved snapshot",
             )
         for verdict in res.inputs:
             if verdict.verdict == "duplicate-revision":
-                unit.report("OKS082", verdict.path, f"{res.prep_id}: skipped: {verdict.reason}")
+                unit.report(DESIGN_PREP_DUPLICATE, verdict.path, f"{res.prep_id}: skipped: {verdict.reason}")
             elif verdict.verdict == "stale-fingerprint":
-                unit.report("OKS083", verdict.path, f"{res.prep_id}: skipped: {verdict.reason}")
+                unit.report(DESIGN_PREP_STALE, verdict.path, f"{res.prep_id}: skipped: {verdict.reason}")

@@ -9,17 +9,24 @@ from ...digests import sha256_bytes
 from ...models.report import OptionCandidates
 from ...models.sidecars import UserResponseHeader
 from ...workflows.direction import check_chain
+from ..catalog import (
+    FOREIGN_ARTIFACT,
+    OPTION_NOT_IN_REPORT,
+    PLAN_MISSING_DIRECTION,
+    SELECTED_DIRECTION_DIGEST,
+    SIDECAR_DIGEST,
+)
 from .documents import load_report
 from .scope import Artifact, TaskScope
 
 #: check_chain step -> rule; steps not listed describe pending states or load errors reported elsewhere.
 _STEP_RULES = {
-    "sidecar source-data-sha256": "OKS070",
-    "sidecar option": "OKS072",
-    "preselected confirmation": "OKS072",
-    "snapshot sourceDataSha256": "OKS071",
-    "snapshot option": "OKS072",
-    "planning selectedDirectionRef": "OKS073",
+    "sidecar source-data-sha256": SIDECAR_DIGEST,
+    "sidecar option": OPTION_NOT_IN_REPORT,
+    "preselected confirmation": OPTION_NOT_IN_REPORT,
+    "snapshot sourceDataSha256": SELECTED_DIRECTION_DIGEST,
+    "snapshot option": OPTION_NOT_IN_REPORT,
+    "planning selectedDirectionRef": PLAN_MISSING_DIRECTION,
 }
 
 
@@ -58,7 +65,7 @@ def check_task(scope: TaskScope) -> None:
 
         sd = unit.doc(sd_path, SelectedDirection)
         if sd is not None and scope.task_key is not None and sd.task_key != scope.task_key:
-            unit.report("OKS024", sd_path, f"taskKey {sd.task_key!r} is not this task's {scope.task_key!r}")
+            unit.report(FOREIGN_ARTIFACT, sd_path, f"taskKey {sd.task_key!r} is not this task's {scope.task_key!r}")
     for art in sidecars:
         _sidecar(scope, art, art.path in covered and art.kind == "user-response")
 
@@ -70,24 +77,28 @@ def _sidecar(scope: TaskScope, art: Artifact, covered: bool) -> None:
         return
     header, _ = loaded
     if scope.task_key is not None and header.task_key != scope.task_key:
-        unit.report("OKS024", art.path, f"task-key {header.task_key!r} is not this task's {scope.task_key!r}")
+        unit.report(FOREIGN_ARTIFACT, art.path, f"task-key {header.task_key!r} is not this task's {scope.task_key!r}")
     if header.task_type != art.name.task_type:
         unit.report(
-            "OKS024", art.path, f"task-type {header.task_type!r} differs from the file name's {art.name.task_type!r}"
+            FOREIGN_ARTIFACT,
+            art.path,
+            f"task-type {header.task_type!r} differs from the file name's {art.name.task_type!r}",
         )
     expected = f"final-report-{art.name.task_type}-{art.name.seq_text}.data.json"
     if Path(header.report).name != expected:
         unit.report(
-            "OKS024", art.path, f"report {header.report!r} is not the report this sidecar is named after ({expected})"
+            FOREIGN_ARTIFACT,
+            art.path,
+            f"report {header.report!r} is not the report this sidecar is named after ({expected})",
         )
     if covered or art.kind == "user-response-superseded":
         return  # judged by the chain above, or kept only as history
     if not unit.rel_exists(header.report):
-        unit.report("OKS070", art.path, f"report {header.report!r} does not exist")
+        unit.report(SIDECAR_DIGEST, art.path, f"report {header.report!r} does not exist")
         return
     data = unit.data(unit.root / header.report)
     if data is not None and sha256_bytes(data) != header.source_data_sha256:
-        unit.report("OKS070", art.path, f"source-data-sha256 differs from the SHA-256 of {header.report}")
+        unit.report(SIDECAR_DIGEST, art.path, f"source-data-sha256 differs from the SHA-256 of {header.report}")
     if header.selected_option is not None:
         report_art = None
         for run in scope.runs:
@@ -98,5 +109,7 @@ def _sidecar(scope: TaskScope, art: Artifact, covered: bool) -> None:
         oc: OptionCandidates | None = report.option_candidates if report is not None else None
         if report is not None and (oc is None or header.selected_option not in {c.option_id for c in oc.candidates}):
             unit.report(
-                "OKS072", art.path, f"selected-option {header.selected_option} is not a candidate of {header.report}"
+                OPTION_NOT_IN_REPORT,
+                art.path,
+                f"selected-option {header.selected_option} is not a candidate of {header.report}",
             )

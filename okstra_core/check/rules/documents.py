@@ -8,6 +8,7 @@ from ... import reading
 from ...models import run as rm
 from ...models.convergence import ConvergenceFinal, ConvergenceGroups, ConvergenceWork, RoundPlan, RoundResults
 from ...models.report import FinalReportV2, FinalReportV3
+from ..catalog import FOREIGN_ARTIFACT, SCHEMA_MISMATCH, SHARED_SEQ, UNKNOWN_REPORT_SCHEMA, UNKNOWN_STATUS
 from ..engine import Unit
 from .scope import Artifact, RunScope, TaskScope
 
@@ -46,7 +47,7 @@ def load_report(unit: Unit, art: Artifact) -> FinalReportV3 | FinalReportV2 | No
         return None
     model = reading.report_model_for(value)
     if isinstance(model, str):
-        unit.report("OKS091" if isinstance(value, dict) else "OKS020", art.path, model)
+        unit.report(UNKNOWN_REPORT_SCHEMA if isinstance(value, dict) else SCHEMA_MISMATCH, art.path, model)
         return None
     return unit.doc(art.entry.text, model)
 
@@ -78,12 +79,14 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         if seg is not None and art.name.seq is not None and not art.flat:
             by_seq.setdefault((art.name.category, art.name.seq), {}).setdefault(seg, []).append(art)
         if art.kind == "run-manifest" and doc.status not in rm.RUN_STATUSES:
-            unit.report("OKS130", art.path, f"status {doc.status!r} is not a known status")
+            unit.report(UNKNOWN_STATUS, art.path, f"status {doc.status!r} is not a known status")
     for (category, seq), segs in sorted(by_seq.items()):
         if len(segs) > 1:
             listing = "; ".join(f"{s}: {', '.join(a.entry.name for a in arts)}" for s, arts in sorted(segs.items()))
             last = max((a for arts in segs.values() for a in arts), key=lambda a: a.entry.name)
-            unit.report("OKS013", last.path, f"{category}/ seq {seq:03d} is used by {len(segs)} executions ({listing})")
+            unit.report(
+                SHARED_SEQ, last.path, f"{category}/ seq {seq:03d} is used by {len(segs)} executions ({listing})"
+            )
 
 
 def _status(unit: Unit, art: Artifact) -> None:
@@ -92,7 +95,7 @@ def _status(unit: Unit, art: Artifact) -> None:
         return
     value = text.strip()
     if value not in rm.RUN_STATUSES:
-        unit.report("OKS130", art.path, f"status {value[:60]!r} is not a known status")
+        unit.report(UNKNOWN_STATUS, art.path, f"status {value[:60]!r} is not a known status")
 
 
 def _identity(scope: TaskScope, run: RunScope, art: Artifact, doc: Any, run_rel: str) -> None:
@@ -100,14 +103,14 @@ def _identity(scope: TaskScope, run: RunScope, art: Artifact, doc: Any, run_rel:
     ident = getattr(doc, "identity", None) or doc
     key = getattr(ident, "task_key", None)
     if scope.task_key is not None and isinstance(key, str) and key != scope.task_key:
-        unit.report("OKS024", art.path, f"taskKey {key!r} is not this task's {scope.task_key!r}")
+        unit.report(FOREIGN_ARTIFACT, art.path, f"taskKey {key!r} is not this task's {scope.task_key!r}")
     task_type = getattr(ident, "task_type", None)
     if isinstance(task_type, str) and task_type != run.task_type:
-        unit.report("OKS024", art.path, f"taskType {task_type!r} is not the run dir's {run.task_type!r}")
+        unit.report(FOREIGN_ARTIFACT, art.path, f"taskType {task_type!r} is not the run dir's {run.task_type!r}")
     if art.kind in ("run-manifest", "run-context", "active-run-context"):
         stage = getattr(ident, "stage", None)
         if stage != run.stage:
-            unit.report("OKS024", art.path, f"stage {stage!r} is not the run dir's {run.stage!r}")
+            unit.report(FOREIGN_ARTIFACT, art.path, f"stage {stage!r} is not the run dir's {run.stage!r}")
         hint = doc.run_dir if art.kind == "run-manifest" else doc.path_hints.run_dir
         if hint != run_rel:
-            unit.report("OKS024", art.path, f"runDir {hint!r} is not this run dir {run_rel!r}")
+            unit.report(FOREIGN_ARTIFACT, art.path, f"runDir {hint!r} is not this run dir {run_rel!r}")

@@ -7,6 +7,14 @@ from pathlib import Path
 from ... import layout
 from ...digests import sha256_bytes, sha256_json
 from ...models.invocation import CompletionMarker, InvocationMeta, ResultEnvelope
+from ..catalog import (
+    COMPLETION_DIGEST,
+    CROSS_INVOCATION_LINK,
+    ENVELOPE_UNBOUND,
+    INCOMPLETE_INVOCATION,
+    NON_CANONICAL_SLUG,
+    UNNAMED_ENTRY,
+)
 from ..engine import Entry, Unit
 
 #: Suffix -> part, in publication order.
@@ -26,10 +34,10 @@ def check_invocations(unit: Unit, base: Path) -> None:
     for purpose in unit.entries(base):
         if purpose.kind != "dir":
             if purpose.kind == "file":
-                unit.report("OKS005", purpose.path, "not part of the store's contract; not read")
+                unit.report(UNNAMED_ENTRY, purpose.path, "not part of the store's contract; not read")
             continue
         if not layout.is_canonical_slug(purpose.name):
-            unit.report("OKS018", purpose.path, f"purpose folder {purpose.name!r} is not a canonical slug")
+            unit.report(NON_CANONICAL_SLUG, purpose.path, f"purpose folder {purpose.name!r} is not a canonical slug")
         groups: dict[str, dict[str, Entry]] = {}
         for e in unit.entries(purpose.path):
             inv_id, _dot, _ = e.name.partition(".")
@@ -37,7 +45,7 @@ def check_invocations(unit: Unit, base: Path) -> None:
             part = PARTS.get(suffix)
             if part is None:
                 if suffix not in _EXTRA and e.kind != "bad":
-                    unit.report("OKS005", e.path, "not a file of the agent-invocation contract; not read")
+                    unit.report(UNNAMED_ENTRY, e.path, "not a file of the agent-invocation contract; not read")
                 continue
             groups.setdefault(inv_id, {})[part] = e
         for inv_id, parts in sorted(groups.items()):
@@ -50,14 +58,14 @@ def _check_one(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: dict[
     paths = layout.InvocationPaths(folder, inv_id)
     first = next(iter(parts.values())).path
     if not layout.is_canonical_slug(inv_id):
-        unit.report("OKS018", first, f"invocation id {inv_id!r} is not a canonical slug")
+        unit.report(NON_CANONICAL_SLUG, first, f"invocation id {inv_id!r} is not a canonical slug")
     present = [p for p in ORDER if p in parts]
     if present:
         last = ORDER.index(present[-1])
         missing = [p for p in ORDER[:last] if p not in parts]
         if missing:
             unit.report(
-                "OKS123",
+                INCOMPLETE_INVOCATION,
                 parts[present[-1]].path,
                 f"{present[-1]} is published but the invocation has no {', '.join(missing)} file",
             )
@@ -83,18 +91,20 @@ def _check_one(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: dict[
                 ("promptPath", meta.prompt_path, rel["prompt"], meta.prompt_sha256, "prompt"),
             ):
                 if target != expected:
-                    rule = "OKS122" if other_invocation(target) else "OKS120"
+                    rule = CROSS_INVOCATION_LINK if other_invocation(target) else ENVELOPE_UNBOUND
                     unit.report(rule, paths.meta, f"{label} {target!r} is not this invocation's {expected!r}")
                 elif part in parts and parts[part].kind == "file":
                     data = unit.data(getattr(paths, part))
                     if data is not None and sha256_bytes(data) != digest:
-                        unit.report("OKS123", paths.meta, f"{part} digest does not match the bytes of {expected}")
+                        unit.report(
+                            INCOMPLETE_INVOCATION, paths.meta, f"{part} digest does not match the bytes of {expected}"
+                        )
     if "result" in parts and parts["result"].kind == "file":
         env = unit.doc(paths.result, ResultEnvelope)
         if env is not None:
             _bind(unit, paths.result, purpose, inv_id, env.purpose, env.invocation_id)
             if env.prompt_meta_path != rel["meta"]:
-                rule = "OKS122" if other_invocation(env.prompt_meta_path) else "OKS120"
+                rule = CROSS_INVOCATION_LINK if other_invocation(env.prompt_meta_path) else ENVELOPE_UNBOUND
                 unit.report(
                     rule,
                     paths.result,
@@ -105,7 +115,7 @@ def _check_one(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: dict[
         if done is not None:
             _bind(unit, paths.completion, purpose, inv_id, done.purpose, done.invocation_id)
             if done.result_path != rel["result"]:
-                rule = "OKS122" if other_invocation(done.result_path) else "OKS120"
+                rule = CROSS_INVOCATION_LINK if other_invocation(done.result_path) else ENVELOPE_UNBOUND
                 unit.report(
                     rule,
                     paths.completion,
@@ -115,15 +125,17 @@ def _check_one(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: dict[
                 envelope = unit.json(paths.result)
                 if envelope is not None and sha256_json(envelope) != done.envelope_sha256:
                     unit.report(
-                        "OKS121", paths.completion, "envelopeSha256 is not the digest of the canonical result envelope"
+                        COMPLETION_DIGEST,
+                        paths.completion,
+                        "envelopeSha256 is not the digest of the canonical result envelope",
                     )
 
 
 def _bind(unit: Unit, path: Path, purpose: str, inv_id: str, got_purpose: str, got_id: str) -> None:
     if got_purpose != purpose:
-        unit.report("OKS120", path, f"purpose {got_purpose!r} is not the folder's {purpose!r}")
+        unit.report(ENVELOPE_UNBOUND, path, f"purpose {got_purpose!r} is not the folder's {purpose!r}")
     if got_id != inv_id:
-        rule = "OKS122"
+        rule = CROSS_INVOCATION_LINK
         unit.report(rule, path, f"invocationId {got_id!r} is not this invocation's {inv_id!r}")
 
 
@@ -147,4 +159,4 @@ def _owner_verdict(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: d
     for problem in problems:
         if "completion marker is missing" in problem:
             continue  # a result awaiting its marker is an in-flight publication, not a broken one
-        unit.report("OKS123", parts["meta"].path, problem)
+        unit.report(INCOMPLETE_INVOCATION, parts["meta"].path, problem)

@@ -7,6 +7,14 @@ from pathlib import Path
 
 from ... import layout
 from ...models import manager as mm
+from ..catalog import (
+    CHILD_CONTEXT_MISMATCH,
+    MANAGER_IDENTITY_MISMATCH,
+    MANAGER_ROOT_MISSING,
+    NON_CANONICAL_SLUG,
+    SCHEMA_MISMATCH,
+    UNNAMED_ENTRY,
+)
 from ..engine import Unit
 
 _MANAGER_FILES = {"manager.json": "file", "projects.json": "file", "task-groups": "dir"}
@@ -25,7 +33,7 @@ def check_managers(unit: Unit, home: Path) -> None:
     for m in unit.entries(layout.managers_dir(home)):
         if m.kind != "dir":
             if m.kind == "file":
-                unit.report("OKS005", m.path, "not part of the manager contract; not read")
+                unit.report(UNNAMED_ENTRY, m.path, "not part of the manager contract; not read")
             continue
         unit.guard("manager", m.path, _check_manager, unit, m.path)
     inside = str(home) + os.sep
@@ -35,21 +43,23 @@ def check_managers(unit: Unit, home: Path) -> None:
 def _unknown(unit: Unit, folder: Path, allowed: dict[str, str]) -> None:
     for e in unit.entries(folder):
         if e.kind != "bad" and allowed.get(e.name) != e.kind:
-            unit.report("OKS005", e.path, "not part of the manager contract; not read")
+            unit.report(UNNAMED_ENTRY, e.path, "not part of the manager contract; not read")
 
 
 def _check_manager(unit: Unit, folder: Path) -> None:
     if not layout.is_canonical_slug(folder.name):
-        unit.report("OKS018", folder, f"manager folder {folder.name!r} is not a canonical slug")
+        unit.report(NON_CANONICAL_SLUG, folder, f"manager folder {folder.name!r} is not a canonical slug")
     _unknown(unit, folder, _MANAGER_FILES)
     info_path = folder / "manager.json"
     if unit.entry(info_path) is None:
-        unit.report("OKS020", info_path, "manager.json is missing")
+        unit.report(SCHEMA_MISMATCH, info_path, "manager.json is missing")
     else:
         info = unit.doc(info_path, mm.ManagerFile)
         if info is not None and layout.slug(info.manager_id) != folder.name:
             unit.report(
-                "OKS142", info_path, f"managerId {info.manager_id!r} does not slug to the folder name {folder.name!r}"
+                MANAGER_IDENTITY_MISMATCH,
+                info_path,
+                f"managerId {info.manager_id!r} does not slug to the folder name {folder.name!r}",
             )
     projects_path = folder / "projects.json"
     if unit.entry(projects_path) is not None:
@@ -58,7 +68,7 @@ def _check_manager(unit: Unit, folder: Path) -> None:
             for i, p in enumerate(projects.projects):
                 if not os.path.isabs(p.project_root) or not os.path.isdir(p.project_root):
                     unit.report(
-                        "OKS140",
+                        MANAGER_ROOT_MISSING,
                         projects_path,
                         f"projects[{i}] ({p.project_id}): projectRoot {p.project_root!r} is not an existing directory",
                     )
@@ -77,7 +87,7 @@ def _check_task(unit: Unit, folder: Path, group_folder: str) -> None:
         man = unit.doc(manifest_path, mm.ManagerTaskManifest)
         if man is not None and (layout.slug(man.task_group) != group_folder or layout.slug(man.task_id) != folder.name):
             unit.report(
-                "OKS142",
+                MANAGER_IDENTITY_MISMATCH,
                 manifest_path,
                 f"taskGroup/taskId {man.task_group!r}/{man.task_id!r} do not slug to the folder "
                 f"{group_folder}/{folder.name}",
@@ -98,8 +108,10 @@ def _check_task(unit: Unit, folder: Path, group_folder: str) -> None:
         if ctx.kind != "file":
             continue
         if expected is None:
-            unit.report("OKS141", ctx.path, "child context without a readable children.json")
+            unit.report(CHILD_CONTEXT_MISMATCH, ctx.path, "child context without a readable children.json")
         elif ctx.name not in expected:
             unit.report(
-                "OKS141", ctx.path, f"{ctx.name!r} is not <project-id>-<child-task-id>.md of any child in children.json"
+                CHILD_CONTEXT_MISMATCH,
+                ctx.path,
+                f"{ctx.name!r} is not <project-id>-<child-task-id>.md of any child in children.json",
             )

@@ -7,6 +7,15 @@ from pathlib import Path
 
 from ... import layout
 from ...models.task import LatestTask, ProjectFile, TaskCatalog, TaskCatalogEntry
+from ..catalog import (
+    CATALOG_UNREADABLE,
+    CATALOGUED_TASK_MISSING,
+    LATEST_TASK_DANGLING,
+    NON_CANONICAL_SLUG,
+    TASK_KEY_INCONSISTENT,
+    TASK_NOT_CATALOGUED,
+    UNNAMED_ENTRY,
+)
 from ..engine import Unit
 from . import invocations, managers
 
@@ -21,7 +30,7 @@ def check_project(unit: Unit, home: Path) -> list[tuple[str, TaskCatalogEntry | 
     for e in unit.entries(store):
         expected = _TOP.get(e.name)
         if e.kind != "bad" and expected != e.kind:
-            unit.report("OKS005", e.path, "not part of the store's contract; not read")
+            unit.report(UNNAMED_ENTRY, e.path, "not part of the store's contract; not read")
     project_file = layout.project_json_path(root)
     if unit.entry(project_file) is not None:
         unit.doc(project_file, ProjectFile)
@@ -29,14 +38,14 @@ def check_project(unit: Unit, home: Path) -> list[tuple[str, TaskCatalogEntry | 
     disc = layout.discovery_dir(root)
     for e in unit.entries(disc):
         if e.kind != "bad" and (e.name not in _DISCOVERY or e.kind != "file"):
-            unit.report("OKS005", e.path, "not part of the store's contract; not read")
+            unit.report(UNNAMED_ENTRY, e.path, "not part of the store's contract; not read")
 
     folders = _task_folders(unit)
     catalog_path = layout.task_catalog_path(root)
     catalog: TaskCatalog | None = None
     if unit.entry(catalog_path) is None:
         if folders:
-            unit.report("OKS030", catalog_path, "task-catalog.json is missing but the store has task folders")
+            unit.report(CATALOG_UNREADABLE, catalog_path, "task-catalog.json is missing but the store has task folders")
     else:
         catalog = unit.doc(catalog_path, TaskCatalog)
 
@@ -52,7 +61,9 @@ def check_project(unit: Unit, home: Path) -> list[tuple[str, TaskCatalogEntry | 
     for rel in folders:
         entry = entries.get(rel)
         if catalog is not None and entry is None:
-            unit.report("OKS032", root / rel, "task folder is not listed in .okstra/discovery/task-catalog.json")
+            unit.report(
+                TASK_NOT_CATALOGUED, root / rel, "task folder is not listed in .okstra/discovery/task-catalog.json"
+            )
         out.append((rel, entry))
 
     inv_dir = layout.agent_invocations_dir(root)
@@ -71,17 +82,17 @@ def _task_folders(unit: Unit) -> list[str]:
     for group in unit.entries(base):
         if group.kind != "dir":
             if group.kind == "file":
-                unit.report("OKS005", group.path, "not part of the store's contract; not read")
+                unit.report(UNNAMED_ENTRY, group.path, "not part of the store's contract; not read")
             continue
         if not layout.is_canonical_slug(group.name):
-            unit.report("OKS018", group.path, f"task group folder {group.name!r} is not a canonical slug")
+            unit.report(NON_CANONICAL_SLUG, group.path, f"task group folder {group.name!r} is not a canonical slug")
         for task in unit.entries(group.path):
             if task.kind != "dir":
                 if task.kind == "file":
-                    unit.report("OKS005", task.path, "not part of the store's contract; not read")
+                    unit.report(UNNAMED_ENTRY, task.path, "not part of the store's contract; not read")
                 continue
             if not layout.is_canonical_slug(task.name):
-                unit.report("OKS018", task.path, f"task id folder {task.name!r} is not a canonical slug")
+                unit.report(NON_CANONICAL_SLUG, task.path, f"task id folder {task.name!r} is not a canonical slug")
             out.append(unit.rel(task.path))
     return out
 
@@ -92,7 +103,7 @@ def _check_catalog(unit: Unit, catalog: TaskCatalog, entries: dict[str, TaskCata
     project = unit.doc(project_file, ProjectFile) if unit.entry(project_file) is not None else None
     if project is not None and project.project_id != catalog.project_id:
         unit.report(
-            "OKS031",
+            TASK_KEY_INCONSISTENT,
             path,
             f"catalog projectId {catalog.project_id!r} differs from project.json ({project.project_id!r})",
         )
@@ -103,40 +114,42 @@ def _check_catalog(unit: Unit, catalog: TaskCatalog, entries: dict[str, TaskCata
         expected_key = f"{entry.project_id}:{entry.task_group}:{entry.task_id}"
         if entry.task_key != expected_key:
             unit.report(
-                "OKS031",
+                TASK_KEY_INCONSISTENT,
                 path,
                 f"{where}: taskKey {entry.task_key!r} is not projectId:taskGroup:taskId ({expected_key!r})",
             )
         if entry.task_key in seen:
-            unit.report("OKS031", path, f"{where}: taskKey {entry.task_key!r} is listed twice")
+            unit.report(TASK_KEY_INCONSISTENT, path, f"{where}: taskKey {entry.task_key!r} is listed twice")
         seen.add(entry.task_key)
         folder = layout.task_root_rel(entry.task_group, entry.task_id)
         if entry.task_root_path != folder:
             unit.report(
-                "OKS031", path, f"{where}: taskRootPath {entry.task_root_path!r} is not the task's folder {folder!r}"
+                TASK_KEY_INCONSISTENT,
+                path,
+                f"{where}: taskRootPath {entry.task_root_path!r} is not the task's folder {folder!r}",
             )
         if folder not in existing:
-            unit.report("OKS033", path, f"{where}: task {entry.task_key!r} has no folder {folder}/")
+            unit.report(CATALOGUED_TASK_MISSING, path, f"{where}: task {entry.task_key!r} has no folder {folder}/")
             continue
         if folder in entries:
-            unit.report("OKS031", path, f"{where}: two catalog entries map to the folder {folder}/")
+            unit.report(TASK_KEY_INCONSISTENT, path, f"{where}: two catalog entries map to the folder {folder}/")
         entries[folder] = entry
 
 
 def _check_latest(unit: Unit, path: Path, latest: LatestTask, catalog: TaskCatalog) -> None:
     match = [e for e in catalog.tasks if e.task_key == latest.task_key]
     if not match:
-        unit.report("OKS034", path, f"taskKey {latest.task_key!r} is not a catalogued task")
+        unit.report(LATEST_TASK_DANGLING, path, f"taskKey {latest.task_key!r} is not a catalogued task")
         return
     entry = match[0]
     if latest.task_root_path != entry.task_root_path:
         unit.report(
-            "OKS034",
+            LATEST_TASK_DANGLING,
             path,
             f"taskRootPath {latest.task_root_path!r} is not the catalogued task root {entry.task_root_path!r}",
         )
     expected = f"{entry.task_root_path}/task-manifest.json"
     if latest.task_manifest_path != expected:
-        unit.report("OKS034", path, f"taskManifestPath {latest.task_manifest_path!r} is not {expected!r}")
+        unit.report(LATEST_TASK_DANGLING, path, f"taskManifestPath {latest.task_manifest_path!r} is not {expected!r}")
     elif not unit.rel_exists(latest.task_manifest_path):
-        unit.report("OKS034", path, f"taskManifestPath {latest.task_manifest_path!r} does not exist")
+        unit.report(LATEST_TASK_DANGLING, path, f"taskManifestPath {latest.task_manifest_path!r} does not exist")

@@ -8,6 +8,14 @@ from pathlib import Path
 from ... import names
 from ...digests import sha256_bytes
 from ...models.run import DutyCatalog, PromptMeta, RunManifest
+from ..catalog import (
+    DUTY_SNAPSHOT_DRIFT,
+    METADATA_BACKREF,
+    METADATA_DIGEST,
+    METADATA_WITHOUT_PROMPT,
+    PROMPT_UNPUBLISHED,
+    UNKNOWN_ASSIGNMENT,
+)
 from .scope import Artifact, RunScope, TaskScope
 
 PROMPT_KINDS = ("lead-prompt", "worker-prompt", "reverify-prompt")
@@ -23,13 +31,15 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         folder = os.path.dirname(art.entry.text)
         if os.path.join(folder, names.meta_name_for(art.entry.name)) not in present:
             unit.report(
-                "OKS050", art.path, "prompt has no adjacent .meta.json: unpublished (or interrupted) publication"
+                PROMPT_UNPUBLISHED,
+                art.path,
+                "prompt has no adjacent .meta.json: unpublished (or interrupted) publication",
             )
     for art in run.of_kind(*META_KINDS):
         prompt = art.path.with_name(art.entry.name.removesuffix(".meta.json"))
         has_prompt = os.path.join(os.path.dirname(art.entry.text), prompt.name) in present
         if not has_prompt:
-            unit.report("OKS051", art.path, f"metadata without its prompt {prompt.name}")
+            unit.report(METADATA_WITHOUT_PROMPT, art.path, f"metadata without its prompt {prompt.name}")
         meta = unit.doc(art.path, PromptMeta)
         if meta is not None:
             _meta(scope, run, art, meta, prompt, has_prompt)
@@ -45,19 +55,23 @@ def _meta(scope: TaskScope, run: RunScope, art: Artifact, meta: PromptMeta, prom
     manifest: RunManifest | None = None
     if target.parent != manifests_dir or (a := run.find(target)) is None or a.kind != "run-manifest":
         unit.report(
-            "OKS052", art.path, f"runManifestPath {meta.run_manifest_path!r} is not a run manifest of this run dir"
+            METADATA_BACKREF,
+            art.path,
+            f"runManifestPath {meta.run_manifest_path!r} is not a run manifest of this run dir",
         )
     else:
         manifest = unit.doc(target, RunManifest)
     if meta.prompt_path != unit.rel(prompt):
         unit.report(
-            "OKS052", art.path, f"promptPath {meta.prompt_path!r} is not the adjacent prompt {unit.rel(prompt)!r}"
+            METADATA_BACKREF,
+            art.path,
+            f"promptPath {meta.prompt_path!r} is not the adjacent prompt {unit.rel(prompt)!r}",
         )
     if manifest is not None:
         match = [a for a in manifest.invocation_assignments if a.assignment_ref == meta.assignment_ref]
         if not match:
             unit.report(
-                "OKS053",
+                UNKNOWN_ASSIGNMENT,
                 art.path,
                 f"assignmentRef {meta.assignment_ref!r} is not held by the run manifest's invocationAssignments",
             )
@@ -71,36 +85,36 @@ def _meta(scope: TaskScope, run: RunScope, art: Artifact, meta: PromptMeta, prom
             ):
                 if getattr(assignment, field) != getattr(meta, field):
                     unit.report(
-                        "OKS053",
+                        UNKNOWN_ASSIGNMENT,
                         art.path,
                         f"{label} {getattr(meta, field)!r} differs from assignment {meta.assignment_ref!r} "
                         f"({getattr(assignment, field)!r})",
                     )
             if assignment.meta_path != unit.rel(art.path):
                 unit.report(
-                    "OKS053",
+                    UNKNOWN_ASSIGNMENT,
                     art.path,
                     f"assignment {meta.assignment_ref!r} reserves metaPath {assignment.meta_path!r}, not this file",
                 )
         contract = manifest.agent_contract
         if contract is not None and meta.digests.catalog != contract.catalog_digest:
             unit.report(
-                "OKS054", art.path, "catalog digest differs from the run manifest's agentContract.catalogDigest"
+                METADATA_DIGEST, art.path, "catalog digest differs from the run manifest's agentContract.catalogDigest"
             )
     if has_prompt and meta.prompt_path == unit.rel(prompt):
         data = unit.data(prompt)
         if data is not None and sha256_bytes(data) != meta.digests.prompt:
-            unit.report("OKS054", art.path, f"prompt digest does not match the bytes of {prompt.name}")
+            unit.report(METADATA_DIGEST, art.path, f"prompt digest does not match the bytes of {prompt.name}")
     for label, rel, digest in (
         ("instruction", meta.instruction_path, meta.digests.instruction),
         ("duty", meta.duty_path, meta.digests.duty),
     ):
         if not unit.rel_exists(rel):
-            unit.report("OKS054", art.path, f"{label}Path {rel!r} does not exist")
+            unit.report(METADATA_DIGEST, art.path, f"{label}Path {rel!r} does not exist")
             continue
         data = unit.data(unit.root / rel)
         if data is not None and sha256_bytes(data) != digest:
-            unit.report("OKS054", art.path, f"{label} digest does not match the bytes of {rel}")
+            unit.report(METADATA_DIGEST, art.path, f"{label} digest does not match the bytes of {rel}")
 
 
 def _duty_snapshot(scope: TaskScope, art: Artifact, manifest: RunManifest) -> None:
@@ -108,16 +122,18 @@ def _duty_snapshot(scope: TaskScope, art: Artifact, manifest: RunManifest) -> No
     contract = manifest.agent_contract
     assert contract is not None
     if not unit.rel_exists(contract.duty_root):
-        unit.report("OKS055", art.path, f"agentContract.dutyRoot {contract.duty_root!r} does not exist")
+        unit.report(DUTY_SNAPSHOT_DRIFT, art.path, f"agentContract.dutyRoot {contract.duty_root!r} does not exist")
         return
     catalog_path = unit.root / contract.duty_root / "catalog.json"
     data = unit.data(catalog_path) if unit.exists(catalog_path) else None
     if data is None:
-        unit.report("OKS055", catalog_path, "duty snapshot has no readable catalog.json")
+        unit.report(DUTY_SNAPSHOT_DRIFT, catalog_path, "duty snapshot has no readable catalog.json")
         return
     if sha256_bytes(data) != contract.catalog_digest:
         unit.report(
-            "OKS055", catalog_path, f"catalog.json drifted from the catalog digest recorded in {unit.rel(art.path)}"
+            DUTY_SNAPSHOT_DRIFT,
+            catalog_path,
+            f"catalog.json drifted from the catalog digest recorded in {unit.rel(art.path)}",
         )
     catalog = unit.doc(catalog_path, DutyCatalog)
     if catalog is None:
@@ -127,8 +143,8 @@ def _duty_snapshot(scope: TaskScope, art: Artifact, manifest: RunManifest) -> No
         rel = f"{contract.duty_root}/{duty.path}"
         path = unit.root / rel
         if not unit.rel_exists(rel):
-            unit.report("OKS055", catalog_path, f"duty {duty.duty_id!r}: {duty.path!r} does not exist")
+            unit.report(DUTY_SNAPSHOT_DRIFT, catalog_path, f"duty {duty.duty_id!r}: {duty.path!r} does not exist")
             continue
         raw = unit.data(path)
         if raw is not None and sha256_bytes(raw) != duty.sha256:
-            unit.report("OKS055", path, f"duty {duty.duty_id!r} drifted from the digest in its catalog")
+            unit.report(DUTY_SNAPSHOT_DRIFT, path, f"duty {duty.duty_id!r} drifted from the digest in its catalog")

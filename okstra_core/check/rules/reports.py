@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from ... import names
+from ..catalog import STALE_READING_COPY
 from .documents import load_report
 from .scope import RunScope, TaskScope
 
@@ -33,7 +34,7 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         if text != fresh:
             line = _first_difference(text, fresh)
             unit.report(
-                "OKS092",
+                STALE_READING_COPY,
                 md,
                 f"reading copy differs from a fresh render of {art.entry.name} (first difference at line {line})",
                 line,

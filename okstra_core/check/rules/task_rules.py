@@ -9,6 +9,28 @@ from typing import Any
 from ... import layout, names
 from ...models import task as tm
 from ...models.run import RUN_STATUSES
+from ..catalog import (
+    BAD_NAME,
+    BAD_NEXT_PHASE_CORRECTION,
+    BAD_STAGE_FOLDER,
+    CATALOGUED_TASK_MISSING,
+    FIX_CYCLES_DISAGREE,
+    FLAT_LEGACY_ARTIFACT,
+    FOREIGN_ARTIFACT,
+    MALFORMED_SEQ,
+    MANIFEST_PATH_MISSING,
+    MANIFEST_PATH_NOT_RELATIVE,
+    MISPLACED_CARRY,
+    NEXT_PHASE_UNACTIONABLE,
+    NON_CANONICAL_SLUG,
+    TASK_KEY_INCONSISTENT,
+    TASK_TYPE_MISMATCH,
+    TIMELINE_RUN_MISSING,
+    UNKNOWN_RUN_FOLDER,
+    UNKNOWN_STATUS,
+    UNKNOWN_TASK_TYPE,
+    UNNAMED_ENTRY,
+)
 from ..engine import Entry, Unit
 from . import carry, convergence, design_prep, direction, documents, prompts, reports, team_state
 from .scope import Artifact, RunScope, TaskScope
@@ -76,16 +98,16 @@ def _layout(scope: TaskScope) -> None:
     unit = scope.unit
     for e in unit.entries(scope.root):
         if e.kind != "bad" and _TASK_ROOT.get(e.name) != e.kind:
-            unit.report("OKS005", e.path, "not part of the task bundle's contract; not read")
+            unit.report(UNNAMED_ENTRY, e.path, "not part of the task bundle's contract; not read")
     for e in unit.entries(layout.history_dir(scope.root)):
         if e.kind != "bad" and (e.name not in _HISTORY or e.kind != "file"):
-            unit.report("OKS005", e.path, "not part of the task bundle's contract; not read")
+            unit.report(UNNAMED_ENTRY, e.path, "not part of the task bundle's contract; not read")
     for e in unit.entries(layout.notes_dir(scope.root)):
         if e.kind == "file" and names.parse_note(e.name) is None:
-            unit.report("OKS011", e.path, "note is not named <timestamp>-<slug>.md")
+            unit.report(BAD_NAME, e.path, "note is not named <timestamp>-<slug>.md")
     for e in unit.entries(layout.runs_dir(scope.root)):
         if e.kind == "file":
-            unit.report("OKS005", e.path, "runs/ holds task-type folders only; not read")
+            unit.report(UNNAMED_ENTRY, e.path, "runs/ holds task-type folders only; not read")
         elif e.kind == "dir":
             _task_type_dir(scope, e)
 
@@ -94,9 +116,9 @@ def _task_type_dir(scope: TaskScope, base: Entry) -> None:
     unit = scope.unit
     task_type = base.name
     if not layout.is_canonical_slug(task_type):
-        unit.report("OKS018", base.path, f"task-type folder {task_type!r} is not a canonical slug")
+        unit.report(NON_CANONICAL_SLUG, base.path, f"task-type folder {task_type!r} is not a canonical slug")
     elif task_type not in layout.KNOWN_TASK_TYPES:
-        unit.report("OKS019", base.path, f"unknown task type {task_type!r}")
+        unit.report(UNKNOWN_TASK_TYPE, base.path, f"unknown task type {task_type!r}")
     own = RunScope(base.path, task_type, None)
     has_own = False
     for e in unit.entries(base.path):
@@ -106,45 +128,45 @@ def _task_type_dir(scope: TaskScope, base: Entry) -> None:
         if e.name in layout.RUN_CATEGORIES and e.kind == "dir":
             if task_type == "implementation":
                 unit.report(
-                    "OKS015",
+                    BAD_STAGE_FOLDER,
                     e.path,
                     "an implementation run lives in runs/implementation/stage-<n>/, not directly in "
                     "runs/implementation/",
                 )
             elif e.name in layout.DESIGN_PREP_CATEGORIES and task_type != "implementation-planning":
-                unit.report("OKS010", e.path, f"{e.name}/ belongs to implementation-planning run dirs only")
+                unit.report(UNKNOWN_RUN_FOLDER, e.path, f"{e.name}/ belongs to implementation-planning run dirs only")
                 continue
             has_own = True
             _category(scope, own, e)
         elif e.kind == "dir" and e.name.startswith("stage-"):
             if stage is None:
                 unit.report(
-                    "OKS015",
+                    BAD_STAGE_FOLDER,
                     e.path,
                     f"stage folder {e.name!r} is not stage-<n> with n a positive integer without padding",
                 )
             elif not layout.is_staged_type(task_type):
-                unit.report("OKS015", e.path, f"task type {task_type!r} has no stages")
+                unit.report(BAD_STAGE_FOLDER, e.path, f"task type {task_type!r} has no stages")
             else:
                 scope.runs.append(_stage_dir(scope, e, task_type, stage))
         elif e.name == layout.CARRY_DIR and e.kind == "dir":
             if task_type != "implementation":
-                unit.report("OKS016", e.path, "carry/ lives only in runs/implementation/")
+                unit.report(MISPLACED_CARRY, e.path, "carry/ lives only in runs/implementation/")
             else:
                 scope.carry = [c for c in unit.entries(e.path) if c.kind != "bad"]
         elif e.name == layout.CONSUMERS_FILE and e.kind == "file":
             if task_type != "implementation-planning":
-                unit.report("OKS016", e.path, "consumers.jsonl lives only in runs/implementation-planning/")
+                unit.report(MISPLACED_CARRY, e.path, "consumers.jsonl lives only in runs/implementation-planning/")
             else:
                 scope.consumers = e.path
         elif e.kind == "file" and (parsed := names.classify_flat(e.name)) is not None:
-            unit.report("OKS017", e.path, f"flat legacy artifact: belongs in {parsed.category}/")
+            unit.report(FLAT_LEGACY_ARTIFACT, e.path, f"flat legacy artifact: belongs in {parsed.category}/")
             has_own = True
             _add(scope, own, e, parsed, flat=True)
         elif e.kind == "dir":
-            unit.report("OKS010", e.path, f"{e.name}/ is not a category folder, a stage folder or carry/")
+            unit.report(UNKNOWN_RUN_FOLDER, e.path, f"{e.name}/ is not a category folder, a stage folder or carry/")
         else:
-            unit.report("OKS005", e.path, "not part of the run dir's contract; not read")
+            unit.report(UNNAMED_ENTRY, e.path, "not part of the run dir's contract; not read")
     if has_own:
         scope.runs.insert(0, own)
 
@@ -158,22 +180,22 @@ def _stage_dir(scope: TaskScope, e: Entry, task_type: str, stage: int) -> RunSco
         if c.name in layout.SEQ_CATEGORIES and c.kind == "dir":
             _category(scope, run, c)
         elif c.name in layout.DESIGN_PREP_CATEGORIES and c.kind == "dir":
-            unit.report("OKS010", c.path, f"{c.name}/ belongs to implementation-planning run dirs only")
+            unit.report(UNKNOWN_RUN_FOLDER, c.path, f"{c.name}/ belongs to implementation-planning run dirs only")
         elif c.name == layout.CARRY_DIR or c.name == layout.CONSUMERS_FILE:
             unit.report(
-                "OKS016",
+                MISPLACED_CARRY,
                 c.path,
                 f"{c.name} is stage-shared and lives flat under the task-type run dir, not under {e.name}/",
             )
         elif c.kind == "dir" and c.name.startswith("stage-"):
-            unit.report("OKS015", c.path, "stage folders do not nest")
+            unit.report(BAD_STAGE_FOLDER, c.path, "stage folders do not nest")
         elif c.kind == "file" and (parsed := names.classify_flat(c.name)) is not None:
-            unit.report("OKS017", c.path, f"flat legacy artifact: belongs in {parsed.category}/")
+            unit.report(FLAT_LEGACY_ARTIFACT, c.path, f"flat legacy artifact: belongs in {parsed.category}/")
             _add(scope, run, c, parsed, flat=True)
         elif c.kind == "dir":
-            unit.report("OKS010", c.path, f"{c.name}/ is not a category folder")
+            unit.report(UNKNOWN_RUN_FOLDER, c.path, f"{c.name}/ is not a category folder")
         else:
-            unit.report("OKS005", c.path, "not part of the run dir's contract; not read")
+            unit.report(UNNAMED_ENTRY, c.path, "not part of the run dir's contract; not read")
     return run
 
 
@@ -191,14 +213,14 @@ def _category(scope: TaskScope, run: RunScope, folder: Entry) -> None:
                 if r.kind == "file" and r.name.endswith(".json"):
                     unit.json(r.text)
                 elif r.kind != "bad":
-                    unit.report("OKS011", r.path, f"{r.name!r} is not an invocation reservation (<invocation-id>.json)")
+                    unit.report(BAD_NAME, r.path, f"{r.name!r} is not an invocation reservation (<invocation-id>.json)")
             continue
         parsed = _parse_in_category(folder.name, e.name)
         if parsed is None:
-            unit.report("OKS011", e.path, f"{e.name!r} is not a name of any {folder.name}/ artifact")
+            unit.report(BAD_NAME, e.path, f"{e.name!r} is not a name of any {folder.name}/ artifact")
             continue
         if (parsed.fmt == "dir") != (e.kind == "dir"):
-            unit.report("OKS011", e.path, f"{e.name!r} should be a {'folder' if parsed.fmt == 'dir' else 'file'}")
+            unit.report(BAD_NAME, e.path, f"{e.name!r} should be a {'folder' if parsed.fmt == 'dir' else 'file'}")
             continue
         _add(scope, run, e, parsed)
 
@@ -207,13 +229,15 @@ def _add(scope: TaskScope, run: RunScope, e: Entry, parsed: names.ParsedName, fl
     unit = scope.unit
     if parsed.seq_text is not None and not names.is_canonical_seq(parsed.seq_text):
         unit.report(
-            "OKS012",
+            MALFORMED_SEQ,
             e.path,
             f"seq {parsed.seq_text!r} is not a canonical seq (at least 3 digits, zero-padded, from 001)",
         )
     if parsed.task_type is not None and parsed.task_type != run.task_type:
         unit.report(
-            "OKS014", e.path, f"named for task type {parsed.task_type!r} but stored in the {run.task_type!r} run dir"
+            TASK_TYPE_MISMATCH,
+            e.path,
+            f"named for task type {parsed.task_type!r} but stored in the {run.task_type!r} run dir",
         )
     run.artifacts.append(Artifact(e, parsed, flat))
 
@@ -225,7 +249,7 @@ def _manifest(scope: TaskScope) -> None:
     unit = scope.unit
     path = layout.task_manifest_path(scope.root)
     if unit.entry(path) is None:
-        unit.report("OKS033", path, "task-manifest.json is missing")
+        unit.report(CATALOGUED_TASK_MISSING, path, "task-manifest.json is missing")
         if scope.entry is not None:
             scope.task_key = scope.entry.task_key
         return
@@ -238,43 +262,61 @@ def _manifest(scope: TaskScope) -> None:
     scope.task_key = man.task_key
     expected_key = f"{man.project_id}:{man.task_group}:{man.task_id}"
     if man.task_key != expected_key:
-        unit.report("OKS031", path, f"taskKey {man.task_key!r} is not projectId:taskGroup:taskId ({expected_key!r})")
+        unit.report(
+            TASK_KEY_INCONSISTENT,
+            path,
+            f"taskKey {man.task_key!r} is not projectId:taskGroup:taskId ({expected_key!r})",
+        )
     folder = layout.task_root_rel(man.task_group, man.task_id)
     if scope.rel != folder:
-        unit.report("OKS031", path, f"task {man.task_group!r}/{man.task_id!r} belongs in {folder}/, not {scope.rel}/")
+        unit.report(
+            TASK_KEY_INCONSISTENT,
+            path,
+            f"task {man.task_group!r}/{man.task_id!r} belongs in {folder}/, not {scope.rel}/",
+        )
     if man.task_root_path != scope.rel:
-        unit.report("OKS031", path, f"taskRootPath {man.task_root_path!r} is not this task's folder {scope.rel!r}")
+        unit.report(
+            TASK_KEY_INCONSISTENT, path, f"taskRootPath {man.task_root_path!r} is not this task's folder {scope.rel!r}"
+        )
     entry = scope.entry
     if entry is not None:
         for field in ("task_key", "project_id", "task_group", "task_id"):
             a, b = getattr(entry, field), getattr(man, field)
             if a != b:
-                unit.report("OKS031", path, f"{_camel(field)} {b!r} differs from the task catalog ({a!r})")
+                unit.report(TASK_KEY_INCONSISTENT, path, f"{_camel(field)} {b!r} differs from the task catalog ({a!r})")
     for field in tm.TaskManifest.PATH_FIELDS:
         value = getattr(man, field)
         if value is None:
             continue
         if not layout.is_relative_posix(value):
-            unit.report("OKS035", path, f"{_camel(field)} {value!r} is not a project-relative POSIX path")
+            unit.report(
+                MANIFEST_PATH_NOT_RELATIVE, path, f"{_camel(field)} {value!r} is not a project-relative POSIX path"
+            )
         elif field not in _OPTIONAL_PATHS and not unit.rel_exists(value):
-            unit.report("OKS036", path, f"{_camel(field)} {value!r} does not exist")
+            unit.report(MANIFEST_PATH_MISSING, path, f"{_camel(field)} {value!r} does not exist")
     nrp = man.workflow.next_recommended_phase
     if nrp.status == "ready" and not nrp.phase:
-        unit.report("OKS037", path, "workflow.nextRecommendedPhase has status 'ready' but names no phase")
+        unit.report(
+            NEXT_PHASE_UNACTIONABLE, path, "workflow.nextRecommendedPhase has status 'ready' but names no phase"
+        )
     corr = man.workflow.next_recommended_phase_correction
     if corr is not None:
         if corr.applied != nrp:
             unit.report(
-                "OKS038", path, "workflow.nextRecommendedPhaseCorrection.applied is not the stored nextRecommendedPhase"
+                BAD_NEXT_PHASE_CORRECTION,
+                path,
+                "workflow.nextRecommendedPhaseCorrection.applied is not the stored nextRecommendedPhase",
             )
         if corr.authored == corr.applied:
             unit.report(
-                "OKS038", path, "workflow.nextRecommendedPhaseCorrection records no change (authored equals applied)"
+                BAD_NEXT_PHASE_CORRECTION,
+                path,
+                "workflow.nextRecommendedPhaseCorrection records no change (authored equals applied)",
             )
         if corr.applied.status == "ready" and not corr.applied.phase:
-            unit.report("OKS038", path, "the applied pointer has status 'ready' but names no phase")
+            unit.report(BAD_NEXT_PHASE_CORRECTION, path, "the applied pointer has status 'ready' but names no phase")
     if man.latest_run_status is not None and man.latest_run_status not in RUN_STATUSES:
-        unit.report("OKS130", path, f"latestRunStatus {man.latest_run_status!r} is not a known status")
+        unit.report(UNKNOWN_STATUS, path, f"latestRunStatus {man.latest_run_status!r} is not a known status")
     log = layout.fix_cycles_path(scope.root)
     events = [ev for _, ev in unit.jsonl(log, tm.FixCycleEvent)] if unit.entry(log) is not None else None
     if events is not None or (man.fix_cycles is not None and man.fix_cycles.count > 0):
@@ -282,12 +324,16 @@ def _manifest(scope: TaskScope) -> None:
         if man.fix_cycles is None:
             if derived.count:
                 unit.report(
-                    "OKS039", path, f"fixCycles is absent but history/fix-cycles.jsonl derives {derived.count} cycle(s)"
+                    FIX_CYCLES_DISAGREE,
+                    path,
+                    f"fixCycles is absent but history/fix-cycles.jsonl derives {derived.count} cycle(s)",
                 )
         elif man.fix_cycles != derived:
             what = "history/fix-cycles.jsonl" if events is not None else "a missing history/fix-cycles.jsonl"
             unit.report(
-                "OKS039", path, f"fixCycles {_dump(man.fix_cycles)} differs from what {what} derives: {_dump(derived)}"
+                FIX_CYCLES_DISAGREE,
+                path,
+                f"fixCycles {_dump(man.fix_cycles)} differs from what {what} derives: {_dump(derived)}",
             )
 
 
@@ -313,18 +359,20 @@ def _history(scope: TaskScope) -> None:
         unit.jsonl(recap, tm.RecapEntry)
     for e in unit.entries(recap.parent):
         if e.kind != "bad" and e.name != recap.name:
-            unit.report("OKS005", e.path, "not part of the task bundle's contract; not read")
+            unit.report(UNNAMED_ENTRY, e.path, "not part of the task bundle's contract; not read")
     if unit.entry(path) is None:
         return
     timeline = unit.doc(path, tm.Timeline)
     if timeline is None:
         return
     if scope.task_key is not None and timeline.task_key != scope.task_key:
-        unit.report("OKS024", path, f"taskKey {timeline.task_key!r} is not this task's {scope.task_key!r}")
+        unit.report(FOREIGN_ARTIFACT, path, f"taskKey {timeline.task_key!r} is not this task's {scope.task_key!r}")
     runs_rel = unit.rel(layout.runs_dir(scope.root)) + "/"
     for i, entry in enumerate(timeline.entries):
         for label, value in (("runDir", entry.run_dir), ("runManifestPath", entry.run_manifest_path)):
             if not value.startswith(runs_rel):
-                unit.report("OKS040", path, f"entries[{i}].{label} {value!r} is not inside this task's runs/")
+                unit.report(
+                    TIMELINE_RUN_MISSING, path, f"entries[{i}].{label} {value!r} is not inside this task's runs/"
+                )
             elif not unit.rel_exists(value):
-                unit.report("OKS040", path, f"entries[{i}].{label} {value!r} does not exist")
+                unit.report(TIMELINE_RUN_MISSING, path, f"entries[{i}].{label} {value!r} does not exist")

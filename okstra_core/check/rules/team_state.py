@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ...models.run import TeamState
+from ..catalog import DUPLICATE_DISPATCH, RESULT_LINK_SHARED, RESULT_LINK_UNDECLARED, RESULT_OUTSIDE_AUTHORIZED
 from .scope import RunScope, TaskScope
 
 
@@ -28,7 +29,7 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
             for did, n in sorted(counts.items()):
                 if n > 1:
                     unit.report(
-                        "OKS060",
+                        DUPLICATE_DISPATCH,
                         art.path,
                         f"{label}: dispatchId {did!r} is recorded {n} times (a repeat replaces the row)",
                     )
@@ -40,14 +41,14 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         for path, linked in sorted(by_path.items()):
             if len(linked) > 1:
                 unit.report(
-                    "OKS061",
+                    RESULT_LINK_SHARED,
                     art.path,
                     f"result {path!r} is linked to {len(linked)} dispatch ids ({', '.join(sorted(linked))})",
                 )
         for did, paths in sorted(by_id.items()):
             if len(paths) > 1:
                 unit.report(
-                    "OKS061",
+                    RESULT_LINK_SHARED,
                     art.path,
                     f"dispatch {did!r} authorises {len(paths)} result paths ({', '.join(sorted(paths))})",
                 )
@@ -57,15 +58,15 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         for link in state.agent_result_links:
             if link.dispatch_id not in known:
                 unit.report(
-                    "OKS062",
+                    RESULT_LINK_UNDECLARED,
                     art.path,
                     f"result link names dispatch {link.dispatch_id!r}, which the ledger does not record",
                 )
             if not unit.rel_exists(link.result_path):
-                unit.report("OKS062", art.path, f"linked result {link.result_path!r} does not exist")
+                unit.report(RESULT_LINK_UNDECLARED, art.path, f"linked result {link.result_path!r} does not exist")
             if manifest is None:
                 unit.report(
-                    "OKS062",
+                    RESULT_LINK_UNDECLARED,
                     art.path,
                     f"no run manifest of this run dir has runDateTimeSegment {state.run_date_time_segment!r} to "
                     f"declare {link.result_path!r}",
@@ -73,12 +74,18 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
                 continue
             if auth is None:
                 unit.report(
-                    "OKS063",
+                    RESULT_OUTSIDE_AUTHORIZED,
                     art.path,
                     f"result {link.result_path!r} is linked but the run manifest has no authorizedPaths",
                 )
                 continue
             if link.result_path not in auth.declared_results:
-                unit.report("OKS062", art.path, f"result {link.result_path!r} is not declared by the run manifest")
+                unit.report(
+                    RESULT_LINK_UNDECLARED, art.path, f"result {link.result_path!r} is not declared by the run manifest"
+                )
             if not _under(link.result_path, auth.result_roots):
-                unit.report("OKS063", art.path, f"result {link.result_path!r} is outside authorizedPaths.resultRoots")
+                unit.report(
+                    RESULT_OUTSIDE_AUTHORIZED,
+                    art.path,
+                    f"result {link.result_path!r} is outside authorizedPaths.resultRoots",
+                )
