@@ -151,7 +151,7 @@ class OkstraApp(App[None]):
     def _view_stack(self) -> list[ViewScreen]:
         return [s for s in self.screen_stack if isinstance(s, ViewScreen)]
 
-    def action_back(self) -> None:
+    async def action_back(self) -> None:
         views = self._view_stack()
         if len(views) <= 1 or not isinstance(self.screen, ViewScreen):
             return
@@ -242,7 +242,7 @@ class OkstraApp(App[None]):
                 continue
             seen.add(binding.action)
             yield SystemCommand(
-                binding.description, f"key: {_key_label(key)}", partial(base.run_action, binding.action, active.node)
+                binding.description, f"key: {_key_label(key)}", partial(self.run_action, binding.action, active.node)
             )
         for view in ("catalog", "checks", "managers"):
             action = f"app.{view}"

@@ -7,26 +7,18 @@ loaders); nothing parses a file itself. Functions return plain values or a
 
 from __future__ import annotations
 
-import importlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from okstra_core import layout, reading
 from okstra_core.errors import LoadError
 from okstra_core.store import Artifact, CatalogListingEntry, Project, RunDir, Task, TaskRef
 
-
-def optional_module(name: str) -> ModuleType | None:
-    """A core module that may not be part of this build (renderers, checker, workflows)."""
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name and name.startswith(exc.name):
-            return None
-        raise
+if TYPE_CHECKING:
+    from okstra_core.models.task import TaskManifest, Timeline
+    from okstra_core.reading import JsonlDoc
 
 
 # ------------------------------------------------------------------ catalog
@@ -134,25 +126,25 @@ def load_catalog(project: Project) -> CatalogData:
     folders the catalog does not name, in a second pass.
     """
     catalog = project.catalog
-    error = catalog if isinstance(catalog, LoadError) else None
     latest = project.latest_task
-    latest_ok = latest is not None and not isinstance(latest, LoadError)
-    latest_key = latest.task_key if latest_ok else None  # type: ignore[union-attr]
+    latest_error = latest if isinstance(latest, LoadError) else None
+    latest_key = latest.task_key if latest is not None and not isinstance(latest, LoadError) else None
+    if isinstance(catalog, LoadError):
+        return CatalogData([], catalog, latest_key, latest_error)
     rows: list[CatalogRow] = []
-    if error is None:
-        for entry in catalog.tasks:  # type: ignore[union-attr]
-            listed = CatalogListingEntry(
-                entry.task_key,
-                entry.task_group,
-                entry.task_id,
-                entry.task_type,
-                entry.current_status,
-                entry.title,
-                entry.created_at,
-                entry.updated_at,
-            )
-            rows.append(CatalogRow(project, listed, latest=entry.task_key == latest_key))
-    return CatalogData(rows, error, latest_key, latest if isinstance(latest, LoadError) else None)
+    for entry in catalog.tasks:
+        listed = CatalogListingEntry(
+            entry.task_key,
+            entry.task_group,
+            entry.task_id,
+            entry.task_type,
+            entry.current_status,
+            entry.title,
+            entry.created_at,
+            entry.updated_at,
+        )
+        rows.append(CatalogRow(project, listed, latest=entry.task_key == latest_key))
+    return CatalogData(rows, None, latest_key, latest_error)
 
 
 def list_catalog(project: Project) -> CatalogData | None:
@@ -226,9 +218,9 @@ def phase_summary(row: CatalogRow) -> PhaseSummary:
 @dataclass(slots=True)
 class TaskOverview:
     task: Task
-    manifest: Any
-    timeline: Any
-    fix_cycles: Any
+    manifest: TaskManifest | LoadError
+    timeline: Timeline | LoadError
+    fix_cycles: JsonlDoc | LoadError | None
     instruction_files: list[Path]
     notes: list[Path]
     run_dirs: list[RunDir]

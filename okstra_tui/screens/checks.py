@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -15,25 +15,22 @@ from textual.widgets import ProgressBar, Static, Tree
 from okstra_core import layout
 
 from ..navigation import Location
-from ..summaries import optional_module
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
 
+if TYPE_CHECKING:
+    from okstra_core.check.findings import CheckReport, Finding
+
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
-def run_checker(root: Path, home: Path, progress: Callable[[int, int], None] | None = None) -> Any:
+def run_checker(root: Path, home: Path, progress: Callable[[int, int], None] | None = None) -> CheckReport | str:
     """The checker's report, or a one-line reason it could not run; *progress* gets ``(tasks checked, tasks)``."""
-    module = optional_module("okstra_core.check")
-    run = getattr(module, "run_check", None) if module is not None else None
-    if run is None:
-        engine = optional_module("okstra_core.check.engine")
-        run = getattr(engine, "run_check", None) if engine is not None else None
-    if run is None:
-        return "the checker is not part of this build"
+    from okstra_core.check import run_check
+
     try:
-        return run(root, home=home, jobs=1, progress=progress)
+        return run_check(root, home=home, jobs=1, progress=progress)
     except Exception as exc:  # CheckError and anything unexpected: shown, never raised
         return f"the check could not run: {exc}"
 
@@ -81,9 +78,15 @@ class ChecksScreen(ViewScreen):
         yield tree
         yield BindingsFooter()
 
+    @property
+    def findings_tree(self) -> Tree[str | None]:
+        """The findings, one node per file and a leaf per finding; node data is the file's project path."""
+        tree: Tree[str | None] = self.query_one("#checks-tree", Tree)
+        return tree
+
     def on_mount(self) -> None:
         super().on_mount()
-        self.query_one("#checks-tree").focus()
+        self.findings_tree.focus()
         self._run()
 
     def action_rerun(self) -> None:
@@ -112,10 +115,10 @@ class ChecksScreen(ViewScreen):
         self.query_one("#checks-summary", Static).update(f"Running the checker… {done:,} of {total:,} tasks checked")
         self.query_one("#checks-progress", ProgressBar).update(total=total, progress=done)
 
-    def _show(self, report: Any) -> None:
+    def _show(self, report: CheckReport | str) -> None:
         summary = self.query_one("#checks-summary", Static)
         self.query_one("#checks-progress", ProgressBar).display = False
-        tree: Tree[str | None] = self.query_one("#checks-tree", Tree)
+        tree = self.findings_tree
         tree.clear()
         for old in self.query(ErrorPanel):
             old.remove()
@@ -123,7 +126,7 @@ class ChecksScreen(ViewScreen):
             summary.update("")
             self.mount(ErrorPanel(report, title="Checker"), after=summary)
             return
-        by_file: dict[str, list[Any]] = {}
+        by_file: dict[str, list[Finding]] = {}
         for finding in report.findings:
             by_file.setdefault(finding.path, []).append(finding)
         summary.update(
@@ -165,7 +168,7 @@ class ChecksScreen(ViewScreen):
         self.okstra.navigate(location_for(self.okstra.project.root, event.node.data))
 
     def current_path(self) -> Path | None:
-        node = self.query_one("#checks-tree", Tree).cursor_node
+        node = self.findings_tree.cursor_node
         if node is None or not node.data or node.data.startswith("$"):
             return None
         return self.okstra.project.root / node.data

@@ -10,7 +10,7 @@ next revision under the item's lock.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -21,8 +21,12 @@ from okstra_core.store import Task
 
 from .form import FormScreen
 
+if TYPE_CHECKING:
+    from okstra_core.models.report import DesignItem
+    from okstra_core.workflows.reports import LoadedReport
 
-def load_item(task: Task, prep_id: str) -> Any:
+
+def load_item(task: Task, prep_id: str) -> tuple[LoadedReport, DesignItem] | str:
     """``(report, item)`` of the approved snapshot, or why there is none (a one-line reason)."""
     from okstra_core.workflows.design_prep import design_item
 
@@ -37,7 +41,7 @@ class ConfirmDesignScreen(FormScreen):
 
     SUBMIT_LABEL = "Confirm (new revision)"
 
-    def __init__(self, task: Task, found: tuple[Any, Any]) -> None:
+    def __init__(self, task: Task, found: tuple[LoadedReport, DesignItem]) -> None:
         super().__init__(task)
         self.report, self.item = found
 

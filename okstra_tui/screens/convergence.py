@@ -11,6 +11,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Static
 
 from okstra_core import layout
@@ -25,6 +26,7 @@ from okstra_core.models.convergence import (
 
 from ..navigation import Location
 from ..summaries import ConvergenceTrail, load_convergence
+from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
@@ -102,9 +104,9 @@ def vote_matrix(round_no: int, plan: Any, results: Any, group_ids: list[str]) ->
     return Group(*parts)
 
 
-def trail_renderables(trail: ConvergenceTrail, root: Path) -> list[Any]:
+def trail_renderables(trail: ConvergenceTrail, root: Path) -> list[Widget]:
     """The widgets of one trail, errors inline."""
-    out: list[Any] = []
+    out: list[Widget] = []
     final = trail.final
     head = Text(f"{trail.run.label} · state seq {trail.seq_text}", style="bold")
     if isinstance(final, ConvergenceFinal):
@@ -208,12 +210,12 @@ class ConvergenceScreen(ViewScreen):
 
         self.mark_seen()
         trails = load_convergence(open_task(self.task_root))
-        self.app.call_from_thread(self._show, trails)
+        call_ui(self.app, self._show, trails)
 
     async def _show(self, trails: list[ConvergenceTrail]) -> None:
         body = self.query_one("#convergence-body", VerticalScroll)
         y = body.scroll_y
-        widgets: list[Any] = []
+        widgets: list[Widget] = []
         if not trails:
             widgets.append(Static("This task has no convergence state."))
         for trail in trails:

@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 
 from okstra_core import layout, names
 
 from ..navigation import Location
-from ..summaries import PreviewTarget, artifact_for, optional_module
+from ..summaries import PreviewTarget, artifact_for
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.preview import ArtifactPreview
 from .base import ViewScreen
+
+if TYPE_CHECKING:
+    from okstra_core.store import Task
+    from okstra_core.workflows.design_prep import Resolution
 
 VERDICT_STYLES = {
     "authoritative": "bold green",
@@ -39,12 +44,11 @@ VERDICT_LABELS = {
 STATUS_STYLES = {"confirmed": "green", "provisional": "yellow", "blocked": "red"}
 
 
-def resolve(task: Any) -> Any:
-    """The resolver's verdicts, or a string saying why there are none."""
-    module = optional_module("okstra_core.workflows.design_prep")
-    if module is None:
-        return "the design-prep resolver is not part of this build"
-    return module.resolve(task)
+def resolve(task: Task) -> Resolution:
+    """The resolver's verdicts for the task's latest planning report."""
+    from okstra_core.workflows.design_prep import resolve as resolve_design_prep
+
+    return resolve_design_prep(task)
 
 
 class DesignPrepScreen(ViewScreen):
@@ -107,7 +111,7 @@ class DesignPrepScreen(ViewScreen):
         result = resolve(open_task(self.task_root))
         self.app.call_from_thread(self._show, result)
 
-    def _show(self, res: Any) -> None:
+    def _show(self, res: Resolution) -> None:
         summary = self.query_one("#dp-summary", Static)
         left = self.query_one("#dp-left", Vertical)
         for old in left.query(ErrorPanel):
@@ -115,9 +119,6 @@ class DesignPrepScreen(ViewScreen):
         table: DataTable[Any] = self.query_one("#dp-table", DataTable)
         cursor = table.cursor_row
         table.clear()
-        if isinstance(res, str):
-            summary.update(res)
-            return
         root = self.okstra.project.root
         if res.report is None:
             summary.update("This task has no implementation-planning report: no design items.")
@@ -203,7 +204,7 @@ class DesignPrepScreen(ViewScreen):
         table: DataTable[Any] = self.query_one("#dp-table", DataTable)
         prep_id = None
         for row in range(table.cursor_row, -1, -1) if table.row_count else ():
-            key = str(table.coordinate_to_cell_key((row, 0)).row_key.value)
+            key = str(table.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value)
             if key.startswith("item:"):
                 prep_id = key.removeprefix("item:")
                 break

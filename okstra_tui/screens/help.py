@@ -65,6 +65,3 @@ class HelpScreen(ModalScreen[None]):
                     style="dim",
                 )
             )
-
-    def action_dismiss(self) -> None:  # type: ignore[override]
-        self.dismiss(None)

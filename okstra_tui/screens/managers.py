@@ -2,127 +2,192 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Static, Tree
+from textual.widget import Widget
+from textual.widgets import Markdown, Static, Tree
 
 from okstra_core import layout, reading
 from okstra_core.errors import LoadError
+from okstra_core.models.manager import ManagerFile, ProjectsFile
+from okstra_core.reading import JsonlDoc
 from okstra_core.store import Manager, ManagerTask, list_managers
 
+from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
 
 
 @dataclass(frozen=True, slots=True)
-class Node:
-    """What a tree node stands for."""
+class ManagerNode:
+    """A manager: its ``manager.json`` facts."""
 
-    kind: str  # manager | projects | task | file
-    manager: Manager | None = None
-    task: ManagerTask | None = None
-    path: Path | None = None
+    manager: Manager
 
 
-def detail(node: Node) -> list[Any]:
-    """The widgets describing one node (errors inline)."""
-    out: list[Any] = []
+@dataclass(frozen=True, slots=True)
+class ProjectsNode:
+    """A manager's registered projects (``projects.json``)."""
 
-    def bad(value: Any, title: str) -> bool:
-        if isinstance(value, LoadError):
-            out.append(ErrorPanel(value, title=title))
-            return True
-        return False
+    manager: Manager
 
-    if node.kind == "manager" and node.manager is not None:
-        info = node.manager.info()
-        if not bad(info, "manager.json"):
-            grid = Table.grid(padding=(0, 2))
-            grid.add_column(style="bold")
-            grid.add_column()
-            grid.add_row("manager", info.manager_id)
-            grid.add_row("title", info.title or "-")
-            grid.add_row("schema", info.schema_version)
-            grid.add_row("created", info.created_at or "-")
-            projects = node.manager.projects()
-            grid.add_row("projects", str(len(projects.projects)) if not isinstance(projects, LoadError) else "?")
-            grid.add_row("tasks", str(len(node.manager.tasks())))
-            out.append(Static(grid))
-    elif node.kind == "projects" and node.manager is not None:
-        projects = node.manager.projects()
-        if not bad(projects, "projects.json"):
-            table = Table(title="Registered projects", title_justify="left", title_style="bold")
-            for col in ("project", "root", "role", "tags", "root exists"):
-                table.add_column(col)
-            for p in projects.projects:
-                exists = Path(p.project_root).is_dir()
-                table.add_row(
-                    p.project_id,
-                    p.project_root,
-                    p.role,
-                    ", ".join(p.tags),
-                    Text("yes", style="green") if exists else Text("missing", style="red"),
-                )
-            out.append(Static(table))
-    elif node.kind == "task" and node.task is not None:
-        t = node.task
-        manifest = t.manifest()
-        if not bad(manifest, "manifest.json"):
-            plan = "\n".join(f"  {i}. {step}" for i, step in enumerate(manifest.plan, 1)) or "  -"
-            out.append(Static(Text.assemble((manifest.task_key, "bold"), f"  {manifest.title}\nplan:\n{plan}")))
-        children = t.children()
-        if not bad(children, "children.json"):
-            table = Table(title="Children", title_justify="left", title_style="bold")
-            for col in ("project", "child task", "key", "status"):
-                table.add_column(col)
-            for c in children.children:
-                table.add_row(c.project_id, c.child_task_id, c.child_task_key, c.status)
-            out.append(Static(table))
-        snaps = t.snapshots()
-        if not bad(snaps, "snapshots.json"):
-            table = Table(
-                title="Snapshots (read-side, imported by task sync)", title_justify="left", title_style="bold"
-            )
-            for col in ("project", "task key", "status", "latest run", "synced"):
-                table.add_column(col)
-            for pid, s in snaps.projects.items():
-                table.add_row(pid, s.task_key, s.current_status, s.latest_run_status or "-", s.synced_at)
-            out.append(Static(table))
-        for label, doc in (("events.jsonl", t.events()), ("directives.jsonl", t.directives())):
-            if bad(doc, label):
-                continue
-            table = Table(title=label, title_justify="left", title_style="bold")
-            if label == "events.jsonl":
-                for col in ("at", "event", "detail"):
-                    table.add_column(col)
-                for e in doc.records:
-                    table.add_row(e.at, e.event, ", ".join(f"{k}={v}" for k, v in e.detail.items()))
-            else:
-                for col in ("at", "scope", "project", "text"):
-                    table.add_column(col)
-                for d in doc.records:
-                    table.add_row(d.at, d.scope, d.project_id or "-", d.text)
-            out.append(Static(table))
-            for err in doc.errors:
-                out.append(ErrorPanel(err, title=label))
-        contexts = t.child_contexts()
-        if contexts:
-            out.append(Static(Text("child context: " + ", ".join(p.name for p in contexts))))
-    elif node.kind == "file" and node.path is not None:
-        text = reading.read_text(node.path)
-        if not bad(text, node.path.name):
-            from textual.widgets import Markdown
 
-            out.append(Markdown(text))
+@dataclass(frozen=True, slots=True)
+class TaskNode:
+    """A manager task: plan, children, snapshots, events and directives."""
+
+    manager: Manager
+    task: ManagerTask
+
+
+@dataclass(frozen=True, slots=True)
+class FileNode:
+    """A child-context file of a manager task, rendered as Markdown."""
+
+    manager: Manager
+    task: ManagerTask
+    path: Path
+
+
+#: One manager as the tree lists it: the manager, its manager.json, its projects.json and its tasks.
+ManagerListing = tuple[Manager, ManagerFile | LoadError, ProjectsFile | LoadError, list[ManagerTask]]
+
+#: What a tree node stands for.
+Node = ManagerNode | ProjectsNode | TaskNode | FileNode
+
+
+def _table(title: str, columns: tuple[str, ...]) -> Table:
+    table = Table(title=title, title_justify="left", title_style="bold")
+    for col in columns:
+        table.add_column(col)
+    return table
+
+
+def manager_detail(manager: Manager) -> list[Widget]:
+    """The manager's identity and counts."""
+    info = manager.info()
+    if isinstance(info, LoadError):
+        return [ErrorPanel(info, title="manager.json")]
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    grid.add_row("manager", info.manager_id)
+    grid.add_row("title", info.title or "-")
+    grid.add_row("schema", info.schema_version)
+    grid.add_row("created", info.created_at or "-")
+    projects = manager.projects()
+    grid.add_row("projects", str(len(projects.projects)) if not isinstance(projects, LoadError) else "?")
+    grid.add_row("tasks", str(len(manager.tasks())))
+    return [Static(grid)]
+
+
+def projects_detail(manager: Manager) -> list[Widget]:
+    """The registered projects and whether their roots exist."""
+    projects = manager.projects()
+    if isinstance(projects, LoadError):
+        return [ErrorPanel(projects, title="projects.json")]
+    table = _table("Registered projects", ("project", "root", "role", "tags", "root exists"))
+    for p in projects.projects:
+        exists = Path(p.project_root).is_dir()
+        table.add_row(
+            p.project_id,
+            p.project_root,
+            p.role,
+            ", ".join(p.tags),
+            Text("yes", style="green") if exists else Text("missing", style="red"),
+        )
+    return [Static(table)]
+
+
+def _plan_widget(task: ManagerTask) -> Widget:
+    manifest = task.manifest()
+    if isinstance(manifest, LoadError):
+        return ErrorPanel(manifest, title="manifest.json")
+    plan = "\n".join(f"  {i}. {step}" for i, step in enumerate(manifest.plan, 1)) or "  -"
+    return Static(Text.assemble((manifest.task_key, "bold"), f"  {manifest.title}\nplan:\n{plan}"))
+
+
+def _children_widget(task: ManagerTask) -> Widget:
+    children = task.children()
+    if isinstance(children, LoadError):
+        return ErrorPanel(children, title="children.json")
+    table = _table("Children", ("project", "child task", "key", "status"))
+    for c in children.children:
+        table.add_row(c.project_id, c.child_task_id, c.child_task_key, c.status)
+    return Static(table)
+
+
+def _snapshots_widget(task: ManagerTask) -> Widget:
+    snaps = task.snapshots()
+    if isinstance(snaps, LoadError):
+        return ErrorPanel(snaps, title="snapshots.json")
+    table = _table(
+        "Snapshots (read-side, imported by task sync)", ("project", "task key", "status", "latest run", "synced")
+    )
+    for pid, s in snaps.projects.items():
+        table.add_row(pid, s.task_key, s.current_status, s.latest_run_status or "-", s.synced_at)
+    return Static(table)
+
+
+def _events_table(doc: JsonlDoc) -> Table:
+    table = _table("events.jsonl", ("at", "event", "detail"))
+    for e in doc.records:
+        table.add_row(e.at, e.event, ", ".join(f"{k}={v}" for k, v in e.detail.items()))
+    return table
+
+
+def _directives_table(doc: JsonlDoc) -> Table:
+    table = _table("directives.jsonl", ("at", "scope", "project", "text"))
+    for d in doc.records:
+        table.add_row(d.at, d.scope, d.project_id or "-", d.text)
+    return table
+
+
+def _ledger_widgets(label: str, doc: JsonlDoc | LoadError, table: Callable[[JsonlDoc], Table]) -> list[Widget]:
+    """A JSONL ledger as a table, then one panel per bad line."""
+    if isinstance(doc, LoadError):
+        return [ErrorPanel(doc, title=label)]
+    return [Static(table(doc)), *(ErrorPanel(err, title=label) for err in doc.errors)]
+
+
+def task_detail(task: ManagerTask) -> list[Widget]:
+    """Plan, children, snapshots, events, directives and the child-context file names."""
+    out = [_plan_widget(task), _children_widget(task), _snapshots_widget(task)]
+    out.extend(_ledger_widgets("events.jsonl", task.events(), _events_table))
+    out.extend(_ledger_widgets("directives.jsonl", task.directives(), _directives_table))
+    contexts = task.child_contexts()
+    if contexts:
+        out.append(Static(Text("child context: " + ", ".join(p.name for p in contexts))))
     return out
+
+
+def file_detail(path: Path) -> list[Widget]:
+    """A child-context file rendered as Markdown."""
+    text = reading.read_text(path)
+    if isinstance(text, LoadError):
+        return [ErrorPanel(text, title=path.name)]
+    return [Markdown(text)]
+
+
+def detail(node: Node) -> list[Widget]:
+    """The widgets describing one node (errors inline)."""
+    match node:
+        case ManagerNode(manager):
+            return manager_detail(manager)
+        case ProjectsNode(manager):
+            return projects_detail(manager)
+        case TaskNode(_, task):
+            return task_detail(task)
+        case FileNode(_, _, path):
+            return file_detail(path)
 
 
 class ManagersScreen(ViewScreen):
@@ -172,27 +237,27 @@ class ManagersScreen(ViewScreen):
         managers = [(m, m.info(), m.projects(), m.tasks()) for m in list_managers(home)]
         self.app.call_from_thread(self._build, home, managers, keep)
 
-    def _build(self, home: Path, managers: list[Any], keep: bool) -> None:
+    def _build(self, home: Path, managers: list[ManagerListing], keep: bool) -> None:
         tree: Tree[Node | None] = self.query_one("#mgr-tree", Tree)
         line = tree.cursor_line
         tree.clear()
         for manager, info, projects, tasks in managers:
             title = info.title if not isinstance(info, LoadError) and info.title else manager.manager_id
-            mnode = tree.root.add(Text(title, style="bold"), data=Node("manager", manager), expand=True)
+            mnode = tree.root.add(Text(title, style="bold"), data=ManagerNode(manager), expand=True)
             count = len(projects.projects) if not isinstance(projects, LoadError) else "?"
-            pnode = mnode.add(f"projects ({count})", data=Node("projects", manager))
+            pnode = mnode.add(f"projects ({count})", data=ProjectsNode(manager))
             if not isinstance(projects, LoadError):
                 for p in projects.projects:
-                    pnode.add_leaf(f"{p.project_id} · {p.role}", data=Node("projects", manager))
+                    pnode.add_leaf(f"{p.project_id} · {p.role}", data=ProjectsNode(manager))
             groups: dict[str, list[ManagerTask]] = {}
             for t in tasks:
                 groups.setdefault(t.task_group, []).append(t)
             for group, members in sorted(groups.items()):
                 gnode = mnode.add(f"task group {group}", data=None, expand=True)
                 for t in members:
-                    tnode = gnode.add(t.task_id, data=Node("task", manager, t))
+                    tnode = gnode.add(t.task_id, data=TaskNode(manager, t))
                     for ctx in t.child_contexts():
-                        tnode.add_leaf(f"child-context/{ctx.name}", data=Node("file", manager, t, ctx))
+                        tnode.add_leaf(f"child-context/{ctx.name}", data=FileNode(manager, t, ctx))
         if not managers:
             tree.root.add_leaf(Text(f"No managers under {layout.managers_dir(home)}", style="dim"))
         if keep and line >= 0:
@@ -208,9 +273,9 @@ class ManagersScreen(ViewScreen):
     @work(thread=True, exclusive=True, group="manager-detail")
     def _detail(self, node: Node) -> None:
         widgets = detail(node)
-        self.app.call_from_thread(self._show, widgets)
+        call_ui(self.app, self._show, widgets)
 
-    async def _show(self, widgets: list[Any]) -> None:
+    async def _show(self, widgets: list[Widget]) -> None:
         body = self.query_one("#mgr-body", VerticalScroll)
         with self.app.batch_update():
             await body.remove_children()
@@ -219,11 +284,10 @@ class ManagersScreen(ViewScreen):
     def current_path(self) -> Path | None:
         node = self.query_one("#mgr-tree", Tree).cursor_node
         data = node.data if node is not None else None
-        if isinstance(data, Node):
-            if data.path is not None:
-                return data.path
-            if data.task is not None:
-                return data.task.folder
-            if data.manager is not None:
-                return data.manager.folder
+        if isinstance(data, FileNode):
+            return data.path
+        if isinstance(data, TaskNode):
+            return data.task.folder
+        if isinstance(data, ManagerNode | ProjectsNode):
+            return data.manager.folder
         return layout.managers_dir(layout.okstra_home())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
@@ -11,35 +11,39 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widget import Widget
 from textual.widgets import DataTable, Markdown, Static
 
-from okstra_core import layout, reading
+from okstra_core import layout
 from okstra_core.errors import LoadError
 from okstra_core.store import Artifact, Task
 
 from ..navigation import Location
-from ..summaries import optional_module
+from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
 
+if TYPE_CHECKING:
+    from okstra_core.render.log_report import LogReport
+    from okstra_core.workflows.direction import ChainCheck
+
 # ------------------------------------------------------------ log report
 
 
-def compute_log_report(task: Task, run_path: Path) -> Any:
+def compute_log_report(run_path: Path) -> LogReport | str:
     """The core's log report of one run dir, or a one-line reason there is none."""
-    module = optional_module("okstra_core.render.log_report")
-    if module is None:
-        return "the log report is not part of this build"
+    from okstra_core.render.log_report import log_report
+
     try:
-        return module.log_report(run_path)
+        return log_report(run_path)
     except Exception as exc:  # a broken tree must not take the view down
         return f"log report failed: {exc}"
 
 
-def log_report_widgets(label: str, report: Any) -> list[Any]:
+def log_report_widgets(label: str, report: LogReport | str) -> list[Widget]:
     """Figures and prompt/transcript pairs as tables."""
-    out: list[Any] = [Static(Text(label, style="bold"), classes="preview-title")]
+    out: list[Widget] = [Static(Text(label, style="bold"), classes="preview-title")]
     if isinstance(report, str):
         out.append(ErrorPanel(report, title="Log report"))
         return out
@@ -77,33 +81,26 @@ def log_report_widgets(label: str, report: Any) -> list[Any]:
 # --------------------------------------------------------------- reports
 
 
-def reading_copy(art: Artifact) -> tuple[str | None, LoadError | str | None]:
-    """The rendered reading copy of a report data file, or the stored ``.md`` when no renderer exists."""
-    root = art.run.task.project.root
-    md_mod = optional_module("okstra_core.render.markdown")
-    src_mod = optional_module("okstra_core.render.source")
-    if md_mod is not None and src_mod is not None:
-        model = src_mod.load_report_model(art.path)
-        if isinstance(model, LoadError):
-            return None, model
-        try:
-            return md_mod.render_markdown(model), None
-        except Exception as exc:  # the renderer must never take the view down
-            return None, LoadError(art.path, f"cannot render: {exc}")
-    sibling = art.path.with_name(art.name.filename.replace(".data.json", ".md"))
-    text = reading.read_text(sibling, root=root)
-    if isinstance(text, LoadError):
-        loaded = art.load()
-        return None, loaded if isinstance(loaded, LoadError) else text
-    return text, "stored reading copy (no renderer in this build)"
+def reading_copy(art: Artifact) -> tuple[str | None, LoadError | None]:
+    """The reading copy of a report data file, rendered by the core's renderer (the stored ``.md`` is derived)."""
+    from okstra_core.render.markdown import render_markdown
+    from okstra_core.render.source import load_report_model
 
-
-def chain_checks(task: Task) -> list[Any] | str:
-    module = optional_module("okstra_core.workflows.direction")
-    if module is None:
-        return "direction-selection checks are not part of this build"
+    model = load_report_model(art.path)
+    if isinstance(model, LoadError):
+        return None, model
     try:
-        return list(module.check_chain(task))
+        return render_markdown(model), None
+    except Exception as exc:  # the renderer must never take the view down
+        return None, LoadError(art.path, f"cannot render: {exc}")
+
+
+def chain_checks(task: Task) -> list[ChainCheck] | str:
+    """The direction-selection chain's checks, or a one-line reason they could not run."""
+    from okstra_core.workflows.direction import check_chain
+
+    try:
+        return list(check_chain(task))
     except Exception as exc:  # a broken chain file must show, not crash
         return f"cannot check the chain: {exc}"
 
@@ -179,7 +176,7 @@ class ReportsScreen(ViewScreen):
         checks = chain_checks(task)
         self.app.call_from_thread(self._show, reports, checks)
 
-    def _show(self, reports: list[Artifact], checks: list[Any] | str) -> None:
+    def _show(self, reports: list[Artifact], checks: list[ChainCheck] | str) -> None:
         table: DataTable[Any] = self.query_one("#rep-table", DataTable)
         previous = self.current_path() or self.initial
         self.reports = reports
@@ -217,17 +214,15 @@ class ReportsScreen(ViewScreen):
     @work(thread=True, exclusive=True, group="reading-copy")
     def _render_report(self, art: Artifact) -> None:
         text, note = reading_copy(art)
-        self.app.call_from_thread(self._rendered, art, text, note)
+        call_ui(self.app, self._rendered, art, text, note)
 
-    async def _rendered(self, art: Artifact, text: str | None, note: LoadError | str | None) -> None:
+    async def _rendered(self, art: Artifact, text: str | None, note: LoadError | None) -> None:
         body = self.query_one("#rep-body", VerticalScroll)
-        widgets: list[Any] = [
+        widgets: list[Widget] = [
             Static(Text(art.path.relative_to(self.okstra.project.root).as_posix(), style="bold"), id="rep-note")
         ]
-        if isinstance(note, LoadError):
+        if note is not None:
             widgets.append(ErrorPanel(note, title="Report data"))
-        elif note:
-            widgets.append(Static(Text(note, style="yellow")))
         if text is not None:
             widgets.append(Markdown(text, id="rep-markdown"))
         with self.app.batch_update():

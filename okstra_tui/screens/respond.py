@@ -9,7 +9,7 @@ button, so the sidecar's bytes are the same whichever way it was written.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -20,8 +20,11 @@ from okstra_core.store import Task
 
 from .form import FormScreen
 
+if TYPE_CHECKING:
+    from okstra_core.workflows.reports import LoadedReport
 
-def load_form(task: Task, report_path: Path) -> Any:
+
+def load_form(task: Task, report_path: Path) -> LoadedReport | str:
     """The report the form is built from, or why there is none (a one-line reason)."""
     from okstra_core.workflows.reports import report_by_path
 
@@ -36,7 +39,7 @@ class RespondScreen(FormScreen):
 
     SUBMIT_LABEL = "Write user response"
 
-    def __init__(self, task: Task, report: Any) -> None:
+    def __init__(self, task: Task, report: LoadedReport) -> None:
         super().__init__(task)
         self.report = report
 
@@ -52,8 +55,8 @@ class RespondScreen(FormScreen):
 
     def body(self) -> ComposeResult:
         model = self.report.model
-        if self.comparison:
-            oc = model.option_candidates
+        oc = model.option_candidates
+        if self.comparison and oc is not None:  # comparison mode implies candidates
             yield Label("Direction", classes="form-question")
             with RadioSet(id="respond-options"):
                 for cand in oc.candidates:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -19,9 +19,13 @@ from okstra_core.store import Artifact, RunDir, Task
 
 from ..navigation import Location
 from ..summaries import PreviewTarget, seq_groups
+from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
 from ..widgets.preview import ArtifactPreview
 from .base import ViewScreen
+
+if TYPE_CHECKING:
+    from okstra_core.render.log_report import LogReport
 
 NodeData = PreviewTarget | None
 
@@ -232,10 +236,10 @@ class RunsScreen(ViewScreen):
     def _log_report(self, data: PreviewTarget) -> None:
         from .reports import compute_log_report
 
-        report = compute_log_report(self.bundle, data.path)
-        self.app.call_from_thread(self._log_report_ready, data, report)
+        report = compute_log_report(data.path)
+        call_ui(self.app, self._log_report_ready, data, report)
 
-    async def _log_report_ready(self, data: PreviewTarget, report: Any) -> None:
+    async def _log_report_ready(self, data: PreviewTarget, report: LogReport | str) -> None:
         from .reports import log_report_widgets
 
         if self.preview.target is not data:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rich.console import Group
 from rich.text import Text
@@ -17,6 +16,7 @@ from textual.widgets import Static
 from okstra_core import layout
 from okstra_core.errors import LoadError
 from okstra_core.models.task import NextRecommendedPhase, TaskManifest
+from okstra_core.store import Task
 
 from ..navigation import Location
 from ..summaries import TaskOverview, load_task
@@ -148,7 +148,7 @@ class TaskScreen(ViewScreen):
         self.bundle = self.okstra_task(task_root)
         self.overview: TaskOverview | None = None
 
-    def okstra_task(self, root: Path) -> Any:
+    def okstra_task(self, root: Path) -> Task:
         from ..app import open_task
 
         return open_task(root)

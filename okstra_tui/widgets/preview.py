@@ -14,12 +14,14 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
 from textual.containers import VerticalScroll
+from textual.widget import Widget
 from textual.widgets import DataTable, Markdown, Static
 
 from okstra_core.models.run import TeamState
 from okstra_core.models.sidecars import Header
 
 from ..summaries import LoadedPreview, PreviewTarget, load_preview
+from ..ui_thread import call_ui
 from .error_panel import ErrorPanel
 
 #: Above this size a Markdown file is shown as highlighted text, not rendered (rendering is slow).
@@ -63,7 +65,7 @@ class ArtifactPreview(VerticalScroll):
     @work(thread=True, exclusive=True, group="preview")
     def _load(self, target: PreviewTarget, root: Path, keep_scroll: bool) -> None:
         loaded = load_preview(target, root)
-        self.app.call_from_thread(self._render_loaded, loaded, keep_scroll)
+        call_ui(self.app, self._render_loaded, loaded, keep_scroll)
 
     async def _render_loaded(self, loaded: LoadedPreview, keep_scroll: bool) -> None:
         if loaded.target is not self.target:
@@ -77,9 +79,9 @@ class ArtifactPreview(VerticalScroll):
         else:
             self.scroll_home(animate=False)
 
-    def _widgets_for(self, loaded: LoadedPreview) -> list[Any]:
+    def _widgets_for(self, loaded: LoadedPreview) -> list[Widget]:
         target = loaded.target
-        out: list[Any] = [Static(Text(target.label), classes="preview-title")]
+        out: list[Widget] = [Static(Text(target.label), classes="preview-title")]
         if loaded.error is not None:
             out.append(ErrorPanel(loaded.error))
             return out
@@ -119,10 +121,10 @@ def _short(value: str | None, keep: int = 12) -> str:
     return value if len(value) <= keep else value[:keep] + "…"
 
 
-def team_state_widgets(state: TeamState) -> list[Any]:
+def team_state_widgets(state: TeamState) -> list[Widget]:
     """Dispatch rows and result links as tables; rows sharing a dispatch and links marked."""
     linked = {link.dispatch_id: link.result_path for link in state.agent_result_links}
-    widgets: list[Any] = []
+    widgets: list[Widget] = []
     widgets.append(Static(f"Worker dispatches ({len(state.worker_dispatches)})", classes="preview-heading"))
     table: DataTable[Any] = DataTable(zebra_stripes=True, cursor_type="row")
     table.add_columns("#", "dispatch", "worker", "invocation", "session", "pane", "attempt", "status", "note")

@@ -12,7 +12,7 @@ from okstra_tui.screens.checks import ChecksScreen
 from okstra_tui.screens.convergence import ConvergenceScreen
 from okstra_tui.screens.design_prep import DesignPrepScreen
 from okstra_tui.screens.help import HelpScreen
-from okstra_tui.screens.managers import ManagersScreen
+from okstra_tui.screens.managers import ManagersScreen, TaskNode
 from okstra_tui.screens.reports import ReportsScreen
 from okstra_tui.screens.runs import RunsScreen
 from okstra_tui.screens.task import TaskScreen
@@ -226,7 +226,7 @@ async def test_managers_view(demo_root: Path, demo_home: Path) -> None:
         assert managers
         labels = [str(n.label) for n in _all(tree.root)]
         assert any(label.startswith("projects") for label in labels)
-        task_nodes = [n for n in _all(tree.root) if getattr(n.data, "kind", None) == "task"]
+        task_nodes = [n for n in _all(tree.root) if isinstance(n.data, TaskNode)]
         assert task_nodes
         tree.move_cursor(task_nodes[0])
         await settle(pilot)
