@@ -8,29 +8,22 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from okstra_core import layout
-from okstra_core.errors import LoadError
-from okstra_core.store import Project, Task, TaskRef
+from okstra_core.store import Project
 
-from .navigation import History, Location
+from .navigation import TOP_VIEWS, History, Location, OpenView, View
 from .screens.base import ViewScreen
+from .views import build_screen
 
 if TYPE_CHECKING:
     from .screens.task import TaskScreen
 
 #: Name under which the kept task view is installed (installed screens stay mounted when popped).
 KEPT_TASK_SCREEN = "okstra-task-view"
-
-
-def open_task(root: Path) -> Task:
-    """A task by its root folder, whether or not the catalog names it."""
-    # <project>/.okstra/tasks/<group>/<task>: no catalog scan, opening must stay O(1).
-    project = Project(root.parent.parent.parent.parent)
-    return TaskRef(project, root.parent.name, root.name, root).open()
 
 
 class OkstraApp(App[None]):
@@ -67,9 +60,7 @@ class OkstraApp(App[None]):
 
     def get_default_screen(self) -> Screen[None]:
         """The catalog is the bottom of the stack (no blank screen is built under it)."""
-        from .screens.catalog import CatalogScreen
-
-        return CatalogScreen()
+        return build_screen(Location(View.CATALOG))
 
     def on_mount(self) -> None:
         self.sub_title = str(self.project.root)
@@ -77,52 +68,10 @@ class OkstraApp(App[None]):
     # ---------------------------------------------------------- navigation
 
     def build_screen(self, location: Location) -> Screen[None]:
-        """The screen that shows *location*."""
-        # Each view's module is imported when the view is first opened.
-        view, root = location.view, location.task
-        if view == "catalog":
-            from .screens.catalog import CatalogScreen
-
-            return CatalogScreen()
-        if view == "checks":
-            from .screens.checks import ChecksScreen
-
-            return ChecksScreen()
-        if view == "managers":
-            from .screens.managers import ManagersScreen
-
-            return ManagersScreen()
-        assert root is not None, f"{view} needs a task"
-        if view == "task":
-            return self._task_screen(root)
-        if view == "runs":
-            from .screens.runs import RunsScreen
-
-            artifact = Path(location.extra[0]) if location.extra else None
-            return RunsScreen(root, location.target, artifact)
-        if view == "file":
-            from .screens.file import FileScreen
-
-            assert location.target is not None
-            return FileScreen(root, location.target)
-        if view == "diff":
-            from .screens.diff import DiffScreen
-
-            assert location.target is not None
-            return DiffScreen(root, location.target, Path(location.extra[0]))
-        if view == "convergence":
-            from .screens.convergence import ConvergenceScreen
-
-            return ConvergenceScreen(root)
-        if view == "design-prep":
-            from .screens.design_prep import DesignPrepScreen
-
-            return DesignPrepScreen(root)
-        if view == "reports":
-            from .screens.reports import ReportsScreen
-
-            return ReportsScreen(root, location.target)
-        raise ValueError(f"unknown view {view!r}")
+        """The screen that shows *location* (the kept task view for a task, when it is free)."""
+        if location.view is View.TASK:
+            return self._task_screen(location.task_root)
+        return build_screen(location)
 
     def _task_screen(self, root: Path) -> Screen[None]:
         """A task view showing *root*: the kept one when it is not on the stack, else a new one.
@@ -142,6 +91,10 @@ class OkstraApp(App[None]):
             self._kept_task = screen
             self.install_screen(screen, name=KEPT_TASK_SCREEN)
         return screen
+
+    @on(OpenView)
+    def _open_view(self, message: OpenView) -> None:
+        self.navigate(message.location)
 
     def navigate(self, location: Location) -> None:
         """Open *location* on top of the current view; back returns here."""
@@ -165,23 +118,23 @@ class OkstraApp(App[None]):
             return
         self.push_screen(self.build_screen(location))
 
-    def _go_top(self, view: str) -> None:
-        if view == "catalog":
+    def _go_top(self, view: View) -> None:
+        if view is View.CATALOG:
             while len(self._view_stack()) > 1:
                 self.pop_screen()
             return
-        if isinstance(self.screen, ViewScreen) and view == self.screen.VIEW_NAME:
+        if isinstance(self.screen, ViewScreen) and view is self.screen.VIEW_NAME:
             return
         self.navigate(Location(view))
 
     def action_catalog(self) -> None:
-        self._go_top("catalog")
+        self._go_top(View.CATALOG)
 
     def action_checks(self) -> None:
-        self._go_top("checks")
+        self._go_top(View.CHECKS)
 
     def action_managers(self) -> None:
-        self._go_top("managers")
+        self._go_top(View.MANAGERS)
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen
@@ -244,7 +197,7 @@ class OkstraApp(App[None]):
             yield SystemCommand(
                 binding.description, f"key: {_key_label(key)}", partial(self.run_action, binding.action, active.node)
             )
-        for view in ("catalog", "checks", "managers"):
+        for view in TOP_VIEWS:
             action = f"app.{view}"
             if view not in seen:
                 yield SystemCommand(f"Go to {view}", "top-level view", partial(self.run_action, action))
@@ -259,12 +212,3 @@ def _key_label(key: str) -> str:
         "left_square_bracket": "[",
         "enter": "enter",
     }.get(key, key)
-
-
-def open_project(path: Path) -> Project | LoadError:
-    """The project at *path*, or why it cannot be opened."""
-    return Project.open(path)
-
-
-def manager_home() -> Path:
-    return layout.okstra_home()

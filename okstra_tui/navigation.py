@@ -1,19 +1,77 @@
-"""Where a view is: enough to rebuild it for back and forward."""
+"""Where a view is (enough to rebuild it for back and forward), and how a view asks to go somewhere.
+
+Screens never import the app: they post :class:`OpenView` and the app, which
+owns the screen stack, handles it.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
+
+from textual.message import Message
+
+
+class View(StrEnum):
+    """Every navigable view; the value is the name shown in breadcrumbs, help and the palette."""
+
+    CATALOG = "catalog"
+    TASK = "task"
+    RUNS = "runs"
+    FILE = "file"
+    DIFF = "diff"
+    CONVERGENCE = "convergence"
+    DESIGN_PREP = "design-prep"
+    REPORTS = "reports"
+    CHECKS = "checks"
+    MANAGERS = "managers"
+
+
+#: The views reachable from anywhere by one key (``c``, ``x``, ``m``).
+TOP_VIEWS: tuple[View, ...] = (View.CATALOG, View.CHECKS, View.MANAGERS)
 
 
 @dataclass(frozen=True, slots=True)
 class Location:
-    """A view and what it shows. ``task`` is the task root; ``target`` a run dir or file inside it."""
+    """A view and what it shows.
 
-    view: str
+    ``task`` is the task root; ``target`` the run dir (runs), file (file), report
+    (reports) or left-hand file (diff) inside it; ``artifact`` the artifact to
+    select in the runs view; ``partner`` the right-hand file of a diff.
+    """
+
+    view: View
     task: Path | None = None
     target: Path | None = None
-    extra: tuple[str, ...] = field(default=())
+    artifact: Path | None = None
+    partner: Path | None = None
+
+    def __post_init__(self) -> None:
+        # A plain string names a view too ("task"); an unknown one fails here, not when the view is built.
+        object.__setattr__(self, "view", View(self.view))
+
+    @property
+    def task_root(self) -> Path:
+        """The task root, for the views that show one task."""
+        if self.task is None:
+            raise ValueError(f"the {self.view} view needs a task")
+        return self.task
+
+    @property
+    def target_path(self) -> Path:
+        """The target, for the views that show one file."""
+        if self.target is None:
+            raise ValueError(f"the {self.view} view needs a file")
+        return self.target
+
+
+class OpenView(Message):
+    """Open *location* on top of the current view (back returns to it); handled by the app."""
+
+    def __init__(self, location: Location) -> None:
+        super().__init__()
+        self.location = location
 
 
 @dataclass(slots=True)

@@ -20,7 +20,7 @@ from okstra_core import layout
 from okstra_core.store import Project
 
 from .app import OkstraApp
-from .navigation import Location
+from .navigation import Location, View
 
 SIZE = (120, 40)
 
@@ -64,7 +64,7 @@ async def catalog(pilot: Pilot[None]) -> None:
 async def task(pilot: Pilot[None]) -> None:
     app = _app(pilot)
     await settle(pilot)
-    app.navigate(Location("task", _task_with(app, _has("runs/implementation/stage-*"))))
+    app.navigate(Location(View.TASK, _task_with(app, _has("runs/implementation/stage-*"))))
     await settle(pilot)
 
 
@@ -73,21 +73,21 @@ async def runs(pilot: Pilot[None]) -> None:
     await settle(pilot)
     root = _task_with(app, _has("runs/*/state/team-state-*.json"))
     team_state = sorted(root.glob("runs/*/state/team-state-*.json"))[-1]
-    app.navigate(Location("runs", root, team_state.parent.parent, (str(team_state),)))
+    app.navigate(Location(View.RUNS, root, team_state.parent.parent, artifact=team_state))
     await settle(pilot)
 
 
 async def convergence(pilot: Pilot[None]) -> None:
     app = _app(pilot)
     await settle(pilot)
-    app.navigate(Location("convergence", _task_with(app, _has("runs/*/state/convergence-round-*"))))
+    app.navigate(Location(View.CONVERGENCE, _task_with(app, _has("runs/*/state/convergence-round-*"))))
     await settle(pilot)
 
 
 async def design_prep(pilot: Pilot[None]) -> None:
     app = _app(pilot)
     await settle(pilot)
-    app.navigate(Location("design-prep", _task_with(app, _has("runs/implementation-planning/design-prep-inputs/*"))))
+    app.navigate(Location(View.DESIGN_PREP, _task_with(app, _has("runs/implementation-planning/design-prep-inputs/*"))))
     await settle(pilot)
     await pilot.press("down", "down")
     await settle(pilot)
@@ -96,7 +96,7 @@ async def design_prep(pilot: Pilot[None]) -> None:
 async def reports(pilot: Pilot[None]) -> None:
     app = _app(pilot)
     await settle(pilot)
-    app.navigate(Location("reports", _task_with(app, _has("instruction-set/selected-direction.json"))))
+    app.navigate(Location(View.REPORTS, _task_with(app, _has("instruction-set/selected-direction.json"))))
     await settle(pilot)
 
 

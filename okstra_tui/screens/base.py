@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, Protocol, Self, runtime_checkable
 
 from rich.text import Text
 from textual import events, on, work
@@ -12,11 +12,9 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from okstra_core import layout
+from okstra_core.store import Project, Task, TaskRef
 
-from ..navigation import Location
-
-if TYPE_CHECKING:
-    from ..app import OkstraApp
+from ..navigation import Location, OpenView, View
 
 #: Seconds between two looks at the folders in view; changes show within two polls at most.
 POLL_SECONDS = 1.0
@@ -41,6 +39,20 @@ def changed(old: Signature, new: Signature) -> bool:
     return any(key in old and old[key] != value for key, value in new.items())
 
 
+@runtime_checkable
+class Workbench(Protocol):
+    """What a view needs from the app that shows it: the project it browses."""
+
+    @property
+    def project(self) -> Project:
+        """The current read-side handle (it caches what it read)."""
+        ...
+
+    def fresh_project(self) -> Project:
+        """A new read-side handle, for a reading that must see the files as they are now."""
+        ...
+
+
 class Breadcrumbs(Static):
     """The one line at the top naming the project and the path to this view."""
 
@@ -59,7 +71,7 @@ class ViewScreen(Screen[None]):
 
     #: Short description shown by ``?`` above the key list.
     HELP: ClassVar[str] = ""
-    VIEW_NAME: ClassVar[str] = ""
+    VIEW_NAME: ClassVar[View]
 
     def __init__(self) -> None:
         super().__init__()
@@ -85,12 +97,27 @@ class ViewScreen(Screen[None]):
         if self._shown_theme is not None and self._shown_theme == self.app.theme:
             event.refresh_styles = False
 
-    @property
-    def okstra(self) -> OkstraApp:
-        from ..app import OkstraApp
+    @classmethod
+    def from_location(cls, location: Location) -> Self:
+        """A screen showing *location* (the views that show one task or file override this)."""
+        return cls()
 
-        assert isinstance(self.app, OkstraApp)
-        return self.app
+    @property
+    def okstra(self) -> Workbench:
+        """The app showing this view."""
+        app = self.app
+        if not isinstance(app, Workbench):
+            raise TypeError("okstra views run inside the okstra workbench app")
+        return app
+
+    def open_task(self, task_root: Path) -> Task:
+        """The task at *task_root*, read afresh (whether or not the catalog names it)."""
+        project = Project(self.okstra.project.root)
+        return TaskRef(project, task_root.parent.name, task_root.name, task_root).open()
+
+    def open_view(self, location: Location) -> None:
+        """Open *location* on top of this view; back returns here."""
+        self.post_message(OpenView(location))
 
     @property
     def location(self) -> Location:

@@ -18,7 +18,7 @@ from textual.widgets import Input, Static
 
 from okstra_core import layout
 
-from ..navigation import Location
+from ..navigation import Location, View
 from ..summaries import (
     CatalogData,
     CatalogRow,
@@ -79,7 +79,7 @@ def gc_paused() -> Iterator[None]:
 class CatalogScreen(ViewScreen):
     """Tasks grouped by task group; Enter opens a task."""
 
-    VIEW_NAME = "catalog"
+    VIEW_NAME = View.CATALOG
     HELP = (
         "Every task of the project, grouped by task group. The latest-task pointer is starred. "
         "Phase columns come from each task's manifest, read as rows come into view. "
@@ -396,12 +396,12 @@ class CatalogScreen(ViewScreen):
     def action_open_task(self) -> None:
         row = self.table.current_row
         if isinstance(row, CatalogRow):
-            self.okstra.navigate(Location("task", row.root))
+            self.open_view(Location(View.TASK, row.root))
 
     @on(VirtualTable.Selected, "#catalog-table")
     def _selected(self, event: VirtualTable.Selected) -> None:
         if isinstance(event.row, CatalogRow):
-            self.okstra.navigate(Location("task", event.row.root))
+            self.open_view(Location(View.TASK, event.row.root))
 
     def current_path(self) -> Path | None:
         row = self.table.current_row

@@ -14,7 +14,7 @@ from textual.widgets import ProgressBar, Static, Tree
 
 from okstra_core import layout
 
-from ..navigation import Location
+from ..navigation import Location, View
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
@@ -38,29 +38,29 @@ def run_checker(root: Path, home: Path, progress: Callable[[int, int], None] | N
 def location_for(project_root: Path, rel: str) -> Location:
     """Where a finding's file is best shown: its run dir (artifact selected), its task, or the file itself."""
     if rel.startswith("$OKSTRA_HOME"):
-        return Location("managers")
+        return Location(View.MANAGERS)
     path = project_root / rel
     tasks = layout.tasks_dir(project_root)
     try:
         parts = path.relative_to(tasks).parts
     except ValueError:
-        return Location("file", project_root, path)
+        return Location(View.FILE, project_root, path)
     if len(parts) < 2:
-        return Location("catalog")
+        return Location(View.CATALOG)
     task_root = tasks / parts[0] / parts[1]
     if len(parts) == 2:
-        return Location("task", task_root)
+        return Location(View.TASK, task_root)
     if parts[2] == "runs" and len(parts) >= 5 and not path.is_dir():
-        return Location("runs", task_root, None, (str(path),))
+        return Location(View.RUNS, task_root, artifact=path)
     if path.is_dir() and not path.is_symlink():
-        return Location("runs", task_root) if parts[2] == "runs" else Location("task", task_root)
-    return Location("file", task_root, path)
+        return Location(View.RUNS, task_root) if parts[2] == "runs" else Location(View.TASK, task_root)
+    return Location(View.FILE, task_root, path)
 
 
 class ChecksScreen(ViewScreen):
     """Findings of one check run, grouped by file."""
 
-    VIEW_NAME = "checks"
+    VIEW_NAME = View.CHECKS
     HELP = (
         "The contract checker over the whole project (and the manager home), run in the background. Findings are "
         "grouped by file with their rule id and severity. Enter on a finding jumps to its artifact. R runs the "
@@ -165,7 +165,7 @@ class ChecksScreen(ViewScreen):
     def _selected(self, event: Tree.NodeSelected[str | None]) -> None:
         if event.node.data is None or (event.node.children and not event.node.is_expanded):
             return
-        self.okstra.navigate(location_for(self.okstra.project.root, event.node.data))
+        self.open_view(location_for(self.okstra.project.root, event.node.data))
 
     def current_path(self) -> Path | None:
         node = self.findings_tree.cursor_node

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -24,7 +24,7 @@ from okstra_core.models.convergence import (
     RoundResults,
 )
 
-from ..navigation import Location
+from ..navigation import Location, View
 from ..summaries import ConvergenceTrail, load_convergence
 from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
@@ -165,7 +165,7 @@ def trail_renderables(trail: ConvergenceTrail, root: Path) -> list[Widget]:
 class ConvergenceScreen(ViewScreen):
     """Every convergence trail of one task."""
 
-    VIEW_NAME = "convergence"
+    VIEW_NAME = View.CONVERGENCE
     HELP = (
         "Convergence decision trails under each run's state/: the lead's Round 0 groups and roster, each round's "
         "plan and votes as an analyser × finding-group matrix, the working state, the terminal state, and the "
@@ -176,9 +176,13 @@ class ConvergenceScreen(ViewScreen):
         super().__init__()
         self.task_root = task_root
 
+    @classmethod
+    def from_location(cls, location: Location) -> Self:
+        return cls(location.task_root)
+
     @property
     def location(self) -> Location:
-        return Location("convergence", self.task_root)
+        return Location(View.CONVERGENCE, self.task_root)
 
     def crumbs(self) -> list[str]:
         return ["Catalog", f"{self.task_root.parent.name}/{self.task_root.name}", "Convergence"]
@@ -194,10 +198,8 @@ class ConvergenceScreen(ViewScreen):
         self._load()
 
     def watched_paths(self) -> list[Path]:
-        from ..app import open_task
-
         paths = [layout.runs_dir(self.task_root)]
-        for rd in open_task(self.task_root).run_dirs:
+        for rd in self.open_task(self.task_root).run_dirs:
             paths.extend([rd.path / "state", rd.path / "state" / layout.MIGRATIONS_DIR])
         return paths
 
@@ -206,10 +208,8 @@ class ConvergenceScreen(ViewScreen):
 
     @work(thread=True, exclusive=True, group="convergence")
     def _load(self) -> None:
-        from ..app import open_task
-
         self.mark_seen()
-        trails = load_convergence(open_task(self.task_root))
+        trails = load_convergence(self.open_task(self.task_root))
         call_ui(self.app, self._show, trails)
 
     async def _show(self, trails: list[ConvergenceTrail]) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from rich.text import Text
 from textual import on, work
@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Static
 
 from okstra_core import layout, names
 
-from ..navigation import Location
+from ..navigation import Location, View
 from ..summaries import PreviewTarget, artifact_for
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
@@ -54,7 +54,7 @@ def resolve(task: Task) -> Resolution:
 class DesignPrepScreen(ViewScreen):
     """Per item: request, input revisions and verdicts; the highlighted file previews on the right."""
 
-    VIEW_NAME = "design-prep"
+    VIEW_NAME = View.DESIGN_PREP
     HELP = (
         "Design items of the latest implementation-planning report with their status, the deterministic request "
         "and every confirmed input revision with the resolver's verdict: authoritative, superseded, skipped as a "
@@ -69,9 +69,13 @@ class DesignPrepScreen(ViewScreen):
         super().__init__()
         self.task_root = task_root
 
+    @classmethod
+    def from_location(cls, location: Location) -> Self:
+        return cls(location.task_root)
+
     @property
     def location(self) -> Location:
-        return Location("design-prep", self.task_root)
+        return Location(View.DESIGN_PREP, self.task_root)
 
     def crumbs(self) -> list[str]:
         return ["Catalog", f"{self.task_root.parent.name}/{self.task_root.name}", "Design-prep"]
@@ -105,10 +109,8 @@ class DesignPrepScreen(ViewScreen):
 
     @work(thread=True, exclusive=True, group="design-prep")
     def _load(self) -> None:
-        from ..app import open_task
-
         self.mark_seen()
-        result = resolve(open_task(self.task_root))
+        result = resolve(self.open_task(self.task_root))
         self.app.call_from_thread(self._show, result)
 
     def _show(self, res: Resolution) -> None:
@@ -195,10 +197,9 @@ class DesignPrepScreen(ViewScreen):
         if key.startswith("item:"):
             self.action_confirm_item()
         else:
-            self.okstra.navigate(Location("file", self.task_root, Path(key)))
+            self.open_view(Location(View.FILE, self.task_root, Path(key)))
 
     def action_confirm_item(self) -> None:
-        from ..app import open_task
         from .confirm_design import ConfirmDesignScreen, load_item
 
         table: DataTable[Any] = self.query_one("#dp-table", DataTable)
@@ -211,7 +212,7 @@ class DesignPrepScreen(ViewScreen):
         if prep_id is None:
             self.notify("Move to a design item first.", severity="warning")
             return
-        task = open_task(self.task_root)
+        task = self.open_task(self.task_root)
         found = load_item(task, prep_id)
         if isinstance(found, str):
             self.notify(found, severity="error")

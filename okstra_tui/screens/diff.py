@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
+from typing import Self
 
 from rich.syntax import Syntax
 from rich.text import Text
@@ -16,7 +17,7 @@ from okstra_core import reading
 from okstra_core.digests import pretty_json
 from okstra_core.errors import LoadError
 
-from ..navigation import Location
+from ..navigation import Location, View
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
@@ -48,7 +49,7 @@ def unified(a: Path, b: Path, root: Path) -> str | LoadError:
 class DiffScreen(ViewScreen):
     """``D`` on two artifacts in the runs view lands here."""
 
-    VIEW_NAME = "diff"
+    VIEW_NAME = View.DIFF
     HELP = "A unified diff of two artifacts; JSON is compared pretty-printed."
 
     def __init__(self, task_root: Path, left: Path, right: Path) -> None:
@@ -57,9 +58,15 @@ class DiffScreen(ViewScreen):
         self.left = left
         self.right = right
 
+    @classmethod
+    def from_location(cls, location: Location) -> Self:
+        if location.partner is None:
+            raise ValueError("the diff view needs two files")
+        return cls(location.task_root, location.target_path, location.partner)
+
     @property
     def location(self) -> Location:
-        return Location("diff", self.task_root, self.left, (str(self.right),))
+        return Location(View.DIFF, self.task_root, self.left, partner=self.right)
 
     def crumbs(self) -> list[str]:
         return [f"{self.task_root.parent.name}/{self.task_root.name}", f"diff {self.left.name} ↔ {self.right.name}"]

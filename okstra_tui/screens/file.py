@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Self
 
 from textual.app import ComposeResult
 
-from ..navigation import Location
+from ..navigation import Location, View
 from ..summaries import PreviewTarget
 from ..widgets.footer import BindingsFooter
 from ..widgets.preview import ArtifactPreview
@@ -16,17 +17,21 @@ from .base import ViewScreen
 class FileScreen(ViewScreen):
     """A preview of one file, refreshed when it changes."""
 
-    VIEW_NAME = "file"
+    VIEW_NAME = View.FILE
     HELP = "One file, shown the way its format reads best. Live: edits by other processes appear within two seconds."
 
-    def __init__(self, task_root: Path, path: Path, *, artifact: object | None = None) -> None:
+    def __init__(self, task_root: Path, path: Path) -> None:
         super().__init__()
         self.task_root = task_root
         self.path = path
 
+    @classmethod
+    def from_location(cls, location: Location) -> Self:
+        return cls(location.task_root, location.target_path)
+
     @property
     def location(self) -> Location:
-        return Location("file", self.task_root, self.path)
+        return Location(View.FILE, self.task_root, self.path)
 
     def crumbs(self) -> list[str]:
         try:

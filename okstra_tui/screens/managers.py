@@ -20,6 +20,7 @@ from okstra_core.models.manager import ManagerFile, ProjectsFile
 from okstra_core.reading import JsonlDoc
 from okstra_core.store import Manager, ManagerTask, list_managers
 
+from ..navigation import View
 from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
@@ -193,7 +194,7 @@ def detail(node: Node) -> list[Widget]:
 class ManagersScreen(ViewScreen):
     """Manager-owned cross-project state under the manager home."""
 
-    VIEW_NAME = "managers"
+    VIEW_NAME = View.MANAGERS
     HELP = (
         "Managers under the manager home ($OKSTRA_HOME or ~/.okstra): their registered projects, task groups and "
         "tasks with children, snapshots (read-side copies, never the source of truth), events and directives."

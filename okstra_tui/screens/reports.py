@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from rich.table import Table
 from rich.text import Text
@@ -18,7 +18,7 @@ from okstra_core import layout
 from okstra_core.errors import LoadError
 from okstra_core.store import Artifact, Task
 
-from ..navigation import Location
+from ..navigation import Location, View
 from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
@@ -108,7 +108,7 @@ def chain_checks(task: Task) -> list[ChainCheck] | str:
 class ReportsScreen(ViewScreen):
     """Reports of one task, its reading copy, and the direction-selection chain."""
 
-    VIEW_NAME = "reports"
+    VIEW_NAME = View.REPORTS
     HELP = (
         "Final reports of every run of the task. The reading copy is rendered from the report data (the .md and "
         ".html siblings are derived, never the source). o opens the HTML sibling in the system browser. The "
@@ -126,9 +126,13 @@ class ReportsScreen(ViewScreen):
         self.initial = report
         self.reports: list[Artifact] = []
 
+    @classmethod
+    def from_location(cls, location: Location) -> Self:
+        return cls(location.task_root, location.target)
+
     @property
     def location(self) -> Location:
-        return Location("reports", self.task_root, self.current_path())
+        return Location(View.REPORTS, self.task_root, self.current_path())
 
     def crumbs(self) -> list[str]:
         return ["Catalog", f"{self.task_root.parent.name}/{self.task_root.name}", "Reports"]
@@ -156,10 +160,8 @@ class ReportsScreen(ViewScreen):
         self._load()
 
     def watched_paths(self) -> list[Path]:
-        from ..app import open_task
-
         paths = [layout.runs_dir(self.task_root), layout.instruction_set_dir(self.task_root)]
-        for rd in open_task(self.task_root).run_dirs:
+        for rd in self.open_task(self.task_root).run_dirs:
             paths.extend([rd.path / "reports", rd.path / "user-responses"])
         return paths
 
@@ -168,10 +170,8 @@ class ReportsScreen(ViewScreen):
 
     @work(thread=True, exclusive=True, group="reports")
     def _load(self) -> None:
-        from ..app import open_task
-
         self.mark_seen()
-        task = open_task(self.task_root)
+        task = self.open_task(self.task_root)
         reports = [a for rd in task.run_dirs for a in rd.of_kind("final-report-data")]
         checks = chain_checks(task)
         self.app.call_from_thread(self._show, reports, checks)
@@ -243,14 +243,13 @@ class ReportsScreen(ViewScreen):
         self.notify(f"Opened {html.name} in the browser", timeout=3)
 
     def action_respond(self) -> None:
-        from ..app import open_task
         from .respond import RespondScreen, load_form
 
         path = self.current_path()
         if path is None:
             self.notify("No report selected.", severity="warning")
             return
-        task = open_task(self.task_root)
+        task = self.open_task(self.task_root)
         report = load_form(task, path)
         if isinstance(report, str):
             self.notify(report, severity="error")

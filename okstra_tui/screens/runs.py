@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from rich.text import Text
 from textual import on, work
@@ -17,7 +17,7 @@ from textual.widgets.tree import TreeNode
 from okstra_core import layout
 from okstra_core.store import Artifact, RunDir, Task
 
-from ..navigation import Location
+from ..navigation import Location, View
 from ..summaries import PreviewTarget, seq_groups
 from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
@@ -33,7 +33,7 @@ NodeData = PreviewTarget | None
 class RunsScreen(ViewScreen):
     """A tree of run dirs -> categories -> seqs -> artifacts beside a preview pane."""
 
-    VIEW_NAME = "runs"
+    VIEW_NAME = View.RUNS
     HELP = (
         "Every run dir of the task (per task type, and per stage for implementation and single-stage "
         "final-verification), its artifacts by category and seq. The preview pretty-prints JSON, renders "
@@ -52,20 +52,18 @@ class RunsScreen(ViewScreen):
         self.task_root = task_root
         self.focus_run = run_dir
         self.focus_artifact = artifact
-        self.bundle: Task = self._open()
+        self.bundle: Task = self.open_task(task_root)
         self.diff_mark: PreviewTarget | None = None
 
-    def _open(self) -> Task:
-        from ..app import open_task
-
-        return open_task(self.task_root)
+    @classmethod
+    def from_location(cls, location: Location) -> Self:
+        return cls(location.task_root, location.target, location.artifact)
 
     @property
     def location(self) -> Location:
         target = self.run_tree.cursor_node.data if self.is_mounted and self.run_tree.cursor_node else None
-        return Location(
-            "runs", self.task_root, self.focus_run, (str(target.path),) if isinstance(target, PreviewTarget) else ()
-        )
+        artifact = target.path if isinstance(target, PreviewTarget) else None
+        return Location(View.RUNS, self.task_root, self.focus_run, artifact)
 
     def crumbs(self) -> list[str]:
         return ["Catalog", f"{self.task_root.parent.name}/{self.task_root.name}", "Runs"]
@@ -110,7 +108,7 @@ class RunsScreen(ViewScreen):
         return paths
 
     def reload(self) -> None:
-        self.bundle = self._open()
+        self.bundle = self.open_task(self.task_root)
         self._load(keep=True)
 
     @work(thread=True, exclusive=True, group="runs-load")
@@ -271,7 +269,7 @@ class RunsScreen(ViewScreen):
             self.notify(f"Marked {data.path.name}; press D on another seq of {data.artifact.category} to compare.")
             return
         self.diff_mark = None
-        self.okstra.navigate(Location("diff", self.task_root, mark.path, (str(data.path),)))
+        self.open_view(Location(View.DIFF, self.task_root, mark.path, partner=data.path))
 
     def current_path(self) -> Path | None:
         node = self.run_tree.cursor_node

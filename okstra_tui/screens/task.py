@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 from rich.console import Group
 from rich.text import Text
@@ -16,9 +17,8 @@ from textual.widgets import Static
 from okstra_core import layout
 from okstra_core.errors import LoadError
 from okstra_core.models.task import NextRecommendedPhase, TaskManifest
-from okstra_core.store import Task
 
-from ..navigation import Location
+from ..navigation import Location, View
 from ..summaries import TaskOverview, load_task
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
@@ -128,7 +128,7 @@ TIMELINE_COLUMNS = [
 class TaskScreen(ViewScreen):
     """The overview of one task."""
 
-    VIEW_NAME = "task"
+    VIEW_NAME = View.TASK
     HELP = (
         "The task manifest's workflow state (the next recommended phase is launchable only under 'ready'), "
         "its instruction-set files, the timeline of runs and related tasks. Enter on a run opens it; "
@@ -145,17 +145,16 @@ class TaskScreen(ViewScreen):
     def __init__(self, task_root: Path) -> None:
         super().__init__()
         self.task_root = task_root
-        self.bundle = self.okstra_task(task_root)
+        self.bundle = self.open_task(task_root)
         self.overview: TaskOverview | None = None
 
-    def okstra_task(self, root: Path) -> Task:
-        from ..app import open_task
-
-        return open_task(root)
+    @classmethod
+    def from_location(cls, location: Location) -> Self:
+        return cls(location.task_root)
 
     @property
     def location(self) -> Location:
-        return Location("task", self.task_root)
+        return Location(View.TASK, self.task_root)
 
     def crumbs(self) -> list[str]:
         return ["Catalog", f"{self.task_root.parent.name}/{self.task_root.name}"]
@@ -213,7 +212,7 @@ class TaskScreen(ViewScreen):
             self._check_changes(self.watched_paths())
             return
         self.task_root = task_root
-        self.bundle = self.okstra_task(task_root)
+        self.bundle = self.open_task(task_root)
         self.overview = None
         self._signature = None
         if self.is_mounted:
@@ -234,7 +233,7 @@ class TaskScreen(ViewScreen):
         ]
 
     def reload(self) -> None:
-        self.bundle = self.okstra_task(self.task_root)
+        self.bundle = self.open_task(self.task_root)
         self._load()
 
     @work(thread=True, exclusive=True, group="task-load")
@@ -311,11 +310,11 @@ class TaskScreen(ViewScreen):
 
     @on(VirtualTable.Selected, "#task-timeline")
     def _open_run(self, event: VirtualTable.Selected) -> None:
-        self.okstra.navigate(Location("runs", self.task_root, Path(event.row.target)))
+        self.open_view(Location(View.RUNS, self.task_root, Path(event.row.target)))
 
     @on(VirtualTable.Selected, "#task-files")
     def _open_file(self, event: VirtualTable.Selected) -> None:
-        self.okstra.navigate(Location("file", self.task_root, Path(event.row.target)))
+        self.open_view(Location(View.FILE, self.task_root, Path(event.row.target)))
 
     @on(VirtualTable.Selected, "#task-related")
     def _open_related(self, event: VirtualTable.Selected) -> None:
@@ -324,19 +323,19 @@ class TaskScreen(ViewScreen):
         if task is None:
             self.notify(f"Related task {key} is not in this project.", severity="warning")
             return
-        self.okstra.navigate(Location("task", task.root))
+        self.open_view(Location(View.TASK, task.root))
 
     def action_runs(self) -> None:
-        self.okstra.navigate(Location("runs", self.task_root))
+        self.open_view(Location(View.RUNS, self.task_root))
 
     def action_convergence(self) -> None:
-        self.okstra.navigate(Location("convergence", self.task_root))
+        self.open_view(Location(View.CONVERGENCE, self.task_root))
 
     def action_design_prep(self) -> None:
-        self.okstra.navigate(Location("design-prep", self.task_root))
+        self.open_view(Location(View.DESIGN_PREP, self.task_root))
 
     def action_reports(self) -> None:
-        self.okstra.navigate(Location("reports", self.task_root))
+        self.open_view(Location(View.REPORTS, self.task_root))
 
     def current_path(self) -> Path | None:
         focused = self.focused

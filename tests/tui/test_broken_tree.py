@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from okstra_tui.navigation import Location
+from okstra_tui.navigation import Location, View
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.runs import RunsScreen
 from okstra_tui.screens.task import TaskScreen
@@ -75,7 +75,7 @@ async def test_walk_every_view_over_a_broken_tree(broken_demo: tuple[Path, dict[
         missing = next(r for r in rows if r.root == broken["no-manifest"])
         assert catalog.phases[missing.ident].error is not None
         for row in rows:
-            app.navigate(Location("task", row.root))
+            app.navigate(Location(View.TASK, row.root))
             await settle(pilot)
             task_screen = app.screen
             assert isinstance(task_screen, TaskScreen)

@@ -9,7 +9,7 @@ from textual.widgets import DataTable, Static
 from okstra_core import names
 from okstra_core.store import Project
 from okstra_core.workflows.design_prep import parse_answers, resolve
-from okstra_tui.navigation import Location
+from okstra_tui.navigation import Location, View
 from okstra_tui.screens.confirm_design import ConfirmDesignScreen
 from okstra_tui.screens.design_prep import DesignPrepScreen
 
@@ -24,7 +24,7 @@ def _inputs(root: Path) -> dict[str, bytes]:
 
 
 async def _open_form(app, pilot, root: Path) -> ConfirmDesignScreen:  # type: ignore[no-untyped-def]
-    app.navigate(Location("design-prep", root / TASK))
+    app.navigate(Location(View.DESIGN_PREP, root / TASK))
     await settle(pilot)
     screen = app.screen
     assert isinstance(screen, DesignPrepScreen)

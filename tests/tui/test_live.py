@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from okstra_tui.navigation import Location
+from okstra_tui.navigation import Location, View
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.runs import RunsScreen
 from okstra_tui.summaries import PreviewTarget
@@ -40,7 +40,7 @@ async def test_new_artifact_appears_and_cursor_stays(fresh_demo: Path) -> None:
         await settle(pilot)
         manifest = sorted(fresh_demo.glob(".okstra/tasks/*/*/runs/analysis/manifests/run-manifest-*.json"))[0]
         task_root = manifest.parents[3]
-        app.navigate(Location("runs", task_root, manifest.parents[1], (str(manifest),)))
+        app.navigate(Location(View.RUNS, task_root, manifest.parents[1], artifact=manifest))
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, RunsScreen)

@@ -57,9 +57,9 @@ async def test_a_related_task_opens_in_a_view_of_its_own(demo_root: Path) -> Non
             for ref in app.project.task_refs
             if not isinstance(ref.open().manifest, Exception) and ref.open().manifest.related_tasks
         )
-        from okstra_tui.navigation import Location
+        from okstra_tui.navigation import Location, View
 
-        app.navigate(Location("task", source.root))
+        app.navigate(Location(View.TASK, source.root))
         await settle(pilot)
         outer = app.screen
         assert isinstance(outer, TaskScreen)

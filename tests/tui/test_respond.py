@@ -9,7 +9,7 @@ from textual.widgets import Button, DataTable, RadioButton, Static
 from okstra_core.store import Project
 from okstra_core.workflows.reports import report_by_path
 from okstra_core.workflows.user_response import ExportInput, render_sidecar
-from okstra_tui.navigation import Location
+from okstra_tui.navigation import Location, View
 from okstra_tui.screens.reports import ReportsScreen
 from okstra_tui.screens.respond import RespondScreen
 
@@ -21,7 +21,7 @@ def _tree_bytes(folder: Path) -> dict[str, bytes]:
 
 
 async def _open_form(app, pilot, task_root: Path, report: Path) -> RespondScreen:  # type: ignore[no-untyped-def]
-    app.navigate(Location("reports", task_root, report))
+    app.navigate(Location(View.REPORTS, task_root, report))
     await settle(pilot)
     screen = app.screen
     assert isinstance(screen, ReportsScreen) and screen.current_path() == report
@@ -131,7 +131,7 @@ async def test_a_broken_report_is_named_and_no_form_opens(fresh_demo: Path) -> N
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        app.navigate(Location("reports", task_root, report))
+        app.navigate(Location(View.REPORTS, task_root, report))
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, ReportsScreen) and screen.current_path() == report

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.widgets import DataTable, Markdown, Static, Tree
 
-from okstra_tui.navigation import Location
+from okstra_tui.navigation import Location, View
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.checks import ChecksScreen
 from okstra_tui.screens.convergence import ConvergenceScreen
@@ -93,7 +93,7 @@ async def test_runs_view_previews_json_markdown_and_team_state(demo_root: Path) 
         await settle(pilot)
         project = app.project
         task = next(r for r in project.task_refs if r.open().run_dir("analysis") is not None).open()
-        app.navigate(Location("runs", task.root))
+        app.navigate(Location(View.RUNS, task.root))
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, RunsScreen)
@@ -133,7 +133,7 @@ async def test_runs_diff_two_seqs(demo_root: Path) -> None:
             for rd in ref.open().run_dirs:
                 manifests = rd.of_kind("run-manifest")
                 if len(manifests) >= 2:
-                    app.navigate(Location("runs", ref.root, rd.path))
+                    app.navigate(Location(View.RUNS, ref.root, rd.path))
                     await settle(pilot)
                     screen = app.screen
                     assert isinstance(screen, RunsScreen)
@@ -163,7 +163,7 @@ async def test_convergence_design_prep_reports_views(demo_root: Path) -> None:
         await settle(pilot)
         seen = {"convergence": False, "design": False, "chain": False, "reading": False}
         for ref in app.project.task_refs:
-            app.navigate(Location("task", ref.root))
+            app.navigate(Location(View.TASK, ref.root))
             await settle(pilot)
             await pilot.press("v")
             await settle(pilot)
