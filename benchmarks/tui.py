@@ -171,7 +171,7 @@ async def main():
     async with app.run_test(size=(120, 40)) as pilot:
         out["first_paint_s"] = await probe.started(painted)
         cat = app.screen
-        from okstra_tui.summaries import CatalogRow
+        from okstra_tui.data.catalog import CatalogRow
         def phases_in_view():
             start, end = cat.table.visible_range()
             return all(r.ident in cat.phases for r in cat.table.rows[start:end] if isinstance(r, CatalogRow))

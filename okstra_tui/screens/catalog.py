@@ -18,8 +18,7 @@ from textual.widgets import Input, Static
 
 from okstra_core import layout
 
-from ..navigation import Location, View
-from ..summaries import (
+from ..data.catalog import (
     CatalogData,
     CatalogRow,
     PhaseSummary,
@@ -29,6 +28,7 @@ from ..summaries import (
     same_catalog,
     uncatalogued_rows,
 )
+from ..navigation import Location, View
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.virtual_table import Column, GroupHeader, VirtualTable

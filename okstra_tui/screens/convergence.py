@@ -24,8 +24,8 @@ from okstra_core.models.convergence import (
     RoundResults,
 )
 
+from ..data.convergence import ConvergenceTrail, load_convergence
 from ..navigation import Location, View
-from ..summaries import ConvergenceTrail, load_convergence
 from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter

@@ -15,8 +15,8 @@ from textual.widgets import DataTable, Static
 
 from okstra_core import layout, names
 
+from ..data.preview import PreviewTarget, artifact_for
 from ..navigation import Location, View
-from ..summaries import PreviewTarget, artifact_for
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.preview import ArtifactPreview

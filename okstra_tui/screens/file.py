@@ -7,8 +7,8 @@ from typing import Self
 
 from textual.app import ComposeResult
 
+from ..data.preview import PreviewTarget, artifact_for
 from ..navigation import Location, View
-from ..summaries import PreviewTarget
 from ..widgets.footer import BindingsFooter
 from ..widgets.preview import ArtifactPreview
 from .base import ViewScreen
@@ -55,8 +55,6 @@ class FileScreen(ViewScreen):
         preview.show(self.target(), self.okstra.project.root)
 
     def target(self) -> PreviewTarget:
-        from ..summaries import artifact_for
-
         artifact = artifact_for(self.okstra.project, self.path)
         return PreviewTarget(self.path, self.crumbs()[0], artifact, artifact.kind if artifact else "file")
 

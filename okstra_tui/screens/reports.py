@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -25,58 +24,7 @@ from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
 
 if TYPE_CHECKING:
-    from okstra_core.render.log_report import LogReport
     from okstra_core.workflows.direction import ChainCheck
-
-# ------------------------------------------------------------ log report
-
-
-def compute_log_report(run_path: Path) -> LogReport | str:
-    """The core's log report of one run dir, or a one-line reason there is none."""
-    from okstra_core.render.log_report import log_report
-
-    try:
-        return log_report(run_path)
-    except Exception as exc:  # a broken tree must not take the view down
-        return f"log report failed: {exc}"
-
-
-def log_report_widgets(label: str, report: LogReport | str) -> list[Widget]:
-    """Figures and prompt/transcript pairs as tables."""
-    out: list[Widget] = [Static(Text(label, style="bold"), classes="preview-title")]
-    if isinstance(report, str):
-        out.append(ErrorPanel(report, title="Log report"))
-        return out
-    doc = report.to_json()
-    figures = Table.grid(padding=(0, 2))
-    figures.add_column(style="bold")
-    figures.add_column(justify="right")
-    for key in ("promptCount", "promptBytes", "transcriptCount", "transcriptBytes", "totalBytes"):
-        figures.add_row(key, f"{doc[key]:,}")
-    out.append(Static(figures))
-    for problem in doc.get("problems", []):
-        out.append(ErrorPanel(problem, title="Log report"))
-    if report.pairs:
-        table = Table(title="prompt / transcript pairs", title_justify="left", title_style="bold", expand=True)
-        table.add_column("prompt")
-        table.add_column("role")
-        table.add_column("prompt bytes", justify="right")
-        table.add_column("transcript bytes", justify="right")
-        for p in report.pairs:
-            name = Text(p.name + (" (flat)" if p.flat else ""))
-            for problem in p.problems:
-                name.append(f"\n! {problem}", style="yellow")
-            table.add_row(
-                name,
-                p.role,
-                f"{p.prompt_bytes:,}" if p.prompt_bytes is not None else Text("-", style="dim"),
-                f"{p.transcript_bytes:,}" if p.transcript_bytes is not None else Text("no .log", style="dim"),
-            )
-        out.append(Static(table))
-    else:
-        out.append(Static(Text("No prompts in this run dir.", style="dim")))
-    return out
-
 
 # --------------------------------------------------------------- reports
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -15,12 +14,14 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from okstra_core import layout
-from okstra_core.store import Artifact, RunDir, Task
+from okstra_core.store import RunDir, Task
 
+from ..data.preview import PreviewTarget
+from ..data.runs import RunDirListing, RunsListing, compute_log_report, list_runs, seq_groups
 from ..navigation import Location, View
-from ..summaries import PreviewTarget, seq_groups
 from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
+from ..widgets.log_report import log_report_widgets
 from ..widgets.preview import ArtifactPreview
 from .base import ViewScreen
 
@@ -28,6 +29,71 @@ if TYPE_CHECKING:
     from okstra_core.render.log_report import LogReport
 
 NodeData = PreviewTarget | None
+
+
+class RunTreeFiller:
+    """Adds the runs tree's nodes and remembers the one showing the artifact to select."""
+
+    def __init__(self, project_root: Path, want: Path | None, expanded: set[str] | None) -> None:
+        self.project_root = project_root
+        self.want = want
+        #: Labels of the nodes that were expanded before a reload (None: a first build).
+        self.expanded = expanded
+        self.select: TreeNode[NodeData] | None = None
+
+    def _was_expanded(self, label: str) -> bool:
+        return self.expanded is not None and label in self.expanded
+
+    def leaf(self, parent: TreeNode[NodeData], label: Text | str, target: PreviewTarget) -> None:
+        node = parent.add_leaf(label, data=target)
+        if self.want is not None and target.path == self.want:
+            self.select = node
+
+    def run_dir(self, root: TreeNode[NodeData], run: RunDirListing, focus: bool) -> None:
+        """A run dir: its log report, categories by seq, flat legacy files and unrecognised names."""
+        rd = run.run
+        label = Text(rd.label, style="bold")
+        expand = self._was_expanded(str(label)) or focus
+        run_node = root.add(label, data=PreviewTarget(rd.path, rd.rel, kind="run-dir"), expand=expand)
+        run_node.add_leaf(
+            Text("log report", style="italic"),
+            data=PreviewTarget(rd.path, f"log report · {rd.rel}", kind="log-report"),
+        )
+        for category, arts in run.by_category.items():
+            cat_label = f"{category} ({len(arts)})"
+            cat_node = run_node.add(cat_label, data=None, expand=self._was_expanded(cat_label))
+            for seq, members in seq_groups(arts):
+                seq_label = f"seq {members[0].name.seq_text}" if seq is not None else "no seq"
+                seq_node = cat_node.add(seq_label, data=None, expand=True)
+                for art in members:
+                    rel = art.path.relative_to(self.project_root).as_posix()
+                    self.leaf(seq_node, art.name.filename, PreviewTarget(art.path, rel, art, art.kind))
+        self._odd_files(run_node, run)
+
+    def _odd_files(self, run_node: TreeNode[NodeData], run: RunDirListing) -> None:
+        """Flat legacy files (to be moved into their category) and names no kind's grammar accepts."""
+        if run.flat:
+            flat_node = run_node.add(Text(f"flat legacy ({len(run.flat)}) — to be moved", style="yellow"), data=None)
+            for path, parsed in run.flat:
+                label = Text(f"{parsed.filename} → {parsed.category}/", style="yellow")
+                self.leaf(flat_node, label, PreviewTarget(path, f"flat legacy · {path.name}"))
+        if run.unknown:
+            bad = run_node.add(Text(f"unrecognised ({len(run.unknown)})", style="red"), data=None)
+            for path in run.unknown:
+                label = Text(f"{path.parent.name}/{path.name}", style="red")
+                self.leaf(bad, label, PreviewTarget(path, f"unrecognised name · {path.name}"))
+
+    def stage_shared(self, root: TreeNode[NodeData], listing: RunsListing) -> None:
+        """Carry files and the consumers ledger, shared by the implementation stages."""
+        if not listing.carry and listing.consumers is None:
+            return
+        shared = root.add(Text("stage-shared", style="bold"), data=None, expand=True)
+        for path in listing.carry:
+            self.leaf(shared, f"carry/{path.name}", PreviewTarget(path, f"carry · {path.name}"))
+        if listing.consumers is not None:
+            shared.add_leaf(
+                "consumers.jsonl", data=PreviewTarget(listing.consumers, "implementation-planning consumers")
+            )
 
 
 class RunsScreen(ViewScreen):
@@ -114,77 +180,20 @@ class RunsScreen(ViewScreen):
     @work(thread=True, exclusive=True, group="runs-load")
     def _load(self, keep: bool = False) -> None:
         self.mark_seen()
-        run_dirs = self.bundle.run_dirs
-        listing = [
-            (rd, rd.categories(), {c: rd.artifacts(c) for c in rd.categories()}, rd.flat_legacy(), rd.unrecognised())
-            for rd in run_dirs
-        ]
-        carry = self.bundle.carry()
-        consumers = layout.consumers_path(self.task_root)
-        has_consumers = os.path.lexists(consumers)
-        self.app.call_from_thread(self._build, listing, carry, consumers if has_consumers else None, keep)
+        self.app.call_from_thread(self._build, list_runs(self.bundle), keep)
 
-    def _build(self, listing: list[Any], carry: list[Any], consumers: Path | None, keep: bool) -> None:
+    def _build(self, listing: RunsListing, keep: bool) -> None:
+        """Rebuild the tree; a reload keeps the expanded nodes and the cursor on the same artifact."""
         tree = self.run_tree
         current = tree.cursor_node.data if tree.cursor_node is not None else None
         want = current.path if keep and isinstance(current, PreviewTarget) else self.focus_artifact
         expanded = {str(n.label) for n in _walk(tree.root) if n.is_expanded} if keep else set()
         tree.clear()
-        select: TreeNode[NodeData] | None = None
-        for rd, categories, by_cat, flat, unknown in listing:
-            label = Text(rd.label, style="bold")
-            run_node = tree.root.add(
-                label,
-                data=PreviewTarget(rd.path, rd.rel, kind="run-dir"),
-                expand=(keep and str(label) in expanded) or self._is_focus(rd) or len(listing) == 1,
-            )
-            run_node.add_leaf(
-                Text("log report", style="italic"),
-                data=PreviewTarget(rd.path, f"log report · {rd.rel}", kind="log-report"),
-            )
-            for category in categories:
-                arts: list[Artifact] = by_cat[category]
-                cat_node = run_node.add(
-                    f"{category} ({len(arts)})", data=None, expand=keep and f"{category} ({len(arts)})" in expanded
-                )
-                for seq, members in seq_groups(arts):
-                    seq_label = f"seq {members[0].name.seq_text}" if seq is not None else "no seq"
-                    seq_node = cat_node.add(seq_label, data=None, expand=True)
-                    for art in members:
-                        node = seq_node.add_leaf(
-                            art.name.filename,
-                            data=PreviewTarget(
-                                art.path, art.path.relative_to(self.okstra.project.root).as_posix(), art, art.kind
-                            ),
-                        )
-                        if want is not None and art.path == want:
-                            select = node
-            if flat:
-                flat_node = run_node.add(Text(f"flat legacy ({len(flat)}) — to be moved", style="yellow"), data=None)
-                for path, parsed in flat:
-                    node = flat_node.add_leaf(
-                        Text(f"{parsed.filename} → {parsed.category}/", style="yellow"),
-                        data=PreviewTarget(path, f"flat legacy · {path.name}"),
-                    )
-                    if want is not None and path == want:
-                        select = node
-            if unknown:
-                bad = run_node.add(Text(f"unrecognised ({len(unknown)})", style="red"), data=None)
-                for path in unknown:
-                    node = bad.add_leaf(
-                        Text(f"{path.parent.name}/{path.name}", style="red"),
-                        data=PreviewTarget(path, f"unrecognised name · {path.name}"),
-                    )
-                    if want is not None and path == want:
-                        select = node
-        if carry or consumers is not None:
-            shared = tree.root.add(Text("stage-shared", style="bold"), data=None, expand=True)
-            for path, _loaded in carry:
-                node = shared.add_leaf(f"carry/{path.name}", data=PreviewTarget(path, f"carry · {path.name}"))
-                if want is not None and path == want:
-                    select = node
-            if consumers is not None:
-                shared.add_leaf("consumers.jsonl", data=PreviewTarget(consumers, "implementation-planning consumers"))
+        filler = RunTreeFiller(self.okstra.project.root, want, expanded if keep else None)
+        for run in listing.run_dirs:
+            filler.run_dir(tree.root, run, self._is_focus(run.run) or len(listing.run_dirs) == 1)
+        filler.stage_shared(tree.root, listing)
+        select = filler.select
         if select is not None:
             parent = select.parent
             while parent is not None:
@@ -232,14 +241,10 @@ class RunsScreen(ViewScreen):
 
     @work(thread=True, exclusive=True, group="preview")
     def _log_report(self, data: PreviewTarget) -> None:
-        from .reports import compute_log_report
-
         report = compute_log_report(data.path)
         call_ui(self.app, self._log_report_ready, data, report)
 
     async def _log_report_ready(self, data: PreviewTarget, report: LogReport | str) -> None:
-        from .reports import log_report_widgets
-
         if self.preview.target is not data:
             return
         await self.preview.remove_children()

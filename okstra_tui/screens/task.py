@@ -18,8 +18,8 @@ from okstra_core import layout
 from okstra_core.errors import LoadError
 from okstra_core.models.task import NextRecommendedPhase, TaskManifest
 
+from ..data.task import TaskOverview, load_task
 from ..navigation import Location, View
-from ..summaries import TaskOverview, load_task
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.key_values import KeyValues

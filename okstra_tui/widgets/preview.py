@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Markdown, Static
 from okstra_core.models.run import TeamState
 from okstra_core.models.sidecars import Header
 
-from ..summaries import LoadedPreview, PreviewTarget, load_preview
+from ..data.preview import LoadedPreview, PreviewTarget, load_preview
 from ..ui_thread import call_ui
 from .error_panel import ErrorPanel
 

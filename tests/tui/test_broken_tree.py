@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from okstra_tui.data.catalog import CatalogRow
+from okstra_tui.data.preview import PreviewTarget
 from okstra_tui.navigation import Location, View
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.runs import RunsScreen
 from okstra_tui.screens.task import TaskScreen
-from okstra_tui.summaries import CatalogRow, PreviewTarget
 from okstra_tui.widgets.error_panel import ErrorPanel
 
 from .conftest import SIZE, make_app, settle

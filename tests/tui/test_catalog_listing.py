@@ -7,8 +7,8 @@ from pathlib import Path
 
 from okstra_core.errors import LoadError
 from okstra_core.store import Project
+from okstra_tui.data.catalog import CatalogRow, list_catalog, load_catalog, same_catalog
 from okstra_tui.screens.catalog import CatalogScreen
-from okstra_tui.summaries import CatalogRow, list_catalog, load_catalog, same_catalog
 from okstra_tui.widgets.error_panel import ErrorPanel
 
 from .conftest import SIZE, make_app, settle

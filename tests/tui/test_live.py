@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from okstra_tui.data.preview import PreviewTarget
 from okstra_tui.navigation import Location, View
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.runs import RunsScreen
-from okstra_tui.summaries import PreviewTarget
 
 from .conftest import SIZE, make_app, settle
 

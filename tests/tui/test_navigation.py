@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from okstra_tui.data.catalog import CatalogRow
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.help import HelpScreen
 from okstra_tui.screens.task import SideRow, TaskScreen
-from okstra_tui.summaries import CatalogRow
 from okstra_tui.widgets.footer import BindingsFooter
 from okstra_tui.widgets.virtual_table import VirtualTable
 

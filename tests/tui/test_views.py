@@ -6,6 +6,8 @@ from pathlib import Path
 
 from textual.widgets import DataTable, Markdown, Static, Tree
 
+from okstra_tui.data.catalog import CatalogRow
+from okstra_tui.data.preview import PreviewTarget
 from okstra_tui.navigation import Location, View
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.checks import ChecksScreen
@@ -16,7 +18,6 @@ from okstra_tui.screens.managers import ManagersScreen, TaskNode
 from okstra_tui.screens.reports import ReportsScreen
 from okstra_tui.screens.runs import RunsScreen
 from okstra_tui.screens.task import TaskScreen
-from okstra_tui.summaries import CatalogRow, PreviewTarget
 from okstra_tui.widgets.virtual_table import GroupHeader, VirtualTable
 
 from .conftest import SIZE, make_app, plain, settle

@@ -1,0 +1,199 @@
+"""The catalog's rows: the plain listing for the first paint, the validated reading, folders it misses, phases."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from okstra_core import layout
+from okstra_core.errors import LoadError
+from okstra_core.store import CatalogListingEntry, Project, TaskRef
+
+
+class CatalogRow:
+    """One task as the catalog lists it (no manifest read, no path built until asked).
+
+    A thin wrapper over the core's listing entry: building 10,000 of them is
+    part of the first paint, so it holds the entry rather than copying fields.
+    """
+
+    __slots__ = ("_ident", "_root", "catalogued", "entry", "latest", "project")
+
+    def __init__(
+        self,
+        project: Project,
+        entry: CatalogListingEntry,
+        latest: bool = False,
+        catalogued: bool = True,
+        root: Path | None = None,
+    ) -> None:
+        self.project = project
+        self.entry = entry
+        self.latest = latest
+        self.catalogued = catalogued
+        self._root = root
+        self._ident: str | None = None
+
+    def __repr__(self) -> str:
+        return f"CatalogRow({self.ident!r})"
+
+    @property
+    def key(self) -> str:
+        return self.entry.task_key
+
+    @property
+    def group(self) -> str:
+        return self.entry.task_group
+
+    @property
+    def task_id(self) -> str:
+        return self.entry.task_id
+
+    @property
+    def task_type(self) -> str:
+        return self.entry.task_type
+
+    @property
+    def status(self) -> str:
+        return self.entry.current_status
+
+    @property
+    def updated(self) -> str:
+        return self.entry.updated_at or self.entry.created_at or ""
+
+    @property
+    def title(self) -> str:
+        return self.entry.title or ""
+
+    @property
+    def ident(self) -> str:
+        """Stable identity of the row across reloads: ``group/task-id`` as the catalog spells them."""
+        if self._ident is None:
+            entry = self.entry
+            ident = f"{entry.task_group}/{entry.task_id}"
+            self._ident = ident if self.catalogued else f"(folder) {ident}"
+        return self._ident
+
+    @property
+    def root(self) -> Path:
+        if self._root is None:
+            self._root = layout.task_root(self.project.root, self.group, self.task_id)
+        return self._root
+
+    @property
+    def ref(self) -> TaskRef:
+        return TaskRef(self.project, self.group, self.task_id, self.root)
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseSummary:
+    """The manifest facts the catalog shows: current phase and the next phase's status."""
+
+    phase: str
+    phase_state: str
+    next_phase: str
+    next_status: str
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class CatalogData:
+    rows: list[CatalogRow]
+    error: LoadError | None
+    latest_key: str | None
+    latest_error: LoadError | None
+
+
+def load_catalog(project: Project) -> CatalogData:
+    """The catalog's rows, straight from ``task-catalog.json`` (no folder is listed).
+
+    Paths are built only for rows that are opened or come into view, so a
+    10,000-task catalog costs one parse. :func:`uncatalogued_rows` adds the task
+    folders the catalog does not name, in a second pass.
+    """
+    catalog = project.catalog
+    latest = project.latest_task
+    latest_error = latest if isinstance(latest, LoadError) else None
+    latest_key = latest.task_key if latest is not None and not isinstance(latest, LoadError) else None
+    if isinstance(catalog, LoadError):
+        return CatalogData([], catalog, latest_key, latest_error)
+    rows: list[CatalogRow] = []
+    for entry in catalog.tasks:
+        listed = CatalogListingEntry(
+            entry.task_key,
+            entry.task_group,
+            entry.task_id,
+            entry.task_type,
+            entry.current_status,
+            entry.title,
+            entry.created_at,
+            entry.updated_at,
+        )
+        rows.append(CatalogRow(project, listed, latest=entry.task_key == latest_key))
+    return CatalogData(rows, None, latest_key, latest_error)
+
+
+def list_catalog(project: Project) -> CatalogData | None:
+    """The catalog's rows from the core's plain-JSON listing, for the first paint; None when it cannot list.
+
+    The listing skips the models (and importing them), so a 10,000-task
+    catalog paints in a fraction of the validated read's time; the caller
+    confirms it with :func:`load_catalog` and replaces it when they disagree.
+    """
+    entries = project.catalog_listing()
+    if isinstance(entries, LoadError):
+        return None
+    latest = project.latest_task_key_listing()
+    if isinstance(latest, LoadError):
+        return None
+    rows = [CatalogRow(project, e, e.task_key == latest) for e in entries]
+    return CatalogData(rows, None, latest, None)
+
+
+def same_catalog(a: CatalogData, b: CatalogData) -> bool:
+    """True when two readings of the catalog show the same rows, pointer and errors."""
+    if a.error is not None or b.error is not None or a.latest_error is not None or b.latest_error is not None:
+        return False
+    if a.latest_key != b.latest_key or len(a.rows) != len(b.rows):
+        return False
+    return all(
+        (x.key, x.group, x.task_id, x.task_type, x.status, x.updated, x.title)
+        == (y.key, y.group, y.task_id, y.task_type, y.status, y.updated, y.title)
+        for x, y in zip(a.rows, b.rows, strict=False)
+    )
+
+
+def uncatalogued_rows(project: Project, known: list[CatalogRow]) -> list[CatalogRow]:
+    """Task folders under ``.okstra/tasks/`` that no catalog entry names."""
+    base = layout.tasks_dir(project.root)
+    seen = {(layout.slug(r.group), layout.slug(r.task_id)) for r in known}
+    out: list[CatalogRow] = []
+    try:
+        groups = sorted(os.scandir(base), key=lambda e: e.name)
+    except OSError:
+        return out
+    for group in groups:
+        if not group.is_dir():
+            continue
+        try:
+            tasks = sorted(os.scandir(group.path), key=lambda e: e.name)
+        except OSError:
+            continue
+        for task in tasks:
+            if task.is_dir() and (group.name, task.name) not in seen:
+                entry = CatalogListingEntry(
+                    f"{group.name}/{task.name}", group.name, task.name, "?", "not in catalog", None, None, None
+                )
+                out.append(CatalogRow(project, entry, catalogued=False, root=Path(task.path)))
+    return out
+
+
+def phase_summary(row: CatalogRow) -> PhaseSummary:
+    """Read one manifest; a broken one becomes a summary carrying its error."""
+    manifest = row.ref.open().manifest
+    if isinstance(manifest, LoadError):
+        return PhaseSummary("", "", "", "", error=manifest.reason)
+    wf = manifest.workflow
+    nxt = wf.next_recommended_phase
+    return PhaseSummary(wf.current_phase or "", wf.current_phase_state or "", nxt.phase or "", nxt.status)
