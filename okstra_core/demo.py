@@ -52,7 +52,7 @@ from .workflows import (
     manager,
     prompts,
     teamstate,
-    user_response,
+    user_response_export,
 )
 from .workflows.common import Clock, dump, iso
 from .workflows.tasks import (
@@ -792,10 +792,12 @@ def _task_refund_ledger(root: Path, clock: Clock) -> None:
     )
     task = Project(root).find_task(spec.key)
     assert task is not None
-    user_response.export(root, task, rep, {"CQ-001": "No, only the last 90 days.", "CQ-002": "bank"}, clock=clock)
+    user_response_export.export(
+        root, task, rep, {"CQ-001": "No, only the last 90 days.", "CQ-002": "bank"}, clock=clock
+    )
     task = Project(root).find_task(spec.key)
     assert task is not None
-    user_response.attach_clarification(root, task)
+    user_response_export.attach_clarification(root, task)
 
 
 def _task_currency_rounding(root: Path, clock: Clock) -> None:

@@ -255,14 +255,14 @@ def _answers(path: Path) -> dict[str, str]:
 
 
 def cmd_user_response_export(args: argparse.Namespace) -> int:
-    from ..workflows import user_response
+    from ..workflows import user_response_export
 
     project = _project(args)
     task = _task(project, args.task)
     report = _input_path(project, args.report)
     answers = _answers(_input_path(project, args.answers))
     before = _current_sidecar(task, report)
-    path, superseded = user_response.export(project.root, task, report, answers, args.option)
+    path, superseded = user_response_export.export(project.root, task, report, answers, args.option)
     after = reading.read_bytes(path, root=project.root)
     _say(f"{_rel(project, path)}: {'unchanged (same answers already exported)' if before == after else 'written'}")
     if superseded is not None:
@@ -280,11 +280,11 @@ def _current_sidecar(task: Task, report: Path) -> bytes | None:
 
 
 def cmd_clarification_attach(args: argparse.Namespace) -> int:
-    from ..workflows import user_response
+    from ..workflows import user_response_export
 
     project = _project(args)
     task = _task(project, args.task)
-    target, attached = user_response.attach_clarification(project.root, task)
+    target, attached = user_response_export.attach_clarification(project.root, task)
     if attached:
         for rel in attached:
             _say(f"{_rel(project, target)}: attached {rel}")

@@ -55,7 +55,7 @@ from ..digests import sha256_bytes
 from ..models.report import ClarificationItem, SelectedDirection
 from ..models.sidecars import UserResponseHeader
 from ..store import Project, Task
-from . import design_prep, user_response
+from . import design_prep, user_response, user_response_export
 from .common import iso
 from .direction import sidecar_path_for
 from .reports import LoadedReport, latest_report, load_report_artifact
@@ -245,7 +245,7 @@ class _TaskScan:
             self._clar_text = text if isinstance(text, str) else None
         if not isinstance(self._clar_text, str):
             return False
-        return user_response.is_attached(self._clar_text, self.rel(sidecar), sha256_bytes(data))
+        return user_response_export.is_attached(self._clar_text, self.rel(sidecar), sha256_bytes(data))
 
     # ------------------------------------------------------------- kinds
 

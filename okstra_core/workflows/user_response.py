@@ -1,4 +1,6 @@
-"""User-response sidecars: the one definition of their bytes, export, and clarification attach.
+"""User-response sidecars: the one definition of their bytes.
+
+Writing them into the store is :mod:`okstra_core.workflows.user_response_export`.
 
 The HTML report's "Export user response" button downloads exactly the bytes
 :func:`render_sidecar` produces for the same answers. To make that possible the
@@ -28,17 +30,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..models.report import FinalReportV2, FinalReportV3
 from ..models.sidecars import UserResponseHeader
 from ..sidecar import format_sidecar
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from ..store import Task
-    from .common import Clock
 
 NO_ANSWER = "_(no answer)_"
 _IO = re.compile(r"^IO-[0-9]{3}$")
@@ -133,74 +128,3 @@ def render_sidecar(inp: ExportInput, answers: Mapping[str, str], selected_option
 
 
 # ------------------------------------------------------------------ workflows
-# Imports stay local: the format above does not depend on the store.
-
-
-def export(
-    project_root: Path,
-    task: Task,
-    report_path: Path,
-    answers: Mapping[str, str],
-    selected_option: str | None = None,
-    clock: Clock | None = None,
-) -> tuple[Path, Path | None]:
-    """``okstra user-response export``: write the sidecar for these answers.
-
-    A different earlier export is kept as a superseded copy; identical answers are a no-op.
-    """
-    from ..errors import WriteRefused
-    from .common import SYSTEM_CLOCK
-    from .direction import export_sidecar, guard_consumed_choice
-    from .reports import report_by_path
-
-    report = report_by_path(task, report_path)
-    inp = ExportInput(report.model, report.rel(), report.stem, report.sha256)
-    problems = validate_answers(inp, answers, selected_option)
-    if problems:
-        raise WriteRefused(report.path, problems[0])
-    guard_consumed_choice(task, report, selected_option)
-    return export_sidecar(project_root, report, render_sidecar(inp, answers, selected_option), clock or SYSTEM_CLOCK)
-
-
-ATTACH_MARK = "<!-- okstra:attached {path} sha256={digest} -->"
-
-
-def is_attached(clarification_response: str, sidecar_rel: str, digest: str) -> bool:
-    """Whether ``clarification-response.md`` (its text) holds the sidecar at *sidecar_rel* with these bytes."""
-    return ATTACH_MARK.format(path=sidecar_rel, digest=digest) in clarification_response
-
-
-def attach_clarification(project_root: Path, task: Task) -> tuple[Path, list[str]]:
-    """Attach every current user-response sidecar of the task to ``instruction-set/clarification-response.md``.
-
-    Idempotent: a sidecar already attached with the same bytes is not attached
-    again; existing text in the file is kept as it is.
-    """
-    from .. import layout, reading, writes
-    from ..digests import sha256_bytes
-
-    sidecars = []
-    for rd in task.run_dirs:
-        for art in rd.of_kind("user-response"):
-            data = reading.read_bytes(art.path, root=project_root)
-            if isinstance(data, bytes):
-                sidecars.append((art.path.relative_to(project_root).as_posix(), data))
-    target = layout.clarification_response_path(task.root)
-    attached: list[str] = []
-
-    def update(current: bytes | None) -> bytes | None:
-        text = current.decode("utf-8") if current is not None else "# Clarification response\n"
-        added = False
-        for rel, data in sorted(sidecars):
-            if is_attached(text, rel, sha256_bytes(data)):
-                continue
-            mark = ATTACH_MARK.format(path=rel, digest=sha256_bytes(data))
-            if not text.endswith("\n"):
-                text += "\n"
-            text += f"\n{mark}\n\n{data.decode('utf-8').rstrip()}\n"
-            attached.append(rel)
-            added = True
-        return text.encode("utf-8") if added or current is None else None
-
-    writes.replace_locked(project_root, target, update)
-    return target, attached

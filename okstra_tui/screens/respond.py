@@ -1,7 +1,7 @@
 """Answer a report: choose a direction and answer its clarification questions, then write the user response.
 
 The form is built from the report data (its option candidates and clarification
-items); writing goes through ``okstra_core.workflows.user_response.export``, the
+items); writing goes through ``okstra_core.workflows.user_response_export.export``, the
 same owner as ``okstra user-response export`` and the HTML page's Export
 button, so the sidecar's bytes are the same whichever way it was written.
 """
@@ -90,7 +90,7 @@ class RespondScreen(FormScreen):
         return pressed.name if pressed is not None else None
 
     def submit(self) -> Path:
-        from okstra_core.workflows.user_response import export
+        from okstra_core.workflows.user_response_export import export
 
         option = self.selected_option()
         if self.comparison and option is None:

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from okstra_core.check.cli import main_check
-from okstra_core.check.engine import is_private
+from okstra_core.layout import is_writer_debris
 
 from .helpers import check
 
@@ -21,7 +21,7 @@ def _candidates(root: Path) -> list[str]:
     for base in (root / ".okstra", root / ".okstra-home"):
         for p in sorted(base.rglob("*")):
             parts = p.relative_to(root).parts
-            if p.is_file() and not p.is_symlink() and not any(is_private(x) for x in parts):
+            if p.is_file() and not p.is_symlink() and not any(is_writer_debris(x) for x in parts):
                 out.append(p.relative_to(root).as_posix())
     return out
 

@@ -22,7 +22,7 @@ from okstra_core.workflows import (
     migrate,
     prompts,
     teamstate,
-    user_response,
+    user_response_export,
 )
 from okstra_core.workflows.common import Clock, dump
 
@@ -119,10 +119,10 @@ def writer(root: Path) -> None:
             clock=FIXED,
         )
     direction.planning_prepare(root, _task(root, ROUNDING), FIXED)
-    user_response.export(
+    user_response_export.export(
         root, _task(root, REFUND), root / REFUND_REPORT, {"CQ-001": "All of them.", "CQ-002": "gateway"}, clock=FIXED
     )
-    user_response.attach_clarification(root, _task(root, REFUND))
+    user_response_export.attach_clarification(root, _task(root, REFUND))
     prompts.publish_prompt(
         root,
         root / CI_MANIFEST,

@@ -71,11 +71,11 @@ def _nothing(root: Path) -> None:
 
 def _export_first(root: Path) -> None:
     from okstra_core.store import Project
-    from okstra_core.workflows import user_response
+    from okstra_core.workflows import user_response_export
 
     task = Project(root).find_task(sc.REFUND)
     assert task is not None
-    user_response.export(root, task, root / sc.REFUND_REPORT, {"CQ-001": "All.", "CQ-002": "bank"})
+    user_response_export.export(root, task, root / sc.REFUND_REPORT, {"CQ-001": "All.", "CQ-002": "bank"})
 
 
 def _answers(root: Path) -> Path:

@@ -9,7 +9,7 @@ import pytest
 
 from okstra_core import reading, sidecar
 from okstra_core.store import Project
-from okstra_core.workflows import design_prep, direction, inbox, user_response
+from okstra_core.workflows import design_prep, direction, inbox, user_response, user_response_export
 from okstra_core.workflows.inbox import PendingDecision, pending_decisions
 from okstra_core.workflows.reports import report_by_path
 
@@ -149,19 +149,19 @@ def test_clarification_unanswered_then_attach_pending_then_gone(fresh_demo: Path
     assert open_.since == _generated_at(fresh_demo, REFUND_REPORT)
 
     task = _task(fresh_demo, REFUND)
-    user_response.export(fresh_demo, task, fresh_demo / REFUND_REPORT, {"CQ-002": "gateway"})
+    user_response_export.export(fresh_demo, task, fresh_demo / REFUND_REPORT, {"CQ-002": "gateway"})
     (attach,) = _of(fresh_demo, "clarification")
     assert (attach.path, attach.detail) == (REFUND_SIDECAR, "attach-pending")
     assert attach.report_path == fresh_demo / REFUND_REPORT
 
-    user_response.attach_clarification(fresh_demo, _task(fresh_demo, REFUND))
+    user_response_export.attach_clarification(fresh_demo, _task(fresh_demo, REFUND))
     assert _of(fresh_demo, "clarification") == []
 
 
 def test_a_new_export_must_be_attached_again(fresh_demo: Path) -> None:
     """Attached means attached with the sidecar's current bytes."""
     assert _of(fresh_demo, "clarification") == []
-    user_response.export(fresh_demo, _task(fresh_demo, REFUND), fresh_demo / REFUND_REPORT, {"CQ-001": "Yes."})
+    user_response_export.export(fresh_demo, _task(fresh_demo, REFUND), fresh_demo / REFUND_REPORT, {"CQ-001": "Yes."})
     assert [d.detail for d in _of(fresh_demo, "clarification")] == ["attach-pending"]
 
 

@@ -13,7 +13,7 @@ from ..catalog import CONVERGENCE_ROUNDS_GAP, FINAL_REPLACED_UNARCHIVED, ROUND_W
 from .scope import Artifact, RunScope, TaskScope
 
 if TYPE_CHECKING:
-    from ..engine import Unit
+    from ..unit import Unit
 
 
 def check_run(scope: TaskScope, run: RunScope) -> None:

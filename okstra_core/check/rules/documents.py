@@ -9,7 +9,7 @@ from ...models import run as rm
 from ...models.convergence import ConvergenceFinal, ConvergenceGroups, ConvergenceWork, RoundPlan, RoundResults
 from ...models.report import FinalReportV2, FinalReportV3
 from ..catalog import FOREIGN_ARTIFACT, SCHEMA_MISMATCH, SHARED_SEQ, UNKNOWN_REPORT_SCHEMA, UNKNOWN_STATUS
-from ..engine import Unit
+from ..unit import Unit
 from .scope import Artifact, RunScope, TaskScope
 
 #: Artifact kind (from the name grammar) -> the model that owns its shape.

@@ -15,7 +15,7 @@ from ..catalog import (
     NON_CANONICAL_SLUG,
     UNNAMED_ENTRY,
 )
-from ..engine import Entry, Unit
+from ..unit import Entry, Unit
 
 #: Suffix -> part, in publication order.
 PARTS: dict[str, str] = {

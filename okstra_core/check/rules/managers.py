@@ -15,7 +15,7 @@ from ..catalog import (
     SCHEMA_MISMATCH,
     UNNAMED_ENTRY,
 )
-from ..engine import Unit
+from ..unit import Unit
 
 _MANAGER_FILES = {"manager.json": "file", "projects.json": "file", "task-groups": "dir"}
 _TASK_FILES = {

@@ -16,7 +16,7 @@ from ..catalog import (
     TASK_NOT_CATALOGUED,
     UNNAMED_ENTRY,
 )
-from ..engine import Unit
+from ..unit import Unit
 from . import invocations, managers
 
 _TOP: dict[str, str] = {"project.json": "file", "discovery": "dir", "tasks": "dir", "agent-invocations": "dir"}

@@ -9,7 +9,7 @@ from typing import Any
 from ... import names
 from ...models.run import RunManifest
 from ...models.task import TaskManifest
-from ..engine import Entry, Unit
+from ..unit import Entry, Unit
 
 
 @dataclass(slots=True)

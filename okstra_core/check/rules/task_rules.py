@@ -31,7 +31,7 @@ from ..catalog import (
     UNKNOWN_TASK_TYPE,
     UNNAMED_ENTRY,
 )
-from ..engine import Entry, Unit
+from ..unit import Entry, Unit
 from . import carry, convergence, design_prep, direction, documents, prompts, reports, team_state
 from .scope import Artifact, RunScope, TaskScope
 

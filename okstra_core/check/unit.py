@@ -1,0 +1,532 @@
+"""The checker's window on the project: a read-only, symlink-safe view of the store.
+
+A :class:`Unit` lists folders without following symlinks out of the root,
+reads each file at most once (through :mod:`okstra_core.reading`), validates
+documents with the models that own their shape, and collects findings. Rules
+(:mod:`okstra_core.check.rules`) take a unit; :mod:`okstra_core.check.engine`
+runs them.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from .. import layout, reading
+from ..errors import LoadError
+from ..models.base import IdentityMismatch
+from ..models.convergence import ConvergenceFinal
+from ..models.report import DeliverableMismatch
+from ..sidecar import HeaderError
+from ..sidecar import parse as parse_sidecar
+from .catalog import (
+    BAD_JSONL_LINE,
+    BAD_PROVENANCE,
+    BAD_SIDECAR_HEADER,
+    CONVERGENCE_FINAL_VERSION,
+    FILE_UNREADABLE,
+    INVALID_JSON,
+    MIXED_IDENTITY,
+    RULE_FAILED,
+    RULES_BY_ID,
+    SCHEMA_MISMATCH,
+    SYMLINK_DANGLING,
+    SYMLINK_ESCAPES,
+    WRONG_DELIVERABLE,
+)
+from .findings import Finding
+
+M = TypeVar("M", bound=BaseModel)
+
+_MISSING = object()
+
+
+class Entry:
+    """One folder entry as the checker sees it; ``bad`` entries were reported and are never read.
+
+    ``text`` is the path as a string; ``path`` builds the :class:`Path` only when a
+    rule asks for it (constructing one per listed entry dominated the profile).
+    ``link`` marks an entry reached through a symlink that stays inside the project.
+    """
+
+    __slots__ = ("_path", "kind", "link", "name", "text")
+
+    def __init__(self, name: str, text: str, kind: Literal["file", "dir", "bad"], link: bool = False) -> None:
+        self.name = name
+        self.text = text
+        self.kind = kind
+        self.link = link
+        self._path: Path | None = None
+
+    @property
+    def path(self) -> Path:
+        """The entry's path (built on first use)."""
+        path = self._path
+        if path is None:
+            path = self._path = Path(self.text)
+        return path
+
+    def __repr__(self) -> str:
+        return f"Entry({self.name!r}, {self.text!r}, {self.kind!r})"
+
+
+def _validation_rule(model: type[BaseModel], err: Any) -> str:
+    """Which rule a pydantic error belongs to, from its structured data (never its message text).
+
+    The models' own validators carry the contract and raise typed errors, which pydantic keeps in
+    ``ctx["error"]``; the rest is decided by the error's location.
+    """
+    loc = tuple(str(p) for p in err.get("loc", ()))
+    raised = (err.get("ctx") or {}).get("error")
+    if isinstance(raised, IdentityMismatch):
+        return MIXED_IDENTITY
+    if "instructionProvenance" in loc:
+        return BAD_PROVENANCE
+    if isinstance(raised, DeliverableMismatch):
+        return WRONG_DELIVERABLE
+    if model is ConvergenceFinal and loc == ("schemaVersion",):
+        return CONVERGENCE_FINAL_VERSION
+    return SCHEMA_MISMATCH
+
+
+#: Archives of state replaced by a Round 0 restart live under ``state/migrations/``.
+MIGRATIONS_PART = f"{os.sep}state{os.sep}{layout.MIGRATIONS_DIR}{os.sep}"
+
+
+class Unit:
+    """Reads, caches and reports for one part of a check run."""
+
+    def __init__(self, root: Path, home: Path | None = None, known_dirs: Iterable[str] = ()) -> None:
+        self.root = root
+        self.real_root = Path(os.path.realpath(root))
+        self.home = home
+        self.findings: list[Finding] = []
+        # Caches are keyed by path text: hashing pathlib objects dominated the profile.
+        self._bytes: dict[str, bytes | None] = {}
+        self._text: dict[str, str | None] = {}
+        self._json: dict[str, Any] = {}
+        self._docs: dict[tuple[str, type[BaseModel]], Any] = {}
+        self._entries: dict[str, list[Entry]] = {}
+        self._by_name: dict[str, dict[str, Entry]] = {}
+        #: Every name of each listed folder (private ones too), sorted: the listing owners would read.
+        self._names: dict[str, list[str]] = {}
+        self._root_text = str(root)
+        self._home_text = str(home) if home is not None else None
+        self._real_home: str | None = os.path.realpath(home) if home is not None else None
+        self._reported: set[tuple[str, str, str]] = set()
+        #: Regular files (not symlinks) as their folder's listing classified them: read without re-checking.
+        self._regular: set[str] = set()
+        #: Folders another unit already listed as usable directories (a task's ancestors): not listed again.
+        self._known_dirs: set[str] = set(known_dirs)
+        self.files: set[str] = set()
+
+    # ------------------------------------------------------------- reporting
+
+    def rel(self, path: Path | str) -> str:
+        """Project-relative POSIX text of *path* (``$OKSTRA_HOME/...`` for manager files outside)."""
+        text = path if isinstance(path, str) else str(path)
+        # String prefixes, not pathlib: this runs for every finding and every lookup.
+        if text.startswith(self._root_text + os.sep):
+            return text[len(self._root_text) + 1 :].replace(os.sep, "/")
+        if self._home_text is not None and text.startswith(self._home_text + os.sep):
+            return "$OKSTRA_HOME/" + text[len(self._home_text) + 1 :].replace(os.sep, "/")
+        return Path(text).as_posix()
+
+    def report(self, rule: str, path: Path | str, message: str, line: int | None = None) -> None:
+        """Record a finding of *rule* at *path* (each exact finding once); a ``str`` path is already relative."""
+        rel = path if isinstance(path, str) else self.rel(path)
+        key = (rule, rel, message)
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        self.findings.append(Finding(rule, RULES_BY_ID[rule].severity, rel, message, line))
+
+    def _report_load(self, err: LoadError, path: Path) -> None:
+        reason = err.reason
+        if "escapes" in reason:
+            rule = SYMLINK_ESCAPES
+        elif "dangling" in reason or "loop" in reason:
+            rule = SYMLINK_DANGLING
+        else:
+            rule = FILE_UNREADABLE
+        self.report(rule, path, reason, err.line)
+
+    # --------------------------------------------------------------- listing
+
+    def entries(self, folder: Path | str) -> list[Entry]:
+        """Sorted entries of *folder* (private debris left out); symlink problems are reported here."""
+        key = folder if isinstance(folder, str) else str(folder)
+        cached = self._entries.get(key)
+        if cached is not None:
+            return cached
+        out: list[Entry] = []
+        try:
+            with os.scandir(key) as it:
+                raw = {de.name: de for de in it}
+        except FileNotFoundError:
+            raw = {}
+        except NotADirectoryError:
+            raw = {}
+        except OSError as exc:
+            self.report(FILE_UNREADABLE, Path(key), f"folder cannot be listed: {exc.strerror or exc}")
+            raw = {}
+        names = sorted(raw)
+        for name in names:
+            if layout.is_writer_debris(name):
+                continue
+            out.append(self._classify(name, raw[name]))
+        self._names[key] = names
+        self._entries[key] = out
+        self._by_name[key] = {e.name: e for e in out}
+        return out
+
+    def _classify(self, name: str, de: os.DirEntry[str]) -> Entry:
+        text = de.path
+        try:
+            if de.is_symlink():
+                return self._classify_link(name, text)
+            if de.is_dir(follow_symlinks=False):
+                return Entry(name, text, "dir")
+            if de.is_file(follow_symlinks=False):
+                self.files.add(text)
+                self._regular.add(text)
+                return Entry(name, text, "file")
+        except OSError as exc:
+            self.report(FILE_UNREADABLE, Path(text), f"cannot stat: {exc.strerror or exc}")
+            return Entry(name, text, "bad")
+        # FIFO, socket, device: the safe reader names what it is without opening it blocking.
+        path = Path(text)
+        self.files.add(text)
+        self._bytes[text] = None
+        result = reading.read_bytes(path, root=self.root)
+        if isinstance(result, LoadError):
+            self._report_load(result, path)
+        return Entry(name, text, "bad")
+
+    def _classify_link(self, name: str, text: str) -> Entry:
+        path = Path(text)
+        self.files.add(text)
+        try:
+            real = Path(os.path.realpath(path, strict=True))
+        except FileNotFoundError:
+            self.report(SYMLINK_DANGLING, path, "dangling symlink")
+            self._bytes[text] = None
+            return Entry(name, text, "bad")
+        except (OSError, RuntimeError) as exc:
+            reason = (
+                "symlink loop"
+                if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP
+                else f"cannot resolve symlink: {exc}"
+            )
+            self.report(SYMLINK_DANGLING, path, reason)
+            self._bytes[text] = None
+            return Entry(name, text, "bad")
+        if not real.is_relative_to(self.real_root) and not (self._real_home and real.is_relative_to(self._real_home)):
+            self.report(SYMLINK_ESCAPES, path, f"symlink escapes the project root (to {real})")
+            self._bytes[text] = None
+            return Entry(name, text, "bad")
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as exc:
+            self.report(FILE_UNREADABLE, path, f"cannot stat: {exc.strerror or exc}")
+            self._bytes[text] = None
+            return Entry(name, text, "bad")
+        if stat.S_ISDIR(mode):
+            self.files.discard(text)
+            return Entry(name, text, "dir", link=True)
+        return Entry(name, text, "file", link=True)
+
+    def _listing(self, folder: str) -> dict[str, Entry]:
+        listing = self._by_name.get(folder)
+        if listing is None:
+            self.entries(folder)
+            listing = self._by_name[folder]
+        return listing
+
+    def entry(self, path: Path | str) -> Entry | None:
+        """The entry for *path* in its parent's listing, or None when absent."""
+        parent, name = os.path.split(path if isinstance(path, str) else str(path))
+        return self._listing(parent).get(name)
+
+    def exists(self, path: Path | str) -> bool:
+        """True when *path* names a usable entry inside the project (or home), through listings only.
+
+        Escaping, dangling and looping symlinks were classified ``bad`` when
+        listed, so they never count as existing and are never followed.
+        """
+        text = path if isinstance(path, str) else str(path)
+        for base in (self._root_text, self._home_text):
+            if base is not None and text.startswith(base + os.sep):
+                return self._exists_under(base, text[len(base) + 1 :].split(os.sep))
+        return False
+
+    def _exists_under(self, base: str, parts: list[str]) -> bool:
+        current = base
+        last = len(parts) - 1
+        known = self._known_dirs
+        for i, part in enumerate(parts):
+            if part in ("", ".", ".."):
+                return False
+            child = current + os.sep + part
+            if child not in known:
+                e = self._listing(current).get(part)
+                if e is None or e.kind == "bad" or (e.kind == "file" and i < last):
+                    return False
+            current = child
+        return True
+
+    def rel_exists(self, rel: str) -> bool:
+        """Whether a project-relative POSIX path names something inside the project."""
+        return layout.is_relative_posix(rel) and self._exists_under(self._root_text, rel.split("/"))
+
+    def walk(self, folder: Path | str) -> Iterator[Entry]:
+        """Every entry under *folder*, depth first; symlinked folders are entered once."""
+        seen: set[str] = set()
+        start = folder if isinstance(folder, str) else str(folder)
+        # Only symlinked folders need resolving: a plain child's real path is its parent's plus its name.
+        stack: list[tuple[str, str | None]] = [(start, None)]
+        while stack:
+            current, real = stack.pop()
+            if real is None:
+                real = os.path.realpath(current)
+            if real in seen:
+                continue
+            seen.add(real)
+            children = self.entries(current)
+            yield from children
+            stack.extend(
+                (e.text, None if e.link else os.path.join(real, e.name)) for e in reversed(children) if e.kind == "dir"
+            )
+
+    # --------------------------------------------------------------- reading
+
+    def _read_regular(self, key: str) -> bytes | None:
+        """Bytes of a file its listing saw as a regular file; None sends the caller to the safe reader.
+
+        The safe reader's ``lstat`` and symlink checks are already settled by the
+        listing; ``O_NOFOLLOW`` and ``fstat`` catch a file swapped since then.
+        """
+        try:
+            fd = os.open(key, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > reading.MAX_BYTES:
+                return None
+            want = st.st_size + 1
+            first = os.read(fd, want)
+            if len(first) < want:
+                # A short read of a regular file is its end: no second call to see EOF.
+                return first
+            chunks = [first]
+            total = len(first)
+            while chunk := os.read(fd, 1 << 20):
+                total += len(chunk)
+                if total > reading.MAX_BYTES:
+                    return None
+                chunks.append(chunk)
+            return b"".join(chunks)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    def data(self, path: Path | str) -> bytes | None:
+        """The bytes of *path*, read once; a read problem is reported once and gives None."""
+        key = path if isinstance(path, str) else str(path)
+        cached = self._bytes.get(key, _MISSING)
+        if cached is not _MISSING:
+            return cached  # type: ignore[return-value]
+        if key in self._regular:
+            fast = self._read_regular(key)
+            if fast is not None:
+                self._bytes[key] = fast
+                return fast
+        p = Path(key)
+        inside = key.startswith(self._root_text + os.sep)
+        result = reading.read_bytes(p, root=self.root if inside else None)
+        if isinstance(result, LoadError):
+            self._report_load(result, p)
+            self._bytes[key] = None
+            return None
+        self.files.add(key)
+        self._bytes[key] = result
+        return result
+
+    def text(self, path: Path | str) -> str | None:
+        """UTF-8 text of *path* (binary and non-UTF-8 files are reported)."""
+        key = path if isinstance(path, str) else str(path)
+        cached = self._text.get(key, _MISSING)
+        if cached is not _MISSING:
+            return cached  # type: ignore[return-value]
+        raw = self.data(key)
+        value: str | None = None
+        if raw is not None:
+            if b"\x00" not in raw:
+                try:
+                    value = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    value = None
+            if value is None:
+                p = Path(key)
+                decoded = reading.decode_text(p, raw)
+                if isinstance(decoded, LoadError):
+                    self._report_load(decoded, p)
+                else:
+                    value = decoded
+        self._text[key] = value
+        return value
+
+    def json(self, path: Path | str) -> Any:
+        """The parsed JSON value of *path*, or None when unusable (the problem is reported)."""
+        key = path if isinstance(path, str) else str(path)
+        cached = self._json.get(key, _MISSING)
+        if cached is not _MISSING:
+            return cached
+        text = self.text(key)
+        value: Any = None
+        if text is not None:
+            try:
+                value = json.loads(text)
+            except (ValueError, RecursionError):
+                # The safe parser words the problem (with its line) exactly as every reader does.
+                p = Path(key)
+                parsed = reading.parse_json(p, text)
+                if isinstance(parsed, LoadError):
+                    self.report(INVALID_JSON, p, parsed.reason, parsed.line)
+                else:
+                    value = parsed
+        self._json[key] = value
+        return value
+
+    def doc(self, path: Path | str, model: type[M]) -> M | None:
+        """*path* validated as *model*; schema problems are reported (once) and give None."""
+        text = path if isinstance(path, str) else str(path)
+        key = (text, model)
+        if key in self._docs:
+            return self._docs[key]  # type: ignore[no-any-return]
+        value = self.json(text)
+        result: M | None = None
+        if value is not None:
+            try:
+                result = model.model_validate(value)
+            except (ValidationError, RecursionError):
+                result = self.validate(Path(text), value, model)
+        self._docs[key] = result
+        return result
+
+    # ------------------------------------------------- a source for the owners
+
+    def known_bytes(self, path: str) -> bytes | None:
+        """Bytes already read from inside the project (see :class:`okstra_core.reading.Source`)."""
+        if not path.startswith(self._root_text + os.sep):
+            return None  # files outside were read without the root's symlink rule
+        return self._bytes.get(path)
+
+    def known_model(self, path: str, model: type[BaseModel]) -> BaseModel | None:
+        """A document already validated from those bytes (see :class:`okstra_core.reading.Source`)."""
+        if not path.startswith(self._root_text + os.sep):
+            return None
+        found: BaseModel | None = self._docs.get((path, model))
+        return found
+
+    def known_names(self, folder: str) -> list[str] | None:
+        """A folder's names as already listed (see :class:`okstra_core.reading.Source`)."""
+        if not folder.startswith(self._root_text + os.sep):
+            return None
+        return self._names.get(folder)
+
+    def owner(self) -> AbstractContextManager[None]:
+        """A block in which owner functions read through this unit's cache."""
+        return reading.use_source(self)
+
+    def validate(self, path: Path, value: Any, model: type[M], line: int | None = None) -> M | None:
+        """Validate a parsed value, reporting each rule's share of the errors in one finding."""
+        try:
+            return model.model_validate(value)
+        except ValidationError as exc:
+            self._report_validation(path, model, exc, line)
+        except RecursionError:
+            self.report(SCHEMA_MISMATCH, path, "nesting too deep to validate", line)
+        return None
+
+    def validate_quiet(self, value: Any, model: type[BaseModel]) -> bool:
+        """Whether *value* validates as *model*, without reporting anything."""
+        try:
+            model.model_validate(value)
+        except (ValidationError, RecursionError):
+            return False
+        return True
+
+    def _report_validation(self, path: Path, model: type[BaseModel], exc: ValidationError, line: int | None) -> None:
+        grouped: dict[str, list[Any]] = {}
+        for err in exc.errors():
+            grouped.setdefault(_validation_rule(model, err), []).append(err)
+        for rule, errs in grouped.items():
+            parts = []
+            for err in errs[:3]:
+                loc = ".".join(str(p) for p in err["loc"]) or "(document)"
+                parts.append(f"{loc}: {str(err['msg']).removeprefix('Value error, ')}")
+            if len(errs) > 3:
+                parts.append(f"and {len(errs) - 3} more")
+            self.report(rule, path, f"does not match {model.__name__}: " + "; ".join(parts), line)
+
+    def jsonl(self, path: Path, model: type[M]) -> list[tuple[int, M]]:
+        """Valid records of a JSONL file with their line numbers; bad lines are reported (OKS021)."""
+        text = self.text(path)
+        if text is None:
+            return []
+        doc = reading.parse_jsonl(path, text, model)
+        bad: set[int] = set()
+        for err in doc.errors:
+            self.report(BAD_JSONL_LINE, path, err.reason, err.line)
+            if err.line is not None and "torn" not in err.reason:
+                bad.add(err.line)
+        total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        good_lines = [n for n in range(1, total + 1) if n not in bad]
+        return list(zip(good_lines, doc.records, strict=False))
+
+    def sidecar(self, path: Path, header_model: type[M]) -> tuple[M, str] | None:
+        """A Markdown sidecar's validated header and body (OKS023 when the header is bad)."""
+        text = self.text(path)
+        if text is None:
+            return None
+        try:
+            parsed = parse_sidecar(text)
+        except HeaderError as exc:
+            self.report(BAD_SIDECAR_HEADER, path, f"bad header: {exc.reason}", exc.line)
+            return None
+        try:
+            header = header_model.model_validate(parsed.header)
+        except ValidationError as exc:
+            self.report(BAD_SIDECAR_HEADER, path, f"bad header: {reading.format_validation(exc)}")
+            return None
+        return header, parsed.body
+
+    def guard(self, rule_name: str, path: Path, fn: Callable[..., None], *args: Any) -> None:
+        """Run ``fn(*args)``; an unexpected exception becomes an OKS009 finding, not a traceback."""
+        try:
+            fn(*args)
+        except Exception as exc:
+            self.report(RULE_FAILED, path, f"rule {rule_name} failed: {exc.__class__.__name__}: {exc}"[:500])
+
+    def read_remaining(self, paths: Iterable[str]) -> None:
+        """Read every listed file not read yet, so that unreadable or non-text files are reported."""
+        done = self._text
+        for path in paths:
+            if path in done:
+                continue
+            if MIGRATIONS_PART in path:
+                # Byte-for-byte archives of replaced (invalid) state: only reading them must work.
+                self.data(path)
+            else:
+                self.text(path)
