@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import gc
 import importlib
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.style import Style
@@ -14,6 +12,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.reactive import var
 from textual.widgets import Input, Static
 
 from okstra_core import layout
@@ -34,7 +33,7 @@ from ..widgets.footer import BindingsFooter
 from ..widgets.virtual_table import Column, GroupHeader, VirtualTable
 from .base import ViewScreen
 
-#: Sort orders, cycled by ``s``: (label, key function, newest first).
+#: Sort orders, cycled by ``s``: (label, the row attribute sorted on).
 SORTS: tuple[tuple[str, str], ...] = (
     ("catalog order", "order"),
     ("task key", "key"),
@@ -59,21 +58,50 @@ STATUS_STYLES = {
 READ_AHEAD = 30
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Build many long-lived objects without the cyclic collector walking them again and again.
+@dataclass(frozen=True, slots=True)
+class CatalogSort:
+    """How the rows are ordered: an index into :data:`SORTS`, and whether the order is reversed."""
 
-    Parsing a 10,000-entry catalog allocates a few hundred thousand objects, none
-    of them cyclic; afterwards they are frozen so later collections skip them.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-        gc.freeze()
+    index: int = 0
+    reverse: bool = False
+
+    @property
+    def label(self) -> str:
+        return SORTS[self.index][0] + (" (reversed)" if self.reverse else "")
+
+    @property
+    def key(self) -> str:
+        """The :class:`CatalogRow` attribute sorted on (``order``: the catalog's own order)."""
+        return SORTS[self.index][1]
+
+    def next(self) -> CatalogSort:
+        return CatalogSort((self.index + 1) % len(SORTS), self.reverse)
+
+    def reversed(self) -> CatalogSort:
+        return CatalogSort(self.index, not self.reverse)
+
+    def by(self, index: int) -> CatalogSort:
+        """Sort by *index*; asking for the current order again reverses it (a second click on a title)."""
+        return self.reversed() if index == self.index else CatalogSort(index)
+
+    def apply(self, rows: list[CatalogRow]) -> list[CatalogRow]:
+        key = self.key
+        if key != "order":
+            return sorted(rows, key=lambda r: getattr(r, key), reverse=self.reverse != (key == "updated"))
+        return list(reversed(rows)) if self.reverse else rows
+
+
+def group_rows(rows: list[CatalogRow], reverse: bool) -> tuple[list[object], int]:
+    """The table's lines: a header per task group (in name order) above its rows; and the number of groups."""
+    groups: dict[str, list[CatalogRow]] = {}
+    for row in rows:
+        groups.setdefault(row.group, []).append(row)
+    flat: list[object] = []
+    for group in sorted(groups, reverse=reverse):
+        members = groups[group]
+        flat.append(GroupHeader(group, len(members)))
+        flat.extend(members)
+    return flat, len(groups)
 
 
 class CatalogScreen(ViewScreen):
@@ -95,12 +123,15 @@ class CatalogScreen(ViewScreen):
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
+    sort: var[CatalogSort] = var(CatalogSort(), init=False)
+    """The order the rows are shown in: ``s`` cycles it, ``S`` reverses it, a column title picks it."""
+
+    filter_text: var[str] = var("", init=False)
+    """The filter bar's text: every word must match a row's key, group, type, status or title."""
+
     def __init__(self) -> None:
         super().__init__()
         self.data: CatalogData | None = None
-        self.sort_index = 0
-        self.reverse = False
-        self.filter_text = ""
         #: The filter the table's rows currently reflect (``filter_text`` may be ahead of it while typing).
         self.shown_filter = ""
         self.phases: dict[str, PhaseSummary] = {}
@@ -146,14 +177,16 @@ class CatalogScreen(ViewScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
+        # One watcher: whichever of the sort and the filter changes, the rows are rebuilt.
+        self.watch(self, "sort", self._rebuild, init=False)
+        self.watch(self, "filter_text", self._rebuild, init=False)
         self.table.focus()
         # The first rows come from the plain listing, read here so that the first frame already shows them
         # (a ~0.1 s read for 10,000 tasks); the validated reading follows in a worker.
         self.mark_seen()
-        with gc_paused():
-            quick = list_catalog(self.okstra.fresh_project())
-            if quick is not None:
-                self._loaded(quick)
+        quick = list_catalog(self.okstra.fresh_project())
+        if quick is not None:
+            self._loaded(quick)
         self._quick = quick
         self._load()
 
@@ -233,59 +266,51 @@ class CatalogScreen(ViewScreen):
         self._load()
 
     def _rebuild(self) -> None:
+        """Show the rows that pass the filter, in the sort order, grouped by task group."""
         data = self.data
         if data is None:
             return
-        label, key = SORTS[self.sort_index]
-        text = self.filter_text.lower()
-        words = text.split()
-        rows = data.rows
-        if words:
-            hay = self._haystack
-            if len(hay) < len(rows):
-                hay.update(self._hay(row) for row in rows if row.ident not in hay)
-            # Typing on narrows: every row matching the longer text matched the shorter one.
-            previous = self._matched
-            if previous is not None and previous[0] is data and previous[1] and text.startswith(previous[1]):
-                rows = previous[2]
-            if len(words) == 1:
-                word = words[0]
-                rows = [r for r in rows if word in hay[r.ident]]
-            else:
-                rows = [r for r in rows if all(w in hay[r.ident] for w in words)]
-            self._matched = (data, text, rows)
-        else:
-            self._matched = None
-        if key != "order":
-            rows = sorted(rows, key=lambda r: getattr(r, key), reverse=self.reverse != (key == "updated"))
-        elif self.reverse:
-            rows = list(reversed(rows))
-        groups: dict[str, list[CatalogRow]] = {}
-        for row in rows:
-            groups.setdefault(row.group, []).append(row)
-        flat: list[object] = []
-        for group in sorted(groups, reverse=self.reverse and key == "order"):
-            members = groups[group]
-            flat.append(GroupHeader(group, len(members)))
-            flat.extend(members)
+        sort = self.sort
+        rows = sort.apply(self._filtered(data))
+        flat, groups = group_rows(rows, sort.reverse and sort.key == "order")
         self.shown_filter = self.filter_text
         self.table.set_rows(flat, keep=lambda r: r.ident if isinstance(r, CatalogRow) else ("group", r.label))
         if self.table.cursor == 0 and len(flat) > 1 and isinstance(flat[0], GroupHeader):
             self.table.cursor = 1
-        total = len(data.rows)
-        shown = len(rows)
-        latest = data.latest_key or "none"
         summary = Text.assemble(
-            (f"{shown}", "bold"),
-            f" of {total} tasks in {len(groups)} groups",
+            (f"{len(rows)}", "bold"),
+            f" of {len(data.rows)} tasks in {groups} groups",
             "   sort: ",
-            (label + (" (reversed)" if self.reverse else ""), "bold"),
+            (sort.label, "bold"),
             "   latest: ",
-            ("★ " + latest, "bold yellow"),
+            ("★ " + (data.latest_key or "none"), "bold yellow"),
         )
         if self.filter_text:
             summary.append(f"   filter: {self.filter_text!r}", style="italic")
         self.query_one("#catalog-summary", Static).update(summary)
+
+    def _filtered(self, data: CatalogData) -> list[CatalogRow]:
+        """The rows matching every word of the filter, in catalog order."""
+        text = self.filter_text.lower()
+        words = text.split()
+        if not words:
+            self._matched = None
+            return data.rows
+        hay = self._haystack
+        rows = data.rows
+        if len(hay) < len(rows):
+            hay.update(self._hay(row) for row in rows if row.ident not in hay)
+        # Typing on narrows: every row matching the longer text matched the shorter one.
+        previous = self._matched
+        if previous is not None and previous[0] is data and previous[1] and text.startswith(previous[1]):
+            rows = previous[2]
+        if len(words) == 1:
+            word = words[0]
+            rows = [r for r in rows if word in hay[r.ident]]
+        else:
+            rows = [r for r in rows if all(w in hay[r.ident] for w in words)]
+        self._matched = (data, text, rows)
+        return rows
 
     def _cells(self, row: CatalogRow) -> list[Text | str]:
         phase = self.phases.get(row.ident)
@@ -353,7 +378,6 @@ class CatalogScreen(ViewScreen):
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
         self.filter_text = event.value
-        self._rebuild()
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self) -> None:
@@ -367,24 +391,17 @@ class CatalogScreen(ViewScreen):
         self.table.focus()
 
     def action_sort(self) -> None:
-        self.sort_index = (self.sort_index + 1) % len(SORTS)
-        self._rebuild()
+        self.sort = self.sort.next()
 
     def action_reverse(self) -> None:
-        self.reverse = not self.reverse
-        self._rebuild()
+        self.sort = self.sort.reversed()
 
     @on(VirtualTable.HeaderClicked, "#catalog-table")
     def _header_clicked(self, event: VirtualTable.HeaderClicked) -> None:
         by_column = {"key": 1, "type": 2, "status": 3, "updated": 4}
         index = by_column.get(event.column.key)
-        if index is None:
-            return
-        if index == self.sort_index:
-            self.reverse = not self.reverse
-        else:
-            self.sort_index, self.reverse = index, False
-        self._rebuild()
+        if index is not None:
+            self.sort = self.sort.by(index)
 
     def action_latest(self) -> None:
         for i, row in enumerate(self.table.rows):

@@ -9,7 +9,7 @@ from textual.widgets import DataTable, Markdown, Static, Tree
 from okstra_tui.data.catalog import CatalogRow
 from okstra_tui.data.preview import PreviewTarget
 from okstra_tui.navigation import Location, View
-from okstra_tui.screens.catalog import CatalogScreen
+from okstra_tui.screens.catalog import SORTS, CatalogScreen, CatalogSort
 from okstra_tui.screens.checks import ChecksScreen
 from okstra_tui.screens.convergence import ConvergenceScreen
 from okstra_tui.screens.design_prep import DesignPrepScreen
@@ -283,3 +283,30 @@ def _expand_to(node) -> None:  # type: ignore[no-untyped-def]
     while parent is not None:
         parent.expand()
         parent = parent.parent
+
+
+async def test_catalog_sort_and_filter_are_reactive(demo_root: Path) -> None:
+    """Setting the sort or the filter (from a key, a click or code) rebuilds the rows through one watcher."""
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        screen.sort = CatalogSort(SORTS.index(("status", "status")))
+        statuses = [r.status for r in screen.table.rows if isinstance(r, CatalogRow)]
+        assert statuses != [] and "sort: status" in plain(screen.query_one("#catalog-summary"))
+        assert all(rows == sorted(rows) for rows in _by_group(screen)), "rows within a group follow the status order"
+        screen.filter_text = "no such task anywhere"
+        assert [r for r in screen.table.rows if isinstance(r, CatalogRow)] == []
+        assert screen.shown_filter == "no such task anywhere"
+        await pilot.press("S")
+        assert screen.sort == CatalogSort(SORTS.index(("status", "status")), reverse=True)
+        assert screen.sort.by(screen.sort.index) == CatalogSort(screen.sort.index)
+
+
+def _by_group(screen: CatalogScreen) -> list[list[str]]:
+    groups: dict[str, list[str]] = {}
+    for row in screen.table.rows:
+        if isinstance(row, CatalogRow):
+            groups.setdefault(row.group, []).append(row.status)
+    return list(groups.values())
