@@ -1,6 +1,6 @@
 """The demo project, made by driving the core's own write API through whole task lifecycles.
 
-``generate(DIR)`` writes a small, rich project (3 task groups, 8 tasks, every
+``generate(DIR)`` writes a small, rich project (4 task groups, 13 tasks, every
 task type, every artifact family the contract names) with canned agent
 outputs; ``generate(DIR, tasks=N)`` adds bulk tasks of the same shapes for
 benchmarks. Times come from a stepping clock, so two demos differ only in
@@ -1115,6 +1115,263 @@ def _manager(root: Path, clock: Clock) -> None:
     )
 
 
+# ---------------------------------------------------------- open decisions
+#
+# Tasks that wait for a person, one per kind the decisions inbox lists. They are
+# made after everything above (on the same clock), so the earlier tasks keep
+# their bytes, and they leave the latest-task pointer where it was.
+
+OPEN_GROUP = "checkout"
+
+
+def _pin_mtime(path: Path, clock: Clock) -> None:
+    """Give a file the demo clock's time: a sidecar records no time, and the inbox dates it by its mtime."""
+    stamp = clock.now().timestamp()
+    os.utime(path, (stamp, stamp))
+
+
+def _open_spec(task_id: str, task_type: str, category: str, title: str, brief: str) -> TaskSpec:
+    return TaskSpec(PROJECT_ID, OPEN_GROUP, task_id, task_type, category, title, brief)
+
+
+FRAUD_OPTIONS: dict[str, Any] = {
+    "optionCandidates": {
+        "mode": "comparison",
+        "candidates": [
+            {
+                "optionId": "IO-001",
+                "title": "Rules in the checkout service",
+                "summary": "Keep the fraud rules in code next to checkout and ship them with each release.",
+                "pros": ["No new service", "Rules are reviewed like code"],
+                "cons": ["A rule change needs a release"],
+                "risk": "low",
+            },
+            {
+                "optionId": "IO-002",
+                "title": "Hosted rules engine",
+                "summary": "Move the rules to the payment provider's hosted engine and call it before capture.",
+                "pros": ["Analysts change rules without a release", "Shared signals across merchants"],
+                "cons": ["Vendor lock-in", "One more network hop on checkout"],
+                "risk": "medium",
+            },
+            {
+                "optionId": "IO-003",
+                "title": "Score with a model, review by hand",
+                "summary": "Score every order with a model and queue the risky ones for manual review.",
+                "pros": ["Catches new patterns"],
+                "cons": ["Needs labelled data", "Review queue staffing"],
+                "risk": "high",
+            },
+        ],
+        "recommendation": "IO-002",
+    }
+}
+
+ADDRESS_OPTIONS: dict[str, Any] = {
+    "optionCandidates": {
+        "mode": "comparison",
+        "candidates": [
+            {
+                "optionId": "IO-001",
+                "title": "Validate on submit only",
+                "summary": "Check the address once when the order is placed.",
+                "pros": ["One call per order"],
+                "cons": ["Errors surface late"],
+                "risk": "low",
+            },
+            {
+                "optionId": "IO-002",
+                "title": "Autocomplete while typing",
+                "summary": "Suggest verified addresses as the customer types.",
+                "pros": ["Fewer typos", "Faster checkout"],
+                "cons": ["Per-keystroke API cost"],
+                "risk": "medium",
+            },
+        ],
+        "recommendation": "IO-002",
+    }
+}
+
+
+def _task_fraud_rules(root: Path, clock: Clock) -> None:
+    """checkout/fraud-rules: a comparison-mode option report nobody has chosen from yet (direction-choice)."""
+    spec = _open_spec(
+        "fraud-rules",
+        "option-selection",
+        "feature",
+        "Choose where fraud rules run",
+        "Chargebacks doubled since the spring sale; the rules live in three places.",
+    )
+    troot = create_task(root, spec, clock, point=False)
+    run = _run(root, troot, "option-selection", [*ANALYSERS[:2], WRITER], clock, rich_team=False)
+    rep = _report(
+        run, "Where fraud rules run", "Three options compared; IO-002 recommended.", FRAUD_OPTIONS, clock=clock
+    )
+    _close(
+        run, rep, clock, next_phase="implementation-planning", next_status="blocked", rationale="waiting for the choice"
+    )
+
+
+def _task_address_validation(root: Path, clock: Clock) -> None:
+    """checkout/address-validation: the choice is recorded but planning prepare has not run (planning-prepare)."""
+    spec = _open_spec(
+        "address-validation",
+        "option-selection",
+        "feature",
+        "Validate shipping addresses",
+        "One parcel in forty comes back undeliverable.",
+    )
+    troot = create_task(root, spec, clock, point=False)
+    run = _run(root, troot, "option-selection", [ANALYSERS[1], WRITER], clock, rich_team=False)
+    rep = _report(run, "Address validation approach", "Two options compared.", ADDRESS_OPTIONS, clock=clock)
+    _close(
+        run,
+        rep,
+        clock,
+        next_phase="implementation-planning",
+        next_status="pending",
+        rationale="choice made; prepare next",
+    )
+    task = Project(root).find_task(spec.key)
+    assert task is not None
+    _pin_mtime(direction.select_direction(root, task, "IO-002", clock=clock), clock)
+
+
+def _task_tax_export(root: Path, clock: Clock) -> None:
+    """checkout/tax-export: an analysis whose clarification questions are unanswered (clarification)."""
+    spec = _open_spec(
+        "tax-export",
+        "analysis",
+        "investigation",
+        "Fix the quarterly tax export",
+        "The VAT export disagrees with the ledger by 0.4%.",
+    )
+    troot = create_task(root, spec, clock, point=False)
+    run = _run(root, troot, "analysis", [ANALYSERS[0], WRITER], clock, rich_team=False)
+    rep = _report(
+        run,
+        "Tax export drift",
+        "Rounding per line versus per invoice explains most of the drift; two questions for finance.",
+        {
+            "analysisFindings": [
+                {
+                    "findingId": "F-001",
+                    "title": "VAT rounded per line",
+                    "severity": "medium",
+                    "detail": "The export rounds VAT on each line; the ledger rounds once per invoice.",
+                    "evidence": ["src/tax/export.py:57"],
+                }
+            ]
+        },
+        clarification=[
+            {
+                "itemId": "CQ-001",
+                "question": "Which amounts should the export report?",
+                "context": "F-001: the ledger books net amounts, the tax office asks for gross.",
+                "options": ["net", "gross", "both, in two columns"],
+            },
+            {
+                "itemId": "CQ-002",
+                "question": "Do refunds issued after quarter close belong to the old quarter?",
+                "context": "Affects 38 refunds in Q3.",
+            },
+        ],
+        clock=clock,
+    )
+    _close(run, rep, clock, next_phase="analysis", next_status="blocked", rationale="waiting for clarification answers")
+
+
+def _task_saved_cards(root: Path, clock: Clock) -> None:
+    """checkout/saved-cards: a re-planned snapshot with a provisional and a blocked item still open (design-prep).
+
+    PREP-002's only answer went stale with the re-plan; PREP-001 was confirmed by two people at
+    once, so its one revision number is recorded twice and neither counts.
+    """
+    spec = _open_spec(
+        "saved-cards",
+        "implementation-planning",
+        "feature",
+        "Let customers save cards",
+        "Returning customers re-enter card details on every order.",
+    )
+    troot = create_task(root, spec, clock, point=False)
+    plan1 = _run(root, troot, "implementation-planning", [ANALYSERS[0], WRITER], clock, rich_team=False)
+    p1 = _report(plan1, "Saved cards plan", "Three stages; two design items need input.", _plan(True, 1), clock=clock)
+    _close(plan1, p1, clock, next_phase="implementation", next_status="pending", rationale="design items open")
+    task = Project(root).find_task(spec.key)
+    assert task is not None
+    design_prep.materialize(root, task)
+    design_prep.confirm(
+        root, task, "PREP-002", "## store\n\nRedis\n\n## ttl\n\n24h\n", confirmed_by="carol", clock=clock
+    )
+    plan2 = _run(root, troot, "implementation-planning", [ANALYSERS[0], WRITER], clock, rich_team=False)
+    p2 = _report(
+        plan2,
+        "Saved cards plan (revised)",
+        "Storage question widened to include TTL; design items open.",
+        _plan(True, 2),
+        clock=clock,
+    )
+    _close(plan2, p2, clock, next_phase="implementation", next_status="pending", rationale="design items open")
+    task = Project(root).find_task(spec.key)
+    assert task is not None
+    design_prep.materialize(root, task)
+    report, item = design_prep.design_item(task, "PREP-001")
+    rev = design_prep.next_revision(task, "PREP-001")
+    answers = {"format": "UUIDv4", "rationale": "The gateway accepts it."}
+    design_prep.write_input(root, report, item, rev, answers, confirmed_by="alice", clock=clock)
+    answers = {"format": "ULID", "rationale": "Sortable."}
+    design_prep.write_input(root, report, item, rev, answers, confirmed_by="bob", clock=clock)
+
+
+def _task_receipt_emails(root: Path, clock: Clock) -> None:
+    """checkout/receipt-emails: analysis done, the workflow awaits a person's approval (approval)."""
+    spec = _open_spec(
+        "receipt-emails",
+        "analysis",
+        "bugfix",
+        "Stop duplicate receipt emails",
+        "Some customers get two receipts for one order.",
+    )
+    troot = create_task(root, spec, clock, point=False)
+    run = _run(root, troot, "analysis", [ANALYSERS[2], WRITER], clock, rich_team=False)
+    rep = _report(
+        run,
+        "Duplicate receipts",
+        "The order-paid event is delivered twice and the mailer does not deduplicate.",
+        {
+            "analysisFindings": [
+                {
+                    "findingId": "F-001",
+                    "title": "Mailer is not idempotent",
+                    "severity": "medium",
+                    "detail": "order-paid is at-least-once; the mailer sends on every delivery.",
+                    "evidence": ["src/mail/receipts.py:23"],
+                }
+            ]
+        },
+        clock=clock,
+    )
+    _close(
+        run,
+        rep,
+        clock,
+        next_phase="option-selection",
+        next_status="pending",
+        rationale="findings ready: approve before options are drafted",
+        awaiting=True,
+    )
+
+
+OPEN_TASKS: list[Callable[[Path, Clock], None]] = [
+    _task_receipt_emails,
+    _task_saved_cards,
+    _task_tax_export,
+    _task_address_validation,
+    _task_fraud_rules,
+]
+
+
 # ---------------------------------------------------------------- bulk tasks
 #
 # Bulk tasks are made in two steps: one template task per task type is written
@@ -1273,7 +1530,8 @@ def generate(
 ) -> Path:
     """Write the demo project into *target* (which must be missing or empty) and return its root.
 
-    *tasks*: total number of tasks; beyond the 8 rich tasks, bulk tasks of the same shapes are added.
+    *tasks*: total number of tasks; beyond the 13 rich tasks (8 finished or in flight, 5 waiting for a
+    decision), bulk tasks of the same shapes are added.
     *progress*, when given, is called with ``(tasks written, tasks)`` as the work goes on.
     """
     root = Path(target)
@@ -1283,14 +1541,19 @@ def generate(
     root = root.resolve()
     clock = Clock(START)
     layout.okstra_dir(root).mkdir(exist_ok=True)
-    extra = max(0, (tasks or 0) - len(RICH_TASKS))
-    total = len(RICH_TASKS) + extra
+    rich = len(RICH_TASKS) + len(OPEN_TASKS)
+    extra = max(0, (tasks or 0) - rich)
+    total = rich + extra
     for done, build in enumerate(RICH_TASKS, 1):
         build(root, clock)
         if progress is not None:
             progress(done, total)
     _invocations(root, clock)
     _manager(root, clock)
+    for done, build in enumerate(OPEN_TASKS, len(RICH_TASKS) + 1):
+        build(root, clock)
+        if progress is not None:
+            progress(done, total)
     if extra:
-        _bulk(root, extra, jobs or os.cpu_count() or 1, progress, len(RICH_TASKS))
+        _bulk(root, extra, jobs or os.cpu_count() or 1, progress, rich)
     return root

@@ -12,7 +12,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("demo", help="write a demo project (made by the core's own write path)")
     p.add_argument("dir", type=Path, help="target folder (missing or empty)")
     p.add_argument(
-        "--tasks", type=int, default=None, help="total tasks (bulk tasks of the same shapes beyond the 8 rich ones)"
+        "--tasks", type=int, default=None, help="total tasks (bulk tasks of the same shapes beyond the 13 rich ones)"
     )
     p.add_argument("--jobs", type=int, default=None, help="worker processes for bulk tasks (default: all cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display (shown only on a terminal's stderr)")

@@ -374,9 +374,9 @@ class _TaskScan:
             verdicts = {v.verdict for v in item.inputs if (v.revision or 0) == last}
             note = ""
             if "duplicate-revision" in verdicts:
-                detail, note = "duplicate-revision", f" (r{last} is recorded twice: neither counts)"
+                detail, note = "duplicate-revision", f" (duplicate revision r{last}: neither copy counts)"
             elif "stale-fingerprint" in verdicts:
-                detail, note = "stale-fingerprint", f" (r{last} answers an older assessment)"
+                detail, note = "stale-fingerprint", f" (r{last} went stale: it answers an older assessment)"
             elif "invalid" in verdicts:
                 detail, note = "invalid-revision", f" (r{last} is unreadable)"
             requested = item.request  # None until materialised

@@ -73,8 +73,8 @@ def test_demo_holds_every_shape(demo_root: Path) -> None:
     project = Project.open(demo_root)
     assert isinstance(project, Project)
     refs = project.task_refs
-    assert len(refs) == 8 and all(r.catalogued for r in refs)
-    assert len({r.task_group for r in refs}) == 3
+    assert len(refs) == 13 and all(r.catalogued for r in refs)
+    assert len({r.task_group for r in refs}) == 4
     tasks = {r.task_id: r.open() for r in refs}
     types = {rd.task_type for t in tasks.values() for rd in t.run_dirs}
     assert types == {"analysis", "option-selection", "implementation-planning", "implementation", "final-verification"}

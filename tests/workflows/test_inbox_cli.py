@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ def test_json_lists_items_newest_first(fresh_demo: Path, capsys: pytest.CaptureF
     assert result.code == 0 and result.err == ""
     doc = json.loads(result.out)
     assert doc["version"] == 1 and doc["project"] == str(fresh_demo.resolve())
-    items = doc["items"]
+    items = [i for i in doc["items"] if ":checkout:" not in i["task"]]  # checkout's decisions are open on purpose
     assert [(i["kind"], i["task"]) for i in items] == [("direction-choice", RETRY), ("approval", REFUND)]
     assert all(list(i) == ["kind", "task", "path", "item", "summary", "since"] for i in items)
     assert items[0]["path"] == OPT_REPORT and items[1]["item"] is None
@@ -41,15 +42,16 @@ def test_text_groups_by_task(fresh_demo: Path, capsys: pytest.CaptureFixture[str
     result = okstra(capsys, "inbox", fresh_demo)
     assert result.code == 0
     lines = result.out.splitlines()
-    headers = [line for line in lines if line and not line.startswith(" ")]
+    headers = [line for line in lines if line and not line.startswith(" ") and ":checkout:" not in line]
     assert headers[:2] == [f"{RETRY} (2 waiting)", f"{REFUND} (1 waiting)"]
-    assert headers[-1] == "3 decisions waiting in 2 tasks"
+    assert headers[-1] == "9 decisions waiting in 7 tasks"  # with the 6 open ones of the 5 checkout tasks
     retry = lines[lines.index(headers[0]) + 1 : lines.index(headers[1])]
     assert any("direction-choice:" in line for line in retry) and any("design-prep PREP-001:" in line for line in retry)
     assert f"      {OPT_REPORT}" in retry
 
 
 def test_nothing_waiting_still_exits_0(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.rmtree(fresh_demo / ".okstra/tasks/checkout")
     path = fresh_demo / REFUND_MANIFEST
     value = json.loads(path.read_text(encoding="utf-8"))
     value["workflow"]["awaitingApproval"] = False
