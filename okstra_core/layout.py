@@ -384,6 +384,20 @@ def okstra_home(override: Path | str | None = None) -> Path:
     return Path.home() / OKSTRA_DIR
 
 
+def okstra_cache_dir(override: Path | str | None = None) -> Path:
+    """The user's cache folder for okstra (never inside a store): *override*, else ``$OKSTRA_CACHE_DIR``,
+    else ``$XDG_CACHE_HOME/okstra``, else ``~/.cache/okstra``."""
+    if override is not None:
+        return Path(override)
+    env = os.environ.get("OKSTRA_CACHE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):  # the XDG spec: a relative value is invalid and ignored
+        return Path(xdg) / "okstra"
+    return Path.home() / ".cache" / "okstra"
+
+
 def managers_dir(home: Path) -> Path:
     return home / "managers"
 

@@ -8,7 +8,9 @@ import os
 import sys
 from pathlib import Path
 
+from .. import layout
 from ..progress import terminal_progress
+from .cache import CheckCache
 from .catalog import RULES, markdown, text_table
 from .engine import CheckError, run_check
 from .formats import FORMATS, render
@@ -82,6 +84,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--list-rules", action="store_true", help="print the rule catalog and exit")
     parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="where the incremental check keeps its cache (default: $OKSTRA_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/okstra, else ~/.cache/okstra); never inside the store",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="check every task afresh, without reading or writing the cache"
+    )
+    parser.add_argument(
         "--quiet",
         "-q",
         action="store_true",
@@ -128,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
                 jobs=args.jobs,
                 home=args.home,
                 progress=progress,
+                check_cache=None if args.no_cache else CheckCache(layout.okstra_cache_dir(args.cache_dir)),
             )
     except CheckError as exc:
         print(f"okstra check: {exc}", file=sys.stderr)

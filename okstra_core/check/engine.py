@@ -5,8 +5,10 @@ Tasks are checked in units of their own, in worker processes when ``jobs`` > 1.
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import os
+import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,8 @@ from typing import Any
 from .. import layout
 from ..errors import OkstraError
 from ..progress import Progress
+from . import cache
+from .cache import CheckCache
 from .catalog import expand
 from .findings import CheckReport, Finding
 from .rules import project_rules, task_rules
@@ -27,22 +31,62 @@ class CheckError(OkstraError):
 # ------------------------------------------------------------------ the run
 
 
-def _task_chunk(root: str, home: str | None, tasks: list[tuple[str, Any]]) -> tuple[list[Finding], int]:
-    """Worker entry point: check some tasks, return their findings and file count."""
-    findings: list[Finding] = []
-    files = 0
+#: One task's outcome: (folder, findings or None when the cached ones stand, files read, record to cache or None).
+TaskResult = tuple[str, list[Finding] | None, int, dict[str, Any] | None]
+
+
+def _task_chunk(
+    root: str,
+    home: str | None,
+    tasks: list[tuple[str, Any]],
+    previous: dict[str, dict[str, Any]] | None = None,
+    racy_after: int = 0,
+) -> list[TaskResult]:
+    """Worker entry point: check some tasks, return each one's findings and file count.
+
+    With *previous* (the cache's records of these tasks, possibly none), a task
+    whose key still holds is not checked (its findings are None: the caller has
+    them); the others come back with a record to cache unless one of their
+    inputs changed after *racy_after* (nanoseconds since the epoch).
+    """
+    out: list[TaskResult] = []
     root_path = Path(root)
     home_path = Path(home) if home else None
     for rel, entry in tasks:
+        task_root = root_path / rel
+        entry_key = ""
+        if previous is not None:
+            entry_key = hashlib.sha256(entry.model_dump_json().encode() if entry is not None else b"").hexdigest()
+            old = previous.get(rel)
+            if (
+                old is not None
+                and old["entry"] == entry_key
+                and cache.tree_holds(str(task_root), old["shape"], old["key"])
+                and cache.deps_hold(old["deps"])
+            ):
+                out.append((rel, None, 0, None))
+                continue
+            key, shape, newest, covered = cache.tree_key(str(task_root))
         # The project unit listed every folder from the root down to the task as a usable
         # directory; the task's unit trusts that instead of listing (and re-reporting) them again.
         parts = rel.split("/")
         known = [os.path.join(root, *parts[: i + 1]) for i in range(len(parts))]
         unit = Unit(root_path, home_path, known)
-        task_rules.check_task(unit, root_path / rel, entry)
-        findings.extend(unit.findings)
-        files += len(unit.files)
-    return findings, files
+        task_rules.check_task(unit, task_root, entry)
+        record: dict[str, Any] | None = None
+        if previous is not None:
+            deps, newest_dep = cache.deps_of(unit.touched(), covered)
+            if max(newest, newest_dep) < racy_after:
+                record = {
+                    "key": key,
+                    "shape": shape,
+                    "entry": entry_key,
+                    "deps": deps,
+                    "findings": cache.encode_findings(unit.findings),
+                    "files": len(unit.files),
+                }
+        out.append((rel, unit.findings, len(unit.files), record))
+    return out
 
 
 def _chunks(items: list[Any], size: int) -> list[list[Any]]:
@@ -66,6 +110,7 @@ def run_check(
     jobs: int = 1,
     home: Path | None = None,
     progress: Progress | None = None,
+    check_cache: CheckCache | None = None,
 ) -> CheckReport:
     """Check the store of *project_root* and return every finding.
 
@@ -73,7 +118,9 @@ def run_check(
     processes for the per-task part (``0`` or less: all cores); *home* is the
     manager state root (default :func:`okstra_core.layout.okstra_home`),
     checked only when it exists; *progress*, when given, is called with
-    ``(tasks checked, tasks)`` as the per-task part goes on. Raises :class:`CheckError` when the check cannot
+    ``(tasks checked, tasks)`` as the per-task part goes on. With *check_cache*,
+    a task whose inputs are unchanged since the cached run reuses its findings
+    (see :mod:`.cache`); the report is the same as without it. Raises :class:`CheckError` when the check cannot
     run (no project folder, no ``.okstra/``, an unknown rule id).
     """
     from ..render import markdown as _markdown  # noqa: F401 - imported once here, inherited by forked workers
@@ -94,7 +141,12 @@ def run_check(
     ):
         raise CheckError(root, "no .okstra/ store in this folder")
     home_path = Path(os.path.abspath(home if home is not None else layout.okstra_home()))
+    if check_cache is not None and (
+        cache.inside(check_cache.directory, store) or cache.inside(check_cache.directory, home_path)
+    ):
+        raise CheckError(check_cache.directory, "the cache folder is inside the store or the manager home")
 
+    started = time.time_ns()
     unit = Unit(root, home_path if home_path.is_dir() else None)
     tasks = project_rules.check_project(unit, home_path)
     if jobs <= 0:
@@ -102,30 +154,53 @@ def run_check(
     findings = list(unit.findings)
     files = len(unit.files)
     home_text = str(unit.home) if unit.home else None
-    chunks = _chunks(tasks, CHUNK_TASKS)
+    previous: dict[str, dict[str, Any]] | None = None
+    if check_cache is not None:
+        previous = check_cache.load(str(root), home_text)
+    racy_after = started - int(cache.RACY_SECONDS * 1e9)
+    records: dict[str, dict[str, Any]] = {}
     done = 0
+
+    def collect(results: list[TaskResult]) -> None:
+        nonlocal files, done
+        for rel, found, n, record in results:
+            if found is None:
+                assert previous is not None and check_cache is not None
+                old = previous[rel]
+                findings.extend(cache.decode_findings(old["findings"]))
+                files += old["files"]
+                records[rel] = old
+                check_cache.hits += 1
+                continue
+            findings.extend(found)
+            files += n
+            if check_cache is not None:
+                check_cache.misses += 1
+            if record is not None:
+                records[rel] = record
+        done += len(results)
+        if progress is not None:
+            progress(done, len(tasks))
+
+    def work(chunk: list[tuple[str, Any]]) -> tuple[Any, ...]:
+        mine = None if previous is None else {rel: previous[rel] for rel, _ in chunk if rel in previous}
+        return (str(root), home_text, chunk, mine, racy_after)
+
+    chunks = _chunks(tasks, CHUNK_TASKS)
     if progress is not None:
         progress(0, len(tasks))
     if jobs > 1 and len(tasks) >= PARALLEL_MIN_TASKS:
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures = {pool.submit(_task_chunk, str(root), home_text, chunk): len(chunk) for chunk in chunks}
+            futures = [pool.submit(_task_chunk, *work(chunk)) for chunk in chunks]
             # Collected as they finish (for progress); the findings are sorted below, so order does not matter.
             for fut in as_completed(futures):
-                f, n = fut.result()
-                findings.extend(f)
-                files += n
-                done += futures[fut]
-                if progress is not None:
-                    progress(done, len(tasks))
+                collect(fut.result())
     else:
         for chunk in chunks:
-            f, n = _task_chunk(str(root), home_text, chunk)
-            findings.extend(f)
-            files += n
-            done += len(chunk)
-            if progress is not None:
-                progress(done, len(tasks))
+            collect(_task_chunk(*work(chunk)))
+    if check_cache is not None:
+        check_cache.save(str(root), home_text, records)
     if selected is not None:
         findings = [f for f in findings if f.rule in selected]
     findings = [f for f in findings if f.rule not in ignored]

@@ -445,6 +445,10 @@ class Unit:
             return None
         return self._names.get(folder)
 
+    def touched(self) -> list[str]:
+        """Every folder this unit listed and every file it read (or tried to): what its findings rest on."""
+        return [*self._names, *self._bytes]
+
     def owner(self) -> AbstractContextManager[None]:
         """A block in which owner functions read through this unit's cache."""
         return reading.use_source(self)

@@ -28,9 +28,12 @@ SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 def run_checker(root: Path, home: Path, progress: Callable[[int, int], None] | None = None) -> CheckReport | str:
     """The checker's report, or a one-line reason it could not run; *progress* gets ``(tasks checked, tasks)``."""
     from okstra_core.check import run_check
+    from okstra_core.check.cache import CheckCache
 
+    # The same cache as `okstra check`: a re-check after an edit re-reads only the tasks that changed.
+    check_cache = CheckCache(layout.okstra_cache_dir())
     try:
-        return run_check(root, home=home, jobs=1, progress=progress)
+        return run_check(root, home=home, jobs=1, progress=progress, check_cache=check_cache)
     except Exception as exc:  # CheckError and anything unexpected: shown, never raised
         return f"the check could not run: {exc}"
 
@@ -64,7 +67,7 @@ class ChecksScreen(ViewScreen):
     HELP = (
         "The contract checker over the whole project (and the manager home), run in the background. Findings are "
         "grouped by file with their rule id and severity. Enter on a finding jumps to its artifact. R runs the "
-        "check again."
+        "check again; tasks unchanged since the last check (here or by `okstra check`) reuse their findings."
     )
 
     BINDINGS = [Binding("R", "rerun", "Re-run check")]

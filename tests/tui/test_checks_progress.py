@@ -50,3 +50,23 @@ async def test_checks_view_shows_progress_while_checking(demo_root: Path, monkey
         assert not bar.display, "the bar goes once the findings are shown"
         assert "tasks checked" not in plain(screen.query_one("#checks-summary", Static))
         assert screen.query_one("#checks-tree", Tree).root.children
+
+
+async def test_checks_view_uses_the_check_cache(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from okstra_core import layout
+    from okstra_core.check import cache
+
+    monkeypatch.setattr(cache, "RACY_SECONDS", 0.0)
+    monkeypatch.setenv("OKSTRA_HOME", str(fresh_demo / ".okstra-home"))
+    store = cache.CheckCache(layout.okstra_cache_dir())
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("x")
+        await settle(pilot)
+        stored = store.load(str(fresh_demo), str(fresh_demo / ".okstra-home"))
+        assert len(stored) >= 8, "the view's check filled the same cache `okstra check` reads"
+        first = plain(app.screen.query_one("#checks-summary", Static))
+        await pilot.press("R")
+        await settle(pilot)
+        assert plain(app.screen.query_one("#checks-summary", Static)) == first

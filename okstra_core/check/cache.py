@@ -1,0 +1,323 @@
+"""The incremental check's cache: each task's findings, kept outside the store, reused while its inputs stand still.
+
+A task's record is keyed by:
+
+* the *tree key*: every entry of the task folder (relative path, type and mode,
+  size, mtime, ctime, inode and device; for a symlink also its target text and
+  the target's metadata), walked without following symlinks; the record keeps
+  the list of entries (its *shape*, shared between tasks of the same layout)
+  so that an unchanged task is confirmed by ``lstat`` calls alone;
+* the task's catalog entry (the project part hands it to the task's rules);
+* every folder listed and file read outside that plain tree (through a
+  symlinked folder, or elsewhere in the project), with the same metadata.
+
+The whole cache is keyed by the checker itself (package version, the metadata
+of its source files, Python and pydantic versions) and by the project and
+manager-home folders. Findings are stored before ``--select``/``--ignore`` are
+applied (the rules run the same whatever the selection), so a different
+selection reuses them and filters them afresh.
+
+Anything whose metadata is within :data:`RACY_SECONDS` of the run's start is
+not stored: a file changed in the same clock tick as it was read would keep
+the same metadata, and its stale findings would be reused ("racy git"). The
+file is written to a temporary name and renamed over the old one; a missing,
+unreadable or corrupt cache is the same as an empty one, never an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterable
+from functools import cache as memoised
+from pathlib import Path
+from typing import Any, Final
+
+from .catalog import RULES_BY_ID
+from .findings import SEVERITIES, Finding
+
+#: Bumped whenever the file's layout changes; other values are ignored.
+CACHE_FORMAT: Final = 1
+
+#: Inputs changed this close to the run's start are not trusted to show a later change in their metadata.
+RACY_SECONDS: float = 2.0
+
+#: A task's stored record: ``{"key", "deps", "findings", "files"}``.
+Record = dict[str, Any]
+
+
+@memoised
+def checker_fingerprint() -> str:
+    """What identifies the checker's behaviour: its version, its sources' metadata, Python's and pydantic's."""
+    import pydantic
+
+    from ..version import version
+
+    package = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    h.update(f"{version()}\0{sys.version}\0{pydantic.VERSION}\0".encode())
+    for path in sorted(package.rglob("*.py")):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        h.update(f"{path.relative_to(package).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return h.hexdigest()
+
+
+def _meta(st: os.stat_result) -> str:
+    return f"{st.st_mode:o},{st.st_size},{st.st_mtime_ns},{st.st_ctime_ns},{st.st_ino},{st.st_dev}"
+
+
+def stat_text(path: str) -> tuple[str, int]:
+    """*path*'s metadata (following symlinks) as text, and its newest timestamp (0 when it cannot be read)."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return f"!{exc.errno}", 0
+    return _meta(st), max(st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _entry_meta(path: str, kind: str) -> tuple[Any, ...]:
+    """What the tree key holds of one entry: its own metadata and, for a symlink, its target and theirs."""
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return ("!", exc.errno)
+    meta: tuple[Any, ...] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+    if kind == "l":
+        try:
+            target = os.readlink(path)
+        except OSError as exc:
+            target = f"!{exc.errno}"
+        meta += (target, stat_text(path)[0])
+    return meta
+
+
+def _kind(mode: int) -> str:
+    return "d" if stat.S_ISDIR(mode) else "l" if stat.S_ISLNK(mode) else "f"
+
+
+def tree_key(folder: str) -> tuple[str, list[str], int, set[str]]:
+    """Walk *folder*: its tree key, its shape, its newest timestamp, and every path the key covers.
+
+    The shape lists the entries walked (kind letter and relative path), so that
+    :func:`tree_holds` can recompute the key by ``lstat`` alone: a folder's
+    metadata changes whenever a name in it is added, removed or renamed, so
+    while every folder's metadata holds, its names do too. Symlinks are not
+    followed: a symlink contributes its own metadata, its target text and its
+    target's metadata. Covered are the plain folders and files of the tree,
+    symlinks to files, and the names absent from a walked folder (their
+    appearance changes the folder's metadata); not covered are symlinked
+    folders and what is below them.
+    """
+    shape: list[str] = ["d"]
+    metas: list[tuple[Any, ...]] = [_entry_meta(folder, "d")]
+    first = metas[0]
+    newest = max(first[2], first[3]) if first[0] != "!" else 0
+    covered: set[str] = {folder}
+    present: set[str] = set()
+    stack = [folder]
+    prefix = len(folder) + 1
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as it:
+                names = sorted(de.name for de in it)
+        except OSError:
+            continue  # the folder's own metadata (or its absence) is in the key already
+        for name in names:
+            path = current + os.sep + name
+            present.add(path)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue  # gone since the listing: the folder's metadata has changed too
+            kind = _kind(mode)
+            meta = _entry_meta(path, kind)
+            if meta[0] == "!":
+                continue
+            shape.append(kind + path[prefix:])
+            metas.append(meta)
+            newest = max(newest, meta[2], meta[3])
+            if kind == "d":
+                stack.append(path)
+                covered.add(path)
+            elif kind == "l":
+                followed = meta[7]
+                if not followed.startswith("!") and not stat.S_ISDIR(int(followed.split(",", 1)[0], 8)):
+                    covered.add(path)  # a file symlink: its target's metadata is in the key
+                try:
+                    target = os.stat(path)
+                    newest = max(newest, target.st_mtime_ns, target.st_ctime_ns)
+                except OSError:
+                    pass
+            else:
+                covered.add(path)
+    return _digest(metas), shape, newest, _Covered(covered, present)
+
+
+def tree_holds(folder: str, shape: list[str], key: str) -> bool:
+    """Whether the entries of *shape* under *folder* still give *key* (``lstat`` only, no listing)."""
+    base = folder + os.sep
+    metas = [_entry_meta(folder if i == 0 else base + item[1:], item[0]) for i, item in enumerate(shape)]
+    return _digest(metas) == key
+
+
+def _digest(metas: list[tuple[Any, ...]]) -> str:
+    return hashlib.sha256(repr(metas).encode(errors="surrogateescape")).hexdigest()
+
+
+class _Covered(set[str]):
+    """The paths a tree key covers: those walked, and those absent from a walked folder."""
+
+    def __init__(self, walked: set[str], present: set[str]) -> None:
+        super().__init__(walked)
+        self.present = present
+
+    def __contains__(self, path: object) -> bool:
+        if set.__contains__(self, path):
+            return True
+        if not isinstance(path, str):
+            return False
+        return set.__contains__(self, os.path.dirname(path)) and path not in self.present
+
+
+def deps_of(paths: Iterable[str], covered: set[str]) -> tuple[list[list[str]], int]:
+    """Metadata of the paths a task's rules touched outside its plain tree, and their newest timestamp."""
+    deps: list[list[str]] = []
+    newest = 0
+    for path in sorted(p for p in set(paths) if p not in covered):
+        text, when = stat_text(path)
+        newest = max(newest, when)
+        deps.append([path, text])
+    return deps, newest
+
+
+def deps_hold(deps: list[list[str]]) -> bool:
+    """Whether every recorded dependency still has the metadata it had."""
+    return all(stat_text(path)[0] == text for path, text in deps)
+
+
+def encode_findings(findings: Iterable[Finding]) -> list[list[Any]]:
+    return [[f.rule, f.severity, f.path, f.message, f.line] for f in findings]
+
+
+def decode_findings(rows: list[list[Any]]) -> list[Finding]:
+    return [Finding(rule, severity, path, message, line) for rule, severity, path, message, line in rows]
+
+
+def _valid_finding(row: Any) -> bool:
+    return (
+        isinstance(row, list)
+        and len(row) == 5
+        and row[0] in RULES_BY_ID
+        and row[1] in SEVERITIES
+        and isinstance(row[2], str)
+        and isinstance(row[3], str)
+        and (row[4] is None or (isinstance(row[4], int) and not isinstance(row[4], bool)))
+    )
+
+
+def _valid_record(value: Any) -> bool:
+    if not isinstance(value, dict):
+        return False
+    deps, findings, files = value.get("deps"), value.get("findings"), value.get("files")
+    shape = value.get("shape")
+    return (
+        isinstance(value.get("key"), str)
+        and isinstance(value.get("entry"), str)
+        and isinstance(shape, list)
+        and bool(shape)
+        and all(isinstance(item, str) and item[:1] in ("d", "f", "l") for item in shape)
+        and isinstance(files, int)
+        and isinstance(deps, list)
+        and all(isinstance(d, list) and len(d) == 2 and all(isinstance(x, str) for x in d) for d in deps)
+        and isinstance(findings, list)
+        and all(_valid_finding(row) for row in findings)
+    )
+
+
+class CheckCache:
+    """One folder of check caches (one file per project and manager home); :func:`run_check` reads and writes it.
+
+    After a run, :attr:`hits` and :attr:`misses` count the tasks whose findings
+    were reused and those checked afresh.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(os.path.abspath(directory))
+        self.hits = 0
+        self.misses = 0
+
+    def file_for(self, root: str, home: str | None) -> Path:
+        """The cache file of one project root and manager home."""
+        ident = hashlib.sha256(f"{root}\0{home or ''}".encode(errors="surrogateescape")).hexdigest()[:32]
+        return self.directory / "check" / f"{ident}.json"
+
+    def load(self, root: str, home: str | None) -> dict[str, Record]:
+        """The task records stored for *root* and *home* by this same checker; ``{}`` when none are usable."""
+        try:
+            with open(self.file_for(root, home), "rb") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError, RecursionError):
+            return {}
+        if (
+            not isinstance(data, dict)
+            or data.get("format") != CACHE_FORMAT
+            or data.get("checker") != checker_fingerprint()
+            or data.get("root") != root
+            or data.get("home") != home
+            or not isinstance(data.get("tasks"), dict)
+        ):
+            return {}
+        shapes = data.get("shapes")
+        if not isinstance(shapes, list):
+            return {}
+        out: dict[str, Record] = {}
+        for rel, rec in data["tasks"].items():
+            index = rec.get("shape") if isinstance(rec, dict) else None
+            if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(shapes):
+                rec["shape"] = shapes[index]  # shared by every task of the same shape
+                if isinstance(rel, str) and _valid_record(rec):
+                    out[rel] = rec
+        return out
+
+    def save(self, root: str, home: str | None, records: dict[str, Record]) -> None:
+        """Replace the stored records of *root* and *home* (temp file, fsync, rename); failures are ignored."""
+        target = self.file_for(root, home)
+        shapes: dict[tuple[str, ...], int] = {}
+        tasks: dict[str, Record] = {}
+        for rel, rec in records.items():
+            index = shapes.setdefault(tuple(rec["shape"]), len(shapes))
+            tasks[rel] = {**rec, "shape": index}
+        data = {"format": CACHE_FORMAT, "checker": checker_fingerprint(), "root": root, "home": home}
+        data["shapes"] = [list(shape) for shape in shapes]
+        data["tasks"] = tasks
+        tmp: str | None = None
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="ascii") as fh:
+                json.dump(data, fh, separators=(",", ":"))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+            tmp = None
+        except OSError:
+            pass  # the cache only saves time; a read-only or full disk must not fail the check
+        finally:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+
+
+def inside(path: Path, folder: Path) -> bool:
+    """Whether *path* is *folder* or under it, after resolving symlinks."""
+    real, base = os.path.realpath(path), os.path.realpath(folder)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)

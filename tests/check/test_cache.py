@@ -1,0 +1,283 @@
+"""The incremental check: with its cache, the report is byte-for-byte the report of a fresh check, after any edit."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from okstra_core.check import cache as cache_module
+from okstra_core.check.cache import CheckCache
+from okstra_core.check.cli import main_check
+from okstra_core.check.engine import CheckError
+from okstra_core.check.formats import render
+
+from .helpers import TASK, check, one
+
+Snapshot = dict[str, tuple[bytes | str, int]]
+
+
+@pytest.fixture(autouse=True)
+def _trust_fresh_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests edit files right before checking: cache them anyway, so that stale reuse would show."""
+    monkeypatch.setattr(cache_module, "RACY_SECONDS", 0.0)
+
+
+def _snapshot(root: Path) -> Snapshot:
+    """Every entry under *root*: its bytes (a symlink: its target) and its mtime, without following symlinks."""
+    out: Snapshot = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            if os.path.islink(path):
+                out[path] = (os.readlink(path), st.st_mtime_ns)
+            elif os.path.isfile(path):
+                out[path] = (Path(path).read_bytes(), st.st_mtime_ns)
+            else:
+                out[path] = (b"", st.st_mtime_ns)
+    return out
+
+
+class Pair:
+    """Runs the cached and the fresh check on one project and compares them."""
+
+    def __init__(self, root: Path, cache_dir: Path) -> None:
+        self.root = root
+        self.cache = CheckCache(cache_dir)
+
+    def compare(self, **kw: Any) -> tuple[str, CheckCache]:
+        """Check cached, then fresh; both reports must be the same bytes in every format, the store unchanged."""
+        before = _snapshot(self.root)
+        self.cache.hits = self.cache.misses = 0
+        cached = check(self.root, check_cache=self.cache, **kw)
+        assert _snapshot(self.root) == before, "a cached check changed the store"
+        fresh = check(self.root, **kw)
+        for fmt in ("text", "json", "sarif"):
+            assert render(cached, fmt) == render(fresh, fmt), fmt
+        return render(fresh, "text"), self.cache
+
+
+def _task(root: Path) -> Path:
+    return root / TASK
+
+
+def test_cached_report_is_the_fresh_report_across_edits(fresh_demo: Path, tmp_path: Path) -> None:
+    root = fresh_demo
+    pair = Pair(root, tmp_path / "cache")
+    _, c = pair.compare()
+    tasks = c.misses
+    assert tasks >= 8 and c.hits == 0
+    _, c = pair.compare()
+    assert (c.hits, c.misses) == (tasks, 0), "an unchanged store reuses every task"
+
+    def step(edit: Callable[[], None], *, changes_report: bool = True, misses: int = 1, **kw: Any) -> str:
+        previous, _ = pair.compare(**kw)
+        edit()
+        text, c = pair.compare(**kw)
+        assert (text != previous) is changes_report
+        assert c.misses == misses and c.hits == tasks - misses
+        return text
+
+    task = _task(root)
+    # A file changed.
+    team_state = one(task, "runs/analysis/state/team-state-*.json")
+    step(lambda: team_state.write_text("{ not json", encoding="utf-8"))
+    # A file added.
+    step(lambda: (task / "runs" / "analysis" / "state" / "stray.txt").write_text("x\n", encoding="utf-8"))
+    # A file removed.
+    worker_result = one(task, "runs/analysis/worker-results/*-result-*.md")
+    step(worker_result.unlink)
+    # A file renamed.
+    report_md = one(task, "runs/analysis/reports/final-report-*.md")
+    step(lambda: report_md.rename(report_md.with_name("renamed-report.md")))
+    # The mtime kept but the size changed.
+    timeline = task / "history" / "timeline.json"
+
+    def same_mtime_other_size() -> None:
+        st = timeline.stat()
+        timeline.write_text("[]\n", encoding="utf-8")
+        os.utime(timeline, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert timeline.stat().st_mtime_ns == st.st_mtime_ns
+
+    step(same_mtime_other_size)
+
+    # The mtime and the size kept, the bytes changed (only the inode change time shows it).
+    def same_mtime_same_size() -> None:
+        st = timeline.stat()
+        timeline.write_text("{}\n", encoding="utf-8")
+        os.utime(timeline, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert timeline.stat().st_size == st.st_size
+
+    step(same_mtime_same_size)
+
+
+def test_symlinks_swapped_and_edited_through(fresh_demo: Path, tmp_path: Path) -> None:
+    root = fresh_demo
+    pair = Pair(root, tmp_path / "cache")
+    task = _task(root)
+    elsewhere = root / "shared"
+    elsewhere.mkdir()
+    # A task file as a symlink to one of two files outside the task (inside the project).
+    manifest = task / "task-manifest.json"
+    (elsewhere / "good.json").write_bytes(manifest.read_bytes())
+    (elsewhere / "bad.json").write_text("{ broken" + " " * 10 + "\n", encoding="utf-8")
+    manifest.unlink()
+    manifest.symlink_to(elsewhere / "good.json")
+    # A run folder as a symlink to a folder outside the task.
+    results = task / "runs" / "analysis" / "worker-results"
+    shutil.move(str(results), str(elsewhere / "worker-results"))
+    results.symlink_to(elsewhere / "worker-results", target_is_directory=True)
+    clean, c = pair.compare()
+    _, c = pair.compare()
+    assert c.misses == 0
+
+    def swap(link: Path, target: Path) -> None:
+        tmp = link.with_name(link.name + ".new")
+        tmp.symlink_to(target)
+        os.replace(tmp, link)
+
+    swap(manifest, elsewhere / "bad.json")
+    broken, c = pair.compare()
+    assert broken != clean and c.misses == 1
+    swap(manifest, elsewhere / "good.json")
+    again, c = pair.compare()
+    assert again == clean and c.misses == 1
+    # A file changed behind a symlinked folder: the task's tree is unchanged, what its rules read is not.
+    inner = one(elsewhere / "worker-results", "*-result-*.md")
+    inner.write_bytes(b"\xff\xfe not utf-8\n")
+    edited, c = pair.compare()
+    assert edited != clean and c.misses == 1
+
+
+def test_catalog_entry_and_added_task(fresh_demo: Path, tmp_path: Path) -> None:
+    root = fresh_demo
+    pair = Pair(root, tmp_path / "cache")
+    first, c = pair.compare()
+    tasks = c.misses
+    catalog = root / ".okstra" / "discovery" / "task-catalog.json"
+    data = json.loads(catalog.read_text(encoding="utf-8"))
+    data["tasks"][0]["taskKey"] += "-renamed"
+    catalog.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    changed, c = pair.compare()
+    assert changed != first and c.misses == 1 and c.hits == tasks - 1
+    # A task folder copied in: the project part reports it, the new task is checked, the others reused.
+    shutil.copytree(_task(root), _task(root).with_name("copied-task"), symlinks=True)
+    added, c = pair.compare()
+    assert added != changed and c.misses == 1 and c.hits == tasks
+
+
+def test_rule_selection_and_checker_version(fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = fresh_demo
+    one(_task(root), "runs/analysis/state/team-state-*.json").write_text("{ not json", encoding="utf-8")
+    pair = Pair(root, tmp_path / "cache")
+    full, c = pair.compare()
+    tasks = c.misses
+    selected, c = pair.compare(select=["OKS004"])
+    assert selected != full and c.hits == tasks, "findings are cached before the selection is applied"
+    ignored, c = pair.compare(ignore=["OKS004"])
+    assert ignored not in (full, selected) and c.hits == tasks
+    monkeypatch.setattr(cache_module, "checker_fingerprint", lambda: "another checker")
+    other, c = pair.compare()
+    assert other == full and c.misses == tasks and c.hits == 0, "another checker version reuses nothing"
+    _, c = pair.compare()
+    assert c.hits == tasks
+
+
+def test_parallel_workers_reuse_and_recheck(tmp_path: Path) -> None:
+    from okstra_core.demo import generate
+
+    root = generate(tmp_path / "project", tasks=70, jobs=1)
+    pair = Pair(root, tmp_path / "cache")
+    first, c = pair.compare(jobs=2)
+    assert c.misses == 70
+    _, c = pair.compare(jobs=2)
+    assert c.hits == 70
+    target = sorted((root / ".okstra" / "tasks").glob("bulk-*/task-*"))[-1] / "history" / "timeline.json"
+    target.write_text("[", encoding="utf-8")
+    edited, c = pair.compare(jobs=2)
+    assert edited != first and (c.hits, c.misses) == (69, 1)
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        b"",
+        b"{not json",
+        b"[]",
+        b'{"format": 1, "tasks": 5}',
+        b"\xff\xfe\x00",
+    ],
+)
+def test_corrupt_cache_is_ignored(fresh_demo: Path, tmp_path: Path, garbage: bytes) -> None:
+    pair = Pair(fresh_demo, tmp_path / "cache")
+    pair.compare()
+    files = list((tmp_path / "cache").rglob("*.json"))
+    assert len(files) == 1
+    files[0].write_bytes(garbage)
+    _, c = pair.compare()
+    assert c.hits == 0, "nothing is reused from a corrupt cache"
+    _, c = pair.compare()
+    assert c.misses == 0, "and the next run rewrote it"
+
+
+def test_records_with_wrong_values_are_dropped(fresh_demo: Path, tmp_path: Path) -> None:
+    pair = Pair(fresh_demo, tmp_path / "cache")
+    _, c = pair.compare()
+    tasks = c.misses
+    path = next((tmp_path / "cache").rglob("*.json"))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    first, second = sorted(data["tasks"])[:2]
+    data["tasks"][first]["findings"] = [["OKS999", "error", "x", "made up", None]]
+    data["tasks"][second]["shape"] = 10**6
+    path.write_text(json.dumps(data), encoding="utf-8")
+    _, c = pair.compare()
+    assert (c.hits, c.misses) == (tasks - 2, 2)
+
+
+def test_cache_write_is_atomic(fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pair = Pair(fresh_demo, tmp_path / "cache")
+    pair.compare()
+    path = next((tmp_path / "cache").rglob("*.json"))
+    kept = path.read_bytes()
+    one(_task(fresh_demo), "runs/analysis/state/team-state-*.json").write_text("{", encoding="utf-8")
+
+    def crash(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cache_module.os, "replace", crash)
+    pair.compare()  # the check itself is unaffected
+    assert path.read_bytes() == kept, "the previous cache stays whole"
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name], "no temporary file is left behind"
+
+
+def test_cache_inside_the_store_is_refused(fresh_demo: Path) -> None:
+    with pytest.raises(CheckError, match="inside the store"):
+        check(fresh_demo, check_cache=CheckCache(fresh_demo / ".okstra" / "cache"))
+    assert not (fresh_demo / ".okstra" / "cache").exists()
+
+
+def test_cli_cache_dir_default_and_no_cache(
+    fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    xdg = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(xdg))
+    monkeypatch.delenv("OKSTRA_CACHE_DIR", raising=False)
+    home = ["--home", str(fresh_demo / ".okstra-home")]
+    assert main_check([str(fresh_demo), "--no-cache", *home]) == 0
+    plain = capsys.readouterr().out
+    assert not xdg.exists(), "--no-cache writes no cache"
+    assert main_check([str(fresh_demo), *home]) == 0
+    assert capsys.readouterr().out == plain
+    assert list((xdg / "okstra" / "check").glob("*.json"))
+    chosen = tmp_path / "chosen"
+    assert main_check([str(fresh_demo), "--cache-dir", str(chosen), *home]) == 0
+    assert capsys.readouterr().out == plain
+    assert list((chosen / "check").glob("*.json"))
+    assert main_check([str(fresh_demo), "--cache-dir", str(fresh_demo / ".okstra" / "c"), *home]) == 2
+    assert "inside the store" in capsys.readouterr().err
