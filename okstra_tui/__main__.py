@@ -1,4 +1,4 @@
-"""``okstra-tui [PROJECT]``, ``okstra-tui --demo`` and ``okstra-tui --check [PROJECT] [checker flags...]``."""
+"""``okstra-tui [PROJECT]``, ``--demo``, ``--serve`` and ``okstra-tui --check [PROJECT] [checker flags...]``."""
 
 from __future__ import annotations
 
@@ -25,6 +25,16 @@ def _check(argv: list[str]) -> int:
     return int(main_check(argv) or 0)
 
 
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535)")
+    return port
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="okstra-tui",
@@ -38,6 +48,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--demo-tasks", type=int, default=None, metavar="N", help="with --demo: scale the demo up to N tasks"
     )
+    parser.add_argument(
+        "--serve", action="store_true", help="serve the workbench to a web browser instead (needs textual-serve)"
+    )
+    parser.add_argument(
+        "--host",
+        default=None,
+        metavar="ADDRESS",
+        help="with --serve: address to bind (default: 127.0.0.1, this machine only); another address is "
+        "reachable by whoever can reach the port, writes included",
+    )
+    parser.add_argument("--port", type=_port, default=None, metavar="N", help="with --serve: port (default: 8000)")
     parser.add_argument("--version", action=VersionAction)
     parser.add_argument("--check", action="store_true", help="run the contract checker headless and exit with its code")
     return parser
@@ -51,7 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         rest = list(args_list)
         rest.remove("--check")
         return _check(rest)
-    args = build_parser().parse_args(args_list)
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    if not args.serve and (args.host is not None or args.port is not None):
+        parser.error("--host and --port go with --serve")
     demo_parent: Path | None = None
     if args.demo:
         try:
@@ -71,9 +95,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(project, LoadError):
         print(f"okstra-tui: {project}", file=sys.stderr)
         return EXIT_USAGE
-    from .app import OkstraApp
-
     try:
+        if args.serve:
+            from .serve import DEFAULT_HOST, DEFAULT_PORT, serve
+
+            return serve(project.root, args.host or DEFAULT_HOST, args.port or DEFAULT_PORT)
+        from .app import OkstraApp
+
         OkstraApp(project, demo_dir=demo_parent).run()
     finally:
         if demo_parent is not None:
