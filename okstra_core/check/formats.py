@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from itertools import groupby
 from typing import Final
 from xml.sax.saxutils import escape, quoteattr
 
+from ..text import visible
 from .catalog import RULES, RULES_BY_ID
 from .findings import CheckReport, Finding
 
@@ -19,6 +21,8 @@ INFO_URI: Final = "https://github.com/okstra/okstra-workbench/blob/main/docs/rul
 #: GitHub shows at most 10 error and 10 warning annotations per step (and 50 per job).
 GITHUB_LIMITS: Final = {"error": 10, "warning": 10, "notice": 10}
 _GH_LEVEL: Final = {"error": "error", "warning": "warning", "info": "notice"}
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 _COLOURS: Final = {
     "error": "\033[31m",
@@ -43,10 +47,11 @@ def render_text(report: CheckReport, *, colour: bool = False) -> str:
     c = _COLOURS if colour else {k: "" for k in _COLOURS}
     out: list[str] = []
     for path, items in groupby(report.findings, key=lambda f: f.path):
-        out.append(f"{c['bold']}{path}{c['reset']}")
+        out.append(f"{c['bold']}{visible(path)}{c['reset']}")
         for f in items:
             where = f"{f.line}: " if f.line is not None else ""
-            out.append(f"  {where}{c[f.severity]}{f.severity}{c['reset']} {c['dim']}{f.rule}{c['reset']} {f.message}")
+            message = visible(f.message)
+            out.append(f"  {where}{c[f.severity]}{f.severity}{c['reset']} {c['dim']}{f.rule}{c['reset']} {message}")
         out.append("")
     out.append(summary_line(report))
     return "\n".join(out) + "\n"
@@ -56,11 +61,21 @@ def report_dict(report: CheckReport) -> dict[str, object]:
     """The stable JSON shape (version 1)."""
     findings = []
     for f in report.findings:
-        item: dict[str, object] = {"rule": f.rule, "severity": f.severity, "path": f.path, "message": f.message}
+        item: dict[str, object] = {
+            "rule": f.rule,
+            "severity": f.severity,
+            "path": _json_safe(f.path),
+            "message": _json_safe(f.message),
+        }
         if f.line is not None:
             item["line"] = f.line
         findings.append(item)
-    return {"version": JSON_VERSION, "root": report.root, "summary": report.summary, "findings": findings}
+    return {"version": JSON_VERSION, "root": _json_safe(report.root), "summary": report.summary, "findings": findings}
+
+
+def _json_safe(text: str) -> str:
+    """JSON escapes every control character itself; only lone surrogates (undecodable name bytes) need a stand-in."""
+    return visible(text) if _SURROGATE.search(text) else text
 
 
 def render_json(report: CheckReport) -> str:
@@ -68,8 +83,8 @@ def render_json(report: CheckReport) -> str:
 
 
 def gh_data(text: str) -> str:
-    """Escape a workflow-command message."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Escape a workflow-command message; other control characters are made visible."""
+    return visible(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def gh_property(text: str) -> str:
@@ -122,7 +137,7 @@ def render_sarif(report: CheckReport, version: str = "0") -> str:
     results = []
     for f in report.findings:
         region = {"startLine": f.line} if f.line is not None else None
-        physical: dict[str, object] = {"artifactLocation": {"uri": f.path, "uriBaseId": "PROJECTROOT"}}
+        physical: dict[str, object] = {"artifactLocation": {"uri": visible(f.path), "uriBaseId": "PROJECTROOT"}}
         if region:
             physical["region"] = region
         results.append(
@@ -130,11 +145,11 @@ def render_sarif(report: CheckReport, version: str = "0") -> str:
                 "ruleId": f.rule,
                 "ruleIndex": index[f.rule],
                 "level": _SARIF_LEVEL[f.severity],
-                "message": {"text": f.message},
+                "message": {"text": visible(f.message)},
                 "locations": [{"physicalLocation": physical}],
             }
         )
-    root_uri = "file://" + report.root.rstrip("/") + "/"
+    root_uri = "file://" + visible(report.root).rstrip("/") + "/"
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -161,7 +176,8 @@ def render_junit(report: CheckReport) -> str:
         lines.append('  <testsuite name="okstra check" tests="1" failures="0">')
         lines.append(f'    <testcase classname="okstra.check" name={quoteattr(f"{report.files} files")}/>')
         lines.append("  </testsuite>")
-    for path, group in groupby(report.findings, key=lambda f: f.path):
+    for raw_path, group in groupby(report.findings, key=lambda f: f.path):
+        path = _xml_safe(raw_path)
         items: list[Finding] = list(group)
         fails = sum(1 for f in items if f.severity != "info")
         lines.append(f'  <testsuite name={quoteattr(path)} tests="{len(items)}" failures="{fails}">')
@@ -182,10 +198,10 @@ def render_junit(report: CheckReport) -> str:
 
 
 def _xml_safe(text: str) -> str:
-    """Drop characters XML 1.0 cannot carry (messages may quote file content)."""
+    """Control characters made visible, then drop what XML 1.0 still cannot carry (U+FFFE, U+FFFF)."""
     return "".join(
         ch
-        for ch in text
+        for ch in visible(text)
         if ch in "\t\n\r" or (ord(ch) >= 0x20 and not 0xD800 <= ord(ch) <= 0xDFFF and ord(ch) not in (0xFFFE, 0xFFFF))
     )
 

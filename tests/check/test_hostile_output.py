@@ -1,0 +1,48 @@
+"""Hostile file names never reach the checker's output raw; junit and sarif always parse."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from .helpers import TASK
+
+# ESC ]52 (clipboard write) ending in BEL, ESC [2J (wipe), a NUL-like C0 (SOH), a C1 CSI, an undecodable byte.
+HOSTILE = b"evil-\x1b]52;c;SE9TVElMRQ==\x07-\x1b[2J-\x01-\xc2\x9b-\xff-\xef\xbf\xbe.md"
+
+
+@pytest.fixture
+def hostile_store(fresh_demo: Path) -> Path:
+    folder = os.fsencode(fresh_demo / TASK / "runs" / "analysis" / "reports")
+    with open(os.path.join(folder, HOSTILE), "wb") as fh:
+        fh.write(b"hostile\n")
+    return fresh_demo
+
+
+def _run(root: Path, fmt: str) -> bytes:
+    proc = subprocess.run(
+        [sys.executable, "-m", "okstra_core.cli", "check", str(root), "--format", fmt, "--home", str(root / ".h")],
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    assert b"Traceback" not in proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "junit", "sarif"])
+def test_no_raw_control_characters_in_any_format(hostile_store: Path, fmt: str) -> None:
+    out = _run(hostile_store, fmt)
+    assert b"evil-" in out, "the hostile file is reported"
+    for raw in (b"\x1b", b"\x07", b"\x01", b"\xc2\x9b"):
+        assert raw not in out, f"{raw!r} reached the {fmt} output"
+    if fmt == "junit":
+        ET.fromstring(out)
+    if fmt in ("json", "sarif"):
+        json.loads(out)
