@@ -49,6 +49,6 @@ def visible(text: str, *, multiline: bool = False) -> str:
     return text.translate(_ONE_LINE)
 
 
-def has_controls(text: str) -> bool:
-    """True when :func:`visible` would change *text* (single-line reading)."""
-    return _UNSAFE.search(text) is not None
+def has_controls(text: str, *, multiline: bool = False) -> bool:
+    """True when :func:`visible` with the same *multiline* would change *text*."""
+    return (_UNSAFE_MULTI if multiline else _UNSAFE).search(text) is not None

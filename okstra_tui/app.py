@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING
 from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from okstra_core.store import Project
+from okstra_core.text import visible
 
 from .navigation import TOP_VIEWS, History, Location, OpenView, View
 from .screens.base import ViewScreen
@@ -84,7 +86,19 @@ class OkstraApp(App[None]):
         self.call_after_refresh(painted)
 
     def on_mount(self) -> None:
-        self.sub_title = str(self.project.root)
+        self.sub_title = visible(str(self.project.root))
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Notifications name store files: shown as text, control characters visible (never markup)."""
+        super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=False)
 
     # ---------------------------------------------------------- navigation
 

@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from okstra_core import layout
 from okstra_core.store import Project, Task, TaskRef
+from okstra_core.text import visible
 
 from ..navigation import Location, OpenView, View
 
@@ -137,10 +138,10 @@ class ViewScreen(Screen[None]):
     def _crumb_text(self) -> Text:
         text = Text()
         text.append("okstra ", style="bold")
-        text.append(self.okstra.project.root.name, style="bold")
+        text.append(visible(self.okstra.project.root.name), style="bold")
         for part in self.crumbs():
             text.append("  ›  ", style="dim")
-            text.append(part)
+            text.append(visible(part))
         return text
 
     def current_path(self) -> Path | None:

@@ -13,10 +13,12 @@ from textual.binding import Binding
 from textual.widgets import ProgressBar, Static, Tree
 
 from okstra_core import layout
+from okstra_core.text import visible
 
 from ..navigation import Location, View
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
+from ..widgets.store_tree import StoreTree
 from .base import ViewScreen
 
 if TYPE_CHECKING:
@@ -76,7 +78,7 @@ class ChecksScreen(ViewScreen):
         yield self.breadcrumbs()
         yield Static("Running the checker…", id="checks-summary")
         yield ProgressBar(id="checks-progress", show_eta=False)
-        tree: Tree[str | None] = Tree("findings", id="checks-tree", classes="pane")
+        tree: Tree[str | None] = StoreTree("findings", id="checks-tree", classes="pane")
         tree.show_root = False
         yield tree
         yield BindingsFooter()
@@ -144,7 +146,7 @@ class ChecksScreen(ViewScreen):
         for path, findings in by_file.items():
             worst = min(findings, key=lambda f: ("error", "warning", "info").index(f.severity)).severity
             node = tree.root.add(
-                Text.assemble((path, SEVERITY_STYLES.get(worst, "")), f"  ({len(findings)})"),
+                Text.assemble((visible(path), SEVERITY_STYLES.get(worst, "")), f"  ({len(findings)})"),
                 data=path,
                 expand=len(by_file) <= 30,
             )
@@ -155,7 +157,7 @@ class ChecksScreen(ViewScreen):
                         (f"{f.severity:<7}", SEVERITY_STYLES.get(f.severity, "")),
                         " ",
                         (f.rule, "bold"),
-                        f"{where}  {f.message}",
+                        f"{where}  {visible(f.message)}",
                     ),
                     data=path,
                 )

@@ -18,7 +18,9 @@ from textual.widgets import Input, Label, Static, TextArea
 
 from okstra_core.errors import OkstraError
 from okstra_core.store import Task
+from okstra_core.text import visible
 
+from ..widgets.shown import shown, shown_block
 from .form import FormScreen
 
 if TYPE_CHECKING:
@@ -51,13 +53,15 @@ class ConfirmDesignScreen(FormScreen):
 
     def heading(self) -> Text:
         item = self.item
-        return Text.assemble(("Confirm ", "bold"), (f"{item.prep_id} {item.title}", "bold"), f"  ({item.status})")
+        return Text.assemble(
+            ("Confirm ", "bold"), (visible(f"{item.prep_id} {item.title}"), "bold"), visible(f"  ({item.status})")
+        )
 
     def body(self) -> ComposeResult:
-        yield Static(Text(self.item.question or "(no question recorded)", style="italic"))
+        yield Static(shown_block(self.item.question or "(no question recorded)", style="italic"))
         # Field names come from the report data: widget ids go by position, and names are shown as text, not markup.
         for i, name in enumerate(self.fields):
-            yield Label(Text(name), classes="form-question")
+            yield Label(shown(name), classes="form-question")
             yield TextArea(id=f"field-{i}")
         yield Label("confirmed by", classes="form-question")
         yield Input(value="user", id="design-by")

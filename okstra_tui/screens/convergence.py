@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from rich.console import Group, RenderableType
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 from textual import work
@@ -23,12 +24,14 @@ from okstra_core.models.convergence import (
     RoundPlan,
     RoundResults,
 )
+from okstra_core.text import visible
 
 from ..data.convergence import ConvergenceTrail, load_convergence
 from ..navigation import Location, View
 from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
+from ..widgets.shown import shown, shown_block
 from .base import ViewScreen
 
 VOTE_STYLES = {"agree": "bold green", "disagree": "bold red", "abstain": "dim"}
@@ -37,7 +40,7 @@ VERDICT_STYLES = {"confirmed": "bold green", "rejected": "bold red", "disputed":
 
 def groups_table(groups: ConvergenceGroups) -> Table:
     table = Table(
-        title=f"Round 0 groups · roster: {', '.join(groups.roster)}",
+        title=escape(visible(f"Round 0 groups · roster: {', '.join(groups.roster)}")),
         title_justify="left",
         title_style="bold",
         expand=True,
@@ -48,7 +51,7 @@ def groups_table(groups: ConvergenceGroups) -> Table:
     table.add_column("findings (analyser: summary)")
     for g in groups.groups:
         findings = "\n".join(f"{f.analyser_id}: {f.summary}" for f in g.findings)
-        table.add_row(g.group_id, g.title, ", ".join(g.tickets), findings)
+        table.add_row(shown(g.group_id), shown(g.title), shown(", ".join(g.tickets)), shown_block(findings))
     return table
 
 
@@ -56,10 +59,10 @@ def vote_matrix(round_no: int, plan: Any, results: Any, group_ids: list[str]) ->
     """Analyser x finding-group matrix of one round's votes, with the plan's assignments."""
     parts: list[RenderableType] = []
     if isinstance(plan, LoadError):
-        parts.append(Text(f"plan: {plan}", style="red"))
+        parts.append(shown(f"plan: {plan}", style="red"))
         plan = None
     if isinstance(results, LoadError):
-        parts.append(Text(f"results: {results}", style="red"))
+        parts.append(shown(f"results: {results}", style="red"))
         results = None
     assigned: dict[str, set[str]] = {}
     roster: list[str] = []
@@ -83,23 +86,23 @@ def vote_matrix(round_no: int, plan: Any, results: Any, group_ids: list[str]) ->
     table.add_column("analyser", no_wrap=True)
     table.add_column("status")
     for gid in columns:
-        table.add_column(gid, justify="center")
+        table.add_column(escape(visible(gid)), justify="center")
     for analyser in roster:
         outcome = outcomes.get(analyser)
         votes = {v.group_id: v.vote for v in outcome.votes} if outcome else {}
         cells: list[Text] = []
         for gid in columns:
             if gid in votes:
-                cells.append(Text(votes[gid], style=VOTE_STYLES.get(votes[gid], "")))
+                cells.append(shown(votes[gid], style=VOTE_STYLES.get(votes[gid], "")))
             elif gid in assigned.get(analyser, set()):
                 cells.append(Text("pending" if outcome is None else "no vote", style="yellow"))
             else:
                 cells.append(Text("·", style="dim"))
-        status = Text(
+        status = shown(
             outcome.status if outcome else ("dispatched" if analyser in assigned else "-"),
             style="red" if outcome and outcome.status != "completed" else "",
         )
-        table.add_row(analyser, status, *cells)
+        table.add_row(shown(analyser), status, *cells)
     parts.append(table)
     return Group(*parts)
 
@@ -108,14 +111,14 @@ def trail_renderables(trail: ConvergenceTrail, root: Path) -> list[Widget]:
     """The widgets of one trail, errors inline."""
     out: list[Widget] = []
     final = trail.final
-    head = Text(f"{trail.run.label} · state seq {trail.seq_text}", style="bold")
+    head = shown(f"{trail.run.label} · state seq {trail.seq_text}", style="bold")
     if isinstance(final, ConvergenceFinal):
         head.append(
-            f"   terminal: {final.terminal_state} after {final.rounds} round(s)",
+            visible(f"   terminal: {final.terminal_state} after {final.rounds} round(s)"),
             style="bold green" if final.terminal_state == "converged" else "bold yellow",
         )
     elif isinstance(trail.work, ConvergenceWork):
-        head.append(f"   working: {trail.work.status}, queue {len(trail.work.queue)}", style="cyan")
+        head.append(visible(f"   working: {trail.work.status}, queue {len(trail.work.queue)}"), style="cyan")
     out.append(Static(head, classes="section-title"))
     for label, value in (("groups", trail.groups), ("work", trail.work), ("final", final)):
         if isinstance(value, LoadError):
@@ -133,14 +136,14 @@ def trail_renderables(trail: ConvergenceTrail, root: Path) -> list[Widget]:
         work.add_column("votes")
         for gid, st in trail.work.findings.items():
             votes = ", ".join(f"{a}={v}" for a, v in st.votes.items())
-            work.add_row(gid, Text(st.state, style=VERDICT_STYLES.get(st.state, "")), votes)
+            work.add_row(shown(gid), shown(st.state, style=VERDICT_STYLES.get(st.state, "")), shown(votes))
         rounds = ", ".join(f"r{r.round}:{r.status}" for r in trail.work.rounds)
         out.append(
-            Static(Group(work, Text(f"rounds: {rounds or '-'}   queue: {', '.join(trail.work.queue) or 'empty'}")))
+            Static(Group(work, shown(f"rounds: {rounds or '-'}   queue: {', '.join(trail.work.queue) or 'empty'}")))
         )
     if isinstance(final, ConvergenceFinal):
         table = Table(
-            title=f"Terminal state: {final.terminal_state} (finalized {final.finalized_at})",
+            title=escape(visible(f"Terminal state: {final.terminal_state} (finalized {final.finalized_at})")),
             title_justify="left",
             title_style="bold",
         )
@@ -149,15 +152,15 @@ def trail_renderables(trail: ConvergenceTrail, root: Path) -> list[Widget]:
         table.add_column("votes")
         for g in final.groups:
             table.add_row(
-                g.group_id,
-                Text(g.verdict, style=VERDICT_STYLES.get(g.verdict, "")),
-                ", ".join(f"{a}={v}" for a, v in g.votes.items()),
+                shown(g.group_id),
+                shown(g.verdict, style=VERDICT_STYLES.get(g.verdict, "")),
+                shown(", ".join(f"{a}={v}" for a, v in g.votes.items())),
             )
         out.append(Static(table))
     if trail.migrations:
         lines = Text("Migrations (byte-for-byte archives of replaced legacy state):\n", style="bold")
         for path in trail.migrations:
-            lines.append(f"  {path.relative_to(root).as_posix()}\n", style="")
+            lines.append(visible(f"  {path.relative_to(root).as_posix()}") + "\n", style="")
         out.append(Static(lines))
     return out
 

@@ -14,12 +14,14 @@ from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 
 from okstra_core import layout, names
+from okstra_core.text import visible
 
 from ..data.preview import PreviewTarget, artifact_for
 from ..navigation import Location, View
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.preview import ArtifactPreview
+from ..widgets.shown import shown
 from .base import ViewScreen
 
 if TYPE_CHECKING:
@@ -125,7 +127,7 @@ class DesignPrepScreen(ViewScreen):
         if res.report is None:
             summary.update("This task has no implementation-planning report: no design items.")
             return
-        head = Text.assemble(("approved snapshot: ", "bold"), res.report.relative_to(root).as_posix())
+        head = Text.assemble(("approved snapshot: ", "bold"), visible(res.report.relative_to(root).as_posix()))
         if res.legacy_unassessed:
             head.append("\nlegacy-unassessed: a markerless legacy plan; it proceeds unassessed", style="bold yellow")
         skipped = sum(1 for w in res.warnings if "skipped" in w)
@@ -151,8 +153,8 @@ class DesignPrepScreen(ViewScreen):
                 else ("yellow" if item.status != "confirmed" else "dim")
             )
             table.add_row(
-                Text(f"{item.prep_id} {item.title}", style="bold"),
-                Text(item.status, style=STATUS_STYLES.get(item.status, "")),
+                shown(f"{item.prep_id} {item.title}", style="bold"),
+                shown(item.status, style=STATUS_STYLES.get(item.status, "")),
                 "",
                 Text(verdict, style=style),
                 key=f"item:{item.prep_id}",
@@ -165,7 +167,7 @@ class DesignPrepScreen(ViewScreen):
                 }[item.request_ok]
                 request_name = names.parse_in_category("design-prep-requests", item.request.name)
                 request_seq = request_name.seq_text if request_name is not None else "?"
-                table.add_row(Text(f"  request · seq {request_seq}"), "", "", ok, key=str(item.request))
+                table.add_row(shown(f"  request · seq {request_seq}"), "", "", ok, key=str(item.request))
             for v in item.inputs:
                 input_name = names.parse_in_category("design-prep-inputs", v.path.name)
                 stamp = input_name.stamp if input_name is not None and input_name.stamp else v.path.name
@@ -173,7 +175,7 @@ class DesignPrepScreen(ViewScreen):
                     f"  input · {stamp}",
                     "",
                     f"r{v.revision}" if v.revision else "?",
-                    Text(VERDICT_LABELS.get(v.verdict, v.verdict), style=VERDICT_STYLES.get(v.verdict, "")),
+                    shown(VERDICT_LABELS.get(v.verdict, v.verdict), style=VERDICT_STYLES.get(v.verdict, "")),
                     key=str(v.path),
                 )
         if table.row_count:

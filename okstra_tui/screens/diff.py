@@ -16,6 +16,7 @@ from textual.widgets import Static
 from okstra_core import reading
 from okstra_core.digests import pretty_json
 from okstra_core.errors import LoadError
+from okstra_core.text import visible
 
 from ..navigation import Location, View
 from ..widgets.error_panel import ErrorPanel
@@ -103,7 +104,15 @@ class DiffScreen(ViewScreen):
             text.update(Text("The two files cannot be compared.", style="bold"))
             body.mount(ErrorPanel(result))
         else:
-            text.update(Syntax(result, "diff", theme="ansi_dark", background_color="default", word_wrap=True))
+            text.update(
+                Syntax(
+                    visible(result, multiline=True),
+                    "diff",
+                    theme="ansi_dark",
+                    background_color="default",
+                    word_wrap=True,
+                )
+            )
 
     def current_path(self) -> Path | None:
         return self.right

@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Self
 
+from rich.text import Text
 from textual.app import ComposeResult
+
+from okstra_core.text import visible
 
 from ..data.preview import PreviewTarget, artifact_for
 from ..navigation import Location, View
@@ -43,7 +46,7 @@ class FileScreen(ViewScreen):
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
         preview = ArtifactPreview(id="file-preview", classes="pane")
-        preview.border_title = self.path.name
+        preview.border_title = Text(visible(self.path.name))
         yield preview
         yield BindingsFooter()
 

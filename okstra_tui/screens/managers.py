@@ -19,11 +19,14 @@ from okstra_core.errors import LoadError
 from okstra_core.models.manager import ManagerFile, ProjectsFile
 from okstra_core.reading import JsonlDoc
 from okstra_core.store import Manager, ManagerTask, list_managers
+from okstra_core.text import visible
 
 from ..navigation import View
 from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
+from ..widgets.shown import shown, shown_block
+from ..widgets.store_tree import StoreTree
 from .base import ViewScreen
 
 
@@ -80,10 +83,10 @@ def manager_detail(manager: Manager) -> list[Widget]:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
-    grid.add_row("manager", info.manager_id)
-    grid.add_row("title", info.title or "-")
-    grid.add_row("schema", info.schema_version)
-    grid.add_row("created", info.created_at or "-")
+    grid.add_row("manager", shown(info.manager_id))
+    grid.add_row("title", shown(info.title or "-"))
+    grid.add_row("schema", shown(info.schema_version))
+    grid.add_row("created", shown(info.created_at or "-"))
     projects = manager.projects()
     grid.add_row("projects", str(len(projects.projects)) if not isinstance(projects, LoadError) else "?")
     grid.add_row("tasks", str(len(manager.tasks())))
@@ -99,10 +102,10 @@ def projects_detail(manager: Manager) -> list[Widget]:
     for p in projects.projects:
         exists = Path(p.project_root).is_dir()
         table.add_row(
-            p.project_id,
-            p.project_root,
-            p.role,
-            ", ".join(p.tags),
+            shown(p.project_id),
+            shown(p.project_root),
+            shown(p.role),
+            shown(", ".join(p.tags)),
             Text("yes", style="green") if exists else Text("missing", style="red"),
         )
     return [Static(table)]
@@ -113,7 +116,7 @@ def _plan_widget(task: ManagerTask) -> Widget:
     if isinstance(manifest, LoadError):
         return ErrorPanel(manifest, title="manifest.json")
     plan = "\n".join(f"  {i}. {step}" for i, step in enumerate(manifest.plan, 1)) or "  -"
-    return Static(Text.assemble((manifest.task_key, "bold"), f"  {manifest.title}\nplan:\n{plan}"))
+    return Static(Text.assemble(shown(manifest.task_key, "bold"), shown_block(f"  {manifest.title}\nplan:\n{plan}")))
 
 
 def _children_widget(task: ManagerTask) -> Widget:
@@ -122,7 +125,7 @@ def _children_widget(task: ManagerTask) -> Widget:
         return ErrorPanel(children, title="children.json")
     table = _table("Children", ("project", "child task", "key", "status"))
     for c in children.children:
-        table.add_row(c.project_id, c.child_task_id, c.child_task_key, c.status)
+        table.add_row(*(shown(v) for v in (c.project_id, c.child_task_id, c.child_task_key, c.status)))
     return Static(table)
 
 
@@ -134,21 +137,21 @@ def _snapshots_widget(task: ManagerTask) -> Widget:
         "Snapshots (read-side, imported by task sync)", ("project", "task key", "status", "latest run", "synced")
     )
     for pid, s in snaps.projects.items():
-        table.add_row(pid, s.task_key, s.current_status, s.latest_run_status or "-", s.synced_at)
+        table.add_row(*(shown(v) for v in (pid, s.task_key, s.current_status, s.latest_run_status or "-", s.synced_at)))
     return Static(table)
 
 
 def _events_table(doc: JsonlDoc) -> Table:
     table = _table("events.jsonl", ("at", "event", "detail"))
     for e in doc.records:
-        table.add_row(e.at, e.event, ", ".join(f"{k}={v}" for k, v in e.detail.items()))
+        table.add_row(shown(e.at), shown(e.event), shown(", ".join(f"{k}={v}" for k, v in e.detail.items())))
     return table
 
 
 def _directives_table(doc: JsonlDoc) -> Table:
     table = _table("directives.jsonl", ("at", "scope", "project", "text"))
     for d in doc.records:
-        table.add_row(d.at, d.scope, d.project_id or "-", d.text)
+        table.add_row(*(shown(v) for v in (d.at, d.scope, d.project_id or "-", d.text)))
     return table
 
 
@@ -166,7 +169,7 @@ def task_detail(task: ManagerTask) -> list[Widget]:
     out.extend(_ledger_widgets("directives.jsonl", task.directives(), _directives_table))
     contexts = task.child_contexts()
     if contexts:
-        out.append(Static(Text("child context: " + ", ".join(p.name for p in contexts))))
+        out.append(Static(shown("child context: " + ", ".join(p.name for p in contexts))))
     return out
 
 
@@ -175,7 +178,7 @@ def file_detail(path: Path) -> list[Widget]:
     text = reading.read_text(path)
     if isinstance(text, LoadError):
         return [ErrorPanel(text, title=path.name)]
-    return [Markdown(text)]
+    return [Markdown(visible(text, multiline=True))]
 
 
 def detail(node: Node) -> list[Widget]:
@@ -203,7 +206,7 @@ class ManagersScreen(ViewScreen):
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
         with Horizontal():
-            tree: Tree[Node | None] = Tree("managers", id="mgr-tree", classes="pane")
+            tree: Tree[Node | None] = StoreTree("managers", id="mgr-tree", classes="pane")
             tree.show_root = False
             tree.border_title = "Managers"
             yield tree

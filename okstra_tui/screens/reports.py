@@ -16,11 +16,13 @@ from textual.widgets import DataTable, Markdown, Static
 from okstra_core import layout
 from okstra_core.errors import LoadError
 from okstra_core.store import Artifact, Task
+from okstra_core.text import visible
 
 from ..navigation import Location, View
 from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
+from ..widgets.shown import shown
 from .base import ViewScreen
 
 if TYPE_CHECKING:
@@ -130,14 +132,16 @@ class ReportsScreen(ViewScreen):
         self.reports = reports
         table.clear()
         for art in reports:
-            table.add_row(art.run.label, art.name.seq_text or "", art.name.filename, key=str(art.path))
+            table.add_row(
+                shown(art.run.label), shown(art.name.seq_text or ""), shown(art.name.filename), key=str(art.path)
+            )
         for i, art in enumerate(reports):
             if previous is not None and art.path == previous:
                 table.move_cursor(row=i)
                 break
         chain = self.query_one("#rep-chain", Static)
         if isinstance(checks, str):
-            chain.update(Text(checks, style="yellow"))
+            chain.update(shown(checks, style="yellow"))
         elif not checks:
             chain.update(Text("No direction selection in this task.", style="dim"))
         else:
@@ -146,8 +150,8 @@ class ReportsScreen(ViewScreen):
                 if i:
                     lines.append("\n")
                 lines.append("✔ passed  " if c.ok else "✘ failed  ", style="bold green" if c.ok else "bold red")
-                lines.append(c.step, style="bold")
-                lines.append(f"\n          {c.detail}", style="" if c.ok else "red")
+                lines.append(visible(c.step), style="bold")
+                lines.append(f"\n          {visible(c.detail)}", style="" if c.ok else "red")
             chain.update(lines)
         if not reports:
             self.query_one("#rep-note", Static).update("This task has no final reports yet.")
@@ -167,12 +171,12 @@ class ReportsScreen(ViewScreen):
     async def _rendered(self, art: Artifact, text: str | None, note: LoadError | None) -> None:
         body = self.query_one("#rep-body", VerticalScroll)
         widgets: list[Widget] = [
-            Static(Text(art.path.relative_to(self.okstra.project.root).as_posix(), style="bold"), id="rep-note")
+            Static(shown(art.path.relative_to(self.okstra.project.root).as_posix(), style="bold"), id="rep-note")
         ]
         if note is not None:
             widgets.append(ErrorPanel(note, title="Report data"))
         if text is not None:
-            widgets.append(Markdown(text, id="rep-markdown"))
+            widgets.append(Markdown(visible(text, multiline=True), id="rep-markdown"))
         with self.app.batch_update():
             await body.remove_children()
             await body.mount_all(widgets)

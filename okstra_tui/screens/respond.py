@@ -17,7 +17,9 @@ from textual.widgets import Label, RadioButton, RadioSet, Static, TextArea
 
 from okstra_core.errors import OkstraError
 from okstra_core.store import Task
+from okstra_core.text import visible
 
+from ..widgets.shown import shown
 from .form import FormScreen
 
 if TYPE_CHECKING:
@@ -51,7 +53,7 @@ class RespondScreen(FormScreen):
 
     def heading(self) -> Text:
         mode = "choose a direction and answer" if self.comparison else "answer the clarification questions"
-        return Text.assemble(("Respond to ", "bold"), (self.report.stem, "bold"), f" — {mode}")
+        return Text.assemble(("Respond to ", "bold"), (visible(self.report.stem), "bold"), f" — {mode}")
 
     def body(self) -> ComposeResult:
         model = self.report.model
@@ -62,16 +64,16 @@ class RespondScreen(FormScreen):
                 for cand in oc.candidates:
                     marker = "  (recommended)" if cand.option_id == oc.recommendation else ""
                     yield RadioButton(
-                        Text(f"{cand.option_id}  {cand.title}{marker}"),
+                        shown(f"{cand.option_id}  {cand.title}{marker}"),
                         name=cand.option_id,
                         value=cand.option_id == oc.recommendation,
                     )
         if not model.clarification_items:
             yield Static(Text("This report asks no clarification questions.", style="dim"))
         for item in model.clarification_items:
-            yield Label(Text(f"{item.item_id}  {item.question}"), classes="form-question")
+            yield Label(shown(f"{item.item_id}  {item.question}"), classes="form-question")
             if item.options:
-                yield Static(Text("options: " + " · ".join(item.options), style="dim"))
+                yield Static(shown("options: " + " · ".join(item.options), style="dim"))
             yield TextArea(id=f"answer-{item.item_id}")
 
     def can_submit(self) -> bool:

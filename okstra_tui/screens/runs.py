@@ -23,6 +23,7 @@ from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
 from ..widgets.log_report import log_report_widgets
 from ..widgets.preview import ArtifactPreview
+from ..widgets.store_tree import StoreTree
 from .base import ViewScreen
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ class RunsScreen(ViewScreen):
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
         with Horizontal():
-            tree: Tree[NodeData] = Tree("runs", id="runs-tree", classes="pane")
+            tree: Tree[NodeData] = StoreTree("runs", id="runs-tree", classes="pane")
             tree.show_root = False
             tree.border_title = "Run dirs"
             yield tree

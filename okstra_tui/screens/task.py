@@ -17,6 +17,7 @@ from textual.widgets import Static
 from okstra_core import layout
 from okstra_core.errors import LoadError
 from okstra_core.models.task import NextRecommendedPhase, TaskManifest
+from okstra_core.text import visible
 
 from ..data.task import TaskOverview, load_task
 from ..navigation import Location, View
@@ -251,7 +252,7 @@ class TaskScreen(ViewScreen):
         for old in box.query(ErrorPanel):
             old.remove()
         if isinstance(ov.manifest, LoadError):
-            manifest_widget.update(Text(f"{self.task_root.parent.name}/{self.task_root.name}", style="bold"))
+            manifest_widget.update(Text(visible(f"{self.task_root.parent.name}/{self.task_root.name}"), style="bold"))
             box.mount(ErrorPanel(ov.manifest, title="task-manifest.json"), before=manifest_widget)
         else:
             manifest_widget.update(manifest_renderable(ov.manifest))
@@ -270,7 +271,7 @@ class TaskScreen(ViewScreen):
         timeline = ov.timeline
         rows: list[SideRow] = []
         if isinstance(timeline, LoadError):
-            table.border_subtitle = f"timeline: {timeline.reason}"
+            table.border_subtitle = Text(visible(f"timeline: {timeline.reason}"))
             for rd in ov.run_dirs:
                 rows.append(SideRow(("?", rd.task_type, str(rd.stage or ""), ""), rd.path))
         else:

@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from okstra_core.errors import LoadError
+from okstra_core.text import visible
 
 
 class ErrorPanel(Static):
@@ -24,10 +25,10 @@ class ErrorPanel(Static):
 
     def __init__(self, error: LoadError | str, *, title: str = "Cannot read", id: str | None = None) -> None:
         if isinstance(error, LoadError):
-            body = Text.assemble((str(error.path), "bold"), "\n", error.reason)
+            body = Text.assemble((visible(str(error.path)), "bold"), "\n", visible(error.reason))
             if error.line is not None:
                 body.append(f" (line {error.line})")
         else:
-            body = Text(error)
+            body = Text(visible(error))
         super().__init__(body, id=id)
-        self.border_title = title
+        self.border_title = Text(visible(title))

@@ -16,6 +16,8 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
+from okstra_core.text import has_controls, visible
+
 Cell = Text | str
 
 
@@ -66,10 +68,13 @@ def _line(console: Console, text: Text, width: int) -> Iterator[Segment]:
 
 
 def _text(cell: Cell, style: str) -> Text:
+    """A cell as Text; store text shows its control characters as visible stand-ins."""
+    if isinstance(cell, Text) and has_controls(cell.plain, multiline=True):
+        cell = Text(visible(cell.plain, multiline=True), style=cell.style)
     if isinstance(cell, Text):
         if style and not cell.style:
             out = cell.copy()
             out.stylize(Style.parse(style), 0, len(out))
             return out
         return cell
-    return Text(cell, style=style)
+    return Text(visible(cell, multiline=True), style=style)

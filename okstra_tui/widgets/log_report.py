@@ -9,6 +9,8 @@ from rich.text import Text
 from textual.widget import Widget
 from textual.widgets import Static
 
+from okstra_core.text import visible
+
 from .error_panel import ErrorPanel
 
 if TYPE_CHECKING:
@@ -17,7 +19,7 @@ if TYPE_CHECKING:
 
 def log_report_widgets(label: str, report: LogReport | str) -> list[Widget]:
     """Figures and prompt/transcript pairs as tables."""
-    out: list[Widget] = [Static(Text(label, style="bold"), classes="preview-title")]
+    out: list[Widget] = [Static(Text(visible(label), style="bold"), classes="preview-title")]
     if isinstance(report, str):
         out.append(ErrorPanel(report, title="Log report"))
         return out
@@ -37,12 +39,12 @@ def log_report_widgets(label: str, report: LogReport | str) -> list[Widget]:
         table.add_column("prompt bytes", justify="right")
         table.add_column("transcript bytes", justify="right")
         for p in report.pairs:
-            name = Text(p.name + (" (flat)" if p.flat else ""))
+            name = Text(visible(p.name + (" (flat)" if p.flat else "")))
             for problem in p.problems:
-                name.append(f"\n! {problem}", style="yellow")
+                name.append(f"\n! {visible(problem)}", style="yellow")
             table.add_row(
                 name,
-                p.role,
+                Text(visible(p.role)),
                 f"{p.prompt_bytes:,}" if p.prompt_bytes is not None else Text("-", style="dim"),
                 f"{p.transcript_bytes:,}" if p.transcript_bytes is not None else Text("no .log", style="dim"),
             )

@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Markdown, Static
 
 from okstra_core.models.run import TeamState
 from okstra_core.models.sidecars import Header
+from okstra_core.text import visible
 
 from ..data.preview import LoadedPreview, PreviewTarget, load_preview
 from ..ui_thread import call_ui
@@ -81,7 +82,7 @@ class ArtifactPreview(VerticalScroll):
 
     def _widgets_for(self, loaded: LoadedPreview) -> list[Widget]:
         target = loaded.target
-        out: list[Widget] = [Static(Text(target.label), classes="preview-title")]
+        out: list[Widget] = [Static(Text(visible(target.label)), classes="preview-title")]
         if loaded.error is not None:
             out.append(ErrorPanel(loaded.error))
             return out
@@ -91,13 +92,14 @@ class ArtifactPreview(VerticalScroll):
         if isinstance(model, TeamState):
             out.extend(team_state_widgets(model))
         fmt = target.fmt
-        text = loaded.text or ""
+        text = visible(loaded.text or "", multiline=True)
         if model is not None and hasattr(model, "header") and isinstance(model.header, Header):
             header = model.header
-            out.append(Static(syntax("\n".join(f"{k}: {v}" for k, v in header.dump().items()), "yaml")))
-            text = model.body
+            lines = "\n".join(visible(f"{k}: {v}") for k, v in header.dump().items())
+            out.append(Static(syntax(lines, "yaml")))
+            text = visible(model.body, multiline=True)
         if fmt == "json":
-            out.append(Static(syntax(loaded.pretty or text, "json")))
+            out.append(Static(syntax(visible(loaded.pretty, multiline=True) if loaded.pretty else text, "json")))
         elif fmt == "md" and len(text) <= MARKDOWN_RENDER_LIMIT:
             out.append(Markdown(text))
         elif fmt == "md":
@@ -115,10 +117,15 @@ class ArtifactPreview(VerticalScroll):
         return out
 
 
-def _short(value: str | None, keep: int = 12) -> str:
+def _short(value: str | None, keep: int = 12) -> Text:
     if not value:
-        return "-"
-    return value if len(value) <= keep else value[:keep] + "…"
+        return Text("-")
+    return _cell(value if len(value) <= keep else value[:keep] + "…")
+
+
+def _cell(value: object) -> Text:
+    """A table cell of store text: control characters visible, never read as markup."""
+    return Text(visible(str(value)))
 
 
 def team_state_widgets(state: TeamState) -> list[Widget]:
@@ -140,14 +147,14 @@ def team_state_widgets(state: TeamState) -> list[Widget]:
             notes.append(f"→ {linked[row.dispatch_id]}")
         table.add_row(
             str(i),
-            row.dispatch_id or "—",
-            row.worker_id,
+            _cell(row.dispatch_id or "—"),
+            _cell(row.worker_id),
             _short(row.invocation_id),
             _short(row.session_id),
-            row.pane_id or "—",
-            str(row.attempt or "—"),
-            row.status,
-            "; ".join(notes),
+            _cell(row.pane_id or "—"),
+            _cell(row.attempt or "—"),
+            _cell(row.status),
+            _cell("; ".join(notes)),
         )
     widgets.append(table)
     widgets.append(Static(f"Agent dispatches ({len(state.agent_dispatches)})", classes="preview-heading"))
@@ -156,26 +163,26 @@ def team_state_widgets(state: TeamState) -> list[Widget]:
     for i, a in enumerate(state.agent_dispatches, start=1):
         agents.add_row(
             str(i),
-            a.dispatch_id,
-            a.worker_id,
+            _cell(a.dispatch_id),
+            _cell(a.worker_id),
             _short(a.invocation_id),
-            str(a.attempt or "—"),
-            a.status,
-            linked.get(a.dispatch_id, "—"),
+            _cell(a.attempt or "—"),
+            _cell(a.status),
+            _cell(linked.get(a.dispatch_id, "—")),
         )
     widgets.append(agents)
     widgets.append(Static(f"Result links ({len(state.agent_result_links)})", classes="preview-heading"))
     links: DataTable[Any] = DataTable(zebra_stripes=True, cursor_type="row")
     links.add_columns("dispatch", "accepted result", "accepted at")
     for link in state.agent_result_links:
-        links.add_row(link.dispatch_id, link.result_path, link.accepted_at)
+        links.add_row(_cell(link.dispatch_id), _cell(link.result_path), _cell(link.accepted_at))
     widgets.append(links)
     gate = state.spec_link_gate or "—"
     widgets.append(
         Static(
             Text.assemble(
                 ("spec-link gate: ", "bold"),
-                gate,
+                visible(gate),
                 ("   prompt delivery verified: ", "bold"),
                 str(state.prompt_delivery_verified).lower(),
             )

@@ -23,6 +23,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from okstra_core.text import has_controls, visible
+
 
 @dataclass(frozen=True, slots=True)
 class Column:
@@ -215,8 +217,10 @@ class VirtualTable(ScrollView, can_focus=True):
     def _line(self, cells: Sequence[Text | str], widths: list[int]) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
         for i, (cell, width) in enumerate(zip(cells, widths, strict=False)):
-            text = cell if isinstance(cell, Text) else Text(str(cell))
-            text = text.copy()
+            if isinstance(cell, Text):
+                text = Text(visible(cell.plain), style=cell.style) if has_controls(cell.plain) else cell.copy()
+            else:
+                text = Text(visible(str(cell)))
             text.truncate(width, overflow="ellipsis", pad=True)
             if i:
                 line.append(" ")
@@ -248,7 +252,7 @@ class VirtualTable(ScrollView, can_focus=True):
         row = self.rows[index]
         if isinstance(row, GroupHeader):
             style = group
-            text = Text(f"▾ {row.label}  ({row.count})", no_wrap=True, overflow="ellipsis")
+            text = Text(f"▾ {visible(row.label)}  ({row.count})", no_wrap=True, overflow="ellipsis")
             text.truncate(width)
         else:
             text = self._line(self.cells(row), self._column_widths(width))

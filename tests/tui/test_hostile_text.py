@@ -1,0 +1,131 @@
+"""Store text never reaches the terminal raw: the byte stream the app writes holds no hostile control.
+
+The app is driven with Pilot while a driver records every string it would send
+to the terminal (the frames themselves, not the rendered screen).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from textual.drivers import headless_driver
+from textual.widgets import Tree
+
+from okstra_tui.data.preview import PreviewTarget
+from okstra_tui.navigation import Location, View
+from okstra_tui.screens.managers import ManagerNode
+
+from .conftest import SIZE, make_app, settle
+
+TASK = ".okstra/tasks/payments/refund-ledger"
+REPORT = f"{TASK}/runs/analysis/reports/final-report-analysis-001.data.json"
+# Each payload ends in a distinct tag, so a leak is attributed to its source.
+CLIP = "\x1b]52;c;SE9TVElMRQ==\x07"
+TITLE = "\x1b]0;PWNED\x07"
+WIPE = "\x1b[2J"
+C1 = "\x9b31m"
+LOG = "lead-execution-prompt-analysis-001.log"
+
+
+def payload(tag: str) -> str:
+    return f"{tag}:{CLIP}{TITLE}{WIPE}{C1}"
+
+
+class RecordingDriver(headless_driver.HeadlessDriver):
+    """A headless driver that says it is not headless, so the app writes its frames; it records them."""
+
+    written: ClassVar[list[str]] = []
+
+    @property
+    def is_headless(self) -> bool:
+        return False
+
+    def write(self, data: str) -> None:
+        RecordingDriver.written.append(data)
+
+
+def _edit(path: Path, change: Any) -> None:
+    value = json.loads(path.read_text(encoding="utf-8"))
+    change(value)
+    path.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+
+
+@pytest.fixture
+def hostile(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = fresh_demo
+    _edit(root / TASK / "task-manifest.json", lambda v: v.update(title=payload("task-title")))
+
+    def report(v: dict[str, Any]) -> None:
+        v["title"] = payload("report-title")
+        v["summary"] = payload("report-summary") + "\n<script>alert(1)</script>"
+        v["analysisFindings"][0]["detail"] = payload("finding-detail")
+
+    _edit(root / REPORT, report)
+    log = root / TASK / "runs/analysis/prompts" / LOG
+    log.write_text("ok\n" + payload("log-tail") + "\n", encoding="utf-8")
+    home = root / ".okstra-home"
+    for manager in (home / "managers").iterdir():
+        _edit(manager / "manager.json", lambda v: v.update(title=payload("manager-title")))
+    # A file name the Checks view lists (an unrecognised artifact).
+    bad = os.path.join(os.fsencode(root / TASK / "runs/analysis/reports"), ("name" + CLIP + WIPE + ".txt").encode())
+    with open(bad, "wb") as fh:
+        fh.write(b"x\n")
+    monkeypatch.setenv("OKSTRA_HOME", str(home))
+    RecordingDriver.written = []
+    monkeypatch.setattr(headless_driver, "HeadlessDriver", RecordingDriver)
+    return root
+
+
+def _leaves(node: Any) -> list[Any]:
+    out = [node]
+    for child in node.children:
+        out.extend(_leaves(child))
+    return out
+
+
+async def test_store_text_reaches_the_terminal_only_as_visible_text(hostile: Path) -> None:
+    app = make_app(hostile)
+    task_root = hostile / TASK
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.navigate(Location(View.TASK, task_root))
+        await settle(pilot)
+        app.navigate(Location(View.RUNS, task_root))
+        await settle(pilot)
+        tree: Tree[Any] = app.screen.query_one(Tree)
+        for node in _leaves(tree.root):
+            if isinstance(node.data, PreviewTarget) and node.data.path.name == LOG:
+                parent = node.parent
+                while parent is not None:
+                    parent.expand()
+                    parent = parent.parent
+                await pilot.pause()
+                tree.move_cursor(node)
+                await settle(pilot)
+                break
+        app.navigate(Location(View.REPORTS, task_root))
+        await settle(pilot)
+        await pilot.press("x")
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        mtree: Tree[Any] = app.screen.query_one(Tree)
+        for node in _leaves(mtree.root):
+            if isinstance(node.data, ManagerNode):
+                mtree.move_cursor(node)
+                await settle(pilot)
+                break
+    stream = "".join(RecordingDriver.written)
+    assert stream, "the driver recorded the frames"
+    for raw in ("\x9b", "\x1b]52;", "\x1b]0;PWNED", "==\x07", "PWNED\x07", "\x1b[2J", "name\x1b"):
+        where = stream.find(raw)
+        assert where < 0, (raw, stream[max(0, where - 40) : where + 40])
+    # What was shown is visible text, so each source did reach the screen.
+    screen_text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", stream)
+    for tag in ("task-title", "log-tail", "report-title", "finding-detail", "manager-title", "name"):
+        assert f"{tag}:␛]52;c;SE9TVElMRQ" in screen_text or f"{tag}␛]52;c;SE9TVElMRQ" in screen_text, tag
