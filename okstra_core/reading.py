@@ -98,8 +98,24 @@ def _describe_mode(mode: int) -> str:
     return "not a regular file"
 
 
+def _opened_inside(fd: int, path: Path, root: Path) -> bool:
+    """Whether the file open on *fd* lies inside the real *root*, whatever symlinked folders led to it.
+
+    The check is on the file actually opened (``/proc/self/fd``), so a folder
+    swapped for a symlink between the check and the read cannot slip past it;
+    without ``/proc`` the path is resolved instead.
+    """
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        real = os.path.realpath(path)
+    real_root = os.path.realpath(root)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
 def read_bytes(path: Path, *, root: Path | None = None, max_bytes: int = MAX_BYTES) -> bytes | LoadError:
-    """The bytes of a regular file; symlinks are followed only while they stay inside *root*."""
+    """The bytes of a regular file; symlinks, of the file or of any folder on its path, are followed only
+    while they stay inside *root*."""
     source = _SOURCE.get()
     if source is not None:
         known = source.known_bytes(os.fspath(path))
@@ -136,6 +152,8 @@ def read_bytes(path: Path, *, root: Path | None = None, max_bytes: int = MAX_BYT
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return LoadError(path, f"is {_describe_mode(st.st_mode)}, not a regular file")
+        if root is not None and not _opened_inside(fd, path, root):
+            return LoadError(path, "a folder on its path is a symlink leading outside the project root")
         if st.st_size > max_bytes:
             return LoadError(path, f"file is too large ({st.st_size} bytes; limit {max_bytes})")
         chunks: list[bytes] = []

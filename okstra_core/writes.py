@@ -272,9 +272,15 @@ def append_jsonl(root: Path, target: Path | str, record: Any, *, timeout: float 
     with locked(final, timeout), _io_failure(target, "append"):
         final = resolve_target(root, target)
         created = not final.exists()
-        fd = os.open(final, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        fd = os.open(final, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
         try:
-            size = os.fstat(fd).st_size
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise WriteRefused(target, "target exists and is not a regular file")
+            if st.st_nlink > 1:
+                # Appending (or cutting a torn tail) would change the other names' file too, maybe outside the root.
+                raise WriteRefused(target, f"target has {st.st_nlink} hard links; an append never writes through one")
+            size = st.st_size
             if size:
                 size = _cut_torn_tail(final, fd, size)
             try:

@@ -1,0 +1,99 @@
+"""Containment on reads: a folder inside .okstra/ that is a symlink leading outside is never followed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from okstra_core import reading, writes
+from okstra_core.cli import main
+from okstra_core.errors import LoadError, WriteRefused
+
+CR = "demo-shop:payments:currency-rounding"
+RP = "demo-shop:payments:retry-policy"
+
+
+def _swap_for_outside_link(folder: Path, outside: Path) -> None:
+    """Move *folder* out of the store and leave a symlink to it in its place."""
+    shutil.move(folder, outside)
+    folder.symlink_to(outside)
+
+
+def test_read_through_a_symlinked_folder_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / ".okstra").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.json").write_text("{}", encoding="utf-8")
+    (root / ".okstra" / "linked").symlink_to(outside)
+    got = reading.read_bytes(root / ".okstra" / "linked" / "a.json", root=root)
+    assert isinstance(got, LoadError)
+    assert "symlink leading outside" in got.reason
+    # Inside the root a symlinked folder is fine.
+    (root / ".okstra" / "real").mkdir()
+    (root / ".okstra" / "real" / "b.json").write_text("{}", encoding="utf-8")
+    (root / ".okstra" / "alias").symlink_to(root / ".okstra" / "real")
+    assert reading.read_bytes(root / ".okstra" / "alias" / "b.json", root=root) == b"{}"
+
+
+def test_verify_completion_does_not_print_a_body_stored_outside(
+    fresh_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = fresh_demo / ".okstra/agent-invocations/code-review"
+    _swap_for_outside_link(folder, tmp_path / "outside")
+    code = main(
+        [
+            "agent-prompt",
+            "verify-completion",
+            str(fresh_demo),
+            "--purpose",
+            "code-review",
+            "--id",
+            "review-retry-policy-branch",
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert out == ""
+    assert "symlink leading outside" in err and len(err.strip().splitlines()) == 1
+
+
+def test_planning_prepare_refuses_a_report_stored_outside(
+    fresh_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    task = fresh_demo / ".okstra/tasks/payments/currency-rounding"
+    (task / "instruction-set/selected-direction.json").unlink()
+    _swap_for_outside_link(task / "runs/option-selection/reports", tmp_path / "outside")
+    code = main(["planning", "prepare", str(fresh_demo), "--task", CR])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "symlink leading outside" in err
+    assert not (task / "instruction-set/selected-direction.json").exists()
+
+
+def test_design_prep_resolve_grants_no_authority_to_inputs_stored_outside(
+    fresh_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inputs = fresh_demo / ".okstra/tasks/payments/retry-policy/runs/implementation-planning/design-prep-inputs"
+    assert main(["design-prep", "resolve", str(fresh_demo), "--task", RP]) == 0
+    before = capsys.readouterr().out
+    assert "design-prep-inputs/design-prep-input-" in before, "the demo has authoritative inputs"
+    _swap_for_outside_link(inputs, tmp_path / "outside")
+    main(["design-prep", "resolve", str(fresh_demo), "--task", RP])
+    after = capsys.readouterr().out
+    authoritative = [line for line in after.splitlines() if line.startswith("PREP-") and "design-prep-input-" in line]
+    assert authoritative == []
+
+
+def test_append_jsonl_refuses_a_hard_linked_target(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    outside = tmp_path / "outside.jsonl"
+    outside.write_bytes(b'{"keep":1}\n{"torn"')
+    os.link(outside, root / "log.jsonl")
+    with pytest.raises(WriteRefused, match="hard link"):
+        writes.append_jsonl(root, "log.jsonl", {"a": 1})
+    assert outside.read_bytes() == b'{"keep":1}\n{"torn"'
