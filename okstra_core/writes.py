@@ -348,6 +348,53 @@ def replace_locked(
     return Outcome.REPLACED
 
 
+def replace_keeping(
+    root: Path,
+    target: Path | str,
+    data: bytes,
+    keep_as: Callable[[], Path | str],
+    *,
+    timeout: float = DEFAULT_LOCK_TIMEOUT,
+) -> tuple[Outcome, Path | None]:
+    """Publish *data* at *target*; a different current file keeps its bytes under the name ``keep_as()``.
+
+    Order, under the target's lock: the new content is written completely to a
+    temp file and fsynced; the current file gets its second name (a hard link,
+    create-only); then the temp file replaces the target in one ``rename``. On
+    any failure before that rename the live file is still the old one and the
+    second name is removed again, so a failure never loses the live file.
+    Identical bytes are :attr:`Outcome.IDENTICAL`. Returns what happened and the
+    kept copy's path (None when nothing was kept).
+    """
+    final = resolve_target(root, target)
+    ensure_dir(root, final.parent)
+    with locked(final, timeout), _io_failure(target, "replace"):
+        final = resolve_target(root, target)
+        current = _read_regular(final)
+        if current == data:
+            return Outcome.IDENTICAL, None
+        tmp = _temp_beside(final, data)
+        kept: Path | None = None
+        try:
+            if current is not None:
+                keep_target = keep_as()
+                kept = resolve_target(root, keep_target)
+                try:
+                    os.link(final, kept, follow_symlinks=False)
+                except FileExistsError:
+                    kept = None
+                    raise WriteRefused(keep_target, "exists already; a kept copy is never overwritten") from None
+                _fsync_dir(kept.parent)
+            os.replace(tmp, final)
+        except BaseException:
+            _unlink_quiet(tmp)
+            if kept is not None:
+                _unlink_quiet(kept)
+            raise
+        _fsync_dir(final.parent)
+    return (Outcome.REPLACED if current is not None else Outcome.CREATED), (Path(kept) if kept is not None else None)
+
+
 def move_no_overwrite(root: Path, source: Path, target: Path | str) -> Outcome:
     """Give *source* the name *target* without ever replacing an existing file.
 

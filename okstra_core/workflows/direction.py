@@ -39,18 +39,17 @@ def export_sidecar(
     Returns the sidecar path and the superseded copy's path (None when nothing was replaced).
     """
     target = sidecar_path_for(report)
-    data = text.encode("utf-8")
-    writes.ensure_dir(project_root, target.parent)
-    superseded: Path | None = None
-    with writes.locked(target):
-        existing = reading.read_bytes(target, root=project_root) if target.exists() else None
-        if isinstance(existing, bytes) and existing != data:
-            parsed = report.artifact.name
-            superseded = target.parent / names.build(
-                "user-response-superseded", task_type=parsed.task_type, seq=parsed.seq, stamp=compact_stamp(clock.now())
-            )
-            writes.move_no_overwrite(project_root, target, superseded)
-        writes.create_only(project_root, target, data)
+    parsed = report.artifact.name
+
+    def superseded_name() -> Path:
+        stamp = compact_stamp(clock.now())
+        return target.parent / names.build(
+            "user-response-superseded", task_type=parsed.task_type, seq=parsed.seq, stamp=stamp
+        )
+
+    # The new sidecar is complete on disk before the old one gets its superseded name, and the switch is one
+    # rename: a failure at any point (a full disk) leaves the old sidecar live.
+    _, superseded = writes.replace_keeping(project_root, target, text.encode("utf-8"), superseded_name)
     return target, superseded
 
 
