@@ -1,7 +1,8 @@
 """``okstra``: the core's operations as verbs for scripts and agents.
 
-Each verb lives with its feature; a module in :data:`COMMAND_MODULES` exposes
-``register(subparsers)`` and sets ``func`` on its parser. A refusal prints one
+Each verb group is one module of :mod:`okstra_core.commands`, listed in
+:data:`COMMAND_MODULES`; it exposes ``register(subparsers)`` and sets ``func``
+on its parser. A refusal prints one
 line naming the file and the reason and exits non-zero; nothing ends in a
 traceback.
 """
@@ -19,9 +20,19 @@ from .version import VersionAction
 #: Modules that contribute verbs, in help order.
 COMMAND_MODULES: tuple[str, ...] = (
     "okstra_core.commands.demo",
-    "okstra_core.check.cli",
-    "okstra_core.render.cli",
-    "okstra_core.commands.workflows",
+    "okstra_core.commands.check",
+    "okstra_core.commands.render",
+    "okstra_core.commands.direction",
+    "okstra_core.commands.planning",
+    "okstra_core.commands.design_prep",
+    "okstra_core.commands.user_response",
+    "okstra_core.commands.clarification",
+    "okstra_core.commands.team_state",
+    "okstra_core.commands.prompt",
+    "okstra_core.commands.agent_prompt",
+    "okstra_core.commands.migrate_legacy",
+    "okstra_core.commands.convergence",
+    "okstra_core.commands.task",
     "okstra_core.commands.inbox",
 )
 
@@ -42,13 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name and name.startswith(exc.name):  # feature not part of this build
-                continue
-            raise
-        module.register(sub)
+        importlib.import_module(name).register(sub)
     return parser
 
 

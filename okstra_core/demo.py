@@ -42,6 +42,7 @@ from .models.convergence import (
 from .models.report import StageEvidence
 from .models.run import AgentDispatch, ErrorRecord, InvocationAssignment, WorkerDispatch
 from .progress import Progress
+from .render import derive_siblings
 from .store import Project
 from .workflows import (
     carry,
@@ -119,12 +120,7 @@ def _report(
 
 
 def _derive_readable(run: Run, data_path: Path) -> None:
-    """Phase 7: derive the HTML sibling (and the reading copy) when the renderer is part of this build."""
-    try:
-        from . import render  # noqa: F401 - optional until the renderer ships
-        from .render import derive_siblings
-    except ImportError:
-        return
+    """Phase 7: derive the HTML sibling and the reading copy."""
     derive_siblings(run.project_root, data_path)
 
 

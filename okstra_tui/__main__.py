@@ -18,7 +18,7 @@ EXIT_USAGE = 2
 def _check(argv: list[str]) -> int:
     """Run the checker headless: the same flags and exit codes as ``okstra check``."""
     try:
-        from okstra_core.check.cli import main_check
+        from okstra_core.commands.check import main_check
     except ImportError as exc:
         print(f"okstra-tui: the checker is not available in this build ({exc})", file=sys.stderr)
         return EXIT_USAGE

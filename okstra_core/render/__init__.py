@@ -8,7 +8,7 @@
 * :func:`is_reading_copy_stale`: whether a stored reading copy differs from a fresh render.
 
 Rendering is deterministic (same data, same bytes) and never writes; the CLI
-(:mod:`okstra_core.render.cli`) writes its output create-only.
+(:mod:`okstra_core.commands.render`) writes its output create-only.
 """
 
 from __future__ import annotations

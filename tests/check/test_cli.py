@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from okstra_core.check.catalog import markdown
-from okstra_core.check.cli import main_check
 from okstra_core.cli import main
+from okstra_core.commands.check import main_check
 
 
 def test_clean_demo_exits_0(demo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:

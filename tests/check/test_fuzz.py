@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from okstra_core.check.cli import main_check
+from okstra_core.commands.check import main_check
 from okstra_core.layout import is_writer_debris
 
 from .helpers import check

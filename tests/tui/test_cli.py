@@ -33,9 +33,9 @@ def test_check_delegates_to_the_checker_without_ui(monkeypatch: pytest.MonkeyPat
         calls.append(list(argv))
         return 1
 
-    fake = types.ModuleType("okstra_core.check.cli")
+    fake = types.ModuleType("okstra_core.commands.check")
     fake.main_check = main_check  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "okstra_core.check.cli", fake)
+    monkeypatch.setitem(sys.modules, "okstra_core.commands.check", fake)
     monkeypatch.setattr(OkstraApp, "run", lambda self: pytest.fail("--check must not start the UI"))
     assert cli.main(["--check", "proj", "--format", "json", "--select", "E1"]) == 1
     assert calls == [["proj", "--format", "json", "--select", "E1"]]

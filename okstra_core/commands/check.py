@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 from .. import layout
+from ..check.cache import CheckCache
+from ..check.catalog import RULES, markdown, text_table
+from ..check.engine import CheckError, run_check
+from ..check.formats import FORMATS, render
 from ..progress import terminal_progress
-from .cache import CheckCache
-from .catalog import RULES, markdown, text_table
-from .engine import CheckError, run_check
-from .formats import FORMATS, render
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1

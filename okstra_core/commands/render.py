@@ -16,12 +16,12 @@ from typing import Any
 from .. import layout, reading
 from ..errors import LoadError, OkstraError, ValidationFailed, WriteRefused
 from ..models.task import TaskManifest
+from ..render.html import render_html
+from ..render.log_report import log_report
+from ..render.markdown import render_markdown
+from ..render.source import load_source
+from ..render.task_index import render_task_index
 from ..writes import Outcome, create_only
-from .html import render_html
-from .log_report import log_report
-from .markdown import render_markdown
-from .source import load_source
-from .task_index import render_task_index
 
 
 def write_output(text: str, out: Path | None) -> None:

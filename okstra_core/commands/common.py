@@ -1,0 +1,168 @@
+"""What the workflow verbs share: opening the project and task, reading inputs, naming refusals.
+
+Every workflow verb addresses a project root and (mostly) a task by key
+(``project:group:task``) or folder (``group/task``). It prints what it wrote,
+or refuses with one line naming the file and the reason (an
+:class:`~okstra_core.errors.OkstraError`; ``okstra_core.cli`` prints it and
+exits 1). Inputs are read and checked before anything is written, so a
+refusal changes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .. import layout, reading
+from ..errors import OkstraError, ValidationFailed
+from ..store import Project, RunDir, Task
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def open_project(args: argparse.Namespace) -> Project:
+    """The project named by ``args.project``, opened at its real path."""
+    opened = Project.open(Path(args.project))
+    if isinstance(opened, reading.LoadError):
+        raise OkstraError(opened.path, opened.reason)
+    # Paths inside the store are compared and printed against the real root.
+    return Project(Path(os.path.realpath(opened.root)))
+
+
+def open_task(project: Project, key: str) -> Task:
+    """The task named by *key* (key, ``group/task`` folder or task id), or a refusal naming the catalog."""
+    task = project.find_task(key)
+    if task is None:
+        raise OkstraError(
+            layout.task_catalog_path(project.root), f"no task {key!r} (by key, group/task folder or task id)"
+        )
+    return task
+
+
+def rel(project: Project, path: Path) -> str:
+    """*path* as printed by the verbs: project-relative POSIX text, or as given when outside the project."""
+    try:
+        return path.relative_to(project.root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def input_path(project: Project, text: str) -> Path:
+    """A path given on the command line: as given (absolute or from the working folder), else project-relative."""
+    given = Path(text)
+    if given.is_absolute() or given.exists():
+        return Path(os.path.realpath(given))
+    return Path(os.path.realpath(project.root / given))
+
+
+def read_input(path: Path, what: str) -> str:
+    """The text of an input file (``-``: standard input); *what* names it in a refusal."""
+    if str(path) == "-":
+        return sys.stdin.read()
+    text = reading.read_text(path)
+    if isinstance(text, reading.LoadError):
+        raise OkstraError(path, f"{what}: {text.reason}")
+    return text
+
+
+def read_json_object(path: Path, what: str) -> dict[str, Any]:
+    """An input file that must hold one JSON object."""
+    text = read_input(path, what)
+    value = reading.parse_json(path, text)
+    if isinstance(value, reading.LoadError):
+        raise ValidationFailed(path, f"{what}: {value.reason}")
+    if not isinstance(value, dict):
+        raise ValidationFailed(path, f"{what} must be a JSON object")
+    return value
+
+
+@contextmanager
+def named(path: Path) -> Iterator[None]:
+    """Give a refusal that names no file the file it is about."""
+    try:
+        yield
+    except OkstraError as exc:
+        if exc.path is None:
+            raise type(exc)(path, exc.reason) from None
+        raise
+
+
+def find_run_dir(task: Task, task_type: str | None, stage: int | None) -> RunDir:
+    """The task's run dir of *task_type* (default: the task's own type) and *stage*, or a refusal."""
+    if task_type is None:
+        manifest = task.manifest
+        if isinstance(manifest, reading.LoadError):
+            raise OkstraError(manifest.path, manifest.reason)
+        task_type = manifest.task_type
+    rd = task.run_dir(task_type, stage)
+    if rd is None:
+        where = layout.run_dir(task.root, task_type, stage)
+        raise OkstraError(where, "run dir does not exist (no run of this type/stage yet)")
+    return rd
+
+
+def find_artifact(rd: RunDir, kind: str, seq: int | None) -> Path:
+    """The newest artifact of *kind* in *rd* (of *seq* when given), or a refusal."""
+    found = rd.of_kind(kind)
+    if seq is not None:
+        found = [a for a in found if a.seq == seq]
+    if not found:
+        label = f"{kind} seq {seq:03d}" if seq is not None else kind
+        raise OkstraError(rd.path, f"no {label} in this run dir")
+    return found[-1].path
+
+
+def add_task_args(p: argparse.ArgumentParser) -> None:
+    """The project root and ``--task`` arguments."""
+    p.add_argument("project", type=Path, help="project root holding .okstra/")
+    p.add_argument("--task", required=True, metavar="KEY", help="task key project:group:task (or group/task folder)")
+
+
+def add_run_args(p: argparse.ArgumentParser) -> None:
+    """``--run-type`` and ``--stage``, which pick a run dir of the task."""
+    p.add_argument(
+        "--run-type", default=None, metavar="TYPE", help="task type of the run dir (default: the task's type)"
+    )
+    p.add_argument(
+        "--stage",
+        type=int,
+        default=None,
+        metavar="N",
+        help="stage of an implementation or single-stage final-verification run",
+    )
+
+
+def say(line: str) -> None:
+    """Print one line of a verb's report."""
+    print(line)
+
+
+def read_answers(path: Path) -> dict[str, str]:
+    """An answers file: a JSON object of string answers keyed by clarification id."""
+    value = read_json_object(path, "answers file")
+    bad = [k for k, v in value.items() if not isinstance(v, str)]
+    if bad:
+        raise ValidationFailed(path, f"answers file: the answer to {bad[0]!r} is not a string")
+    return value
+
+
+def named_refusals(func: Handler) -> Handler:
+    """Every refusal names a file: one that names none is pinned to the project root."""
+
+    def run(args: argparse.Namespace) -> int:
+        with named(Path(args.project)):
+            return func(args)
+
+    run.__doc__ = func.__doc__
+    return run
+
+
+def add_group(sub: Any, name: str, help_text: str) -> Any:
+    """Add a verb group (``okstra NAME VERB``) and return its subparsers."""
+    parser = sub.add_parser(name, help=help_text)
+    return parser.add_subparsers(dest=f"{name}_verb", metavar="VERB", required=True)
