@@ -13,9 +13,9 @@ import pytest
 
 from okstra_core.check import cache as cache_module
 from okstra_core.check.cache import CheckCache
-from okstra_core.check.cli import main_check
 from okstra_core.check.engine import CheckError
 from okstra_core.check.formats import render
+from okstra_core.commands.check import main_check
 
 from .helpers import TASK, check, one
 
