@@ -23,6 +23,8 @@ from .app import OkstraApp
 from .navigation import Location, View
 
 SIZE = (120, 40)
+#: The default size of most terminals: every view is also checked there.
+SMALL_SIZE = (80, 24)
 
 Scene = Callable[[Pilot[None]], Awaitable[None]]
 
@@ -100,6 +102,27 @@ async def reports(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
+def _reports(root: Path) -> list[Path]:
+    return sorted(root.glob("runs/implementation-planning/reports/final-report-*.data.json"))
+
+
+async def file(pilot: Pilot[None]) -> None:
+    app = _app(pilot)
+    await settle(pilot)
+    root = _task_with(app, _has("runs/implementation-planning/reports/*"))
+    app.navigate(Location(View.FILE, root, layout.instruction_set_dir(root) / "task-brief.md"))
+    await settle(pilot)
+
+
+async def diff(pilot: Pilot[None]) -> None:
+    app = _app(pilot)
+    await settle(pilot)
+    root = _task_with(app, lambda r: len(_reports(r)) >= 2)
+    left, right = _reports(root)[:2]
+    app.navigate(Location(View.DIFF, root, left, partner=right))
+    await settle(pilot)
+
+
 async def checks(pilot: Pilot[None]) -> None:
     await settle(pilot)
     await pilot.press("x")
@@ -126,6 +149,8 @@ SCENES: dict[str, Scene] = {
     "convergence": convergence,
     "design-prep": design_prep,
     "reports": reports,
+    "file": file,
+    "diff": diff,
     "checks": checks,
     "managers": managers,
     "help": help_screen,

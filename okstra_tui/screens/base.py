@@ -17,6 +17,9 @@ from okstra_core.text import visible
 
 from ..navigation import Location, OpenView, View
 
+#: Below this many columns a view lays its panels out for a small terminal (80x24 is most terminals' default).
+NARROW_COLUMNS = 100
+
 #: Seconds between two looks at the folders in view; changes show within two polls at most.
 POLL_SECONDS = 1.0
 
@@ -86,6 +89,14 @@ class ViewScreen(Screen[None]):
     def _remember_theme(self) -> None:
         self._shown_theme = self.app.theme
 
+    @on(events.Resize)
+    def _fit_width(self, event: events.Resize) -> None:
+        self.fit_width(event.size.width)
+
+    def fit_width(self, width: int) -> None:
+        """Mark the view ``-narrow`` below :data:`NARROW_COLUMNS`: its panels stack or narrow (see okstra.tcss)."""
+        self.set_class(width < NARROW_COLUMNS, "-narrow")
+
     @on(events.ScreenResume)
     def _keep_styles(self, event: events.ScreenResume) -> None:
         """A kept screen shown again under the same theme keeps its computed styles.
@@ -95,6 +106,7 @@ class ViewScreen(Screen[None]):
         was already styled and only hidden (the kept task view) that is most of
         the cost of showing it. Popping back to a screen skips it the same way.
         """
+        self.fit_width(self.app.size.width)  # the terminal may have been resized while this view was hidden
         if self._shown_theme is not None and self._shown_theme == self.app.theme:
             event.refresh_styles = False
 
@@ -136,7 +148,8 @@ class ViewScreen(Screen[None]):
             widget.update(self._crumb_text())
 
     def _crumb_text(self) -> Text:
-        text = Text()
+        # One line whatever the width: a long crumb is cut at its end rather than wrapped out of sight.
+        text = Text(no_wrap=True, overflow="ellipsis")
         text.append("okstra ", style="bold")
         text.append(visible(self.okstra.project.root.name), style="bold")
         for part in self.crumbs():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from ..data.catalog import (
 from ..navigation import Location, View
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
+from ..widgets.summary_line import SummaryLine
 from ..widgets.virtual_table import Column, GroupHeader, VirtualTable
 from .base import ViewScreen
 
@@ -53,6 +55,20 @@ STATUS_STYLES = {
     "prepared": "cyan",
     "not in catalog": "magenta",
 }
+
+KEY_LABEL = "task key"
+
+
+def shared_key_prefix(keys: Iterable[str]) -> str:
+    """The ``project:`` part every key starts with, or "" (the group and task parts are never shared away)."""
+    prefix: str | None = None
+    for key in keys:
+        head, sep, rest = key.partition(":")
+        if not sep or not rest or (prefix is not None and head + sep != prefix):
+            return ""
+        prefix = head + sep
+    return prefix or ""
+
 
 #: Extra rows above and below the visible ones whose manifests are read ahead.
 READ_AHEAD = 30
@@ -132,6 +148,8 @@ class CatalogScreen(ViewScreen):
     def __init__(self) -> None:
         super().__init__()
         self.data: CatalogData | None = None
+        #: The ``project:`` prefix every row's task key shares (shown once, in the key column's title).
+        self.key_prefix = ""
         #: The filter the table's rows currently reflect (``filter_text`` may be ahead of it while typing).
         self.shown_filter = ""
         self.phases: dict[str, PhaseSummary] = {}
@@ -146,17 +164,18 @@ class CatalogScreen(ViewScreen):
 
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
-        yield Static("Loading the catalog…", id="catalog-summary")
+        yield SummaryLine("Loading the catalog…", id="catalog-summary")
         yield Static(id="catalog-errors")
         table = VirtualTable(
             [
+                # On a narrow terminal columns give way, current phase first; the key never does.
                 Column("latest", " ", 1),
-                Column("key", "task key"),
-                Column("type", "type", 18),
-                Column("status", "status", 14),
-                Column("phase", "current phase", 22),
-                Column("next", "next", 8),
-                Column("updated", "updated", 16),
+                Column("key", KEY_LABEL, min_width=24),
+                Column("type", "type", 18, give_way=3),
+                Column("status", "status", 14, give_way=5),
+                Column("phase", "current phase", 22, give_way=1),
+                Column("next", "next", 8, give_way=4),
+                Column("updated", "updated", 16, give_way=2),
             ],
             self._cells,
             id="catalog-table",
@@ -237,6 +256,7 @@ class CatalogScreen(ViewScreen):
         if self.data is not data:
             return
         data.rows.extend(extra)
+        self._set_key_prefix(data)
         self._matched = None
         self._haystack.update(self._hay(row) for row in extra)
         self._rebuild()
@@ -245,8 +265,16 @@ class CatalogScreen(ViewScreen):
         if self.data is data:
             self._haystack.update(hay)
 
+    def _set_key_prefix(self, data: CatalogData) -> None:
+        """Say the project prefix every task key shares once, in the column title, instead of on every row."""
+        prefix = shared_key_prefix(row.key for row in data.rows)
+        if prefix != self.key_prefix:
+            self.key_prefix = prefix
+            self.table.set_column_label("key", f"{KEY_LABEL} ({prefix}…)" if prefix else KEY_LABEL)
+
     def _loaded(self, data: CatalogData) -> None:
         self.data = data
+        self._set_key_prefix(data)
         self.call_after_refresh(self._rows_painted.set)
         self.phases.clear()
         self._pending.clear()
@@ -277,17 +305,16 @@ class CatalogScreen(ViewScreen):
         self.table.set_rows(flat, keep=lambda r: r.ident if isinstance(r, CatalogRow) else ("group", r.label))
         if self.table.cursor == 0 and len(flat) > 1 and isinstance(flat[0], GroupHeader):
             self.table.cursor = 1
-        summary = Text.assemble(
-            (f"{len(rows)}", "bold"),
-            f" of {len(data.rows)} tasks in {groups} groups",
-            "   sort: ",
-            (sort.label, "bold"),
-            "   latest: ",
-            ("★ " + (data.latest_key or "none"), "bold yellow"),
-        )
+        latest = data.latest_key or "none"
+        parts = [
+            (Text.assemble((f"{len(rows)}", "bold"), f" of {len(data.rows)} tasks"), 0),
+            (Text(f" in {groups} groups"), 2),
+            (Text.assemble("   sort: ", (sort.label, "bold")), 3),
+            (Text.assemble("   latest: ", ("★ " + latest.removeprefix(self.key_prefix), "bold yellow")), 0),
+        ]
         if self.filter_text:
-            summary.append(f"   filter: {self.filter_text!r}", style="italic")
-        self.query_one("#catalog-summary", Static).update(summary)
+            parts.append((Text(f"   filter: {self.filter_text!r}", style="italic"), 1))
+        self.query_one("#catalog-summary", SummaryLine).show(parts)
 
     def _filtered(self, data: CatalogData) -> list[CatalogRow]:
         """The rows matching every word of the filter, in catalog order."""
@@ -325,7 +352,7 @@ class CatalogScreen(ViewScreen):
             next_cell = Text(phase.next_status, style=NEXT_STYLES.get(phase.next_status, ""))
         return [
             Text("★", style="bold yellow") if row.latest else "",
-            Text(row.key),
+            Text(row.key.removeprefix(self.key_prefix)),
             row.task_type,
             Text(row.status, style=STATUS_STYLES.get(row.status, "")),
             phase_cell,

@@ -84,7 +84,7 @@ class DesignPrepScreen(ViewScreen):
 
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
-        with Horizontal():
+        with Horizontal(id="dp-body"):
             with Vertical(id="dp-left"):
                 yield Static("Resolving…", id="dp-summary")
                 table: DataTable[Any] = DataTable(id="dp-table", cursor_type="row", classes="pane")

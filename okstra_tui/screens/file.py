@@ -37,11 +37,18 @@ class FileScreen(ViewScreen):
         return Location(View.FILE, self.task_root, self.path)
 
     def crumbs(self) -> list[str]:
+        if self.path.is_relative_to(self.task_root) and self.task_root != self.okstra.project.root:
+            return [
+                f"{self.task_root.parent.name}/{self.task_root.name}",
+                self.path.relative_to(self.task_root).as_posix(),
+            ]
+        return [self._rel()]
+
+    def _rel(self) -> str:
         try:
-            rel = self.path.relative_to(self.okstra.project.root).as_posix()
+            return self.path.relative_to(self.okstra.project.root).as_posix()
         except ValueError:
-            rel = str(self.path)
-        return [rel]
+            return str(self.path)
 
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
@@ -59,7 +66,7 @@ class FileScreen(ViewScreen):
 
     def target(self) -> PreviewTarget:
         artifact = artifact_for(self.okstra.project, self.path)
-        return PreviewTarget(self.path, self.crumbs()[0], artifact, artifact.kind if artifact else "file")
+        return PreviewTarget(self.path, self._rel(), artifact, artifact.kind if artifact else "file")
 
     def watched_paths(self) -> list[Path]:
         return [self.path, self.path.parent]

@@ -205,7 +205,7 @@ class ManagersScreen(ViewScreen):
 
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
-        with Horizontal():
+        with Horizontal(id="mgr-main"):
             tree: Tree[Node | None] = StoreTree("managers", id="mgr-tree", classes="pane")
             tree.show_root = False
             tree.border_title = "Managers"

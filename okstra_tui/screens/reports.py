@@ -89,7 +89,7 @@ class ReportsScreen(ViewScreen):
 
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
-        with Horizontal():
+        with Horizontal(id="rep-main"):
             with Vertical(id="rep-left"):
                 table: DataTable[Any] = DataTable(id="rep-table", cursor_type="row", classes="pane")
                 table.border_title = "Reports"

@@ -137,7 +137,7 @@ class RunsScreen(ViewScreen):
 
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
-        with Horizontal():
+        with Horizontal(id="runs-main"):
             tree: Tree[NodeData] = StoreTree("runs", id="runs-tree", classes="pane")
             tree.show_root = False
             tree.border_title = "Run dirs"

@@ -119,11 +119,13 @@ def _side_cells(row: SideRow) -> tuple[Text | str, ...]:
 
 
 TIMELINE_COLUMNS = [
-    Column("when", "when", 11),
-    Column("type", "type"),
+    Column("when", "when", 11, give_way=1),
+    Column("type", "type", min_width=12),
     Column("stage", "st", 2),
     Column("status", "status", 12),
 ]
+FILES_COLUMNS = [Column("file", "file", min_width=24), Column("where", "where", 16, give_way=1)]
+RELATED_COLUMNS = [Column("key", "task key", min_width=20), Column("relation", "relation", 14)]
 
 
 class TaskScreen(ViewScreen):
@@ -162,26 +164,20 @@ class TaskScreen(ViewScreen):
 
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
-        with Horizontal():
+        with Horizontal(id="task-body"):
             with VerticalScroll(id="task-overview", classes="pane"):
                 yield Static("Loading…", id="task-manifest")
             with Vertical(id="task-side"):
                 timeline = VirtualTable(TIMELINE_COLUMNS, _side_cells, id="task-timeline", classes="pane")
                 timeline.border_title = "Timeline of runs"
                 yield timeline
-                files = VirtualTable(
-                    [Column("file", "file"), Column("where", "where", 16)], _side_cells, id="task-files", classes="pane"
-                )
-                files.border_title = "Instruction set, history & notes"
-                yield files
-                related = VirtualTable(
-                    [Column("key", "task key"), Column("relation", "relation", 14)],
-                    _side_cells,
-                    id="task-related",
-                    classes="pane",
-                )
-                related.border_title = "Related tasks"
-                yield related
+                with Vertical(id="task-refs"):
+                    files = VirtualTable(FILES_COLUMNS, _side_cells, id="task-files", classes="pane")
+                    files.border_title = "Instruction set, history & notes"
+                    yield files
+                    related = VirtualTable(RELATED_COLUMNS, _side_cells, id="task-related", classes="pane")
+                    related.border_title = "Related tasks"
+                    yield related
         yield BindingsFooter()
 
     def _table(self, name: str) -> VirtualTable:

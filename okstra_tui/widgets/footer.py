@@ -9,14 +9,59 @@ on a key presses it.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.screen import Screen
 from textual.widget import Widget
 
-#: (key, label shown, description, enabled) for each key in the footer.
-FooterKeys = tuple[tuple[str, str, str, bool], ...]
+#: Actions the footer shows whatever its width.
+ESSENTIAL_ACTIONS = frozenset({"help", "quit"})
+
+
+class FooterKey(NamedTuple):
+    """One key of the footer."""
+
+    key: str
+    shown: str
+    description: str
+    enabled: bool
+    action: str = ""
+    #: Bound by the app (the same in every view) rather than by the view itself.
+    global_key: bool = False
+
+    @property
+    def cell_len(self) -> int:
+        return cell_len(self.shown) + cell_len(self.description) + 3
+
+
+FooterKeys = tuple[FooterKey, ...]
+
+
+def fit_keys(keys: FooterKeys, width: int) -> tuple[list[FooterKey], bool]:
+    """The keys that fit in *width*, and whether the palette key keeps its word.
+
+    When the line is too narrow the palette key is shown without its word, then
+    keys give way from the right, the app's own (the same in every view) before
+    the view's; help and quit always stay (``?`` lists every key).
+    """
+    palette = [k for k in keys if k.description == "palette"][-1:]
+    shown = [k for k in keys if k not in palette]
+
+    def needed(compact: bool) -> int:
+        right = sum(cell_len(f" {k.shown} ") + (0 if compact else len("palette ")) for k in palette)
+        return sum(k.cell_len for k in shown) + (right + 1 if palette else 0)
+
+    if needed(False) <= width:
+        return shown, True
+    droppable = [k for k in shown if k.global_key and k.action not in ESSENTIAL_ACTIONS][::-1]
+    droppable += [k for k in shown if not k.global_key and k.action not in ESSENTIAL_ACTIONS][::-1]
+    while droppable and needed(True) > width:
+        shown.remove(droppable.pop(0))
+    return shown, False
 
 
 class BindingsFooter(Widget):
@@ -74,26 +119,32 @@ class BindingsFooter(Widget):
             if not binding.show or binding.action in seen or key == palette:
                 continue
             seen.add(binding.action)
-            keys.append((key, self.app.get_key_display(binding), binding.description, enabled))
+            shown = self.app.get_key_display(binding)
+            keys.append(FooterKey(key, shown, binding.description, enabled, binding.action, _node is self.app))
         if palette is not None and palette in self.screen.active_bindings:
             _node, binding, enabled, _tooltip = self.screen.active_bindings[palette]
-            keys.append((palette, self.app.get_key_display(binding), "palette", enabled))
+            keys.append(FooterKey(palette, self.app.get_key_display(binding), "palette", enabled, "", True))
         return tuple(keys)
 
     def render(self) -> Text:
         keys = self._keys or ()
+        width = self.size.width
+        fitting, worded = fit_keys(keys, width) if width else (list(keys), True)
         key_style = self.get_component_rich_style("bindings-footer--key")
         text_style = self.get_component_rich_style("bindings-footer--description")
         dim = self.get_component_rich_style("bindings-footer--disabled", partial=True)
         line = Text(no_wrap=True, overflow="ellipsis")
         right = Text(no_wrap=True)
-        for i, (key, shown, description, enabled) in enumerate(keys):
-            target = right if i == len(keys) - 1 and description == "palette" else line
+        for i, (key, shown, description, enabled, _action, _global) in enumerate(keys):
+            is_palette = i == len(keys) - 1 and description == "palette"
+            if not is_palette and keys[i] not in fitting:
+                continue
+            target = right if is_palette else line
             click = Style(meta={"footer-key": key})
             extra = dim if not enabled else Style()
             target.append(f" {shown} ", key_style + extra + click)
-            target.append(f"{description} ", text_style + extra + click)
-        width = self.size.width
+            if not is_palette or worded:
+                target.append(f"{description} ", text_style + extra + click)
         if right and width:
             line.truncate(max(width - right.cell_len - 1, 0), overflow="ellipsis", pad=True)
             line.append("▏", style=text_style)

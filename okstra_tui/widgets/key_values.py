@@ -3,7 +3,7 @@
 A Rich ``Table`` measures every cell twice per render (once for the widget's
 height, once to draw); an overview shown on every "open a task" pays that on
 each step. This renderable lays the lines out in one pass: labels padded to the
-widest label, values wrapped to the rest of the width with a hanging indent.
+widest label, values wrapped to the rest of the width with a hanging indent (a long word folds, never cut).
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ class KeyValues:
         for label, value in rows:
             head = label.copy()
             head.truncate(label_width, overflow="ellipsis", pad=True)
-            lines = value.wrap(console, value_width, overflow="ellipsis") if value.plain else [Text("")]
+            # A word wider than the column (a task key, a path) folds onto the next line rather than being cut.
+            lines = value.wrap(console, value_width, overflow="fold") if value.plain else [Text("")]
             for i, part in enumerate(lines):
                 line = Text(pad)
                 line.append_text(head if i == 0 else Text(" " * label_width))

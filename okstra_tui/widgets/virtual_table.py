@@ -9,7 +9,7 @@ cost per frame does not depend on the number of rows.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.segment import Segment
@@ -28,11 +28,18 @@ from okstra_core.text import has_controls, visible
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """A column: ``width`` 0 means "take the remaining width"."""
+    """A column: ``width`` 0 means "take the remaining width" (at least ``min_width``).
+
+    When the table is too narrow for every column, columns with a ``give_way``
+    rank are hidden, rank 1 first, until the rest fit; a column without one
+    (``give_way`` 0) is always shown.
+    """
 
     key: str
     label: str
     width: int = 0
+    give_way: int = 0
+    min_width: int = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +53,23 @@ class GroupHeader:
 CellFunction = Callable[[Any], Sequence[Text | str]]
 
 
+def column_widths(columns: Sequence[Column], width: int) -> list[int]:
+    """Widths of *columns* in *width* cells (one space between columns); 0 for a column that gave way."""
+    shown = list(columns)
+    giving_way = sorted((c for c in columns if c.give_way), key=lambda c: c.give_way)
+
+    def needed() -> int:
+        return sum((c.width or c.min_width) + 1 for c in shown)
+
+    while giving_way and needed() > width:
+        shown.remove(giving_way.pop(0))
+    fixed = sum(c.width + 1 for c in shown if c.width)
+    flexible = [c for c in shown if not c.width]
+    rest = max(width - fixed - len(flexible), sum(c.min_width for c in flexible))
+    share = rest // len(flexible) if flexible else 0
+    return [(c.width or max(share, c.min_width)) if c in shown else 0 for c in columns]
+
+
 class VirtualTable(ScrollView, can_focus=True):
     """Rows of ``Any`` rendered through a cell function, with a cursor and a header line."""
 
@@ -53,6 +77,7 @@ class VirtualTable(ScrollView, can_focus=True):
     VirtualTable {
         height: 1fr;
         background: $surface;
+        overflow-x: hidden;
     }
     VirtualTable > .virtual-table--header { text-style: bold; color: $text-accent; background: $panel; }
     VirtualTable > .virtual-table--cursor {
@@ -140,6 +165,7 @@ class VirtualTable(ScrollView, can_focus=True):
         # Rendered lines by (row index, is cursor, width); cleared when rows or their content change.
         self._vt_strips: dict[tuple[int, bool, int], Strip] = {}
         self._vt_styles: tuple[Style, Style, Style, Style] | None = None
+        self._vt_widths: dict[int, list[int]] = {}
 
     # ------------------------------------------------------------------ data
 
@@ -156,7 +182,8 @@ class VirtualTable(ScrollView, can_focus=True):
                     break
             else:
                 index = min(self.cursor, max(len(rows) - 1, 0))
-        self.virtual_size = Size(self._content_width(), len(rows) + 1)
+        # Columns always fit the width (they give way or narrow): nothing to scroll sideways.
+        self.virtual_size = Size(0, len(rows) + 1)
         self._vt_strips.clear()
         self.cursor = index
         self.refresh()
@@ -202,27 +229,31 @@ class VirtualTable(ScrollView, can_focus=True):
         start = int(self.scroll_y)
         return start, min(len(self.rows), start + max(self.size.height - 1, 1))
 
-    def _content_width(self) -> int:
-        return sum((c.width or 20) + 1 for c in self.columns)
+    def set_column_label(self, key: str, label: str) -> None:
+        """Retitle the column *key* (the header is drawn again)."""
+        self.columns = [replace(c, label=label) if c.key == key else c for c in self.columns]
+        self.invalidate()
 
     # ------------------------------------------------------------- rendering
 
     def _column_widths(self, width: int) -> list[int]:
-        fixed = sum(c.width + 1 for c in self.columns if c.width)
-        flexible = [c for c in self.columns if not c.width]
-        rest = max(width - fixed - len(flexible), 8 * len(flexible))
-        share = rest // len(flexible) if flexible else 0
-        return [c.width or share for c in self.columns]
+        """Each column's width at *width* cells; 0 for a column that gave way."""
+        widths = self._vt_widths.get(width)
+        if widths is None:
+            widths = self._vt_widths[width] = column_widths(self.columns, width)
+        return widths
 
     def _line(self, cells: Sequence[Text | str], widths: list[int]) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
-        for i, (cell, width) in enumerate(zip(cells, widths, strict=False)):
+        for cell, width in zip(cells, widths, strict=False):
+            if not width:
+                continue
             if isinstance(cell, Text):
                 text = Text(visible(cell.plain), style=cell.style) if has_controls(cell.plain) else cell.copy()
             else:
                 text = Text(visible(str(cell)))
             text.truncate(width, overflow="ellipsis", pad=True)
-            if i:
+            if line:
                 line.append(" ")
             line.append_text(text)
         return line
@@ -329,6 +360,8 @@ class VirtualTable(ScrollView, can_focus=True):
             widths = self._column_widths(self.size.width)
             x = event.x
             for column, width in zip(self.columns, widths, strict=False):
+                if not width:
+                    continue
                 if x <= width:
                     self.post_message(self.HeaderClicked(self, column))
                     return

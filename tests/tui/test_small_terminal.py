@@ -1,0 +1,106 @@
+"""An 80x24 terminal: columns give way by rank, the shared key prefix is said once, Help and Quit stay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+
+from okstra_tui.data.catalog import CatalogRow
+from okstra_tui.screens.catalog import CatalogScreen, shared_key_prefix
+from okstra_tui.screens.task import TaskScreen
+from okstra_tui.widgets.footer import BindingsFooter, FooterKey, fit_keys
+from okstra_tui.widgets.summary_line import fit_parts
+from okstra_tui.widgets.virtual_table import Column, VirtualTable, column_widths
+
+from .conftest import make_app, plain, settle
+
+SMALL = (80, 24)
+
+
+def test_columns_give_way_by_rank_and_the_flexible_one_never() -> None:
+    columns = [
+        Column("key", "key", min_width=24),
+        Column("a", "a", 20, give_way=2),
+        Column("b", "b", 20, give_way=1),
+        Column("c", "c", 20),
+    ]
+    assert column_widths(columns, 120) == [56, 20, 20, 20]
+    assert column_widths(columns, 80) == [37, 20, 0, 20]  # b gives way first
+    assert column_widths(columns, 60) == [38, 0, 0, 20]
+    assert column_widths(columns, 30)[0] == 24  # never below its minimum, never hidden
+
+
+def test_the_shared_prefix_is_the_project_part_only() -> None:
+    assert shared_key_prefix(["shop:pay:a", "shop:search:b"]) == "shop:"
+    assert shared_key_prefix(["shop:pay:a"]) == "shop:"
+    assert shared_key_prefix(["shop:pay:a", "other:pay:b"]) == ""
+    assert shared_key_prefix(["shop:pay:a", "pay/b"]) == ""
+    assert shared_key_prefix([]) == ""
+
+
+def test_footer_keeps_help_and_quit_and_drops_the_apps_keys_first() -> None:
+    keys = (
+        FooterKey("slash", "/", "Filter", True, "filter"),
+        FooterKey("s", "s", "Sort", True, "sort"),
+        FooterKey("question_mark", "?", "Help", True, "help", True),
+        FooterKey("x", "x", "Checks", True, "checks", True),
+        FooterKey("m", "m", "Managers", True, "managers", True),
+        FooterKey("q", "q", "Quit", True, "quit", True),
+        FooterKey("ctrl+p", "^p", "palette", True, "", True),
+    )
+    shown, worded = fit_keys(keys, 200)
+    assert worded and [k.action for k in shown] == ["filter", "sort", "help", "checks", "managers", "quit"]
+    shown, worded = fit_keys(keys, 50)
+    assert not worded and [k.action for k in shown] == ["filter", "sort", "help", "checks", "quit"]
+    shown, worded = fit_keys(keys, 45)
+    assert not worded and [k.action for k in shown] == ["filter", "sort", "help", "quit"]
+    shown, _ = fit_keys(keys, 10)
+    assert [k.action for k in shown] == ["help", "quit"]
+
+
+def test_summary_parts_give_way_by_rank() -> None:
+    parts = [(Text("8 tasks"), 0), (Text(" in 3 groups"), 2), (Text("  sort: key"), 1), (Text("  latest: x"), 0)]
+    assert fit_parts(parts, 100).plain == "8 tasks in 3 groups  sort: key  latest: x"
+    assert fit_parts(parts, 35).plain == "8 tasks in 3 groups  latest: x"
+    assert fit_parts(parts, 20).plain == "8 tasks  latest: x"
+
+
+async def test_catalog_at_80x24_shows_each_tasks_own_name(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        table = screen.table
+        prefix = screen.key_prefix
+        assert prefix and table.columns[1].label == f"task key ({prefix}…)"
+        lines = [table.render_line(y).text for y in range(1, table.size.height)]
+        rows = [r for r in table.rows if isinstance(r, CatalogRow)]
+        for row in rows[: table.size.height - 2]:
+            name = row.key.removeprefix(prefix)
+            assert any(line[2:].startswith(name + " ") for line in lines), name
+        assert not table.show_horizontal_scrollbar
+        footer = plain(screen.query_one(BindingsFooter).render())
+        assert "? Help" in footer and "q Quit" in footer and "…" not in footer
+
+
+async def test_task_view_at_80x24_stacks_and_shows_the_whole_key_and_type(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("L", "enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TaskScreen) and screen.has_class("-narrow")
+        overview = screen.query_one("#task-overview")
+        assert overview.outer_size.width == SMALL[0]  # full width, above the side tables
+        text = plain(screen.query_one("#task-manifest"))
+        manifest = screen.bundle.manifest
+        assert not isinstance(manifest, Exception) and hasattr(manifest, "task_key")
+        assert manifest.task_key in text and manifest.task_type in text
+        for table in screen.query(VirtualTable):
+            assert not table.show_horizontal_scrollbar
+        await pilot.resize_terminal(120, 40)
+        await settle(pilot)
+        assert not screen.has_class("-narrow")
