@@ -164,12 +164,33 @@ def tree_key(folder: str) -> tuple[str, list[str], int, set[str]]:
 
 def tree_holds(folder: str, shape: list[str], key: str) -> bool:
     """Whether the entries of *shape* under *folder* still give *key* (``lstat`` only, no listing)."""
+    # The common case (plain entries) inlined: this loop runs once per file of the store.
     base = folder + os.sep
-    metas = [_entry_meta(folder if i == 0 else base + item[1:], item[0]) for i, item in enumerate(shape)]
+    lstat = os.lstat
+    metas: list[tuple[Any, ...]] = [_entry_meta(folder, shape[0][0])]
+    append = metas.append
+    try:
+        for item in shape[1:]:
+            if item[0] == "l":
+                append(_entry_meta(base + item[1:], "l"))
+                continue
+            st = lstat(base + item[1:])
+            append((st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev))
+    except OSError:
+        return False  # an entry of the shape is gone: the folder holding it has changed too
     return _digest(metas) == key
 
 
 def _digest(metas: list[tuple[Any, ...]]) -> str:
+    try:
+        # Numbers only (no symlink targets, no errors): Python's tuple hash of ints is the same in every
+        # process of one Python build (the cache is keyed by the build), and much cheaper than rendering them.
+        return f"h{hash(tuple(metas)):x}" if all(type(m[0]) is int and len(m) == 6 for m in metas) else _sha(metas)
+    except TypeError:
+        return _sha(metas)
+
+
+def _sha(metas: list[tuple[Any, ...]]) -> str:
     return hashlib.sha256(repr(metas).encode(errors="surrogateescape")).hexdigest()
 
 
@@ -224,17 +245,21 @@ def _valid_finding(row: Any) -> bool:
     )
 
 
+def _valid_shape(shape: Any) -> bool:
+    return (
+        isinstance(shape, list)
+        and bool(shape)
+        and all(isinstance(item, str) and item[:1] in ("d", "f", "l") for item in shape)
+    )
+
+
 def _valid_record(value: Any) -> bool:
     if not isinstance(value, dict):
         return False
     deps, findings, files = value.get("deps"), value.get("findings"), value.get("files")
-    shape = value.get("shape")
     return (
         isinstance(value.get("key"), str)
         and isinstance(value.get("entry"), str)
-        and isinstance(shape, list)
-        and bool(shape)
-        and all(isinstance(item, str) and item[:1] in ("d", "f", "l") for item in shape)
         and isinstance(files, int)
         and isinstance(deps, list)
         and all(isinstance(d, list) and len(d) == 2 and all(isinstance(x, str) for x in d) for d in deps)
@@ -279,10 +304,11 @@ class CheckCache:
         shapes = data.get("shapes")
         if not isinstance(shapes, list):
             return {}
+        usable = [_valid_shape(shape) for shape in shapes]  # checked once, not once per task
         out: dict[str, Record] = {}
         for rel, rec in data["tasks"].items():
             index = rec.get("shape") if isinstance(rec, dict) else None
-            if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(shapes):
+            if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(shapes) and usable[index]:
                 rec["shape"] = shapes[index]  # shared by every task of the same shape
                 if isinstance(rel, str) and _valid_record(rec):
                     out[rel] = rec

@@ -199,7 +199,7 @@ def run_check(
     else:
         for chunk in chunks:
             collect(_task_chunk(*work(chunk)))
-    if check_cache is not None:
+    if check_cache is not None and (check_cache.misses or records.keys() != (previous or {}).keys()):
         check_cache.save(str(root), home_text, records)
     if selected is not None:
         findings = [f for f in findings if f.rule in selected]

@@ -93,7 +93,7 @@ def _task_folders(unit: Unit) -> list[str]:
                 continue
             if not layout.is_canonical_slug(task.name):
                 unit.report(NON_CANONICAL_SLUG, task.path, f"task id folder {task.name!r} is not a canonical slug")
-            out.append(unit.rel(task.path))
+            out.append(unit.rel(task.text))  # text, not a Path: this runs once per task of the store
     return out
 
 
