@@ -165,6 +165,8 @@ class RunDir:
     task_type: str
     stage: int | None
     _listing: dict[str, list[Artifact]] | None = field(default=None, repr=False)
+    #: Categories listed one at a time (before, or instead of, the whole run dir).
+    _partial: dict[str, list[Artifact]] | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
@@ -174,37 +176,55 @@ class RunDir:
     def rel(self) -> str:
         return self.path.relative_to(self.task.project.root).as_posix()
 
-    def _scan(self) -> dict[str, list[Artifact]]:
+    def _scan_category(self, category: str) -> list[Artifact]:
         from . import names
 
+        folder = self.path / category
+        found = []
+        for entry in _listdir(folder):
+            if _is_private(entry):
+                continue
+            parsed = names.parse_in_category(category, entry)
+            if parsed is not None:
+                found.append(Artifact(folder / entry, parsed, self))
+        found.sort(key=lambda a: (a.seq or 0, a.name.filename))
+        return found
+
+    def _scan(self) -> dict[str, list[Artifact]]:
         if self._listing is None:
+            partial = self._partial or {}
             listing: dict[str, list[Artifact]] = {}
             for category in layout.RUN_CATEGORIES:
-                folder = self.path / category
-                found = []
-                for entry in _listdir(folder):
-                    if _is_private(entry):
-                        continue
-                    parsed = names.parse_in_category(category, entry)
-                    if parsed is not None:
-                        found.append(Artifact(folder / entry, parsed, self))
+                found = partial[category] if category in partial else self._scan_category(category)
                 if found:
-                    found.sort(key=lambda a: (a.seq or 0, a.name.filename))
                     listing[category] = found
             self._listing = listing
+            self._partial = None
         return self._listing
 
     def categories(self) -> list[str]:
         return list(self._scan())
 
     def artifacts(self, category: str | None = None) -> list[Artifact]:
-        scan = self._scan()
-        if category is not None:
-            return list(scan.get(category, []))
-        return [a for items in scan.values() for a in items]
+        """Artifacts of one category folder (only that folder is listed), or of all of them."""
+        if category is None:
+            return [a for items in self._scan().values() for a in items]
+        if self._listing is not None:
+            return list(self._listing.get(category, []))
+        if category not in layout.RUN_CATEGORIES:
+            return []
+        if self._partial is None:
+            self._partial = {}
+        if category not in self._partial:
+            self._partial[category] = self._scan_category(category)
+        return list(self._partial[category])
 
     def of_kind(self, kind: str) -> list[Artifact]:
-        return [a for a in self.artifacts() if a.kind == kind]
+        """Artifacts of one kind; only the kind's category folder is listed."""
+        from . import names
+
+        spec = names.KINDS_BY_NAME.get(kind)
+        return [a for a in self.artifacts(spec.category if spec else None) if a.kind == kind]
 
     def latest(self, kind: str) -> Artifact | None:
         found = self.of_kind(kind)

@@ -387,15 +387,22 @@ class Resolution:
         }
 
 
-def resolve(task: Task) -> Resolution:
-    """Resolve every design item of the approved snapshot (never writes)."""
+def resolve(task: Task, snapshot: LoadedReport | None = None) -> Resolution:
+    """Resolve every design item of the approved snapshot (never writes).
+
+    *snapshot*: the approved snapshot when the caller has loaded it already (read here otherwise).
+    """
     project_root = task.project.root
-    art = latest_report(task, "implementation-planning")
-    if art is None:
-        return Resolution(report=None)
-    report = load_report_artifact(art)
-    if isinstance(report, reading.LoadError):
-        return Resolution(report=art.path, error=report.reason)
+    report: LoadedReport | reading.LoadError
+    if snapshot is not None:
+        report = snapshot
+    else:
+        art = latest_report(task, "implementation-planning")
+        if art is None:
+            return Resolution(report=None)
+        report = load_report_artifact(art)
+        if isinstance(report, reading.LoadError):
+            return Resolution(report=art.path, error=report.reason)
     result = Resolution(report=report.path)
     if is_markerless(report):
         result.legacy_unassessed = True

@@ -359,7 +359,7 @@ class _TaskScan:
         report = self.latest("implementation-planning")
         if report is None or report.model.implementation_plan is None:
             return []
-        resolution = design_prep.resolve(self.task)
+        resolution = design_prep.resolve(self.task, report)
         if resolution.error is not None or resolution.legacy_unassessed:
             return []
         since = self.since_report(report)

@@ -103,3 +103,40 @@ def test_executions_group_files_across_categories(demo_root: Path) -> None:
             )
             if segment is not None:
                 assert segment == execution.segment, art.path
+
+
+def test_one_category_is_listed_alone_and_agrees_with_the_whole(
+    demo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asking for one kind lists its category folder only; the whole listing later holds the same artifacts."""
+    import os
+
+    from okstra_core import layout, names
+
+    project = Project.open(demo_root)
+    assert isinstance(project, Project)
+    task = project.find_task("demo-shop:payments:retry-policy")
+    assert task is not None
+    listed: list[str] = []
+    real = os.listdir
+
+    def spy(path: object) -> list[str]:
+        listed.append(Path(str(path)).name)
+        return real(path)  # type: ignore[arg-type]
+
+    for rd in task.run_dirs:
+        monkeypatch.setattr(os, "listdir", spy)
+        reports = rd.of_kind("final-report-data")
+        monkeypatch.setattr(os, "listdir", real)
+        assert listed == ["reports"]
+        listed.clear()
+        fresh = task.ref.open().run_dir(rd.task_type, rd.stage)
+        assert fresh is not None
+        everything = fresh.artifacts()
+        assert [a.path for a in reports] == [a.path for a in everything if a.kind == "final-report-data"]
+        assert [a.path for a in rd.artifacts()] == [a.path for a in everything]
+        for category in layout.RUN_CATEGORIES:
+            assert [a.path for a in rd.artifacts(category)] == [a.path for a in everything if a.category == category]
+        for kind in {a.kind for a in everything}:
+            assert names.KINDS_BY_NAME[kind].category in layout.RUN_CATEGORIES
+            assert [a.path for a in rd.of_kind(kind)] == [a.path for a in everything if a.kind == kind]
