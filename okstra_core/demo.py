@@ -277,7 +277,7 @@ def _run(
         project_root, task_root, task_type, stage=stage, workers=workers, clock=clock, v2=v2, fix_cycle_id=fix_cycle_id
     )
     iset = layout.instruction_set_dir(task_root)
-    instruction_rel = (iset / "analysis-packet.md").relative_to(project_root).as_posix()
+    instruction_rel = layout.rel(iset / "analysis-packet.md", project_root)
     for assignment in run.manifest.invocation_assignments:
         role = (
             "lead"
@@ -625,7 +625,7 @@ def _task_retry_policy(root: Path, clock: Clock) -> None:
     task = Project(root).find_task(spec.key)
     assert task is not None
     sd = direction.planning_prepare(root, task, clock)
-    sd_rel = sd.relative_to(root).as_posix()
+    sd_rel = layout.rel(sd, root)
     plan1 = _run(root, troot, "implementation-planning", [ANALYSERS[0], WRITER], clock)
     p1 = _report(
         plan1,
@@ -688,7 +688,7 @@ def _task_retry_policy(root: Path, clock: Clock) -> None:
         confirmed_by="alice",
         clock=clock,
     )
-    plan_rel = p2.relative_to(root).as_posix()
+    plan_rel = layout.rel(p2, root)
     for stage in (1, 2, 3):
         impl = _run(root, troot, "implementation", [EXECUTOR, VERIFIER], clock, stage=stage)
         rep = _report(
@@ -884,7 +884,7 @@ def _task_query_latency(root: Path, clock: Clock) -> None:
             "taskType": "analysis",
             "workCategory": "performance",
             "runDateTimeSegment": segment,
-            "runDir": flat.relative_to(root).as_posix(),
+            "runDir": layout.rel(flat, root),
             "status": "completed",
         },
     )

@@ -428,9 +428,12 @@ MANAGER_TASK_FILES: Final = (
 # ---------------------------------------------------------------------- relpaths
 
 
-def rel_posix(path: Path, project_root: Path) -> str:
-    """*path* relative to *project_root* in POSIX form (no resolving)."""
-    return path.relative_to(project_root).as_posix()
+def rel(path: Path, root: Path) -> str:
+    """*path* relative to *root* (usually the project root) as POSIX text, without resolving.
+
+    Raises :class:`ValueError` when *path* is not under *root*.
+    """
+    return path.relative_to(root).as_posix()
 
 
 def is_relative_posix(text: str) -> bool:

@@ -174,7 +174,7 @@ class RunDir:
 
     @property
     def rel(self) -> str:
-        return self.path.relative_to(self.task.project.root).as_posix()
+        return layout.rel(self.path, self.task.project.root)
 
     def _scan_category(self, category: str) -> list[Artifact]:
         from . import names
@@ -331,7 +331,7 @@ class Task:
 
     @property
     def rel(self) -> str:
-        return self.root.relative_to(self.project.root).as_posix()
+        return layout.rel(self.root, self.project.root)
 
     @cached_property
     def manifest(self) -> tmodels.TaskManifest | LoadError:

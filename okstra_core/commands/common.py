@@ -47,7 +47,7 @@ def open_task(project: Project, key: str) -> Task:
 def rel(project: Project, path: Path) -> str:
     """*path* as printed by the verbs: project-relative POSIX text, or as given when outside the project."""
     try:
-        return path.relative_to(project.root).as_posix()
+        return layout.rel(path, project.root)
     except ValueError:
         return str(path)
 

@@ -34,9 +34,8 @@ def cmd_prompt_publish(args: argparse.Namespace) -> int:
         manifest_path = find_artifact(find_run_dir(task, args.run_type, args.stage), "run-manifest", args.seq)
     body_path = input_path(project, args.body) if args.body != "-" else Path("-")
     body = read_input(body_path, "prompt body")
-    instruction = (
-        args.instruction
-        or (layout.instruction_set_dir(task.root) / "analysis-packet.md").relative_to(task.project.root).as_posix()
+    instruction = args.instruction or layout.rel(
+        layout.instruction_set_dir(task.root) / "analysis-packet.md", task.project.root
     )
     published = prompts.publish_prompt(
         project.root, manifest_path, args.assignment, body, duty_id=args.duty, instruction_rel=instruction

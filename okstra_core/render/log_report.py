@@ -147,9 +147,9 @@ def _collect(
         if role is None:
             continue
         stem = filename.removesuffix(".md") if is_prompt else filename.removesuffix(".log")
-        rel_stem = (folder / stem).relative_to(base).as_posix()
+        rel_stem = layout.rel(folder / stem, base)
         pair = pairs.setdefault(rel_stem, LogPair(name=rel_stem, role=role, flat=flat))
-        rel = (folder / filename).relative_to(base).as_posix()
+        rel = layout.rel(folder / filename, base)
         size = _size(folder / filename)
         if isinstance(size, str):
             pair.problems.append(f"{rel}: {size}")

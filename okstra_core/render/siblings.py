@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import reading
+from .. import layout, reading
 from ..errors import LoadError, ValidationFailed, WriteRefused
 from ..writes import Outcome, create_only
 from .html import render_html
@@ -41,7 +41,7 @@ def derive_siblings(project_root: Path, data_path: Path, *, markdown: bool = Tru
     if isinstance(report, LoadError):
         raise ValidationFailed(report.path, report.reason)
     stem = report_stem_of(data_path)
-    rel = Path(data_path).absolute().relative_to(Path(project_root).absolute()).as_posix()
+    rel = layout.rel(Path(data_path).absolute(), Path(project_root).absolute())
     folder = data_path.parent
     outcomes: dict[str, str] = {}
     html_name = f"{stem}.html"

@@ -87,7 +87,7 @@ def report_rel_of(path: Path) -> str:
     absolute = Path(path).absolute()
     if root is None:
         return absolute.name
-    return absolute.relative_to(root).as_posix()
+    return layout.rel(absolute, root)
 
 
 def report_stem_of(path: Path) -> str:

@@ -65,7 +65,7 @@ def seed_work(
     if isinstance(groups, reading.LoadError):
         raise WriteRefused(groups.path, groups.reason)
     work_path = state_path(run_dir, "convergence-work", task_type, seq)
-    groups_rel = groups_path.relative_to(project_root).as_posix()
+    groups_rel = layout.rel(groups_path, project_root)
     seeded = dump(_seed(groups, groups_rel))
     existing = reading.read_bytes(work_path, root=project_root) if os.path.lexists(work_path) else None
     if isinstance(existing, reading.LoadError):

@@ -362,7 +362,7 @@ class Resolution:
 
     def to_json(self, project_root: Path) -> dict[str, object]:
         def r(p: Path | None) -> str | None:
-            return p.relative_to(project_root).as_posix() if p else None
+            return layout.rel(p, project_root) if p else None
 
         return {
             "report": r(self.report),

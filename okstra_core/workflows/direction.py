@@ -117,7 +117,7 @@ def planning_prepare(project_root: Path, task: Task, clock: Clock = SYSTEM_CLOCK
                 "the choice",
             )
         option = header.selected_option
-        sidecar_rel = sidecar.relative_to(project_root).as_posix()
+        sidecar_rel = layout.rel(sidecar, project_root)
     else:
         if oc.preselected is None:
             raise WriteRefused(report.path, "preselected-validation report records no upstream confirmation")
@@ -232,7 +232,7 @@ def check_chain(task: Task) -> list[ChainCheck]:
             if isinstance(plan, reading.LoadError):
                 checks.append(ChainCheck("planning report", False, plan.reason, plan_art.path))
             else:
-                want = sd_path.relative_to(project_root).as_posix()
+                want = layout.rel(sd_path, project_root)
                 ok = plan.model.selected_direction_ref == want
                 checks.append(
                     ChainCheck(

@@ -181,7 +181,7 @@ class _TaskScan:
         self._clar_text: str | bool | None = False  # False: not read yet
 
     def rel(self, path: Path) -> str:
-        return layout.rel_posix(path, self.root)
+        return layout.rel(path, self.root)
 
     def latest(self, task_type: str) -> LoadedReport | None:
         if task_type not in self._reports:

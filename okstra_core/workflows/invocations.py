@@ -22,10 +22,6 @@ from .common import SYSTEM_CLOCK, Clock, dump, iso
 SCHEMA = "1.0"
 
 
-def _rel(project_root: Path, path: Path) -> str:
-    return path.relative_to(project_root).as_posix()
-
-
 def start(
     project_root: Path, purpose: str, invocation_id: str, instructions: str, prompt: str, clock: Clock = SYSTEM_CLOCK
 ) -> layout.InvocationPaths:
@@ -53,8 +49,8 @@ def start(
             schema_version=SCHEMA,
             purpose=purpose,
             invocation_id=invocation_id,
-            instructions_path=_rel(project_root, paths.instructions),
-            prompt_path=_rel(project_root, paths.prompt),
+            instructions_path=layout.rel(paths.instructions, project_root),
+            prompt_path=layout.rel(paths.prompt, project_root),
             instructions_sha256=sha256_bytes(ibytes),
             prompt_sha256=sha256_bytes(pbytes),
             created_at=iso(clock.now()),
@@ -85,7 +81,7 @@ def complete(
             schema_version=SCHEMA,
             purpose=purpose,
             invocation_id=invocation_id,
-            prompt_meta_path=_rel(project_root, paths.meta),
+            prompt_meta_path=layout.rel(paths.meta, project_root),
             returned_body=returned_body,
             returned_at=iso(clock.now()),
         )
@@ -99,7 +95,7 @@ def complete(
         schema_version=SCHEMA,
         purpose=purpose,
         invocation_id=invocation_id,
-        result_path=_rel(project_root, paths.result),
+        result_path=layout.rel(paths.result, project_root),
         envelope_sha256=sha256_json(dump(loaded)),
         completed_at=iso(clock.now()),
     )
@@ -134,7 +130,7 @@ def invocation_problems(inv: Invocation) -> list[str]:
         return [*problems, f"result envelope: {envelope.reason}"]
     if envelope.purpose != inv.purpose or envelope.invocation_id != inv.invocation_id:
         problems.append(f"cross-invocation link: envelope names {envelope.purpose}/{envelope.invocation_id}")
-    if envelope.prompt_meta_path != _rel(root, paths.meta):
+    if envelope.prompt_meta_path != layout.rel(paths.meta, root):
         problems.append(f"cross-invocation link: envelope points at metadata {envelope.prompt_meta_path}")
     if not paths.completion.exists():
         return [*problems, "completion marker is missing (result not published)"]
@@ -144,7 +140,7 @@ def invocation_problems(inv: Invocation) -> list[str]:
     if (
         marker.purpose != inv.purpose
         or marker.invocation_id != inv.invocation_id
-        or marker.result_path != _rel(root, paths.result)
+        or marker.result_path != layout.rel(paths.result, root)
     ):
         problems.append("cross-invocation link: completion marker names another invocation's result")
     raw = reading.load_json(paths.result, root=root)

@@ -68,7 +68,7 @@ def publish_prompt(
 ) -> Published:
     """Publish one run-backed prompt and its metadata in the contract's order."""
     manifest = load_run_manifest(project_root, manifest_path)
-    manifest_rel = manifest_path.relative_to(project_root).as_posix()
+    manifest_rel = layout.rel(manifest_path, project_root)
     assignment = next((a for a in manifest.invocation_assignments if a.assignment_ref == assignment_ref), None)
     if assignment is None:
         raise WriteRefused(manifest_path, f"no invocation assignment {assignment_ref!r} in the run manifest")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import names, reading
+from .. import layout, names, reading
 from ..digests import sha256_bytes
 from ..errors import WriteRefused
 from ..models.report import FinalReportV2, FinalReportV3
@@ -35,7 +35,7 @@ class LoadedReport:
         return names.report_stem(self.artifact.name.filename)
 
     def rel(self) -> str:
-        return self.path.relative_to(self.artifact.run.task.project.root).as_posix()
+        return layout.rel(self.path, self.artifact.run.task.project.root)
 
 
 def load_report_artifact(art: Artifact) -> LoadedReport | reading.LoadError:

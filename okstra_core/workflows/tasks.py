@@ -32,10 +32,6 @@ INSTRUCTION_FILES = (
 )
 
 
-def rel(project_root: Path, path: Path) -> str:
-    return path.relative_to(project_root).as_posix()
-
-
 # ----------------------------------------------------------------- discovery
 
 
@@ -111,8 +107,8 @@ def point_latest(project_root: Path, task_key: str, task_root: Path, clock: Cloc
     value = tm.LatestTask(
         schema_version="1.0",
         task_key=task_key,
-        task_root_path=rel(project_root, task_root),
-        task_manifest_path=rel(project_root, layout.task_manifest_path(task_root)),
+        task_root_path=layout.rel(task_root, project_root),
+        task_manifest_path=layout.rel(layout.task_manifest_path(task_root), project_root),
         updated_at=iso(clock.now()),
     )
     update_json(project_root, layout.latest_task_path(project_root), tm.LatestTask, lambda _cur: dump(value))
@@ -147,7 +143,7 @@ def create_task(
     """
     ensure_project_file(project_root, spec.project_id, clock)
     root = layout.task_root(project_root, spec.task_group, spec.task_id)
-    root_rel = rel(project_root, root)
+    root_rel = layout.rel(root, project_root)
     iset = layout.instruction_set_dir(root)
     texts = {
         "task-brief.md": f"# {spec.title}\n\n{spec.brief}\n",
@@ -173,14 +169,14 @@ def create_task(
         work_category=spec.work_category,
         title=spec.title,
         report_language=spec.report_language,
-        task_brief_path=rel(project_root, iset / "task-brief.md"),
+        task_brief_path=layout.rel(iset / "task-brief.md", project_root),
         related_tasks=[tm.RelatedTask(task_key=k) for k in spec.related],
         current_status="ready-for-lead",
         task_root_path=root_rel,
-        instruction_set_path=rel(project_root, iset),
-        reference_expectations_path=rel(project_root, iset / "reference-expectations.md"),
-        runs_path=rel(project_root, layout.runs_dir(root)),
-        history_timeline_path=rel(project_root, layout.timeline_path(root)),
+        instruction_set_path=layout.rel(iset, project_root),
+        reference_expectations_path=layout.rel(iset / "reference-expectations.md", project_root),
+        runs_path=layout.rel(layout.runs_dir(root), project_root),
+        history_timeline_path=layout.rel(layout.timeline_path(root), project_root),
         workflow=tm.Workflow(
             current_phase=spec.task_type,
             current_phase_state="pending",
@@ -330,11 +326,252 @@ class Run:
         return self.run_dir / k.category / names.build(kind, task_type=self.task_type, seq=seq, **parts)
 
     def rel(self, path: Path) -> str:
-        return rel(self.project_root, path)
+        return layout.rel(path, self.project_root)
 
 
 def _duty_text(worker: WorkerSpec) -> str:
     return f"# Duty: {worker.role}\n\nAudience: {worker.audience}\nPreamble: {rm.AUDIENCE_PREAMBLES[worker.audience]}\n"
+
+
+LEAD_DUTY = "# Duty: lead\n\nThe Okstra lead coordinates the run.\n"
+
+
+@dataclass
+class _Preparation:
+    """What the steps of :func:`prepare_run` share: the request, the run dir and its seqs."""
+
+    project_root: Path
+    task_root: Path
+    task: tm.TaskManifest
+    task_type: str
+    stage: int | None
+    workers: list[WorkerSpec]
+    work_category: str
+    v2: bool
+    fix_cycle_id: str | None
+    run_dir: Path
+    seqs: RunSeqs
+    moment: dt.datetime
+    segment: str
+
+    @property
+    def task_key(self) -> str:
+        return self.task.task_key
+
+    @property
+    def schema_version(self) -> str:
+        return "2.0" if self.v2 else "1.0"
+
+    def path(self, kind: str, seq: int, **parts: Any) -> Path:
+        """Path of an artifact of this execution in its kind's category folder."""
+        category = names.KINDS_BY_NAME[kind].category
+        return self.run_dir / category / names.build(kind, task_type=self.task_type, seq=seq, **parts)
+
+    def rel(self, path: Path) -> str:
+        return layout.rel(path, self.project_root)
+
+
+@dataclass(frozen=True)
+class _DutySnapshot:
+    folder: Path
+    catalog_digest: str
+
+
+def _write_duty_snapshot(prep: _Preparation, prompt_seq: int) -> _DutySnapshot:
+    """``prompts/duty-contracts-<type>-<seq>/``: one duty file per role, then the catalog of their digests."""
+    folder = prep.path("duty-contracts", prompt_seq)
+    duties = []
+    for role in sorted({w.role for w in prep.workers} | {"lead"}):
+        text = LEAD_DUTY if role == "lead" else _duty_text(next(w for w in prep.workers if w.role == role))
+        data = text.encode("utf-8")
+        writes.create_only(prep.project_root, folder / f"{role}.md", data)
+        duties.append(rm.DutyEntry(duty_id=role, path=f"{role}.md", sha256=sha256_bytes(data)))
+    catalog = rm.DutyCatalog(schema_version="1.0", duties=duties)
+    catalog_bytes = (catalog.model_dump_json(by_alias=True, indent=2) + "\n").encode()
+    writes.create_only(prep.project_root, folder / "catalog.json", catalog_bytes)
+    return _DutySnapshot(folder, sha256_bytes(catalog_bytes))
+
+
+def _v2_identity(prep: _Preparation, participant: str, audience: str, index: int, prompt_seq: int) -> dict[str, Any]:
+    return {
+        "participantRef": f"participant:{participant}",
+        "roleExecutionRef": f"role:{audience}:{index}",
+        "invocationRef": f"invocation:{prep.task_type}-{prompt_seq:03d}-{index}",
+        "attempt": 1,
+        "executionLabel": f"{participant} #{index}",
+    }
+
+
+def _assignments(prep: _Preparation, prompt_seq: int) -> list[rm.InvocationAssignment]:
+    """One invocation assignment per participant, the lead first, each with its prompt path."""
+
+    def prompt_rel(kind: str, worker_id: str | None = None) -> str:
+        return prep.rel(prep.path(kind, prompt_seq, worker_id=worker_id))
+
+    people = [("lead", "lead", "lead", prompt_rel("lead-prompt"))]
+    for w in prep.workers:
+        kind = "report-writer" if w.role == "report-writer" else "worker"
+        people.append((w.worker_id, w.audience, kind, prompt_rel("worker-prompt", w.worker_id)))
+    assignments = []
+    for index, (worker_id, audience, kind, prompt_path) in enumerate(people, start=1):
+        identity = _v2_identity(prep, worker_id, audience, index, prompt_seq) if prep.v2 else {}
+        assignment = {
+            "assignmentRef": f"assign-{index:02d}-{worker_id}",
+            "invocationId": f"{prep.task_type}-{prompt_seq:03d}-{worker_id}",
+            "workerId": worker_id,
+            "audience": audience,
+            "dispatchKind": kind,
+            "promptPath": prompt_path,
+            "metaPath": names.meta_name_for(prompt_path),
+            **identity,
+        }
+        assignments.append(rm.InvocationAssignment.model_validate(assignment))
+    return assignments
+
+
+def _declared_results(prep: _Preparation, extra: list[str] | None) -> list[str]:
+    """*extra*, then every worker's result and audit file in ``worker-results/``."""
+    result_seq = prep.seqs("worker-results")
+    declared = list(extra or [])
+    for w in prep.workers:
+        for kind in ("worker-result", "worker-audit"):
+            declared.append(prep.rel(prep.path(kind, result_seq, worker_id=w.worker_id)))
+    return declared
+
+
+def _run_manifest(
+    prep: _Preparation,
+    assignments: list[rm.InvocationAssignment],
+    declared: list[str],
+    duties: _DutySnapshot,
+) -> rm.RunManifest:
+    """The run manifest: who works, where every expected file goes, and which paths each may touch."""
+    run_dir, prompts_dir = prep.run_dir, prep.run_dir / "prompts"
+    workers = prep.workers
+    report_seq, status_seq = prep.seqs("reports"), prep.seqs("status")
+    return rm.RunManifest(
+        schema_version=prep.schema_version,
+        task_key=prep.task_key,
+        task_type=prep.task_type,
+        work_category=prep.work_category,
+        stage=prep.stage,
+        run_date_time_segment=prep.segment,
+        run_dir=prep.rel(run_dir),
+        task_brief_path=prep.task.task_brief_path,
+        analysis_target=prep.task.title,
+        selected_workers=[w.worker_id for w in workers],
+        worker_assignments=[
+            rm.WorkerAssignment(
+                worker_id=w.worker_id,
+                role=w.role,
+                provider=w.provider,
+                model=w.model,
+                runner=w.runner,
+                audience=w.audience,
+            )
+            for w in workers
+        ],
+        lead_session=rm.LeadSession(session_id=f"lead-{sha256_json([prep.task_key, prep.segment])[:12]}"),
+        resume_command_path=prep.rel(prep.path("claude-resume", prep.seqs("sessions"))),
+        expected_report_path=prep.rel(prep.path("final-report-data", report_seq)),
+        expected_status_path=prep.rel(prep.path("final-status", status_seq)),
+        prompt_snapshot_path=assignments[0].prompt_path,
+        worker_prompt_dir=prep.rel(prompts_dir),
+        worker_prompt_paths={a.worker_id: a.prompt_path for a in assignments if a.worker_id != "lead"},
+        status="prepared",
+        workflow_snapshot={"currentPhase": prep.task_type, "currentPhaseState": "in-progress"},
+        team_contract={"lead": "host-native", "workers": len(workers)},
+        fix_cycle_id=prep.fix_cycle_id,
+        agent_contract=rm.AgentContract(
+            duty_root=prep.rel(duties.folder),
+            catalog_digest=duties.catalog_digest,
+            reservation_root=prep.rel(prompts_dir / layout.RESERVATIONS_DIR),
+        ),
+        invocation_assignments=assignments,
+        authorized_paths=rm.AuthorizedPaths(
+            instruction_roots=[prep.rel(layout.instruction_set_dir(prep.task_root))],
+            prompt_roots=[prep.rel(prompts_dir)],
+            result_roots=[prep.rel(run_dir / "worker-results"), prep.rel(run_dir / "reports")],
+            declared_results=declared,
+        ),
+    )
+
+
+def _write_run_contexts(prep: _Preparation, manifest_seq: int, state_seq: int) -> None:
+    """``run-context`` beside the manifest and ``active-run-context`` in ``state/``: identity and seq hints."""
+    hints = rm.PathHints(
+        run_dir=prep.rel(prep.run_dir), seqs={c: f"{n:03d}" for c, n in sorted(prep.seqs.taken.items())}
+    )
+    identity = rm.RunIdentity(
+        task_key=prep.task_key, task_type=prep.task_type, stage=prep.stage, run_date_time_segment=prep.segment
+    )
+    context = rm.RunContext(schema_version="2.0", identity=identity, path_hints=hints)
+    writes.create_only_json(prep.project_root, prep.path("run-context", manifest_seq), dump(context))
+    active = rm.ActiveRunContext(
+        schema_version="2.0",
+        identity=identity,
+        path_hints=hints,
+        workers=[rm.ActiveWorker(worker_id=w.worker_id, role=w.role, audience=w.audience) for w in prep.workers],
+    )
+    writes.create_only_json(prep.project_root, prep.path("active-run-context", state_seq), dump(active))
+
+
+def _write_team_state(prep: _Preparation, path: Path) -> None:
+    team = rm.TeamState(
+        schema_version=prep.schema_version,
+        task_key=prep.task_key,
+        task_type=prep.task_type,
+        run_date_time_segment=prep.segment,
+        spec_link_gate="host-native-spec-link-gate",
+    )
+    writes.create_only_json(prep.project_root, path, dump(team))
+
+
+def _append_timeline(prep: _Preparation, manifest_path: Path, manifest: rm.RunManifest) -> None:
+    entry = tm.TimelineEntry(
+        run_timestamp=iso(prep.moment),
+        run_dir=prep.rel(prep.run_dir),
+        run_manifest_path=prep.rel(manifest_path),
+        run_date_time_segment=prep.segment,
+        task_type=prep.task_type,
+        stage=prep.stage,
+        work_category=prep.work_category,
+        status="prepared",
+        worker_prompt_dir=prep.rel(prep.run_dir / "prompts"),
+        report_path=manifest.expected_report_path,
+        resume_command_path=manifest.resume_command_path,
+        workflow_snapshot=manifest.workflow_snapshot,
+        fix_cycle_id=prep.fix_cycle_id,
+    )
+
+    def add_entry(current: dict[str, Any] | None) -> dict[str, Any]:
+        doc = current or {"schemaVersion": "1.0", "taskKey": prep.task_key, "entries": []}
+        doc["entries"] = [*doc["entries"], dump(entry)]
+        return doc
+
+    update_json(prep.project_root, layout.timeline_path(prep.task_root), tm.Timeline, add_entry)
+
+
+def _point_task_at_run(prep: _Preparation, manifest: rm.RunManifest, clock: Clock) -> None:
+    """The task manifest names the new run as its latest and the task type's phase as in progress."""
+    fix = current_fix_cycles(prep.project_root, prep.task_root)
+    task_type = prep.task_type
+
+    def on_prepare(m: dict[str, Any]) -> None:
+        lower_ready_pointer(m["workflow"])
+        m["taskType"] = task_type
+        m["currentStatus"] = "ready-for-lead"
+        m["latestRunPath"] = prep.rel(prep.run_dir)
+        m["latestRunStatus"] = "prepared"
+        m["latestRunPromptsPath"] = prep.rel(prep.run_dir / "prompts")
+        m["latestResumeCommandPath"] = manifest.resume_command_path
+        m["fixCycles"] = dump(fix)
+        m["workflow"]["currentPhase"] = task_type
+        m["workflow"]["currentPhaseState"] = "in-progress"
+        m["workflow"].setdefault("phaseStates", {})[task_type] = "in-progress"
+        m["updatedAt"] = iso(clock.now())
+
+    update_task_manifest(prep.project_root, prep.task_root, on_prepare)
 
 
 def prepare_run(
@@ -351,210 +588,52 @@ def prepare_run(
     declared_results: list[str] | None = None,
 ) -> Run:
     """Prepare a run: duty snapshot, run manifest (published before any prompt), contexts, team-state, timeline."""
-    manifest_doc = reading.load_model(layout.task_manifest_path(task_root), tm.TaskManifest, root=project_root)
-    if isinstance(manifest_doc, reading.LoadError):
-        raise WriteRefused(manifest_doc.path, manifest_doc.reason)
-    task_key = manifest_doc.task_key
-    rd = layout.run_dir(task_root, task_type, stage)
-    rd.mkdir(parents=True, exist_ok=True)
-    seqs = RunSeqs(rd)
+    task = reading.load_model(layout.task_manifest_path(task_root), tm.TaskManifest, root=project_root)
+    if isinstance(task, reading.LoadError):
+        raise WriteRefused(task.path, task.reason)
+    run_dir = layout.run_dir(task_root, task_type, stage)
+    run_dir.mkdir(parents=True, exist_ok=True)
     moment = clock.now()
-    segment = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-    pseq = seqs("prompts")
-    duty_dir = rd / "prompts" / names.build("duty-contracts", task_type=task_type, seq=pseq)
-    duties = []
-    roles = sorted({w.role for w in workers} | {"lead"})
-    for role in roles:
-        text = (
-            "# Duty: lead\n\nThe Okstra lead coordinates the run.\n"
-            if role == "lead"
-            else _duty_text(next(w for w in workers if w.role == role))
-        )
-        data = text.encode("utf-8")
-        writes.create_only(project_root, duty_dir / f"{role}.md", data)
-        duties.append(rm.DutyEntry(duty_id=role, path=f"{role}.md", sha256=sha256_bytes(data)))
-    catalog_bytes = (
-        rm.DutyCatalog(schema_version="1.0", duties=duties).model_dump_json(by_alias=True, indent=2) + "\n"
-    ).encode()
-    writes.create_only(project_root, duty_dir / "catalog.json", catalog_bytes)
-
-    def prompt_rel(kind: str, worker_id: str | None = None) -> str:
-        return rel(project_root, rd / "prompts" / names.build(kind, task_type=task_type, seq=pseq, worker_id=worker_id))
-
-    assignments = []
-    lead_prompt = prompt_rel("lead-prompt")
-    people: list[tuple[str, str, str, str]] = [("lead", "lead", "lead", lead_prompt)]
-    for w in workers:
-        people.append(
-            (
-                w.worker_id,
-                w.audience,
-                "report-writer" if w.role == "report-writer" else "worker",
-                prompt_rel("worker-prompt", w.worker_id),
-            )
-        )
-    for index, (worker_id, audience, kind, prompt_path) in enumerate(people, start=1):
-        identity: dict[str, Any] = {}
-        if v2:
-            identity = {
-                "participantRef": f"participant:{worker_id}",
-                "roleExecutionRef": f"role:{audience}:{index}",
-                "invocationRef": f"invocation:{task_type}-{pseq:03d}-{index}",
-                "attempt": 1,
-                "executionLabel": f"{worker_id} #{index}",
-            }
-        assignments.append(
-            rm.InvocationAssignment.model_validate(
-                {
-                    "assignmentRef": f"assign-{index:02d}-{worker_id}",
-                    "invocationId": f"{task_type}-{pseq:03d}-{worker_id}",
-                    "workerId": worker_id,
-                    "audience": audience,
-                    "dispatchKind": kind,
-                    "promptPath": prompt_path,
-                    "metaPath": names.meta_name_for(prompt_path),
-                    **identity,
-                }
-            )
-        )
-    results_root = rel(project_root, rd / "worker-results")
-    wseq = seqs("worker-results")
-    declared = list(declared_results or [])
-    for w in workers:
-        for kind in ("worker-result", "worker-audit"):
-            declared.append(
-                rel(
-                    project_root,
-                    rd / "worker-results" / names.build(kind, task_type=task_type, seq=wseq, worker_id=w.worker_id),
-                )
-            )
-    mseq = seqs("manifests")
-    sseq = seqs("state")
-    manifest_path = rd / "manifests" / names.build("run-manifest", task_type=task_type, seq=mseq)
-    team_state_path = rd / "state" / names.build("team-state", task_type=task_type, seq=sseq)
-    rseq_report = seqs("reports")
-    status_seq = seqs("status")
-    manifest = rm.RunManifest(
-        schema_version="2.0" if v2 else "1.0",
-        task_key=task_key,
+    prep = _Preparation(
+        project_root=project_root,
+        task_root=task_root,
+        task=task,
         task_type=task_type,
-        work_category=work_category,
         stage=stage,
-        run_date_time_segment=segment,
-        run_dir=rel(project_root, rd),
-        task_brief_path=manifest_doc.task_brief_path,
-        analysis_target=manifest_doc.title,
-        selected_workers=[w.worker_id for w in workers],
-        worker_assignments=[
-            rm.WorkerAssignment(
-                worker_id=w.worker_id,
-                role=w.role,
-                provider=w.provider,
-                model=w.model,
-                runner=w.runner,
-                audience=w.audience,
-            )
-            for w in workers
-        ],
-        lead_session=rm.LeadSession(session_id=f"lead-{sha256_json([task_key, segment])[:12]}"),
-        resume_command_path=rel(
-            project_root, rd / "sessions" / names.build("claude-resume", task_type=task_type, seq=seqs("sessions"))
-        ),
-        expected_report_path=rel(
-            project_root, rd / "reports" / names.build("final-report-data", task_type=task_type, seq=rseq_report)
-        ),
-        expected_status_path=rel(
-            project_root, rd / "status" / names.build("final-status", task_type=task_type, seq=status_seq)
-        ),
-        prompt_snapshot_path=lead_prompt,
-        worker_prompt_dir=rel(project_root, rd / "prompts"),
-        worker_prompt_paths={a.worker_id: a.prompt_path for a in assignments if a.worker_id != "lead"},
-        status="prepared",
-        workflow_snapshot={"currentPhase": task_type, "currentPhaseState": "in-progress"},
-        team_contract={"lead": "host-native", "workers": len(workers)},
+        workers=workers,
+        work_category=work_category,
+        v2=v2,
         fix_cycle_id=fix_cycle_id,
-        agent_contract=rm.AgentContract(
-            duty_root=rel(project_root, duty_dir),
-            catalog_digest=sha256_bytes(catalog_bytes),
-            reservation_root=rel(project_root, rd / "prompts" / layout.RESERVATIONS_DIR),
-        ),
-        invocation_assignments=assignments,
-        authorized_paths=rm.AuthorizedPaths(
-            instruction_roots=[rel(project_root, layout.instruction_set_dir(task_root))],
-            prompt_roots=[rel(project_root, rd / "prompts")],
-            result_roots=[results_root, rel(project_root, rd / "reports")],
-            declared_results=declared,
-        ),
+        run_dir=run_dir,
+        seqs=RunSeqs(run_dir),
+        moment=moment,
+        segment=moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
+    prompt_seq = prep.seqs("prompts")
+    duties = _write_duty_snapshot(prep, prompt_seq)
+    assignments = _assignments(prep, prompt_seq)
+    declared = _declared_results(prep, declared_results)
+    manifest_seq, state_seq = prep.seqs("manifests"), prep.seqs("state")
+    manifest_path = prep.path("run-manifest", manifest_seq)
+    team_state_path = prep.path("team-state", state_seq)
+    manifest = _run_manifest(prep, assignments, declared, duties)
     writes.create_only_json(project_root, manifest_path, dump(manifest))
-    hints = rm.PathHints(run_dir=rel(project_root, rd), seqs={c: f"{n:03d}" for c, n in sorted(seqs.taken.items())})
-    identity_block = rm.RunIdentity(task_key=task_key, task_type=task_type, stage=stage, run_date_time_segment=segment)
-    writes.create_only_json(
-        project_root,
-        rd / "manifests" / names.build("run-context", task_type=task_type, seq=mseq),
-        dump(rm.RunContext(schema_version="2.0", identity=identity_block, path_hints=hints)),
-    )
-    writes.create_only_json(
-        project_root,
-        rd / "state" / names.build("active-run-context", task_type=task_type, seq=sseq),
-        dump(
-            rm.ActiveRunContext(
-                schema_version="2.0",
-                identity=identity_block,
-                path_hints=hints,
-                workers=[rm.ActiveWorker(worker_id=w.worker_id, role=w.role, audience=w.audience) for w in workers],
-            )
-        ),
-    )
-    team = rm.TeamState(
-        schema_version="2.0" if v2 else "1.0",
-        task_key=task_key,
-        task_type=task_type,
-        run_date_time_segment=segment,
-        spec_link_gate="host-native-spec-link-gate",
-    )
-    writes.create_only_json(project_root, team_state_path, dump(team))
-    entry = tm.TimelineEntry(
-        run_timestamp=iso(moment),
-        run_dir=rel(project_root, rd),
-        run_manifest_path=rel(project_root, manifest_path),
-        run_date_time_segment=segment,
+    _write_run_contexts(prep, manifest_seq, state_seq)
+    _write_team_state(prep, team_state_path)
+    _append_timeline(prep, manifest_path, manifest)
+    _point_task_at_run(prep, manifest, clock)
+    return Run(
+        project_root=project_root,
+        task_root=task_root,
+        task_key=task.task_key,
         task_type=task_type,
         stage=stage,
-        work_category=work_category,
-        status="prepared",
-        worker_prompt_dir=rel(project_root, rd / "prompts"),
-        report_path=manifest.expected_report_path,
-        resume_command_path=manifest.resume_command_path,
-        workflow_snapshot=manifest.workflow_snapshot,
-        fix_cycle_id=fix_cycle_id,
-    )
-
-    def add_entry(current: dict[str, Any] | None) -> dict[str, Any]:
-        doc = current or {"schemaVersion": "1.0", "taskKey": task_key, "entries": []}
-        doc["entries"] = [*doc["entries"], dump(entry)]
-        return doc
-
-    update_json(project_root, layout.timeline_path(task_root), tm.Timeline, add_entry)
-    fix = current_fix_cycles(project_root, task_root)
-
-    def on_prepare(m: dict[str, Any]) -> None:
-        lower_ready_pointer(m["workflow"])
-        m["taskType"] = task_type
-        m["currentStatus"] = "ready-for-lead"
-        m["latestRunPath"] = rel(project_root, rd)
-        m["latestRunStatus"] = "prepared"
-        m["latestRunPromptsPath"] = rel(project_root, rd / "prompts")
-        m["latestResumeCommandPath"] = manifest.resume_command_path
-        m["fixCycles"] = dump(fix)
-        m["workflow"]["currentPhase"] = task_type
-        m["workflow"]["currentPhaseState"] = "in-progress"
-        m["workflow"].setdefault("phaseStates", {})[task_type] = "in-progress"
-        m["updatedAt"] = iso(clock.now())
-
-    update_task_manifest(project_root, task_root, on_prepare)
-    return Run(
-        project_root, task_root, task_key, task_type, stage, rd, seqs, segment, manifest_path, manifest, team_state_path
+        run_dir=run_dir,
+        seqs=prep.seqs,
+        segment=prep.segment,
+        manifest_path=manifest_path,
+        manifest=manifest,
+        team_state_path=team_state_path,
     )
 
 
@@ -587,13 +666,13 @@ def close_run(
         m["currentStatus"] = "completed" if status == "completed" else status
         m["latestRunStatus"] = status
         if report_path is not None:
-            m["latestReportRecordPath"] = rel(project_root, report_path)
+            m["latestReportRecordPath"] = layout.rel(report_path, project_root)
         wf = m["workflow"]
         wf["currentPhaseState"] = "completed" if status == "completed" else status
         wf.setdefault("phaseStates", {})[run.task_type] = wf["currentPhaseState"]
         if status == "completed":
             wf["lastCompletedPhase"] = run.task_type
-            wf["lastSafeCheckpoint"] = rel(project_root, run.manifest_path)
+            wf["lastSafeCheckpoint"] = layout.rel(run.manifest_path, project_root)
         wf["nextRecommendedPhase"] = dump(next_phase)
         if correction is not None:
             wf["nextRecommendedPhaseCorrection"] = dump(correction)
@@ -609,7 +688,7 @@ def close_run(
     def on_timeline(doc: dict[str, Any] | None) -> dict[str, Any] | None:
         if doc is None:
             return None
-        manifest_rel = rel(project_root, run.manifest_path)
+        manifest_rel = layout.rel(run.manifest_path, project_root)
         for entry in doc["entries"]:
             if entry.get("runManifestPath") == manifest_rel:
                 entry["status"] = status
@@ -619,10 +698,6 @@ def close_run(
     if not catalog:
         return
     upsert_catalog_entry(project_root, catalog_entry_for(manifest, iso(clock.now())), manifest.project_id, clock)
-
-
-def now_segment(moment: dt.datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 __all__ = ["Run", "RunSeqs", "TaskSpec", "WorkerSpec", "close_run", "create_task", "prepare_run", "validated"]

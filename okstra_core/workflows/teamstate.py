@@ -84,19 +84,6 @@ def link_problems(links: list[rm.AgentResultLink]) -> list[str]:
     return problems
 
 
-def duplicate_dispatch_ids(state: rm.TeamState) -> list[str]:
-    """Dispatch ids recorded more than once (the ledger allows one row per id)."""
-    seen: set[str] = set()
-    dupes = []
-    ids = [r.dispatch_id for r in state.worker_dispatches] + [r.dispatch_id for r in state.agent_dispatches]
-    for dispatch_id in ids:
-        if dispatch_id:
-            if dispatch_id in seen:
-                dupes.append(dispatch_id)
-            seen.add(dispatch_id)
-    return dupes
-
-
 def link_result(
     project_root: Path, team_state: Path, manifest: rm.RunManifest, dispatch_id: str, result_path: str, accepted_at: str
 ) -> rm.TeamState:

@@ -59,7 +59,7 @@ def attach_clarification(project_root: Path, task: Task) -> tuple[Path, list[str
         for art in rd.of_kind("user-response"):
             data = reading.read_bytes(art.path, root=project_root)
             if isinstance(data, bytes):
-                sidecars.append((art.path.relative_to(project_root).as_posix(), data))
+                sidecars.append((layout.rel(art.path, project_root), data))
     target = layout.clarification_response_path(task.root)
     attached: list[str] = []
 

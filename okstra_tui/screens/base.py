@@ -166,7 +166,7 @@ class ViewScreen(Screen[None]):
 
         def written(path: Path | None) -> None:
             if path is not None:
-                self.notify(f"Wrote {layout.rel_posix(path, self.okstra.project.root)}", timeout=4)
+                self.notify(f"Wrote {layout.rel(path, self.okstra.project.root)}", timeout=4)
                 self.reload()
 
         self.app.push_screen(form, written)
