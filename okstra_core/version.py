@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 from typing import Any
 
 #: The distribution that ships ``okstra_core`` and ``okstra_tui``.
@@ -14,6 +13,8 @@ DISTRIBUTION = "okstra-workbench"
 
 def version() -> str:
     """The installed version of :data:`DISTRIBUTION` (``"unknown"`` when run from an uninstalled copy)."""
+    from importlib import metadata  # imported when asked: it costs every command's start otherwise
+
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:

@@ -34,7 +34,7 @@ def test_version_comes_from_the_package_metadata(
         asked.append(name)
         return "9.8.7"
 
-    monkeypatch.setattr(version_module.metadata, "version", fake_version)
+    monkeypatch.setattr(metadata, "version", fake_version)
     with pytest.raises(SystemExit) as exit_info:
         main(["--version"])  # type: ignore[operator]
     assert exit_info.value.code == 0
@@ -46,5 +46,5 @@ def test_uninstalled_copy_says_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
     def missing(name: str) -> str:
         raise metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(version_module.metadata, "version", missing)
+    monkeypatch.setattr(metadata, "version", missing)
     assert version_module.version() == "unknown"
