@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from ..check.catalog import RULES, markdown, text_table
 from ..check.engine import CheckError, run_check
 from ..check.formats import FORMATS, render
 from ..progress import terminal_progress
+from ..text import visible
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -74,7 +76,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="manager state root (default: $OKSTRA_HOME or ~/.okstra); checked when it exists",
     )
-    parser.add_argument("--output", "-o", type=Path, default=None, metavar="FILE", help="write the report to FILE")
+    parser.add_argument(
+        "--output", "-o", type=Path, default=None, metavar="FILE", help="write the report to FILE (a new file)"
+    )
+    parser.add_argument("--force", action="store_true", help="with -o: replace FILE when it is a regular file")
     parser.add_argument(
         "--colour",
         "--color",
@@ -132,6 +137,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_CANNOT_RUN
     select = [i for group in args.select for i in group]
     ignore = [i for group in args.ignore for i in group]
+    refusal = _output_refusal(args) if args.output is not None else None
+    if refusal is not None:  # refused before the check runs, not after
+        print(f"okstra check: {visible(str(args.output))}: {refusal}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
     try:
         with terminal_progress("checking", "tasks", quiet=args.quiet) as progress:
             report = run_check(
@@ -162,12 +171,61 @@ def _emit(args: argparse.Namespace, text: str) -> int:
         sys.stdout.write(text)
         sys.stdout.flush()
         return EXIT_CLEAN
+    refusal = _output_refusal(args)
+    if refusal is not None:
+        print(f"okstra check: {visible(str(args.output))}: {refusal}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | (os.O_TRUNC if args.force else os.O_EXCL)
     try:
-        args.output.write_text(text, encoding="utf-8")
+        fd = os.open(args.output, flags, 0o666)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(0, "not a regular file")
+            data = text.encode("utf-8", "replace")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+    except FileExistsError:
+        print(f"okstra check: {visible(str(args.output))}: exists; pass --force to replace it", file=sys.stderr)
+        return EXIT_CANNOT_RUN
     except OSError as exc:
-        print(f"okstra check: {args.output}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+        print(f"okstra check: {visible(str(args.output))}: cannot write: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_CANNOT_RUN
     return EXIT_CLEAN
+
+
+def _output_refusal(args: argparse.Namespace) -> str | None:
+    """Why ``-o FILE`` may not be written, or None.
+
+    The checker is read-only: the report is created (``--force``: replaces a
+    regular file), never written inside the store or the manager home, never
+    through a symlink, and never into a FIFO or device (which could block).
+    """
+    path: Path = args.output
+    if not str(path) or path.name in ("", ".", ".."):
+        return "does not name a file"
+    real = Path(os.path.realpath(path.parent)) / path.name
+    roots = [layout.okstra_home(args.home)]
+    if getattr(args, "project", None) is not None:
+        roots.append(layout.okstra_dir(Path(args.project)))
+    for root in roots:
+        if real.is_relative_to(os.path.realpath(root)):
+            return "lies inside the store; the checker never writes there"
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot inspect: {exc.strerror or exc}"
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symlink; the report is never written through one"
+    if not stat.S_ISREG(st.st_mode):
+        return "exists and is not a regular file"
+    if not args.force:
+        return "exists; pass --force to replace it"
+    return None
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
