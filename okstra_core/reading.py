@@ -183,6 +183,17 @@ def decode_text(path: Path, data: bytes) -> str | LoadError:
         return LoadError(path, f"not UTF-8 (invalid byte at offset {exc.start})")
 
 
+def text_of_bytes(path: Path, data: bytes, *, max_bytes: int = MAX_BYTES) -> str | LoadError:
+    """What :func:`read_text` would make of a file holding *data*: the size limit, then :func:`decode_text`.
+
+    Writers run the bytes they are about to write through this (or
+    :func:`sidecar_of_bytes`), so nothing is written that the reader refuses later.
+    """
+    if len(data) > max_bytes:
+        return LoadError(path, f"too large ({len(data)} bytes; the reader's limit is {max_bytes})")
+    return decode_text(path, data)
+
+
 def read_text(path: Path, *, root: Path | None = None, max_bytes: int = MAX_BYTES) -> str | LoadError:
     data = read_bytes(path, root=root, max_bytes=max_bytes)
     if isinstance(data, LoadError):
@@ -190,9 +201,32 @@ def read_text(path: Path, *, root: Path | None = None, max_bytes: int = MAX_BYTE
     return decode_text(path, data)
 
 
-def parse_json(path: Path, text: str, line_offset: int = 0) -> Any | LoadError:
-    """Parse JSON text; errors carry the line."""
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def parse_json(path: Path, text: str, line_offset: int = 0, *, unique_keys: bool = False) -> Any | LoadError:
+    """Parse JSON text; every failure is a :class:`LoadError` (never an exception), carrying the line when known.
+
+    This is the one JSON parser of the read side: an integer longer than
+    Python's conversion limit (4,300 digits) or nesting too deep for the parser
+    is the file's own error. With *unique_keys* a repeated key is refused
+    instead of the last one winning (inputs a person wrote: answers files).
+    """
     try:
+        if unique_keys:
+            return json.loads(text, object_pairs_hook=_no_duplicates)
         return json.loads(text)
     except json.JSONDecodeError as exc:
         return LoadError(
@@ -200,6 +234,13 @@ def parse_json(path: Path, text: str, line_offset: int = 0) -> Any | LoadError:
             f"invalid JSON: {exc.msg} (line {exc.lineno + line_offset}, column {exc.colno})",
             line=exc.lineno + line_offset,
         )
+    except _DuplicateKey as exc:
+        return LoadError(path, f"invalid JSON: key {exc.key!r} appears more than once")
+    except ValueError as exc:
+        # int() refuses digit strings past sys.get_int_max_str_digits(): a denial-of-service guard, not a crash.
+        if "digits" in str(exc):
+            return LoadError(path, "invalid JSON: an integer is too long (over 4300 digits)")
+        return LoadError(path, f"invalid JSON: {exc}")
     except RecursionError:
         return LoadError(path, "invalid JSON: nesting too deep")
 
@@ -332,6 +373,14 @@ class LoadedSidecar:
 def load_sidecar(path: Path, header_model: type[M], *, root: Path | None = None) -> LoadedSidecar | LoadError:
     """A Markdown sidecar whose header must match *header_model*."""
     text = read_text(path, root=root)
+    if isinstance(text, LoadError):
+        return text
+    return parse_sidecar_text(path, text, header_model)
+
+
+def sidecar_of_bytes(path: Path, data: bytes, header_model: type[M]) -> LoadedSidecar | LoadError:
+    """What :func:`load_sidecar` would make of a file holding *data* (for checking before a write)."""
+    text = text_of_bytes(path, data)
     if isinstance(text, LoadError):
         return text
     return parse_sidecar_text(path, text, header_model)

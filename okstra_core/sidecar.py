@@ -44,6 +44,8 @@ def _value(text: str, lineno: int) -> Any:
             if text[0] == '"':
                 raise HeaderError("malformed quoted string", lineno) from None
             return text
+        except ValueError:  # a number past the integer conversion limit
+            raise HeaderError("number is too long", lineno) from None
         if isinstance(value, (dict, list)):  # pragma: no cover - excluded above
             raise HeaderError("nested values are not allowed", lineno)
         return value

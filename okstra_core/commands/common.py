@@ -63,7 +63,12 @@ def input_path(project: Project, text: str) -> Path:
 def read_input(path: Path, what: str) -> str:
     """The text of an input file (``-``: standard input); *what* names it in a refusal."""
     if str(path) == "-":
-        return sys.stdin.read()
+        # Bytes, checked like a file the reader opens: the size limit, strict UTF-8, no NUL.
+        data = sys.stdin.buffer.read(reading.MAX_BYTES + 1)
+        decoded = reading.text_of_bytes(Path("-"), data)
+        if isinstance(decoded, reading.LoadError):
+            raise OkstraError(Path("<stdin>"), f"{what}: {decoded.reason}")
+        return decoded
     text = reading.read_text(path)
     if isinstance(text, reading.LoadError):
         raise OkstraError(path, f"{what}: {text.reason}")
@@ -73,7 +78,7 @@ def read_input(path: Path, what: str) -> str:
 def read_json_object(path: Path, what: str) -> dict[str, Any]:
     """An input file that must hold one JSON object."""
     text = read_input(path, what)
-    value = reading.parse_json(path, text)
+    value = reading.parse_json(path, text, unique_keys=True)
     if isinstance(value, reading.LoadError):
         raise ValidationFailed(path, f"{what}: {value.reason}")
     if not isinstance(value, dict):

@@ -74,7 +74,7 @@ def update_json(
         if current is not None:
             try:
                 value = json.loads(current.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, an integer too long
                 raise WriteRefused(
                     path, f"existing file is not valid JSON ({exc.__class__.__name__}); not replacing it"
                 ) from None

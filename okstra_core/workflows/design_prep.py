@@ -27,7 +27,7 @@ from string import Template
 
 from .. import layout, names, reading, resources, sidecar, writes
 from ..digests import sha256_json
-from ..errors import WriteRefused
+from ..errors import ValidationFailed, WriteRefused
 from ..models.report import DesignItem
 from ..models.sidecars import DesignPrepInputHeader, DesignPrepRequestHeader
 from ..store import Task
@@ -298,7 +298,11 @@ def write_input(
             stamp=compact_stamp(moment),
         )
     )
-    writes.create_only(project_root, path, text.encode("utf-8"))
+    data = text.encode("utf-8")
+    readable = reading.sidecar_of_bytes(path, data, DesignPrepInputHeader)
+    if isinstance(readable, reading.LoadError):
+        raise ValidationFailed(path, f"the resolver would refuse this answer: {readable.reason}")
+    writes.create_only(project_root, path, data)
     return path
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import layout, names, reading, writes
-from ..errors import WriteRefused
+from ..errors import ValidationFailed, WriteRefused
 from ..models.report import SelectedDirection
 from ..models.sidecars import UserResponseHeader
 from ..store import Task
@@ -49,7 +49,11 @@ def export_sidecar(
 
     # The new sidecar is complete on disk before the old one gets its superseded name, and the switch is one
     # rename: a failure at any point (a full disk) leaves the old sidecar live.
-    _, superseded = writes.replace_keeping(project_root, target, text.encode("utf-8"), superseded_name)
+    data = text.encode("utf-8")
+    readable = reading.sidecar_of_bytes(target, data, UserResponseHeader)
+    if isinstance(readable, reading.LoadError):
+        raise ValidationFailed(target, f"planning would refuse this sidecar: {readable.reason}")
+    _, superseded = writes.replace_keeping(project_root, target, data, superseded_name)
     return target, superseded
 
 

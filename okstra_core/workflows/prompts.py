@@ -88,7 +88,15 @@ def publish_prompt(
         raise WriteRefused(catalog_bytes.path, catalog_bytes.reason)
     if sha256_bytes(catalog_bytes) != contract.catalog_digest:
         raise WriteRefused(duty_dir / "catalog.json", "duty catalog drifted from the manifest's catalog digest")
-    catalog = validated(rm.DutyCatalog, json.loads(catalog_bytes), duty_dir / "catalog.json")
+    catalog_text = reading.text_of_bytes(duty_dir / "catalog.json", catalog_bytes)
+    catalog_value = (
+        catalog_text
+        if isinstance(catalog_text, reading.LoadError)
+        else reading.parse_json(duty_dir / "catalog.json", catalog_text)
+    )
+    if isinstance(catalog_value, reading.LoadError):
+        raise WriteRefused(catalog_value.path, catalog_value.reason)
+    catalog = validated(rm.DutyCatalog, catalog_value, duty_dir / "catalog.json")
     duty = next((d for d in catalog.duties if d.duty_id == duty_id), None)
     if duty is None:
         raise WriteRefused(duty_dir / "catalog.json", f"no duty {duty_id!r} in the duty catalog")

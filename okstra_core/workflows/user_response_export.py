@@ -12,6 +12,7 @@ from pathlib import Path
 from .. import layout, reading, writes
 from ..digests import sha256_bytes
 from ..errors import WriteRefused
+from ..models.sidecars import UserResponseHeader
 from ..store import Task
 from .common import SYSTEM_CLOCK, Clock
 from .direction import export_sidecar, guard_consumed_choice
@@ -57,14 +58,24 @@ def attach_clarification(project_root: Path, task: Task) -> tuple[Path, list[str
     sidecars = []
     for rd in task.run_dirs:
         for art in rd.of_kind("user-response"):
+            # A sidecar the reader refuses (unreadable, a FIFO, not UTF-8, a NUL byte) refuses the attach.
             data = reading.read_bytes(art.path, root=project_root)
-            if isinstance(data, bytes):
-                sidecars.append((layout.rel(art.path, project_root), data))
+            if isinstance(data, reading.LoadError):
+                raise WriteRefused(art.path, data.reason)
+            loaded = reading.sidecar_of_bytes(art.path, data, UserResponseHeader)
+            if isinstance(loaded, reading.LoadError):
+                raise WriteRefused(art.path, loaded.reason)
+            sidecars.append((layout.rel(art.path, project_root), data))
     target = layout.clarification_response_path(task.root)
     attached: list[str] = []
 
     def update(current: bytes | None) -> bytes | None:
-        text = current.decode("utf-8") if current is not None else "# Clarification response\n"
+        text = "# Clarification response\n"
+        if current is not None:
+            decoded = reading.text_of_bytes(target, current)
+            if isinstance(decoded, reading.LoadError):
+                raise WriteRefused(target, decoded.reason)
+            text = decoded
         added = False
         for rel, data in sorted(sidecars):
             if is_attached(text, rel, sha256_bytes(data)):

@@ -129,3 +129,23 @@ async def test_store_text_reaches_the_terminal_only_as_visible_text(hostile: Pat
     screen_text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", stream)
     for tag in ("task-title", "log-tail", "report-title", "finding-detail", "manager-title", "name"):
         assert f"{tag}:␛]52;c;SE9TVElMRQ" in screen_text or f"{tag}␛]52;c;SE9TVElMRQ" in screen_text, tag
+
+
+async def test_huge_integers_show_as_error_panels(fresh_demo: Path) -> None:
+    from okstra_core import layout
+    from okstra_tui.widgets.error_panel import ErrorPanel
+
+    huge = "7" * 5000
+    catalog = layout.task_catalog_path(fresh_demo)
+    catalog.write_text(catalog.read_text(encoding="utf-8").replace("{", '{"big": ' + huge + ",", 1), encoding="utf-8")
+    team_state = next(fresh_demo.glob(f"{TASK}/runs/analysis/state/team-state-*.json"))
+    team_state.write_text('{"n": ' + huge + "}\n", encoding="utf-8")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        panels = [str(p.render()) for p in app.screen.query(ErrorPanel)]
+        assert any("too long" in text for text in panels), panels
+        app.navigate(Location(View.FILE, fresh_demo / TASK, team_state))
+        await settle(pilot)
+        panels = [str(p.render()) for p in app.screen.query(ErrorPanel)]
+        assert any("too long" in text for text in panels), panels
