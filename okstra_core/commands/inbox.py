@@ -6,19 +6,21 @@ decision first. ``--json`` prints ``{"version": 1, "project": ..., "items":
 [...]}`` with the items newest first, each ``{kind, task, path, item, summary,
 since}`` (``item`` null where there is none).
 
-Everything printed comes from the store and is untrusted: in text output a
-character that is not printable (control, format and bidi characters, line
-breaks) is shown as its Python escape (``\\x1b``, ``\\u202e``); the JSON is
-ASCII (``ensure_ascii``), so it carries them only as ``\\u`` escapes.
+Everything printed comes from the store and is untrusted: text output shows
+store strings through :func:`okstra_core.text.visible` (control characters as
+visible stand-ins); the JSON is ASCII (``ensure_ascii``), so it carries them
+only as ``\\u`` escapes.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 from typing import Any
+
+from ..text import visible
+from .common import open_project
 
 INBOX_JSON_VERSION = 1
 
@@ -30,23 +32,10 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def visible(text: str) -> str:
-    """*text* with every non-printable character as its escape, so it reaches a terminal inert."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
 def run(args: argparse.Namespace) -> int:
-    from .. import reading
-    from ..errors import OkstraError
-    from ..store import Project
     from ..workflows.inbox import pending_decisions
 
-    opened = Project.open(args.project)
-    if isinstance(opened, reading.LoadError):
-        raise OkstraError(opened.path, opened.reason)
-    project = Project(Path(os.path.realpath(opened.root)))
+    project = open_project(args)
     items = pending_decisions(project)
     if args.json:
         doc = {"version": INBOX_JSON_VERSION, "project": str(project.root), "items": [d.to_json() for d in items]}

@@ -55,6 +55,7 @@ from ..digests import sha256_bytes
 from ..models.report import ClarificationItem, SelectedDirection
 from ..models.sidecars import UserResponseHeader
 from ..store import Project, Task
+from ..text import visible
 from . import design_prep, user_response, user_response_export
 from .common import iso
 from .direction import sidecar_path_for
@@ -89,7 +90,7 @@ class PendingDecision:
     task: str  # task key project:group:task
     path: str
     item: str | None  # IO-nnn (the choice recorded, planning-prepare), PREP-nnn (design-prep), else None
-    summary: str  # one line, at most SUMMARY_MAX characters, whitespace runs collapsed
+    summary: str  # one line, at most SUMMARY_MAX characters, control characters made visible
     since: str  # ISO-8601 UTC, see the module docstring
     detail: InboxDetail | None = None
     #: The report data the decision derives from (absolute): option report, questioning report, planning snapshot.
@@ -136,8 +137,9 @@ def pending_for_task(task: Task) -> list[PendingDecision]:
 
 
 def one_line(text: str, limit: int = SUMMARY_MAX) -> str:
-    """Whitespace runs (newlines included) become one space; long text is cut with an ellipsis."""
-    flat = " ".join(text.split())
+    """Whitespace runs (newlines included) become one space, control characters visible stand-ins
+    (:func:`okstra_core.text.visible`); long text is cut with an ellipsis."""
+    flat = visible(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
@@ -172,10 +174,11 @@ class _TaskScan:
         self.task = task
         self.root = task.project.root
         manifest = task.manifest
+        # Without a readable manifest: the catalog's key, else the task's group/task folder (find_task takes both).
         self.key = (
             manifest.task_key
             if not isinstance(manifest, reading.LoadError)
-            else (task.ref.key or f"{task.project.root.name}:{task.ref.task_group}:{task.ref.task_id}")
+            else (task.ref.key or f"{task.ref.task_group}/{task.ref.task_id}")
         )
         self._reports: dict[str, LoadedReport | None] = {}
         self._clar_text: str | bool | None = False  # False: not read yet
@@ -261,7 +264,7 @@ class _TaskScan:
         ids = tuple(c.option_id for c in oc.candidates)
         sidecar, header, _data = self.sidecar(report)
         choose = (
-            f"choose a direction for {report.model.title!r}: {len(ids)} options"
+            f"choose a direction for '{report.model.title}': {len(ids)} options"
             + (f", {oc.recommendation} recommended" if oc.recommendation else "")
             + (f", {_questions(report.model.clarification_items)}" if report.model.clarification_items else "")
         )
@@ -307,7 +310,7 @@ class _TaskScan:
             self.decision(
                 "planning-prepare",
                 sidecar,
-                f"run planning prepare: {chosen.option_id} {chosen.title!r} is chosen; it can still change until then",
+                f"run planning prepare: {chosen.option_id} '{chosen.title}' is chosen; it can still change until then",
                 _mtime(sidecar),
                 item=chosen.option_id,
                 report_path=report.path,
@@ -334,7 +337,7 @@ class _TaskScan:
                     self.decision(
                         "clarification",
                         report.path,
-                        f"answer {_questions(items)} of {report.model.title!r}: {first}",
+                        f"answer {_questions(items)} of '{report.model.title}': {first}",
                         self.since_report(report),
                         report_path=report.path,
                         item_ids=ids,
@@ -345,7 +348,7 @@ class _TaskScan:
                     self.decision(
                         "clarification",
                         sidecar,
-                        f"attach the answers to {_questions(items)} of {report.model.title!r} to "
+                        f"attach the answers to {_questions(items)} of '{report.model.title}' to "
                         "clarification-response.md",
                         _mtime(sidecar),
                         detail="attach-pending",
@@ -384,7 +387,7 @@ class _TaskScan:
                 self.decision(
                     "design-prep",
                     requested or report.path,
-                    f"confirm {item.prep_id} [{item.status}] {item.title!r}{note}",
+                    f"confirm {item.prep_id} [{item.status}] '{item.title}'{note}",
                     since,
                     item=item.prep_id,
                     detail=detail,

@@ -243,10 +243,12 @@ def test_control_characters_and_long_text_stay_on_one_line(fresh_demo: Path) -> 
     (fresh_demo / REFUND_CLAR).unlink()
     path = fresh_demo / REFUND_REPORT
     value = json.loads(path.read_text(encoding="utf-8"))
-    value["title"] = "line one\nline two\t" + "x" * 500
+    value["title"] = "line one\nline two\t\x1b[2J\u202e" + "x" * 500
     path.write_text(json.dumps(value), encoding="utf-8")
     (item,) = _of(fresh_demo, "clarification")
     assert "\n" not in item.summary and "\t" not in item.summary
+    assert "line one line two \u241b[2J\\u202e" in item.summary  # as okstra_core.text.visible shows them
+    assert not any(c in item.summary for c in "\x1b\u202e")
     assert len(item.summary) <= inbox.SUMMARY_MAX
 
 

@@ -73,7 +73,7 @@ def test_store_text_reaches_the_terminal_inert(fresh_demo: Path, capsys: pytest.
         assert result.code == 0
         assert not any(c in result.out for c in "\x1b\u202e\x07")
     text = okstra(capsys, "inbox", fresh_demo).out
-    assert "safe \\x1b[31mred\\x1b[0m \\u202eevil\\x07" in text
+    assert "safe \u241b[31mred\u241b[0m \\u202eevil\u2407" in text  # ESC and BEL as control pictures
     assert okstra(capsys, "inbox", fresh_demo, "--json").out.isascii()
 
 
