@@ -614,7 +614,7 @@ def _task_retry_policy(root: Path, clock: Clock) -> None:
         opt,
         r3,
         clock,
-        next_phase="implementation-planning",
+        next_phase=layout.IMPLEMENTATION_PLANNING,
         next_status="blocked",
         rationale="waiting for the choice",
         awaiting=True,
@@ -626,7 +626,7 @@ def _task_retry_policy(root: Path, clock: Clock) -> None:
     assert task is not None
     sd = direction.planning_prepare(root, task, clock)
     sd_rel = layout.rel(sd, root)
-    plan1 = _run(root, troot, "implementation-planning", [ANALYSERS[0], WRITER], clock)
+    plan1 = _run(root, troot, layout.IMPLEMENTATION_PLANNING, [ANALYSERS[0], WRITER], clock)
     p1 = _report(
         plan1,
         "Retry safety plan",
@@ -656,7 +656,7 @@ def _task_retry_policy(root: Path, clock: Clock) -> None:
     )
     design_prep.confirm(root, task, "PREP-002", "## store\n\nRedis\n\n## ttl\n\n24h\n", clock=clock)
     # Re-plan: PREP-002's assessment changes, so its r1 answer goes stale; PREP-001 is unchanged and carries over.
-    plan2 = _run(root, troot, "implementation-planning", [ANALYSERS[0], WRITER], clock)
+    plan2 = _run(root, troot, layout.IMPLEMENTATION_PLANNING, [ANALYSERS[0], WRITER], clock)
     p2 = _report(
         plan2,
         "Retry safety plan (revised)",
@@ -816,7 +816,7 @@ def _task_currency_rounding(root: Path, clock: Clock) -> None:
         _option_candidates("preselected-validation", "IO-002"),
         clock=clock,
     )
-    _close(run, rep, clock, next_phase="implementation-planning", rationale="direction preselected and validated")
+    _close(run, rep, clock, next_phase=layout.IMPLEMENTATION_PLANNING, rationale="direction preselected and validated")
     task = Project(root).find_task(spec.key)
     assert task is not None
     direction.planning_prepare(root, task, clock)
@@ -828,13 +828,13 @@ def _task_index_rebuild(root: Path, clock: Clock) -> None:
         PROJECT_ID,
         "search",
         "index-rebuild",
-        "implementation-planning",
+        layout.IMPLEMENTATION_PLANNING,
         "refactor",
         "Rebuild the search index online",
         "Reindexing takes the search service down for 40 minutes.",
     )
     troot = create_task(root, spec, clock)
-    run = _run(root, troot, "implementation-planning", [ANALYSERS[0], WRITER], clock, v2=False, rich_team=False)
+    run = _run(root, troot, layout.IMPLEMENTATION_PLANNING, [ANALYSERS[0], WRITER], clock, v2=False, rich_team=False)
     rep = _report(run, "Online reindex plan", "Dual-write then swap aliases.", _plan(False), version="2.0", clock=clock)
     _close(
         run, rep, clock, next_phase="implementation", next_status="pending", rationale="legacy plan proceeds unassessed"
@@ -1204,7 +1204,12 @@ def _task_fraud_rules(root: Path, clock: Clock) -> None:
         run, "Where fraud rules run", "Three options compared; IO-002 recommended.", FRAUD_OPTIONS, clock=clock
     )
     _close(
-        run, rep, clock, next_phase="implementation-planning", next_status="blocked", rationale="waiting for the choice"
+        run,
+        rep,
+        clock,
+        next_phase=layout.IMPLEMENTATION_PLANNING,
+        next_status="blocked",
+        rationale="waiting for the choice",
     )
 
 
@@ -1224,7 +1229,7 @@ def _task_address_validation(root: Path, clock: Clock) -> None:
         run,
         rep,
         clock,
-        next_phase="implementation-planning",
+        next_phase=layout.IMPLEMENTATION_PLANNING,
         next_status="pending",
         rationale="choice made; prepare next",
     )
@@ -1285,13 +1290,13 @@ def _task_saved_cards(root: Path, clock: Clock) -> None:
     """
     spec = _open_spec(
         "saved-cards",
-        "implementation-planning",
+        layout.IMPLEMENTATION_PLANNING,
         "feature",
         "Let customers save cards",
         "Returning customers re-enter card details on every order.",
     )
     troot = create_task(root, spec, clock, point=False)
-    plan1 = _run(root, troot, "implementation-planning", [ANALYSERS[0], WRITER], clock, rich_team=False)
+    plan1 = _run(root, troot, layout.IMPLEMENTATION_PLANNING, [ANALYSERS[0], WRITER], clock, rich_team=False)
     p1 = _report(plan1, "Saved cards plan", "Three stages; two design items need input.", _plan(True, 1), clock=clock)
     _close(plan1, p1, clock, next_phase="implementation", next_status="pending", rationale="design items open")
     task = Project(root).find_task(spec.key)
@@ -1300,7 +1305,7 @@ def _task_saved_cards(root: Path, clock: Clock) -> None:
     design_prep.confirm(
         root, task, "PREP-002", "## store\n\nRedis\n\n## ttl\n\n24h\n", confirmed_by="carol", clock=clock
     )
-    plan2 = _run(root, troot, "implementation-planning", [ANALYSERS[0], WRITER], clock, rich_team=False)
+    plan2 = _run(root, troot, layout.IMPLEMENTATION_PLANNING, [ANALYSERS[0], WRITER], clock, rich_team=False)
     p2 = _report(
         plan2,
         "Saved cards plan (revised)",
@@ -1377,7 +1382,7 @@ OPEN_TASKS: list[Callable[[Path, Clock], None]] = [
 # recomputed by their owners, so a bulk task holds the same contract as the
 # template.
 
-BULK_TYPES = ("analysis", "option-selection", "implementation-planning", "implementation", "final-verification")
+BULK_TYPES = ("analysis", "option-selection", layout.IMPLEMENTATION_PLANNING, "implementation", "final-verification")
 TPL_GROUP = "zzbulkgroup"
 
 
@@ -1402,7 +1407,7 @@ def _bulk_template(root: Path, task_type: str, clock: Clock) -> None:
     deliverable = {
         "analysis": ANALYSIS_FINDINGS,
         "option-selection": _option_candidates("preselected-validation", "IO-001"),
-        "implementation-planning": _plan(True),
+        layout.IMPLEMENTATION_PLANNING: _plan(True),
         "implementation": {"implementationResults": {"stage": 1, "outcome": "passed"}},
         "final-verification": {"verificationVerdict": {"verdict": "pass"}},
     }[task_type]

@@ -21,13 +21,13 @@ from .names import format_seq, parse_in_category
 
 OKSTRA_DIR: Final = ".okstra"
 
-KNOWN_TASK_TYPES: Final = (
-    "analysis",
-    "option-selection",
-    "implementation-planning",
-    "implementation",
-    "final-verification",
-)
+ANALYSIS: Final = "analysis"
+OPTION_SELECTION: Final = "option-selection"
+IMPLEMENTATION_PLANNING: Final = "implementation-planning"
+IMPLEMENTATION: Final = "implementation"
+FINAL_VERIFICATION: Final = "final-verification"
+
+KNOWN_TASK_TYPES: Final = (ANALYSIS, OPTION_SELECTION, IMPLEMENTATION_PLANNING, IMPLEMENTATION, FINAL_VERIFICATION)
 
 #: Folders of a resolved run dir whose files carry a per-category ``<seq>``.
 SEQ_CATEGORIES: Final = (
@@ -44,7 +44,9 @@ SEQ_CATEGORIES: Final = (
 
 #: Folders only an implementation-planning run dir has; their ``<seq>`` is the
 #: seq of the approved planning report they derive from, not an allocation.
-DESIGN_PREP_CATEGORIES: Final = ("design-prep-requests", "design-prep-inputs")
+DESIGN_PREP_REQUESTS: Final = "design-prep-requests"
+DESIGN_PREP_INPUTS: Final = "design-prep-inputs"
+DESIGN_PREP_CATEGORIES: Final = (DESIGN_PREP_REQUESTS, DESIGN_PREP_INPUTS)
 
 RUN_CATEGORIES: Final = SEQ_CATEGORIES + DESIGN_PREP_CATEGORIES
 
@@ -407,7 +409,7 @@ def manager_dir(home: Path, manager_id: str) -> Path:
 
 
 def manager_task_dir(home: Path, manager_id: str, task_group: str, task_id: str) -> Path:
-    return manager_dir(home, manager_id) / "task-groups" / slug(task_group) / slug(task_id)
+    return manager_dir(home, manager_id) / MANAGER_TASK_GROUPS / slug(task_group) / slug(task_id)
 
 
 def child_context_name(project_id: str, child_task_id: str) -> str:
@@ -415,13 +417,25 @@ def child_context_name(project_id: str, child_task_id: str) -> str:
     return f"{slug(project_id)}-{slug(child_task_id)}.md"
 
 
-MANAGER_FILES: Final = ("manager.json", "projects.json")
+#: A manager's folder: its identity, the projects it manages and one folder per task group.
+MANAGER_INFO: Final = "manager.json"
+MANAGER_PROJECTS: Final = "projects.json"
+MANAGER_TASK_GROUPS: Final = "task-groups"
+MANAGER_FILES: Final = (MANAGER_INFO, MANAGER_PROJECTS)
+
+#: A manager task's folder: its manifest, children, ledgers and the child-context folder.
+MANAGER_TASK_MANIFEST: Final = "manifest.json"
+MANAGER_CHILDREN: Final = "children.json"
+MANAGER_DIRECTIVES: Final = "directives.jsonl"
+MANAGER_SNAPSHOTS: Final = "snapshots.json"
+MANAGER_EVENTS: Final = "events.jsonl"
+MANAGER_CHILD_CONTEXT: Final = "child-context"
 MANAGER_TASK_FILES: Final = (
-    "manifest.json",
-    "children.json",
-    "directives.jsonl",
-    "snapshots.json",
-    "events.jsonl",
+    MANAGER_TASK_MANIFEST,
+    MANAGER_CHILDREN,
+    MANAGER_DIRECTIVES,
+    MANAGER_SNAPSHOTS,
+    MANAGER_EVENTS,
 )
 
 

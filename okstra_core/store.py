@@ -112,11 +112,6 @@ def _listdir(path: Path) -> list[str]:
         return []
 
 
-def _is_private(name: str) -> bool:
-    """Seq claims, reservations, temp and lock files: private to the writers (layout owns the rule)."""
-    return layout.is_private_entry(name)
-
-
 @dataclass(frozen=True, slots=True)
 class Artifact:
     """One file (or the duty-contracts folder) in a run dir's category folder."""
@@ -182,7 +177,7 @@ class RunDir:
         folder = self.path / category
         found = []
         for entry in _listdir(folder):
-            if _is_private(entry):
+            if layout.is_private_entry(entry):
                 continue
             parsed = names.parse_in_category(category, entry)
             if parsed is not None:
@@ -238,7 +233,7 @@ class RunDir:
         for category in layout.RUN_CATEGORIES:
             folder = self.path / category
             for entry in _listdir(folder):
-                if not _is_private(entry) and names.parse_in_category(category, entry) is None:
+                if not layout.is_private_entry(entry) and names.parse_in_category(category, entry) is None:
                     out.append(folder / entry)
         return out
 
@@ -248,7 +243,7 @@ class RunDir:
 
         out = []
         for entry in _listdir(self.path):
-            if (self.path / entry).is_dir() or _is_private(entry):
+            if (self.path / entry).is_dir() or layout.is_private_entry(entry):
                 continue
             parsed = names.classify_flat(entry)
             if parsed is not None:
@@ -355,7 +350,7 @@ class Task:
 
     def instruction_files(self) -> list[Path]:
         folder = layout.instruction_set_dir(self.root)
-        return [folder / n for n in _listdir(folder) if not _is_private(n)]
+        return [folder / n for n in _listdir(folder) if not layout.is_private_entry(n)]
 
     def selected_direction(self) -> rmodels.SelectedDirection | LoadError | None:
         path = layout.selected_direction_path(self.root)
@@ -376,7 +371,7 @@ class Task:
         runs = layout.runs_dir(self.root)
         for task_type in _listdir(runs):
             base = runs / task_type
-            if not base.is_dir() or _is_private(task_type):
+            if not base.is_dir() or layout.is_private_entry(task_type):
                 continue
             entries = _listdir(base)
             stages = sorted(s for s in (layout.parse_stage_dir(e) for e in entries) if s is not None)
@@ -441,22 +436,22 @@ class ManagerTask:
     task_id: str
 
     def manifest(self) -> mmodels.ManagerTaskManifest | LoadError:
-        return reading.load_model(self.folder / "manifest.json", mmodels.ManagerTaskManifest)
+        return reading.load_model(self.folder / layout.MANAGER_TASK_MANIFEST, mmodels.ManagerTaskManifest)
 
     def children(self) -> mmodels.ChildrenFile | LoadError:
-        return reading.load_model(self.folder / "children.json", mmodels.ChildrenFile)
+        return reading.load_model(self.folder / layout.MANAGER_CHILDREN, mmodels.ChildrenFile)
 
     def snapshots(self) -> mmodels.SnapshotsFile | LoadError:
-        return reading.load_model(self.folder / "snapshots.json", mmodels.SnapshotsFile)
+        return reading.load_model(self.folder / layout.MANAGER_SNAPSHOTS, mmodels.SnapshotsFile)
 
     def events(self) -> reading.JsonlDoc | LoadError:
-        return reading.load_jsonl(self.folder / "events.jsonl", mmodels.ManagerEvent)
+        return reading.load_jsonl(self.folder / layout.MANAGER_EVENTS, mmodels.ManagerEvent)
 
     def directives(self) -> reading.JsonlDoc | LoadError:
-        return reading.load_jsonl(self.folder / "directives.jsonl", mmodels.Directive)
+        return reading.load_jsonl(self.folder / layout.MANAGER_DIRECTIVES, mmodels.Directive)
 
     def child_contexts(self) -> list[Path]:
-        folder = self.folder / "child-context"
+        folder = self.folder / layout.MANAGER_CHILD_CONTEXT
         return [folder / n for n in _listdir(folder)]
 
 
@@ -469,13 +464,13 @@ class Manager:
         return self.folder.name
 
     def info(self) -> mmodels.ManagerFile | LoadError:
-        return reading.load_model(self.folder / "manager.json", mmodels.ManagerFile)
+        return reading.load_model(self.folder / layout.MANAGER_INFO, mmodels.ManagerFile)
 
     def projects(self) -> mmodels.ProjectsFile | LoadError:
-        return reading.load_model(self.folder / "projects.json", mmodels.ProjectsFile)
+        return reading.load_model(self.folder / layout.MANAGER_PROJECTS, mmodels.ProjectsFile)
 
     def tasks(self) -> list[ManagerTask]:
-        base = self.folder / "task-groups"
+        base = self.folder / layout.MANAGER_TASK_GROUPS
         out = []
         for group in _listdir(base):
             for task_id in _listdir(base / group):
@@ -655,7 +650,7 @@ class Project:
         out = []
         for purpose in _listdir(base):
             folder = base / purpose
-            ids = sorted({n.split(".", 1)[0] for n in _listdir(folder) if not _is_private(n)})
+            ids = sorted({n.split(".", 1)[0] for n in _listdir(folder) if not layout.is_private_entry(n)})
             for inv_id in ids:
                 out.append(Invocation(self, layout.InvocationPaths(folder, inv_id), purpose))
         return out

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import names
+from .. import layout, names
 from ..errors import OkstraError
 from .common import add_group, add_task_args, input_path, named_refusals, open_project, open_task, read_input, rel, say
 
@@ -41,7 +41,7 @@ def cmd_design_prep_confirm(args: argparse.Namespace) -> int:
     source = input_path(project, args.input) if args.input != "-" else Path("-")
     text = read_input(source, "answer file")
     path = design_prep.confirm(project.root, task, args.item, text, confirmed_by=args.by, answer_path=source)
-    parsed = names.parse_in_category("design-prep-inputs", path.name)
+    parsed = names.parse_in_category(layout.DESIGN_PREP_INPUTS, path.name)
     rev = f"r{parsed.revision}" if parsed and parsed.revision else "?"
     say(f"{rel(project, path)}: confirmed {args.item} {rev}")
     return 0

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
+from .. import layout
 from ..digests import sha256_bytes
 from ..models.report import (
     ClarificationItem,
@@ -237,11 +238,11 @@ def _verdict(v: VerificationVerdict, lab: dict[str, str], comparison: bool) -> s
 
 
 _DELIVERABLES: dict[str, Callable[..., str]] = {
-    "analysis": _findings,
-    "option-selection": _options,
-    "implementation-planning": _plan,
-    "implementation": _results,
-    "final-verification": _verdict,
+    layout.ANALYSIS: _findings,
+    layout.OPTION_SELECTION: _options,
+    layout.IMPLEMENTATION_PLANNING: _plan,
+    layout.IMPLEMENTATION: _results,
+    layout.FINAL_VERIFICATION: _verdict,
 }
 
 

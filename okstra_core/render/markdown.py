@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 
+from .. import layout
 from ..models.report import (
     ClarificationItem,
     ConvergenceSummary,
@@ -193,11 +194,11 @@ def _verdict(v: VerificationVerdict, lab: dict[str, str]) -> str:
 
 
 _DELIVERABLES: dict[str, Callable[..., str]] = {
-    "analysis": _findings,
-    "option-selection": _options,
-    "implementation-planning": _plan,
-    "implementation": _results,
-    "final-verification": _verdict,
+    layout.ANALYSIS: _findings,
+    layout.OPTION_SELECTION: _options,
+    layout.IMPLEMENTATION_PLANNING: _plan,
+    layout.IMPLEMENTATION: _results,
+    layout.FINAL_VERIFICATION: _verdict,
 }
 
 

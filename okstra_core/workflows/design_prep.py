@@ -51,7 +51,7 @@ def is_markerless(report: LoadedReport) -> bool:
 
 def approved_snapshot(task: Task) -> LoadedReport:
     """The approved planning report (the newest planning report data)."""
-    art = latest_report(task, "implementation-planning")
+    art = latest_report(task, layout.IMPLEMENTATION_PLANNING)
     if art is None:
         raise WriteRefused(task.root, "task has no implementation-planning report")
     loaded = load_report_artifact(art)
@@ -99,7 +99,9 @@ def request_text(report: LoadedReport, item: DesignItem) -> str:
 def request_path(report: LoadedReport, prep_id: str) -> Path:
     seq = report.artifact.name.seq
     return (
-        report.artifact.run.path / "design-prep-requests" / names.build("design-prep-request", seq=seq, prep_id=prep_id)
+        report.artifact.run.path
+        / layout.DESIGN_PREP_REQUESTS
+        / names.build("design-prep-request", seq=seq, prep_id=prep_id)
     )
 
 
@@ -188,14 +190,14 @@ def _input_header_claims(text: str) -> dict[str, object]:
 
 def existing_inputs(task: Task, prep_id: str | None = None) -> list[tuple[Path, names.ParsedName]]:
     """Input revision files on disk now (listed fresh: writers rely on it to pick the next revision)."""
-    folder = layout.task_type_run_dir(task.root, "implementation-planning") / "design-prep-inputs"
+    folder = layout.task_type_run_dir(task.root, layout.IMPLEMENTATION_PLANNING) / layout.DESIGN_PREP_INPUTS
     try:
         entries = sorted(os.listdir(folder))
     except OSError:
         return []
     out = []
     for entry in entries:
-        parsed = names.parse_in_category("design-prep-inputs", entry)
+        parsed = names.parse_in_category(layout.DESIGN_PREP_INPUTS, entry)
         if parsed is not None and (prep_id is None or parsed.prep_id == prep_id):
             out.append((folder / entry, parsed))
     return out
@@ -289,7 +291,7 @@ def write_input(
     text = input_text(report, item, revision, answers, iso(moment), confirmed_by)
     path = (
         report.artifact.run.path
-        / "design-prep-inputs"
+        / layout.DESIGN_PREP_INPUTS
         / names.build(
             "design-prep-input",
             seq=report.artifact.name.seq,
@@ -325,7 +327,7 @@ def confirm(
     """
     report, item = design_item(task, prep_id)
     answers = check_input(report, item, answer_text, answer_path)
-    folder = report.artifact.run.path / "design-prep-inputs"
+    folder = report.artifact.run.path / layout.DESIGN_PREP_INPUTS
     writes.ensure_dir(project_root, folder)
     with writes.locked(folder / item.prep_id):
         return write_input(
@@ -401,7 +403,7 @@ def resolve(task: Task, snapshot: LoadedReport | None = None) -> Resolution:
     if snapshot is not None:
         report = snapshot
     else:
-        art = latest_report(task, "implementation-planning")
+        art = latest_report(task, layout.IMPLEMENTATION_PLANNING)
         if art is None:
             return Resolution(report=None)
         report = load_report_artifact(art)

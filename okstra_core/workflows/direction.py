@@ -230,7 +230,7 @@ def check_chain(task: Task) -> list[ChainCheck]:
         checks.append(
             ChainCheck("snapshot option", ok, f"{selected.option_id}" + ("" if ok else f" (chosen: {chosen})"), sd_path)
         )
-        plan_art = latest_report(task, "implementation-planning")
+        plan_art = latest_report(task, layout.IMPLEMENTATION_PLANNING)
         if plan_art is not None:
             plan = load_report_artifact(plan_art)
             if isinstance(plan, reading.LoadError):

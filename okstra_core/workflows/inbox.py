@@ -359,7 +359,7 @@ class _TaskScan:
         return out
 
     def design_prep(self) -> list[PendingDecision]:
-        report = self.latest("implementation-planning")
+        report = self.latest(layout.IMPLEMENTATION_PLANNING)
         if report is None or report.model.implementation_plan is None:
             return []
         resolution = design_prep.resolve(self.task, report)

@@ -16,15 +16,15 @@ def create_manager(home: Path, manager_id: str, title: str, clock: Clock = SYSTE
     folder = layout.manager_dir(home, manager_id)
     home.mkdir(parents=True, exist_ok=True)
     writes.ensure_dir(home, folder)
-    if not (folder / "manager.json").exists():
+    if not (folder / layout.MANAGER_INFO).exists():
         writes.create_only_json(
             home,
-            folder / "manager.json",
+            folder / layout.MANAGER_INFO,
             dump(mm.ManagerFile(schema_version="1.0", manager_id=manager_id, title=title, created_at=iso(clock.now()))),
         )
-    if not (folder / "projects.json").exists():
+    if not (folder / layout.MANAGER_PROJECTS).exists():
         writes.create_only_json(
-            home, folder / "projects.json", dump(mm.ProjectsFile(schema_version="1.0", projects=[]))
+            home, folder / layout.MANAGER_PROJECTS, dump(mm.ProjectsFile(schema_version="1.0", projects=[]))
         )
     return folder
 
@@ -53,7 +53,7 @@ def register_project(
         doc["projects"] = [p for p in doc["projects"] if p.get("projectId") != project_id] + [entry]
         return doc
 
-    update_json(home, layout.manager_dir(home, manager_id) / "projects.json", mm.ProjectsFile, add)
+    update_json(home, layout.manager_dir(home, manager_id) / layout.MANAGER_PROJECTS, mm.ProjectsFile, add)
 
 
 def create_manager_task(
@@ -69,7 +69,7 @@ def create_manager_task(
     folder = layout.manager_task_dir(home, manager_id, key.task_group, key.task_id)
     writes.create_only_json(
         home,
-        folder / "manifest.json",
+        folder / layout.MANAGER_TASK_MANIFEST,
         dump(
             mm.ManagerTaskManifest(
                 schema_version="1.0",
@@ -83,7 +83,7 @@ def create_manager_task(
         ),
     )
     writes.create_only_json(
-        home, folder / "children.json", dump(mm.ChildrenFile(schema_version="1.0", children=children))
+        home, folder / layout.MANAGER_CHILDREN, dump(mm.ChildrenFile(schema_version="1.0", children=children))
     )
     add_event(home, folder, "task-created", {"taskKey": task_key}, clock)
     return folder
@@ -91,7 +91,9 @@ def create_manager_task(
 
 def add_event(home: Path, task_folder: Path, event: str, detail: dict[str, Any], clock: Clock = SYSTEM_CLOCK) -> None:
     writes.append_jsonl(
-        home, task_folder / "events.jsonl", dump(mm.ManagerEvent(at=iso(clock.now()), event=event, detail=detail))
+        home,
+        task_folder / layout.MANAGER_EVENTS,
+        dump(mm.ManagerEvent(at=iso(clock.now()), event=event, detail=detail)),
     )
 
 
@@ -100,17 +102,17 @@ def add_directive(
 ) -> None:
     writes.append_jsonl(
         home,
-        task_folder / "directives.jsonl",
+        task_folder / layout.MANAGER_DIRECTIVES,
         dump(mm.Directive(at=iso(clock.now()), scope=scope, project_id=project_id, text=text)),
     )
 
 
 def write_snapshots(home: Path, task_folder: Path, snapshots: dict[str, mm.ProjectSnapshot]) -> None:
     value = dump(mm.SnapshotsFile(schema_version="1.0", projects=snapshots))
-    update_json(home, task_folder / "snapshots.json", mm.SnapshotsFile, lambda _c: value)
+    update_json(home, task_folder / layout.MANAGER_SNAPSHOTS, mm.SnapshotsFile, lambda _c: value)
 
 
 def write_child_context(home: Path, task_folder: Path, project_id: str, child_task_id: str, text: str) -> Path:
-    path = task_folder / "child-context" / layout.child_context_name(project_id, child_task_id)
+    path = task_folder / layout.MANAGER_CHILD_CONTEXT / layout.child_context_name(project_id, child_task_id)
     writes.create_only(home, path, text.encode("utf-8"))
     return path

@@ -17,14 +17,14 @@ from ..catalog import (
 )
 from ..unit import Unit
 
-_MANAGER_FILES = {"manager.json": "file", "projects.json": "file", "task-groups": "dir"}
+_MANAGER_FILES = {layout.MANAGER_INFO: "file", layout.MANAGER_PROJECTS: "file", layout.MANAGER_TASK_GROUPS: "dir"}
 _TASK_FILES = {
-    "manifest.json": "file",
-    "children.json": "file",
-    "directives.jsonl": "file",
-    "snapshots.json": "file",
-    "events.jsonl": "file",
-    "child-context": "dir",
+    layout.MANAGER_TASK_MANIFEST: "file",
+    layout.MANAGER_CHILDREN: "file",
+    layout.MANAGER_DIRECTIVES: "file",
+    layout.MANAGER_SNAPSHOTS: "file",
+    layout.MANAGER_EVENTS: "file",
+    layout.MANAGER_CHILD_CONTEXT: "dir",
 }
 
 
@@ -50,7 +50,7 @@ def _check_manager(unit: Unit, folder: Path) -> None:
     if not layout.is_canonical_slug(folder.name):
         unit.report(NON_CANONICAL_SLUG, folder, f"manager folder {folder.name!r} is not a canonical slug")
     _unknown(unit, folder, _MANAGER_FILES)
-    info_path = folder / "manager.json"
+    info_path = folder / layout.MANAGER_INFO
     if unit.entry(info_path) is None:
         unit.report(SCHEMA_MISMATCH, info_path, "manager.json is missing")
     else:
@@ -61,7 +61,7 @@ def _check_manager(unit: Unit, folder: Path) -> None:
                 info_path,
                 f"managerId {info.manager_id!r} does not slug to the folder name {folder.name!r}",
             )
-    projects_path = folder / "projects.json"
+    projects_path = folder / layout.MANAGER_PROJECTS
     if unit.entry(projects_path) is not None:
         projects = unit.doc(projects_path, mm.ProjectsFile)
         if projects is not None:
@@ -72,7 +72,7 @@ def _check_manager(unit: Unit, folder: Path) -> None:
                         projects_path,
                         f"projects[{i}] ({p.project_id}): projectRoot {p.project_root!r} is not an existing directory",
                     )
-    for group in unit.entries(folder / "task-groups"):
+    for group in unit.entries(folder / layout.MANAGER_TASK_GROUPS):
         if group.kind != "dir":
             continue
         for task in unit.entries(group.path):
@@ -82,7 +82,7 @@ def _check_manager(unit: Unit, folder: Path) -> None:
 
 def _check_task(unit: Unit, folder: Path, group_folder: str) -> None:
     _unknown(unit, folder, _TASK_FILES)
-    manifest_path = folder / "manifest.json"
+    manifest_path = folder / layout.MANAGER_TASK_MANIFEST
     if unit.entry(manifest_path) is not None:
         man = unit.doc(manifest_path, mm.ManagerTaskManifest)
         if man is not None and (layout.slug(man.task_group) != group_folder or layout.slug(man.task_id) != folder.name):
@@ -93,18 +93,18 @@ def _check_task(unit: Unit, folder: Path, group_folder: str) -> None:
                 f"{group_folder}/{folder.name}",
             )
     expected: set[str] | None = None
-    children_path = folder / "children.json"
+    children_path = folder / layout.MANAGER_CHILDREN
     if unit.entry(children_path) is not None:
         children = unit.doc(children_path, mm.ChildrenFile)
         if children is not None:
             expected = {layout.child_context_name(c.project_id, c.child_task_id) for c in children.children}
-    if unit.entry(folder / "snapshots.json") is not None:
-        unit.doc(folder / "snapshots.json", mm.SnapshotsFile)
-    if unit.entry(folder / "directives.jsonl") is not None:
-        unit.jsonl(folder / "directives.jsonl", mm.Directive)
-    if unit.entry(folder / "events.jsonl") is not None:
-        unit.jsonl(folder / "events.jsonl", mm.ManagerEvent)
-    for ctx in unit.entries(folder / "child-context"):
+    if unit.entry(folder / layout.MANAGER_SNAPSHOTS) is not None:
+        unit.doc(folder / layout.MANAGER_SNAPSHOTS, mm.SnapshotsFile)
+    if unit.entry(folder / layout.MANAGER_DIRECTIVES) is not None:
+        unit.jsonl(folder / layout.MANAGER_DIRECTIVES, mm.Directive)
+    if unit.entry(folder / layout.MANAGER_EVENTS) is not None:
+        unit.jsonl(folder / layout.MANAGER_EVENTS, mm.ManagerEvent)
+    for ctx in unit.entries(folder / layout.MANAGER_CHILD_CONTEXT):
         if ctx.kind != "file":
             continue
         if expected is None:

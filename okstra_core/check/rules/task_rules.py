@@ -80,7 +80,7 @@ def check_task(unit: Unit, root: Path, entry: Any) -> None:
         unit.guard("team-state", run.path, team_state.check_run, scope, run)
         unit.guard("reports", run.path, reports.check_run, scope, run)
         unit.guard("convergence", run.path, convergence.check_run, scope, run)
-        if run.task_type == "implementation-planning":
+        if run.task_type == layout.IMPLEMENTATION_PLANNING:
             unit.guard("design-prep", run.path, design_prep.check_run, scope, run)
     unit.guard("direction", root, lambda: direction.check_task(scope))
     unit.guard("carry", root, lambda: carry.check_task(scope))
@@ -133,7 +133,7 @@ def _task_type_dir(scope: TaskScope, base: Entry) -> None:
                     "an implementation run lives in runs/implementation/stage-<n>/, not directly in "
                     "runs/implementation/",
                 )
-            elif e.name in layout.DESIGN_PREP_CATEGORIES and task_type != "implementation-planning":
+            elif e.name in layout.DESIGN_PREP_CATEGORIES and task_type != layout.IMPLEMENTATION_PLANNING:
                 unit.report(UNKNOWN_RUN_FOLDER, e.path, f"{e.name}/ belongs to implementation-planning run dirs only")
                 continue
             has_own = True
@@ -155,7 +155,7 @@ def _task_type_dir(scope: TaskScope, base: Entry) -> None:
             else:
                 scope.carry = [c for c in unit.entries(e.path) if c.kind != "bad"]
         elif e.name == layout.CONSUMERS_FILE and e.kind == "file":
-            if task_type != "implementation-planning":
+            if task_type != layout.IMPLEMENTATION_PLANNING:
                 unit.report(MISPLACED_CARRY, e.path, "consumers.jsonl lives only in runs/implementation-planning/")
             else:
                 scope.consumers = e.path
