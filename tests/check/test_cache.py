@@ -58,6 +58,7 @@ class Pair:
         cached = check(self.root, check_cache=self.cache, **kw)
         assert _snapshot(self.root) == before, "a cached check changed the store"
         fresh = check(self.root, **kw)
+        assert _snapshot(self.root) == before, "a check changed the store"
         for fmt in ("text", "json", "sarif"):
             assert render(cached, fmt) == render(fresh, fmt), fmt
         return render(fresh, "text"), self.cache
@@ -182,11 +183,22 @@ def test_rule_selection_and_checker_version(fresh_demo: Path, tmp_path: Path, mo
     assert selected != full and c.hits == tasks, "findings are cached before the selection is applied"
     ignored, c = pair.compare(ignore=["OKS004"])
     assert ignored not in (full, selected) and c.hits == tasks
-    monkeypatch.setattr(cache_module, "checker_fingerprint", lambda: "another checker")
-    other, c = pair.compare()
-    assert other == full and c.misses == tasks and c.hits == 0, "another checker version reuses nothing"
+    import okstra_core.version
+
+    real_version = okstra_core.version.version
+    monkeypatch.setattr(okstra_core.version, "version", lambda: "99.0.0")
+    cache_module.checker_fingerprint.cache_clear()
+    try:
+        other, c = pair.compare()
+        assert other == full and c.misses == tasks and c.hits == 0, "another checker version reuses nothing"
+        _, c = pair.compare()
+        assert c.hits == tasks
+    finally:
+        monkeypatch.setattr(okstra_core.version, "version", real_version)
+        cache_module.checker_fingerprint.cache_clear()
+    assert cache_module.RACY_SECONDS == 0.0
     _, c = pair.compare()
-    assert c.hits == tasks
+    assert c.misses == tasks, "and back to the first version: the cache it rewrote is not that version's"
 
 
 def test_parallel_workers_reuse_and_recheck(tmp_path: Path) -> None:
