@@ -1282,6 +1282,48 @@ def _task_tax_export(root: Path, clock: Clock) -> None:
     _close(run, rep, clock, next_phase="analysis", next_status="blocked", rationale="waiting for clarification answers")
 
 
+def _cards_plan(variant: int) -> dict[str, Any]:
+    """The saved-cards plan; the re-plan (variant 2) widens PREP-002's assessment, so its earlier answer goes stale."""
+    unknowns = ["retention law per country"] if variant == 1 else ["retention law per country", "card expiry"]
+    return {
+        "implementationPlan": {
+            "stages": [
+                {
+                    "stage": 1,
+                    "title": "Token vault",
+                    "goal": "Store card tokens, never card numbers",
+                    "tasks": ["vault"],
+                },
+                {"stage": 2, "title": "Checkout", "goal": "Offer saved cards at checkout", "tasks": ["ui", "api"]},
+            ],
+            "designItems": [
+                {
+                    "prepId": "PREP-001",
+                    "title": "Where card tokens live",
+                    "status": "provisional",
+                    "question": "Which vault holds the card tokens?",
+                    "fields": ["vault", "rationale"],
+                    "assessment": {"item": "PREP-001", "risk": "medium"},
+                },
+                {
+                    "prepId": "PREP-002",
+                    "title": "How long tokens are kept",
+                    "status": "blocked",
+                    "question": "How long is a token kept after the last order, and how is it deleted?",
+                    "fields": ["retention", "deletion"],
+                    "assessment": {"item": "PREP-002", "risk": "high", "unknowns": unknowns},
+                },
+                {
+                    "prepId": "PREP-003",
+                    "title": "Card form library",
+                    "status": "confirmed",
+                    "assessment": {"item": "PREP-003", "risk": "low"},
+                },
+            ],
+        }
+    }
+
+
 def _task_saved_cards(root: Path, clock: Clock) -> None:
     """checkout/saved-cards: a re-planned snapshot with a provisional and a blocked item still open (design-prep).
 
@@ -1297,20 +1339,19 @@ def _task_saved_cards(root: Path, clock: Clock) -> None:
     )
     troot = create_task(root, spec, clock, point=False)
     plan1 = _run(root, troot, layout.IMPLEMENTATION_PLANNING, [ANALYSERS[0], WRITER], clock, rich_team=False)
-    p1 = _report(plan1, "Saved cards plan", "Three stages; two design items need input.", _plan(True, 1), clock=clock)
+    p1 = _report(plan1, "Saved cards plan", "Two stages; two design items need input.", _cards_plan(1), clock=clock)
     _close(plan1, p1, clock, next_phase="implementation", next_status="pending", rationale="design items open")
     task = Project(root).find_task(spec.key)
     assert task is not None
     design_prep.materialize(root, task)
-    design_prep.confirm(
-        root, task, "PREP-002", "## store\n\nRedis\n\n## ttl\n\n24h\n", confirmed_by="carol", clock=clock
-    )
+    answer = "## retention\n\n2 years\n\n## deletion\n\nNightly job\n"
+    design_prep.confirm(root, task, "PREP-002", answer, confirmed_by="carol", clock=clock)
     plan2 = _run(root, troot, layout.IMPLEMENTATION_PLANNING, [ANALYSERS[0], WRITER], clock, rich_team=False)
     p2 = _report(
         plan2,
         "Saved cards plan (revised)",
-        "Storage question widened to include TTL; design items open.",
-        _plan(True, 2),
+        "Retention question widened to include card expiry; design items open.",
+        _cards_plan(2),
         clock=clock,
     )
     _close(plan2, p2, clock, next_phase="implementation", next_status="pending", rationale="design items open")
@@ -1319,9 +1360,9 @@ def _task_saved_cards(root: Path, clock: Clock) -> None:
     design_prep.materialize(root, task)
     report, item = design_prep.design_item(task, "PREP-001")
     rev = design_prep.next_revision(task, "PREP-001")
-    answers = {"format": "UUIDv4", "rationale": "The gateway accepts it."}
+    answers = {"vault": "The payment provider's vault", "rationale": "Keeps card data out of our systems."}
     design_prep.write_input(root, report, item, rev, answers, confirmed_by="alice", clock=clock)
-    answers = {"format": "ULID", "rationale": "Sortable."}
+    answers = {"vault": "Our own HSM-backed vault", "rationale": "No provider lock-in."}
     design_prep.write_input(root, report, item, rev, answers, confirmed_by="bob", clock=clock)
 
 

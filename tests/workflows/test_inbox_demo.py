@@ -117,8 +117,8 @@ def test_each_decision_made_through_its_verb_leaves_the_inbox(
     assert sorted(_keys(items)) == sorted(remaining)
 
     for prep_id, body, key in (
-        ("PREP-001", "## format\n\nUUIDv7\n\n## rationale\n\nSortable and standard.\n", OPEN[3]),
-        ("PREP-002", "## store\n\nPostgres\n\n## ttl\n\n30 days\n", OPEN[4]),
+        ("PREP-001", "## vault\n\nThe provider's vault\n\n## rationale\n\nNo card data here.\n", OPEN[3]),
+        ("PREP-002", "## retention\n\n18 months\n\n## deletion\n\nOn card expiry\n", OPEN[4]),
     ):
         answer = tmp_path / f"{prep_id}.md"
         answer.write_text(body, encoding="utf-8")
