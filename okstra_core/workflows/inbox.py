@@ -253,7 +253,7 @@ class _TaskScan:
     # ------------------------------------------------------------- kinds
 
     def direction(self) -> list[PendingDecision]:
-        report = self.latest("option-selection")
+        report = self.latest(layout.OPTION_SELECTION)
         if report is None or user_response.sidecar_mode(report.model) != "comparison":
             return []
         oc = report.model.option_candidates
