@@ -273,3 +273,23 @@ def test_reads_only_what_the_kinds_need(demo_root: Path, monkeypatch: pytest.Mon
     assert stray == []
     assert any(p.parent.name == "reports" for p in read) and any(p.parent.name == "design-prep-inputs" for p in read)
     assert not [p for p in read if p.name.endswith((".md", ".html")) and p.parent.name == "reports"]
+
+
+def test_since_falls_back_to_the_file_time(fresh_demo: Path) -> None:
+    """No usable recorded time: the modification time of the file that made the decision pending."""
+    import os
+
+    (fresh_demo / RETRY_SD).unlink()
+    (fresh_demo / OPT_SIDECAR).unlink()
+    path = fresh_demo / OPT_REPORT
+    value = json.loads(path.read_text(encoding="utf-8"))
+    value["generatedAt"] = "last tuesday"
+    path.write_text(json.dumps(value), encoding="utf-8")
+    moment = 1_800_000_000  # 2027-01-15T08:00:00Z
+    os.utime(path, (moment, moment))
+    (choice,) = _of(fresh_demo, "direction-choice")
+    assert choice.since == "2027-01-15T08:00:00Z"
+    value["generatedAt"] = "2026-11-30T10:00:00+02:00"  # recorded with an offset: shown in UTC
+    path.write_text(json.dumps(value), encoding="utf-8")
+    (choice,) = _of(fresh_demo, "direction-choice")
+    assert choice.since == "2026-11-30T08:00:00Z"
