@@ -168,26 +168,28 @@ def tree_holds(folder: str, shape: list[str], key: str) -> bool:
     base = folder + os.sep
     lstat = os.lstat
     metas: list[tuple[Any, ...]] = [_entry_meta(folder, shape[0][0])]
+    plain = len(metas[0]) == 6
     append = metas.append
     try:
         for item in shape[1:]:
             if item[0] == "l":
                 append(_entry_meta(base + item[1:], "l"))
+                plain = False
                 continue
             st = lstat(base + item[1:])
             append((st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev))
     except OSError:
         return False  # an entry of the shape is gone: the folder holding it has changed too
-    return _digest(metas) == key
+    return _digest(metas, plain) == key
 
 
-def _digest(metas: list[tuple[Any, ...]]) -> str:
-    try:
-        # Numbers only (no symlink targets, no errors): Python's tuple hash of ints is the same in every
-        # process of one Python build (the cache is keyed by the build), and much cheaper than rendering them.
-        return f"h{hash(tuple(metas)):x}" if all(type(m[0]) is int and len(m) == 6 for m in metas) else _sha(metas)
-    except TypeError:
-        return _sha(metas)
+def _digest(metas: list[tuple[Any, ...]], plain: bool | None = None) -> str:
+    """The key of some entries' metadata; *plain* says they are all six numbers (no symlink, no error)."""
+    if plain is None:
+        plain = all(len(m) == 6 for m in metas)
+    # Numbers only: Python's tuple hash of ints is the same in every process of one Python build (the
+    # cache is keyed by the build), and much cheaper than rendering them.
+    return f"h{hash(tuple(metas)):x}" if plain else _sha(metas)
 
 
 def _sha(metas: list[tuple[Any, ...]]) -> str:
