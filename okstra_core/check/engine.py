@@ -9,6 +9,7 @@ import hashlib
 import multiprocessing
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,57 @@ CHUNK_TASKS = 32
 PARALLEL_MIN_TASKS = 64
 
 
+def _rule_sets(select: list[str] | None, ignore: list[str] | None) -> tuple[set[str] | None, set[str]]:
+    """The rule ids *select* and *ignore* name (``None``: every rule), or a refusal naming the unknown one."""
+    try:
+        return (expand(select) if select else None), (expand(ignore) if ignore else set())
+    except ValueError as exc:
+        raise CheckError(None, str(exc)) from None
+
+
+def _checked_root(project_root: Path) -> Path:
+    """The absolute project root, once it is a readable folder holding a ``.okstra/`` store of its own."""
+    root = Path(os.path.abspath(project_root))
+    if not root.is_dir():
+        raise CheckError(root, "project root is not a directory")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise CheckError(root, "project root is not readable")
+    store = layout.okstra_dir(root)
+    if not store.is_dir() or (
+        store.is_symlink() and not Path(os.path.realpath(store)).is_relative_to(os.path.realpath(root))
+    ):
+        raise CheckError(root, "no .okstra/ store in this folder")
+    return root
+
+
+def _kept(findings: list[Finding], selected: set[str] | None, ignored: set[str]) -> list[Finding]:
+    """The selected, not ignored findings, sorted, each exact finding once."""
+    if selected is not None:
+        findings = [f for f in findings if f.rule in selected]
+    findings = sorted((f for f in findings if f.rule not in ignored), key=Finding.sort_key)
+    # Each exact finding once, also across units (a folder outside a task may be listed by more than one).
+    return list(dict.fromkeys(findings))
+
+
+def _run_chunks(
+    chunks: list[list[tuple[str, Any]]],
+    arguments: Callable[[list[tuple[str, Any]]], tuple[Any, ...]],
+    collect: Callable[[list[TaskResult]], None],
+    jobs: int,
+) -> None:
+    """Check every chunk of tasks, in *jobs* worker processes when more than one, handing each result to *collect*."""
+    if jobs <= 1:
+        for chunk in chunks:
+            collect(_task_chunk(*arguments(chunk)))
+        return
+    ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        futures = [pool.submit(_task_chunk, *arguments(chunk)) for chunk in chunks]
+        # Collected as they finish (for progress); the findings are sorted afterwards, so order does not matter.
+        for fut in as_completed(futures):
+            collect(fut.result())
+
+
 def run_check(
     project_root: Path,
     *,
@@ -125,25 +177,11 @@ def run_check(
     """
     from ..render import markdown as _markdown  # noqa: F401 - imported once here, inherited by forked workers
 
-    try:
-        selected = expand(select) if select else None
-        ignored = expand(ignore) if ignore else set()
-    except ValueError as exc:
-        raise CheckError(None, str(exc)) from None
-    root = Path(os.path.abspath(project_root))
-    if not root.is_dir():
-        raise CheckError(root, "project root is not a directory")
-    if not os.access(root, os.R_OK | os.X_OK):
-        raise CheckError(root, "project root is not readable")
+    selected, ignored = _rule_sets(select, ignore)
+    root = _checked_root(project_root)
     store = layout.okstra_dir(root)
-    if not store.is_dir() or (
-        store.is_symlink() and not Path(os.path.realpath(store)).is_relative_to(os.path.realpath(root))
-    ):
-        raise CheckError(root, "no .okstra/ store in this folder")
     home_path = Path(os.path.abspath(home if home is not None else layout.okstra_home()))
-    if check_cache is not None and (
-        cache.inside(check_cache.directory, store) or cache.inside(check_cache.directory, home_path)
-    ):
+    if check_cache is not None and any(cache.inside(check_cache.directory, p) for p in (store, home_path)):
         raise CheckError(check_cache.directory, "the cache folder is inside the store or the manager home")
 
     started = time.time_ns()
@@ -189,22 +227,7 @@ def run_check(
     chunks = _chunks(tasks, CHUNK_TASKS)
     if progress is not None:
         progress(0, len(tasks))
-    if jobs > 1 and len(tasks) >= PARALLEL_MIN_TASKS:
-        ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures = [pool.submit(_task_chunk, *work(chunk)) for chunk in chunks]
-            # Collected as they finish (for progress); the findings are sorted below, so order does not matter.
-            for fut in as_completed(futures):
-                collect(fut.result())
-    else:
-        for chunk in chunks:
-            collect(_task_chunk(*work(chunk)))
+    _run_chunks(chunks, work, collect, jobs if len(tasks) >= PARALLEL_MIN_TASKS else 1)
     if check_cache is not None and (check_cache.misses or records.keys() != (previous or {}).keys()):
         check_cache.save(str(root), home_text, records)
-    if selected is not None:
-        findings = [f for f in findings if f.rule in selected]
-    findings = [f for f in findings if f.rule not in ignored]
-    findings.sort(key=Finding.sort_key)
-    # Each exact finding once, also across units (a folder outside a task may be listed by more than one).
-    findings = list(dict.fromkeys(findings))
-    return CheckReport(root=str(root), findings=findings, files=files)
+    return CheckReport(root=str(root), findings=_kept(findings, selected, ignored), files=files)

@@ -166,84 +166,73 @@ class ChainCheck:
     path: Path | None = None
 
 
+def _choice_checks(report: LoadedReport, ids: set[str]) -> tuple[list[ChainCheck], str | None]:
+    """The checks of how the option was chosen (sidecar or upstream preselection), and the chosen id."""
+    oc = report.model.option_candidates
+    assert oc is not None
+    if oc.mode != "comparison":
+        chosen = oc.preselected.option_id if oc.preselected else None
+        return [
+            ChainCheck("preselected confirmation", chosen in ids, f"upstream confirmed {chosen}", report.path)
+        ], chosen
+    sidecar = sidecar_path_for(report)
+    root = report.artifact.run.task.project.root
+    loaded = reading.load_sidecar(sidecar, UserResponseHeader, root=root) if sidecar.exists() else None
+    if loaded is None:
+        return [ChainCheck("user-response sidecar", False, "no sidecar records the choice yet", sidecar)], None
+    if isinstance(loaded, reading.LoadError):
+        return [ChainCheck("user-response sidecar", False, loaded.reason, sidecar)], None
+    header = loaded.header
+    assert isinstance(header, UserResponseHeader)
+    chosen = header.selected_option
+    digest_ok = header.source_data_sha256 == report.sha256
+    detail = "matches the report bytes" if digest_ok else "differs from the SHA-256 of the report bytes"
+    option_ok = chosen in ids
+    return [
+        ChainCheck("sidecar source-data-sha256", digest_ok, detail, sidecar),
+        ChainCheck("sidecar option", option_ok, f"{chosen} {'is' if option_ok else 'is not'} a candidate", sidecar),
+    ], chosen
+
+
+def _snapshot_checks(task: Task, report: LoadedReport, ids: set[str], chosen: str | None) -> list[ChainCheck]:
+    """The checks of ``selected-direction.json`` and of the planning report that cites it."""
+    sd_path = layout.selected_direction_path(task.root)
+    selected = task.selected_direction()
+    if selected is None:
+        return [ChainCheck("selected-direction snapshot", False, "not written yet (planning prepare)", sd_path)]
+    if isinstance(selected, reading.LoadError):
+        return [ChainCheck("selected-direction snapshot", False, selected.reason, sd_path)]
+    ok = selected.source_data_sha256 == report.sha256
+    detail = "matches the report bytes" if ok else "differs from the report bytes"
+    checks = [ChainCheck("snapshot sourceDataSha256", ok, detail, sd_path)]
+    ok = selected.option_id in ids and (chosen is None or selected.option_id == chosen)
+    checks.append(
+        ChainCheck("snapshot option", ok, f"{selected.option_id}" + ("" if ok else f" (chosen: {chosen})"), sd_path)
+    )
+    plan_art = latest_report(task, layout.IMPLEMENTATION_PLANNING)
+    if plan_art is None:
+        return checks
+    plan = load_report_artifact(plan_art)
+    if isinstance(plan, reading.LoadError):
+        return [*checks, ChainCheck("planning report", False, plan.reason, plan_art.path)]
+    want = layout.rel(sd_path, task.project.root)
+    ok = plan.model.selected_direction_ref == want
+    detail = "cites the snapshot" if ok else f"cites {plan.model.selected_direction_ref!r}, not {want}"
+    return [*checks, ChainCheck("planning selectedDirectionRef", ok, detail, plan.path)]
+
+
 def check_chain(task: Task) -> list[ChainCheck]:
     """Every digest and reference check of the direction-selection chain (empty: no chain here)."""
-    project_root = task.project.root
-    checks: list[ChainCheck] = []
     art = latest_report(task, "option-selection")
-    selected = task.selected_direction()
-    if art is None and selected is None:
+    if art is None and task.selected_direction() is None:
         return []
     report = load_report_artifact(art) if art else None
     if art is None or isinstance(report, reading.LoadError) or report is None:
         reason = report.reason if isinstance(report, reading.LoadError) else "no option-selection report"
-        checks.append(ChainCheck("option report", False, reason, art.path if art else None))
-        return checks
-    checks.append(ChainCheck("option report", True, f"{report.rel()} sha256 {report.sha256[:12]}…", report.path))
+        return [ChainCheck("option report", False, reason, art.path if art else None)]
+    checks = [ChainCheck("option report", True, f"{report.rel()} sha256 {report.sha256[:12]}…", report.path)]
     oc = report.model.option_candidates
     assert oc is not None
     ids = {c.option_id for c in oc.candidates}
-    chosen: str | None = None
-    if oc.mode == "comparison":
-        sidecar = sidecar_path_for(report)
-        loaded = reading.load_sidecar(sidecar, UserResponseHeader, root=project_root) if sidecar.exists() else None
-        if loaded is None:
-            checks.append(ChainCheck("user-response sidecar", False, "no sidecar records the choice yet", sidecar))
-        elif isinstance(loaded, reading.LoadError):
-            checks.append(ChainCheck("user-response sidecar", False, loaded.reason, sidecar))
-        else:
-            header = loaded.header
-            assert isinstance(header, UserResponseHeader)
-            chosen = header.selected_option
-            ok = header.source_data_sha256 == report.sha256
-            checks.append(
-                ChainCheck(
-                    "sidecar source-data-sha256",
-                    ok,
-                    "matches the report bytes" if ok else "differs from the SHA-256 of the report bytes",
-                    sidecar,
-                )
-            )
-            ok = chosen in ids
-            checks.append(ChainCheck("sidecar option", ok, f"{chosen} {'is' if ok else 'is not'} a candidate", sidecar))
-    else:
-        chosen = oc.preselected.option_id if oc.preselected else None
-        checks.append(
-            ChainCheck("preselected confirmation", chosen in ids, f"upstream confirmed {chosen}", report.path)
-        )
-    sd_path = layout.selected_direction_path(task.root)
-    if selected is None:
-        checks.append(ChainCheck("selected-direction snapshot", False, "not written yet (planning prepare)", sd_path))
-    elif isinstance(selected, reading.LoadError):
-        checks.append(ChainCheck("selected-direction snapshot", False, selected.reason, sd_path))
-    else:
-        ok = selected.source_data_sha256 == report.sha256
-        checks.append(
-            ChainCheck(
-                "snapshot sourceDataSha256",
-                ok,
-                "matches the report bytes" if ok else "differs from the report bytes",
-                sd_path,
-            )
-        )
-        ok = selected.option_id in ids and (chosen is None or selected.option_id == chosen)
-        checks.append(
-            ChainCheck("snapshot option", ok, f"{selected.option_id}" + ("" if ok else f" (chosen: {chosen})"), sd_path)
-        )
-        plan_art = latest_report(task, layout.IMPLEMENTATION_PLANNING)
-        if plan_art is not None:
-            plan = load_report_artifact(plan_art)
-            if isinstance(plan, reading.LoadError):
-                checks.append(ChainCheck("planning report", False, plan.reason, plan_art.path))
-            else:
-                want = layout.rel(sd_path, project_root)
-                ok = plan.model.selected_direction_ref == want
-                checks.append(
-                    ChainCheck(
-                        "planning selectedDirectionRef",
-                        ok,
-                        "cites the snapshot" if ok else f"cites {plan.model.selected_direction_ref!r}, not {want}",
-                        plan.path,
-                    )
-                )
-    return checks
+    choice, chosen = _choice_checks(report, ids)
+    return checks + choice + _snapshot_checks(task, report, ids, chosen)

@@ -55,6 +55,155 @@ def assignment_digest(assignment: rm.InvocationAssignment) -> str:
     return sha256_json(dump(assignment))
 
 
+@dataclass(frozen=True)
+class _Publication:
+    """One prompt to publish, with every input it depends on already read and checked."""
+
+    manifest: rm.RunManifest
+    manifest_rel: str
+    assignment: rm.InvocationAssignment
+    contract: rm.AgentContract
+    duty: rm.DutyEntry
+    instruction_rel: str
+    instruction_bytes: bytes
+    data: bytes
+    prompt_path: Path
+    meta_path: Path
+
+
+def _assignment(manifest: rm.RunManifest, manifest_path: Path, assignment_ref: str) -> rm.InvocationAssignment:
+    assignment = next((a for a in manifest.invocation_assignments if a.assignment_ref == assignment_ref), None)
+    if assignment is None:
+        raise WriteRefused(manifest_path, f"no invocation assignment {assignment_ref!r} in the run manifest")
+    return assignment
+
+
+def _agent_contract(manifest: rm.RunManifest, manifest_path: Path) -> rm.AgentContract:
+    if manifest.agent_contract is None:
+        raise WriteRefused(manifest_path, "run manifest has no agentContract")
+    return manifest.agent_contract
+
+
+def _require_authorised_prompt(project_root: Path, manifest: rm.RunManifest, prompt_path: Path) -> None:
+    roots = manifest.authorized_paths.prompt_roots if manifest.authorized_paths else []
+    if not any(prompt_path.parent == project_root / r for r in roots):
+        raise WriteRefused(prompt_path, "prompt path is outside the manifest's authorised prompt roots")
+
+
+def _duty(project_root: Path, contract: rm.AgentContract, duty_id: str) -> rm.DutyEntry:
+    """The duty *duty_id* of the run's duty catalog, once the catalog matches the manifest's digest."""
+    catalog_path = project_root / contract.duty_root / "catalog.json"
+    catalog_bytes = reading.read_bytes(catalog_path, root=project_root)
+    if isinstance(catalog_bytes, reading.LoadError):
+        raise WriteRefused(catalog_bytes.path, catalog_bytes.reason)
+    if sha256_bytes(catalog_bytes) != contract.catalog_digest:
+        raise WriteRefused(catalog_path, "duty catalog drifted from the manifest's catalog digest")
+    catalog_text = reading.text_of_bytes(catalog_path, catalog_bytes)
+    catalog_value = (
+        catalog_text if isinstance(catalog_text, reading.LoadError) else reading.parse_json(catalog_path, catalog_text)
+    )
+    if isinstance(catalog_value, reading.LoadError):
+        raise WriteRefused(catalog_value.path, catalog_value.reason)
+    catalog = validated(rm.DutyCatalog, catalog_value, catalog_path)
+    duty = next((d for d in catalog.duties if d.duty_id == duty_id), None)
+    if duty is None:
+        raise WriteRefused(catalog_path, f"no duty {duty_id!r} in the duty catalog")
+    return duty
+
+
+def _refuse_conflicts(project_root: Path, pub: _Publication, reservation: Path, binding: bytes) -> None:
+    """Refuse a different reservation, different prompt bytes or metadata of other bytes, before any write."""
+    for path, want, why in (
+        (reservation, binding, "invocation is reserved with a different identity"),
+        (pub.prompt_path, pub.data, "exists with different bytes; a published prompt is never replaced"),
+    ):
+        current = reading.read_bytes(path, root=project_root) if os.path.lexists(path) else None
+        if isinstance(current, reading.LoadError):
+            raise WriteRefused(path, current.reason)
+        if current is not None and current != want:
+            raise WriteRefused(path, why)
+    if os.path.lexists(pub.meta_path):
+        published = reading.load_model(pub.meta_path, rm.PromptMeta, root=project_root)
+        if isinstance(published, reading.LoadError):
+            raise WriteRefused(pub.meta_path, published.reason)
+        if published.digests.prompt != sha256_bytes(pub.data):
+            raise WriteRefused(pub.meta_path, "metadata already published for different prompt bytes")
+
+
+_V2_IDENTITY = (
+    ("participantRef", "participant_ref"),
+    ("roleExecutionRef", "role_execution_ref"),
+    ("invocationRef", "invocation_ref"),
+    ("attempt", "attempt"),
+    ("executionLabel", "execution_label"),
+)
+
+
+def _prompt_meta(pub: _Publication, source_paths: list[str] | None, clock: Clock) -> rm.PromptMeta:
+    """The metadata (completion marker) of *pub*: back-references and the digest of every input."""
+    assignment, contract = pub.assignment, pub.contract
+    identity = {k: getattr(assignment, a) for k, a in _V2_IDENTITY} if assignment.is_v2 else {}
+    runtime = rm.AUDIENCE_PREAMBLES.get(assignment.audience, rm.ERROR_CONTRACT_PATH)
+    return rm.PromptMeta.model_validate(
+        {
+            "schemaVersion": pub.manifest.schema_version,
+            "invocationId": assignment.invocation_id,
+            "workerId": assignment.worker_id,
+            "audience": assignment.audience,
+            "dispatchKind": assignment.dispatch_kind,
+            "assignmentRef": assignment.assignment_ref,
+            "runManifestPath": pub.manifest_rel,
+            "promptPath": assignment.prompt_path,
+            "dutyId": pub.duty.duty_id,
+            "dutyPath": f"{contract.duty_root}/{pub.duty.path}",
+            "instructionPath": pub.instruction_rel,
+            "sourcePaths": source_paths or [],
+            "instructionProvenance": [
+                {"kind": "project", "path": pub.instruction_rel},
+                {"kind": "runtime", "path": runtime},
+            ],
+            "digests": {
+                "catalog": contract.catalog_digest,
+                "assignment": assignment_digest(assignment),
+                "duty": pub.duty.sha256,
+                "instruction": sha256_bytes(pub.instruction_bytes),
+                "prompt": sha256_bytes(pub.data),
+            },
+            "publishedAt": iso(clock.now()),
+            "runDateTimeSegment": pub.manifest.run_date_time_segment,
+            **identity,
+        }
+    )
+
+
+def _checked_publication(
+    project_root: Path, manifest_path: Path, assignment_ref: str, body: str, duty_id: str, instruction_rel: str
+) -> _Publication:
+    """Read and check every input of a publication, refusing before anything is written."""
+    manifest = load_run_manifest(project_root, manifest_path)
+    manifest_rel = layout.rel(manifest_path, project_root)
+    assignment = _assignment(manifest, manifest_path, assignment_ref)
+    contract = _agent_contract(manifest, manifest_path)
+    prompt_path = project_root / assignment.prompt_path
+    _require_authorised_prompt(project_root, manifest, prompt_path)
+    duty = _duty(project_root, contract, duty_id)
+    instruction_bytes = reading.read_bytes(project_root / instruction_rel, root=project_root)
+    if isinstance(instruction_bytes, reading.LoadError):
+        raise WriteRefused(instruction_bytes.path, instruction_bytes.reason)
+    return _Publication(
+        manifest=manifest,
+        manifest_rel=manifest_rel,
+        assignment=assignment,
+        contract=contract,
+        duty=duty,
+        instruction_rel=instruction_rel,
+        instruction_bytes=instruction_bytes,
+        data=body.encode("utf-8"),
+        prompt_path=prompt_path,
+        meta_path=project_root / assignment.meta_path,
+    )
+
+
 def publish_prompt(
     project_root: Path,
     manifest_path: Path,
@@ -67,119 +216,28 @@ def publish_prompt(
     source_paths: list[str] | None = None,
 ) -> Published:
     """Publish one run-backed prompt and its metadata in the contract's order."""
-    manifest = load_run_manifest(project_root, manifest_path)
-    manifest_rel = layout.rel(manifest_path, project_root)
-    assignment = next((a for a in manifest.invocation_assignments if a.assignment_ref == assignment_ref), None)
-    if assignment is None:
-        raise WriteRefused(manifest_path, f"no invocation assignment {assignment_ref!r} in the run manifest")
-    contract = manifest.agent_contract
-    if contract is None:
-        raise WriteRefused(manifest_path, "run manifest has no agentContract")
-    prompt_path = project_root / assignment.prompt_path
-    meta_path = project_root / assignment.meta_path
-    if not any(
-        prompt_path.parent == project_root / r
-        for r in (manifest.authorized_paths.prompt_roots if manifest.authorized_paths else [])
-    ):
-        raise WriteRefused(prompt_path, "prompt path is outside the manifest's authorised prompt roots")
-    duty_dir = project_root / contract.duty_root
-    catalog_bytes = reading.read_bytes(duty_dir / "catalog.json", root=project_root)
-    if isinstance(catalog_bytes, reading.LoadError):
-        raise WriteRefused(catalog_bytes.path, catalog_bytes.reason)
-    if sha256_bytes(catalog_bytes) != contract.catalog_digest:
-        raise WriteRefused(duty_dir / "catalog.json", "duty catalog drifted from the manifest's catalog digest")
-    catalog_text = reading.text_of_bytes(duty_dir / "catalog.json", catalog_bytes)
-    catalog_value = (
-        catalog_text
-        if isinstance(catalog_text, reading.LoadError)
-        else reading.parse_json(duty_dir / "catalog.json", catalog_text)
-    )
-    if isinstance(catalog_value, reading.LoadError):
-        raise WriteRefused(catalog_value.path, catalog_value.reason)
-    catalog = validated(rm.DutyCatalog, catalog_value, duty_dir / "catalog.json")
-    duty = next((d for d in catalog.duties if d.duty_id == duty_id), None)
-    if duty is None:
-        raise WriteRefused(duty_dir / "catalog.json", f"no duty {duty_id!r} in the duty catalog")
-    instruction_bytes = reading.read_bytes(project_root / instruction_rel, root=project_root)
-    if isinstance(instruction_bytes, reading.LoadError):
-        raise WriteRefused(instruction_bytes.path, instruction_bytes.reason)
-    data = body.encode("utf-8")
-    reservation = project_root / contract.reservation_root / f"{assignment.invocation_id}.json"
-    binding = pretty_json(reservation_binding(assignment))
+    pub = _checked_publication(project_root, manifest_path, assignment_ref, body, duty_id, instruction_rel)
+    reservation = project_root / pub.contract.reservation_root / f"{pub.assignment.invocation_id}.json"
+    binding = pretty_json(reservation_binding(pub.assignment))
     writes.ensure_dir(project_root, reservation.parent)
     with writes.locked(reservation):
         # Everything that could refuse is checked before the first write, so a refusal leaves no trace.
-        for path, want, why in (
-            (reservation, binding, "invocation is reserved with a different identity"),
-            (prompt_path, data, "exists with different bytes; a published prompt is never replaced"),
-        ):
-            current = reading.read_bytes(path, root=project_root) if os.path.lexists(path) else None
-            if isinstance(current, reading.LoadError):
-                raise WriteRefused(path, current.reason)
-            if current is not None and current != want:
-                raise WriteRefused(path, why)
-        if os.path.lexists(meta_path):
-            published = reading.load_model(meta_path, rm.PromptMeta, root=project_root)
-            if isinstance(published, reading.LoadError):
-                raise WriteRefused(meta_path, published.reason)
-            if published.digests.prompt != sha256_bytes(data):
-                raise WriteRefused(meta_path, "metadata already published for different prompt bytes")
+        _refuse_conflicts(project_root, pub, reservation, binding)
         try:
             writes.create_only(project_root, reservation, binding)
         except WriteRefused:
             raise WriteRefused(reservation, "invocation is reserved with a different identity") from None
-        existed = prompt_path.exists()
-        writes.create_only(project_root, prompt_path, data)  # refuses different orphan bytes
-        meta = rm.PromptMeta.model_validate(
-            {
-                "schemaVersion": manifest.schema_version,
-                "invocationId": assignment.invocation_id,
-                "workerId": assignment.worker_id,
-                "audience": assignment.audience,
-                "dispatchKind": assignment.dispatch_kind,
-                "assignmentRef": assignment.assignment_ref,
-                "runManifestPath": manifest_rel,
-                "promptPath": assignment.prompt_path,
-                "dutyId": duty.duty_id,
-                "dutyPath": f"{contract.duty_root}/{duty.path}",
-                "instructionPath": instruction_rel,
-                "sourcePaths": source_paths or [],
-                "instructionProvenance": [
-                    {"kind": "project", "path": instruction_rel},
-                    {"kind": "runtime", "path": rm.AUDIENCE_PREAMBLES.get(assignment.audience, rm.ERROR_CONTRACT_PATH)},
-                ],
-                "digests": {
-                    "catalog": contract.catalog_digest,
-                    "assignment": assignment_digest(assignment),
-                    "duty": duty.sha256,
-                    "instruction": sha256_bytes(instruction_bytes),
-                    "prompt": sha256_bytes(data),
-                },
-                "publishedAt": iso(clock.now()),
-                "runDateTimeSegment": manifest.run_date_time_segment,
-                **(
-                    {
-                        k: getattr(assignment, a)
-                        for k, a in (
-                            ("participantRef", "participant_ref"),
-                            ("roleExecutionRef", "role_execution_ref"),
-                            ("invocationRef", "invocation_ref"),
-                            ("attempt", "attempt"),
-                            ("executionLabel", "execution_label"),
-                        )
-                    }
-                    if assignment.is_v2
-                    else {}
-                ),
-            }
-        )
+        existed = pub.prompt_path.exists()
+        writes.create_only(project_root, pub.prompt_path, pub.data)  # refuses different orphan bytes
+        meta = _prompt_meta(pub, source_paths, clock)
+        meta_path = pub.meta_path
         existing_meta = reading.load_model(meta_path, rm.PromptMeta, root=project_root) if meta_path.exists() else None
         if isinstance(existing_meta, rm.PromptMeta):
             if existing_meta.digests.prompt != meta.digests.prompt:
                 raise WriteRefused(meta_path, "metadata already published for different prompt bytes")
-            return Published(prompt_path, meta_path, existed)
+            return Published(pub.prompt_path, meta_path, existed)
         writes.create_only_json(project_root, meta_path, dump(meta))
-    return Published(prompt_path, meta_path, existed)
+    return Published(pub.prompt_path, meta_path, existed)
 
 
 def meta_problems(project_root: Path, meta_path: Path, meta: rm.PromptMeta) -> list[str]:
