@@ -12,19 +12,30 @@ from ..catalog import (
     DESIGN_PREP_STALE,
     LEGACY_UNASSESSED_PLAN,
 )
+from ..unit import Unit
 from .direction import open_task
 from .documents import load_report
 from .scope import RunScope, TaskScope
+
+_Plans = dict[int, tuple[str, ImplementationPlan | None]]
 
 
 def check_run(scope: TaskScope, run: RunScope) -> None:
     """Headers against names and plans; duplicate and stale revisions exactly as :func:`resolve` skips them."""
     unit = scope.unit
-    plans: dict[int, tuple[str, ImplementationPlan | None]] = {}
+    plans: _Plans = {}
     for art in run.of_kind("final-report-data"):
         report = load_report(unit, art)
         if art.name.seq is not None:
             plans[art.name.seq] = (unit.rel(art.path), report.implementation_plan if report is not None else None)
+    _check_requests(unit, run, plans)
+    _check_inputs(unit, run, plans)
+    if plans:
+        _check_resolution(scope)
+
+
+def _check_requests(unit: Unit, run: RunScope, plans: _Plans) -> None:
+    """Each design-prep request's header against its file name and the approved plan of its seq."""
     for art in run.of_kind("design-prep-request"):
         loaded = unit.sidecar(art.path, DesignPrepRequestHeader)
         if loaded is None:
@@ -62,6 +73,10 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
                 art.path,
                 f"item-status {header.item_status} but the approved plan says {item.status}",
             )
+
+
+def _check_inputs(unit: Unit, run: RunScope, plans: _Plans) -> None:
+    """Each confirmed input's header against its file name and the design items of its plan."""
     for art in run.of_kind("design-prep-input"):
         got = unit.sidecar(art.path, DesignPrepInputHeader)
         if got is None:
@@ -81,8 +96,11 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
             )
         elif plan[1] is not None and not any(i.prep_id == answer.prep_id for i in plan[1].design_items):
             unit.report(DESIGN_PREP_INPUT_MISMATCH, art.path, f"{answer.prep_id} is not a design item of {plan[0]}")
-    if not plans:
-        return
+
+
+def _check_resolution(scope: TaskScope) -> None:
+    """What :func:`resolve` skips or flags, reported where it skips it."""
+    unit = scope.unit
     with unit.owner():
         resolution = resolve(open_task(scope))
     if resolution.legacy_unassessed and resolution.report is not None:

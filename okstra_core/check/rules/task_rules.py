@@ -246,6 +246,7 @@ def _add(scope: TaskScope, run: RunScope, e: Entry, parsed: names.ParsedName, fl
 
 
 def _manifest(scope: TaskScope) -> None:
+    """The task manifest: identity, paths, next-phase pointer and fixCycles summary."""
     unit = scope.unit
     path = layout.task_manifest_path(scope.root)
     if unit.entry(path) is None:
@@ -260,6 +261,15 @@ def _manifest(scope: TaskScope) -> None:
         return
     scope.manifest = man
     scope.task_key = man.task_key
+    _manifest_identity(scope, path, man)
+    _manifest_paths(unit, path, man)
+    _manifest_pointers(unit, path, man)
+    _manifest_fix_cycles(scope, path, man)
+
+
+def _manifest_identity(scope: TaskScope, path: Path, man: tm.TaskManifest) -> None:
+    """taskKey, folder and taskRootPath agree with each other and with the task catalog."""
+    unit = scope.unit
     expected_key = f"{man.project_id}:{man.task_group}:{man.task_id}"
     if man.task_key != expected_key:
         unit.report(
@@ -284,6 +294,10 @@ def _manifest(scope: TaskScope) -> None:
             a, b = getattr(entry, field), getattr(man, field)
             if a != b:
                 unit.report(TASK_KEY_INCONSISTENT, path, f"{_camel(field)} {b!r} differs from the task catalog ({a!r})")
+
+
+def _manifest_paths(unit: Unit, path: Path, man: tm.TaskManifest) -> None:
+    """Every path field is project-relative POSIX text naming something that exists."""
     for field in tm.TaskManifest.PATH_FIELDS:
         value = getattr(man, field)
         if value is None:
@@ -294,6 +308,10 @@ def _manifest(scope: TaskScope) -> None:
             )
         elif field not in _OPTIONAL_PATHS and not unit.rel_exists(value):
             unit.report(MANIFEST_PATH_MISSING, path, f"{_camel(field)} {value!r} does not exist")
+
+
+def _manifest_pointers(unit: Unit, path: Path, man: tm.TaskManifest) -> None:
+    """The next-phase pointer, its correction and the latest run status can be acted on."""
     nrp = man.workflow.next_recommended_phase
     if nrp.status == "ready" and not nrp.phase:
         unit.report(
@@ -317,6 +335,11 @@ def _manifest(scope: TaskScope) -> None:
             unit.report(BAD_NEXT_PHASE_CORRECTION, path, "the applied pointer has status 'ready' but names no phase")
     if man.latest_run_status is not None and man.latest_run_status not in RUN_STATUSES:
         unit.report(UNKNOWN_STATUS, path, f"latestRunStatus {man.latest_run_status!r} is not a known status")
+
+
+def _manifest_fix_cycles(scope: TaskScope, path: Path, man: tm.TaskManifest) -> None:
+    """The fixCycles summary is what ``history/fix-cycles.jsonl`` derives."""
+    unit = scope.unit
     log = layout.fix_cycles_path(scope.root)
     events = [ev for _, ev in unit.jsonl(log, tm.FixCycleEvent)] if unit.entry(log) is not None else None
     if events is not None or (man.fix_cycles is not None and man.fix_cycles.count > 0):
