@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -83,11 +84,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ImportError as exc:
             print(f"okstra-tui: the demo generator is not available in this build ({exc})", file=sys.stderr)
             return EXIT_USAGE
+        # A stop request while the demo is written still removes it (the finally below).
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
         demo_parent = Path(tempfile.mkdtemp(prefix="okstra-demo-"))
-        root = Path(generate(demo_parent / "project", tasks=args.demo_tasks))
-        os.environ["OKSTRA_HOME"] = str(root / ".okstra-home")
-    else:
-        root = Path(args.project)
+    try:
+        if demo_parent is not None:
+            from okstra_core.progress import terminal_progress
+
+            with terminal_progress("writing the demo", "tasks", rate=True) as progress:
+                root = Path(generate(demo_parent / "project", tasks=args.demo_tasks, progress=progress))
+            os.environ["OKSTRA_HOME"] = str(root / ".okstra-home")
+        else:
+            root = Path(args.project)
+        return _open(root, args, demo_parent)
+    finally:
+        if demo_parent is not None:
+            shutil.rmtree(demo_parent, ignore_errors=True)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _open(root: Path, args: argparse.Namespace, demo_parent: Path | None) -> int:
+    """Open the project at *root* in the workbench, or serve it (``--serve``)."""
     from okstra_core.errors import LoadError
     from okstra_core.store import Project
 
@@ -95,17 +115,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(project, LoadError):
         print(f"okstra-tui: {project}", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        if args.serve:
-            from .serve import DEFAULT_HOST, DEFAULT_PORT, serve
+    if args.serve:
+        from .serve import DEFAULT_HOST, DEFAULT_PORT, serve
 
-            return serve(project.root, args.host or DEFAULT_HOST, args.port or DEFAULT_PORT)
-        from .app import OkstraApp
+        return serve(project.root, args.host or DEFAULT_HOST, args.port or DEFAULT_PORT)
+    from .app import OkstraApp
 
-        OkstraApp(project, demo_dir=demo_parent).run()
-    finally:
-        if demo_parent is not None:
-            shutil.rmtree(demo_parent, ignore_errors=True)
+    OkstraApp(project, demo_dir=demo_parent).run()
     return 0
 
 

@@ -98,5 +98,9 @@ def serve(project: Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> 
             return await super().handle_index(request)
 
     server = WorkbenchServer(command_for(project), host=host, port=port, title=f"okstra {project.name}")
-    server.serve()
+    try:
+        server.serve()
+    except OSError as exc:  # the port is taken, the address is not this machine's, ...
+        print(f"okstra-tui: cannot serve on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     return 0

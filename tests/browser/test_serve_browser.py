@@ -161,3 +161,18 @@ def test_serve_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     with pytest.raises(SystemExit):
         main([str(tmp_path), "--serve", "--port", "0"])
     assert "not a port" in capsys.readouterr().err
+
+
+def test_port_taken_is_one_line(demo_root: Path) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "okstra_tui", str(demo_root), "--serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=WAIT,
+        )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and f"127.0.0.1:{port}" in done.stderr and "Traceback" not in done.stderr
