@@ -9,7 +9,7 @@ from typing import ClassVar, Protocol, Self, runtime_checkable
 from rich.text import Text
 from textual import events, on, work
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Static
+from textual.widget import Widget
 
 from okstra_core import layout
 from okstra_core.store import Project, Task, TaskRef
@@ -57,12 +57,47 @@ class Workbench(Protocol):
         ...
 
 
-class Breadcrumbs(Static):
-    """The one line at the top naming the project and the path to this view."""
+class Breadcrumbs(Widget):
+    """The one line at the top naming the project and the path to this view.
+
+    When the line is too narrow the crumbs nearest the project give way to
+    "…" first: the last crumb (where the view is) is the one to keep.
+    """
 
     DEFAULT_CSS = """
     Breadcrumbs { height: 1; background: $panel; color: $text; padding: 0 1; }
     """
+
+    def __init__(self, project: str, crumbs: list[str]) -> None:
+        super().__init__()
+        self.project = project
+        self.crumbs = crumbs
+
+    def show(self, crumbs: list[str]) -> None:
+        self.crumbs = crumbs
+        self.refresh()
+
+    def line(self, width: int) -> Text:
+        """The crumbs fitted to *width* cells."""
+        crumbs = list(self.crumbs)
+        text = self._text(crumbs)
+        while text.cell_len > width and len(crumbs) > 1 and crumbs[:2] != ["…", crumbs[-1]]:
+            crumbs = ["…", *crumbs[2:]] if crumbs[0] == "…" else ["…", *crumbs[1:]]
+            text = self._text(crumbs)
+        text.truncate(max(width, 1), overflow="ellipsis")
+        return text
+
+    def _text(self, crumbs: list[str]) -> Text:
+        text = Text(no_wrap=True)
+        text.append("okstra ", style="bold")
+        text.append(visible(self.project), style="bold")
+        for part in crumbs:
+            text.append("  ›  ", style="dim")
+            text.append(visible(part))
+        return text
+
+    def render(self) -> Text:
+        return self.line(self.size.width)
 
 
 class ViewScreen(Screen[None]):
@@ -140,22 +175,12 @@ class ViewScreen(Screen[None]):
         return [self.VIEW_NAME.capitalize()]
 
     def breadcrumbs(self) -> Breadcrumbs:
-        return Breadcrumbs(self._crumb_text())
+        return Breadcrumbs(self.okstra.project.root.name, self.crumbs())
 
     def refresh_breadcrumbs(self) -> None:
         """Show the current crumbs (after the view was re-aimed at something else)."""
         for widget in self.query(Breadcrumbs):
-            widget.update(self._crumb_text())
-
-    def _crumb_text(self) -> Text:
-        # One line whatever the width: a long crumb is cut at its end rather than wrapped out of sight.
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append("okstra ", style="bold")
-        text.append(visible(self.okstra.project.root.name), style="bold")
-        for part in self.crumbs():
-            text.append("  ›  ", style="dim")
-            text.append(visible(part))
-        return text
+            widget.show(self.crumbs())
 
     def current_path(self) -> Path | None:
         """The file or folder that "copy path", "editor" and "pager" act on."""

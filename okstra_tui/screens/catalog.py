@@ -397,6 +397,7 @@ class CatalogScreen(ViewScreen):
                 value=self.filter_text,
                 id="filter",
                 placeholder="filter: words match key, group, type, status, title  (Esc clears)",
+                compact=True,  # one line: the rows keep the room, even on a 24-line terminal
             )
             await self.mount(bar, before=self.query_one("#catalog-summary"))
         bar.display = True

@@ -47,6 +47,28 @@ def unified(a: Path, b: Path, root: Path) -> str | LoadError:
     return "\n".join(lines) or "(no differences)"
 
 
+def _shared_start(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+def pair_label(left: str, right: str) -> str:
+    """Two names with what they share said once: ``report-001 ↔ 002.json`` for ``report-001.json``, ``report-002.json``.
+
+    The shared start and end are cut at a ``-``, ``_`` or ``.`` so that a number is never split.
+    """
+    if left == right:
+        return f"{left} ↔ {right}"
+    head = _shared_start(left, right)
+    start = max(head.rfind(c) for c in "-_.") + 1
+    tail = _shared_start(left[start:][::-1], right[start:][::-1])[::-1]
+    cut = min((i for i in (tail.find(c) for c in "-_.") if i >= 0), default=len(tail))
+    end = len(tail) - cut
+    return f"{left[: len(left) - end]} ↔ {right[start : len(right) - end]}{left[len(left) - end :]}"
+
+
 class DiffScreen(ViewScreen):
     """``D`` on two artifacts in the runs view lands here."""
 
@@ -70,7 +92,11 @@ class DiffScreen(ViewScreen):
         return Location(View.DIFF, self.task_root, self.left, partner=self.right)
 
     def crumbs(self) -> list[str]:
-        return [f"{self.task_root.parent.name}/{self.task_root.name}", f"diff {self.left.name} ↔ {self.right.name}"]
+        return [
+            f"{self.task_root.parent.name}/{self.task_root.name}",
+            "Diff",
+            pair_label(self.left.name, self.right.name),
+        ]
 
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()

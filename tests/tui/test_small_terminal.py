@@ -104,3 +104,20 @@ async def test_task_view_at_80x24_stacks_and_shows_the_whole_key_and_type(demo_r
         await pilot.resize_terminal(120, 40)
         await settle(pilot)
         assert not screen.has_class("-narrow")
+
+
+def test_breadcrumbs_keep_the_last_crumb() -> None:
+    from okstra_tui.screens.base import Breadcrumbs
+
+    crumbs = Breadcrumbs("shop", ["Catalog", "payments/retry-policy", "Runs"])
+    assert crumbs.line(200).plain == "okstra shop  ›  Catalog  ›  payments/retry-policy  ›  Runs"
+    assert crumbs.line(45).plain == "okstra shop  ›  …  ›  Runs"
+    long = Breadcrumbs("shop", ["payments/retry-policy", "a-very-long-file-name-that-does-not-fit.md"])
+    assert long.line(40).plain.startswith("okstra shop  ›  …  ›  a-very-long")
+
+
+def test_a_diff_names_its_pair_once() -> None:
+    from okstra_tui.screens.diff import pair_label
+
+    assert pair_label("report-001.data.json", "report-002.data.json") == "report-001 ↔ 002.data.json"
+    assert pair_label("a.json", "b.md") == "a.json ↔ b.md"
