@@ -83,6 +83,7 @@ def measure(tree: Path, repeat: int) -> dict[str, object]:
         kinds[item["kind"]] = kinds.get(item["kind"], 0) + 1
     summary = json.loads(check_out).get("summary", {})
     return {
+        "load": f"{os.getloadavg()[0]:.1f}",
         "inbox": min(inbox_times),
         "check": min(check_times),
         "start": min(start_times),
@@ -110,7 +111,9 @@ def table(result: dict[str, object], tasks: int, repeat: int) -> str:
             "",
             f"`python benchmarks/inbox.py --tasks {tasks}` on a demo tree of {tasks} tasks: both commands as fresh "
             f"processes, alternating, best of {repeat} (interpreter start included in both).",
-            f"Machine: {cpu}, {os.cpu_count()} cores (shared), Python {platform.python_version()}.",
+            f"Machine: {cpu}, {os.cpu_count()} cores (shared; load average {result['load']}), "
+            f"Python {platform.python_version()}. The machine's load moves every timing; the ratio of two",
+            "timings taken alternately in one run is what counts.",
             "",
             "| command | wall time | what it did |",
             "|---|---:|---|",
