@@ -83,12 +83,13 @@ def stat_text(path: str) -> tuple[str, int]:
     return _meta(st), max(st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _entry_meta(path: str, kind: str) -> tuple[Any, ...]:
+def _entry_meta(path: str, kind: str, st: os.stat_result | None = None) -> tuple[Any, ...]:
     """What the tree key holds of one entry: its own metadata and, for a symlink, its target and theirs."""
-    try:
-        st = os.lstat(path)
-    except OSError as exc:
-        return ("!", exc.errno)
+    if st is None:
+        try:
+            st = os.lstat(path)
+        except OSError as exc:
+            return ("!", exc.errno)
     meta: tuple[Any, ...] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
     if kind == "l":
         try:
@@ -135,13 +136,11 @@ def tree_key(folder: str) -> tuple[str, list[str], int, set[str]]:
             path = current + os.sep + name
             present.add(path)
             try:
-                mode = os.lstat(path).st_mode
+                st = os.lstat(path)
             except OSError:
                 continue  # gone since the listing: the folder's metadata has changed too
-            kind = _kind(mode)
-            meta = _entry_meta(path, kind)
-            if meta[0] == "!":
-                continue
+            kind = _kind(st.st_mode)
+            meta = _entry_meta(path, kind, st)
             shape.append(kind + path[prefix:])
             metas.append(meta)
             newest = max(newest, meta[2], meta[3])
