@@ -293,3 +293,22 @@ def test_since_falls_back_to_the_file_time(fresh_demo: Path) -> None:
     path.write_text(json.dumps(value), encoding="utf-8")
     (choice,) = _of(fresh_demo, "direction-choice")
     assert choice.since == "2026-11-30T08:00:00Z"
+
+
+def test_files_reached_through_a_symlink_out_of_the_store_count_for_nothing(fresh_demo: Path, tmp_path: Path) -> None:
+    """A sidecar or clarification-response.md pointing outside the project is not read."""
+    (fresh_demo / RETRY_SD).unlink()
+    outside = tmp_path / "outside.md"
+    outside.write_bytes((fresh_demo / OPT_SIDECAR).read_bytes())
+    (fresh_demo / OPT_SIDECAR).unlink()
+    (fresh_demo / OPT_SIDECAR).symlink_to(outside)
+    (choice,) = _of(fresh_demo, "direction-choice")
+    assert choice.detail == "sidecar-invalid"
+    assert _of(fresh_demo, "planning-prepare") == []
+
+    clar = fresh_demo / REFUND_CLAR
+    outside_clar = tmp_path / "clarification-response.md"
+    outside_clar.write_bytes(clar.read_bytes())
+    clar.unlink()
+    clar.symlink_to(outside_clar)
+    assert [d.detail for d in _of(fresh_demo, "clarification")] == ["attach-pending"]
