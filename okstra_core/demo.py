@@ -1431,29 +1431,82 @@ def _tpl_id(task_type: str) -> str:
     return f"zzbulktask-{task_type}"
 
 
-def _bulk_template(root: Path, task_type: str, clock: Clock) -> None:
+#: Templates that leave a decision open, by the task type they stand in for: every
+#: OPEN_BULK_EVERY-th bulk task of that type is one of them (design-prep items of the
+#: implementation-planning template are open in every planning task already).
+OPEN_BULK_TEMPLATES = {
+    "analysis": "analysis-open",  # clarification questions nobody answered
+    "option-selection": "option-selection-open",  # a comparison nobody chose from
+    "final-verification": "final-verification-open",  # a verdict awaiting approval
+}
+OPEN_BULK_EVERY = 5
+
+
+def _bulk_template_name(index: int) -> tuple[str, str]:
+    """The task type of bulk task *index* and the template it is cloned from."""
+    task_type = BULK_TYPES[index % len(BULK_TYPES)]
+    if (index // len(BULK_TYPES)) % OPEN_BULK_EVERY == OPEN_BULK_EVERY - 1 and task_type in OPEN_BULK_TEMPLATES:
+        return task_type, OPEN_BULK_TEMPLATES[task_type]
+    return task_type, task_type
+
+
+def _bulk_template(root: Path, task_type: str, clock: Clock, name: str | None = None) -> None:
+    name = name or task_type
     spec = TaskSpec(
         PROJECT_ID,
         TPL_GROUP,
-        _tpl_id(task_type),
+        _tpl_id(name),
         task_type,
         "feature",
-        f"Bulk {_tpl_id(task_type)}",
+        f"Bulk {_tpl_id(name)}",
         "Generated for scale.",
     )
     troot = create_task(root, spec, clock, point=False, catalog=False)
     stage = 1 if task_type == "implementation" else None
     workers = [ANALYSERS[0], WRITER] if task_type != "implementation" else [EXECUTOR, VERIFIER]
     run = _run(root, troot, task_type, workers, clock, stage=stage, rich_team=False)
-    deliverable = {
+    deliverables: dict[str, dict[str, Any]] = {
         "analysis": ANALYSIS_FINDINGS,
         "option-selection": _option_candidates("preselected-validation", "IO-001"),
         layout.IMPLEMENTATION_PLANNING: _plan(True),
         "implementation": {"implementationResults": {"stage": 1, "outcome": "passed"}},
         "final-verification": {"verificationVerdict": {"verdict": "pass"}},
-    }[task_type]
-    rep = _report(run, spec.title, "Generated.", deliverable, clock=clock)
-    _close(run, rep, clock, next_phase=None, next_status="terminal", rationale="done", catalog=False)
+    }
+    deliverable = _option_candidates("comparison") if name == "option-selection-open" else deliverables[task_type]
+    questions: list[dict[str, Any]] | None = None
+    if name == "analysis-open":
+        questions = [
+            {
+                "itemId": "CQ-001",
+                "question": "Is the retry budget per charge or per order?",
+                "options": ["charge", "order"],
+            },
+            {"itemId": "CQ-002", "question": "Which gateway logs may we keep, and for how long?"},
+        ]
+    rep = _report(run, spec.title, "Generated.", deliverable, clarification=questions, clock=clock)
+    if name == task_type:
+        _close(run, rep, clock, next_phase=None, next_status="terminal", rationale="done", catalog=False)
+    elif name == "final-verification-open":
+        _close(
+            run,
+            rep,
+            clock,
+            next_phase=None,
+            next_status="terminal",
+            rationale="verdict pass; closing the task needs sign-off",
+            awaiting=True,
+            catalog=False,
+        )
+    else:
+        _close(
+            run,
+            rep,
+            clock,
+            next_phase=task_type,
+            next_status="blocked",
+            rationale="waiting for a person",
+            catalog=False,
+        )
 
 
 def _read_tree(folder: Path) -> dict[str, bytes]:
@@ -1471,8 +1524,8 @@ def _read_tree(folder: Path) -> dict[str, bytes]:
     return out
 
 
-def _clone(root: Path, template: dict[str, bytes], task_type: str, group: str, task_id: str) -> int:
-    old_id, new_id = _tpl_id(task_type).encode(), task_id.encode()
+def _clone(root: Path, template: dict[str, bytes], name: str, group: str, task_id: str) -> int:
+    old_id, new_id = _tpl_id(name).encode(), task_id.encode()
     old_group, new_group = TPL_GROUP.encode(), group.encode()
     troot = layout.task_root(root, group, task_id)
     files: dict[Path, bytes] = {}
@@ -1506,14 +1559,15 @@ def _bulk_range(args: tuple[str, str, int, int]) -> list[dict[str, Any]]:
     root, scratch = Path(root_text), Path(scratch_text)
     templates = _TEMPLATES.get(scratch_text)
     if templates is None:
-        templates = {t: _read_tree(layout.task_root(scratch, TPL_GROUP, _tpl_id(t))) for t in BULK_TYPES}
+        names = [*BULK_TYPES, *OPEN_BULK_TEMPLATES.values()]
+        templates = {t: _read_tree(layout.task_root(scratch, TPL_GROUP, _tpl_id(t))) for t in names}
         _TEMPLATES.clear()
         _TEMPLATES[scratch_text] = templates
     entries = []
     for index in range(start, stop):
-        task_type = BULK_TYPES[index % len(BULK_TYPES)]
+        task_type, name = _bulk_template_name(index)
         group, task_id = f"bulk-{index % 50:02d}", f"task-{index:05d}"
-        _clone(root, templates[task_type], task_type, group, task_id)
+        _clone(root, templates[name], name, group, task_id)
         entries.append(
             dump(
                 tm.TaskCatalogEntry(
@@ -1541,6 +1595,8 @@ def _bulk(root: Path, count: int, jobs: int, progress: Progress | None = None, b
         with writes.relaxed_durability():
             for task_type in BULK_TYPES:
                 _bulk_template(scratch, task_type, clock)
+            for task_type, name in OPEN_BULK_TEMPLATES.items():
+                _bulk_template(scratch, task_type, clock, name)
         # Templates are written under the scratch root; their project-relative paths are the same in root.
         chunks = max(1, jobs * 4, count // BULK_RANGE_TASKS)
         size = max(1, (count + chunks - 1) // chunks)
