@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import operator
 import os
 import stat
 import sys
@@ -42,7 +43,7 @@ from .catalog import RULES_BY_ID
 from .findings import SEVERITIES, Finding
 
 #: Bumped whenever the file's layout changes; other values are ignored.
-CACHE_FORMAT: Final = 1
+CACHE_FORMAT: Final = 2
 
 #: Inputs changed this close to the run's start are not trusted to show a later change in their metadata.
 RACY_SECONDS: float = 2.0
@@ -118,8 +119,9 @@ def tree_key(folder: str) -> tuple[str, list[str], int, set[str]]:
     folders and what is below them.
     """
     shape: list[str] = ["d"]
-    metas: list[tuple[Any, ...]] = [_entry_meta(folder, "d")]
-    first = metas[0]
+    first = _entry_meta(folder, "d")
+    plains: list[tuple[Any, ...]] = []
+    links: list[tuple[Any, ...]] = []
     newest = max(first[2], first[3]) if first[0] != "!" else 0
     covered: set[str] = {folder}
     present: set[str] = set()
@@ -142,7 +144,7 @@ def tree_key(folder: str) -> tuple[str, list[str], int, set[str]]:
             kind = _kind(st.st_mode)
             meta = _entry_meta(path, kind, st)
             shape.append(kind + path[prefix:])
-            metas.append(meta)
+            (links if kind == "l" else plains).append(meta)
             newest = max(newest, meta[2], meta[3])
             if kind == "d":
                 stack.append(path)
@@ -158,41 +160,43 @@ def tree_key(folder: str) -> tuple[str, list[str], int, set[str]]:
                     pass
             else:
                 covered.add(path)
-    return _digest(metas), shape, newest, _Covered(covered, present)
+    return _digest(first, plains, links), shape, newest, _Covered(covered, present)
 
 
-def tree_holds(folder: str, shape: list[str], key: str) -> bool:
-    """Whether the entries of *shape* under *folder* still give *key* (``lstat`` only, no listing)."""
-    # The common case (plain entries) inlined: this loop runs once per file of the store.
+#: An entry's metadata as the tree key holds it, read off an ``lstat`` result.
+_PLAIN_META = operator.attrgetter("st_mode", "st_size", "st_mtime_ns", "st_ctime_ns", "st_ino", "st_dev")
+
+
+def split_shape(shape: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A shape's relative paths without their kind letters: (folders and files, symlinks)."""
+    return tuple(item[1:] for item in shape[1:] if item[0] != "l"), tuple(item[1:] for item in shape if item[0] == "l")
+
+
+def tree_holds(
+    folder: str, shape: list[str], key: str, split: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+) -> bool:
+    """Whether the entries of *shape* under *folder* still give *key* (``lstat`` only, no listing).
+
+    *split* is :func:`split_shape` of *shape*, computed once for every task sharing it.
+    """
+    plain_rels, link_rels = split if split is not None else split_shape(shape)
     base = folder + os.sep
-    lstat = os.lstat
-    metas: list[tuple[Any, ...]] = [_entry_meta(folder, shape[0][0])]
-    plain = len(metas[0]) == 6
-    append = metas.append
     try:
-        for item in shape[1:]:
-            if item[0] == "l":
-                append(_entry_meta(base + item[1:], "l"))
-                plain = False
-                continue
-            st = lstat(base + item[1:])
-            append((st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev))
+        # Once per file of the store: the loop runs in C (map), not in Python bytecode.
+        plains = list(map(_PLAIN_META, map(os.lstat, map(base.__add__, plain_rels))))
     except OSError:
         return False  # an entry of the shape is gone: the folder holding it has changed too
-    return _digest(metas, plain) == key
+    links = [_entry_meta(base + rel, "l") for rel in link_rels]
+    return _digest(_entry_meta(folder, "d"), plains, links) == key
 
 
-def _digest(metas: list[tuple[Any, ...]], plain: bool | None = None) -> str:
-    """The key of some entries' metadata; *plain* says they are all six numbers (no symlink, no error)."""
-    if plain is None:
-        plain = all(len(m) == 6 for m in metas)
-    # Numbers only: Python's tuple hash of ints is the same in every process of one Python build (the
-    # cache is keyed by the build), and much cheaper than rendering them.
-    return f"h{hash(tuple(metas)):x}" if plain else _sha(metas)
-
-
-def _sha(metas: list[tuple[Any, ...]]) -> str:
-    return hashlib.sha256(repr(metas).encode(errors="surrogateescape")).hexdigest()
+def _digest(first: tuple[Any, ...], plains: list[tuple[Any, ...]], links: list[tuple[Any, ...]]) -> str:
+    """The key of a tree's metadata: its folder's, its plain entries' and its symlinks', each in shape order."""
+    if len(first) == 6 and not links:
+        # Numbers only: Python's tuple hash of ints is the same in every process of one Python build (the
+        # cache is keyed by the build), and much cheaper than rendering them.
+        return f"h{hash((first, tuple(plains))):x}"
+    return hashlib.sha256(repr((first, plains, links)).encode(errors="surrogateescape")).hexdigest()
 
 
 class _Covered(set[str]):
@@ -305,12 +309,14 @@ class CheckCache:
         shapes = data.get("shapes")
         if not isinstance(shapes, list):
             return {}
-        usable = [_valid_shape(shape) for shape in shapes]  # checked once, not once per task
+        # Checked and split once, not once per task.
+        splits = [split_shape(shape) if _valid_shape(shape) else None for shape in shapes]
         out: dict[str, Record] = {}
         for rel, rec in data["tasks"].items():
             index = rec.get("shape") if isinstance(rec, dict) else None
-            if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(shapes) and usable[index]:
+            if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(shapes) and splits[index]:
                 rec["shape"] = shapes[index]  # shared by every task of the same shape
+                rec["split"] = splits[index]
                 if isinstance(rel, str) and _valid_record(rec):
                     out[rel] = rec
         return out
@@ -322,7 +328,7 @@ class CheckCache:
         tasks: dict[str, Record] = {}
         for rel, rec in records.items():
             index = shapes.setdefault(tuple(rec["shape"]), len(shapes))
-            tasks[rel] = {**rec, "shape": index}
+            tasks[rel] = {k: v for k, v in rec.items() if k != "split"} | {"shape": index}
         data = {"format": CACHE_FORMAT, "checker": checker_fingerprint(), "root": root, "home": home}
         data["shapes"] = [list(shape) for shape in shapes]
         data["tasks"] = tasks

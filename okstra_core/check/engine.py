@@ -32,41 +32,40 @@ class CheckError(OkstraError):
 # ------------------------------------------------------------------ the run
 
 
-#: One task's outcome: (folder, findings or None when the cached ones stand, files read, record to cache or None).
-TaskResult = tuple[str, list[Finding] | None, int, dict[str, Any] | None]
+#: One task checked: (folder, findings, files read, record to cache or None).
+TaskResult = tuple[str, list[Finding], int, dict[str, Any] | None]
+
+
+def _entry_key(entry: Any) -> str:
+    """What the task's rules take from its catalog entry, as a key."""
+    return hashlib.sha256(entry.model_dump_json().encode() if entry is not None else b"").hexdigest()
+
+
+def _reusable(root: str, rel: str, entry: Any, old: dict[str, Any] | None) -> bool:
+    """Whether a task's cached record still holds: the same catalog entry, tree and outside reads."""
+    return (
+        old is not None
+        and old["entry"] == _entry_key(entry)
+        and cache.tree_holds(os.path.join(root, rel), old["shape"], old["key"], old.get("split"))
+        and cache.deps_hold(old["deps"])
+    )
 
 
 def _task_chunk(
-    root: str,
-    home: str | None,
-    tasks: list[tuple[str, Any]],
-    previous: dict[str, dict[str, Any]] | None = None,
-    racy_after: int = 0,
+    root: str, home: str | None, tasks: list[tuple[str, Any]], caching: bool = False, racy_after: int = 0
 ) -> list[TaskResult]:
     """Worker entry point: check some tasks, return each one's findings and file count.
 
-    With *previous* (the cache's records of these tasks, possibly none), a task
-    whose key still holds is not checked (its findings are None: the caller has
-    them); the others come back with a record to cache unless one of their
-    inputs changed after *racy_after* (nanoseconds since the epoch).
+    With *caching*, each task also comes back with a record for the cache,
+    unless one of its inputs changed after *racy_after* (nanoseconds since the
+    epoch).
     """
     out: list[TaskResult] = []
     root_path = Path(root)
     home_path = Path(home) if home else None
     for rel, entry in tasks:
         task_root = root_path / rel
-        entry_key = ""
-        if previous is not None:
-            entry_key = hashlib.sha256(entry.model_dump_json().encode() if entry is not None else b"").hexdigest()
-            old = previous.get(rel)
-            if (
-                old is not None
-                and old["entry"] == entry_key
-                and cache.tree_holds(str(task_root), old["shape"], old["key"])
-                and cache.deps_hold(old["deps"])
-            ):
-                out.append((rel, None, 0, None))
-                continue
+        if caching:
             key, shape, newest, covered = cache.tree_key(str(task_root))
         # The project unit listed every folder from the root down to the task as a usable
         # directory; the task's unit trusts that instead of listing (and re-reporting) them again.
@@ -75,13 +74,13 @@ def _task_chunk(
         unit = Unit(root_path, home_path, known)
         task_rules.check_task(unit, task_root, entry)
         record: dict[str, Any] | None = None
-        if previous is not None:
+        if caching:
             deps, newest_dep = cache.deps_of(unit.touched(), covered)
             if max(newest, newest_dep) < racy_after:
                 record = {
                     "key": key,
                     "shape": shape,
-                    "entry": entry_key,
+                    "entry": _entry_key(entry),
                     "deps": deps,
                     "findings": cache.encode_findings(unit.findings),
                     "files": len(unit.files),
@@ -199,35 +198,48 @@ def run_check(
     records: dict[str, dict[str, Any]] = {}
     done = 0
 
+    def step(count: int) -> None:
+        nonlocal done
+        done += count
+        if progress is not None:
+            progress(done, len(tasks))
+
     def collect(results: list[TaskResult]) -> None:
-        nonlocal files, done
+        nonlocal files
         for rel, found, n, record in results:
-            if found is None:
-                assert previous is not None and check_cache is not None
-                old = previous[rel]
-                findings.extend(cache.decode_findings(old["findings"]))
-                files += old["files"]
-                records[rel] = old
-                check_cache.hits += 1
-                continue
             findings.extend(found)
             files += n
             if check_cache is not None:
                 check_cache.misses += 1
             if record is not None:
                 records[rel] = record
-        done += len(results)
-        if progress is not None:
-            progress(done, len(tasks))
+        step(len(results))
 
-    def work(chunk: list[tuple[str, Any]]) -> tuple[Any, ...]:
-        mine = None if previous is None else {rel: previous[rel] for rel, _ in chunk if rel in previous}
-        return (str(root), home_text, chunk, mine, racy_after)
-
-    chunks = _chunks(tasks, CHUNK_TASKS)
     if progress is not None:
         progress(0, len(tasks))
-    _run_chunks(chunks, work, collect, jobs if len(tasks) >= PARALLEL_MIN_TASKS else 1)
+    pending = tasks
+    if previous is not None and check_cache is not None:
+        # Reuse is confirmed here (lstat calls only); workers are started only for the tasks to check.
+        pending = []
+        reused = 0
+        for rel, entry in tasks:
+            old = previous.get(rel)
+            if old is None or not _reusable(str(root), rel, entry, old):
+                pending.append((rel, entry))
+                continue
+            findings.extend(cache.decode_findings(old["findings"]))
+            files += old["files"]
+            records[rel] = old
+            check_cache.hits += 1
+            reused += 1
+            if reused % CHUNK_TASKS == 0:
+                step(CHUNK_TASKS)
+        step(reused % CHUNK_TASKS)
+
+    def work(chunk: list[tuple[str, Any]]) -> tuple[Any, ...]:
+        return (str(root), home_text, chunk, check_cache is not None, racy_after)
+
+    _run_chunks(_chunks(pending, CHUNK_TASKS), work, collect, jobs if len(pending) >= PARALLEL_MIN_TASKS else 1)
     if check_cache is not None and (check_cache.misses or records.keys() != (previous or {}).keys()):
         check_cache.save(str(root), home_text, records)
     return CheckReport(root=str(root), findings=_kept(findings, selected, ignored), files=files)
