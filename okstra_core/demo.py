@@ -260,6 +260,119 @@ def _plan(assess: bool, variant: int = 1) -> dict[str, Any]:
 # ---------------------------------------------------------------- lifecycle
 
 
+_PREAMBLES = {
+    "lead": "",
+    "analysis": "templates/worker-prompt-preamble.md",
+    "implementation": "templates/implementation-worker-preamble.md",
+    "report-writing": "templates/report-writer-prompt-preamble.md",
+}
+
+_IDENTITY_FIELDS = ("participant_ref", "role_execution_ref", "invocation_ref", "attempt", "execution_label")
+
+
+def _publish_prompts(run: Run, workers: list[WorkerSpec], clock: Clock, instruction_rel: str) -> None:
+    """Publish every participant's prompt, each followed by its transcript log."""
+    for assignment in run.manifest.invocation_assignments:
+        role = (
+            "lead"
+            if assignment.worker_id == "lead"
+            else next(w.role for w in workers if w.worker_id == assignment.worker_id)
+        )
+        preamble = _PREAMBLES.get(assignment.audience, "")
+        body = (
+            f"# {assignment.worker_id} prompt for {run.task_key}\n\n"
+            f"**Worker Preamble Path:** {preamble or 'n/a'}\n"
+            f"**Worker Error Contract Path:** templates/worker-error-contract.md\n\n"
+            f"Task type: {run.task_type}{f' (stage {run.stage})' if run.stage else ''}\n"
+            f"Read {instruction_rel} first, then report findings with evidence.\n"
+        )
+        published = prompts.publish_prompt(
+            run.project_root,
+            run.manifest_path,
+            assignment.assignment_ref,
+            body,
+            duty_id=role,
+            instruction_rel=instruction_rel,
+            clock=clock,
+        )
+        transcript = "".join(f"[{iso(clock.now())}] {assignment.worker_id}: step {i} done\n" for i in range(1, 4))
+        log = published.prompt.with_name(names.log_name_for(published.prompt.name))
+        writes.create_only(run.project_root, log, transcript.encode())
+
+
+def _dispatch(
+    run: Run, worker: WorkerSpec, index: int, inv: InvocationAssignment, clock: Clock, v2: bool, rich_team: bool
+) -> str:
+    """Record the worker's dispatch (re-sent once for the first worker of a rich team); return its id."""
+    ident = {k: getattr(inv, k) for k in _IDENTITY_FIELDS} if v2 else {}
+    dispatch_id = f"d-{run.task_type}-{worker.worker_id}"
+    if worker.role == "report-writer":
+        agent = AgentDispatch(
+            dispatch_id=dispatch_id,
+            worker_id=worker.worker_id,
+            invocation_id=inv.invocation_id,
+            prompt_path=inv.prompt_path,
+            dispatched_at=iso(clock.now()),
+            status="completed",
+            **ident,
+        )
+        teamstate.upsert_agent_dispatch(run.project_root, run.team_state_path, agent)
+        return dispatch_id
+    row = WorkerDispatch(
+        dispatch_id=dispatch_id,
+        worker_id=worker.worker_id,
+        invocation_id=inv.invocation_id,
+        session_id=f"sess-{index:02d}a" if worker.provider != "antigravity" else "",
+        pane_id=f"%{index}",
+        prompt_path=inv.prompt_path,
+        dispatched_at=iso(clock.now()),
+        status="in-progress",
+        **ident,
+    )
+    teamstate.upsert_worker_dispatch(run.project_root, run.team_state_path, row)
+    if rich_team and index == 1:
+        # The first worker's dispatch is re-sent: its row is replaced in place, pane and all.
+        resent = {
+            "session_id": f"sess-{index:02d}b",
+            "pane_id": f"%{index + 10}",
+            "dispatched_at": iso(clock.now()),
+            "status": "completed",
+        }
+        teamstate.upsert_worker_dispatch(run.project_root, run.team_state_path, row.model_copy(update=resent))
+    return dispatch_id
+
+
+def _write_results(run: Run, worker: WorkerSpec, seq: int, instruction_rel: str) -> Path:
+    """The worker's result and reading-confirmation audit; returns the result."""
+    folder = run.run_dir / "worker-results"
+    result = folder / names.build("worker-result", task_type=run.task_type, seq=seq, worker_id=worker.worker_id)
+    audit = folder / names.build("worker-audit", task_type=run.task_type, seq=seq, worker_id=worker.worker_id)
+    text = f"# {worker.worker_id} result\n\nStatus: completed\n\nSee the final report.\n"
+    writes.create_only(run.project_root, result, text.encode())
+    writes.create_only(run.project_root, audit, f"# Reading confirmation\n\n- {instruction_rel}: read\n".encode())
+    return result
+
+
+def _probe_rows(run: Run, clock: Clock, v2: bool) -> None:
+    """A probe launch without a dispatch id has no key to collapse on: such rows stack."""
+    ident = (
+        {
+            "participant_ref": "participant:probe",
+            "role_execution_ref": "role:probe:0",
+            "invocation_ref": "invocation:probe",
+            "attempt": 1,
+            "execution_label": "probe",
+        }
+        if v2
+        else {}
+    )
+    for _ in range(2):
+        row = WorkerDispatch(
+            worker_id="probe", session_id="", dispatched_at=iso(clock.now()), status="not-run", **ident
+        )
+        teamstate.upsert_worker_dispatch(run.project_root, run.team_state_path, row)
+
+
 def _run(
     project_root: Path,
     task_root: Path,
@@ -276,141 +389,18 @@ def _run(
     run = prepare_run(
         project_root, task_root, task_type, stage=stage, workers=workers, clock=clock, v2=v2, fix_cycle_id=fix_cycle_id
     )
-    iset = layout.instruction_set_dir(task_root)
-    instruction_rel = layout.rel(iset / "analysis-packet.md", project_root)
-    for assignment in run.manifest.invocation_assignments:
-        role = (
-            "lead"
-            if assignment.worker_id == "lead"
-            else next(w.role for w in workers if w.worker_id == assignment.worker_id)
-        )
-        preamble = {
-            "lead": "",
-            "analysis": "templates/worker-prompt-preamble.md",
-            "implementation": "templates/implementation-worker-preamble.md",
-            "report-writing": "templates/report-writer-prompt-preamble.md",
-        }.get(assignment.audience, "")
-        body = (
-            f"# {assignment.worker_id} prompt for {run.task_key}\n\n"
-            f"**Worker Preamble Path:** {preamble or 'n/a'}\n"
-            f"**Worker Error Contract Path:** templates/worker-error-contract.md\n\n"
-            f"Task type: {task_type}{f' (stage {stage})' if stage else ''}\n"
-            f"Read {instruction_rel} first, then report findings with evidence.\n"
-        )
-        published = prompts.publish_prompt(
-            project_root,
-            run.manifest_path,
-            assignment.assignment_ref,
-            body,
-            duty_id=role,
-            instruction_rel=instruction_rel,
-            clock=clock,
-        )
-        transcript = "".join(f"[{iso(clock.now())}] {assignment.worker_id}: step {i} done\n" for i in range(1, 4))
-        writes.create_only(
-            project_root, published.prompt.with_name(names.log_name_for(published.prompt.name)), transcript.encode()
-        )
-    ts = run.team_state_path
-    wseq = run.seqs("worker-results")
+    instruction_rel = layout.rel(layout.instruction_set_dir(task_root) / "analysis-packet.md", project_root)
+    _publish_prompts(run, workers, clock, instruction_rel)
+    result_seq = run.seqs("worker-results")
     for index, worker in enumerate(workers, start=1):
         inv = next(a for a in run.manifest.invocation_assignments if a.worker_id == worker.worker_id)
-        ident = (
-            {
-                k: getattr(inv, a)
-                for k, a in (
-                    ("participant_ref", "participant_ref"),
-                    ("role_execution_ref", "role_execution_ref"),
-                    ("invocation_ref", "invocation_ref"),
-                    ("attempt", "attempt"),
-                    ("execution_label", "execution_label"),
-                )
-            }
-            if v2
-            else {}
+        dispatch_id = _dispatch(run, worker, index, inv, clock, v2, rich_team)
+        result = _write_results(run, worker, result_seq, instruction_rel)
+        teamstate.link_result(
+            project_root, run.team_state_path, run.manifest, dispatch_id, run.rel(result), iso(clock.now())
         )
-        dispatch_id = f"d-{task_type}-{worker.worker_id}"
-        if worker.role == "report-writer":
-            teamstate.upsert_agent_dispatch(
-                project_root,
-                ts,
-                AgentDispatch(
-                    dispatch_id=dispatch_id,
-                    worker_id=worker.worker_id,
-                    invocation_id=inv.invocation_id,
-                    prompt_path=inv.prompt_path,
-                    dispatched_at=iso(clock.now()),
-                    status="completed",
-                    **ident,
-                ),
-            )
-        else:
-            row = WorkerDispatch(
-                dispatch_id=dispatch_id,
-                worker_id=worker.worker_id,
-                invocation_id=inv.invocation_id,
-                session_id=f"sess-{index:02d}a" if worker.provider != "antigravity" else "",
-                pane_id=f"%{index}",
-                prompt_path=inv.prompt_path,
-                dispatched_at=iso(clock.now()),
-                status="in-progress",
-                **ident,
-            )
-            teamstate.upsert_worker_dispatch(project_root, ts, row)
-            if rich_team and index == 1:
-                # The first worker's dispatch is re-sent: its row is replaced in place, pane and all.
-                teamstate.upsert_worker_dispatch(
-                    project_root,
-                    ts,
-                    row.model_copy(
-                        update={
-                            "session_id": f"sess-{index:02d}b",
-                            "pane_id": f"%{index + 10}",
-                            "dispatched_at": iso(clock.now()),
-                            "status": "completed",
-                        }
-                    ),
-                )
-        result = (
-            run.run_dir
-            / "worker-results"
-            / names.build("worker-result", task_type=task_type, seq=wseq, worker_id=worker.worker_id)
-        )
-        audit = (
-            run.run_dir
-            / "worker-results"
-            / names.build("worker-audit", task_type=task_type, seq=wseq, worker_id=worker.worker_id)
-        )
-        writes.create_only(
-            project_root,
-            result,
-            f"# {worker.worker_id} result\n\nStatus: completed\n\nSee the final report.\n".encode(),
-        )
-        writes.create_only(project_root, audit, f"# Reading confirmation\n\n- {instruction_rel}: read\n".encode())
-        teamstate.link_result(project_root, ts, run.manifest, dispatch_id, run.rel(result), iso(clock.now()))
     if rich_team:
-        # A probe launch without a dispatch id has no key to collapse on: such rows stack.
-        for _ in range(2):
-            teamstate.upsert_worker_dispatch(
-                project_root,
-                ts,
-                WorkerDispatch(
-                    worker_id="probe",
-                    session_id="",
-                    dispatched_at=iso(clock.now()),
-                    status="not-run",
-                    **(
-                        {
-                            "participant_ref": "participant:probe",
-                            "role_execution_ref": "role:probe:0",
-                            "invocation_ref": "invocation:probe",
-                            "attempt": 1,
-                            "execution_label": "probe",
-                        }
-                        if v2
-                        else {}
-                    ),
-                ),
-            )
+        _probe_rows(run, clock, v2)
     return run
 
 
@@ -442,12 +432,9 @@ def _close(
     )
 
 
-def _convergence(run: Run, clock: Clock) -> None:
-    """Round 0 groups, two reverify rounds with plans, prompts and votes, then the terminal final."""
-    root = run.project_root
-    seq = run.seqs("state")
-    roster = [w.worker_id for w in ANALYSERS]
-    groups = ConvergenceGroups(
+def _demo_groups(run: Run, roster: list[str]) -> ConvergenceGroups:
+    """Round 0: three finding groups over the analysers' findings."""
+    return ConvergenceGroups(
         schema_version="1.2",
         task_key=run.task_key,
         run_date_time_segment=run.segment,
@@ -482,59 +469,74 @@ def _convergence(run: Run, clock: Clock) -> None:
             ),
         ],
     )
-    convergence.write_groups(root, run.run_dir, run.task_type, seq, groups)
+
+
+_VOTES_BY_ROUND: dict[int, dict[str, dict[str, str]]] = {
+    1: {
+        "claude-analyser": {"G-001": "agree", "G-002": "agree", "G-003": "disagree"},
+        "codex-analyser": {"G-001": "agree", "G-002": "abstain", "G-003": "agree"},
+        "gemini-analyser": {"G-001": "agree", "G-002": "agree", "G-003": "abstain"},
+    },
+    2: {
+        "claude-analyser": {"G-003": "disagree"},
+        "codex-analyser": {"G-003": "disagree"},
+        "gemini-analyser": {"G-003": "abstain"},
+    },
+}
+
+
+def _convergence_round(
+    run: Run, seq: int, prompt_seq: int, roster: list[str], rnd: int, votes: dict[str, dict[str, str]], clock: Clock
+) -> None:
+    """One reverify round: a prompt and transcript per analyser, the round plan, then the parsed votes."""
+    root = run.project_root
+    dispatches = []
+    for analyser, ballot in votes.items():
+        prompt = (
+            run.run_dir
+            / "prompts"
+            / names.build("reverify-prompt", task_type=run.task_type, seq=prompt_seq, worker_id=analyser, round=rnd)
+        )
+        writes.create_only(root, prompt, f"# Reverify round {rnd}\n\nVote on: {', '.join(ballot)}\n".encode())
+        writes.create_only(
+            root, prompt.with_name(names.log_name_for(prompt.name)), f"[{iso(clock.now())}] votes cast\n".encode()
+        )
+        dispatches.append(PlannedDispatch(analyser_id=analyser, group_ids=list(ballot), prompt_path=run.rel(prompt)))
+    convergence.write_round_plan(
+        root,
+        run.run_dir,
+        run.task_type,
+        seq,
+        RoundPlan(
+            schema_version="1.2", run_date_time_segment=run.segment, round=rnd, roster=roster, dispatches=dispatches
+        ),
+    )
+    results = RoundResults(
+        schema_version="1.2",
+        run_date_time_segment=run.segment,
+        round=rnd,
+        outcomes=[
+            AdapterOutcome(
+                analyser_id=a,
+                status="completed",
+                votes=[ParsedVote(group_id=g, vote=v, rationale=f"round {rnd} review") for g, v in b.items()],
+            )
+            for a, b in votes.items()
+        ],
+    )
+    convergence.write_round_results(root, run.run_dir, run.task_type, seq, results, roster)
+
+
+def _convergence(run: Run, clock: Clock) -> None:
+    """Round 0 groups, two reverify rounds with plans, prompts and votes, then the terminal final."""
+    root = run.project_root
+    seq = run.seqs("state")
+    roster = [w.worker_id for w in ANALYSERS]
+    convergence.write_groups(root, run.run_dir, run.task_type, seq, _demo_groups(run, roster))
     convergence.seed_work(root, run.run_dir, run.task_type, seq, clock=clock)
-    votes_by_round = {
-        1: {
-            "claude-analyser": {"G-001": "agree", "G-002": "agree", "G-003": "disagree"},
-            "codex-analyser": {"G-001": "agree", "G-002": "abstain", "G-003": "agree"},
-            "gemini-analyser": {"G-001": "agree", "G-002": "agree", "G-003": "abstain"},
-        },
-        2: {
-            "claude-analyser": {"G-003": "disagree"},
-            "codex-analyser": {"G-003": "disagree"},
-            "gemini-analyser": {"G-003": "abstain"},
-        },
-    }
-    pseq = run.seqs("prompts")
-    for rnd, votes in votes_by_round.items():
-        dispatches = []
-        for analyser, ballot in votes.items():
-            prompt = (
-                run.run_dir
-                / "prompts"
-                / names.build("reverify-prompt", task_type=run.task_type, seq=pseq, worker_id=analyser, round=rnd)
-            )
-            writes.create_only(root, prompt, f"# Reverify round {rnd}\n\nVote on: {', '.join(ballot)}\n".encode())
-            writes.create_only(
-                root, prompt.with_name(names.log_name_for(prompt.name)), f"[{iso(clock.now())}] votes cast\n".encode()
-            )
-            dispatches.append(
-                PlannedDispatch(analyser_id=analyser, group_ids=list(ballot), prompt_path=run.rel(prompt))
-            )
-        convergence.write_round_plan(
-            root,
-            run.run_dir,
-            run.task_type,
-            seq,
-            RoundPlan(
-                schema_version="1.2", run_date_time_segment=run.segment, round=rnd, roster=roster, dispatches=dispatches
-            ),
-        )
-        results = RoundResults(
-            schema_version="1.2",
-            run_date_time_segment=run.segment,
-            round=rnd,
-            outcomes=[
-                AdapterOutcome(
-                    analyser_id=a,
-                    status="completed",
-                    votes=[ParsedVote(group_id=g, vote=v, rationale=f"round {rnd} review") for g, v in b.items()],
-                )
-                for a, b in votes.items()
-            ],
-        )
-        convergence.write_round_results(root, run.run_dir, run.task_type, seq, results, roster)
+    prompt_seq = run.seqs("prompts")
+    for rnd, votes in _VOTES_BY_ROUND.items():
+        _convergence_round(run, seq, prompt_seq, roster, rnd, votes, clock)
     convergence.finalize(root, run.run_dir, run.task_type, seq, "converged", clock)
 
 
@@ -553,6 +555,15 @@ def _task_retry_policy(root: Path, clock: Clock) -> None:
         "Customers were charged twice when the gateway timed out. Find why and fix it.",
     )
     troot = create_task(root, spec, clock)
+    _retry_analyses(root, troot, clock)
+    selected_direction = _retry_direction(root, troot, spec, clock)
+    plan = _retry_planning(root, troot, spec, selected_direction, clock)
+    _retry_stages(root, troot, plan, clock)
+    _retry_final_verification(root, troot, clock)
+
+
+def _retry_analyses(root: Path, troot: Path, clock: Clock) -> None:
+    """An analysis with convergence and an error log, then its rerun in the same run dir."""
     first = _run(root, troot, "analysis", [*ANALYSERS, WRITER], clock)
     _convergence(first, clock)
     r1 = _report(
@@ -606,6 +617,10 @@ def _task_retry_policy(root: Path, clock: Clock) -> None:
         clock=clock,
     )
     _close(second, r2, clock, next_phase="option-selection", rationale="findings confirmed")
+
+
+def _retry_direction(root: Path, troot: Path, spec: TaskSpec, clock: Clock) -> str:
+    """The option comparison, the recorded choice and the selected-direction snapshot (returned, project-relative)."""
     opt = _run(root, troot, "option-selection", [*ANALYSERS[:2], WRITER], clock)
     r3 = _report(
         opt, "How to make retries safe", "Three options compared.", _option_candidates("comparison"), clock=clock
@@ -626,6 +641,11 @@ def _task_retry_policy(root: Path, clock: Clock) -> None:
     assert task is not None
     sd = direction.planning_prepare(root, task, clock)
     sd_rel = layout.rel(sd, root)
+    return sd_rel
+
+
+def _retry_planning(root: Path, troot: Path, spec: TaskSpec, sd_rel: str, clock: Clock) -> Path:
+    """Two planning runs with design-prep answers, a stale one and a duplicate revision; returns the approved plan."""
     plan1 = _run(root, troot, layout.IMPLEMENTATION_PLANNING, [ANALYSERS[0], WRITER], clock)
     p1 = _report(
         plan1,
@@ -688,7 +708,12 @@ def _task_retry_policy(root: Path, clock: Clock) -> None:
         confirmed_by="alice",
         clock=clock,
     )
-    plan_rel = layout.rel(p2, root)
+    return p2
+
+
+def _retry_stages(root: Path, troot: Path, plan: Path, clock: Clock) -> None:
+    """Implementation stages 1-3, each carrying its evidence and consuming the approved plan."""
+    plan_rel = layout.rel(plan, root)
     for stage in (1, 2, 3):
         impl = _run(root, troot, "implementation", [EXECUTOR, VERIFIER], clock, stage=stage)
         rep = _report(
@@ -715,6 +740,9 @@ def _task_retry_policy(root: Path, clock: Clock) -> None:
             rationale=f"stage {stage} passed",
             phase_outcome={"implementation": "completed"} if stage == 3 else None,
         )
+
+
+def _retry_final_verification(root: Path, troot: Path, clock: Clock) -> None:
     fv = _run(root, troot, "final-verification", [VERIFIER, WRITER], clock)
     rep = _report(
         fv,
