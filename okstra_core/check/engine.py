@@ -153,6 +153,37 @@ def _run_chunks(
             collect(fut.result())
 
 
+def _reuse_cached(
+    root: Path,
+    tasks: list[tuple[str, Any]],
+    previous: dict[str, dict[str, Any]],
+    check_cache: CheckCache,
+    findings: list[Finding],
+    records: dict[str, dict[str, Any]],
+    step: Callable[[int], None],
+) -> tuple[list[tuple[str, Any]], int]:
+    """Take the cached findings of every unchanged task; return the tasks still to check and the files reused.
+
+    Reuse is confirmed here (lstat calls only); workers are started only for the tasks to check.
+    """
+    pending = []
+    reused = files = 0
+    for rel, entry in tasks:
+        old = previous.get(rel)
+        if old is None or not _reusable(str(root), rel, entry, old):
+            pending.append((rel, entry))
+            continue
+        findings.extend(cache.decode_findings(old["findings"]))
+        files += old["files"]
+        records[rel] = old
+        check_cache.hits += 1
+        reused += 1
+        if reused % CHUNK_TASKS == 0:
+            step(CHUNK_TASKS)
+    step(reused % CHUNK_TASKS)
+    return pending, files
+
+
 def run_check(
     project_root: Path,
     *,
@@ -219,22 +250,8 @@ def run_check(
         progress(0, len(tasks))
     pending = tasks
     if previous is not None and check_cache is not None:
-        # Reuse is confirmed here (lstat calls only); workers are started only for the tasks to check.
-        pending = []
-        reused = 0
-        for rel, entry in tasks:
-            old = previous.get(rel)
-            if old is None or not _reusable(str(root), rel, entry, old):
-                pending.append((rel, entry))
-                continue
-            findings.extend(cache.decode_findings(old["findings"]))
-            files += old["files"]
-            records[rel] = old
-            check_cache.hits += 1
-            reused += 1
-            if reused % CHUNK_TASKS == 0:
-                step(CHUNK_TASKS)
-        step(reused % CHUNK_TASKS)
+        pending, reused_files = _reuse_cached(root, tasks, previous, check_cache, findings, records, step)
+        files += reused_files
 
     def work(chunk: list[tuple[str, Any]]) -> tuple[Any, ...]:
         return (str(root), home_text, chunk, check_cache is not None, racy_after)
