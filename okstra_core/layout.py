@@ -311,7 +311,7 @@ def allocate_seq(run_directory: Path, category: str) -> int:
     candidate = _seqs_in_use(folder) + 1
     while True:
         try:
-            fd = os.open(claims / format_seq(candidate), os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o644)
+            fd = os.open(claims / format_seq(candidate), os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o666)
         except FileExistsError:
             candidate += 1
             continue

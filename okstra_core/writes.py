@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import contextvars
 import enum
+import errno
 import json
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -171,8 +172,27 @@ def _read_regular(path: Path) -> bytes | None:
         os.close(fd)
 
 
+#: Mode asked of every created file: the kernel applies the caller's umask, as for an ordinary ``open()``.
+CREATE_MODE = 0o666
+
+
+def _create_temp(final: Path) -> tuple[int, str]:
+    """A new private temp file beside *final* (exclusive create, mode :data:`CREATE_MODE` under the umask).
+
+    Unlike ``mkstemp`` (always 0600), the file gets the mode the published
+    artifact should have, so a store shared with a team stays readable.
+    """
+    for _ in range(100):
+        name = os.path.join(final.parent, f"{TEMP_PREFIX}{final.name}.{secrets.token_hex(6)}")
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, CREATE_MODE), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temp file name", str(final.parent))
+
+
 def _temp_beside(final: Path, data: bytes) -> Path:
-    fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX + final.name + ".", dir=final.parent)
+    fd, name = _create_temp(final)
     try:
         _write_all(fd, data)
         _fsync(fd)
@@ -272,7 +292,7 @@ def append_jsonl(root: Path, target: Path | str, record: Any, *, timeout: float 
     with locked(final, timeout), _io_failure(target, "append"):
         final = resolve_target(root, target)
         created = not final.exists()
-        fd = os.open(final, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
+        fd = os.open(final, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, CREATE_MODE)
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
@@ -459,7 +479,7 @@ def populate_fresh_tree(root: Path, files: dict[Path, bytes]) -> int:
             if real_parent != real_root and not real_parent.startswith(real_root + os.sep):
                 raise PathEscape(path, f"resolves outside its authorised root {root}")
             made.add(parent)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, CREATE_MODE)
         try:
             _write_all(fd, data)
         finally:
