@@ -1542,7 +1542,7 @@ def _read_tree(folder: Path) -> dict[str, bytes]:
     for dirpath, dirs, files in os.walk(folder):
         # Seq claims matter only while an execution is allocating; a finished
         # task's artifacts carry their seqs, so clones leave the claims out.
-        dirs[:] = [d for d in dirs if d != layout.SEQ_CLAIMS_DIR]
+        dirs[:] = [d for d in dirs if d not in (layout.SEQ_CLAIMS_DIR, layout.LOCKS_DIR)]
         for name in files:
             if name.endswith(layout.LOCK_SUFFIX):
                 continue

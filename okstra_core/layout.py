@@ -57,6 +57,9 @@ SEQ_CLAIMS_DIR: Final = ".seq"
 #: Private prefix of temporary files the write primitives create and rename.
 TEMP_PREFIX: Final = ".okstra-tmp-"
 LOCK_SUFFIX: Final = ".lock"
+#: Private folder beside the resources it protects, holding their lock files (``.locks/<name>.lock``).
+#: Lock files are never deleted (one another process waits on must keep its identity).
+LOCKS_DIR: Final = ".locks"
 
 #: Folder under a run dir's ``prompts/`` holding one reservation binding per invocation.
 RESERVATIONS_DIR: Final = ".reservations"
@@ -75,8 +78,24 @@ _CANONICAL_SLUG = re.compile(r"^(?:[a-z0-9]+(?:-[a-z0-9]+)*|u-[0-9a-f]{12})$")
 
 
 def is_writer_debris(name: str) -> bool:
-    """Temp files, lock files and seq claims: the write primitives' own entries, never artifacts."""
-    return name.startswith(TEMP_PREFIX) or name.endswith(LOCK_SUFFIX) or name == SEQ_CLAIMS_DIR
+    """Temp files, lock files (and their folder) and seq claims: the write primitives' own entries, never artifacts.
+
+    A ``*.lock`` beside an artifact is what older writers left; it is still no artifact.
+    """
+    return name.startswith(TEMP_PREFIX) or name.endswith(LOCK_SUFFIX) or name in (SEQ_CLAIMS_DIR, LOCKS_DIR)
+
+
+def temp_file_owner(name: str) -> str | None:
+    """The file whose write left the temp file *name* (``.okstra-tmp-<name>.<random>``), or None."""
+    if not name.startswith(TEMP_PREFIX):
+        return None
+    owner, _, _ = name[len(TEMP_PREFIX) :].rpartition(".")
+    return owner or None
+
+
+def lock_path(resource: Path) -> Path:
+    """The lock file protecting *resource*: ``<folder>/.locks/<name>.lock``."""
+    return resource.parent / LOCKS_DIR / (resource.name + LOCK_SUFFIX)
 
 
 def is_private_entry(name: str) -> bool:

@@ -23,6 +23,7 @@ import json
 import os
 import secrets
 import stat
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -32,7 +33,7 @@ import filelock
 
 from .digests import pretty_json
 from .errors import LockTimeout, OkstraError, PathEscape, WriteFailed, WriteRefused
-from .layout import LOCK_SUFFIX, TEMP_PREFIX
+from .layout import TEMP_PREFIX, lock_path
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 
@@ -191,7 +192,36 @@ def _create_temp(final: Path) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no free temp file name", str(final.parent))
 
 
+#: A temp file of the same target older than this is the leftover of a killed writer: writers publish in seconds.
+STALE_TEMP_SECONDS = 3600.0
+
+
+def _sweep_stale_temps(final: Path) -> None:
+    """Remove this target's own temp files left by killed writers (older than :data:`STALE_TEMP_SECONDS`).
+
+    Only temp files of *final* (``.okstra-tmp-<name>.<random>``) and only old
+    ones: a concurrent writer's fresh temp file is never touched.
+    """
+    prefix = f"{TEMP_PREFIX}{final.name}."
+    horizon = time.time() - STALE_TEMP_SECONDS
+    try:
+        with os.scandir(final.parent) as entries:
+            stale = [
+                e.path
+                for e in entries
+                if e.name.startswith(prefix)
+                and e.is_file(follow_symlinks=False)
+                and e.stat(follow_symlinks=False).st_mtime < horizon
+            ]
+    except OSError:
+        return
+    for path in stale:
+        with suppress(OSError):
+            os.unlink(path)
+
+
 def _temp_beside(final: Path, data: bytes) -> Path:
+    _sweep_stale_temps(final)
     fd, name = _create_temp(final)
     try:
         _write_all(fd, data)
@@ -224,8 +254,23 @@ def _io_failure(target: Path | str, what: str) -> Iterator[None]:
 
 
 def lock_path_for(resource: Path) -> Path:
-    """The lock file protecting *resource*: beside it, ``<name>.lock``."""
-    return resource.with_name(resource.name + LOCK_SUFFIX)
+    """The lock file protecting *resource* (see :func:`okstra_core.layout.lock_path`); its folder is made here.
+
+    The private lock folder must be a real folder inside the resource's folder:
+    a symlink planted in its place is refused, so no lock file is made elsewhere.
+    """
+    path = lock_path(resource)
+    folder = path.parent
+    try:
+        os.mkdir(folder)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise WriteFailed(folder, f"cannot create the lock folder: {exc.strerror or exc}") from None
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode):
+        raise WriteRefused(folder, "the private lock folder is not a folder (a symlink or a file stands there)")
+    return path
 
 
 @contextmanager

@@ -29,6 +29,7 @@ SYMLINK_ESCAPES: Final = "OKS002"
 SYMLINK_DANGLING: Final = "OKS003"
 INVALID_JSON: Final = "OKS004"
 UNNAMED_ENTRY: Final = "OKS005"
+LEFTOVER_TEMP_FILE: Final = "OKS006"
 RULE_FAILED: Final = "OKS009"
 UNKNOWN_RUN_FOLDER: Final = "OKS010"
 BAD_NAME: Final = "OKS011"
@@ -165,6 +166,17 @@ RULES: Final[tuple[Rule, ...]] = (
        example an unknown file at the top of a task root). It is not read. This
        is information: tools may keep private files, but a typo in a name looks
        the same.""",
+    ),
+    _r(
+        LEFTOVER_TEMP_FILE,
+        "warning",
+        "files",
+        "Temp file left by an interrupted write",
+        """A hidden `.okstra-tmp-<name>.<random>` file is the private temp file of a
+       write of `<name>` that was killed before it could publish or remove it.
+       Readers never see it, but it can be of any size. The next write of
+       `<name>` through okstra removes its own temp files once they are older
+       than an hour; deleting it by hand is safe when no writer is running.""",
     ),
     _r(
         RULE_FAILED,

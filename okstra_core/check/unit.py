@@ -34,6 +34,7 @@ from .catalog import (
     CONVERGENCE_FINAL_VERSION,
     FILE_UNREADABLE,
     INVALID_JSON,
+    LEFTOVER_TEMP_FILE,
     MIXED_IDENTITY,
     RULE_FAILED,
     RULES_BY_ID,
@@ -181,6 +182,13 @@ class Unit:
         names = sorted(raw)
         for name in names:
             if layout.is_writer_debris(name):
+                owner = layout.temp_file_owner(name)
+                if owner is not None:
+                    self.report(
+                        LEFTOVER_TEMP_FILE,
+                        Path(key) / name,
+                        f"temp file of an interrupted write of {owner} (the next write of {owner} removes it)",
+                    )
                 continue
             out.append(self._classify(name, raw[name]))
         self._names[key] = names

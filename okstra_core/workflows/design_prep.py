@@ -321,7 +321,7 @@ def confirm(
     """Check an answer against the item of the approved snapshot, then append a new revision.
 
     Confirmations of one item through this function are serialised by a lock
-    beside the inputs (``design-prep-inputs/PREP-nnn.lock``), so two of them
+    beside the inputs (``design-prep-inputs/.locks/PREP-nnn.lock``), so two of them
     never take the same revision number; no revision file is written or
     reserved before the answer is checked.
     """

@@ -521,6 +521,7 @@ ELSEWHERE = {
     "OKS082": "test_clean_demo::test_demo_warnings_are_the_intended_ones",
     "OKS083": "test_clean_demo::test_demo_warnings_are_the_intended_ones",
     "OKS084": "test_clean_demo::test_demo_warnings_are_the_intended_ones",
+    "OKS006": "tests/core/test_hostile_store.py::test_checker_reports_leftover_temp_files_with_their_writer",
 }
 
 

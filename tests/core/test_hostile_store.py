@@ -6,6 +6,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -26,7 +27,7 @@ def test_every_primitive_creates_files_under_the_umask(tmp_path: Path, umask: in
         writes.replace_keeping(tmp_path, "a/kept.md", b"two\n", lambda: "a/kept-old.md")
     finally:
         os.umask(old)
-    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "a").iterdir() if not p.name.endswith(".lock")}
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "a").iterdir() if not p.name.startswith(".")}
     assert modes == dict.fromkeys(modes, 0o666 & ~umask), modes
 
 
@@ -45,3 +46,56 @@ def test_a_fresh_demo_has_one_mode(tmp_path: Path) -> None:
         if not os.path.islink(os.path.join(folder, name))
     )
     assert set(modes) == {"0o664"}, modes
+
+
+def test_lock_files_live_in_a_private_folder(demo_root: Path) -> None:
+    beside = [
+        os.path.join(folder, name)
+        for folder, _, files in os.walk(demo_root)
+        for name in files
+        if name.endswith(".lock") and os.path.basename(folder) != ".locks"
+    ]
+    assert beside == [], beside[:5]
+    assert any(".locks" in dirs for _, dirs, _ in os.walk(demo_root / ".okstra"))
+
+
+def test_a_symlink_in_place_of_the_lock_folder_is_refused(tmp_path: Path) -> None:
+    from okstra_core.errors import WriteRefused
+
+    root = tmp_path / "root"
+    root.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / ".locks").symlink_to(outside)
+    with pytest.raises(WriteRefused, match="lock folder"):
+        writes.append_jsonl(root, "log.jsonl", {"a": 1})
+    assert list(outside.iterdir()) == []
+
+
+def _leftover(folder: Path, target: str, age: float) -> Path:
+    path = folder / f".okstra-tmp-{target}.killed{int(age)}"
+    path.write_bytes(b"x" * 1000)
+    old = time.time() - age
+    os.utime(path, (old, old))
+    return path
+
+
+def test_next_write_removes_its_own_stale_temp_files(tmp_path: Path) -> None:
+    stale = _leftover(tmp_path, "state.json", writes.STALE_TEMP_SECONDS + 60)
+    fresh = _leftover(tmp_path, "state.json", 5)  # a writer may still be busy with it
+    other = _leftover(tmp_path, "other.json", writes.STALE_TEMP_SECONDS + 60)  # not this target's
+    writes.replace_locked(tmp_path, "state.json", lambda _: b"{}\n")
+    assert not stale.exists()
+    assert fresh.exists() and other.exists()
+
+
+def test_checker_reports_leftover_temp_files_with_their_writer(fresh_demo: Path) -> None:
+    from okstra_core.check import run_check
+    from okstra_core.check.catalog import LEFTOVER_TEMP_FILE
+
+    state = next(fresh_demo.glob(".okstra/tasks/*/*/runs/analysis/state"))
+    _leftover(state, "team-state-analysis-001.json", 10)
+    report = run_check(fresh_demo, home=fresh_demo / ".h", jobs=1)
+    found = [f for f in report.findings if f.rule == LEFTOVER_TEMP_FILE]
+    assert len(found) == 1 and "team-state-analysis-001.json" in found[0].message
+    assert found[0].severity == "warning"

@@ -98,7 +98,8 @@ def test_locked_replace_loses_no_update(tmp_path: Path) -> None:
     with ctx.Pool(4) as pool:
         pool.map(_increment_worker, [(str(tmp_path), 40)] * 4)
     assert json.loads((tmp_path / "counter.json").read_bytes()) == {"n": 160}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["counter.json", "counter.json.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".locks", "counter.json"]
+    assert [p.name for p in (tmp_path / ".locks").iterdir()] == ["counter.json.lock"]
 
 
 def test_replace_refusal_changes_nothing(tmp_path: Path) -> None:

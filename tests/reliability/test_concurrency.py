@@ -127,7 +127,7 @@ def test_eight_writers_one_run(slim_factory: Callable[[str], Path]) -> None:
     codes = Counter(r.code for r in log.records)
     assert codes == Counter({f"p{i}-k{k}": 1 for i in range(PROCS) for k in range(ROUNDS)})
     # design-prep: every confirmation is its own parseable file with a unique revision
-    new = sorted(p for p in inputs.iterdir() if p.name not in inputs_before and not p.name.endswith(".lock"))
+    new = sorted(p for p in inputs.iterdir() if p.name not in inputs_before and not p.name.startswith("."))
     assert len(new) == PROCS * len(range(0, ROUNDS, 2))
     revisions = []
     for path in new:

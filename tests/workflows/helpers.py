@@ -26,6 +26,7 @@ def snapshot(root: Path) -> dict[str, bytes | None]:
     """
     out: dict[str, bytes | None] = {}
     for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != layout.LOCKS_DIR]  # lock files hold nothing
         rel_dir = os.path.relpath(dirpath, root)
         for d in dirs:
             full = os.path.join(dirpath, d)

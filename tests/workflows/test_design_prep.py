@@ -59,7 +59,7 @@ def _answer(tmp_path: Path, text: str, name: str = "answer.md") -> Path:
 
 
 def test_confirm_appends_next_revision(fresh_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    existing = {p.name: p.read_bytes() for p in (fresh_demo / INPUTS).iterdir()}
+    existing = {p.name: p.read_bytes() for p in (fresh_demo / INPUTS).iterdir() if p.is_file()}
     result = okstra(
         capsys,
         "design-prep",
@@ -76,7 +76,7 @@ def test_confirm_appends_next_revision(fresh_demo: Path, tmp_path: Path, capsys:
     )
     assert result.code == 0, result.err
     assert "r3" in result.out
-    new = [p for p in (fresh_demo / INPUTS).iterdir() if p.name not in existing and not p.name.endswith(".lock")]
+    new = [p for p in (fresh_demo / INPUTS).iterdir() if p.name not in existing and not p.name.startswith(".")]
     assert len(new) == 1 and "-PREP-001-r3-" in new[0].name
     header = sidecar.parse(new[0].read_text()).header
     assert header["revision"] == 3 and header["confirmed-by"] == "carol"

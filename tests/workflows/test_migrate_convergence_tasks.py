@@ -124,7 +124,7 @@ def test_seed_invalid_state_fails_closed_then_restart_archives_bytes(
     r = okstra(capsys, *_seed(fresh_demo, "--restart-from-round0"))
     assert r.code == 0 and "restarted" in r.out, r.err
     archives = {
-        p.name: p.read_bytes() for p in (fresh_demo / STATE / "migrations").iterdir() if not p.name.endswith(".lock")
+        p.name: p.read_bytes() for p in (fresh_demo / STATE / "migrations").iterdir() if not p.name.startswith(".")
     }
     assert sorted(archives.values()) == sorted([partial, final_bytes])
     assert not (fresh_demo / FINAL).exists()
