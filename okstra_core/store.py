@@ -312,6 +312,31 @@ class TaskRef:
     def open(self) -> Task:
         return Task(self.project, self)
 
+    def workflow_listing(self) -> WorkflowListing | LoadError:
+        """The manifest's current phase and next-phase pointer from a plain JSON parse, without the models.
+
+        A fast first look, as :meth:`Project.catalog_listing` is for the catalog:
+        only the shape checked is that ``workflow`` is an object whose
+        ``currentPhase`` and ``currentPhaseState`` are strings or absent and whose
+        ``nextRecommendedPhase`` is an object with a string ``status`` (and a
+        string or absent ``phase``); anything else is a ``LoadError``. A caller
+        that shows it must confirm it with the validated :attr:`Task.manifest`.
+        """
+        path = layout.task_manifest_path(self.root)
+        value = reading.load_json(path, root=self.project.root)
+        if isinstance(value, LoadError):
+            return value
+        workflow = value.get("workflow") if isinstance(value, dict) else None
+        pointer = workflow.get("nextRecommendedPhase") if isinstance(workflow, dict) else None
+        if not isinstance(workflow, dict) or not isinstance(pointer, dict):
+            return LoadError(path, "does not match TaskManifest: workflow.nextRecommendedPhase: not an object")
+        fields = (workflow.get("currentPhase"), workflow.get("currentPhaseState"), pointer.get("phase"))
+        status = pointer.get("status")
+        if not isinstance(status, str) or not all(f is None or isinstance(f, str) for f in fields):
+            return LoadError(path, "does not match TaskManifest: workflow: a phase field is not a string")
+        current, state, phase = (f if isinstance(f, str) else None for f in fields)
+        return WorkflowListing(current, state, phase, status)
+
 
 class Task:
     """One task bundle; each part is read on first use and cached."""
@@ -482,6 +507,15 @@ class Manager:
 def list_managers(home: Path) -> list[Manager]:
     base = layout.managers_dir(home)
     return [Manager(base / n) for n in _listdir(base) if (base / n).is_dir()]
+
+
+class WorkflowListing(NamedTuple):
+    """A manifest's workflow pointer as :meth:`TaskRef.workflow_listing` reads it (not validated by the model)."""
+
+    current_phase: str | None
+    current_phase_state: str | None
+    next_phase: str | None
+    next_status: str
 
 
 class CatalogListingEntry(NamedTuple):

@@ -189,6 +189,20 @@ def uncatalogued_rows(project: Project, known: list[CatalogRow]) -> list[Catalog
     return out
 
 
+def listed_phase_summary(row: CatalogRow) -> PhaseSummary | None:
+    """The phase columns from the manifest's plain listing (no models); None when it does not list.
+
+    Fast enough to paint the rows in view right after the first frame; the
+    validated :func:`phase_summary` follows and replaces it.
+    """
+    listed = row.ref.workflow_listing()
+    if isinstance(listed, LoadError):
+        return None
+    return PhaseSummary(
+        listed.current_phase or "", listed.current_phase_state or "", listed.next_phase or "", listed.next_status
+    )
+
+
 def phase_summary(row: CatalogRow) -> PhaseSummary:
     """Read one manifest; a broken one becomes a summary carrying its error."""
     manifest = row.ref.open().manifest

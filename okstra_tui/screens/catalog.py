@@ -23,6 +23,7 @@ from ..data.catalog import (
     CatalogRow,
     PhaseSummary,
     list_catalog,
+    listed_phase_summary,
     load_catalog,
     phase_summary,
     same_catalog,
@@ -379,14 +380,21 @@ class CatalogScreen(ViewScreen):
 
     @work(thread=True, group="catalog-phases")
     def _read_phases(self, rows: list[CatalogRow]) -> None:
+        """Phase columns: first from the manifests' plain listing (painted at once), then validated."""
         self._rows_painted.wait(timeout=2.0)
+        listed = {row.ident: summary for row in rows if (summary := listed_phase_summary(row)) is not None}
+        if listed:
+            self.app.call_from_thread(self._phases_read, listed, False)
         found = {row.ident: phase_summary(row) for row in rows}
-        self.app.call_from_thread(self._phases_read, found)
+        self.app.call_from_thread(self._phases_read, found, True)
 
-    def _phases_read(self, found: dict[str, PhaseSummary]) -> None:
+    def _phases_read(self, found: dict[str, PhaseSummary], validated: bool) -> None:
+        changed = any(self.phases.get(ident) != summary for ident, summary in found.items())
         self.phases.update(found)
-        self._pending.difference_update(found)
-        self.table.invalidate()
+        if validated:
+            self._pending.difference_update(found)
+        if changed:
+            self.table.invalidate()
 
     # ------------------------------------------------------------- actions
 

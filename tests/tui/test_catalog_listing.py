@@ -7,7 +7,14 @@ from pathlib import Path
 
 from okstra_core.errors import LoadError
 from okstra_core.store import Project
-from okstra_tui.data.catalog import CatalogRow, list_catalog, load_catalog, same_catalog
+from okstra_tui.data.catalog import (
+    CatalogRow,
+    list_catalog,
+    listed_phase_summary,
+    load_catalog,
+    phase_summary,
+    same_catalog,
+)
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.widgets.error_panel import ErrorPanel
 
@@ -66,3 +73,42 @@ def test_listing_takes_missing_and_null_optional_fields_and_names_a_bad_one(fres
     path.write_text(json.dumps(doc), encoding="utf-8")
     bad = Project(fresh_demo).catalog_listing()
     assert isinstance(bad, LoadError) and "tasks.3.createdAt: not a string" in bad.reason
+
+
+def test_workflow_listing_agrees_with_the_validated_manifests(demo_root: Path) -> None:
+    project = Project(demo_root)
+    rows = load_catalog(project).rows
+    assert rows
+    for row in rows:
+        listed = listed_phase_summary(row)
+        assert listed is not None and listed == phase_summary(row), row.ident
+
+
+def test_workflow_listing_refuses_a_malformed_pointer(fresh_demo: Path) -> None:
+    row = load_catalog(Project(fresh_demo)).rows[0]
+    path = row.root / "task-manifest.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["workflow"]["nextRecommendedPhase"] = "ready"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    listed = row.ref.workflow_listing()
+    assert isinstance(listed, LoadError) and listed.path == path and "nextRecommendedPhase" in listed.reason
+    assert listed_phase_summary(row) is None
+
+
+async def test_a_manifest_the_model_rejects_shows_its_error_after_the_listed_phases(fresh_demo: Path) -> None:
+    # A status outside the model's choices passes the listing's shape check but not the model.
+    project = Project(fresh_demo)
+    row = load_catalog(project).rows[0]
+    path = row.root / "task-manifest.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["workflow"]["nextRecommendedPhase"]["status"] = "someday"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    summary = listed_phase_summary(row)
+    assert summary is not None and summary.next_status == "someday"
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        shown = screen.phases[row.ident]
+        assert shown.error is not None and shown.next_status == ""
