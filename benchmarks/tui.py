@@ -313,7 +313,7 @@ def main() -> int:
         (
             "Workbench: ... and phase columns of the rows in view",
             f"{phases * 1000:.0f} ms  ({phases / base:.2f}x)",
-            "-",
+            "≤ 1.5x baseline",
         ),
         (
             "Minimal Textual app: key to painted update, median / p95 / max",

@@ -158,6 +158,8 @@ class CatalogScreen(ViewScreen):
         self._haystack: dict[str, str] = {}
         #: Set once the first rows are on screen; background reads wait for it so they do not delay that frame.
         self._rows_painted = threading.Event()
+        #: Set once the phase columns of the first rows in view are listed; the validated reading waits for it.
+        self._phases_listed = threading.Event()
         #: The last filter's result (data, lowercased text, matching rows in catalog order), to narrow from.
         self._matched: tuple[CatalogData, str, list[CatalogRow]] | None = None
         #: The plain listing painted first, handed to the worker that confirms it.
@@ -237,8 +239,10 @@ class CatalogScreen(ViewScreen):
             self.mark_seen()
         project = self.okstra.project if quick is not None else self.okstra.fresh_project()
         if quick is not None:
-            # The validated read imports the models: let the rows paint before it competes for the interpreter.
+            # The validated read imports the models: let the rows and their phase columns paint before it
+            # competes for the interpreter (listing the phases of the rows in view takes ~20 ms).
             self._rows_painted.wait(timeout=2.0)
+            self._phases_listed.wait(timeout=0.5)
             # The filter's search text, built here rather than before the first paint.
             hay = dict(self._hay(row) for row in quick.rows)
             self.app.call_from_thread(self._add_haystack, quick, hay)
@@ -377,6 +381,8 @@ class CatalogScreen(ViewScreen):
         if wanted:
             self._pending.update(r.ident for r in wanted)
             self._read_phases(wanted)
+        elif not any(isinstance(r, CatalogRow) for r in rows[start:end]):
+            self._phases_listed.set()  # no task in view: nothing for the validated reading to wait for
 
     @work(thread=True, group="catalog-phases")
     def _read_phases(self, rows: list[CatalogRow]) -> None:
@@ -385,6 +391,7 @@ class CatalogScreen(ViewScreen):
         listed = {row.ident: summary for row in rows if (summary := listed_phase_summary(row)) is not None}
         if listed:
             self.app.call_from_thread(self._phases_read, listed, False)
+        self._phases_listed.set()
         found = {row.ident: phase_summary(row) for row in rows}
         self.app.call_from_thread(self._phases_read, found, True)
 
