@@ -278,7 +278,7 @@ def _publish_prompts(run: Run, workers: list[WorkerSpec], clock: Clock, instruct
             if assignment.worker_id == "lead"
             else next(w.role for w in workers if w.worker_id == assignment.worker_id)
         )
-        preamble = _PREAMBLES.get(assignment.audience, "")
+        preamble = _PREAMBLES.get(assignment.audience or "", "")
         body = (
             f"# {assignment.worker_id} prompt for {run.task_key}\n\n"
             f"**Worker Preamble Path:** {preamble or 'n/a'}\n"

@@ -2,8 +2,8 @@
 
 The header is ``key: value`` lines between two ``---`` lines: kebab-case keys,
 values that are a JSON scalar or a bare string, no nesting. Parsing is strict:
-an unknown key (checked by the header's model), a repeated key or a malformed
-line is an error, never a guess.
+a repeated key or a malformed line is an error, never a guess; an unknown key
+is kept (the checker warns about it).
 """
 
 from __future__ import annotations
@@ -54,29 +54,50 @@ def _value(text: str, lineno: int) -> Any:
 
 def parse(text: str) -> Sidecar:
     """Split a sidecar into its header mapping and body text."""
+    sidecar, errors = parse_lenient(text)
+    if errors:
+        raise errors[0]
+    assert sidecar is not None
+    return sidecar
+
+
+def parse_lenient(text: str) -> tuple[Sidecar | None, list[HeaderError]]:
+    """Like :func:`parse`, but every bad header line is reported and left out instead of ending the parse.
+
+    The keys that did parse stay usable (a reader can still check a digest on a
+    header with one bad line). A repeated key is left out entirely: which value
+    was meant cannot be known. No header block at all gives ``None``.
+    """
     lines = text.split("\n")
     if not lines or lines[0] != DELIM:
-        raise HeaderError("file does not start with a '---' header block", 1)
+        return None, [HeaderError("file does not start with a '---' header block", 1)]
     header: dict[str, Any] = {}
+    repeated: set[str] = set()
+    errors: list[HeaderError] = []
     for index in range(1, len(lines)):
         line = lines[index]
         lineno = index + 1
         if line == DELIM:
-            body = "\n".join(lines[index + 1 :])
-            return Sidecar(header, body)
+            for key in repeated:
+                header.pop(key, None)
+            return Sidecar(header, "\n".join(lines[index + 1 :])), errors
         if line == "" and index == len(lines) - 1:
             break
         key, sep, raw = line.partition(": ")
-        if not sep:
-            if line.endswith(":") and _KEY.match(line[:-1]):
-                raise HeaderError("empty value", lineno)
-            raise HeaderError(f"malformed header line {line[:60]!r}", lineno)
-        if not _KEY.match(key):
-            raise HeaderError(f"header key {key[:60]!r} is not kebab-case", lineno)
-        if key in header:
-            raise HeaderError(f"repeated header key {key!r}", lineno)
-        header[key] = _value(raw, lineno)
-    raise HeaderError("header block is not closed by '---'")
+        try:
+            if not sep:
+                if line.endswith(":") and _KEY.match(line[:-1]):
+                    raise HeaderError("empty value", lineno)
+                raise HeaderError(f"malformed header line {line[:60]!r}", lineno)
+            if not _KEY.match(key):
+                raise HeaderError(f"header key {key[:60]!r} is not kebab-case", lineno)
+            if key in header or key in repeated:
+                repeated.add(key)
+                raise HeaderError(f"repeated header key {key!r}", lineno)
+            header[key] = _value(raw, lineno)
+        except HeaderError as exc:
+            errors.append(exc)
+    return None, [*errors, HeaderError("header block is not closed by '---'")]
 
 
 def _format_value(value: Any) -> str:

@@ -233,6 +233,8 @@ class RunDir:
         for category in layout.RUN_CATEGORIES:
             folder = self.path / category
             for entry in _listdir(folder):
+                if category == "state" and entry == layout.MIGRATIONS_DIR and (folder / entry).is_dir():
+                    continue  # the contract's archive folder (see :meth:`migrations`)
                 if not layout.is_private_entry(entry) and names.parse_in_category(category, entry) is None:
                     out.append(folder / entry)
         return out
@@ -259,27 +261,55 @@ class RunDir:
     def executions(self) -> list[Execution]:
         """The executions of this run dir, oldest first, each with its files across categories.
 
-        The seqs of one execution differ between category folders; its run
-        context (``identity.runDateTimeSegment`` + ``pathHints.seqs``) says
-        which seq it took in each folder. Reads the run contexts only.
+        DECISIONS 1: every run-level JSON artifact records the run's
+        ``runDateTimeSegment`` and the read side groups an execution's files by
+        it. A seq that one document of a folder places in an execution brings
+        every file of that seq in that folder (its prompt, its reading copy);
+        a run context's ``pathHints.seqs``, when there is one, adds the folders
+        whose files record no segment (status, sessions, worker results).
+        A seq shared by two executions (the checker's OKS013) is left out.
+        Reads the run dir's JSON documents.
         """
-        out: list[Execution] = []
-        by_seq = {(a.category, a.seq): a for a in self.artifacts() if a.seq is not None}
+        from . import names
+
         grouped: dict[tuple[str, int], list[Artifact]] = {}
+        rows: list[tuple[str, int, str, Artifact]] = []
+        hints: dict[str, dict[str, str]] = {}
         for art in self.artifacts():
-            if art.seq is not None:
-                grouped.setdefault((art.category, art.seq), []).append(art)
-        for ctx_art in self.of_kind("run-context"):
-            ctx = ctx_art.load()
-            if isinstance(ctx, LoadError) or not isinstance(ctx, runmodels.RunContext):
+            if art.seq is None:
                 continue
+            grouped.setdefault((art.category, art.seq), []).append(art)
+            if art.kind not in ARTIFACT_DOC_KIND and art.kind != "final-report-data":
+                continue
+            doc = art.load()
+            segment = None if isinstance(doc, LoadError) else runmodels.segment_of(doc)
+            if segment is None:
+                continue
+            rows.append((art.category, art.seq, segment, art))
+            path_hints = getattr(doc, "path_hints", None)
+            if isinstance(path_hints, runmodels.PathHints):
+                hints.setdefault(segment, {}).update(path_hints.seqs)
+        seqs: dict[str, dict[str, str]] = {}
+        for (category, seq), by_segment in runmodels.segments_by_seq(rows).items():
+            if len(by_segment) == 1:
+                seqs.setdefault(next(iter(by_segment)), {})[category] = names.format_seq(seq)
+        for segment, hinted in hints.items():
+            for category, seq_text in hinted.items():
+                seqs.setdefault(segment, {}).setdefault(category, seq_text)
+        out: list[Execution] = []
+        for segment, by_category in seqs.items():
             files: list[Artifact] = []
-            for category, seq_text in sorted(ctx.path_hints.seqs.items()):
-                if seq_text.isdigit() and (category, int(seq_text)) in by_seq:
-                    files.extend(grouped[(category, int(seq_text))])
-            out.append(Execution(ctx.identity.run_date_time_segment, dict(ctx.path_hints.seqs), files))
+            for category, seq_text in sorted(by_category.items()):
+                if seq_text.isdigit():
+                    files.extend(grouped.get((category, int(seq_text)), []))
+            out.append(Execution(segment, dict(sorted(by_category.items())), files))
         out.sort(key=lambda e: e.segment)
         return out
+
+    def migrations(self) -> list[Path]:
+        """Archives under ``state/migrations/``: byte-for-byte copies of state a Round 0 restart replaced."""
+        folder = self.path / "state" / layout.MIGRATIONS_DIR
+        return [folder / name for name in _listdir(folder) if not layout.is_private_entry(name)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -527,15 +557,16 @@ class CatalogListingEntry(NamedTuple):
     task_key: str
     task_group: str
     task_id: str
-    task_type: str
-    current_status: str
+    task_type: str | None
+    current_status: str | None
     title: str | None
     created_at: str | None
     updated_at: str | None
 
 
-_LISTING_REQUIRED = ("taskKey", "taskGroup", "taskId", "taskType", "currentStatus")
-_LISTING_OPTIONAL = ("title", "createdAt", "updatedAt")
+#: The contract lists bundles "by taskKey, taskGroup, and taskId"; the rest is read when present.
+_LISTING_REQUIRED = ("taskKey", "taskGroup", "taskId")
+_LISTING_OPTIONAL = ("taskType", "currentStatus", "title", "createdAt", "updatedAt")
 _listing_required = operator.itemgetter(*_LISTING_REQUIRED)
 
 
@@ -557,7 +588,7 @@ def _listing_fast(tasks: list[Any]) -> list[CatalogListingEntry] | None:
     try:
         optional = list(map(_listing_optional, tasks))
     except KeyError:  # an optional field left out: fill the gaps one entry at a time
-        optional = [(e.get("title"), e.get("createdAt"), e.get("updatedAt")) for e in tasks]
+        optional = [tuple(e.get(name) for name in _LISTING_OPTIONAL) for e in tasks]
     if not set(map(type, chain.from_iterable(optional))) <= {str, type(None)}:
         return None
     return list(map(CatalogListingEntry._make, map(operator.add, required, optional)))
@@ -612,16 +643,16 @@ class Project:
 
         A 10,000-entry catalog lists in tens of milliseconds and without
         importing pydantic. Only the shape a listing needs is checked (an
-        object whose ``tasks`` is a list of objects with string ``taskKey``,
-        ``taskGroup``, ``taskId``, ``taskType`` and ``currentStatus``); anything
-        else is a ``LoadError``. :attr:`catalog` stays the validated reading: a
-        caller that shows this listing must confirm it with ``catalog``.
+        object whose ``tasks`` is a list, or the bare list, of objects with string
+        ``taskKey``, ``taskGroup`` and ``taskId``); anything else is a
+        ``LoadError``. :attr:`catalog` stays the validated reading: a caller
+        that shows this listing must confirm it with ``catalog``.
         """
         path = layout.task_catalog_path(self.root)
         value = reading.load_json(path, root=self.root)
         if isinstance(value, LoadError):
             return value
-        tasks = value.get("tasks") if isinstance(value, dict) else None
+        tasks = value if isinstance(value, list) else value.get("tasks", []) if isinstance(value, dict) else None
         if not isinstance(tasks, list):
             return LoadError(path, "does not match TaskCatalog: tasks: not a list")
         fast = _listing_fast(tasks)
@@ -654,18 +685,26 @@ class Project:
         """Catalogued tasks in catalog order, then task folders the catalog does not name."""
         refs: list[TaskRef] = []
         seen: set[Path] = set()
+        base = layout.tasks_dir(self.root)
+        folders = [(group, task_id) for group in _listdir(base) for task_id in _listdir(base / group)]
+        # A folder that breaks the slug rule still holds the task whose values slug to it: listed once, as that task.
+        by_slug = {
+            base / layout.slug(group) / layout.slug(task_id): base / group / task_id
+            for group, task_id in folders
+            if (layout.slug(group), layout.slug(task_id)) != (group, task_id)
+        }
         catalog = self.catalog
         if not isinstance(catalog, LoadError):
             for entry in catalog.tasks:
                 root = layout.task_root(self.root, entry.task_group, entry.task_id)
+                if root in by_slug and not root.is_dir():
+                    root = by_slug[root]
                 seen.add(root)
                 refs.append(TaskRef(self, entry.task_group, entry.task_id, root, entry))
-        base = layout.tasks_dir(self.root)
-        for group in _listdir(base):
-            for task_id in _listdir(base / group):
-                root = base / group / task_id
-                if root not in seen and root.is_dir():
-                    refs.append(TaskRef(self, group, task_id, root, None))
+        for group, task_id in folders:
+            root = base / group / task_id
+            if root not in seen and root.is_dir():
+                refs.append(TaskRef(self, group, task_id, root, None))
         return refs
 
     def find_task(self, key_or_rel: str) -> Task | None:

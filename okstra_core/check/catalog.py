@@ -46,6 +46,7 @@ BAD_JSONL_LINE: Final = "OKS021"
 MIXED_IDENTITY: Final = "OKS022"
 BAD_SIDECAR_HEADER: Final = "OKS023"
 FOREIGN_ARTIFACT: Final = "OKS024"
+UNKNOWN_HEADER_KEY: Final = "OKS025"
 CATALOG_UNREADABLE: Final = "OKS030"
 TASK_KEY_INCONSISTENT: Final = "OKS031"
 TASK_NOT_CATALOGUED: Final = "OKS032"
@@ -77,6 +78,7 @@ DESIGN_PREP_INPUT_MISMATCH: Final = "OKS081"
 DESIGN_PREP_DUPLICATE: Final = "OKS082"
 DESIGN_PREP_STALE: Final = "OKS083"
 LEGACY_UNASSESSED_PLAN: Final = "OKS084"
+REQUEST_NOT_RECOMPUTED: Final = "OKS085"
 WRONG_DELIVERABLE: Final = "OKS090"
 UNKNOWN_REPORT_SCHEMA: Final = "OKS091"
 STALE_READING_COPY: Final = "OKS092"
@@ -293,8 +295,10 @@ RULES: Final[tuple[Rule, ...]] = (
         "documents",
         "Document does not match its schema",
         """A JSON artifact does not validate against the model (and generated JSON
-       Schema under `schemas/`) of its kind: a missing field, a wrong type, an
-       unknown value.""",
+       Schema under `schemas/`) of its kind: a missing required field, a wrong
+       type, an unknown value. Only the fields the contract (or its canonical
+       readings) names are required; a field this project adds is optional on
+       read, and extra fields are kept, never an error.""",
     ),
     _r(
         BAD_JSONL_LINE,
@@ -323,8 +327,9 @@ RULES: Final[tuple[Rule, ...]] = (
         "Malformed sidecar header",
         """User-response sidecars, design-prep requests and design-prep inputs
        start with a strict `---` header block of kebab-case `key: value` lines.
-       An unknown, repeated or malformed key, or a value of the wrong shape, is
-       an error, not a guess.""",
+       A repeated or malformed line, or a value of the wrong shape, is an error,
+       not a guess. The keys that did parse are still checked by the other
+       rules (a digest, a fingerprint).""",
     ),
     _r(
         FOREIGN_ARTIFACT,
@@ -334,6 +339,15 @@ RULES: Final[tuple[Rule, ...]] = (
         """An artifact's own identity (its `taskKey`, `taskType`, stage, or the
        parts of its file name) disagrees with the task and run dir it is stored
        in.""",
+    ),
+    _r(
+        UNKNOWN_HEADER_KEY,
+        "warning",
+        "documents",
+        "Unknown sidecar header key",
+        """A sidecar header carries a key this checker does not know. It is kept
+       (okstra may write keys we do not know yet) and reported so that a typo
+       of a known key does not go unnoticed.""",
     ),
     # ------------------------------------------------------------------- task
     _r(
@@ -383,9 +397,11 @@ RULES: Final[tuple[Rule, ...]] = (
         "error",
         "task",
         "Manifest path is not project-relative",
-        """Apart from `projectRoot`, every path a task manifest records is
-       normalised POSIX text relative to the project root: no leading `/`, no
-       `..`, no `\\`.""",
+        """Apart from `projectRoot`, every path a task manifest records, and
+       every path field of a run manifest (the contract stores them "relative to
+       the target project root"), is normalised POSIX text relative to the
+       project root: no leading `/`, no `..`, no `\\`. The finding names the
+       field.""",
     ),
     _r(
         MANIFEST_PATH_MISSING,
@@ -612,6 +628,17 @@ RULES: Final[tuple[Rule, ...]] = (
        proceeds with the `legacy-unassessed` warning; it has no sidecars to
        migrate and its report is not rewritten.""",
     ),
+    _r(
+        REQUEST_NOT_RECOMPUTED,
+        "warning",
+        "design-prep",
+        "Design-prep request written with another template version",
+        """A request is deterministic from the approved snapshot, the report
+       language and the request-template version, so the checker recomputes it
+       to find requests edited after materialization. A request whose header
+       names a template version this checker does not render (or none) cannot
+       be recomputed; the finding names the version.""",
+    ),
     # ---------------------------------------------------------------- reports
     _r(
         WRONG_DELIVERABLE,
@@ -620,7 +647,10 @@ RULES: Final[tuple[Rule, ...]] = (
         "Report deliverable does not match its task type",
         """Report data carries exactly one task-type deliverable, the one of its
        task type (`analysisFindings`, `optionCandidates`, `implementationPlan`,
-       `implementationResults`, `verificationVerdict`).""",
+       `implementationResults`, `verificationVerdict`). The task type is the
+       report's `taskType`, else its file name's. A report of a task type this
+       project does not know is not judged here: its run dir is reported once,
+       as an unknown type (info).""",
     ),
     _r(
         UNKNOWN_REPORT_SCHEMA,

@@ -25,8 +25,7 @@ from ..errors import LoadError
 from ..models.base import IdentityMismatch
 from ..models.convergence import ConvergenceFinal
 from ..models.report import DeliverableMismatch
-from ..sidecar import HeaderError
-from ..sidecar import parse as parse_sidecar
+from ..sidecar import parse_lenient as parse_sidecar_lenient
 from .catalog import (
     BAD_JSONL_LINE,
     BAD_PROVENANCE,
@@ -41,6 +40,7 @@ from .catalog import (
     SCHEMA_MISMATCH,
     SYMLINK_DANGLING,
     SYMLINK_ESCAPES,
+    UNKNOWN_HEADER_KEY,
     WRONG_DELIVERABLE,
 )
 from .findings import Finding
@@ -508,21 +508,37 @@ class Unit:
         return list(zip(good_lines, doc.records, strict=False))
 
     def sidecar(self, path: Path, header_model: type[M]) -> tuple[M, str] | None:
-        """A Markdown sidecar's validated header and body (OKS023 when the header is bad)."""
+        """A Markdown sidecar's header and body (OKS023 for each bad header line, OKS025 for unknown keys).
+
+        A bad line or a value of the wrong shape is reported and left out; the
+        keys that did parse are still returned, so the rules that need only them
+        (a digest, a fingerprint) still run. None when no usable header remains.
+        """
         text = self.text(path)
         if text is None:
             return None
-        try:
-            parsed = parse_sidecar(text)
-        except HeaderError as exc:
-            self.report(BAD_SIDECAR_HEADER, path, f"bad header: {exc.reason}", exc.line)
+        parsed, errors = parse_sidecar_lenient(text)
+        for err in errors:
+            self.report(BAD_SIDECAR_HEADER, path, f"bad header: {err.reason}", err.line)
+        if parsed is None:
             return None
-        try:
-            header = header_model.model_validate(parsed.header)
-        except ValidationError as exc:
-            self.report(BAD_SIDECAR_HEADER, path, f"bad header: {reading.format_validation(exc)}")
-            return None
-        return header, parsed.body
+        values = dict(parsed.header)
+        for _ in range(len(values) + 1):
+            try:
+                header = header_model.model_validate(values)
+            except ValidationError as exc:
+                bad = {str(e["loc"][0]) for e in exc.errors() if e.get("loc") and str(e["loc"][0]) in values}
+                self.report(BAD_SIDECAR_HEADER, path, f"bad header: {reading.format_validation(exc)}")
+                if not bad:
+                    return None  # a required key is missing: nothing to check against
+                for key in bad:
+                    values.pop(key)
+                continue
+            unknown = getattr(header, "unknown_keys", None)
+            for key in unknown() if unknown is not None else []:
+                self.report(UNKNOWN_HEADER_KEY, path, f"header key {key!r} is not one this checker knows; kept")
+            return header, parsed.body
+        return None
 
     def guard(self, rule_name: str, path: Path, fn: Callable[..., None], *args: Any) -> None:
         """Run ``fn(*args)``; an unexpected exception becomes an OKS009 finding, not a traceback."""

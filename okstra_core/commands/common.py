@@ -104,6 +104,10 @@ def find_run_dir(task: Task, task_type: str | None, stage: int | None) -> RunDir
         if isinstance(manifest, reading.LoadError):
             raise OkstraError(manifest.path, manifest.reason)
         task_type = manifest.task_type
+        if task_type is None:
+            raise OkstraError(
+                layout.task_manifest_path(task.root), "task manifest names no taskType; give the task type"
+            )
     rd = task.run_dir(task_type, stage)
     if rd is None:
         where = layout.run_dir(task.root, task_type, stage)

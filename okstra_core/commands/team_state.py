@@ -72,7 +72,7 @@ def _row(project: Project, args: argparse.Namespace, manifest: rm.RunManifest, s
         if value is not None:
             row[key] = value
     row.setdefault("dispatchedAt", _now())
-    if state.schema_version.startswith("2") and not any(k in row for k in _IDENTITY):
+    if (state.schema_version or "").startswith("2") and not any(k in row for k in _IDENTITY):
         # A v2 ledger needs the stored identity: take it from the run's invocation assignment.
         match = next(
             (

@@ -32,9 +32,11 @@ class Model(BaseModel):
 
 
 class Strict(Model):
-    """A closed shape the contract fixes: unknown keys are errors."""
+    """A shape the contract spells out (``{phase, status, rationale}``, ``{kind, path}``, ...).
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    Its named keys are checked; like every model, extra keys are kept and are
+    never an error (DECISIONS 5a: readers are tolerant of what others add).
+    """
 
 
 V2_FIELDS = ("participantRef", "roleExecutionRef", "invocationRef", "attempt", "executionLabel")
@@ -79,14 +81,14 @@ class InvocationIdentity(Model):
         return self.participant_ref is not None
 
 
-def require_uniform_identity(rows: list[InvocationIdentity], schema_version: str, what: str) -> None:
-    """Reject a document whose rows mix v1 and v2 identity, or disagree with its schemaVersion."""
+def require_uniform_identity(rows: list[InvocationIdentity], schema_version: str | None, what: str) -> None:
+    """Reject a document whose rows mix v1 and v2 identity, or disagree with its schemaVersion (when it has one)."""
     if not rows:
         return
     v2 = [r.is_v2 for r in rows]
     if any(v2) and not all(v2):
         raise IdentityMismatch(f"mixed v1/v2 payload in {what}")
-    major = schema_version.split(".", 1)[0]
+    major = (schema_version or "").split(".", 1)[0]
     if major == "2" and not all(v2):
         raise IdentityMismatch(f"schemaVersion {schema_version} requires v2 identity fields in every {what} row")
     if major == "1" and any(v2):
@@ -94,7 +96,7 @@ def require_uniform_identity(rows: list[InvocationIdentity], schema_version: str
 
 
 def uniform_identity_schema(version_field: str, array_fields: list[str]) -> Any:
-    """JSON Schema fragment enforcing :func:`require_uniform_identity`."""
+    """JSON Schema fragment enforcing :func:`require_uniform_identity` (a document without a version: rows free)."""
 
     def extra(schema: dict[str, Any]) -> None:
         v2_row = {"required": list(V2_FIELDS)}
@@ -103,11 +105,33 @@ def uniform_identity_schema(version_field: str, array_fields: list[str]) -> Any:
             {
                 "if": {"properties": {version_field: {"pattern": "^2\\."}}, "required": [version_field]},
                 "then": {"properties": {f: {"items": v2_row} for f in array_fields}},
-                "else": {"properties": {f: {"items": v1_row} for f in array_fields}},
-            }
+            },
+            {
+                "if": {"properties": {version_field: {"pattern": "^1\\."}}, "required": [version_field]},
+                "then": {"properties": {f: {"items": v1_row} for f in array_fields}},
+            },
         ]
 
     return extra
+
+
+def bare_list_schema(schema: dict[str, Any], item: str) -> None:
+    """JSON Schema form of :func:`accept_bare_list`: the object, or the bare array of *item* definitions."""
+    obj = {k: schema.pop(k) for k in ("type", "properties", "required", "additionalProperties") if k in schema}
+    schema["anyOf"] = [obj, {"type": "array", "items": {"$ref": f"#/$defs/{item}"}}]
+
+
+def accept_bare_list(key: str) -> Any:
+    """A ``mode="before"`` validator body: a document written as a bare JSON array is read as ``{key: [...]}``.
+
+    The contract names list documents (the task catalog, the timeline) without fixing
+    their top-level shape; a writer that stores the list itself is read the same way.
+    """
+
+    def wrap(value: Any) -> Any:
+        return {key: value} if isinstance(value, list) else value
+
+    return wrap
 
 
 STAMP_RE = re.compile(r"^[0-9]{8}T[0-9]{6,12}Z$")

@@ -13,47 +13,47 @@ Verdict = Literal["confirmed", "rejected", "disputed"]
 
 
 class GroupedFinding(Model):
-    finding_id: str
-    analyser_id: str
-    summary: str
+    finding_id: str | None = None
+    analyser_id: str | None = None
+    summary: str | None = None
 
 
 class FindingGroup(Model):
-    group_id: str
-    title: str
+    group_id: str | None = None
+    title: str | None = None
     tickets: list[str] = Field(default_factory=list)
-    findings: list[GroupedFinding]
+    findings: list[GroupedFinding] = Field(default_factory=list)
 
 
 class ConvergenceGroups(Model):
     """Lead-authored semantic groups and the resolved analyser roster (Round 0)."""
 
-    schema_version: str
+    schema_version: str | None = None
     #: The execution this file belongs to (groups an execution's files across categories).
-    run_date_time_segment: str | None = None
-    task_key: TaskKeyStr
-    roster: Annotated[list[str], Field(min_length=1)]
-    groups: list[FindingGroup]
+    run_date_time_segment: str
+    task_key: TaskKeyStr | None = None
+    roster: list[str] = Field(default_factory=list)
+    groups: list[FindingGroup] = Field(default_factory=list)
 
 
 class FindingState(Model):
-    state: Literal["open", "confirmed", "rejected", "disputed"]
+    state: Literal["open", "confirmed", "rejected", "disputed"] | None = None
     votes: dict[str, Vote] = Field(default_factory=dict)
 
 
 class RoundRecord(Model):
-    round: Annotated[int, Field(ge=0)]
-    status: Literal["planned", "collected", "reduced"]
+    round: Annotated[int, Field(ge=0)] | None = None
+    status: Literal["planned", "collected", "reduced"] | None = None
 
 
 class ConvergenceWork(Model):
     """Engine-owned queue, finding state and round history."""
 
-    schema_version: str
+    schema_version: str | None = None
     #: The execution this file belongs to (groups an execution's files across categories).
-    run_date_time_segment: str | None = None
-    task_key: TaskKeyStr
-    status: Literal["open", "terminal"]
+    run_date_time_segment: str
+    task_key: TaskKeyStr | None = None
+    status: Literal["open", "terminal"] | None = None
     queue: list[str] = Field(default_factory=list)
     findings: dict[str, FindingState] = Field(default_factory=dict)
     rounds: list[RoundRecord] = Field(default_factory=list)
@@ -61,59 +61,62 @@ class ConvergenceWork(Model):
 
 
 class PlannedDispatch(Model):
-    analyser_id: str
-    group_ids: list[str]
-    prompt_path: RelPath
+    analyser_id: str | None = None
+    group_ids: list[str] = Field(default_factory=list)
+    prompt_path: RelPath | None = None
 
 
 class RoundPlan(Model):
-    """Immutable roster-aware dispatch plan for one round."""
+    """Immutable roster-aware dispatch plan for one round (its round number is in its name)."""
 
-    schema_version: str
+    schema_version: str | None = None
     #: The execution this file belongs to (groups an execution's files across categories).
-    run_date_time_segment: str | None = None
-    round: Annotated[int, Field(ge=1)]
-    roster: list[str]
-    dispatches: list[PlannedDispatch]
+    run_date_time_segment: str
+    round: Annotated[int, Field(ge=1)] | None = None
+    roster: list[str] = Field(default_factory=list)
+    dispatches: list[PlannedDispatch] = Field(default_factory=list)
 
 
 class ParsedVote(Strict):
-    group_id: str
-    vote: Vote
-    rationale: str = ""
+    group_id: str | None = None
+    vote: Vote | None = None
+    rationale: str | None = None
 
 
 class AdapterOutcome(Model):
-    analyser_id: str
-    status: Literal["completed", "timeout", "error", "not-run"]
+    analyser_id: str | None = None
+    status: Literal["completed", "timeout", "error", "not-run"] | None = None
     votes: list[ParsedVote] = Field(default_factory=list)
 
 
 class RoundResults(Model):
     """Adapter outcomes and parsed votes supplied to the reducer."""
 
-    schema_version: str
+    schema_version: str | None = None
     #: The execution this file belongs to (groups an execution's files across categories).
-    run_date_time_segment: str | None = None
-    round: Annotated[int, Field(ge=1)]
-    outcomes: list[AdapterOutcome]
+    run_date_time_segment: str
+    round: Annotated[int, Field(ge=1)] | None = None
+    outcomes: list[AdapterOutcome] = Field(default_factory=list)
 
 
 class GroupOutcome(Model):
-    group_id: str
-    verdict: Verdict
+    group_id: str | None = None
+    verdict: Verdict | None = None
     votes: dict[str, Vote] = Field(default_factory=dict)
 
 
 class ConvergenceFinal(Model):
-    """Validated terminal state (schema v1.2) consumed by reporting and Phase 7."""
+    """Validated terminal state (schema v1.2) consumed by reporting and Phase 7.
+
+    Required: ``schemaVersion`` 1.2 (the contract names the terminal state's schema) and the run's segment.
+    """
 
     schema_version: Literal["1.2"]
     #: The execution this file belongs to (groups an execution's files across categories).
-    run_date_time_segment: str | None = None
-    task_key: TaskKeyStr
-    terminal_state: Literal["converged", "max-rounds", "aborted"]
-    rounds: Annotated[int, Field(ge=0)]
-    roster: list[str]
-    groups: list[GroupOutcome]
-    finalized_at: Timestamp
+    run_date_time_segment: str
+    task_key: TaskKeyStr | None = None
+    terminal_state: Literal["converged", "max-rounds", "aborted"] | None = None
+    rounds: Annotated[int, Field(ge=0)] | None = None
+    roster: list[str] = Field(default_factory=list)
+    groups: list[GroupOutcome] = Field(default_factory=list)
+    finalized_at: Timestamp | None = None

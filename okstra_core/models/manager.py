@@ -1,8 +1,13 @@
-"""Manager-owned cross-project state under ``~/.okstra/managers/<manager-id>/``."""
+"""Manager-owned cross-project state under ``~/.okstra/managers/<manager-id>/``.
+
+The contract spells the registration fields of ``projects.json`` (projectId,
+projectRoot, role, tags) and the child ``taskKey``; everything else is this
+project's spelling and optional on read.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
@@ -12,76 +17,95 @@ from .base import Model, TaskKeyStr, Timestamp
 class ManagerFile(Model):
     """``manager.json``: identity and schema version."""
 
-    schema_version: str
-    manager_id: str
-    title: str = ""
+    schema_version: str | None = None
+    manager_id: str | None = None
+    title: str | None = None
     created_at: Timestamp | None = None
 
 
 class RegisteredProject(Model):
+    """A registered project: ``projectRoot`` "must be an existing directory"."""
+
     project_id: str
     project_root: str
-    role: str = "member"
+    role: str | None = None
     tags: list[str] = Field(default_factory=list)
 
 
 class ProjectsFile(Model):
     """``projects.json``."""
 
-    schema_version: str
-    projects: list[RegisteredProject]
+    schema_version: str | None = None
+    projects: list[RegisteredProject] = Field(default_factory=list)
 
 
 class ManagerTaskManifest(Model):
     """``task-groups/<group>/<task>/manifest.json``: the manager-owned plan."""
 
-    schema_version: str
-    task_key: TaskKeyStr
-    task_group: str
-    task_id: str
-    title: str = ""
-    plan: list[str] = Field(default_factory=list)
+    schema_version: str | None = None
+    task_key: TaskKeyStr | None = None
+    task_group: str | None = None
+    task_id: str | None = None
+    title: str | None = None
+    plan: Any = None
     created_at: Timestamp | None = None
 
 
 class ChildAssignment(Model):
-    project_id: str
-    child_task_id: str
-    child_task_key: TaskKeyStr
-    status: str = "assigned"
+    """A child assignment; the child task is named by ``childTaskId`` or by its ``childTaskKey`` / ``taskKey``."""
+
+    project_id: str | None = None
+    child_task_id: str | None = None
+    child_task_key: TaskKeyStr | None = None
+    task_key: TaskKeyStr | None = None
+    status: str | None = None
+
+    def child_id(self) -> str | None:
+        """The child task id: stated, or the last part of the child's task key."""
+        if self.child_task_id is not None:
+            return self.child_task_id
+        key = self.child_task_key or self.task_key
+        return key.rsplit(":", 1)[1] if key else None
+
+    def child_project(self) -> str | None:
+        """The child's project id: stated, or the first part of the child's task key."""
+        if self.project_id is not None:
+            return self.project_id
+        key = self.child_task_key or self.task_key
+        return key.split(":", 1)[0] if key else None
 
 
 class ChildrenFile(Model):
-    schema_version: str
-    children: list[ChildAssignment]
+    schema_version: str | None = None
+    children: list[ChildAssignment] = Field(default_factory=list)
 
 
 class Directive(Model):
     """One line of ``directives.jsonl``."""
 
-    at: Timestamp
-    scope: Literal["shared", "project"]
+    at: Timestamp | None = None
+    scope: str | None = None
     project_id: str | None = None
-    text: str
+    text: str | None = None
 
 
 class ProjectSnapshot(Model):
-    task_key: TaskKeyStr
-    current_status: str
+    task_key: TaskKeyStr | None = None
+    current_status: str | None = None
     latest_run_status: str | None = None
-    synced_at: Timestamp
+    synced_at: Timestamp | None = None
 
 
 class SnapshotsFile(Model):
     """Read-side snapshot imported by ``task sync``; never the source of truth."""
 
-    schema_version: str
-    projects: dict[str, ProjectSnapshot]
+    schema_version: str | None = None
+    projects: dict[str, ProjectSnapshot] = Field(default_factory=dict)
 
 
 class ManagerEvent(Model):
     """One line of ``events.jsonl``."""
 
-    at: Timestamp
-    event: str
+    at: Timestamp | None = None
+    event: str | None = None
     detail: dict[str, Any] = Field(default_factory=dict)

@@ -6,34 +6,34 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from .base import Model, OptionId, PrepId, RelPath, Sha256, Strict, TaskKeyStr, Timestamp
+from .base import Model, OptionId, PrepId, RelPath, Sha256, TaskKeyStr, Timestamp
 
 
 class Finding(Model):
-    finding_id: str
-    title: str
-    severity: Literal["critical", "high", "medium", "low", "info"]
-    detail: str
+    finding_id: str | None = None
+    title: str | None = None
+    severity: Literal["critical", "high", "medium", "low", "info"] | None = None
+    detail: str | None = None
     evidence: list[str] = Field(default_factory=list)
 
 
 class OptionCandidate(Model):
     option_id: OptionId
-    title: str
-    summary: str
+    title: str | None = None
+    summary: str | None = None
     pros: list[str] = Field(default_factory=list)
     cons: list[str] = Field(default_factory=list)
-    risk: Literal["low", "medium", "high"] = "medium"
+    risk: Literal["low", "medium", "high"] | None = None
 
 
 class Preselection(Model):
     option_id: OptionId
-    confirmed_by: str
-    confirmed_at: Timestamp
+    confirmed_by: str | None = None
+    confirmed_at: Timestamp | None = None
 
 
 class OptionCandidates(Model):
-    mode: Literal["comparison", "preselected-validation"]
+    mode: Literal["comparison", "preselected-validation"] | None = None
     candidates: Annotated[list[OptionCandidate], Field(min_length=1)]
     recommendation: OptionId | None = None
     preselected: Preselection | None = None
@@ -41,16 +41,16 @@ class OptionCandidates(Model):
 
 class PlanStage(Model):
     stage: Annotated[int, Field(ge=1)]
-    title: str
-    goal: str
+    title: str | None = None
+    goal: str | None = None
     tasks: list[str] = Field(default_factory=list)
 
 
 class DesignItem(Model):
     prep_id: PrepId
-    title: str
+    title: str | None = None
     status: Literal["confirmed", "provisional", "blocked"]
-    question: str = ""
+    question: str | None = None
     #: Fields a design-prep input must answer for this item.
     fields: list[str] = Field(default_factory=list)
     #: The assessment the fingerprint is taken over; absent in a markerless legacy plan.
@@ -63,26 +63,26 @@ class ImplementationPlan(Model):
 
 
 class ChangeRecord(Model):
-    path: str
-    summary: str
+    path: str | None = None
+    summary: str | None = None
 
 
 class CheckRecord(Model):
-    name: str
-    result: Literal["passed", "failed", "skipped"]
+    name: str | None = None
+    result: Literal["passed", "failed", "skipped"] | None = None
 
 
 class ImplementationResults(Model):
-    stage: Annotated[int, Field(ge=1)]
-    outcome: Literal["passed", "failed", "partial"]
+    stage: Annotated[int, Field(ge=1)] | None = None
+    outcome: Literal["passed", "failed", "partial"] | None = None
     changes: list[ChangeRecord] = Field(default_factory=list)
     checks: list[CheckRecord] = Field(default_factory=list)
 
 
 class Criterion(Model):
-    criterion: str
-    result: Literal["met", "unmet", "not-assessed"]
-    evidence: str = ""
+    criterion: str | None = None
+    result: Literal["met", "unmet", "not-assessed"] | None = None
+    evidence: str | None = None
 
 
 class VerificationVerdict(Model):
@@ -92,14 +92,14 @@ class VerificationVerdict(Model):
 
 class ClarificationItem(Model):
     item_id: Annotated[str, Field(pattern=r"^CQ-[0-9]{3}$")]
-    question: str
-    context: str = ""
+    question: str | None = None
+    context: str | None = None
     options: list[str] = Field(default_factory=list)
 
 
 class ConvergenceSummary(Model):
-    terminal_state: str
-    rounds: int
+    terminal_state: str | None = None
+    rounds: int | None = None
     confirmed: int = 0
     rejected: int = 0
     disputed: int = 0
@@ -128,22 +128,35 @@ class DeliverableMismatch(ValueError):
 
 
 def deliverable_problem(task_type: str, present: list[str]) -> str | None:
-    """Why a report's deliverables break "exactly one, matching the task type" (None when fine)."""
+    """Why a report's deliverables break "exactly one, matching the task type" (None when fine).
+
+    A task type this project does not know has no known deliverable: that is no
+    problem of the report (the run dir's unknown type is reported once, as info).
+    """
     expected = DELIVERABLE_KEYS.get(task_type)
-    if expected is None:
-        return f"task type {task_type!r} has no known deliverable"
     if len(present) != 1:
         listed = ", ".join(present) if present else "none"
-        return f"a report carries exactly one task-type deliverable; found {listed}"
+        if expected is None:
+            return None if not present else f"a report carries at most one task-type deliverable; found {listed}"
+        return f"a report carries exactly one task-type deliverable ({expected}); found {listed}"
+    if expected is None:
+        return None
     if present[0] != expected:
         return f"deliverable {present[0]} does not match task type {task_type} (expected {expected})"
     return None
 
 
+def present_deliverables(value: Any) -> list[str]:
+    """The deliverable keys a report (a model or its JSON object) carries."""
+    if isinstance(value, dict):
+        return [k for k in DELIVERABLE_KEYS.values() if value.get(k) is not None]
+    return [alias for alias, attr in _DELIVERABLE_ATTRS.items() if getattr(value, attr, None) is not None]
+
+
 def _deliverable_schema(schema: dict[str, Any]) -> None:
     """JSON Schema form of "exactly one deliverable, matching the task type"."""
     keys = list(DELIVERABLE_KEYS.values())
-    rules: list[dict[str, Any]] = [{"properties": {"taskType": {"enum": list(DELIVERABLE_KEYS)}}}]
+    rules: list[dict[str, Any]] = []
     for task_type, key in DELIVERABLE_KEYS.items():
         others = [k for k in keys if k != key]
         rules.append(
@@ -156,12 +169,14 @@ def _deliverable_schema(schema: dict[str, Any]) -> None:
 
 
 class _ReportBase(Model):
+    """Report data; the task type is the file name's (``taskType`` in the data, when present, must agree)."""
+
     model_config = ConfigDict(json_schema_extra=_deliverable_schema)
 
-    task_key: TaskKeyStr
-    task_type: str
-    title: str
-    summary: str
+    task_key: TaskKeyStr | None = None
+    task_type: str | None = None
+    title: str | None = None
+    summary: str | None = None
     analysis_findings: list[Finding] | None = None
     option_candidates: OptionCandidates | None = None
     implementation_plan: ImplementationPlan | None = None
@@ -173,26 +188,42 @@ class _ReportBase(Model):
 
     @model_validator(mode="after")
     def _one_deliverable(self) -> _ReportBase:
-        present = [alias for alias, attr in _DELIVERABLE_ATTRS.items() if getattr(self, attr) is not None]
-        problem = deliverable_problem(self.task_type, present)
+        present = present_deliverables(self)
+        if self.task_type is not None:
+            problem = deliverable_problem(self.task_type, present)
+        elif len(present) > 1:
+            problem = f"a report carries exactly one task-type deliverable; found {', '.join(present)}"
+        else:
+            problem = None
         if problem:
             raise DeliverableMismatch(problem)
         return self
 
-    def deliverable_key(self) -> str:
-        return DELIVERABLE_KEYS[self.task_type]
+    def kind(self) -> str | None:
+        """The task type the report is for: its ``taskType``, else the one known deliverable it carries."""
+        if self.task_type is not None:
+            return self.task_type
+        present = present_deliverables(self)
+        if len(present) == 1:
+            return next(t for t, k in DELIVERABLE_KEYS.items() if k == present[0])
+        return None
+
+    def deliverable_key(self) -> str | None:
+        kind = self.kind()
+        return DELIVERABLE_KEYS.get(kind) if kind is not None else None
 
     def deliverable(self) -> Any:
-        return getattr(self, _DELIVERABLE_ATTRS[DELIVERABLE_KEYS[self.task_type]])
+        key = self.deliverable_key()
+        return getattr(self, _DELIVERABLE_ATTRS[key]) if key is not None else None
 
 
 class FinalReportV3(_ReportBase):
     """``final-report-<task-type>-<seq>.data.json``, schema 3.0 (new bundles)."""
 
     schema_version: Literal["3.0"]
-    report_language: str
     run_date_time_segment: str
-    generated_at: Timestamp
+    report_language: str | None = None
+    generated_at: Timestamp | None = None
 
 
 class FinalReportV2(_ReportBase):
@@ -208,47 +239,50 @@ FinalReport = FinalReportV3 | FinalReportV2
 
 
 class SelectedDirection(Model):
-    """``instruction-set/selected-direction.json``, written by planning prepare."""
+    """``instruction-set/selected-direction.json``, written by planning prepare.
 
-    schema_version: str
-    task_key: TaskKeyStr
-    option_id: OptionId
-    title: str
-    summary: str
-    mode: Literal["comparison", "preselected-validation"]
-    source_report_path: RelPath
+    Required: ``sourceDataSha256`` (the contract's digest field). The normalized choice is read when present.
+    """
+
+    schema_version: str | None = None
+    task_key: TaskKeyStr | None = None
+    option_id: OptionId | None = None
+    title: str | None = None
+    summary: str | None = None
+    mode: Literal["comparison", "preselected-validation"] | None = None
+    source_report_path: RelPath | None = None
     source_data_sha256: Sha256
     user_response_path: RelPath | None = None
-    selected_at: Timestamp
+    selected_at: Timestamp | None = None
 
 
-class StageEvidence(Strict):
-    kind: str
-    path: RelPath
+class StageEvidence(Model):
+    kind: str | None = None
+    path: RelPath | None = None
     sha256: Sha256 | None = None
 
 
 class CarryStage(Model):
-    """``runs/implementation/carry/stage-<n>.json``: execution evidence for one stage."""
+    """``runs/implementation/carry/stage-<n>.json``: execution evidence for one stage (fields checked when present)."""
 
-    schema_version: str
-    task_key: TaskKeyStr
-    stage: Annotated[int, Field(ge=1)]
-    run_dir: RelPath
-    run_manifest_path: RelPath
-    outcome: Literal["passed", "failed", "partial"]
+    schema_version: str | None = None
+    task_key: TaskKeyStr | None = None
+    stage: Annotated[int, Field(ge=1)] | None = None
+    run_dir: RelPath | None = None
+    run_manifest_path: RelPath | None = None
+    outcome: Literal["passed", "failed", "partial"] | None = None
     evidence: list[StageEvidence] = Field(default_factory=list)
-    recorded_at: Timestamp
+    recorded_at: Timestamp | None = None
 
 
 class ConsumerLink(Model):
-    """One line of ``runs/implementation-planning/consumers.jsonl``."""
+    """One line of ``runs/implementation-planning/consumers.jsonl`` (fields checked when present)."""
 
-    stage: Annotated[int, Field(ge=1)]
-    plan_report_path: RelPath
-    consumer_run_dir: RelPath
-    consumer_run_manifest_path: RelPath
-    consumed_at: Timestamp
+    stage: Annotated[int, Field(ge=1)] | None = None
+    plan_report_path: RelPath | None = None
+    consumer_run_dir: RelPath | None = None
+    consumer_run_manifest_path: RelPath | None = None
+    consumed_at: Timestamp | None = None
 
 
 __all__ = ["FinalReport", "FinalReportV2", "FinalReportV3", "Sha256"]

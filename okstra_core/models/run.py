@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Literal
+from collections.abc import Iterable
+from typing import Annotated, Any, Final, Literal, TypeVar
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -18,6 +19,8 @@ from .base import (
     require_uniform_identity,
     uniform_identity_schema,
 )
+
+T = TypeVar("T")
 
 #: Status values a run, a worker or a ``status/final-*.status`` file may hold.
 RUN_STATUSES: Final = (
@@ -52,64 +55,72 @@ class Provenance(Strict):
 
 
 class WorkerAssignment(Model):
-    worker_id: str
-    role: Literal["analyser", "executor", "verifier", "report-writer"]
-    provider: str
-    model: str
-    runner: Literal["native-session", "cli-wrapper"]
-    audience: Audience
+    """A row of ``workerAssignments[]``; the contract names the persisted runner values."""
+
+    worker_id: str | None = None
+    role: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    runner: Literal["native-session", "cli-wrapper"] | None = None
+    audience: str | None = None
 
 
 class InvocationAssignment(InvocationIdentity):
+    """A row of ``invocationAssignments[]``: what invocation metadata refers to by ``assignmentRef``."""
+
     assignment_ref: str
-    invocation_id: str
-    worker_id: str
-    audience: Audience
-    dispatch_kind: DispatchKind
-    prompt_path: RelPath
-    meta_path: RelPath
+    invocation_id: str | None = None
+    worker_id: str | None = None
+    audience: str | None = None
+    dispatch_kind: str | None = None
+    prompt_path: RelPath | None = None
+    meta_path: RelPath | None = None
 
 
 class AgentContract(Model):
     """Immutable for the lifetime of the run."""
 
-    duty_root: RelPath
-    catalog_digest: Sha256
-    reservation_root: RelPath
+    duty_root: RelPath | None = None
+    catalog_digest: Sha256 | None = None
+    reservation_root: RelPath | None = None
     audiences: dict[str, str] = Field(default_factory=lambda: dict(AUDIENCE_PREAMBLES))
     error_contract_path: str = ERROR_CONTRACT_PATH
 
 
 class AuthorizedPaths(Model):
-    """Allowlisted instruction, prompt and result roots, and the declared result paths."""
+    """Allowlisted instruction, prompt and result roots, and the declared result paths (None: not stated)."""
 
-    instruction_roots: list[RelPath]
-    prompt_roots: list[RelPath]
-    result_roots: list[RelPath]
-    declared_results: list[RelPath] = Field(default_factory=list)
+    instruction_roots: list[RelPath] | None = None
+    prompt_roots: list[RelPath] | None = None
+    result_roots: list[RelPath] | None = None
+    declared_results: list[RelPath] | None = None
 
 
 class LeadSession(Model):
-    session_id: str
-    accounting_mode: str = "host-native"
+    session_id: str | None = None
+    accounting_mode: str | None = None
 
 
 class RunManifest(Model):
-    """``manifests/run-manifest-<task-type>-<seq>.json``."""
+    """``manifests/run-manifest-<task-type>-<seq>.json``.
+
+    Required: ``runDateTimeSegment`` ("the cross-category identifier is the manifest's
+    runDateTimeSegment"). The "main contents" the contract lists in prose are optional on read.
+    """
 
     model_config = ConfigDict(json_schema_extra=uniform_identity_schema("schemaVersion", ["invocationAssignments"]))
 
-    schema_version: str
-    task_key: TaskKeyStr
-    task_type: str
-    work_category: str
+    schema_version: str | None = None
+    task_key: TaskKeyStr | None = None
+    task_type: str | None = None
+    work_category: str | None = None
     stage: Annotated[int, Field(ge=1)] | None = None
     run_date_time_segment: str
-    run_dir: RelPath
+    run_dir: RelPath | None = None
     task_brief_path: RelPath | None = None
-    analysis_target: str | None = None
-    related_tasks: list[dict[str, Any]] = Field(default_factory=list)
-    selected_workers: list[str] = Field(default_factory=list)
+    analysis_target: Any = None
+    related_tasks: list[Any] = Field(default_factory=list)
+    selected_workers: list[Any] = Field(default_factory=list)
     worker_assignments: list[WorkerAssignment] = Field(default_factory=list)
     lead_session: LeadSession | None = None
     claude_session_id: str | None = None
@@ -121,9 +132,9 @@ class RunManifest(Model):
     verification_target_sha256: str = ""
     worker_prompt_dir: RelPath | None = None
     worker_prompt_paths: dict[str, RelPath] = Field(default_factory=dict)
-    status: str
-    workflow_snapshot: dict[str, Any] = Field(default_factory=dict)
-    team_contract: dict[str, Any] = Field(default_factory=dict)
+    status: str | None = None
+    workflow_snapshot: Any = None
+    team_contract: Any = None
     fix_cycle_id: str | None = None
     agent_contract: AgentContract | None = None
     invocation_assignments: list[InvocationAssignment] = Field(default_factory=list)
@@ -134,23 +145,63 @@ class RunManifest(Model):
         require_uniform_identity(list(self.invocation_assignments), self.schema_version, "invocationAssignments")
         return self
 
+    def path_fields(self) -> list[tuple[str, str]]:
+        """Every path this manifest records, as ``(field, value)``: all are stored relative to the project root."""
+        out: list[tuple[str, str]] = []
+        for attr, label in _RUN_PATH_FIELDS:
+            value = getattr(self, attr)
+            if value:
+                out.append((label, value))
+        out.extend((f"workerPromptPaths.{k}", v) for k, v in self.worker_prompt_paths.items())
+        contract = self.agent_contract
+        if contract is not None:
+            for label, value in (("dutyRoot", contract.duty_root), ("reservationRoot", contract.reservation_root)):
+                if value:
+                    out.append((f"agentContract.{label}", value))
+        for i, row in enumerate(self.invocation_assignments):
+            for label, value in (("promptPath", row.prompt_path), ("metaPath", row.meta_path)):
+                if value:
+                    out.append((f"invocationAssignments[{i}].{label}", value))
+        paths = self.authorized_paths
+        if paths is not None:
+            for label in ("instructionRoots", "promptRoots", "resultRoots", "declaredResults"):
+                values = getattr(paths, _snake(label)) or []
+                out.extend((f"authorizedPaths.{label}[{i}]", v) for i, v in enumerate(values))
+        return out
+
+
+_RUN_PATH_FIELDS: Final = (
+    ("run_dir", "runDir"),
+    ("task_brief_path", "taskBriefPath"),
+    ("resume_command_path", "resumeCommandPath"),
+    ("expected_report_path", "expectedReportPath"),
+    ("expected_status_path", "expectedStatusPath"),
+    ("prompt_snapshot_path", "promptSnapshotPath"),
+    ("verification_target_path", "verificationTargetPath"),
+    ("worker_prompt_dir", "workerPromptDir"),
+)
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
 
 #: Fields of a run manifest that may never change once published.
 RUN_MANIFEST_IMMUTABLE: Final = ("agentContract", "invocationAssignments")
 
 
 class RunIdentity(Model):
-    task_key: TaskKeyStr
-    task_type: str
+    task_key: TaskKeyStr | None = None
+    task_type: str | None = None
     stage: Annotated[int, Field(ge=1)] | None = None
-    run_date_time_segment: str
+    run_date_time_segment: str | None = None
 
 
 class PathHints(Model):
     """Enough to rebuild every legacy flat path key: the run dir and each category's seq."""
 
-    run_dir: RelPath
-    seqs: dict[str, str]
+    run_dir: RelPath | None = None
+    seqs: dict[str, str] = Field(default_factory=dict)
 
 
 class RuntimeResources(Model):
@@ -158,53 +209,69 @@ class RuntimeResources(Model):
     error_contract_path: str = ERROR_CONTRACT_PATH
 
 
-class RunContext(Model):
-    """``manifests/run-context-<task-type>-<seq>.json`` (schema 2.0)."""
+def _compact_context(schema_version: str | None, identity: Any, path_hints: Any) -> None:
+    """From schemaVersion 2.0 the contract says a context stores ``identity`` + ``pathHints``."""
+    if schema_version is not None and schema_version.startswith("2.") and (identity is None or path_hints is None):
+        raise ValueError(f"schemaVersion {schema_version} stores identity + pathHints")
 
-    schema_version: Literal["2.0"]
-    identity: RunIdentity
-    path_hints: PathHints
-    runtime_resources: RuntimeResources = Field(default_factory=RuntimeResources)
+
+class RunContext(Model):
+    """``manifests/run-context-<task-type>-<seq>.json``: ``identity`` + ``pathHints`` from schema 2.0."""
+
+    schema_version: str | None = None
+    identity: RunIdentity | None = None
+    path_hints: PathHints | None = None
+    runtime_resources: RuntimeResources | None = None
+
+    @model_validator(mode="after")
+    def _compact(self) -> RunContext:
+        _compact_context(self.schema_version, self.identity, self.path_hints)
+        return self
 
 
 class ActiveWorker(Model):
-    worker_id: str
-    role: str
-    audience: Audience
+    worker_id: str | None = None
+    role: str | None = None
+    audience: str | None = None
 
 
 class ActiveRunContext(Model):
-    """``state/active-run-context-<task-type>-<seq>.json`` (schema 2.0): the lead's compact intake."""
+    """``state/active-run-context-<task-type>-<seq>.json``: the lead's compact intake (2.0: identity + pathHints)."""
 
-    schema_version: Literal["2.0"]
-    identity: RunIdentity
-    path_hints: PathHints
+    schema_version: str | None = None
+    identity: RunIdentity | None = None
+    path_hints: PathHints | None = None
     workers: list[ActiveWorker] = Field(default_factory=list)
-    runtime_resources: RuntimeResources = Field(default_factory=RuntimeResources)
+    runtime_resources: RuntimeResources | None = None
+
+    @model_validator(mode="after")
+    def _compact(self) -> ActiveRunContext:
+        _compact_context(self.schema_version, self.identity, self.path_hints)
+        return self
 
 
 class WorkerDispatch(InvocationIdentity):
     """A code-owned worker launch. Keyed by ``dispatchId`` when it has one."""
 
     dispatch_id: str | None = None
-    worker_id: str
+    worker_id: str | None = None
     invocation_id: str | None = None
-    session_id: str = ""
+    session_id: str | None = None
     pane_id: str | None = None
     prompt_path: RelPath | None = None
-    dispatched_at: Timestamp
-    status: str = "in-progress"
+    dispatched_at: Timestamp | None = None
+    status: str | None = None
 
 
 class AgentDispatch(InvocationIdentity):
     """A host-native agent call."""
 
-    dispatch_id: str
-    worker_id: str
+    dispatch_id: str | None = None
+    worker_id: str | None = None
     invocation_id: str | None = None
     prompt_path: RelPath | None = None
-    dispatched_at: Timestamp
-    status: str = "in-progress"
+    dispatched_at: Timestamp | None = None
+    status: str | None = None
 
 
 class AgentResultLink(Strict):
@@ -212,7 +279,7 @@ class AgentResultLink(Strict):
 
     dispatch_id: str
     result_path: RelPath
-    accepted_at: Timestamp
+    accepted_at: Timestamp | None = None
 
 
 class TeamState(Model):
@@ -222,9 +289,9 @@ class TeamState(Model):
         json_schema_extra=uniform_identity_schema("schemaVersion", ["workerDispatches", "agentDispatches"])
     )
 
-    schema_version: str
-    task_key: TaskKeyStr
-    task_type: str
+    schema_version: str | None = None
+    task_key: TaskKeyStr | None = None
+    task_type: str | None = None
     run_date_time_segment: str
     worker_dispatches: list[WorkerDispatch] = Field(default_factory=list)
     agent_dispatches: list[AgentDispatch] = Field(default_factory=list)
@@ -240,35 +307,39 @@ class TeamState(Model):
 
 
 class PromptDigests(Strict):
-    """The five catalog / assignment / duty / instruction / prompt digests."""
+    """The five catalog / assignment / duty / instruction / prompt digests (each checked when present)."""
 
-    catalog: Sha256
-    assignment: Sha256
-    duty: Sha256
-    instruction: Sha256
-    prompt: Sha256
+    catalog: Sha256 | None = None
+    assignment: Sha256 | None = None
+    duty: Sha256 | None = None
+    instruction: Sha256 | None = None
+    prompt: Sha256 | None = None
 
 
 class PromptMeta(InvocationIdentity):
-    """``prompts/<prompt-name>.md.meta.json``: published last, the prompt's completion marker."""
+    """``prompts/<prompt-name>.md.meta.json``: published last, the prompt's completion marker.
 
-    schema_version: str
-    invocation_id: str
-    worker_id: str
-    audience: Audience
-    dispatch_kind: DispatchKind
+    Required: ``assignmentRef`` ("every invocation metadata file refers back to that
+    manifest and to one assignmentRef") and the run's ``runDateTimeSegment``.
+    """
+
+    schema_version: str | None = None
+    invocation_id: str | None = None
+    worker_id: str | None = None
+    audience: str | None = None
+    dispatch_kind: str | None = None
     assignment_ref: str
-    run_manifest_path: RelPath
-    prompt_path: RelPath
-    duty_id: str
-    duty_path: RelPath
-    instruction_path: RelPath
+    run_manifest_path: RelPath | None = None
+    prompt_path: RelPath | None = None
+    duty_id: str | None = None
+    duty_path: RelPath | None = None
+    instruction_path: RelPath | None = None
     source_paths: list[RelPath] = Field(default_factory=list)
-    instruction_provenance: Annotated[list[Provenance], Field(min_length=1)]
-    digests: PromptDigests
-    published_at: Timestamp
+    instruction_provenance: Annotated[list[Provenance], Field(min_length=1)] | None = None
+    digests: PromptDigests | None = None
+    published_at: Timestamp | None = None
     #: The execution this prompt belongs to (groups an execution's files across categories).
-    run_date_time_segment: str | None = None
+    run_date_time_segment: str
 
     @model_validator(mode="after")
     def _version(self) -> PromptMeta:
@@ -276,24 +347,50 @@ class PromptMeta(InvocationIdentity):
         return self
 
 
-class DutyEntry(Strict):
-    duty_id: str
-    path: RelPath
-    sha256: Sha256
+class DutyEntry(Model):
+    duty_id: str | None = None
+    path: RelPath | None = None
+    sha256: Sha256 | None = None
 
 
 class DutyCatalog(Model):
-    """``prompts/duty-contracts-<task-type>-<seq>/catalog.json``."""
+    """``prompts/duty-contracts-<task-type>-<seq>/catalog.json`` (this project's shape of the snapshot's index)."""
 
-    schema_version: str
-    duties: list[DutyEntry]
+    schema_version: str | None = None
+    duties: list[DutyEntry] = Field(default_factory=list)
 
 
 class ErrorRecord(Model):
-    """One line of ``logs/errors-<task-type>-<seq>.jsonl``."""
+    """One line of ``logs/errors-<task-type>-<seq>.jsonl`` (the contract names the file only)."""
 
-    at: Timestamp
+    at: Timestamp | None = None
     worker_id: str | None = None
-    severity: Literal["error", "warning", "info"] = "error"
-    code: str
-    message: str
+    severity: str | None = None
+    code: str | None = None
+    message: str | None = None
+
+
+def segment_of(doc: object) -> str | None:
+    """The ``runDateTimeSegment`` a run-level document records: its own, or a run context's ``identity``'s.
+
+    The one owner of "which execution a file belongs to" (DECISIONS 1: the read
+    side groups an execution's files by it); the checker's seq rule uses it too.
+    """
+    seg = getattr(doc, "run_date_time_segment", None)
+    if seg is None:
+        identity = getattr(doc, "identity", None)
+        seg = getattr(identity, "run_date_time_segment", None) if identity is not None else None
+    return seg if isinstance(seg, str) and seg else None
+
+
+def segments_by_seq(items: Iterable[tuple[str, int, str, T]]) -> dict[tuple[str, int], dict[str, list[T]]]:
+    """``(category, seq) -> segment -> items`` for ``(category, seq, segment, item)`` rows.
+
+    One execution takes one seq per category folder, so a ``(category, seq)`` with
+    more than one segment is shared by two executions; with one, it names the
+    execution every file of that seq in that folder belongs to.
+    """
+    out: dict[tuple[str, int], dict[str, list[T]]] = {}
+    for category, seq, segment, item in items:
+        out.setdefault((category, seq), {}).setdefault(segment, []).append(item)
+    return out

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import DOC_KINDS, DocKind
+from .base import bare_list_schema
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -19,6 +20,9 @@ SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 def schema_for(kind: DocKind) -> dict[str, Any]:
     """The JSON Schema document of one kind (one line's schema for JSONL kinds)."""
     body = kind.model.model_json_schema(by_alias=True, mode="validation")
+    item = getattr(kind.model, "BARE_LIST_ITEM", None)
+    if isinstance(item, str):
+        bare_list_schema(body, item)
     doc: dict[str, Any] = {"$schema": SCHEMA_DIALECT, "$id": f"okstra:{kind.schema_file}"}
     if kind.jsonl:
         body.setdefault("description", "")

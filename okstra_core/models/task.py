@@ -4,50 +4,59 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field, model_validator
 
-from .base import Model, RelPath, Strict, TaskKeyStr, Timestamp
+from .base import Model, RelPath, Strict, TaskKeyStr, Timestamp, accept_bare_list
 
 NextPhaseStatus = Literal["ready", "pending", "blocked", "terminal"]
 
 
 class TaskCatalogEntry(Model):
+    """One catalogued task bundle: the contract lists bundles "by taskKey, taskGroup, and taskId"."""
+
     task_key: TaskKeyStr
-    project_id: str
     task_group: str
     task_id: str
-    task_type: str
-    task_root_path: RelPath
-    current_status: str
+    project_id: str | None = None
+    task_type: str | None = None
+    task_root_path: RelPath | None = None
+    current_status: str | None = None
     title: str | None = None
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None
 
 
 class TaskCatalog(Model):
-    """``.okstra/discovery/task-catalog.json``: the canonical list of task bundles."""
+    """``.okstra/discovery/task-catalog.json``: the canonical list of task bundles (a bare list is read too)."""
 
-    schema_version: str
-    project_id: str
+    #: The item definition of the bare-list form (see :func:`~.base.bare_list_schema`).
+    BARE_LIST_ITEM: ClassVar[str] = "TaskCatalogEntry"
+    _bare = model_validator(mode="before")(accept_bare_list("tasks"))
+
+    schema_version: str | None = None
+    project_id: str | None = None
     updated_at: Timestamp | None = None
-    tasks: list[TaskCatalogEntry]
+    tasks: list[TaskCatalogEntry] = Field(default_factory=list)
 
 
 class LatestTask(Model):
-    """``.okstra/discovery/latest-task.json``: the current-task convenience pointer."""
+    """``.okstra/discovery/latest-task.json``: the current-task convenience pointer.
 
-    schema_version: str
-    task_key: TaskKeyStr
-    task_root_path: RelPath
-    task_manifest_path: RelPath
+    The contract names no field of it; any of the three below identifies the task.
+    """
+
+    schema_version: str | None = None
+    task_key: TaskKeyStr | None = None
+    task_root_path: RelPath | None = None
+    task_manifest_path: RelPath | None = None
     updated_at: Timestamp | None = None
 
 
 class ProjectFile(Model):
-    """``.okstra/project.json``."""
+    """``.okstra/project.json`` (the contract names the file, none of its fields)."""
 
-    schema_version: str
-    project_id: str
+    schema_version: str | None = None
+    project_id: str | None = None
     created_at: Timestamp | None = None
 
 
@@ -77,12 +86,12 @@ class NextPhaseCorrection(Strict):
 class Workflow(Model):
     current_phase: str | None = None
     current_phase_state: str | None = None
-    phase_states: dict[str, str] = Field(default_factory=dict)
+    phase_states: dict[str, Any] = Field(default_factory=dict)
     last_completed_phase: str | None = None
-    next_recommended_phase: NextRecommendedPhase
+    next_recommended_phase: NextRecommendedPhase | None = None
     next_recommended_phase_correction: NextPhaseCorrection | None = None
     awaiting_approval: bool | None = None
-    last_safe_checkpoint: str | None = None
+    last_safe_checkpoint: Any = None
 
 
 class FixCycleLatest(Strict):
@@ -99,48 +108,77 @@ class FixCyclesSummary(Strict):
     open_cycle_id: str | None = None
     latest: FixCycleLatest | None = None
 
+    def named(self) -> dict[str, Any]:
+        """The fields the contract names (extra keys left out), for comparing with a derivation."""
+        value: dict[str, Any] = {"count": self.count, "openCycleId": self.open_cycle_id, "latest": None}
+        if self.latest is not None:
+            latest = self.latest
+            value["latest"] = {
+                "cycle": latest.cycle,
+                "symptom": latest.symptom,
+                "targetReport": latest.target_report,
+                "closedAt": latest.closed_at,
+            }
+        return value
+
 
 class RelatedTask(Model):
-    task_key: TaskKeyStr
+    task_key: TaskKeyStr | None = None
     relation: str = "related"
 
 
-class TaskManifest(Model):
-    """``task-manifest.json``: canonical task continuity metadata."""
+def _related(value: Any) -> Any:
+    """``relatedTasks`` entries may be bare task keys."""
+    if isinstance(value, list):
+        return [{"taskKey": v} if isinstance(v, str) else v for v in value]
+    return value
 
-    schema_version: str
-    project_id: str
-    task_group: str
-    task_id: str
+
+class TaskManifest(Model):
+    """``task-manifest.json``: canonical task continuity metadata.
+
+    The contract lists "examples of key fields"; only the task key is required
+    ("the task key under which results accumulate"). The rest is checked when present.
+    """
+
+    schema_version: str | None = None
+    project_id: str | None = None
+    task_group: str | None = None
+    task_id: str | None = None
     task_key: TaskKeyStr
-    project_root: str
-    task_type: str
-    work_category: str
+    project_root: str | None = None
+    task_type: str | None = None
+    work_category: str | None = None
     title: str | None = None
     report_language: str | None = None
     task_brief_path: RelPath | None = None
-    related_tasks: list[RelatedTask] = Field(default_factory=list)
-    current_status: str
-    task_root_path: RelPath
-    instruction_set_path: RelPath
+    related_tasks: Annotated[list[RelatedTask], BeforeValidator(_related)] = Field(default_factory=list)
+    current_status: str | None = None
+    task_root_path: RelPath | None = None
+    instruction_set_path: RelPath | None = None
     reference_expectations_path: RelPath | None = None
-    runs_path: RelPath
-    history_timeline_path: RelPath
+    runs_path: RelPath | None = None
+    history_timeline_path: RelPath | None = None
     latest_run_path: RelPath | None = None
     latest_run_status: str | None = None
     latest_run_prompts_path: RelPath | None = None
     latest_report_record_path: RelPath | None = None
     latest_resume_command_path: RelPath | None = None
-    workflow: Workflow
-    phase_outcome: dict[str, str] | None = None
-    inputs: dict[str, Any] = Field(default_factory=dict)
-    artifacts: dict[str, Any] = Field(default_factory=dict)
-    result_contract: dict[str, Any] = Field(default_factory=dict)
-    lead_session: dict[str, Any] | None = None
-    claude_session: dict[str, Any] | None = None
+    workflow: Workflow | None = None
+    phase_outcome: Any = None
+    inputs: Any = None
+    artifacts: Any = None
+    result_contract: Any = None
+    lead_session: Any = None
+    claude_session: Any = None
     fix_cycles: FixCyclesSummary | None = None
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None
+
+    def identity(self) -> tuple[str, str, str]:
+        """``(projectId, taskGroup, taskId)``: as stated, else the parts of the task key (which keeps the originals)."""
+        project, group, task = self.task_key.split(":", 2)
+        return (self.project_id or project, self.task_group or group, self.task_id or task)
 
     #: Fields that hold project-relative paths (checked for form and existence).
     PATH_FIELDS: ClassVar[tuple[str, ...]] = (
@@ -158,39 +196,45 @@ class TaskManifest(Model):
 
 
 class TimelineEntry(Model):
-    run_timestamp: Timestamp
-    run_dir: RelPath
-    run_manifest_path: RelPath
-    run_date_time_segment: str
-    task_type: str
+    """One run of the task; the contract describes the entry in prose only, so every field is optional."""
+
+    run_timestamp: Timestamp | None = None
+    run_dir: RelPath | None = None
+    run_manifest_path: RelPath | None = None
+    run_date_time_segment: str | None = None
+    task_type: str | None = None
     stage: int | None = None
-    work_category: str
-    status: str
+    work_category: str | None = None
+    status: str | None = None
     worker_prompt_dir: RelPath | None = None
     report_path: RelPath | None = None
     resume_command_path: RelPath | None = None
-    related_tasks: list[RelatedTask] = Field(default_factory=list)
-    workflow_snapshot: dict[str, Any] = Field(default_factory=dict)
+    related_tasks: Annotated[list[RelatedTask], BeforeValidator(_related)] = Field(default_factory=list)
+    workflow_snapshot: Any = None
     fix_cycle_id: str | None = None
 
 
 class Timeline(Model):
-    """``history/timeline.json``."""
+    """``history/timeline.json`` (a bare list of entries is read too)."""
 
-    schema_version: str
-    task_key: TaskKeyStr
-    entries: list[TimelineEntry]
+    #: The item definition of the bare-list form (see :func:`~.base.bare_list_schema`).
+    BARE_LIST_ITEM: ClassVar[str] = "TimelineEntry"
+    _bare = model_validator(mode="before")(accept_bare_list("entries"))
+
+    schema_version: str | None = None
+    task_key: TaskKeyStr | None = None
+    entries: list[TimelineEntry] = Field(default_factory=list)
 
 
 class FixCycleEvent(Model):
-    """One line of append-only ``history/fix-cycles.jsonl``."""
+    """One line of append-only ``history/fix-cycles.jsonl`` (its shape is this project's)."""
 
-    event: Literal["opened", "closed"]
-    cycle_id: str
-    cycle: Annotated[int, Field(ge=1)]
+    event: Literal["opened", "closed"] | None = None
+    cycle_id: str | None = None
+    cycle: Annotated[int, Field(ge=1)] | None = None
     symptom: str = ""
     target_report: str | None = None
-    at: Timestamp
+    at: Timestamp | None = None
 
 
 def derive_fix_cycles(events: list[FixCycleEvent]) -> FixCyclesSummary:
@@ -199,27 +243,32 @@ def derive_fix_cycles(events: list[FixCycleEvent]) -> FixCyclesSummary:
     closed: dict[str, str] = {}
     order: list[str] = []
     for ev in events:
+        if ev.event is None or ev.cycle_id is None or ev.cycle is None:
+            continue  # not a cycle event this derivation can use
         if ev.event == "opened":
             if ev.cycle_id not in opened:
                 order.append(ev.cycle_id)
             opened[ev.cycle_id] = ev
         else:
-            closed[ev.cycle_id] = ev.at
+            closed[ev.cycle_id] = ev.at or ""
     if not order:
         return FixCyclesSummary(count=0)
     open_ids = [cid for cid in order if cid not in closed]
-    last = opened[max(order, key=lambda cid: (opened[cid].cycle, order.index(cid)))]
+    last = opened[max(order, key=lambda cid: (opened[cid].cycle or 0, order.index(cid)))]
     latest = FixCycleLatest(
-        cycle=last.cycle, symptom=last.symptom, target_report=last.target_report, closed_at=closed.get(last.cycle_id)
+        cycle=last.cycle or 0,
+        symptom=last.symptom,
+        target_report=last.target_report,
+        closed_at=closed.get(last.cycle_id or ""),
     )
     return FixCyclesSummary(count=len(order), open_cycle_id=open_ids[-1] if open_ids else None, latest=latest)
 
 
 class RecapEntry(Model):
-    """One line of append-only ``recap/recap-log.jsonl``."""
+    """One line of append-only ``recap/recap-log.jsonl`` (the contract names the file only)."""
 
-    at: Timestamp
-    task_type: str
+    at: Timestamp | None = None
+    task_type: str | None = None
     run_date_time_segment: str | None = None
-    author: str = "lead"
-    summary: str
+    author: str | None = None
+    summary: str | None = None

@@ -48,8 +48,8 @@ NO_SCRIPT = "'none'"
 
 
 def h(text: object) -> str:
-    """Text from the data as HTML text or attribute value."""
-    return escape(str(text), quote=True)
+    """Text from the data as HTML text or attribute value (an absent field is empty)."""
+    return escape("" if text is None else str(text), quote=True)
 
 
 def _csp_hash(text: str) -> str:
@@ -72,13 +72,16 @@ def json_for_script(value: Any) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def badge(value: str, text: str | None = None) -> str:
+def badge(value: str | None, text: str | None = None) -> str:
+    if value is None:
+        value, text = "none", "—"
     cls = "".join(ch if ch.isalnum() or ch == "-" else "-" for ch in value.lower())
     return f'<span class="badge b-{h(cls)}">{h(text if text is not None else value)}</span>'
 
 
-def prose(text: str) -> str:
-    """Narrative text, shown as written (line breaks kept, nothing interpreted)."""
+def prose(text: str | None) -> str:
+    """Narrative text, shown as written (line breaks kept, nothing interpreted); absent: nothing."""
+    text = text or ""
     return f'<div class="prose">{h(text.strip(chr(10)))}</div>' if text.strip() else ""
 
 
@@ -177,7 +180,7 @@ def _plan(plan: ImplementationPlan, lab: dict[str, str], comparison: bool) -> st
     parts = []
     for s in plan.stages:
         tasks = f'<p class="muted">{h(lab["tasks"])}</p>' + ul(s.tasks) if s.tasks else ""
-        goal = f'<p class="muted">{h(lab["goal"])}</p>{prose(s.goal)}' if s.goal.strip() else ""
+        goal = f'<p class="muted">{h(lab["goal"])}</p>{prose(s.goal)}' if (s.goal or "").strip() else ""
         parts.append(
             f'<article class="card stage" id="stage-{s.stage}">'
             f'<h3><span class="stage-no">{h(lab["stage"])} {s.stage}</span>{h(s.title)}</h3>{goal}{tasks}</article>'
@@ -195,7 +198,7 @@ def _plan(plan: ImplementationPlan, lab: dict[str, str], comparison: bool) -> st
         )
         for d in plan.design_items:
             body = ""
-            if d.question.strip():
+            if (d.question or "").strip():
                 body += f'<p class="muted">{h(lab["question"])}</p>{prose(d.question)}'
             if d.fields:
                 body += f"<p>{h(lab['fields'])}: " + ", ".join(f"<code>{h(x)}</code>" for x in d.fields) + "</p>"
@@ -263,7 +266,7 @@ def _convergence(conv: ConvergenceSummary | None, lab: dict[str, str]) -> str:
 
 def _item(item: ClarificationItem, lab: dict[str, str]) -> str:
     field_id = f"answer-{item.item_id}"
-    context = f'<p class="muted">{h(lab["context"])}</p>{prose(item.context)}' if item.context.strip() else ""
+    context = f'<p class="muted">{h(lab["context"])}</p>{prose(item.context)}' if (item.context or "").strip() else ""
     suggestions = ""
     if item.options:
         lis = "".join(
@@ -318,7 +321,7 @@ def export_config(report: Report, sha: str, report_rel: str, report_stem: str, l
         "mode": mode,
         "headers": headers,
         "titleLine": f"# User response: {report_stem}",
-        "items": [{"id": i.item_id, "quote": f"> {ur.one_line(i.question)}"} for i in report.clarification_items],
+        "items": [{"id": i.item_id, "quote": f"> {ur.one_line(i.question or '')}"} for i in report.clarification_items],
         "messages": {"chooseFirst": lab["choose_first"], "exported": lab["exported"].format(file=file_name)},
     }
 
@@ -332,7 +335,9 @@ def render_html(report: Report, data_bytes: bytes, report_rel: str, report_stem:
     sha = sha256_bytes(data_bytes)
     style = read_template(STYLE)
     comparison = ur.sidecar_mode(report) == "comparison"
-    deliverable = _DELIVERABLES[report.task_type](report.deliverable(), lab, comparison)
+    kind = report.kind()
+    render = _DELIVERABLES.get(kind) if kind is not None else None
+    deliverable = render(report.deliverable(), lab, comparison) if render is not None else ""
     response = _response(report, lab, sidecar_name(report_stem))
     # Only a page with something to answer carries data for the Export script, and the script.
     script: str | None = None

@@ -252,12 +252,12 @@ def html_lang(report_language: str | None) -> str:
     return code if code.replace("-", "").isalnum() and code.isascii() else "en"
 
 
-def convergence_facts(conv: ConvergenceSummary) -> list[tuple[str, str | int, bool]]:
+def convergence_facts(conv: ConvergenceSummary) -> list[tuple[str, str | int | None, bool]]:
     """The convergence outcome as ``(label key, value, is_code)`` rows, in display order.
 
     The reading copy and the HTML report format these rows their own way.
     """
-    rows: list[tuple[str, str | int, bool]] = [
+    rows: list[tuple[str, str | int | None, bool]] = [
         ("terminal_state", conv.terminal_state, True),
         ("rounds", conv.rounds, False),
         ("confirmed", conv.confirmed, False),

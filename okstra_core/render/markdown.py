@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from .. import layout
 from ..models.report import (
@@ -33,19 +33,21 @@ Report = FinalReportV3 | FinalReportV2
 TEMPLATE = "reports/final-report-v2.template.md"
 
 
-def inline(text: str) -> str:
-    """A short field on one line."""
-    return one_line(text)
+def inline(text: str | None) -> str:
+    """A short field on one line (an absent field is empty)."""
+    return one_line(text or "")
 
 
-def cell(text: str) -> str:
+def cell(text: str | None) -> str:
     """A table cell: one line, ``|`` escaped."""
     return inline(text).replace("|", "\\|") or " "
 
 
-def code(text: str) -> str:
-    """An inline code span that survives backticks inside *text*."""
-    text = inline(text)
+def code(value: str | None) -> str:
+    """An inline code span that survives backticks inside *value* (an absent value is a dash)."""
+    if value is None:
+        return "—"
+    text = inline(value)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -63,15 +65,15 @@ def bullets(items: Iterable[str]) -> str:
     return "\n".join(f"- {inline(item)}" for item in items)
 
 
-def table(header: list[str], rows: list[list[str]]) -> str:
+def table(header: list[str], rows: Sequence[Sequence[str | None]]) -> str:
     out = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return "\n".join(out)
 
 
-def block(text: str) -> str:
-    """Narrative Markdown as written, without surrounding blank lines."""
-    return text.strip("\n")
+def block(text: str | None) -> str:
+    """Narrative Markdown as written, without surrounding blank lines (an absent field is empty)."""
+    return (text or "").strip("\n")
 
 
 def _details(report: Report, lab: dict[str, str]) -> str:
@@ -98,7 +100,7 @@ def _findings(findings: list[Finding], lab: dict[str, str]) -> str:
     for f in findings:
         out.append(f"### {inline(f.finding_id)} · {inline(f.title)}")
         out.append(f"**{lab['severity']}:** {code(f.severity)}")
-        if f.detail.strip():
+        if (f.detail or "").strip():
             out.append(block(f.detail))
         if f.evidence:
             out.append(f"**{lab['evidence']}:**\n\n" + bullets(f.evidence))
@@ -128,7 +130,7 @@ def _options(oc: OptionCandidates, lab: dict[str, str]) -> str:
     for c in oc.candidates:
         out.append(f"### {inline(c.option_id)} · {inline(c.title)}")
         out.append(f"**{lab['risk']}:** {code(c.risk)}")
-        if c.summary.strip():
+        if (c.summary or "").strip():
             out.append(block(c.summary))
         if c.pros:
             out.append(f"**{lab['pros']}:**\n\n" + bullets(c.pros))
@@ -146,7 +148,7 @@ def _plan(plan: ImplementationPlan, lab: dict[str, str]) -> str:
     out = [f"## {lab['plan']}"]
     for s in plan.stages:
         out.append(f"### {lab['stage']} {s.stage} · {inline(s.title)}")
-        if s.goal.strip():
+        if (s.goal or "").strip():
             out.append(f"**{lab['goal']}:** {block(s.goal)}")
         if s.tasks:
             out.append(f"**{lab['tasks']}:**\n\n" + bullets(s.tasks))
@@ -158,7 +160,7 @@ def _plan(plan: ImplementationPlan, lab: dict[str, str]) -> str:
         for d in plan.design_items:
             out.append(f"#### {inline(d.prep_id)} · {inline(d.title)}")
             out.append(f"**{lab['status']}:** {code(d.status)}")
-            if d.question.strip():
+            if (d.question or "").strip():
                 out.append(f"**{lab['question']}:** {block(d.question)}")
             if d.fields:
                 out.append(f"**{lab['fields']}:** " + ", ".join(code(f) for f in d.fields))
@@ -204,7 +206,9 @@ _DELIVERABLES: dict[str, Callable[..., str]] = {
 
 def render_deliverable(report: Report, lab: dict[str, str]) -> str:
     """The section of the one deliverable the report's task type carries."""
-    return _DELIVERABLES[report.task_type](report.deliverable(), lab)
+    kind = report.kind()
+    render = _DELIVERABLES.get(kind) if kind is not None else None
+    return render(report.deliverable(), lab) if render is not None else ""
 
 
 def _convergence(conv: ConvergenceSummary | None, lab: dict[str, str]) -> str:
@@ -221,7 +225,7 @@ def _clarifications(items: list[ClarificationItem], lab: dict[str, str]) -> str:
     for item in items:
         out.append(f"### {item.item_id}")
         out.append(block(item.question))
-        if item.context.strip():
+        if (item.context or "").strip():
             out.append(f"**{lab['context']}:** {block(item.context)}")
         if item.options:
             out.append(f"**{lab['suggested']}:**\n\n" + bullets(item.options))

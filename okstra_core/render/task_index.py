@@ -9,7 +9,7 @@ holds the renderer to that.
 
 from __future__ import annotations
 
-from ..models.task import TaskManifest
+from ..models.task import TaskManifest, Workflow
 from .markdown import code, inline
 from .templating import fill_template
 
@@ -27,11 +27,14 @@ def _text(value: str | None) -> str:
 
 def next_phase_text(manifest: TaskManifest) -> str:
     """``<phase>`` with its status and rationale; a Phase 7 correction is said so."""
-    nxt = manifest.workflow.next_recommended_phase
+    wf = manifest.workflow
+    nxt = wf.next_recommended_phase if wf is not None else None
+    if nxt is None:
+        return NONE
     text = f"{code(nxt.phase) if nxt.phase else NONE} (status: {code(nxt.status)})"
     if nxt.rationale.strip():
         text += f": {inline(nxt.rationale)}"
-    correction = manifest.workflow.next_recommended_phase_correction
+    correction = wf.next_recommended_phase_correction if wf is not None else None
     if correction is not None:
         authored = correction.authored
         authored_text = f"authored: {code(authored.phase or NONE)}, status {code(authored.status)}"
@@ -51,15 +54,15 @@ def _fix_cycles(manifest: TaskManifest) -> str:
 
 def render_task_index(manifest: TaskManifest) -> str:
     """The text of ``task-index.md`` for *manifest*. Deterministic."""
-    wf = manifest.workflow
+    wf = manifest.workflow or Workflow()
     text = fill_template(
         TEMPLATE,
         {
             "task_key": code(manifest.task_key),
             "title": _text(manifest.title),
-            "task_type": code(manifest.task_type),
-            "work_category": code(manifest.work_category),
-            "current_status": code(manifest.current_status),
+            "task_type": code(manifest.task_type) if manifest.task_type else NONE,
+            "work_category": code(manifest.work_category) if manifest.work_category else NONE,
+            "current_status": code(manifest.current_status) if manifest.current_status else NONE,
             "latest_run_status": code(manifest.latest_run_status) if manifest.latest_run_status else NONE,
             "current_phase": code(wf.current_phase) if wf.current_phase else NONE,
             "current_phase_state": code(wf.current_phase_state) if wf.current_phase_state else NONE,

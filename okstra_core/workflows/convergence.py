@@ -221,7 +221,7 @@ def finalize(
         schema_version="1.2",
         task_key=groups.task_key,
         terminal_state=terminal_state,
-        rounds=max((r.round for r in work.rounds), default=0),
+        rounds=max((r.round for r in work.rounds if r.round is not None), default=0),
         roster=groups.roster,
         groups=[
             cm.GroupOutcome(group_id=gid, verdict=("disputed" if s.state == "open" else s.state), votes=s.votes)

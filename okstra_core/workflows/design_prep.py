@@ -414,7 +414,7 @@ def resolve(task: Task, snapshot: LoadedReport | None = None) -> Resolution:
         result.legacy_unassessed = True
         result.warnings.append(f"{LEGACY_UNASSESSED}: the plan has no assessment markers; it proceeds unassessed")
         for item in _plan_items(report):
-            result.items.append(ItemResolution(item.prep_id, item.title, item.status, None, None, None))
+            result.items.append(ItemResolution(item.prep_id, item.title or "", item.status, None, None, None))
         return result
     by_item: dict[str, list[tuple[Path, names.ParsedName]]] = {}
     for path, parsed in existing_inputs(task):
@@ -426,7 +426,7 @@ def resolve(task: Task, snapshot: LoadedReport | None = None) -> Resolution:
         if item.status in OPEN_STATUSES and fp is not None:
             data = reading.read_bytes(req, root=project_root)
             req_ok = isinstance(data, bytes) and data == request_text(report, item).encode("utf-8")
-        res = ItemResolution(item.prep_id, item.title, item.status, fp, req if req.exists() else None, req_ok)
+        res = ItemResolution(item.prep_id, item.title or "", item.status, fp, req if req.exists() else None, req_ok)
         candidates: list[tuple[Path, int]] = []
         verdicts: dict[Path, InputVerdict] = {}
         for path, parsed in by_item.get(item.prep_id, []):
@@ -436,7 +436,9 @@ def resolve(task: Task, snapshot: LoadedReport | None = None) -> Resolution:
                 continue
             header = loaded.header
             assert isinstance(header, DesignPrepInputHeader)
-            if header.revision != parsed.revision or header.prep_id != item.prep_id:
+            revision = header.revision if header.revision is not None else parsed.revision
+            prep_id = header.prep_id if header.prep_id is not None else parsed.prep_id
+            if revision is None or revision != parsed.revision or prep_id != item.prep_id:
                 verdicts[path] = InputVerdict(path, parsed.revision, "invalid", "header disagrees with the file name")
             elif header.assessment_fingerprint != fp:
                 verdicts[path] = InputVerdict(
@@ -446,7 +448,7 @@ def resolve(task: Task, snapshot: LoadedReport | None = None) -> Resolution:
                     "assessment fingerprint no longer matches the approved snapshot",
                 )
             else:
-                candidates.append((path, header.revision))
+                candidates.append((path, revision))
         counts = Counter(rev for _, rev in candidates)
         unique = [(p, rev) for p, rev in candidates if counts[rev] == 1]
         best = max(unique, key=lambda pr: pr[1]) if unique else None

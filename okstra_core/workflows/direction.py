@@ -170,7 +170,7 @@ def _choice_checks(report: LoadedReport, ids: set[str]) -> tuple[list[ChainCheck
     """The checks of how the option was chosen (sidecar or upstream preselection), and the chosen id."""
     oc = report.model.option_candidates
     assert oc is not None
-    if oc.mode != "comparison":
+    if oc.mode == "preselected-validation":  # else comparison, stated or not
         chosen = oc.preselected.option_id if oc.preselected else None
         return [
             ChainCheck("preselected confirmation", chosen in ids, f"upstream confirmed {chosen}", report.path)
@@ -186,12 +186,19 @@ def _choice_checks(report: LoadedReport, ids: set[str]) -> tuple[list[ChainCheck
     assert isinstance(header, UserResponseHeader)
     chosen = header.selected_option
     digest_ok = header.source_data_sha256 == report.sha256
-    detail = "matches the report bytes" if digest_ok else "differs from the SHA-256 of the report bytes"
+    detail = (
+        "matches the report bytes"
+        if digest_ok
+        else f"{header.source_data_sha256} differs from the SHA-256 of the report bytes ({report.sha256})"
+    )
+    checks = [ChainCheck("sidecar source-data-sha256", digest_ok, detail, sidecar)]
+    if chosen is None:
+        return [*checks, ChainCheck("sidecar option", True, "the header names no selected-option", sidecar)], None
     option_ok = chosen in ids
-    return [
-        ChainCheck("sidecar source-data-sha256", digest_ok, detail, sidecar),
-        ChainCheck("sidecar option", option_ok, f"{chosen} {'is' if option_ok else 'is not'} a candidate", sidecar),
-    ], chosen
+    detail = f"{chosen} {'is' if option_ok else 'is not'} a candidate"
+    if not option_ok:
+        detail += f" (candidates: {', '.join(sorted(ids))})"
+    return [*checks, ChainCheck("sidecar option", option_ok, detail, sidecar)], chosen
 
 
 def _snapshot_checks(task: Task, report: LoadedReport, ids: set[str], chosen: str | None) -> list[ChainCheck]:
@@ -203,12 +210,18 @@ def _snapshot_checks(task: Task, report: LoadedReport, ids: set[str], chosen: st
     if isinstance(selected, reading.LoadError):
         return [ChainCheck("selected-direction snapshot", False, selected.reason, sd_path)]
     ok = selected.source_data_sha256 == report.sha256
-    detail = "matches the report bytes" if ok else "differs from the report bytes"
-    checks = [ChainCheck("snapshot sourceDataSha256", ok, detail, sd_path)]
-    ok = selected.option_id in ids and (chosen is None or selected.option_id == chosen)
-    checks.append(
-        ChainCheck("snapshot option", ok, f"{selected.option_id}" + ("" if ok else f" (chosen: {chosen})"), sd_path)
+    detail = (
+        "matches the report bytes"
+        if ok
+        else f"{selected.source_data_sha256} differs from the SHA-256 of the report bytes ({report.sha256})"
     )
+    checks = [ChainCheck("snapshot sourceDataSha256", ok, detail, sd_path)]
+    if selected.option_id is not None:
+        ok = selected.option_id in ids and (chosen is None or selected.option_id == chosen)
+        detail = f"{selected.option_id}"
+        if not ok:
+            detail += f" (chosen: {chosen}; candidates: {', '.join(sorted(ids))})"
+        checks.append(ChainCheck("snapshot option", ok, detail, sd_path))
     plan_art = latest_report(task, layout.IMPLEMENTATION_PLANNING)
     if plan_art is None:
         return checks

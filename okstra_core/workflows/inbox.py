@@ -332,7 +332,7 @@ class _TaskScan:
             if header is None or isinstance(header, reading.LoadError):
                 if comparison:
                     continue  # listed as its direction-choice, whose sidecar answers the questions too
-                first = one_line(items[0].question, 80)
+                first = one_line(items[0].question or items[0].item_id, 80)
                 out.append(
                     self.decision(
                         "clarification",
@@ -399,14 +399,17 @@ class _TaskScan:
 
     def approval(self) -> list[PendingDecision]:
         manifest = self.task.manifest
-        if isinstance(manifest, reading.LoadError) or not manifest.workflow.awaiting_approval:
+        if isinstance(manifest, reading.LoadError) or manifest.workflow is None:
             return []
-        nxt = manifest.workflow.next_recommended_phase
-        if nxt.phase:
+        workflow = manifest.workflow
+        if not workflow.awaiting_approval:
+            return []
+        nxt = workflow.next_recommended_phase
+        if nxt is not None and nxt.phase:
             what = f"approve in the lead's session before {nxt.phase} runs"
         else:
-            what = f"approve the {manifest.workflow.current_phase or manifest.task_type} result in the lead's session"
-        if nxt.rationale:
+            what = f"approve the {workflow.current_phase or manifest.task_type} result in the lead's session"
+        if nxt is not None and nxt.rationale:
             what += f": {nxt.rationale}"
         path = layout.task_manifest_path(self.task.root)
         return [self.decision("approval", path, what, _recorded(manifest.updated_at, path))]

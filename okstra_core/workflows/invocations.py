@@ -104,20 +104,27 @@ def complete(
     return paths.completion
 
 
-def invocation_problems(inv: Invocation) -> list[str]:
-    """Why an invocation's chain does not hold (empty when it does). Never raises."""
+def invocation_problems(inv: Invocation, *, require_digest: bool = False) -> list[str]:
+    """Why an invocation's chain does not hold (empty when it does). Never raises.
+
+    A binding field that is not recorded is not compared (the contract does not
+    spell these fields); *require_digest* makes a completion marker without an
+    envelope digest a problem, for consumers that must see the binding.
+    """
     root = inv.project.root
     paths = inv.paths
     problems: list[str] = []
     meta = inv.meta()
     if isinstance(meta, reading.LoadError):
         return [f"metadata: {meta.reason}"]
-    if (meta.purpose, meta.invocation_id) != (inv.purpose, inv.invocation_id):
+    if (meta.purpose or inv.purpose, meta.invocation_id or inv.invocation_id) != (inv.purpose, inv.invocation_id):
         problems.append(f"metadata names {meta.purpose}/{meta.invocation_id}, not {inv.purpose}/{inv.invocation_id}")
     for label, rel, digest in (
         ("instructions", meta.instructions_path, meta.instructions_sha256),
         ("prompt", meta.prompt_path, meta.prompt_sha256),
     ):
+        if rel is None or digest is None:
+            continue  # not recorded: nothing to compare
         data = reading.read_bytes(root / rel, root=root)
         if isinstance(data, reading.LoadError):
             problems.append(f"{label}: {data.reason}")
@@ -128,9 +135,9 @@ def invocation_problems(inv: Invocation) -> list[str]:
     envelope = inv.result()
     if isinstance(envelope, reading.LoadError):
         return [*problems, f"result envelope: {envelope.reason}"]
-    if envelope.purpose != inv.purpose or envelope.invocation_id != inv.invocation_id:
+    if envelope.purpose not in (None, inv.purpose) or envelope.invocation_id not in (None, inv.invocation_id):
         problems.append(f"cross-invocation link: envelope names {envelope.purpose}/{envelope.invocation_id}")
-    if envelope.prompt_meta_path != layout.rel(paths.meta, root):
+    if envelope.prompt_meta_path not in (None, layout.rel(paths.meta, root)):
         problems.append(f"cross-invocation link: envelope points at metadata {envelope.prompt_meta_path}")
     if not paths.completion.exists():
         return [*problems, "completion marker is missing (result not published)"]
@@ -138,13 +145,16 @@ def invocation_problems(inv: Invocation) -> list[str]:
     if isinstance(marker, reading.LoadError):
         return [*problems, f"completion marker: {marker.reason}"]
     if (
-        marker.purpose != inv.purpose
-        or marker.invocation_id != inv.invocation_id
-        or marker.result_path != layout.rel(paths.result, root)
+        marker.purpose not in (None, inv.purpose)
+        or marker.invocation_id not in (None, inv.invocation_id)
+        or marker.result_path not in (None, layout.rel(paths.result, root))
     ):
         problems.append("cross-invocation link: completion marker names another invocation's result")
     raw = reading.load_json(paths.result, root=root)
-    if not isinstance(raw, reading.LoadError) and marker.envelope_sha256 != sha256_json(raw):
+    if marker.envelope_sha256 is None:
+        if require_digest:
+            problems.append("completion marker records no envelope digest, so it binds no envelope")
+    elif not isinstance(raw, reading.LoadError) and marker.envelope_sha256 != sha256_json(raw):
         problems.append("completion marker digest does not match the canonical envelope digest")
     return problems
 
@@ -155,7 +165,7 @@ def verify_completion(project_root: Path, purpose: str, invocation_id: str) -> s
     if not paths.completion.exists():
         raise WriteRefused(paths.completion, "completion marker is missing")
     project = Project(project_root)
-    problems = invocation_problems(Invocation(project, paths, purpose))
+    problems = invocation_problems(Invocation(project, paths, purpose), require_digest=True)
     if problems:
         raise WriteRefused(paths.completion, problems[0])
     envelope = reading.load_model(paths.result, ResultEnvelope, root=project_root)

@@ -69,6 +69,10 @@ class _Publication:
     data: bytes
     prompt_path: Path
     meta_path: Path
+    #: Fields optional on read that a publication needs (refused when absent).
+    invocation_id: str
+    duty_root: str
+    reservation_root: str
 
 
 def _assignment(manifest: rm.RunManifest, manifest_path: Path, assignment_ref: str) -> rm.InvocationAssignment:
@@ -84,15 +88,22 @@ def _agent_contract(manifest: rm.RunManifest, manifest_path: Path) -> rm.AgentCo
     return manifest.agent_contract
 
 
+def _needed(where: Path, value: str | None, what: str) -> str:
+    """A field the publication needs; its absence refuses the write."""
+    if value is None:
+        raise WriteRefused(where, f"run manifest names no {what}")
+    return value
+
+
 def _require_authorised_prompt(project_root: Path, manifest: rm.RunManifest, prompt_path: Path) -> None:
-    roots = manifest.authorized_paths.prompt_roots if manifest.authorized_paths else []
+    roots = (manifest.authorized_paths.prompt_roots or []) if manifest.authorized_paths else []
     if not any(prompt_path.parent == project_root / r for r in roots):
         raise WriteRefused(prompt_path, "prompt path is outside the manifest's authorised prompt roots")
 
 
-def _duty(project_root: Path, contract: rm.AgentContract, duty_id: str) -> rm.DutyEntry:
+def _duty(project_root: Path, contract: rm.AgentContract, duty_root: str, duty_id: str) -> rm.DutyEntry:
     """The duty *duty_id* of the run's duty catalog, once the catalog matches the manifest's digest."""
-    catalog_path = project_root / contract.duty_root / "catalog.json"
+    catalog_path = project_root / duty_root / "catalog.json"
     catalog_bytes = reading.read_bytes(catalog_path, root=project_root)
     if isinstance(catalog_bytes, reading.LoadError):
         raise WriteRefused(catalog_bytes.path, catalog_bytes.reason)
@@ -106,8 +117,8 @@ def _duty(project_root: Path, contract: rm.AgentContract, duty_id: str) -> rm.Du
         raise WriteRefused(catalog_value.path, catalog_value.reason)
     catalog = validated(rm.DutyCatalog, catalog_value, catalog_path)
     duty = next((d for d in catalog.duties if d.duty_id == duty_id), None)
-    if duty is None:
-        raise WriteRefused(catalog_path, f"no duty {duty_id!r} in the duty catalog")
+    if duty is None or duty.path is None:
+        raise WriteRefused(catalog_path, f"no duty {duty_id!r} with a path in the duty catalog")
     return duty
 
 
@@ -126,7 +137,7 @@ def _refuse_conflicts(project_root: Path, pub: _Publication, reservation: Path, 
         published = reading.load_model(pub.meta_path, rm.PromptMeta, root=project_root)
         if isinstance(published, reading.LoadError):
             raise WriteRefused(pub.meta_path, published.reason)
-        if published.digests.prompt != sha256_bytes(pub.data):
+        if published.digests is None or published.digests.prompt != sha256_bytes(pub.data):
             raise WriteRefused(pub.meta_path, "metadata already published for different prompt bytes")
 
 
@@ -143,7 +154,7 @@ def _prompt_meta(pub: _Publication, source_paths: list[str] | None, clock: Clock
     """The metadata (completion marker) of *pub*: back-references and the digest of every input."""
     assignment, contract = pub.assignment, pub.contract
     identity = {k: getattr(assignment, a) for k, a in _V2_IDENTITY} if assignment.is_v2 else {}
-    runtime = rm.AUDIENCE_PREAMBLES.get(assignment.audience, rm.ERROR_CONTRACT_PATH)
+    runtime = rm.AUDIENCE_PREAMBLES.get(assignment.audience or "", rm.ERROR_CONTRACT_PATH)
     return rm.PromptMeta.model_validate(
         {
             "schemaVersion": pub.manifest.schema_version,
@@ -155,7 +166,7 @@ def _prompt_meta(pub: _Publication, source_paths: list[str] | None, clock: Clock
             "runManifestPath": pub.manifest_rel,
             "promptPath": assignment.prompt_path,
             "dutyId": pub.duty.duty_id,
-            "dutyPath": f"{contract.duty_root}/{pub.duty.path}",
+            "dutyPath": f"{pub.duty_root}/{pub.duty.path}",
             "instructionPath": pub.instruction_rel,
             "sourcePaths": source_paths or [],
             "instructionProvenance": [
@@ -184,9 +195,14 @@ def _checked_publication(
     manifest_rel = layout.rel(manifest_path, project_root)
     assignment = _assignment(manifest, manifest_path, assignment_ref)
     contract = _agent_contract(manifest, manifest_path)
-    prompt_path = project_root / assignment.prompt_path
+    where = f"invocation assignment {assignment_ref}"
+    prompt_path = project_root / _needed(manifest_path, assignment.prompt_path, f"{where} promptPath")
+    meta_path = project_root / _needed(manifest_path, assignment.meta_path, f"{where} metaPath")
+    invocation_id = _needed(manifest_path, assignment.invocation_id, f"{where} invocationId")
+    duty_root = _needed(manifest_path, contract.duty_root, "agentContract.dutyRoot")
+    reservation_root = _needed(manifest_path, contract.reservation_root, "agentContract.reservationRoot")
     _require_authorised_prompt(project_root, manifest, prompt_path)
-    duty = _duty(project_root, contract, duty_id)
+    duty = _duty(project_root, contract, duty_root, duty_id)
     instruction_bytes = reading.read_bytes(project_root / instruction_rel, root=project_root)
     if isinstance(instruction_bytes, reading.LoadError):
         raise WriteRefused(instruction_bytes.path, instruction_bytes.reason)
@@ -200,7 +216,10 @@ def _checked_publication(
         instruction_bytes=instruction_bytes,
         data=body.encode("utf-8"),
         prompt_path=prompt_path,
-        meta_path=project_root / assignment.meta_path,
+        meta_path=meta_path,
+        invocation_id=invocation_id,
+        duty_root=duty_root,
+        reservation_root=reservation_root,
     )
 
 
@@ -217,7 +236,7 @@ def publish_prompt(
 ) -> Published:
     """Publish one run-backed prompt and its metadata in the contract's order."""
     pub = _checked_publication(project_root, manifest_path, assignment_ref, body, duty_id, instruction_rel)
-    reservation = project_root / pub.contract.reservation_root / f"{pub.assignment.invocation_id}.json"
+    reservation = project_root / pub.reservation_root / f"{pub.invocation_id}.json"
     binding = pretty_json(reservation_binding(pub.assignment))
     writes.ensure_dir(project_root, reservation.parent)
     with writes.locked(reservation):
@@ -233,7 +252,11 @@ def publish_prompt(
         meta_path = pub.meta_path
         existing_meta = reading.load_model(meta_path, rm.PromptMeta, root=project_root) if meta_path.exists() else None
         if isinstance(existing_meta, rm.PromptMeta):
-            if existing_meta.digests.prompt != meta.digests.prompt:
+            if (
+                existing_meta.digests is None
+                or meta.digests is None
+                or existing_meta.digests.prompt != meta.digests.prompt
+            ):
                 raise WriteRefused(meta_path, "metadata already published for different prompt bytes")
             return Published(pub.prompt_path, meta_path, existed)
         writes.create_only_json(project_root, meta_path, dump(meta))
@@ -248,9 +271,12 @@ def meta_problems(project_root: Path, meta_path: Path, meta: rm.PromptMeta) -> l
     bytes it names.
     """
     problems: list[str] = []
+    if meta.run_manifest_path is None:
+        return ["metadata names no runManifestPath"]
     manifest = reading.load_model(project_root / meta.run_manifest_path, rm.RunManifest, root=project_root)
     if isinstance(manifest, reading.LoadError):
         return [f"runManifestPath {meta.run_manifest_path}: {manifest.reason}"]
+    digests = meta.digests or rm.PromptDigests()
     assignment = next((a for a in manifest.invocation_assignments if a.assignment_ref == meta.assignment_ref), None)
     if assignment is None:
         problems.append(f"assignmentRef {meta.assignment_ref!r} is not in {meta.run_manifest_path}")
@@ -261,18 +287,20 @@ def meta_problems(project_root: Path, meta_path: Path, meta: rm.PromptMeta) -> l
             )
         if assignment.invocation_id != meta.invocation_id or assignment.worker_id != meta.worker_id:
             problems.append("invocationId/workerId differ from the manifest's assignment")
-        if assignment_digest(assignment) != meta.digests.assignment:
+        if digests.assignment is not None and assignment_digest(assignment) != digests.assignment:
             problems.append("assignment digest does not match the manifest's assignment")
-    if meta_path.name != Path(meta.prompt_path).name + ".meta.json":
+    if meta.prompt_path is not None and meta_path.name != Path(meta.prompt_path).name + ".meta.json":
         problems.append(f"metadata is not adjacent to its prompt {meta.prompt_path}")
     contract = manifest.agent_contract
-    if contract is not None and contract.catalog_digest != meta.digests.catalog:
+    if contract is not None and digests.catalog is not None and contract.catalog_digest != digests.catalog:
         problems.append("catalog digest differs from the run manifest's agentContract.catalogDigest")
     for label, relpath, digest in (
-        ("prompt", meta.prompt_path, meta.digests.prompt),
-        ("duty", meta.duty_path, meta.digests.duty),
-        ("instruction", meta.instruction_path, meta.digests.instruction),
+        ("prompt", meta.prompt_path, digests.prompt),
+        ("duty", meta.duty_path, digests.duty),
+        ("instruction", meta.instruction_path, digests.instruction),
     ):
+        if relpath is None or digest is None:
+            continue
         data = reading.read_bytes(project_root / relpath, root=project_root)
         if isinstance(data, reading.LoadError):
             problems.append(f"{label} {relpath}: {data.reason}")
@@ -284,7 +312,7 @@ def meta_problems(project_root: Path, meta_path: Path, meta: rm.PromptMeta) -> l
 def duty_snapshot_problems(project_root: Path, manifest: rm.RunManifest) -> list[str]:
     """The run-scoped duty snapshot against the manifest's catalog digest and each duty's digest."""
     contract = manifest.agent_contract
-    if contract is None:
+    if contract is None or contract.duty_root is None or contract.catalog_digest is None:
         return []
     folder = project_root / contract.duty_root
     data = reading.read_bytes(folder / "catalog.json", root=project_root)
@@ -298,6 +326,8 @@ def duty_snapshot_problems(project_root: Path, manifest: rm.RunManifest) -> list
     except Exception as exc:  # pydantic.ValidationError; the message is summarised
         return [*problems, f"duty catalog is invalid: {str(exc).splitlines()[0]}"]
     for duty in catalog.duties:
+        if duty.path is None or duty.sha256 is None:
+            continue
         body = reading.read_bytes(folder / duty.path, root=project_root)
         if isinstance(body, reading.LoadError):
             problems.append(f"duty {duty.duty_id}: {body.reason}")

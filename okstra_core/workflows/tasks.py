@@ -49,11 +49,12 @@ def catalog_entry_for(
     manifest: tm.TaskManifest, updated_at: str, *, created_at: str | None = None
 ) -> tm.TaskCatalogEntry:
     """The catalog's view of a task, taken from its manifest (the catalog never disagrees with it)."""
+    project_id, task_group, task_id = manifest.identity()
     return tm.TaskCatalogEntry(
         task_key=manifest.task_key,
-        project_id=manifest.project_id,
-        task_group=manifest.task_group,
-        task_id=manifest.task_id,
+        project_id=project_id,
+        task_group=task_group,
+        task_id=task_id,
         task_type=manifest.task_type,
         task_root_path=manifest.task_root_path,
         current_status=manifest.current_status,
@@ -697,7 +698,7 @@ def close_run(
     update_json(project_root, layout.timeline_path(run.task_root), tm.Timeline, on_timeline)
     if not catalog:
         return
-    upsert_catalog_entry(project_root, catalog_entry_for(manifest, iso(clock.now())), manifest.project_id, clock)
+    upsert_catalog_entry(project_root, catalog_entry_for(manifest, iso(clock.now())), manifest.identity()[0], clock)
 
 
 __all__ = ["Run", "RunSeqs", "TaskSpec", "WorkerSpec", "close_run", "create_task", "prepare_run", "validated"]

@@ -59,10 +59,10 @@ def result_allowed(project_root: Path, manifest: rm.RunManifest, result_path: st
     if paths is None:
         return "run manifest has no authorizedPaths"
     real = os.path.realpath(project_root / result_path)
-    roots = [os.path.realpath(project_root / r) for r in paths.result_roots]
+    roots = [os.path.realpath(project_root / r) for r in paths.result_roots or []]
     if not any(real == r or real.startswith(r + os.sep) for r in roots):
         return f"{result_path} is outside the authorised result roots"
-    if result_path not in paths.declared_results:
+    if result_path not in (paths.declared_results or []):
         return f"{result_path} is not a declared result path of the run"
     return None
 

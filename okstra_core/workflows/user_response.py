@@ -113,7 +113,7 @@ def render_body(inp: ExportInput, answers: Mapping[str, str], selected_option: s
         out += [
             f"## {item.item_id}",
             "",
-            f"> {one_line(item.question)}",
+            f"> {one_line(item.question or '')}",
             "",
             normalise_answer(answers.get(item.item_id, "")),
             "",

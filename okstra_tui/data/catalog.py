@@ -52,11 +52,11 @@ class CatalogRow:
 
     @property
     def task_type(self) -> str:
-        return self.entry.task_type
+        return self.entry.task_type or ""
 
     @property
     def status(self) -> str:
-        return self.entry.current_status
+        return self.entry.current_status or ""
 
     @property
     def updated(self) -> str:
@@ -209,5 +209,12 @@ def phase_summary(row: CatalogRow) -> PhaseSummary:
     if isinstance(manifest, LoadError):
         return PhaseSummary("", "", "", "", error=manifest.reason)
     wf = manifest.workflow
+    if wf is None:
+        return PhaseSummary("", "", "", "")
     nxt = wf.next_recommended_phase
-    return PhaseSummary(wf.current_phase or "", wf.current_phase_state or "", nxt.phase or "", nxt.status)
+    return PhaseSummary(
+        wf.current_phase or "",
+        wf.current_phase_state or "",
+        nxt.phase or "" if nxt is not None else "",
+        nxt.status if nxt is not None else "",
+    )

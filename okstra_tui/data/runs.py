@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,12 +17,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class RunDirListing:
-    """One run dir's artifacts by category (in folder order), its flat legacy files and unrecognised names."""
+    """One run dir's artifacts by category (in folder order), its flat legacy files, unrecognised names and
+    the migration archives under ``state/migrations/``."""
 
     run: RunDir
     by_category: dict[str, list[Artifact]]
     flat: list[tuple[Path, ParsedName]]
     unknown: list[Path]
+    migrations: list[Path] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +39,9 @@ class RunsListing:
 def list_runs(task: Task) -> RunsListing:
     """List the task's run dirs and stage-shared files (folder listings; artifacts are not read)."""
     run_dirs = [
-        RunDirListing(rd, {c: rd.artifacts(c) for c in rd.categories()}, rd.flat_legacy(), rd.unrecognised())
+        RunDirListing(
+            rd, {c: rd.artifacts(c) for c in rd.categories()}, rd.flat_legacy(), rd.unrecognised(), rd.migrations()
+        )
         for rd in task.run_dirs
     ]
     consumers = layout.consumers_path(task.root)

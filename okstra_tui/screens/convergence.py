@@ -69,10 +69,13 @@ def vote_matrix(round_no: int, plan: Any, results: Any, group_ids: list[str]) ->
     if isinstance(plan, RoundPlan):
         roster = list(plan.roster)
         for d in plan.dispatches:
-            assigned[d.analyser_id] = set(d.group_ids)
+            if d.analyser_id is not None:
+                assigned[d.analyser_id] = set(d.group_ids)
     outcomes: dict[str, Any] = {}
     if isinstance(results, RoundResults):
         for o in results.outcomes:
+            if o.analyser_id is None:
+                continue
             outcomes[o.analyser_id] = o
             if o.analyser_id not in roster:
                 roster.append(o.analyser_id)
@@ -125,7 +128,7 @@ def trail_renderables(trail: ConvergenceTrail, root: Path) -> list[Widget]:
             out.append(ErrorPanel(value, title=f"convergence {label}"))
     group_ids: list[str] = []
     if isinstance(trail.groups, ConvergenceGroups):
-        group_ids = [g.group_id for g in trail.groups.groups]
+        group_ids = [g.group_id for g in trail.groups.groups if g.group_id is not None]
         out.append(Static(groups_table(trail.groups)))
     for round_no in sorted(set(trail.plans) | set(trail.results)):
         out.append(Static(vote_matrix(round_no, trail.plans.get(round_no), trail.results.get(round_no), group_ids)))
@@ -136,7 +139,7 @@ def trail_renderables(trail: ConvergenceTrail, root: Path) -> list[Widget]:
         work.add_column("votes")
         for gid, st in trail.work.findings.items():
             votes = ", ".join(f"{a}={v}" for a, v in st.votes.items())
-            work.add_row(shown(gid), shown(st.state, style=VERDICT_STYLES.get(st.state, "")), shown(votes))
+            work.add_row(shown(gid), shown(st.state or "-", style=VERDICT_STYLES.get(st.state or "", "")), shown(votes))
         rounds = ", ".join(f"r{r.round}:{r.status}" for r in trail.work.rounds)
         out.append(
             Static(Group(work, shown(f"rounds: {rounds or '-'}   queue: {', '.join(trail.work.queue) or 'empty'}")))
@@ -152,8 +155,8 @@ def trail_renderables(trail: ConvergenceTrail, root: Path) -> list[Widget]:
         table.add_column("votes")
         for g in final.groups:
             table.add_row(
-                shown(g.group_id),
-                shown(g.verdict, style=VERDICT_STYLES.get(g.verdict, "")),
+                shown(g.group_id or "-"),
+                shown(g.verdict or "-", style=VERDICT_STYLES.get(g.verdict or "", "")),
                 shown(", ".join(f"{a}={v}" for a, v in g.votes.items())),
             )
         out.append(Static(table))

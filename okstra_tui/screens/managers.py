@@ -115,8 +115,11 @@ def _plan_widget(task: ManagerTask) -> Widget:
     manifest = task.manifest()
     if isinstance(manifest, LoadError):
         return ErrorPanel(manifest, title="manifest.json")
-    plan = "\n".join(f"  {i}. {step}" for i, step in enumerate(manifest.plan, 1)) or "  -"
-    return Static(Text.assemble(shown(manifest.task_key, "bold"), shown_block(f"  {manifest.title}\nplan:\n{plan}")))
+    steps = manifest.plan if isinstance(manifest.plan, list) else []
+    plan = "\n".join(f"  {i}. {step}" for i, step in enumerate(steps, 1)) or "  -"
+    return Static(
+        Text.assemble(shown(manifest.task_key or "-", "bold"), shown_block(f"  {manifest.title or ''}\nplan:\n{plan}"))
+    )
 
 
 def _children_widget(task: ManagerTask) -> Widget:

@@ -78,6 +78,10 @@ class RunTreeFiller:
             for path, parsed in run.flat:
                 label = Text(f"{parsed.filename} → {parsed.category}/", style="yellow")
                 self.leaf(flat_node, label, PreviewTarget(path, f"flat legacy · {path.name}"))
+        if run.migrations:
+            archives = run_node.add(Text(f"state/migrations ({len(run.migrations)})", style="italic"), data=None)
+            for path in run.migrations:
+                self.leaf(archives, path.name, PreviewTarget(path, f"migration archive (replaced state) · {path.name}"))
         if run.unknown:
             bad = run_node.add(Text(f"unrecognised ({len(run.unknown)})", style="red"), data=None)
             for path in run.unknown:

@@ -16,7 +16,7 @@ from textual.widgets import Static
 
 from okstra_core import layout
 from okstra_core.errors import LoadError
-from okstra_core.models.task import NextRecommendedPhase, TaskManifest
+from okstra_core.models.task import NextRecommendedPhase, TaskManifest, Workflow
 from okstra_core.text import visible
 
 from ..data.task import TaskOverview, load_task
@@ -61,14 +61,16 @@ def manifest_renderable(m: TaskManifest) -> Group:
     info.append(("task key", m.task_key))
     if m.title:
         info.append(("title", m.title))
-    info.append(("type / category", f"{m.task_type} / {m.work_category}"))
-    info.append(("status", Text(m.current_status, style=STATE_STYLES.get(m.current_status, ""))))
+    info.append(("type / category", f"{m.task_type or '-'} / {m.work_category or '-'}"))
+    status = m.current_status or "-"
+    info.append(("status", Text(status, style=STATE_STYLES.get(status, ""))))
     if m.latest_run_status:
         info.append(("latest run", f"{m.latest_run_status}  {m.latest_run_path or ''}"))
-    wf = m.workflow
+    wf = m.workflow or Workflow()
     info.append(("current phase", f"{wf.current_phase or '-'}  ({wf.current_phase_state or '-'})"))
     info.append(("last completed", wf.last_completed_phase or "-"))
-    info.append(("next recommended", next_phase_text(wf.next_recommended_phase)))
+    nxt = wf.next_recommended_phase
+    info.append(("next recommended", next_phase_text(nxt) if nxt is not None else "-"))
     corr = wf.next_recommended_phase_correction
     if corr is not None:
         info.append(
@@ -85,7 +87,7 @@ def manifest_renderable(m: TaskManifest) -> Group:
         )
     else:
         info.append(("awaiting approval", "no"))
-    info.append(("last safe checkpoint", wf.last_safe_checkpoint or "-"))
+    info.append(("last safe checkpoint", str(wf.last_safe_checkpoint or "-")))
     fc = m.fix_cycles
     if fc is not None:
         line = f"{fc.count} cycle(s)"
@@ -96,12 +98,13 @@ def manifest_renderable(m: TaskManifest) -> Group:
                 f" (closed {fc.latest.closed_at})" if fc.latest.closed_at else " (open)"
             )
         info.append(("fix cycles", line))
-    if m.phase_outcome:
+    if isinstance(m.phase_outcome, dict) and m.phase_outcome:
         info.append(("phase outcome", ", ".join(f"{k}: {v}" for k, v in m.phase_outcome.items())))
     states: list[tuple[Text | str, Text | str]] = []
     for phase, state in wf.phase_states.items():
         marker = " ◀ current" if phase == wf.current_phase else ""
-        states.append((Text(phase), Text(state + marker, style=STATE_STYLES.get(state, ""))))
+        state_text = str(state)
+        states.append((Text(phase), Text(state_text + marker, style=STATE_STYLES.get(state_text, ""))))
     phases = KeyValues(states, label_style="", title="workflow phase states", header=("phase", "state"), indent=2)
     return Group(KeyValues(info), Text(""), phases)
 
@@ -274,12 +277,14 @@ class TaskScreen(ViewScreen):
             table.border_subtitle = f"{len(timeline.entries)} run(s)"
             root = self.okstra.project.root
             for e in timeline.entries:
-                status = Text(e.status, style=STATE_STYLES.get(e.status, ""))
+                status = Text(e.status or "-", style=STATE_STYLES.get(e.status or "", ""))
                 if e.fix_cycle_id:
                     status.append(f" fix {e.fix_cycle_id}", style="yellow")
                 # Entries of one task are days apart at most: month, day and time read best in a narrow column.
-                when = e.run_timestamp[5:16].replace("T", " ")
-                rows.append(SideRow((when, e.task_type, str(e.stage or ""), status), root / e.run_dir))
+                stamp = e.run_timestamp or e.run_date_time_segment or ""
+                when = stamp[5:16].replace("T", " ") or "?"
+                target = root / e.run_dir if e.run_dir else self.task_root
+                rows.append(SideRow((when, e.task_type or "?", str(e.stage or ""), status), target))
         self._fill("timeline", rows, fresh)
 
     def _fill_files(self, ov: TaskOverview, fresh: bool) -> None:
@@ -299,7 +304,11 @@ class TaskScreen(ViewScreen):
 
     def _fill_related(self, ov: TaskOverview, fresh: bool) -> None:
         related = [] if isinstance(ov.manifest, LoadError) else ov.manifest.related_tasks
-        rows = [SideRow((Text(rel.task_key, style="underline"), rel.relation), rel.task_key) for rel in related]
+        rows = [
+            SideRow((Text(rel.task_key, style="underline"), rel.relation), rel.task_key)
+            for rel in related
+            if rel.task_key is not None
+        ]
         self._table("related").border_subtitle = f"{len(rows)}"
         self._fill("related", rows, fresh)
 

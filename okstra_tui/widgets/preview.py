@@ -167,8 +167,8 @@ def team_state_widgets(state: TeamState) -> list[Widget]:
             _cell(a.worker_id),
             _short(a.invocation_id),
             _cell(a.attempt or "—"),
-            _cell(a.status),
-            _cell(linked.get(a.dispatch_id, "—")),
+            _cell(a.status or "—"),
+            _cell(linked.get(a.dispatch_id, "—") if a.dispatch_id is not None else "—"),
         )
     widgets.append(agents)
     widgets.append(Static(f"Result links ({len(state.agent_result_links)})", classes="preview-heading"))

@@ -102,7 +102,7 @@ def test_cached_report_is_the_fresh_report_across_edits(fresh_demo: Path, tmp_pa
 
     def same_mtime_other_size() -> None:
         st = timeline.stat()
-        timeline.write_text("[]\n", encoding="utf-8")
+        timeline.write_text("[1]\n", encoding="utf-8")  # not a timeline (a bare list of entries would be)
         os.utime(timeline, ns=(st.st_atime_ns, st.st_mtime_ns))
         assert timeline.stat().st_mtime_ns == st.st_mtime_ns
 
@@ -111,7 +111,7 @@ def test_cached_report_is_the_fresh_report_across_edits(fresh_demo: Path, tmp_pa
     # The mtime and the size kept, the bytes changed (only the inode change time shows it).
     def same_mtime_same_size() -> None:
         st = timeline.stat()
-        timeline.write_text("{}\n", encoding="utf-8")
+        timeline.write_text('"x"\n', encoding="utf-8")
         os.utime(timeline, ns=(st.st_atime_ns, st.st_mtime_ns))
         assert timeline.stat().st_size == st.st_size
 

@@ -127,7 +127,19 @@ def _partial_v2(root: Path) -> str:
 
 def _sidecar_header(root: Path) -> str:
     p = root / RUNS / "option-selection/user-responses/user-response-option-selection-001.md"
+    edit_text(p, "kind: user-response\n", "kind: user-response\nkind: user-response\n")
+    return rel(root, p)
+
+
+def _unknown_header_key(root: Path) -> str:
+    p = root / RUNS / "option-selection/user-responses/user-response-option-selection-001.md"
     edit_text(p, "kind: user-response\n", "kind: user-response\nextra-key: 1\n")
+    return rel(root, p)
+
+
+def _request_template_version(root: Path) -> str:
+    p = one(root, f"{RUNS}/implementation-planning/design-prep-requests/design-prep-request-*.md")
+    edit_text(p, "template-version: 1\n", "template-version: 7\n")
     return rel(root, p)
 
 
@@ -467,6 +479,7 @@ CASES: dict[str, Mutation] = {
     "OKS022": _partial_v2,
     "OKS023": _sidecar_header,
     "OKS024": _foreign_task_key,
+    "OKS025": _unknown_header_key,
     "OKS030": _no_catalog,
     "OKS031": _manifest_key,
     "OKS032": _uncatalogued,
@@ -495,6 +508,7 @@ CASES: dict[str, Mutation] = {
     "OKS073": _planning_ref,
     "OKS080": _request_status,
     "OKS081": _input_revision,
+    "OKS085": _request_template_version,
     "OKS090": _deliverable,
     "OKS091": _report_version,
     "OKS092": _stale_reading_copy,

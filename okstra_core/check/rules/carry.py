@@ -19,20 +19,22 @@ def check_task(scope: TaskScope) -> None:
         carry = unit.doc(e.path, CarryStage)
         if carry is None:
             continue
-        if carry.stage != parsed.stage:
+        stage = carry.stage if carry.stage is not None else parsed.stage
+        if carry.stage is not None and carry.stage != parsed.stage:
             unit.report(
                 CARRY_RUN_MISSING, e.path, f"stage {carry.stage} differs from the file name's stage-{parsed.stage}"
             )
-        if scope.task_key is not None and carry.task_key != scope.task_key:
+        if scope.task_key is not None and carry.task_key is not None and carry.task_key != scope.task_key:
             unit.report(FOREIGN_ARTIFACT, e.path, f"taskKey {carry.task_key!r} is not this task's {scope.task_key!r}")
         for label, value in (("runDir", carry.run_dir), ("runManifestPath", carry.run_manifest_path)):
-            if not unit.rel_exists(value):
+            if value is not None and not unit.rel_exists(value):
                 unit.report(CARRY_RUN_MISSING, e.path, f"{label} {value!r} does not exist")
-        if not carry.run_dir.endswith(f"/runs/implementation/stage-{carry.stage}"):
+        expected = f"{scope.rel}/runs/implementation/stage-{stage}"
+        if carry.run_dir is not None and carry.run_dir != expected:
             unit.report(
                 CARRY_RUN_MISSING,
                 e.path,
-                f"runDir {carry.run_dir!r} is not an implementation stage-{carry.stage} run dir",
+                f"runDir {carry.run_dir!r} is not this task's stage-{stage} run dir {expected!r}",
             )
     if scope.consumers is None:
         return
@@ -42,9 +44,9 @@ def check_task(scope: TaskScope) -> None:
             ("consumerRunDir", link.consumer_run_dir),
             ("consumerRunManifestPath", link.consumer_run_manifest_path),
         ):
-            if not unit.rel_exists(value):
+            if value is not None and not unit.rel_exists(value):
                 unit.report(CONSUMER_RUN_MISSING, scope.consumers, f"{label} {value!r} does not exist", line)
-        if "/runs/implementation/" not in link.consumer_run_dir:
+        if link.consumer_run_dir is not None and "/runs/implementation/" not in link.consumer_run_dir:
             unit.report(
                 CONSUMER_RUN_MISSING,
                 scope.consumers,

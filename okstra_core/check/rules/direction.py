@@ -56,15 +56,15 @@ def check_task(scope: TaskScope) -> None:
             steps = check_chain(open_task(scope))
         for step in steps:
             rule = _STEP_RULES.get(step.step)
-            if step.path is not None:
-                covered.add(step.path)
+            if step.path is not None and rule is not None:
+                covered.add(step.path)  # judged by the chain (a sidecar it could not read is judged below)
             if rule is not None and not step.ok and step.path is not None:
                 unit.report(rule, step.path, f"{step.step}: {step.detail}")
     if unit.entry(sd_path) is not None:
         from ...models.report import SelectedDirection
 
         sd = unit.doc(sd_path, SelectedDirection)
-        if sd is not None and scope.task_key is not None and sd.task_key != scope.task_key:
+        if sd is not None and scope.task_key is not None and sd.task_key not in (None, scope.task_key):
             unit.report(FOREIGN_ARTIFACT, sd_path, f"taskKey {sd.task_key!r} is not this task's {scope.task_key!r}")
     for art in sidecars:
         _sidecar(scope, art, art.path in covered and art.kind == "user-response")
@@ -76,16 +76,16 @@ def _sidecar(scope: TaskScope, art: Artifact, covered: bool) -> None:
     if loaded is None:
         return
     header, _ = loaded
-    if scope.task_key is not None and header.task_key != scope.task_key:
+    if scope.task_key is not None and header.task_key not in (None, scope.task_key):
         unit.report(FOREIGN_ARTIFACT, art.path, f"task-key {header.task_key!r} is not this task's {scope.task_key!r}")
-    if header.task_type != art.name.task_type:
+    if header.task_type not in (None, art.name.task_type):
         unit.report(
             FOREIGN_ARTIFACT,
             art.path,
             f"task-type {header.task_type!r} differs from the file name's {art.name.task_type!r}",
         )
     expected = f"final-report-{art.name.task_type}-{art.name.seq_text}.data.json"
-    if Path(header.report).name != expected:
+    if header.report is not None and Path(header.report).name != expected:
         unit.report(
             FOREIGN_ARTIFACT,
             art.path,
@@ -93,17 +93,23 @@ def _sidecar(scope: TaskScope, art: Artifact, covered: bool) -> None:
         )
     if covered or art.kind == "user-response-superseded":
         return  # judged by the chain above, or kept only as history
-    if not unit.rel_exists(header.report):
-        unit.report(SIDECAR_DIGEST, art.path, f"report {header.report!r} does not exist")
+    # The sidecar answers the report it is named after (the same folder's run dir, reports/).
+    report_rel = header.report or unit.rel(art.path.parent.parent / "reports" / expected)
+    if not unit.rel_exists(report_rel):
+        unit.report(SIDECAR_DIGEST, art.path, f"report {report_rel!r} does not exist")
         return
-    data = unit.data(unit.root / header.report)
-    if data is not None and sha256_bytes(data) != header.source_data_sha256:
-        unit.report(SIDECAR_DIGEST, art.path, f"source-data-sha256 differs from the SHA-256 of {header.report}")
+    data = unit.data(unit.root / report_rel)
+    if data is not None and (found := sha256_bytes(data)) != header.source_data_sha256:
+        unit.report(
+            SIDECAR_DIGEST,
+            art.path,
+            f"source-data-sha256 {header.source_data_sha256} differs from the SHA-256 of {report_rel} ({found})",
+        )
     if header.selected_option is not None:
         report_art = None
         for run in scope.runs:
             for a in run.of_kind("final-report-data"):
-                if unit.rel(a.path) == header.report:
+                if unit.rel(a.path) == report_rel:
                     report_art = a
         report = load_report(unit, report_art) if report_art is not None else None
         oc: OptionCandidates | None = report.option_candidates if report is not None else None
@@ -111,5 +117,5 @@ def _sidecar(scope: TaskScope, art: Artifact, covered: bool) -> None:
             unit.report(
                 OPTION_NOT_IN_REPORT,
                 art.path,
-                f"selected-option {header.selected_option} is not a candidate of {header.report}",
+                f"selected-option {header.selected_option} is not a candidate of {report_rel}",
             )

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import reading
+from ... import layout, reading
 from ...models import run as rm
 from ...models.convergence import ConvergenceFinal, ConvergenceGroups, ConvergenceWork, RoundPlan, RoundResults
-from ...models.report import FinalReportV2, FinalReportV3
-from ..catalog import FOREIGN_ARTIFACT, SCHEMA_MISMATCH, SHARED_SEQ, UNKNOWN_REPORT_SCHEMA, UNKNOWN_STATUS
+from ...models.report import FinalReportV2, FinalReportV3, deliverable_problem, present_deliverables
+from ..catalog import (
+    FOREIGN_ARTIFACT,
+    MANIFEST_PATH_NOT_RELATIVE,
+    SCHEMA_MISMATCH,
+    SHARED_SEQ,
+    UNKNOWN_REPORT_SCHEMA,
+    UNKNOWN_STATUS,
+    WRONG_DELIVERABLE,
+)
 from ..unit import Unit
 from .scope import Artifact, RunScope, TaskScope
 
@@ -52,17 +60,10 @@ def load_report(unit: Unit, art: Artifact) -> FinalReportV3 | FinalReportV2 | No
     return unit.doc(art.entry.text, model)
 
 
-def _segment(doc: Any) -> str | None:
-    seg = getattr(doc, "run_date_time_segment", None)
-    if seg is None and getattr(doc, "identity", None) is not None:
-        seg = doc.identity.run_date_time_segment
-    return seg if isinstance(seg, str) else None
-
-
 def check_run(scope: TaskScope, run: RunScope) -> None:
     """Validate every document of *run*; check identities, seq sharing and status values."""
     unit = scope.unit
-    by_seq: dict[tuple[str, int], dict[str, list[Artifact]]] = {}
+    rows: list[tuple[str, int, str, Artifact]] = []
     run_rel = unit.rel(run.path)
     for art in run.artifacts:
         if art.kind in JSONL_MODELS:
@@ -75,12 +76,16 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         if doc is None:
             continue
         _identity(scope, run, art, doc, run_rel)
-        seg = _segment(doc)
+        if art.kind == "run-manifest":
+            _manifest_paths(scope, art, doc)
+        elif art.kind == "final-report-data":
+            _deliverable(scope, run, art, doc)
+        seg = rm.segment_of(doc)
         if seg is not None and art.name.seq is not None and not art.flat:
-            by_seq.setdefault((art.name.category, art.name.seq), {}).setdefault(seg, []).append(art)
-        if art.kind == "run-manifest" and doc.status not in rm.RUN_STATUSES:
+            rows.append((art.name.category, art.name.seq, seg, art))
+        if art.kind == "run-manifest" and doc.status is not None and doc.status not in rm.RUN_STATUSES:
             unit.report(UNKNOWN_STATUS, art.path, f"status {doc.status!r} is not a known status")
-    for (category, seq), segs in sorted(by_seq.items()):
+    for (category, seq), segs in sorted(rm.segments_by_seq(rows).items()):
         if len(segs) > 1:
             listing = "; ".join(f"{s}: {', '.join(a.entry.name for a in arts)}" for s, arts in sorted(segs.items()))
             last = max((a for arts in segs.values() for a in arts), key=lambda a: a.entry.name)
@@ -110,7 +115,40 @@ def _identity(scope: TaskScope, run: RunScope, art: Artifact, doc: Any, run_rel:
     if art.kind in ("run-manifest", "run-context", "active-run-context"):
         stage = getattr(ident, "stage", None)
         if stage != run.stage:
-            unit.report(FOREIGN_ARTIFACT, art.path, f"stage {stage!r} is not the run dir's {run.stage!r}")
-        hint = doc.run_dir if art.kind == "run-manifest" else doc.path_hints.run_dir
-        if hint != run_rel:
+            unit.report(FOREIGN_ARTIFACT, art.path, stage_mismatch(stage, run.stage, run_rel))
+        if art.kind == "run-manifest":
+            hint = doc.run_dir
+        else:
+            hint = doc.path_hints.run_dir if doc.path_hints is not None else None
+        if hint is not None and hint != run_rel:
             unit.report(FOREIGN_ARTIFACT, art.path, f"runDir {hint!r} is not this run dir {run_rel!r}")
+
+
+def stage_mismatch(stated: int | None, expected: int | None, run_rel: str) -> str:
+    """Expected and found, for a document whose stage disagrees with its run dir."""
+    if expected is None:
+        return f"stage {stated} is recorded, but this run dir ({run_rel}) is not a stage run dir (expected no stage)"
+    if stated is None:
+        return f"no stage is recorded, but this run dir is stage-{expected} (expected stage {expected})"
+    return f"stage {stated} is recorded, but this run dir is stage-{expected} (expected stage {expected})"
+
+
+def _manifest_paths(scope: TaskScope, art: Artifact, doc: rm.RunManifest) -> None:
+    """The contract stores every run-manifest path relative to the target project root."""
+    unit = scope.unit
+    for label, value in doc.path_fields():
+        if not layout.is_relative_posix(value):
+            unit.report(
+                MANIFEST_PATH_NOT_RELATIVE,
+                art.path,
+                f"{label} {value!r} is not a project-relative POSIX path (no leading /, no .., no backslash)",
+            )
+
+
+def _deliverable(scope: TaskScope, run: RunScope, art: Artifact, doc: FinalReportV3 | FinalReportV2) -> None:
+    """Exactly one deliverable, the one of the run dir's task type (an unknown type is reported on its run dir)."""
+    if doc.task_type is not None:
+        return  # the model judged it against its own taskType; OKS024 compares that type with the run dir's
+    problem = deliverable_problem(run.task_type, present_deliverables(doc))
+    if problem is not None:
+        scope.unit.report(WRONG_DELIVERABLE, art.path, problem)

@@ -90,12 +90,14 @@ def _check_one(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: dict[
                 ),
                 ("promptPath", meta.prompt_path, rel["prompt"], meta.prompt_sha256, "prompt"),
             ):
+                if target is None:
+                    continue  # not recorded: the file is this invocation's by its name
                 if target != expected:
                     rule = CROSS_INVOCATION_LINK if other_invocation(target) else ENVELOPE_UNBOUND
                     unit.report(rule, paths.meta, f"{label} {target!r} is not this invocation's {expected!r}")
                 elif part in parts and parts[part].kind == "file":
                     data = unit.data(getattr(paths, part))
-                    if data is not None and sha256_bytes(data) != digest:
+                    if data is not None and digest is not None and sha256_bytes(data) != digest:
                         unit.report(
                             INCOMPLETE_INVOCATION, paths.meta, f"{part} digest does not match the bytes of {expected}"
                         )
@@ -103,7 +105,7 @@ def _check_one(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: dict[
         env = unit.doc(paths.result, ResultEnvelope)
         if env is not None:
             _bind(unit, paths.result, purpose, inv_id, env.purpose, env.invocation_id)
-            if env.prompt_meta_path != rel["meta"]:
+            if env.prompt_meta_path is not None and env.prompt_meta_path != rel["meta"]:
                 rule = CROSS_INVOCATION_LINK if other_invocation(env.prompt_meta_path) else ENVELOPE_UNBOUND
                 unit.report(
                     rule,
@@ -114,7 +116,7 @@ def _check_one(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: dict[
         done = unit.doc(paths.completion, CompletionMarker)
         if done is not None:
             _bind(unit, paths.completion, purpose, inv_id, done.purpose, done.invocation_id)
-            if done.result_path != rel["result"]:
+            if done.result_path is not None and done.result_path != rel["result"]:
                 rule = CROSS_INVOCATION_LINK if other_invocation(done.result_path) else ENVELOPE_UNBOUND
                 unit.report(
                     rule,
@@ -123,18 +125,19 @@ def _check_one(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: dict[
                 )
             elif "result" in parts:
                 envelope = unit.json(paths.result)
-                if envelope is not None and sha256_json(envelope) != done.envelope_sha256:
+                recorded = done.envelope_sha256
+                if envelope is not None and recorded is not None and (found := sha256_json(envelope)) != recorded:
                     unit.report(
                         COMPLETION_DIGEST,
                         paths.completion,
-                        "envelopeSha256 is not the digest of the canonical result envelope",
+                        f"envelopeSha256 {recorded} is not the digest of the canonical result envelope ({found})",
                     )
 
 
-def _bind(unit: Unit, path: Path, purpose: str, inv_id: str, got_purpose: str, got_id: str) -> None:
-    if got_purpose != purpose:
+def _bind(unit: Unit, path: Path, purpose: str, inv_id: str, got_purpose: str | None, got_id: str | None) -> None:
+    if got_purpose is not None and got_purpose != purpose:
         unit.report(ENVELOPE_UNBOUND, path, f"purpose {got_purpose!r} is not the folder's {purpose!r}")
-    if got_id != inv_id:
+    if got_id is not None and got_id != inv_id:
         rule = CROSS_INVOCATION_LINK
         unit.report(rule, path, f"invocationId {got_id!r} is not this invocation's {inv_id!r}")
 

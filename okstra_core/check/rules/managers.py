@@ -55,7 +55,7 @@ def _check_manager(unit: Unit, folder: Path) -> None:
         unit.report(SCHEMA_MISMATCH, info_path, "manager.json is missing")
     else:
         info = unit.doc(info_path, mm.ManagerFile)
-        if info is not None and layout.slug(info.manager_id) != folder.name:
+        if info is not None and info.manager_id is not None and layout.slug(info.manager_id) != folder.name:
             unit.report(
                 MANAGER_IDENTITY_MISMATCH,
                 info_path,
@@ -85,19 +85,32 @@ def _check_task(unit: Unit, folder: Path, group_folder: str) -> None:
     manifest_path = folder / layout.MANAGER_TASK_MANIFEST
     if unit.entry(manifest_path) is not None:
         man = unit.doc(manifest_path, mm.ManagerTaskManifest)
-        if man is not None and (layout.slug(man.task_group) != group_folder or layout.slug(man.task_id) != folder.name):
+        key_parts = man.task_key.split(":", 2) if man is not None and man.task_key else [None, None, None]
+        group = man.task_group or key_parts[1] if man is not None else None
+        task = man.task_id or key_parts[2] if man is not None else None
+        if (
+            group is not None
+            and task is not None
+            and (layout.slug(group) != group_folder or layout.slug(task) != folder.name)
+        ):
             unit.report(
                 MANAGER_IDENTITY_MISMATCH,
                 manifest_path,
-                f"taskGroup/taskId {man.task_group!r}/{man.task_id!r} do not slug to the folder "
-                f"{group_folder}/{folder.name}",
+                f"task group/id {group!r}/{task!r} slug to {layout.slug(group)}/{layout.slug(task)}, "
+                f"not to the folder {group_folder}/{folder.name}",
             )
     expected: set[str] | None = None
+    children_state = "missing"
     children_path = folder / layout.MANAGER_CHILDREN
     if unit.entry(children_path) is not None:
         children = unit.doc(children_path, mm.ChildrenFile)
+        children_state = "invalid" if children is None else "read"
         if children is not None:
-            expected = {layout.child_context_name(c.project_id, c.child_task_id) for c in children.children}
+            expected = set()
+            for c in children.children:
+                project, child = c.child_project(), c.child_id()
+                if project is not None and child is not None:
+                    expected.add(layout.child_context_name(project, child))
     if unit.entry(folder / layout.MANAGER_SNAPSHOTS) is not None:
         unit.doc(folder / layout.MANAGER_SNAPSHOTS, mm.SnapshotsFile)
     if unit.entry(folder / layout.MANAGER_DIRECTIVES) is not None:
@@ -108,10 +121,18 @@ def _check_task(unit: Unit, folder: Path, group_folder: str) -> None:
         if ctx.kind != "file":
             continue
         if expected is None:
-            unit.report(CHILD_CONTEXT_MISMATCH, ctx.path, "child context without a readable children.json")
+            if children_state == "missing":
+                unit.report(
+                    CHILD_CONTEXT_MISMATCH,
+                    ctx.path,
+                    "child context, but the task has no children.json listing its child",
+                )
+            # An unreadable or invalid children.json is reported on that file: one root cause, one finding.
         elif ctx.name not in expected:
+            listed = ", ".join(sorted(expected)) or "none"
             unit.report(
                 CHILD_CONTEXT_MISMATCH,
                 ctx.path,
-                f"{ctx.name!r} is not <project-id>-<child-task-id>.md of any child in children.json",
+                f"{ctx.name!r} is not <project-id>-<child-task-id>.md of any child in children.json "
+                f"(expected one of: {listed})",
             )

@@ -18,6 +18,7 @@ from ..catalog import (
 )
 from ..unit import Unit
 from . import invocations, managers
+from .task_rules import slugged_rel
 
 _TOP: dict[str, str] = {"project.json": "file", "discovery": "dir", "tasks": "dir", "agent-invocations": "dir"}
 _DISCOVERY = ("latest-task.json", "task-catalog.json")
@@ -101,7 +102,11 @@ def _check_catalog(unit: Unit, catalog: TaskCatalog, entries: dict[str, TaskCata
     path = layout.task_catalog_path(unit.root)
     project_file = layout.project_json_path(unit.root)
     project = unit.doc(project_file, ProjectFile) if unit.entry(project_file) is not None else None
-    if project is not None and project.project_id != catalog.project_id:
+    if (
+        project is not None
+        and None not in (project.project_id, catalog.project_id)
+        and project.project_id != catalog.project_id
+    ):
         unit.report(
             TASK_KEY_INCONSISTENT,
             path,
@@ -109,10 +114,12 @@ def _check_catalog(unit: Unit, catalog: TaskCatalog, entries: dict[str, TaskCata
         )
     seen: set[str] = set()
     existing = set(folders)
+    # A folder that breaks the slug rule (reported once, as OKS018) still holds the task whose values slug to it.
+    by_slug = {slugged_rel(f): f for f in folders if slugged_rel(f) != f}
     for index, entry in enumerate(catalog.tasks):
         where = f"tasks[{index}]"
         expected_key = f"{entry.project_id}:{entry.task_group}:{entry.task_id}"
-        if entry.task_key != expected_key:
+        if entry.project_id is not None and entry.task_key != expected_key:
             unit.report(
                 TASK_KEY_INCONSISTENT,
                 path,
@@ -122,7 +129,9 @@ def _check_catalog(unit: Unit, catalog: TaskCatalog, entries: dict[str, TaskCata
             unit.report(TASK_KEY_INCONSISTENT, path, f"{where}: taskKey {entry.task_key!r} is listed twice")
         seen.add(entry.task_key)
         folder = layout.task_root_rel(entry.task_group, entry.task_id)
-        if entry.task_root_path != folder:
+        if folder not in existing and folder in by_slug:
+            folder = by_slug[folder]
+        if entry.task_root_path is not None and entry.task_root_path != folder:
             unit.report(
                 TASK_KEY_INCONSISTENT,
                 path,
@@ -137,18 +146,33 @@ def _check_catalog(unit: Unit, catalog: TaskCatalog, entries: dict[str, TaskCata
 
 
 def _check_latest(unit: Unit, path: Path, latest: LatestTask, catalog: TaskCatalog) -> None:
-    match = [e for e in catalog.tasks if e.task_key == latest.task_key]
+    def root_of(e: TaskCatalogEntry) -> str:
+        return e.task_root_path or layout.task_root_rel(e.task_group, e.task_id)
+
+    if latest.task_key is not None:
+        match = [e for e in catalog.tasks if e.task_key == latest.task_key]
+        what = f"taskKey {latest.task_key!r}"
+    elif latest.task_root_path is not None or latest.task_manifest_path is not None:
+        given = latest.task_root_path or (latest.task_manifest_path or "").removesuffix("/task-manifest.json")
+        match = [e for e in catalog.tasks if root_of(e) == given]
+        what = f"task root {given!r}"
+    else:
+        unit.report(LATEST_TASK_DANGLING, path, "names no task (expected taskKey, taskRootPath or taskManifestPath)")
+        return
     if not match:
-        unit.report(LATEST_TASK_DANGLING, path, f"taskKey {latest.task_key!r} is not a catalogued task")
+        unit.report(LATEST_TASK_DANGLING, path, f"{what} is not a catalogued task")
         return
     entry = match[0]
-    if latest.task_root_path != entry.task_root_path:
+    task_root = root_of(entry)
+    if latest.task_root_path is not None and latest.task_root_path != task_root:
         unit.report(
             LATEST_TASK_DANGLING,
             path,
-            f"taskRootPath {latest.task_root_path!r} is not the catalogued task root {entry.task_root_path!r}",
+            f"taskRootPath {latest.task_root_path!r} is not the catalogued task root {task_root!r}",
         )
-    expected = f"{entry.task_root_path}/task-manifest.json"
+    expected = f"{task_root}/task-manifest.json"
+    if latest.task_manifest_path is None:
+        return
     if latest.task_manifest_path != expected:
         unit.report(LATEST_TASK_DANGLING, path, f"taskManifestPath {latest.task_manifest_path!r} is not {expected!r}")
     elif not unit.rel_exists(latest.task_manifest_path):

@@ -51,22 +51,29 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
 def _meta(scope: TaskScope, run: RunScope, art: Artifact, meta: PromptMeta, prompt: Path, has_prompt: bool) -> None:
     unit = scope.unit
     manifests_dir = run.path / "manifests"
-    target = unit.root / meta.run_manifest_path
     manifest: RunManifest | None = None
-    if target.parent != manifests_dir or (a := run.find(target)) is None or a.kind != "run-manifest":
-        unit.report(
-            METADATA_BACKREF,
-            art.path,
-            f"runManifestPath {meta.run_manifest_path!r} is not a run manifest of this run dir",
-        )
+    if meta.run_manifest_path is None:
+        # No back-reference recorded: the run's own manifest of the same execution stands in for it.
+        manifest = scope.manifest_for_segment(run, meta.run_date_time_segment)
     else:
-        manifest = unit.doc(target, RunManifest)
-    if meta.prompt_path != unit.rel(prompt):
+        target = unit.root / meta.run_manifest_path
+        if target.parent != manifests_dir or (a := run.find(target)) is None or a.kind != "run-manifest":
+            unit.report(
+                METADATA_BACKREF,
+                art.path,
+                f"runManifestPath {meta.run_manifest_path!r} is not a run manifest of this run dir "
+                f"(expected one under {unit.rel(manifests_dir)}/)",
+            )
+        else:
+            manifest = unit.doc(target, RunManifest)
+    if meta.prompt_path is not None and meta.prompt_path != unit.rel(prompt):
         unit.report(
             METADATA_BACKREF,
             art.path,
             f"promptPath {meta.prompt_path!r} is not the adjacent prompt {unit.rel(prompt)!r}",
         )
+    if manifest is not None and "invocation_assignments" not in manifest.model_fields_set:
+        manifest = None  # the manifest records no invocationAssignments: nothing to hold the reference against
     if manifest is not None:
         match = [a for a in manifest.invocation_assignments if a.assignment_ref == meta.assignment_ref]
         if not match:
@@ -83,44 +90,62 @@ def _meta(scope: TaskScope, run: RunScope, art: Artifact, meta: PromptMeta, prom
                 ("audience", "audience"),
                 ("dispatch_kind", "dispatchKind"),
             ):
-                if getattr(assignment, field) != getattr(meta, field):
+                stated, reserved = getattr(meta, field), getattr(assignment, field)
+                if stated is not None and reserved is not None and stated != reserved:
                     unit.report(
                         UNKNOWN_ASSIGNMENT,
                         art.path,
                         f"{label} {getattr(meta, field)!r} differs from assignment {meta.assignment_ref!r} "
                         f"({getattr(assignment, field)!r})",
                     )
-            if assignment.meta_path != unit.rel(art.path):
+            if assignment.meta_path is not None and assignment.meta_path != unit.rel(art.path):
                 unit.report(
                     UNKNOWN_ASSIGNMENT,
                     art.path,
                     f"assignment {meta.assignment_ref!r} reserves metaPath {assignment.meta_path!r}, not this file",
                 )
         contract = manifest.agent_contract
-        if contract is not None and meta.digests.catalog != contract.catalog_digest:
+        recorded = meta.digests.catalog if meta.digests is not None else None
+        if contract is not None and recorded is not None and contract.catalog_digest not in (None, recorded):
             unit.report(
-                METADATA_DIGEST, art.path, "catalog digest differs from the run manifest's agentContract.catalogDigest"
+                METADATA_DIGEST,
+                art.path,
+                f"catalog digest {recorded} differs from the run manifest's agentContract.catalogDigest "
+                f"{contract.catalog_digest}",
             )
-    if has_prompt and meta.prompt_path == unit.rel(prompt):
+    digests = meta.digests
+    if digests is None:
+        return
+    if has_prompt and digests.prompt is not None and meta.prompt_path in (None, unit.rel(prompt)):
         data = unit.data(prompt)
-        if data is not None and sha256_bytes(data) != meta.digests.prompt:
-            unit.report(METADATA_DIGEST, art.path, f"prompt digest does not match the bytes of {prompt.name}")
+        if data is not None and (found := sha256_bytes(data)) != digests.prompt:
+            unit.report(
+                METADATA_DIGEST,
+                art.path,
+                f"prompt digest {digests.prompt} does not match the bytes of {prompt.name} ({found})",
+            )
     for label, rel, digest in (
-        ("instruction", meta.instruction_path, meta.digests.instruction),
-        ("duty", meta.duty_path, meta.digests.duty),
+        ("instruction", meta.instruction_path, digests.instruction),
+        ("duty", meta.duty_path, digests.duty),
     ):
+        if rel is None or digest is None:
+            continue
         if not unit.rel_exists(rel):
             unit.report(METADATA_DIGEST, art.path, f"{label}Path {rel!r} does not exist")
             continue
         data = unit.data(unit.root / rel)
-        if data is not None and sha256_bytes(data) != digest:
-            unit.report(METADATA_DIGEST, art.path, f"{label} digest does not match the bytes of {rel}")
+        if data is not None and (found := sha256_bytes(data)) != digest:
+            unit.report(
+                METADATA_DIGEST, art.path, f"{label} digest {digest} does not match the bytes of {rel} ({found})"
+            )
 
 
 def _duty_snapshot(scope: TaskScope, art: Artifact, manifest: RunManifest) -> None:
     unit = scope.unit
     contract = manifest.agent_contract
     assert contract is not None
+    if contract.duty_root is None:
+        return  # no duty root recorded: nothing to hold the snapshot against
     if not unit.rel_exists(contract.duty_root):
         unit.report(DUTY_SNAPSHOT_DRIFT, art.path, f"agentContract.dutyRoot {contract.duty_root!r} does not exist")
         return
@@ -129,16 +154,19 @@ def _duty_snapshot(scope: TaskScope, art: Artifact, manifest: RunManifest) -> No
     if data is None:
         unit.report(DUTY_SNAPSHOT_DRIFT, catalog_path, "duty snapshot has no readable catalog.json")
         return
-    if sha256_bytes(data) != contract.catalog_digest:
+    if contract.catalog_digest is not None and (found := sha256_bytes(data)) != contract.catalog_digest:
         unit.report(
             DUTY_SNAPSHOT_DRIFT,
             catalog_path,
-            f"catalog.json drifted from the catalog digest recorded in {unit.rel(art.path)}",
+            f"catalog.json has digest {found}, not the catalogDigest {contract.catalog_digest} recorded in "
+            f"{unit.rel(art.path)}",
         )
     catalog = unit.doc(catalog_path, DutyCatalog)
     if catalog is None:
         return
     for duty in catalog.duties:
+        if duty.path is None:
+            continue
         # Duty paths are relative to the snapshot folder (the prompt metadata's dutyPath adds the root).
         rel = f"{contract.duty_root}/{duty.path}"
         path = unit.root / rel
@@ -146,5 +174,5 @@ def _duty_snapshot(scope: TaskScope, art: Artifact, manifest: RunManifest) -> No
             unit.report(DUTY_SNAPSHOT_DRIFT, catalog_path, f"duty {duty.duty_id!r}: {duty.path!r} does not exist")
             continue
         raw = unit.data(path)
-        if raw is not None and sha256_bytes(raw) != duty.sha256:
+        if raw is not None and duty.sha256 is not None and sha256_bytes(raw) != duty.sha256:
             unit.report(DUTY_SNAPSHOT_DRIFT, path, f"duty {duty.duty_id!r} drifted from the digest in its catalog")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -260,43 +261,58 @@ def _manifest(scope: TaskScope) -> None:
             scope.task_key = scope.entry.task_key
         return
     scope.manifest = man
-    scope.task_key = man.task_key
-    _manifest_identity(scope, path, man)
-    _manifest_paths(unit, path, man)
+    here = _manifest_identity(scope, path, man)
+    _manifest_paths(unit, path, man, here)
     _manifest_pointers(unit, path, man)
     _manifest_fix_cycles(scope, path, man)
 
 
-def _manifest_identity(scope: TaskScope, path: Path, man: tm.TaskManifest) -> None:
-    """taskKey, folder and taskRootPath agree with each other and with the task catalog."""
+def _manifest_identity(scope: TaskScope, path: Path, man: tm.TaskManifest) -> Callable[[str], str]:
+    """taskKey, folder and taskRootPath agree with each other and with the task catalog (one finding).
+
+    Sets the identity the task's artifacts are judged against: the catalog's entry for this
+    folder, else a manifest that belongs here. A wrong manifest is reported once, never again on
+    every artifact. Returns how to read a path into the slug-named folder a writer would use.
+    """
     unit = scope.unit
-    expected_key = f"{man.project_id}:{man.task_group}:{man.task_id}"
-    if man.task_key != expected_key:
-        unit.report(
-            TASK_KEY_INCONSISTENT,
-            path,
-            f"taskKey {man.task_key!r} is not projectId:taskGroup:taskId ({expected_key!r})",
-        )
-    folder = layout.task_root_rel(man.task_group, man.task_id)
-    if scope.rel != folder:
-        unit.report(
-            TASK_KEY_INCONSISTENT,
-            path,
-            f"task {man.task_group!r}/{man.task_id!r} belongs in {folder}/, not {scope.rel}/",
-        )
-    if man.task_root_path != scope.rel:
-        unit.report(
-            TASK_KEY_INCONSISTENT, path, f"taskRootPath {man.task_root_path!r} is not this task's folder {scope.rel!r}"
-        )
     entry = scope.entry
+    project_id, task_group, task_id = man.identity()
+    stated = (man.project_id, man.task_group, man.task_id)
+    expected_key = f"{project_id}:{task_group}:{task_id}"
+    problems: list[str] = []
+    if None not in stated and man.task_key != expected_key:
+        problems.append(f"taskKey {man.task_key!r} is not projectId:taskGroup:taskId ({expected_key!r})")
+    folder = layout.task_root_rel(task_group, task_id)
+    alias = slugged_rel(scope.rel)
+    in_folder = folder in (scope.rel, alias)  # a non-slug folder is reported once, as OKS018
+    if not in_folder:
+        problems.append(f"task {task_group!r}/{task_id!r} belongs in {folder}/, not {scope.rel}/")
+
+    def here(value: str) -> str:
+        """A path into the slug-named folder, read as a path into this (non-slug) folder."""
+        if alias != scope.rel and (value == alias or value.startswith(alias + "/")):
+            return scope.rel + value[len(alias) :]
+        return value
+
+    if man.task_root_path is not None and here(man.task_root_path) != scope.rel:
+        problems.append(f"taskRootPath {man.task_root_path!r} is not this task's folder {scope.rel!r}")
+    disagrees = False
     if entry is not None:
         for field in ("task_key", "project_id", "task_group", "task_id"):
             a, b = getattr(entry, field), getattr(man, field)
-            if a != b:
-                unit.report(TASK_KEY_INCONSISTENT, path, f"{_camel(field)} {b!r} differs from the task catalog ({a!r})")
+            if a is not None and b is not None and a != b:
+                disagrees = True
+                problems.append(f"{_camel(field)} {b!r} differs from the task catalog ({a!r})")
+    if problems:  # one wrong value is one finding, however many places it disagrees with
+        unit.report(TASK_KEY_INCONSISTENT, path, "; ".join(problems))
+    if entry is not None:
+        scope.task_key = entry.task_key
+    elif in_folder and not disagrees:
+        scope.task_key = man.task_key
+    return here
 
 
-def _manifest_paths(unit: Unit, path: Path, man: tm.TaskManifest) -> None:
+def _manifest_paths(unit: Unit, path: Path, man: tm.TaskManifest, here: Callable[[str], str]) -> None:
     """Every path field is project-relative POSIX text naming something that exists."""
     for field in tm.TaskManifest.PATH_FIELDS:
         value = getattr(man, field)
@@ -306,18 +322,21 @@ def _manifest_paths(unit: Unit, path: Path, man: tm.TaskManifest) -> None:
             unit.report(
                 MANIFEST_PATH_NOT_RELATIVE, path, f"{_camel(field)} {value!r} is not a project-relative POSIX path"
             )
-        elif field not in _OPTIONAL_PATHS and not unit.rel_exists(value):
+        elif field not in _OPTIONAL_PATHS and not unit.rel_exists(here(value)):
             unit.report(MANIFEST_PATH_MISSING, path, f"{_camel(field)} {value!r} does not exist")
 
 
 def _manifest_pointers(unit: Unit, path: Path, man: tm.TaskManifest) -> None:
     """The next-phase pointer, its correction and the latest run status can be acted on."""
-    nrp = man.workflow.next_recommended_phase
-    if nrp.status == "ready" and not nrp.phase:
+    workflow = man.workflow
+    nrp = workflow.next_recommended_phase if workflow is not None else None
+    if nrp is not None and nrp.status == "ready" and not nrp.phase:
         unit.report(
-            NEXT_PHASE_UNACTIONABLE, path, "workflow.nextRecommendedPhase has status 'ready' but names no phase"
+            NEXT_PHASE_UNACTIONABLE,
+            path,
+            "workflow.nextRecommendedPhase has status 'ready' but names no phase (expected a phase)",
         )
-    corr = man.workflow.next_recommended_phase_correction
+    corr = workflow.next_recommended_phase_correction if workflow is not None else None
     if corr is not None:
         if corr.applied != nrp:
             unit.report(
@@ -351,12 +370,12 @@ def _manifest_fix_cycles(scope: TaskScope, path: Path, man: tm.TaskManifest) -> 
                     path,
                     f"fixCycles is absent but history/fix-cycles.jsonl derives {derived.count} cycle(s)",
                 )
-        elif man.fix_cycles != derived:
+        elif man.fix_cycles.named() != derived.named():
             what = "history/fix-cycles.jsonl" if events is not None else "a missing history/fix-cycles.jsonl"
             unit.report(
                 FIX_CYCLES_DISAGREE,
                 path,
-                f"fixCycles {_dump(man.fix_cycles)} differs from what {what} derives: {_dump(derived)}",
+                f"fixCycles {_dump(man.fix_cycles.named())} differs from what {what} derives: {_dump(derived.named())}",
             )
 
 
@@ -365,10 +384,19 @@ def _camel(field: str) -> str:
     return head + "".join(p.title() for p in rest)
 
 
-def _dump(model: Any) -> str:
+def _dump(value: Any) -> str:
     import json
 
-    return json.dumps(model.dump(), sort_keys=True)
+    return json.dumps(value, sort_keys=True)
+
+
+def slugged_rel(rel: str) -> str:
+    """*rel* with its task group and task id folders slugged: the folder a writer of those values would use."""
+    head, sep, tail = rel.rpartition("/tasks/")
+    parts = tail.split("/")
+    if not sep or len(parts) != 2:
+        return rel
+    return f"{head}/tasks/{layout.slug(parts[0])}/{layout.slug(parts[1])}"
 
 
 # ----------------------------------------------------------------- history
@@ -388,11 +416,13 @@ def _history(scope: TaskScope) -> None:
     timeline = unit.doc(path, tm.Timeline)
     if timeline is None:
         return
-    if scope.task_key is not None and timeline.task_key != scope.task_key:
+    if scope.task_key is not None and timeline.task_key not in (None, scope.task_key):
         unit.report(FOREIGN_ARTIFACT, path, f"taskKey {timeline.task_key!r} is not this task's {scope.task_key!r}")
     runs_rel = unit.rel(layout.runs_dir(scope.root)) + "/"
     for i, entry in enumerate(timeline.entries):
         for label, value in (("runDir", entry.run_dir), ("runManifestPath", entry.run_manifest_path)):
+            if value is None:
+                continue
             if not value.startswith(runs_rel):
                 unit.report(
                     TIMELINE_RUN_MISSING, path, f"entries[{i}].{label} {value!r} is not inside this task's runs/"

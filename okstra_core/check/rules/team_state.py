@@ -3,21 +3,53 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any, TypeVar
 
-from ...models.run import TeamState
+from pydantic import BaseModel, ValidationError
+
+from ...models.run import AgentDispatch, AgentResultLink, TeamState, WorkerDispatch
 from ..catalog import DUPLICATE_DISPATCH, RESULT_LINK_SHARED, RESULT_LINK_UNDECLARED, RESULT_OUTSIDE_AUTHORIZED
 from .scope import RunScope, TaskScope
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def _under(path: str, roots: list[str]) -> bool:
     return any(path == r.rstrip("/") or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
+def salvage(value: Any) -> TeamState | None:
+    """The rows of a ledger that failed its schema which are valid on their own (its schema error is reported).
+
+    The link rules need only those rows, so one bad row does not hide every other link.
+    """
+    if not isinstance(value, dict):
+        return None
+
+    def rows(key: str, model: type[M]) -> list[M]:
+        items = value.get(key)
+        out: list[M] = []
+        for item in items if isinstance(items, list) else []:
+            try:
+                out.append(model.model_validate(item))
+            except ValidationError:
+                continue
+        return out
+
+    segment = value.get("runDateTimeSegment")
+    return TeamState.model_construct(
+        run_date_time_segment=segment if isinstance(segment, str) else "",
+        worker_dispatches=rows("workerDispatches", WorkerDispatch),
+        agent_dispatches=rows("agentDispatches", AgentDispatch),
+        agent_result_links=rows("agentResultLinks", AgentResultLink),
+    )
+
+
 def check_run(scope: TaskScope, run: RunScope) -> None:
     """Each team-state file of *run* against its own rows and its run manifest."""
     unit = scope.unit
     for art in run.of_kind("team-state"):
-        state = unit.doc(art.path, TeamState)
+        state = unit.doc(art.path, TeamState) or salvage(unit.json(art.path))
         if state is None:
             continue
         groups: tuple[tuple[str, list[str | None]], ...] = (
@@ -64,6 +96,8 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
                 )
             if not unit.rel_exists(link.result_path):
                 unit.report(RESULT_LINK_UNDECLARED, art.path, f"linked result {link.result_path!r} does not exist")
+            if manifest is None and not state.run_date_time_segment:
+                continue  # a ledger that failed its schema without a segment: no manifest to hold it against
             if manifest is None:
                 unit.report(
                     RESULT_LINK_UNDECLARED,
@@ -79,13 +113,17 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
                     f"result {link.result_path!r} is linked but the run manifest has no authorizedPaths",
                 )
                 continue
-            if link.result_path not in auth.declared_results:
+            if auth.declared_results is not None and link.result_path not in auth.declared_results:
                 unit.report(
-                    RESULT_LINK_UNDECLARED, art.path, f"result {link.result_path!r} is not declared by the run manifest"
+                    RESULT_LINK_UNDECLARED,
+                    art.path,
+                    f"result {link.result_path!r} is not in the run manifest's declaredResults",
                 )
-            if not _under(link.result_path, auth.result_roots):
+            roots = auth.result_roots or []
+            if not _under(link.result_path, roots):
                 unit.report(
                     RESULT_OUTSIDE_AUTHORIZED,
                     art.path,
-                    f"result {link.result_path!r} is outside authorizedPaths.resultRoots",
+                    f"result {link.result_path!r} is outside authorizedPaths.resultRoots "
+                    f"({', '.join(roots) if roots else 'none recorded'})",
                 )
