@@ -113,6 +113,12 @@ def _meta(scope: TaskScope, run: RunScope, art: Artifact, meta: PromptMeta, prom
                 f"catalog digest {recorded} differs from the run manifest's agentContract.catalogDigest "
                 f"{contract.catalog_digest}",
             )
+    _file_digests(scope, art, meta, prompt, has_prompt)
+
+
+def _file_digests(scope: TaskScope, art: Artifact, meta: PromptMeta, prompt: Path, has_prompt: bool) -> None:
+    """The prompt, instruction and duty digests the metadata records, against the bytes they name."""
+    unit = scope.unit
     digests = meta.digests
     if digests is None:
         return

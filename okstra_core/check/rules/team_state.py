@@ -9,7 +9,7 @@ from pydantic import BaseModel, ValidationError
 
 from ...models.run import AgentDispatch, AgentResultLink, TeamState, WorkerDispatch
 from ..catalog import DUPLICATE_DISPATCH, RESULT_LINK_SHARED, RESULT_LINK_UNDECLARED, RESULT_OUTSIDE_AUTHORIZED
-from .scope import RunScope, TaskScope
+from .scope import Artifact, RunScope, TaskScope
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -85,45 +85,51 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
                     f"dispatch {did!r} authorises {len(paths)} result paths ({', '.join(sorted(paths))})",
                 )
         known = {i for _, ids in groups for i in ids if i}
-        manifest = scope.manifest_for_segment(run, state.run_date_time_segment)
-        auth = manifest.authorized_paths if manifest is not None else None
-        for link in state.agent_result_links:
-            if link.dispatch_id not in known:
-                unit.report(
-                    RESULT_LINK_UNDECLARED,
-                    art.path,
-                    f"result link names dispatch {link.dispatch_id!r}, which the ledger does not record",
-                )
-            if not unit.rel_exists(link.result_path):
-                unit.report(RESULT_LINK_UNDECLARED, art.path, f"linked result {link.result_path!r} does not exist")
-            if manifest is None and not state.run_date_time_segment:
-                continue  # a ledger that failed its schema without a segment: no manifest to hold it against
-            if manifest is None:
-                unit.report(
-                    RESULT_LINK_UNDECLARED,
-                    art.path,
-                    f"no run manifest of this run dir has runDateTimeSegment {state.run_date_time_segment!r} to "
-                    f"declare {link.result_path!r}",
-                )
-                continue
-            if auth is None:
-                unit.report(
-                    RESULT_OUTSIDE_AUTHORIZED,
-                    art.path,
-                    f"result {link.result_path!r} is linked but the run manifest has no authorizedPaths",
-                )
-                continue
-            if auth.declared_results is not None and link.result_path not in auth.declared_results:
-                unit.report(
-                    RESULT_LINK_UNDECLARED,
-                    art.path,
-                    f"result {link.result_path!r} is not in the run manifest's declaredResults",
-                )
-            roots = auth.result_roots or []
-            if not _under(link.result_path, roots):
-                unit.report(
-                    RESULT_OUTSIDE_AUTHORIZED,
-                    art.path,
-                    f"result {link.result_path!r} is outside authorizedPaths.resultRoots "
-                    f"({', '.join(roots) if roots else 'none recorded'})",
-                )
+        _links_declared(scope, run, art, state, known)
+
+
+def _links_declared(scope: TaskScope, run: RunScope, art: Artifact, state: TeamState, known: set[str]) -> None:
+    """Each result link names a recorded dispatch and an existing result the run manifest authorises."""
+    unit = scope.unit
+    manifest = scope.manifest_for_segment(run, state.run_date_time_segment)
+    auth = manifest.authorized_paths if manifest is not None else None
+    for link in state.agent_result_links:
+        if link.dispatch_id not in known:
+            unit.report(
+                RESULT_LINK_UNDECLARED,
+                art.path,
+                f"result link names dispatch {link.dispatch_id!r}, which the ledger does not record",
+            )
+        if not unit.rel_exists(link.result_path):
+            unit.report(RESULT_LINK_UNDECLARED, art.path, f"linked result {link.result_path!r} does not exist")
+        if manifest is None and not state.run_date_time_segment:
+            continue  # a ledger that failed its schema without a segment: no manifest to hold it against
+        if manifest is None:
+            unit.report(
+                RESULT_LINK_UNDECLARED,
+                art.path,
+                f"no run manifest of this run dir has runDateTimeSegment {state.run_date_time_segment!r} to "
+                f"declare {link.result_path!r}",
+            )
+            continue
+        if auth is None:
+            unit.report(
+                RESULT_OUTSIDE_AUTHORIZED,
+                art.path,
+                f"result {link.result_path!r} is linked but the run manifest has no authorizedPaths",
+            )
+            continue
+        if auth.declared_results is not None and link.result_path not in auth.declared_results:
+            unit.report(
+                RESULT_LINK_UNDECLARED,
+                art.path,
+                f"result {link.result_path!r} is not in the run manifest's declaredResults",
+            )
+        roots = auth.result_roots or []
+        if not _under(link.result_path, roots):
+            unit.report(
+                RESULT_OUTSIDE_AUTHORIZED,
+                art.path,
+                f"result {link.result_path!r} is outside authorizedPaths.resultRoots "
+                f"({', '.join(roots) if roots else 'none recorded'})",
+            )
