@@ -24,6 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
+from typing import Literal
 
 from .. import layout, names, reading, resources, sidecar, writes
 from ..digests import sha256_json
@@ -338,11 +339,20 @@ def confirm(
 # ------------------------------------------------------------------- resolver
 
 
+#: The resolver's verdict on one input: the one it uses, or why it skips the file.
+Verdict = Literal["authoritative", "superseded", "duplicate-revision", "stale-fingerprint", "invalid"]
+
+#: Verdicts of inputs the resolver skips as broken (not merely superseded).
+SKIPPED_VERDICTS: tuple[Verdict, ...] = ("duplicate-revision", "stale-fingerprint", "invalid")
+
+
 @dataclass(frozen=True)
 class InputVerdict:
+    """What the resolver made of one confirmed input file."""
+
     path: Path
     revision: int | None
-    verdict: str  # authoritative | superseded | duplicate-revision | stale-fingerprint | invalid
+    verdict: Verdict
     reason: str
 
 
@@ -468,7 +478,7 @@ def resolve(task: Task, snapshot: LoadedReport | None = None) -> Resolution:
         res.inputs = sorted(verdicts.values(), key=lambda v: (v.revision or 0, v.path.name))
         res.authoritative = next((v for v in res.inputs if v.verdict == "authoritative"), None)
         for v in res.inputs:
-            if v.verdict in ("duplicate-revision", "stale-fingerprint", "invalid"):
+            if v.verdict in SKIPPED_VERDICTS:
                 result.warnings.append(f"{item.prep_id}: skipped {v.path.name}: {v.verdict} ({v.reason})")
         result.items.append(res)
     return result

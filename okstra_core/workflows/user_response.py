@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from ..models.report import FinalReportV2, FinalReportV3
 from ..models.sidecars import UserResponseHeader
@@ -64,7 +65,11 @@ class ExportInput:
     source_data_sha256: str  # of the exact data.json bytes
 
 
-def sidecar_mode(report: FinalReportV3 | FinalReportV2) -> str:
+#: How a report's sidecar is answered: a choice among compared options, or answers to clarification items.
+SidecarMode = Literal["comparison", "clarification"]
+
+
+def sidecar_mode(report: FinalReportV3 | FinalReportV2) -> SidecarMode:
     """``comparison`` for an option-selection report in comparison mode, else ``clarification``."""
     oc = report.option_candidates
     if report.task_type == "option-selection" and oc is not None and oc.mode == "comparison":
