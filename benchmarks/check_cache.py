@@ -4,15 +4,17 @@
 
 Makes (or reuses) a demo tree of ``--tasks`` tasks, waits until its files are
 older than the cache's racy window, then times ``okstra check TREE --format json``
-as fresh processes (interpreter start included), in this order:
+as fresh processes (interpreter start included), in rounds of:
 
 1. **full**: ``--no-cache``, every task checked;
 2. **first**: with an empty cache folder (every task checked, the cache written);
 3. **second**: the same store unchanged (every task reused);
-4. **one edit**: one task's file edited before each run (that task checked, the others reused);
+4. **one edit**: one task's file edited (that task checked, the others reused);
 5. **full after the edit**: ``--no-cache`` again, to compare the reports.
 
-Each figure is the best of ``--repeat`` runs (one more for the fast ones).
+Each ratio is taken within a round, and the median over ``--repeat`` rounds is
+reported, for wall time and for CPU time (user + system of the check and its
+worker processes, which a shared machine's load disturbs much less).
 
 It prints the times and the ratios (second / first, one edit / full) and checks
 that each cached report is byte-for-byte the uncached report of the same store.
@@ -23,7 +25,9 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,13 +38,17 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 
-def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
+def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall time, CPU time (user + system, the check's worker processes included) and stdout of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"check failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    return elapsed, proc.stdout
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu, proc.stdout
 
 
 def main() -> int:
@@ -48,7 +56,7 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, default=10_000)
     parser.add_argument("--tree", type=Path, default=None, help="reuse this demo project (made when missing)")
     parser.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
-    parser.add_argument("--repeat", type=int, default=2, help="runs per figure, the best kept (default: 2)")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds (default: 3)")
     args = parser.parse_args()
 
     from okstra_core.check import cache
@@ -69,46 +77,45 @@ def main() -> int:
         base += ["--jobs", str(args.jobs)]
         cached = [*base, "--cache-dir", str(cache_dir)]
 
-        # Each figure is the best of --repeat runs (the machine is shared); a first check starts from an empty cache.
-        full, full_out = min(_timed([*base, "--no-cache"], env) for _ in range(args.repeat))
-        firsts = []
-        for _ in range(args.repeat):
-            shutil.rmtree(cache_dir, ignore_errors=True)
-            firsts.append(_timed(cached, env))
-        first = min(t for t, _ in firsts)
-        second, second_out = min(_timed(cached, env) for _ in range(args.repeat + 1))
         tasks = sorted((tree / ".okstra" / "tasks").glob("*/*"))
         target = tasks[len(tasks) // 2]
         timeline = target / "history" / "timeline.json"
-        edits = []
-        for _ in range(args.repeat + 1):  # a new edit of the same task before each run
+        # Rounds of (full, first, second, one edit), each ratio taken within its round: the machine is shared,
+        # and its load drifts between rounds far more than within one.
+        rounds: list[dict[str, tuple[float, float, str]]] = []
+        for _ in range(args.repeat):
+            shutil.rmtree(cache_dir, ignore_errors=True)
+            run: dict[str, tuple[float, float, str]] = {}
+            run["full"] = _timed([*base, "--no-cache"], env)
+            run["first"] = _timed(cached, env)
+            run["second"] = _timed(cached, env)
             timeline.write_text(timeline.read_text(encoding="utf-8").rstrip("\n") + " \n", encoding="utf-8")
-            edits.append(_timed(cached, env))
-        edited = min(t for t, _ in edits)
-        full_after, full_after_out = _timed([*base, "--no-cache"], env)
-
-        same = (
-            all(out == full_out for _, out in firsts)
-            and second_out == full_out
-            and edits[-1][1] == full_after_out  # the same store as the last edited run
+            run["edit"] = _timed(cached, env)
+            run["edit-fresh"] = _timed([*base, "--no-cache"], env)
+            rounds.append(run)
+        same = all(
+            r["first"][2] == r["full"][2] and r["second"][2] == r["full"][2] and r["edit"][2] == r["edit-fresh"][2]
+            for r in rounds
         )
-        rows = [
-            ("full check (`--no-cache`)", full, full / full),
-            ("first check, empty cache", first, first / full),
-            ("second check, store unchanged", second, second / full),
-            (f"after editing one task ({target.relative_to(tree).as_posix()})", edited, edited / full),
-            ("full check after the edit (`--no-cache`)", full_after, full_after / full),
-        ]
         machine = f"{os.cpu_count()} cores, Python {platform.python_version()}"
-        print(f"Machine: {machine}, {len(tasks)} tasks, --jobs {args.jobs}")
+        print(f"Machine: {machine}, {len(tasks)} tasks, --jobs {args.jobs}, {args.repeat} rounds")
         print()
-        print("| run | wall time | / full check |")
-        print("|---|---:|---:|")
-        for label, seconds, ratio in rows:
-            print(f"| {label} | {seconds:.2f} s | {ratio:.3f}x |")
+        print(
+            "| round | full | first (empty cache) | second (unchanged) | one task edited | second/first | edit/full |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for i, r in enumerate(rounds, 1):
+            cells = [f"{r[k][0]:.2f} s ({r[k][1]:.2f} s CPU)" for k in ("full", "first", "second", "edit")]
+            wall = f"{r['second'][0] / r['first'][0]:.3f}x | {r['edit'][0] / r['full'][0]:.3f}x"
+            print(f"| {i} | {' | '.join(cells)} | {wall} |")
         print()
-        print(f"second / first: **{second / first:.3f}x** (target at most 0.1x)")
-        print(f"one edit / full: **{edited / full:.3f}x** (target at most 0.15x)")
+        for label, (num, den), target in (
+            ("second / first", ("second", "first"), 0.1),
+            ("one edit / full", ("edit", "full"), 0.15),
+        ):
+            wall = statistics.median(r[num][0] / r[den][0] for r in rounds)
+            cpu = statistics.median(r[num][1] / r[den][1] for r in rounds)
+            print(f"{label}: median **{wall:.3f}x** wall, {cpu:.3f}x CPU (target at most {target}x)")
         print(f"cached reports byte-identical to uncached ones: {'yes' if same else 'NO'}")
         return 0 if same else 1
     finally:
