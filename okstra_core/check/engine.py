@@ -9,7 +9,7 @@ import hashlib
 import multiprocessing
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -193,6 +193,7 @@ def run_check(
     home: Path | None = None,
     progress: Progress | None = None,
     check_cache: CheckCache | None = None,
+    only_tasks: Collection[str] | None = None,
 ) -> CheckReport:
     """Check the store of *project_root* and return every finding.
 
@@ -202,8 +203,11 @@ def run_check(
     checked only when it exists; *progress*, when given, is called with
     ``(tasks checked, tasks)`` as the per-task part goes on. With *check_cache*,
     a task whose inputs are unchanged since the cached run reuses its findings
-    (see :mod:`.cache`); the report is the same as without it. Raises :class:`CheckError` when the check cannot
-    run (no project folder, no ``.okstra/``, an unknown rule id).
+    (see :mod:`.cache`); the report is the same as without it. *only_tasks*
+    narrows the check to those task folders (project-relative POSIX,
+    ``.okstra/tasks/<group>/<task>``): only they are checked task by task, and
+    only findings inside them are kept. Raises :class:`CheckError` when the check
+    cannot run (no project folder, no ``.okstra/``, an unknown rule id).
     """
     from ..render import markdown as _markdown  # noqa: F401 - imported once here, inherited by forked workers
 
@@ -217,6 +221,9 @@ def run_check(
     started = time.time_ns()
     unit = Unit(root, home_path if home_path.is_dir() else None)
     tasks = project_rules.check_project(unit, home_path)
+    if only_tasks is not None:
+        wanted = set(only_tasks)
+        tasks = [t for t in tasks if t[0] in wanted]
     if jobs <= 0:
         jobs = os.cpu_count() or 1
     findings = list(unit.findings)
@@ -257,6 +264,14 @@ def run_check(
         return (str(root), home_text, chunk, check_cache is not None, racy_after)
 
     _run_chunks(_chunks(pending, CHUNK_TASKS), work, collect, jobs if len(pending) >= PARALLEL_MIN_TASKS else 1)
-    if check_cache is not None and (check_cache.misses or records.keys() != (previous or {}).keys()):
+    # A narrowed run saw only some tasks: saving it would drop the others from the cache.
+    if (
+        check_cache is not None
+        and only_tasks is None
+        and (check_cache.misses or records.keys() != (previous or {}).keys())
+    ):
         check_cache.save(str(root), home_text, records)
+    if only_tasks is not None:
+        inside = tuple(t + "/" for t in only_tasks)
+        findings = [f for f in findings if f.path in only_tasks or f.path.startswith(inside)]
     return CheckReport(root=str(root), findings=_kept(findings, selected, ignored), files=files)
