@@ -187,11 +187,10 @@ class ViewScreen(Screen[None]):
         return None
 
     def open_form(self, form: ModalScreen[Path | None]) -> None:
-        """Show a decision form; once it wrote a file, say which and re-read the view."""
+        """Show a decision wizard; once it wrote a file (it says which), re-read the view."""
 
         def written(path: Path | None) -> None:
             if path is not None:
-                self.notify(f"Wrote {layout.rel(path, self.okstra.project.root)}", timeout=4)
                 self.reload()
 
         self.app.push_screen(form, written)

@@ -61,11 +61,11 @@ class DesignPrepScreen(ViewScreen):
         "Design items of the latest implementation-planning report with their status, the deterministic request "
         "and every confirmed input revision with the resolver's verdict: authoritative, superseded, skipped as a "
         "duplicate revision, skipped as stale (fingerprint mismatch), or legacy-unassessed for a markerless plan. "
-        "a (or Enter on an item) opens a form to confirm the item: answer its fields and append the next input "
-        "revision."
+        "a (or Enter on an item) opens the wizard that confirms the item, one step at a time: its request, one "
+        "step per field, a review of the revision to append, then the resolver's verdict."
     )
 
-    BINDINGS = [Binding("a", "confirm_item", "Answer item")]
+    BINDINGS = [Binding("a", "confirm_item", "Confirm item")]
 
     def __init__(self, task_root: Path) -> None:
         super().__init__()
@@ -202,7 +202,7 @@ class DesignPrepScreen(ViewScreen):
             self.open_view(Location(View.FILE, self.task_root, Path(key)))
 
     def action_confirm_item(self) -> None:
-        from .confirm_design import ConfirmDesignScreen, load_item
+        from .wizard_design import wizard_for_item
 
         table: DataTable[Any] = self.query_one("#dp-table", DataTable)
         prep_id = None
@@ -214,12 +214,11 @@ class DesignPrepScreen(ViewScreen):
         if prep_id is None:
             self.notify("Move to a design item first.", severity="warning")
             return
-        task = self.open_task(self.task_root)
-        found = load_item(task, prep_id)
-        if isinstance(found, str):
-            self.notify(found, severity="error")
+        wizard = wizard_for_item(self.open_task(self.task_root), prep_id)
+        if isinstance(wizard, str):
+            self.notify(wizard, severity="warning")
             return
-        self.open_form(ConfirmDesignScreen(task, found))
+        self.open_form(wizard)
 
     def current_path(self) -> Path | None:
         target = self.query_one("#dp-preview", ArtifactPreview).target

@@ -63,9 +63,10 @@ class ReportsScreen(ViewScreen):
         "Final reports of every run of the task. The reading copy is rendered from the report data (the .md and "
         ".html siblings are derived, never the source). o opens the HTML sibling in the system browser. The "
         "direction-selection chain (option report → user-response sidecar → selected-direction → planning report) "
-        "shows each digest and reference check as passed or failed. a opens a form to respond to the selected "
-        "report: choose a direction (option-selection in comparison mode) and answer its clarification questions; "
-        "it writes the user-response sidecar beside the report."
+        "shows each digest and reference check as passed or failed. a opens the wizard that answers the selected "
+        "report, one step at a time: choose a direction (option-selection in comparison mode) and answer its "
+        "clarification questions, review the exact user-response sidecar, write it, then prepare planning or "
+        "attach the answers."
     )
 
     BINDINGS = [Binding("o", "open_html", "Open HTML"), Binding("a", "respond", "Respond")]
@@ -195,18 +196,17 @@ class ReportsScreen(ViewScreen):
         self.notify(f"Opened {html.name} in the browser", timeout=3)
 
     def action_respond(self) -> None:
-        from .respond import RespondScreen, load_form
+        from .wizard_respond import wizard_for_report
 
         path = self.current_path()
         if path is None:
             self.notify("No report selected.", severity="warning")
             return
-        task = self.open_task(self.task_root)
-        report = load_form(task, path)
-        if isinstance(report, str):
-            self.notify(report, severity="error")
+        wizard = wizard_for_report(self.open_task(self.task_root), path)
+        if isinstance(wizard, str):
+            self.notify(wizard, severity="warning")
             return
-        self.open_form(RespondScreen(task, report))
+        self.open_form(wizard)
 
     def current_path(self) -> Path | None:
         if not self.is_mounted:

@@ -1,0 +1,465 @@
+"""The guided wizard frame: one decision, one step at a time.
+
+A wizard is a full-screen modal of steps. Every step has a title and shows
+"step k of n"; Back and Next (the buttons, or ``ctrl+b`` / ``ctrl+n``) move
+between steps and Esc cancels, writing nothing. The review step shows exactly
+what will be written and where; its Next writes through one core workflow in a
+thread worker. Before writing, the worker compares the files the wizard was
+built from with the disk: when one changed the write is refused, the wizard
+re-reads them and returns to the review. After a write the checker runs on the
+task and the last step shows the file written, the check and what can follow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Button, ContentSwitcher, Static
+
+from okstra_core import layout, reading
+from okstra_core.digests import sha256_bytes
+from okstra_core.errors import OkstraError
+from okstra_core.store import Task
+
+from ..widgets.footer import BindingsFooter
+
+#: What the stale check compares: per source file, the SHA-256 of its bytes (None: absent or unreadable).
+Fingerprint = dict[str, str | None]
+
+
+def store_text(value: str, style: str = "") -> Text:
+    """Text read from the store, shown as text (never markup) with control characters made visible."""
+    shown = "".join(ch if ch in "\n\t" or (ord(ch) >= 32 and ord(ch) != 127) else f"\\x{ord(ch):02x}" for ch in value)
+    return Text(shown, style=style)
+
+
+def fingerprint(paths: Iterable[Path], root: Path) -> Fingerprint:
+    """The SHA-256 of each file's bytes (folders: of their sorted entry names); None when absent."""
+    import os
+
+    out: Fingerprint = {}
+    for path in paths:
+        key = layout.rel_posix(path, root)
+        if path.is_dir():
+            try:
+                out[key] = sha256_bytes("\n".join(sorted(os.listdir(path))).encode("utf-8"))
+            except OSError:
+                out[key] = None
+            continue
+        data = reading.read_bytes(path, root=root) if os.path.lexists(path) else None
+        out[key] = sha256_bytes(data) if isinstance(data, bytes) else None
+    return out
+
+
+def stale_paths(before: Fingerprint, now: Fingerprint) -> list[str]:
+    return [key for key in before if before.get(key) != now.get(key)]
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a write did: the file written and lines worth saying about it."""
+
+    path: Path
+    lines: list[Text] = field(default_factory=list)
+
+
+def check_task(task: Task) -> Any:
+    """The contract checker over this one task (its ``CheckReport``), or a one-line reason it could not run."""
+    from okstra_core.check import run_check
+
+    root = task.project.root
+    try:
+        return run_check(root, tasks=[layout.rel_posix(task.root, root)])
+    except OkstraError as exc:
+        return exc.line(root)
+
+
+def check_lines(report: Any) -> Text:
+    """The check result as a few lines: the counts, then up to eight findings."""
+    if isinstance(report, str):
+        return Text(f"check could not run: {report}", style="red")
+    text = Text()
+    style = "bold red" if report.errors else "bold green"
+    text.append(
+        f"check of this task: {report.errors} error(s), {report.warnings} warning(s), {report.infos} info",
+        style=style,
+    )
+    for finding in report.findings[:8]:
+        text.append("\n")
+        text.append(f"  {finding.severity} {finding.rule} ", style="red" if finding.severity == "error" else "yellow")
+        text.append_text(store_text(f"{finding.path}: {finding.message}"))
+    if len(report.findings) > 8:
+        text.append(f"\n  … and {len(report.findings) - 8} more (x opens the Checks view)", style="dim")
+    return text
+
+
+# ---------------------------------------------------------------- steps
+
+
+class WizardStep(Vertical):
+    """One step: a title, its widgets, how to check it, and what it remembers."""
+
+    DEFAULT_CSS = """
+    WizardStep { height: 1fr; padding: 0 1; }
+    WizardStep .wiz-label { margin-top: 1; text-style: bold; }
+    WizardStep .wiz-dim { color: $text-muted; }
+    WizardStep TextArea { height: 6; }
+    """
+
+    #: The step's Next writes (the review step).
+    WRITES: ClassVar[bool] = False
+    #: The last step, shown after the write; Next closes the wizard.
+    FINAL: ClassVar[bool] = False
+
+    def __init__(self, title: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.title = title
+
+    @property
+    def wizard(self) -> WizardScreen:
+        screen = self.screen
+        assert isinstance(screen, WizardScreen)
+        return screen
+
+    def validate(self) -> str | None:
+        """Why the step cannot be left with Next (None: it can)."""
+        return None
+
+    def store(self, values: dict[str, Any]) -> None:
+        """Remember what the step holds (kept across Back, Next and a reload)."""
+
+    def shown(self) -> None:
+        """Called each time the step becomes the current one."""
+
+    def focus_first(self) -> None:
+        for widget in self.query("*"):
+            if widget.focusable:
+                widget.focus()
+                return
+
+
+class ReviewStep(WizardStep):
+    """What will be written, byte for byte, and where; Next writes it."""
+
+    WRITES = True
+
+    DEFAULT_CSS = """
+    ReviewStep #review-body { height: 1fr; border: round $primary; padding: 0 1; }
+    """
+
+    def __init__(self, title: str, render: Callable[[], tuple[Text, str]], *, id: str | None = None) -> None:
+        super().__init__(title, id=id)
+        self._make_review = render
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="review-facts")
+        body = VerticalScroll(Static("", id="review-bytes"), id="review-body", can_focus=True)
+        body.border_title = "exact bytes"
+        yield body
+
+    def shown(self) -> None:
+        facts, body = self._make_review()
+        self.query_one("#review-facts", Static).update(facts)
+        self.query_one("#review-bytes", Static).update(store_text(body))
+
+    def focus_first(self) -> None:
+        self.query_one("#review-body").focus()
+
+
+class DoneStep(WizardStep):
+    """After the write: the file written, the check of the task, and what can follow."""
+
+    FINAL = True
+
+    DEFAULT_CSS = """
+    DoneStep #done-result { height: auto; }
+    DoneStep #done-more { height: 1fr; }
+    DoneStep Button { margin: 1 2 0 0; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Not written yet.", style="dim"), id="done-result")
+        yield VerticalScroll(*self.follow_ups(), id="done-more")
+
+    def follow_ups(self) -> list[Widget]:
+        """Widgets offering the next step (a button running a follow-up write, a verdict)."""
+        return []
+
+    def show_result(self, written: Written, check: Any) -> None:
+        root = self.wizard.bundle.project.root
+        text = Text()
+        text.append("✔ wrote ", style="bold green")
+        text.append(layout.rel_posix(written.path, root), style="bold")
+        for line in written.lines:
+            text.append("\n")
+            text.append_text(line)
+        text.append("\n\n")
+        text.append_text(check_lines(check))
+        self.query_one("#done-result", Static).update(text)
+
+    def focus_first(self) -> None:
+        buttons = [b for b in self.query(Button) if not b.disabled]
+        if buttons:
+            buttons[0].focus()
+        else:
+            self.wizard.query_one("#wiz-next", Button).focus()
+
+
+# --------------------------------------------------------------- the frame
+
+
+class WizardScreen(ModalScreen[Path | None]):
+    """A decision as steps. Subclasses give ``subject()``, ``build_steps()``, ``sources()`` and ``write()``.
+
+    Dismissed with the path written (None: cancelled, nothing written).
+    """
+
+    #: What the wizard decides, shown before the subject (``Answer the clarification questions``).
+    KIND: ClassVar[str] = "Decide"
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+b", "back_step", "Back"),
+        Binding("ctrl+n", "next_step", "Next"),
+    ]
+
+    DEFAULT_CSS = """
+    WizardScreen { background: $background; }
+    WizardScreen #wiz-head { height: 2; background: $panel; padding: 0 1; }
+    WizardScreen #wiz-steps { height: 1fr; }
+    WizardScreen #wiz-error { color: $error; height: auto; padding: 0 1; }
+    WizardScreen #wiz-buttons { height: 3; align-horizontal: right; padding: 0 1; }
+    WizardScreen #wiz-buttons Button { margin-left: 2; }
+    """
+
+    def __init__(self, task: Task) -> None:
+        super().__init__()
+        self.bundle = task
+        #: What the steps hold, by key; kept across Back, Next and a reload.
+        self.values: dict[str, Any] = {}
+        self.index = 0
+        self.written: Written | None = None
+        self.busy = False
+        self.baseline: Fingerprint = {}
+        self.steps: list[WizardStep] = []
+
+    # ------------------------------------------------ what subclasses give
+
+    def subject(self) -> str:
+        raise NotImplementedError
+
+    def build_steps(self) -> list[WizardStep]:
+        raise NotImplementedError
+
+    def sources(self) -> list[Path]:
+        """The files the view is built from; a change to any of them makes the view stale."""
+        raise NotImplementedError
+
+    def load(self) -> None:
+        """(Re-)read what the wizard shows; raises ``OkstraError`` when it cannot."""
+
+    def write(self, values: dict[str, Any]) -> Written:
+        """Write through the core (runs in a worker: no widget access); an ``OkstraError`` is a refusal."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------- building
+
+    @property
+    def root(self) -> Path:
+        return self.bundle.project.root
+
+    def on_mount(self) -> None:
+        self.go(0)
+
+    def compose(self) -> ComposeResult:
+        self.baseline = fingerprint(self.sources(), self.root)
+        self.steps = self.build_steps()
+        for i, step in enumerate(self.steps):
+            step.id = f"wiz-step-{i}"
+        yield Static("", id="wiz-head")
+        with ContentSwitcher(id="wiz-steps", initial="wiz-step-0"):
+            yield from self.steps
+        yield Static("", id="wiz-error")
+        with Horizontal(id="wiz-buttons"):
+            yield Button("Cancel", id="wiz-cancel")
+            yield Button("◀ Back", id="wiz-back")
+            yield Button("Next ▶", id="wiz-next", variant="primary")
+        yield BindingsFooter()
+
+    @property
+    def step(self) -> WizardStep:
+        return self.steps[self.index]
+
+    def go(self, index: int) -> None:
+        self.index = index
+        step = self.step
+        self.query_one("#wiz-steps", ContentSwitcher).current = step.id
+        step.shown()
+        self.query_one("#wiz-error", Static).update("")
+        self._show_head()
+        step.focus_first()
+
+    def _show_head(self) -> None:
+        step = self.step
+        head = Text()
+        head.append(f"{self.KIND}  ", style="bold")
+        head.append_text(store_text(self.subject()))
+        head.append("\n")
+        head.append(f"step {self.index + 1} of {len(self.steps)}", style="bold reverse")
+        head.append("  ")
+        head.append_text(store_text(step.title, "bold"))
+        self.query_one("#wiz-head", Static).update(head)
+        after_write = self.written is not None
+        back = self.query_one("#wiz-back", Button)
+        back.disabled = self.index == 0 or after_write or self.busy
+        nxt = self.query_one("#wiz-next", Button)
+        nxt.label = "Close" if step.FINAL else ("Write ▶" if step.WRITES else "Next ▶")
+        nxt.disabled = self.busy or (step.FINAL and not after_write)
+        self.query_one("#wiz-cancel", Button).display = not after_write
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "back_step":
+            return self.index > 0 and self.written is None and not self.busy
+        if action == "next_step":
+            return not self.busy
+        return True
+
+    def refuse(self, line: str) -> None:
+        self.query_one("#wiz-error", Static).update(store_text(line))
+
+    # ---------------------------------------------------------- moving
+
+    @on(Button.Pressed, "#wiz-back")
+    def action_back_step(self) -> None:
+        if self.index == 0 or self.written is not None or self.busy:
+            return
+        self.step.store(self.values)
+        self.go(self.index - 1)
+
+    @on(Button.Pressed, "#wiz-next")
+    def action_next_step(self) -> None:
+        if self.busy:
+            return
+        step = self.step
+        if step.FINAL:
+            self.dismiss(self.written.path if self.written else None)
+            return
+        problem = step.validate()
+        if problem is not None:
+            self.refuse(problem)
+            return
+        step.store(self.values)
+        if step.WRITES:
+            self._start_write()
+            return
+        self.go(self.index + 1)
+
+    @on(Button.Pressed, "#wiz-cancel")
+    def action_cancel(self) -> None:
+        if self.busy:
+            return
+        self.dismiss(self.written.path if self.written else None)
+
+    # ----------------------------------------------------------- writing
+
+    def _set_busy(self, busy: bool) -> None:
+        self.busy = busy
+        self._show_head()
+
+    def _start_write(self) -> None:
+        self._set_busy(True)
+        self.refuse("")
+        self.query_one("#wiz-error", Static).update(Text("Writing…", style="dim"))
+        self._write_worker(dict(self.values), dict(self.baseline))
+
+    @work(thread=True, exclusive=True, group="wizard-write")
+    def _write_worker(self, values: dict[str, Any], baseline: Fingerprint) -> None:
+        changed = stale_paths(baseline, fingerprint(self.sources(), self.root))
+        if changed:
+            self.app.call_from_thread(self._stale, changed)
+            return
+        try:
+            written = self.write(values)
+        except OkstraError as exc:
+            self.app.call_from_thread(self._refused, exc.line(self.root))
+            return
+        check = check_task(self.bundle)
+        self.app.call_from_thread(self._written, written, check)
+
+    def _refused(self, line: str) -> None:
+        self._set_busy(False)
+        self.refuse(line)
+
+    async def _stale(self, changed: list[str]) -> None:
+        """Refuse the write of a stale view: re-read the sources, rebuild the steps, back to the review."""
+        self._set_busy(False)
+        names = ", ".join(changed)
+        try:
+            self.load()
+        except OkstraError as exc:
+            self.refuse(f"{names} changed on disk since this wizard opened; nothing was written. {exc.line(self.root)}")
+            return
+        review = next((i for i, s in enumerate(self.steps) if s.WRITES), self.index)
+        await self._rebuild()
+        review = next((i for i, s in enumerate(self.steps) if s.WRITES), review)
+        self.go(review)
+        self.refuse(
+            f"{names} changed on disk since this wizard opened; nothing was written. The wizard has re-read it: "
+            "check the review and write again."
+        )
+
+    async def _rebuild(self) -> None:
+        switcher = self.query_one("#wiz-steps", ContentSwitcher)
+        await switcher.remove_children()
+        self.baseline = fingerprint(self.sources(), self.root)
+        self.steps = self.build_steps()
+        for i, step in enumerate(self.steps):
+            step.id = f"wiz-step-{i}"
+            step.display = False
+        await switcher.mount_all(self.steps)
+
+    def _written(self, written: Written, check: Any) -> None:
+        self.written = written
+        self.busy = False
+        final = next(i for i, s in enumerate(self.steps) if s.FINAL)
+        done = self.steps[final]
+        assert isinstance(done, DoneStep)
+        done.show_result(written, check)
+        self.go(final)
+        self.notify(f"Wrote {layout.rel_posix(written.path, self.root)}", timeout=4)
+
+    # ------------------------------------------------------- follow-ups
+
+    def run_follow_up(
+        self, work_fn: Callable[[], Written], show: Callable[[Written | str, Any], None], *, group: str
+    ) -> None:
+        """Run a further core write after the main one (attach, planning prepare) off the UI thread."""
+        self._set_busy(True)
+        self._follow_up_worker(work_fn, show)
+
+    @work(thread=True, exclusive=True, group="wizard-follow-up")
+    def _follow_up_worker(self, work_fn: Callable[[], Written], show: Callable[[Written | str, Any], None]) -> None:
+        try:
+            written = work_fn()
+        except OkstraError as exc:
+            self.app.call_from_thread(self._follow_up_done, show, exc.line(self.root), None)
+            return
+        check = check_task(self.bundle)
+        self.app.call_from_thread(self._follow_up_done, show, written, check)
+
+    def _follow_up_done(self, show: Callable[[Written | str, Any], None], result: Written | str, check: Any) -> None:
+        self._set_busy(False)
+        show(result, check)
+        if isinstance(result, Written):
+            self.notify(f"Wrote {layout.rel_posix(result.path, self.root)}", timeout=4)

@@ -1,0 +1,140 @@
+"""Steps the decision wizards share: a clarification question, and fresh reads of the task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.widgets import Checkbox, RadioButton, RadioSet, Static, TextArea
+
+from okstra_core.store import Project, Task, TaskRef
+
+from .wizard import WizardStep, store_text
+
+
+def fresh_task(task: Task) -> Task:
+    """A new read-side handle on the same task (the old one caches what it listed)."""
+    root = task.root
+    return TaskRef(Project(task.project.root), root.parent.name, root.name, root).open()
+
+
+def answer_of(item: Any, state: dict[str, Any] | None) -> str:
+    """The answer text a question step's state stands for ("" = left unanswered on purpose)."""
+    if not state:
+        return ""
+    if item.options:
+        choice = state.get("choice")
+        if choice is None or choice > len(item.options):
+            return ""
+        if choice < len(item.options):
+            return str(item.options[choice])
+        return str(state.get("text", ""))
+    return "" if state.get("none") else str(state.get("text", ""))
+
+
+def answers_of(items: list[Any], values: dict[str, Any]) -> dict[str, str]:
+    """Every clarification item's answer, in report order."""
+    return {item.item_id: answer_of(item, values.get(item.item_id)) for item in items}
+
+
+class QuestionStep(WizardStep):
+    """One clarification question with its context: its options as a choice (plus other, plus unanswered)."""
+
+    DEFAULT_CSS = """
+    QuestionStep #q-question { margin-top: 1; text-style: bold; }
+    QuestionStep #q-context { color: $text-muted; margin-top: 1; }
+    QuestionStep RadioSet { margin-top: 1; width: 1fr; }
+    """
+
+    def __init__(self, item: Any, number: int, total: int, state: dict[str, Any] | None) -> None:
+        super().__init__(f"{item.item_id} · question {number} of {total}")
+        self.item = item
+        self.state = dict(state or {})
+
+    @property
+    def other_index(self) -> int:
+        return len(self.item.options)
+
+    def compose(self) -> ComposeResult:
+        item = self.item
+        yield Static(store_text(item.question), id="q-question")
+        context = Text("from: ", style="bold")
+        context.append_text(store_text(item.context or "(the report records no context for this question)"))
+        yield Static(context, id="q-context")
+        choice = self.state.get("choice")
+        if item.options:
+            with RadioSet(id="q-choice"):
+                for i, option in enumerate(item.options):
+                    yield RadioButton(store_text(option), value=choice == i)
+                yield RadioButton("Other (type it below)", value=choice == self.other_index)
+                yield RadioButton("Leave unanswered", value=choice == self.other_index + 1)
+            yield Static("other answer", classes="wiz-label")
+            yield TextArea(self.state.get("text", ""), id="q-text")
+        else:
+            yield Static("answer", classes="wiz-label")
+            yield TextArea(self.state.get("text", ""), id="q-text")
+            yield Checkbox("Leave unanswered (written as “_(no answer)_”)", self.state.get("none", False), id="q-none")
+
+    def _read(self) -> dict[str, Any]:
+        text = self.query_one("#q-text", TextArea).text
+        if self.item.options:
+            return {"choice": self.query_one("#q-choice", RadioSet).pressed_index, "text": text}
+        return {"text": text, "none": self.query_one("#q-none", Checkbox).value}
+
+    def validate(self) -> str | None:
+        state = self._read()
+        typed = state["text"].strip()
+        if self.item.options:
+            choice = state["choice"]
+            if choice is None or choice < 0:
+                return "Choose an option, “Other” with a text, or “Leave unanswered”."
+            if choice == self.other_index and not typed:
+                return "Type the other answer, or choose another option."
+            return None
+        if state["none"] and typed:
+            return "Clear the answer or untick “Leave unanswered”: it cannot be both."
+        if not state["none"] and not typed:
+            return "Type an answer, or tick “Leave unanswered” to leave it empty on purpose."
+        return None
+
+    def store(self, values: dict[str, Any]) -> None:
+        state = self._read()
+        if state.get("choice") == -1:
+            state["choice"] = None
+        values[self.item.item_id] = state
+
+    @on(TextArea.Changed, "#q-text")
+    def _typed(self, event: TextArea.Changed) -> None:
+        """Typing an other answer chooses "Other"; typing an answer unticks "Leave unanswered"."""
+        if not event.text_area.text.strip():
+            return
+        if self.item.options:
+            buttons = list(self.query_one("#q-choice", RadioSet).query(RadioButton))
+            if not buttons[self.other_index].value:
+                buttons[self.other_index].value = True
+        else:
+            box = self.query_one("#q-none", Checkbox)
+            if box.value:
+                box.value = False
+
+
+def report_facts(rows: list[tuple[str, str]]) -> Text:
+    """Label/value lines for a review (values from the store shown as text)."""
+    text = Text()
+    width = max((len(label) for label, _ in rows), default=0)
+    for i, (label, value) in enumerate(rows):
+        if i:
+            text.append("\n")
+        text.append(f"{label:<{width}}  ", style="bold")
+        text.append_text(store_text(value))
+    return text
+
+
+def rel(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
