@@ -23,10 +23,15 @@ from .screens.base import ViewScreen
 from .views import build_screen
 
 if TYPE_CHECKING:
+    from okstra_core.workflows.inbox import PendingDecision
+
     from .screens.task import TaskScreen
 
 #: Name under which the kept task view is installed (installed screens stay mounted when popped).
 KEPT_TASK_SCREEN = "okstra-task-view"
+
+#: Above this many tasks the palette does not read the inbox on every opening (the inbox view, i, lists it).
+PALETTE_INBOX_TASKS = 1000
 
 
 class OkstraApp(App[None]):
@@ -40,6 +45,7 @@ class OkstraApp(App[None]):
         Binding("escape", "back", "Back"),
         Binding("right_square_bracket,alt+right", "forward", "Forward", show=False),
         Binding("left_square_bracket,alt+left", "back", "Back", show=False),
+        Binding("i", "inbox", "Inbox"),
         Binding("c", "catalog", "Catalog", show=False),
         Binding("x", "checks", "Checks"),
         Binding("m", "managers", "Managers"),
@@ -171,6 +177,9 @@ class OkstraApp(App[None]):
     def action_managers(self) -> None:
         self._go_top(View.MANAGERS)
 
+    def action_inbox(self) -> None:
+        self._go_top(View.INBOX)
+
     def action_help(self) -> None:
         from .screens.help import HelpScreen
 
@@ -232,10 +241,39 @@ class OkstraApp(App[None]):
             yield SystemCommand(
                 binding.description, f"key: {_key_label(key)}", partial(self.run_action, binding.action, active.node)
             )
+        yield from self._decision_commands()
         for view in TOP_VIEWS:
             action = f"app.{view}"
             if view not in seen:
                 yield SystemCommand(f"Go to {view}", "top-level view", partial(self.run_action, action))
+
+    def _decision_commands(self) -> Iterable[SystemCommand]:
+        """One palette command per pending decision: it opens the decision's wizard."""
+        from okstra_core.workflows.inbox import pending_decisions
+
+        from .screens.inbox import KIND_LABELS
+
+        if len(self.project.task_refs) > PALETTE_INBOX_TASKS:
+            return
+        for decision in pending_decisions(Project(self.project.root)):
+            title = f"Decide: {KIND_LABELS.get(decision.kind, decision.kind)} · {decision.task}"
+            if decision.item:
+                title += f" {decision.item}"
+            yield SystemCommand(title, decision.summary, partial(self.open_decision, decision))
+
+    def open_decision(self, decision: PendingDecision) -> None:
+        """Open the wizard that makes *decision* over the current view (which re-reads after a write)."""
+        from .screens.inbox import wizard_for_decision
+
+        wizard = wizard_for_decision(self.project.root, decision)
+        if isinstance(wizard, str):
+            self.notify(wizard, severity="warning", timeout=6)
+            return
+        screen = self.screen
+        if isinstance(screen, ViewScreen):
+            screen.open_form(wizard)
+        else:
+            self.push_screen(wizard)
 
 
 def _key_label(key: str) -> str:

@@ -26,10 +26,11 @@ class View(StrEnum):
     REPORTS = "reports"
     CHECKS = "checks"
     MANAGERS = "managers"
+    INBOX = "inbox"
 
 
-#: The views reachable from anywhere by one key (``c``, ``x``, ``m``).
-TOP_VIEWS: tuple[View, ...] = (View.CATALOG, View.CHECKS, View.MANAGERS)
+#: The views reachable from anywhere by one key (``c``, ``x``, ``m``, ``i``).
+TOP_VIEWS: tuple[View, ...] = (View.CATALOG, View.CHECKS, View.MANAGERS, View.INBOX)
 
 
 @dataclass(frozen=True, slots=True)

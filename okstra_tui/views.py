@@ -25,6 +25,7 @@ SCREENS: dict[View, str] = {
     View.REPORTS: "okstra_tui.screens.reports:ReportsScreen",
     View.CHECKS: "okstra_tui.screens.checks:ChecksScreen",
     View.MANAGERS: "okstra_tui.screens.managers:ManagersScreen",
+    View.INBOX: "okstra_tui.screens.inbox:InboxScreen",
 }
 
 

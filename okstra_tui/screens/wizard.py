@@ -84,8 +84,12 @@ def check_task(task: Task) -> Any:
         return exc.line(root)
 
 
+#: Findings listed after a write (the Checks view has them all).
+SHOWN_FINDINGS = 3
+
+
 def check_lines(report: Any) -> Text:
-    """The check result as a few lines: the counts, then up to eight findings."""
+    """The check result as a few lines: the counts, then the first findings, errors first."""
     if isinstance(report, str):
         return Text(f"check could not run: {report}", style="red")
     text = Text()
@@ -94,12 +98,16 @@ def check_lines(report: Any) -> Text:
         f"check of this task: {report.errors} error(s), {report.warnings} warning(s), {report.infos} info",
         style=style,
     )
-    for finding in report.findings[:8]:
+    order = {"error": 0, "warning": 1, "info": 2}
+    findings = sorted(report.findings, key=lambda f: order.get(f.severity, 3))
+    for finding in findings[:SHOWN_FINDINGS]:
         text.append("\n")
         text.append(f"  {finding.severity} {finding.rule} ", style="red" if finding.severity == "error" else "yellow")
         text.append_text(store_text(f"{finding.path}: {finding.message}"))
-    if len(report.findings) > 8:
-        text.append(f"\n  … and {len(report.findings) - 8} more (x opens the Checks view)", style="dim")
+    if len(findings) > SHOWN_FINDINGS:
+        text.append(
+            f"\n  … and {len(findings) - SHOWN_FINDINGS} more (the Checks view, x, lists them all)", style="dim"
+        )
     return text
 
 
@@ -157,14 +165,17 @@ class ReviewStep(WizardStep):
     ReviewStep #review-body { height: 1fr; border: round $primary; padding: 0 1; }
     """
 
-    def __init__(self, title: str, render: Callable[[], tuple[Text, str]], *, id: str | None = None) -> None:
+    def __init__(
+        self, title: str, render: Callable[[], tuple[Text, str]], *, box: str = "exact bytes", id: str | None = None
+    ) -> None:
         super().__init__(title, id=id)
         self._make_review = render
+        self.box = box
 
     def compose(self) -> ComposeResult:
         yield Static("", id="review-facts")
         body = VerticalScroll(Static("", id="review-bytes"), id="review-body", can_focus=True)
-        body.border_title = "exact bytes"
+        body.border_title = self.box
         yield body
 
     def shown(self) -> None:
@@ -182,14 +193,15 @@ class DoneStep(WizardStep):
     FINAL = True
 
     DEFAULT_CSS = """
+    DoneStep #done-scroll { height: 1fr; }
     DoneStep #done-result { height: auto; }
-    DoneStep #done-more { height: 1fr; }
     DoneStep Button { margin: 1 2 0 0; }
     """
 
     def compose(self) -> ComposeResult:
-        yield Static(Text("Not written yet.", style="dim"), id="done-result")
-        yield VerticalScroll(*self.follow_ups(), id="done-more")
+        with VerticalScroll(id="done-scroll"):
+            yield Static(Text("Not written yet.", style="dim"), id="done-result")
+            yield from self.follow_ups()
 
     def follow_ups(self) -> list[Widget]:
         """Widgets offering the next step (a button running a follow-up write, a verdict)."""
@@ -238,7 +250,7 @@ class WizardScreen(ModalScreen[Path | None]):
     WizardScreen #wiz-head { height: 2; background: $panel; padding: 0 1; }
     WizardScreen #wiz-steps { height: 1fr; }
     WizardScreen #wiz-error { color: $error; height: auto; padding: 0 1; }
-    WizardScreen #wiz-buttons { height: 3; align-horizontal: right; padding: 0 1; }
+    WizardScreen #wiz-buttons { height: 1; align-horizontal: right; padding: 0 1; margin-top: 1; }
     WizardScreen #wiz-buttons Button { margin-left: 2; }
     """
 
@@ -291,9 +303,9 @@ class WizardScreen(ModalScreen[Path | None]):
             yield from self.steps
         yield Static("", id="wiz-error")
         with Horizontal(id="wiz-buttons"):
-            yield Button("Cancel", id="wiz-cancel")
-            yield Button("◀ Back", id="wiz-back")
-            yield Button("Next ▶", id="wiz-next", variant="primary")
+            yield Button("Cancel", id="wiz-cancel", compact=True)
+            yield Button("◀ Back", id="wiz-back", compact=True)
+            yield Button("Next ▶", id="wiz-next", variant="primary", compact=True)
         yield BindingsFooter()
 
     @property
@@ -311,13 +323,13 @@ class WizardScreen(ModalScreen[Path | None]):
 
     def _show_head(self) -> None:
         step = self.step
-        head = Text()
+        head = Text(no_wrap=True, overflow="ellipsis")
         head.append(f"{self.KIND}  ", style="bold")
-        head.append_text(store_text(self.subject()))
+        head.append_text(store_text(" ".join(self.subject().split())))
         head.append("\n")
-        head.append(f"step {self.index + 1} of {len(self.steps)}", style="bold reverse")
+        head.append(f" step {self.index + 1} of {len(self.steps)} ", style="bold reverse")
         head.append("  ")
-        head.append_text(store_text(step.title, "bold"))
+        head.append_text(store_text(" ".join(step.title.split()), "bold"))
         self.query_one("#wiz-head", Static).update(head)
         after_write = self.written is not None
         back = self.query_one("#wiz-back", Button)

@@ -210,15 +210,17 @@ class CandidateCard(VerticalScroll):
         text = store_text(c.title, "bold")
         text.append("\n\n")
         text.append_text(store_text(c.summary))
-        for label, values, style in (("trade-offs: for", c.pros, "green"), ("trade-offs: against", c.cons, "red")):
-            text.append(f"\n\n{label}", style=f"bold {style}")
-            for value in values or ["(none recorded)"]:
-                text.append("\n • ")
+        text.append("\n\ntrade-offs", style="bold")
+        for sign, values, style in (("+", c.pros, "green"), ("−", c.cons, "red")):
+            for value in values:
+                text.append(f"\n {sign} ", style=f"bold {style}")
                 text.append_text(store_text(value))
-        text.append("\n\nrisk: ", style="bold")
+        if not c.pros and not c.cons:
+            text.append("\n (none recorded)", style="dim")
+        text.append("\n\nrisk ", style="bold")
         text.append(c.risk, style={"low": "green", "medium": "yellow", "high": "red"}.get(c.risk, ""))
-        text.append("\neffort: ", style="bold")
-        text.append("not recorded by the report", style="dim")
+        text.append(" · effort ", style="bold")
+        text.append("not recorded", style="dim")
         yield Static(text)
 
     def on_click(self, event: events.Click) -> None:
@@ -460,7 +462,70 @@ class PrepareWizard(WizardScreen):
         return facts, body
 
     def build_steps(self) -> list[WizardStep]:
-        return [PrepareReview("Check the digest chain", self.review), DoneStep("Written: the selected direction")]
+        return [
+            PrepareReview("Check the digest chain", self.review, box="the sidecar the choice is taken from"),
+            DoneStep("Written: the selected direction"),
+        ]
 
     def write(self, values: dict[str, Any]) -> Written:
         return prepare_written(self.root, self.bundle)
+
+
+# ------------------------------------------------------------------ attach
+
+
+class AttachWizard(WizardScreen):
+    """Answers written but not attached: attach the task's user responses to ``clarification-response.md``."""
+
+    KIND = "Attach the answers"
+
+    def __init__(self, task: Task) -> None:
+        super().__init__(task)
+
+    def load(self) -> None:
+        self.bundle = fresh_task(self.bundle)
+
+    def subject(self) -> str:
+        return f"{self.bundle.rel} · clarification-response.md"
+
+    @property
+    def target(self) -> Path:
+        return Path(layout.clarification_response_path(self.bundle.root))
+
+    def sidecars(self) -> list[Path]:
+        return sorted(Path(a.path) for rd in self.bundle.run_dirs for a in rd.of_kind("user-response"))
+
+    def sources(self) -> list[Path]:
+        return [self.target, *self.sidecars()]
+
+    def review(self) -> tuple[Text, str]:
+        from okstra_core.digests import sha256_bytes
+        from okstra_core.workflows.user_response import ATTACH_MARK
+
+        current = reading.read_text(self.target, root=self.root) if self.target.exists() else ""
+        current = current if isinstance(current, str) else ""
+        pending: list[tuple[str, str]] = []
+        for path in self.sidecars():
+            data = reading.read_bytes(path, root=self.root)
+            if not isinstance(data, bytes):
+                continue
+            mark = ATTACH_MARK.format(path=rel(path, self.root), digest=sha256_bytes(data))
+            if mark not in current:
+                pending.append((rel(path, self.root), data.decode("utf-8", "replace")))
+        rows = [("file", rel(self.target, self.root)), ("on disk", "exists" if self.target.exists() else "new file")]
+        rows += [("attaches", name) for name, _ in pending] or [("attaches", "nothing: every answer is attached")]
+        body = "\n".join(f"{text.rstrip()}\n" for _, text in pending) or "(nothing to append)"
+        return report_facts(rows), body
+
+    def build_steps(self) -> list[WizardStep]:
+        return [
+            ReviewStep("Review what is attached", self.review, box="appended after the file's text"),
+            DoneStep("Written: attached for the next run"),
+        ]
+
+    def write(self, values: dict[str, Any]) -> Written:
+        from okstra_core.workflows.user_response import attach_clarification
+
+        target, attached = attach_clarification(self.root, fresh_task(self.bundle))
+        lines = [Text(f"attached {name}") for name in attached] or [Text("up to date: nothing new to attach")]
+        return Written(target, lines)

@@ -1,0 +1,321 @@
+"""The inbox: every decision waiting for a person, newest first, grouped by task; Enter opens its wizard.
+
+The list is the core's (``okstra_core.workflows.inbox.pending_decisions``, the
+same as ``okstra inbox``). Approvals are listed with what the person must do:
+the contract defines no approval file, so the workbench writes none.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Static
+
+from okstra_core import layout
+from okstra_core.errors import OkstraError
+from okstra_core.store import Project, Task, TaskRef
+
+from ..navigation import Location, View
+from ..widgets.footer import BindingsFooter
+from .base import ViewScreen
+from .wizard import WizardScreen, store_text
+
+KIND_LABELS = {
+    "direction-choice": "choose a direction",
+    "planning-prepare": "prepare planning",
+    "clarification": "answer questions",
+    "design-prep": "confirm design item",
+    "approval": "approve (in the lead's session)",
+}
+KIND_STYLES = {
+    "direction-choice": "bold magenta",
+    "planning-prepare": "bold cyan",
+    "clarification": "bold yellow",
+    "design-prep": "bold blue",
+    "approval": "bold",
+}
+#: Tasks up to which the inbox watches every task's decision folders; above it, only the tasks with a decision.
+WATCH_ALL_TASKS = 300
+
+
+def decision_task(project_root: Path, decision: Any) -> Task:
+    """The task a decision belongs to, read fresh."""
+    root = Path(decision.task_root)
+    return TaskRef(Project(project_root), root.parent.name, root.name, root).open()
+
+
+def wizard_for_decision(project_root: Path, decision: Any) -> WizardScreen | str:
+    """The wizard that makes *decision*, or a one-line reason there is none (an approval, a broken file)."""
+    from .wizard_design import wizard_for_item
+    from .wizard_respond import AttachWizard, PrepareWizard, wizard_for_report
+
+    if decision.kind == "approval":
+        return f"{decision.task}: {decision.summary}. The workbench writes no approval: give it in the lead's session."
+    task = decision_task(project_root, decision)
+    try:
+        if decision.kind == "planning-prepare":
+            return PrepareWizard(task)
+        if decision.kind == "design-prep" and decision.item:
+            return wizard_for_item(task, decision.item)
+        if decision.kind == "clarification" and decision.detail == "attach-pending":
+            return AttachWizard(task)
+        if decision.report_path is not None:
+            return wizard_for_report(task, Path(decision.report_path))
+    except OkstraError as exc:
+        return exc.line(project_root)
+    return f"{decision.path}: no wizard for a {decision.kind} decision"
+
+
+def what_to_do(decision: Any) -> Text:
+    """The detail pane: what the decision is, its file, and how it is made."""
+    text = Text()
+    text.append(KIND_LABELS.get(decision.kind, decision.kind), style=KIND_STYLES.get(decision.kind, "bold"))
+    if decision.item:
+        text.append(f"  {decision.item}", style="bold")
+    text.append("\n\n")
+    text.append_text(store_text(decision.summary))
+    rows = [("task", decision.task), ("file", decision.path), ("since", decision.since)]
+    if decision.detail:
+        rows.append(("note", decision.detail))
+    for label, value in rows:
+        text.append(f"\n{label:<6} ", style="bold")
+        text.append_text(store_text(value))
+    text.append("\n\n")
+    how = {
+        "direction-choice": "Enter: compare the candidates side by side, choose, review the user-response sidecar "
+        "and write it (okstra direction select); then prepare planning.",
+        "planning-prepare": "Enter: check the digest chain and run planning prepare, which writes "
+        "instruction-set/selected-direction.json (okstra planning prepare). The choice can change until then.",
+        "clarification": "Enter: answer one question per step, review the exact sidecar and write it (okstra "
+        "user-response export); then attach the answers to clarification-response.md (okstra clarification "
+        "attach).",
+        "design-prep": "Enter: read the item's request, answer each field, review the revision to append and "
+        "confirm it (okstra design-prep confirm); then see the resolver's verdict.",
+        "approval": "The contract defines no approval file, so the workbench writes nothing here: approve (or "
+        "not) in the lead's session for this task. The item leaves the inbox when the task manifest no longer "
+        "awaits approval.",
+    }
+    if decision.kind == "clarification" and decision.detail == "attach-pending":
+        text.append(
+            "Enter: attach the task's user responses to instruction-set/clarification-response.md (okstra "
+            "clarification attach), so the next run reads them.",
+            style="italic",
+        )
+    else:
+        text.append(how.get(decision.kind, ""), style="italic")
+    return text
+
+
+class InboxScreen(ViewScreen):
+    """Decisions waiting for a person, grouped by task, newest first."""
+
+    VIEW_NAME = View.INBOX
+    HELP = (
+        "Every decision waiting for you, newest first, grouped by task (the same list as `okstra inbox`): a "
+        "direction to choose, planning to prepare, clarification questions to answer or attach, design items to "
+        "confirm, and tasks awaiting approval. Enter opens the decision's wizard (on a task row: the task). An "
+        "approval is given in the lead's session; the workbench writes no approval file. A decision made anywhere "
+        "(a verb, a wizard, a sidecar dropped in place) leaves the list on the next refresh."
+    )
+
+    BINDINGS = [Binding("enter", "decide", "Decide", priority=True), Binding("t", "open_task", "Open task")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.decisions: list[Any] = []
+        self._watched: list[Path] = []
+
+    @property
+    def location(self) -> Location:
+        return Location(View.INBOX)
+
+    def crumbs(self) -> list[str]:
+        return ["Inbox"]
+
+    def compose(self) -> ComposeResult:
+        yield self.breadcrumbs()
+        yield Static(Text("Reading what waits…", style="dim"), id="inbox-summary")
+        table: DataTable[Any] = DataTable(id="inbox-table", cursor_type="row", classes="pane")
+        table.border_title = "Waiting for you"
+        yield table
+        detail = VerticalScroll(Static("", id="inbox-detail"), id="inbox-detail-box", classes="pane")
+        detail.border_title = "What to do"
+        yield detail
+        yield BindingsFooter()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        table: DataTable[Any] = self.query_one("#inbox-table", DataTable)
+        table.add_columns("decision", "item", "since", "summary")
+        table.focus()
+        self._load()
+
+    def watched_paths(self) -> list[Path]:
+        return self._watched
+
+    def reload(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="inbox")
+    def _load(self) -> None:
+        from okstra_core.workflows.inbox import pending_decisions
+
+        root = self.okstra.project.root
+        project = Project(root)
+        watched = _watch_list(project)
+        self._watched = watched
+        self.mark_seen()
+        decisions = pending_decisions(project)
+        self.app.call_from_thread(self._show, decisions)
+
+    def _show(self, decisions: list[Any]) -> None:
+        table: DataTable[Any] = self.query_one("#inbox-table", DataTable)
+        previous = self._current_key()
+        self.decisions = decisions
+        table.clear()
+        count = len(decisions)
+        summary = self.query_one("#inbox-summary", Static)
+        if not count:
+            summary.update(Text("Nothing waits for you.", style="bold green"))
+        else:
+            tasks = len({d.task for d in decisions})
+            head = Text(f"{count} waiting for you", style="bold")
+            head.append(f" in {tasks} task{'s' if tasks != 1 else ''}; Enter opens a decision's wizard", style="dim")
+            summary.update(head)
+        order: dict[str, list[int]] = {}
+        for i, d in enumerate(decisions):  # newest first; a task's group sits where its newest decision does
+            order.setdefault(d.task, []).append(i)
+        for task_key, indexes in order.items():
+            n = len(indexes)
+            table.add_row(
+                store_text(task_key, "bold underline"),
+                "",
+                "",
+                Text(f"{n} decision{'s' if n != 1 else ''}", style="dim"),
+                key=f"task:{task_key}",
+            )
+            for i in indexes:
+                d = decisions[i]
+                table.add_row(
+                    Text("  " + KIND_LABELS.get(d.kind, d.kind), style=KIND_STYLES.get(d.kind, "")),
+                    store_text(d.item or ""),
+                    Text(d.since.replace("T", " ").removesuffix("Z"), style="dim"),
+                    store_text(d.summary),
+                    key=f"item:{i}",
+                )
+        for row in range(table.row_count):
+            key = str(table.coordinate_to_cell_key((row, 0)).row_key.value)
+            if key.startswith("item:"):
+                key = _identity(decisions[int(key.removeprefix("item:"))])
+            if key == previous or (previous is None and key.startswith("same:")):
+                table.move_cursor(row=row)
+                break
+        else:
+            self._detail(None)
+        if not count:
+            self.query_one("#inbox-detail", Static).update(
+                Text(
+                    "A direction to choose, questions to answer, design items to confirm and approvals show here "
+                    "as soon as a report or plan asks for them.",
+                    style="dim",
+                )
+            )
+
+    def _current_key(self) -> str | None:
+        table: DataTable[Any] = self.query_one("#inbox-table", DataTable)
+        if not table.row_count:
+            return None
+        key = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        if key.startswith("item:") and self.decisions:
+            # Re-find the same decision by what it is, not by its position in the old list.
+            return _identity(self.decisions[int(key.removeprefix("item:"))])
+        return key
+
+    def selected(self) -> Any | None:
+        table: DataTable[Any] = self.query_one("#inbox-table", DataTable)
+        if not table.row_count:
+            return None
+        key = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        if key.startswith("item:"):
+            return self.decisions[int(key.removeprefix("item:"))]
+        return None
+
+    def selected_task_root(self) -> Path | None:
+        decision = self.selected()
+        table: DataTable[Any] = self.query_one("#inbox-table", DataTable)
+        if decision is None and table.row_count:
+            key = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+            task_key = key.removeprefix("task:")
+            decision = next((d for d in self.decisions if d.task == task_key), None)
+        if decision is None:
+            return None
+        return Path(decision_task(self.okstra.project.root, decision).root)
+
+    @on(DataTable.RowHighlighted, "#inbox-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._detail(self.selected())
+
+    def _detail(self, decision: Any | None) -> None:
+        box = self.query_one("#inbox-detail", Static)
+        if decision is None:
+            root = self.selected_task_root()
+            box.update(
+                Text(f"Enter opens the task {root.parent.name}/{root.name}.", style="dim") if root is not None else ""
+            )
+            return
+        box.update(what_to_do(decision))
+
+    @on(DataTable.RowSelected, "#inbox-table")
+    def _row_selected(self) -> None:
+        self.action_decide()
+
+    def action_decide(self) -> None:
+        decision = self.selected()
+        if decision is None:
+            self.action_open_task()
+            return
+        wizard = wizard_for_decision(self.okstra.project.root, decision)
+        if isinstance(wizard, str):
+            self.notify(wizard, severity="information" if decision.kind == "approval" else "warning", timeout=6)
+            return
+        self.open_form(wizard)
+
+    def action_open_task(self) -> None:
+        root = self.selected_task_root()
+        if root is not None:
+            self.open_view(Location(View.TASK, root))
+
+    def current_path(self) -> Path | None:
+        decision = self.selected()
+        return self.okstra.project.root / decision.path if decision is not None else None
+
+
+def _identity(decision: Any) -> str:
+    return f"same:{decision.kind}|{decision.task}|{decision.item}|{decision.path}"
+
+
+def _watch_list(project: Project) -> list[Path]:
+    """The files and folders whose change can add or settle a decision (stat only, never read)."""
+    root = project.root
+    paths = [layout.task_catalog_path(root), layout.tasks_dir(root)]
+    refs = project.task_refs
+    if len(refs) > WATCH_ALL_TASKS:
+        return paths
+    for ref in refs:
+        task = ref.root
+        paths += [layout.task_manifest_path(task), layout.instruction_set_dir(task), layout.runs_dir(task)]
+        runs = layout.runs_dir(task)
+        try:
+            types = sorted(p for p in runs.iterdir() if p.is_dir())
+        except OSError:
+            continue
+        for base in [b for t in types for b in (t, *sorted(t.glob("stage-*")))]:
+            for sub in ("reports", "user-responses", "design-prep-requests", "design-prep-inputs"):
+                paths.append(base / sub)
+    return paths
