@@ -58,8 +58,8 @@ class RequestStep(WizardStep):
         self.facts, self.body = wizard.request_view()
 
     def compose(self) -> ComposeResult:
-        yield Static(self.facts)
-        body = VerticalScroll(Static(store_text(self.body)), id="request-body", can_focus=True)
+        yield Static(self.facts, id="request-facts")
+        body = VerticalScroll(Static(store_text(self.body), id="request-text"), id="request-body", can_focus=True)
         body.border_title = "request document"
         yield body
 
