@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import os
 import sys
 import tempfile
@@ -18,13 +19,18 @@ from textual.pilot import Pilot
 
 from okstra_core import layout
 from okstra_core.store import Project
+from okstra_core.workflows.common import Clock
 
 from .app import OkstraApp
 from .navigation import Location, View
+from .screens.wizard import WizardScreen
+from .screens.wizard_design import DesignPrepWizard
 
 SIZE = (120, 40)
 #: The default size of most terminals: every view is also checked there.
 SMALL_SIZE = (80, 24)
+#: The time the design-prep review previews in pictures (a real review previews now).
+PREVIEW_TIME = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
 
 Scene = Callable[[Pilot[None]], Awaitable[None]]
 
@@ -141,6 +147,103 @@ async def help_screen(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
+async def inbox(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await pilot.press("i")
+    await settle(pilot)
+
+
+async def _open_decision(pilot: Pilot[None], kind: str) -> WizardScreen:
+    """From the inbox, Enter on the first decision of *kind*: its wizard, at step 1."""
+    from textual.widgets import DataTable
+
+    from .screens.inbox import InboxScreen
+
+    await inbox(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, InboxScreen)
+    table = screen.query_one("#inbox-table", DataTable)
+    for row in range(table.row_count):
+        table.move_cursor(row=row)
+        found = screen.selected()
+        if found is not None and found.kind == kind and found.detail != "attach-pending":
+            break
+    await pilot.press("enter")
+    await settle(pilot)
+    wizard = pilot.app.screen
+    assert isinstance(wizard, WizardScreen)
+    if isinstance(wizard, DesignPrepWizard):
+        # The review previews a time; a fixed one keeps the picture the same from run to run.
+        wizard.preview_clock = Clock(start=PREVIEW_TIME)
+    return wizard
+
+
+async def _fill_until(pilot: Pilot[None], wizard: WizardScreen, stop: Callable[[WizardScreen], bool]) -> None:
+    """Answer each step the way a person would (first option, a short text) until *stop* holds."""
+    from textual.widgets import RadioButton, TextArea
+
+    from .screens.wizard_design import FieldStep
+    from .screens.wizard_respond import ChooseStep
+    from .screens.wizard_steps import QuestionStep
+
+    while not stop(wizard) and not wizard.step.WRITES:
+        step = wizard.step
+        if isinstance(step, ChooseStep):
+            step.choose(step.oc.recommendation or step.oc.candidates[0].option_id)
+        elif isinstance(step, QuestionStep):
+            if step.item.options:
+                await pilot.click(step.query(RadioButton).first())
+            else:
+                step.query_one(TextArea).text = "Only the gross amounts; net is derived downstream."
+        elif isinstance(step, FieldStep):
+            step.query_one(TextArea).text = f"{step.name_}: as the request proposes."
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+
+
+async def wizard_clarification_question(pilot: Pilot[None]) -> None:
+    wizard = await _open_decision(pilot, "clarification")
+    from .screens.wizard_steps import QuestionStep
+
+    await _fill_until(pilot, wizard, lambda w: isinstance(w.step, QuestionStep) and bool(w.step.item.options))
+
+
+async def wizard_clarification_review(pilot: Pilot[None]) -> None:
+    wizard = await _open_decision(pilot, "clarification")
+    await _fill_until(pilot, wizard, lambda w: False)
+
+
+async def wizard_direction_choose(pilot: Pilot[None]) -> None:
+    await _open_decision(pilot, "direction-choice")
+
+
+async def wizard_direction_review(pilot: Pilot[None]) -> None:
+    wizard = await _open_decision(pilot, "direction-choice")
+    await _fill_until(pilot, wizard, lambda w: False)
+
+
+async def wizard_prepare(pilot: Pilot[None]) -> None:
+    await _open_decision(pilot, "planning-prepare")
+
+
+async def wizard_design_request(pilot: Pilot[None]) -> None:
+    await _open_decision(pilot, "design-prep")
+
+
+async def wizard_design_field(pilot: Pilot[None]) -> None:
+    wizard = await _open_decision(pilot, "design-prep")
+    await pilot.press("ctrl+n")
+    await settle(pilot)
+    await pilot.press("ctrl+n")  # empty: the inline refusal shows
+    await settle(pilot)
+    del wizard
+
+
+async def wizard_design_review(pilot: Pilot[None]) -> None:
+    wizard = await _open_decision(pilot, "design-prep")
+    await _fill_until(pilot, wizard, lambda w: False)
+
+
 #: View name -> how to get there from start.
 SCENES: dict[str, Scene] = {
     "catalog": catalog,
@@ -154,15 +257,27 @@ SCENES: dict[str, Scene] = {
     "checks": checks,
     "managers": managers,
     "help": help_screen,
+    "inbox": inbox,
+    "wizard-clarification-question": wizard_clarification_question,
+    "wizard-clarification-review": wizard_clarification_review,
+    "wizard-direction-choose": wizard_direction_choose,
+    "wizard-direction-review": wizard_direction_review,
+    "wizard-prepare": wizard_prepare,
+    "wizard-design-request": wizard_design_request,
+    "wizard-design-field": wizard_design_field,
+    "wizard-design-review": wizard_design_review,
 }
 
+#: Scenes whose 80x24 picture is kept in screenshots/ too (the snapshot tests draw every scene at 80x24).
+SMALL_PICTURES: tuple[str, ...] = ("inbox", "wizard-clarification-question", "wizard-direction-choose")
 
-async def capture(root: Path, name: str, scene: Scene, out: Path) -> Path:
+
+async def capture(root: Path, name: str, scene: Scene, out: Path, size: tuple[int, int] = SIZE) -> Path:
     """Drive one scene headless and save its SVG."""
     project = Project.open(root)
     assert isinstance(project, Project)
     app = OkstraApp(project)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await scene(pilot)
         target = out / f"{name}.svg"
         app.save_screenshot(filename=target.name, path=str(out))
@@ -181,6 +296,10 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["OKSTRA_HOME"] = str(layout.okstra_dir(root).parent / ".okstra-home")
         for name, scene in SCENES.items():
             path = asyncio.run(capture(root, name, scene, out))
+            print(path)
+        for name in SMALL_PICTURES:
+            small = f"{name}-{SMALL_SIZE[0]}x{SMALL_SIZE[1]}"
+            path = asyncio.run(capture(root, small, SCENES[name], out, SMALL_SIZE))
             print(path)
     return 0
 

@@ -11,7 +11,6 @@ from textual import events, on, work
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 
-from okstra_core import layout
 from okstra_core.store import Project, Task, TaskRef
 from okstra_core.text import visible
 

@@ -15,6 +15,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 
 from okstra_core import layout
@@ -210,7 +211,7 @@ class InboxScreen(ViewScreen):
                     key=f"item:{i}",
                 )
         for row in range(table.row_count):
-            key = str(table.coordinate_to_cell_key((row, 0)).row_key.value)
+            key = str(table.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value)
             if key.startswith("item:"):
                 key = _identity(decisions[int(key.removeprefix("item:"))])
             if key == previous or (previous is None and key.startswith("same:")):

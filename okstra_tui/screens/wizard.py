@@ -79,7 +79,7 @@ def check_task(task: Task) -> Any:
 
     root = task.project.root
     try:
-        return run_check(root, tasks=[layout.rel_posix(task.root, root)])
+        return run_check(root, only_tasks=[layout.rel_posix(task.root, root)])
     except OkstraError as exc:
         return exc.line(root)
 
@@ -248,6 +248,7 @@ class WizardScreen(ModalScreen[Path | None]):
     DEFAULT_CSS = """
     WizardScreen { background: $background; }
     WizardScreen #wiz-head { height: 2; background: $panel; padding: 0 1; }
+    WizardScreen #wiz-head Static { height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
     WizardScreen #wiz-steps { height: 1fr; }
     WizardScreen #wiz-error { color: $error; height: auto; padding: 0 1; }
     WizardScreen #wiz-buttons { height: 1; align-horizontal: right; padding: 0 1; margin-top: 1; }
@@ -298,7 +299,9 @@ class WizardScreen(ModalScreen[Path | None]):
         self.steps = self.build_steps()
         for i, step in enumerate(self.steps):
             step.id = f"wiz-step-{i}"
-        yield Static("", id="wiz-head")
+        with Vertical(id="wiz-head"):
+            yield Static("", id="wiz-subject")
+            yield Static("", id="wiz-progress")
         with ContentSwitcher(id="wiz-steps", initial="wiz-step-0"):
             yield from self.steps
         yield Static("", id="wiz-error")
@@ -323,14 +326,15 @@ class WizardScreen(ModalScreen[Path | None]):
 
     def _show_head(self) -> None:
         step = self.step
-        head = Text(no_wrap=True, overflow="ellipsis")
-        head.append(f"{self.KIND}  ", style="bold")
-        head.append_text(store_text(" ".join(self.subject().split())))
-        head.append("\n")
-        head.append(f" step {self.index + 1} of {len(self.steps)} ", style="bold reverse")
-        head.append("  ")
-        head.append_text(store_text(" ".join(step.title.split()), "bold"))
-        self.query_one("#wiz-head", Static).update(head)
+        subject = Text()
+        subject.append(f"{self.KIND}  ", style="bold")
+        subject.append_text(store_text(" ".join(self.subject().split())))
+        self.query_one("#wiz-subject", Static).update(subject)
+        progress = Text()
+        progress.append(f" step {self.index + 1} of {len(self.steps)} ", style="bold reverse")
+        progress.append("  ")
+        progress.append_text(store_text(" ".join(step.title.split()), "bold"))
+        self.query_one("#wiz-progress", Static).update(progress)
         after_write = self.written is not None
         back = self.query_one("#wiz-back", Button)
         back.disabled = self.index == 0 or after_write or self.busy
@@ -399,7 +403,7 @@ class WizardScreen(ModalScreen[Path | None]):
     def _write_worker(self, values: dict[str, Any], baseline: Fingerprint) -> None:
         changed = stale_paths(baseline, fingerprint(self.sources(), self.root))
         if changed:
-            self.app.call_from_thread(self._stale, changed)
+            self.app.call_from_thread(self._stale_refused, changed)
             return
         try:
             written = self.write(values)
@@ -412,6 +416,9 @@ class WizardScreen(ModalScreen[Path | None]):
     def _refused(self, line: str) -> None:
         self._set_busy(False)
         self.refuse(line)
+
+    def _stale_refused(self, changed: list[str]) -> None:
+        self.run_worker(self._stale(changed), group="wizard-reload", exclusive=True)
 
     async def _stale(self, changed: list[str]) -> None:
         """Refuse the write of a stale view: re-read the sources, rebuild the steps, back to the review."""

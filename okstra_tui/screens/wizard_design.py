@@ -142,9 +142,13 @@ class DesignPrepWizard(WizardScreen):
     KIND = "Confirm a design item"
 
     def __init__(self, task: Task, prep_id: str) -> None:
+        from okstra_core.workflows.common import SYSTEM_CLOCK
+
         super().__init__(task)
         self.prep_id = prep_id
         self.values["by"] = "user"
+        #: The clock the review's file-name stamp and confirmed-at are previewed with (the write takes its own).
+        self.preview_clock = SYSTEM_CLOCK
         self.load()
 
     def load(self) -> None:
@@ -198,11 +202,11 @@ class DesignPrepWizard(WizardScreen):
         return {name: str(values.get(f"field:{name}", "")) for name in self.fields}
 
     def review(self) -> tuple[Text, str]:
-        from okstra_core.workflows.common import SYSTEM_CLOCK, compact_stamp, iso
+        from okstra_core.workflows.common import compact_stamp, iso
         from okstra_core.workflows.design_prep import fingerprint, input_text, next_revision
 
         revision = next_revision(self.bundle, self.prep_id)
-        moment = SYSTEM_CLOCK.now()
+        moment = self.preview_clock.now()
         name = names.build(
             "design-prep-input",
             seq=self.report.artifact.name.seq,

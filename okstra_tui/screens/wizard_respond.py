@@ -104,7 +104,7 @@ class _ReportWizard(WizardScreen):
         text = self.sidecar_text(self.values)
         rows = [
             ("file", rel(self.sidecar, self.root)),
-            ("answers", self.report.rel()),
+            ("report", self.report.rel()),
             ("source-data-sha256", f"{self.report.sha256}  (of the report's exact bytes)"),
             ("on disk", _sidecar_state(self.sidecar, text.encode("utf-8"), self.root)),
         ]
@@ -135,7 +135,7 @@ class AttachDone(DoneStep):
 
     @on(Button.Pressed, "#attach")
     def _run_attach(self) -> None:
-        from okstra_core.workflows.user_response import attach_clarification
+        from okstra_core.workflows.user_response_export import attach_clarification
 
         wizard = self.wizard
         root = wizard.root
@@ -180,7 +180,7 @@ class ClarificationWizard(_ReportWizard):
         ]
 
     def write(self, values: dict[str, Any]) -> Written:
-        from okstra_core.workflows.user_response import export
+        from okstra_core.workflows.user_response_export import export
 
         answers = answers_of(list(self.report.model.clarification_items), values)
         path, superseded = export(self.root, self.bundle, self.report.path, answers)
@@ -195,7 +195,9 @@ class CandidateCard(VerticalScroll):
     """One ``IO-nnn`` candidate as the report holds it; a click chooses it."""
 
     DEFAULT_CSS = """
-    CandidateCard { width: 1fr; height: 1fr; border: round $primary-darken-2; padding: 0 1; }
+    CandidateCard {
+        width: 1fr; height: 1fr; border: round $primary-darken-2; padding: 0 1; scrollbar-size-vertical: 1;
+    }
     CandidateCard.-recommended { border: round $success; }
     CandidateCard.-chosen { border: heavy $accent; }
     """
@@ -500,7 +502,7 @@ class AttachWizard(WizardScreen):
 
     def review(self) -> tuple[Text, str]:
         from okstra_core.digests import sha256_bytes
-        from okstra_core.workflows.user_response import ATTACH_MARK
+        from okstra_core.workflows.user_response_export import ATTACH_MARK
 
         current = reading.read_text(self.target, root=self.root) if self.target.exists() else ""
         current = current if isinstance(current, str) else ""
@@ -524,7 +526,7 @@ class AttachWizard(WizardScreen):
         ]
 
     def write(self, values: dict[str, Any]) -> Written:
-        from okstra_core.workflows.user_response import attach_clarification
+        from okstra_core.workflows.user_response_export import attach_clarification
 
         target, attached = attach_clarification(self.root, fresh_task(self.bundle))
         lines = [Text(f"attached {name}") for name in attached] or [Text("up to date: nothing new to attach")]

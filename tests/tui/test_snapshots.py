@@ -1,4 +1,4 @@
-"""pytest-textual-snapshot: each view of the demo at 120x40 and at 80x24 (most terminals' default).
+"""pytest-textual-snapshot: each view and wizard step of the demo at 120x40 and at 80x24 (most terminals' default).
 
 The scenes are the ones ``make screenshots`` uses. Update with
 ``pytest tests/tui/test_snapshots.py --snapshot-update`` after a deliberate change.

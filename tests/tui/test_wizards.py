@@ -1,0 +1,503 @@
+"""The decision wizards, driven end to end with Pilot on the default demo's open decisions.
+
+Each wizard is opened from the inbox (Enter on the decision), walked step by
+step with keys and clicks, and what it writes is compared byte for byte with
+what the matching ``okstra`` verb writes for the same input on a copy of the
+same demo. Cancelling at any step leaves the tree byte-identical; a file that
+changed on disk under an open wizard is caught at the write.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Checkbox, DataTable, RadioButton, Static, TextArea
+
+from okstra_core.cli import main as okstra
+from okstra_core.store import Project
+from okstra_core.workflows import common
+from okstra_core.workflows.inbox import PendingDecision, pending_decisions
+from okstra_tui.navigation import Location
+from okstra_tui.screens.inbox import InboxScreen
+from okstra_tui.screens.wizard import WizardScreen
+from okstra_tui.screens.wizard_design import DesignPrepWizard, FieldStep
+from okstra_tui.screens.wizard_respond import ChooseStep, ClarificationWizard, DirectionWizard, PrepareWizard
+from okstra_tui.screens.wizard_steps import QuestionStep
+
+from .conftest import SIZE, make_app, plain, settle
+
+START = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def tree(root: Path) -> dict[str, bytes | None]:
+    """Every file's bytes and every folder (None) under *root*."""
+    out: dict[str, bytes | None] = {}
+    for folder, dirs, files in os.walk(root):
+        base = Path(folder)
+        for name in dirs:
+            out[(base / name).relative_to(root).as_posix()] = None
+        for name in files:
+            path = base / name
+            out[path.relative_to(root).as_posix()] = path.read_bytes() if not path.is_symlink() else b"->"
+    return out
+
+
+def decision(root: Path, kind: str) -> PendingDecision:
+    """The demo's first open decision of *kind* (a clarification still to answer, not one to attach)."""
+    found = [d for d in pending_decisions(Project(root)) if d.kind == kind and d.detail != "attach-pending"]
+    assert found, f"the default demo holds an open {kind} decision"
+    return found[0]
+
+
+def copy_of(root: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "verb-copy" / "project"
+    shutil.copytree(root, target, symlinks=True)
+    return target
+
+
+@pytest.fixture
+def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The core's clock steps from a fixed start, so two writes of the same input give the same bytes."""
+    monkeypatch.setattr(common.SYSTEM_CLOCK, "start", START)
+    monkeypatch.setattr(common.SYSTEM_CLOCK, "_ticks", 0)
+    yield
+
+
+def restart_clock() -> None:
+    common.SYSTEM_CLOCK._ticks = 0
+
+
+def verb(*argv: str) -> None:
+    assert okstra(list(argv)) == 0, argv
+
+
+async def open_from_inbox(pilot: Pilot[None], wanted: PendingDecision) -> WizardScreen:
+    """``i``, the decision's row, Enter: the wizard it opens."""
+    app = pilot.app
+    await settle(pilot)
+    await pilot.press("i")
+    await settle(pilot)
+    inbox = app.screen
+    assert isinstance(inbox, InboxScreen)
+    table = inbox.query_one("#inbox-table", DataTable)
+    for row in range(table.row_count):
+        table.move_cursor(row=row)
+        got = inbox.selected()
+        if got is not None and (got.kind, got.task, got.item, got.path) == (
+            wanted.kind,
+            wanted.task,
+            wanted.item,
+            wanted.path,
+        ):
+            break
+    else:
+        raise AssertionError(f"{wanted} is not in the inbox")
+    await pilot.press("enter")
+    await settle(pilot)
+    wizard = app.screen
+    assert isinstance(wizard, WizardScreen)
+    return wizard
+
+
+def error_line(wizard: WizardScreen) -> str:
+    return plain(wizard.query_one("#wiz-error", Static)).strip()
+
+
+async def next_step(pilot: Pilot[None]) -> None:
+    await pilot.press("ctrl+n")
+    await settle(pilot)
+
+
+async def answer_question(pilot: Pilot[None], step: QuestionStep, answers: dict[str, str]) -> None:
+    """Options: the first one (a click). Free text: typed. The answer given is recorded in *answers*."""
+    item = step.item
+    if item.options:
+        buttons = list(step.query(RadioButton))
+        await pilot.click(buttons[0])
+        answers[item.item_id] = item.options[0]
+    else:
+        step.query_one(TextArea).focus()
+        await pilot.press(*"typed in the wizard")
+        answers[item.item_id] = "typed in the wizard"
+    await pilot.pause()
+
+
+# ----------------------------------------------------------- clarification
+
+
+async def test_clarification_wizard_writes_what_the_verbs_write(fresh_demo: Path, tmp_path: Path) -> None:
+    wanted = decision(fresh_demo, "clarification")
+    copy = copy_of(fresh_demo, tmp_path)
+    app = make_app(fresh_demo)
+    answers: dict[str, str] = {}
+    async with app.run_test(size=SIZE) as pilot:
+        wizard = await open_from_inbox(pilot, wanted)
+        assert isinstance(wizard, ClarificationWizard)
+        questions = [s for s in wizard.steps if isinstance(s, QuestionStep)]
+        assert questions and any(q.item.options for q in questions), "one question lists options"
+        assert f"step 1 of {len(wizard.steps)} " in plain(wizard.query_one("#wiz-progress", Static))
+        for i, step in enumerate(questions):
+            assert wizard.step is step
+            assert app.focused is not None and step in app.focused.ancestors_with_self, "the first field has focus"
+            # An empty answer is refused until it is left empty on purpose.
+            await next_step(pilot)
+            assert wizard.step is step and error_line(wizard)
+            if i == len(questions) - 1 and not step.item.options:
+                await pilot.click(step.query_one(Checkbox))
+                answers[step.item.item_id] = ""
+            elif i == len(questions) - 1:
+                await pilot.click(list(step.query(RadioButton))[-1])  # "Leave unanswered"
+                answers[step.item.item_id] = ""
+            else:
+                await answer_question(pilot, step, answers)
+            await next_step(pilot)
+        review = wizard.step
+        assert review.WRITES
+        report_rel = Path(wanted.report_path or "").relative_to(fresh_demo).as_posix()
+        sidecar_rel = report_rel.replace("/reports/final-report-", "/user-responses/user-response-").replace(
+            ".data.json", ".md"
+        )
+        facts = plain(wizard.query_one("#review-facts", Static))
+        assert sidecar_rel in facts
+        shown = plain(wizard.query_one("#review-bytes", Static))
+        await next_step(pilot)  # Write
+        assert wizard.step.FINAL and wizard.written is not None
+        done = plain(wizard.query_one("#done-result", Static))
+        assert sidecar_rel in done and "check of this task: 0 error(s)" in done
+        await pilot.click("#attach")
+        await settle(pilot)
+        assert "attached" in plain(wizard.query_one("#attach-result", Static))
+        await next_step(pilot)  # Close
+        assert isinstance(app.screen, InboxScreen)
+
+    written = (fresh_demo / sidecar_rel).read_bytes()
+    assert shown.strip() == written.decode("utf-8").strip(), "the review shows the bytes written"
+    answers_file = tmp_path / "answers.json"
+    answers_file.write_text(json.dumps(answers), encoding="utf-8")
+    verb(
+        "user-response",
+        "export",
+        str(copy),
+        "--task",
+        wanted.task,
+        "--report",
+        report_rel,
+        "--answers",
+        str(answers_file),
+    )
+    assert (copy / sidecar_rel).read_bytes() == written
+    verb("clarification", "attach", str(copy), "--task", wanted.task)
+    response = Path(wanted.task_root or "").relative_to(fresh_demo) / "instruction-set/clarification-response.md"
+    assert (copy / response).read_bytes() == (fresh_demo / response).read_bytes()
+    assert all(d.path != wanted.path for d in pending_decisions(Project(fresh_demo)) if d.kind == "clarification")
+
+
+# --------------------------------------------------------------- direction
+
+
+async def test_direction_wizard_and_planning_prepare_write_what_the_verbs_write(
+    fresh_demo: Path, tmp_path: Path, fixed_clock: None
+) -> None:
+    wanted = decision(fresh_demo, "direction-choice")
+    copy = copy_of(fresh_demo, tmp_path)
+    app = make_app(fresh_demo)
+    answers: dict[str, str] = {}
+    async with app.run_test(size=SIZE) as pilot:
+        wizard = await open_from_inbox(pilot, wanted)
+        assert isinstance(wizard, DirectionWizard)
+        choose = wizard.step
+        assert isinstance(choose, ChooseStep)
+        oc = wizard.report.model.option_candidates
+        cards = " ".join(str(card.border_title) for card in choose.query("CandidateCard"))
+        assert f"{oc.recommendation}  ★ recommended" in cards and all(c.option_id in cards for c in oc.candidates)
+        await next_step(pilot)
+        assert wizard.step is choose and "Choose a direction" in error_line(wizard)
+        other = next(c.option_id for c in oc.candidates if c.option_id != oc.recommendation)
+        card = next(c for c in choose.query("CandidateCard") if c.candidate.option_id == other)  # type: ignore[attr-defined]
+        await pilot.click(card)
+        await pilot.pause()
+        assert choose.current() == other
+        await next_step(pilot)
+        while isinstance(wizard.step, QuestionStep):
+            await answer_question(pilot, wizard.step, answers)
+            await next_step(pilot)
+        assert wizard.step.WRITES
+        facts = plain(wizard.query_one("#review-facts", Static))
+        assert re.search(rf"selected option\s+{other}\b", facts) and wizard.report.sha256 in facts
+        await pilot.click("#wiz-next")  # Write, with the mouse
+        await settle(pilot)
+        assert wizard.step.FINAL and wizard.written is not None
+        sidecar = wizard.written.path
+        assert "sidecar source-data-sha256  matches the report bytes" in plain(wizard.query_one("#chain", Static))
+        restart_clock()
+        await pilot.click("#prepare")
+        await settle(pilot)
+        result = plain(wizard.query_one("#prepare-result", Static))
+        assert "selected-direction.json" in result
+        assert "check of this task: 0 error(s)" in result
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, InboxScreen)
+
+    report_rel = Path(wanted.report_path or "").relative_to(fresh_demo).as_posix()
+    sidecar_rel = sidecar.relative_to(fresh_demo).as_posix()
+    argv = ["direction", "select", str(copy), "--task", wanted.task, "--option", other, "--report", report_rel]
+    if answers:
+        answers_file = tmp_path / "answers.json"
+        answers_file.write_text(json.dumps(answers), encoding="utf-8")
+        argv += ["--answers", str(answers_file)]
+    verb(*argv)
+    assert (copy / sidecar_rel).read_bytes() == sidecar.read_bytes()
+    restart_clock()
+    verb("planning", "prepare", str(copy), "--task", wanted.task)
+    snapshot = Path(wanted.task_root or "").relative_to(fresh_demo) / "instruction-set/selected-direction.json"
+    assert (copy / snapshot).read_bytes() == (fresh_demo / snapshot).read_bytes()
+    left = [d for d in pending_decisions(Project(fresh_demo)) if d.task == wanted.task]
+    assert not [d for d in left if d.kind in ("direction-choice", "planning-prepare")]
+
+
+async def test_prepare_wizard_for_a_choice_made_but_not_prepared(
+    fresh_demo: Path, tmp_path: Path, fixed_clock: None
+) -> None:
+    wanted = decision(fresh_demo, "planning-prepare")
+    copy = copy_of(fresh_demo, tmp_path)
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        wizard = await open_from_inbox(pilot, wanted)
+        assert isinstance(wizard, PrepareWizard)
+        facts = plain(wizard.query_one("#review-facts", Static))
+        assert "sidecar source-data-sha256  matches the report bytes" in facts
+        assert "selected-direction snapshot  not written yet" in facts
+        restart_clock()
+        await next_step(pilot)
+        assert wizard.step.FINAL and wizard.written is not None
+        done = plain(wizard.query_one("#done-result", Static))
+        assert '"sourceDataSha256"' in done and "snapshot sourceDataSha256  matches the report bytes" in done
+    restart_clock()
+    verb("planning", "prepare", str(copy), "--task", wanted.task)
+    snapshot = Path(wanted.task_root or "").relative_to(fresh_demo) / "instruction-set/selected-direction.json"
+    assert (copy / snapshot).read_bytes() == (fresh_demo / snapshot).read_bytes()
+
+
+# -------------------------------------------------------------- design-prep
+
+
+async def test_design_prep_wizard_appends_what_the_verb_appends(
+    fresh_demo: Path, tmp_path: Path, fixed_clock: None
+) -> None:
+    wanted = decision(fresh_demo, "design-prep")
+    copy = copy_of(fresh_demo, tmp_path)
+    app = make_app(fresh_demo)
+    answers: dict[str, str] = {}
+    async with app.run_test(size=SIZE) as pilot:
+        wizard = await open_from_inbox(pilot, wanted)
+        assert isinstance(wizard, DesignPrepWizard) and wizard.prep_id == wanted.item
+        facts = plain(wizard.query_one("#request-facts", Static))
+        state = "on disk, matches the approved snapshot" if wizard.request.exists() else "not materialised yet"
+        assert state in " ".join(facts.split()) and wizard.request.name in facts
+        text = plain(wizard.query_one("#request-text", Static))
+        assert "kind: design-prep-request" in text and f"prep-id: {wanted.item}" in text
+        await next_step(pilot)
+        while isinstance(wizard.step, FieldStep):
+            step = wizard.step
+            await next_step(pilot)
+            assert wizard.step is step and "needs an answer" in error_line(wizard), "an empty field is refused inline"
+            await pilot.press(*f"{step.name_} decided")
+            answers[step.name_] = f"{step.name_} decided"
+            await next_step(pilot)
+        assert wizard.step.WRITES
+        facts = plain(wizard.query_one("#review-facts", Static))
+        assert f"{wanted.item}-r" in facts and (wizard.item.assessment is not None)
+        restart_clock()
+        await next_step(pilot)
+        assert wizard.step.FINAL and wizard.written is not None
+        written = wizard.written.path
+        done = plain(wizard.query_one("#done-result", Static))
+        assert "is authoritative" in done and written.name in done
+    request_rel = wizard.request.relative_to(fresh_demo)
+    assert (fresh_demo / request_rel).exists(), "the request is materialised with the confirmation"
+    answer_file = tmp_path / "answer.md"
+    from okstra_core.workflows.design_prep import answers_text
+
+    answer_file.write_text(answers_text(answers), encoding="utf-8")
+    verb("design-prep", "materialize", str(copy), "--task", wanted.task)
+    restart_clock()
+    verb(
+        "design-prep",
+        "confirm",
+        str(copy),
+        "--task",
+        wanted.task,
+        "--item",
+        wanted.item or "",
+        "--input",
+        str(answer_file),
+    )
+    rel = written.relative_to(fresh_demo)
+    assert (copy / rel).read_bytes() == written.read_bytes()
+    assert (copy / request_rel).read_bytes() == (fresh_demo / request_rel).read_bytes()
+    assert not [d for d in pending_decisions(Project(fresh_demo)) if d.kind == "design-prep" and d.item == wanted.item]
+
+
+# ------------------------------------------------------------------ cancel
+
+
+async def _walk_and_cancel(pilot: Pilot[None], wanted: PendingDecision, steps: int, by_button: bool) -> int:
+    """Open the decision's wizard, fill and pass *steps* steps, cancel; returns how many steps lead to the write."""
+    wizard = await open_from_inbox(pilot, wanted)
+    for _ in range(steps):
+        step = wizard.step
+        if step.WRITES:
+            break
+        if isinstance(step, ChooseStep):
+            step.choose(step.oc.candidates[0].option_id)
+        elif isinstance(step, QuestionStep):
+            await answer_question(pilot, step, {})
+        elif isinstance(step, FieldStep):
+            await pilot.press(*"an answer")
+        await next_step(pilot)
+    before_write = next(i for i, s in enumerate(wizard.steps) if s.WRITES)
+    if by_button:
+        await pilot.click("#wiz-cancel")
+    else:
+        await pilot.press("escape")
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, InboxScreen)
+    return before_write
+
+
+@pytest.mark.parametrize("kind", ["clarification", "direction-choice", "planning-prepare", "design-prep"])
+async def test_cancel_at_every_step_writes_nothing(fresh_demo: Path, kind: str) -> None:
+    wanted = decision(fresh_demo, kind)
+    before = tree(fresh_demo)
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        last = await _walk_and_cancel(pilot, wanted, 0, by_button=False)
+        assert tree(fresh_demo) == before
+        for steps in range(1, last + 1):
+            await _walk_and_cancel(pilot, wanted, steps, by_button=steps % 2 == 1)
+            assert tree(fresh_demo) == before, f"cancel at step {steps + 1} wrote nothing"
+
+
+# ------------------------------------------------------------------- stale
+
+
+async def _to_review(pilot: Pilot[None], wanted: PendingDecision) -> WizardScreen:
+    wizard = await open_from_inbox(pilot, wanted)
+    while not wizard.step.WRITES:
+        step = wizard.step
+        if isinstance(step, ChooseStep):
+            step.choose(step.oc.candidates[0].option_id)
+        elif isinstance(step, QuestionStep):
+            await answer_question(pilot, step, {})
+        elif isinstance(step, FieldStep):
+            await pilot.press(*"an answer")
+        await next_step(pilot)
+    return wizard
+
+
+def _touch_report(path: Path) -> None:
+    """Another writer re-publishes the report with the same data (its bytes, and so its digest, change)."""
+    value = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps(value, indent=4, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("kind", ["clarification", "direction-choice", "planning-prepare"])
+async def test_a_report_changed_under_the_wizard_is_refused_and_reloaded(fresh_demo: Path, kind: str) -> None:
+    wanted = decision(fresh_demo, kind)
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        wizard = await _to_review(pilot, wanted)
+        report = Path(wanted.report_path or "")
+        _touch_report(report)
+        changed = tree(fresh_demo)
+        await next_step(pilot)
+        assert wizard.written is None and wizard.step.WRITES, "the write is refused; the review is shown again"
+        line = error_line(wizard)
+        assert "changed on disk since this wizard opened; nothing was written" in line
+        assert report.relative_to(fresh_demo).as_posix() in line
+        assert tree(fresh_demo) == changed
+        if kind != "planning-prepare":
+            # The reloaded view shows the new digest; writing now records it.
+            from okstra_core.digests import sha256_bytes
+
+            digest = sha256_bytes(report.read_bytes())
+            assert digest in plain(wizard.query_one("#review-facts", Static))
+            await next_step(pilot)
+            assert wizard.written is not None
+            assert digest in wizard.written.path.read_text(encoding="utf-8")
+
+
+async def test_a_revision_added_under_the_design_wizard_is_refused_and_reloaded(fresh_demo: Path) -> None:
+    from okstra_core.workflows.design_prep import answers_text, confirm, design_item
+
+    wanted = decision(fresh_demo, "design-prep")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        wizard = await _to_review(pilot, wanted)
+        assert isinstance(wizard, DesignPrepWizard)
+        facts = plain(wizard.query_one("#review-facts", Static))
+        task = Project(fresh_demo).find_task(wanted.task)
+        assert task is not None
+        _report, item = design_item(task, wanted.item or "")
+        other = confirm(
+            fresh_demo, task, wanted.item or "", answers_text({f: "elsewhere" for f in item.fields or ["answer"]})
+        )
+        changed = tree(fresh_demo)
+        await next_step(pilot)
+        assert wizard.written is None and wizard.step.WRITES
+        assert "design-prep-inputs changed on disk" in error_line(wizard)
+        assert tree(fresh_demo) == changed
+        revision = int(other.name.split("-r")[1].split("-")[0])
+        reloaded = plain(wizard.query_one("#review-facts", Static))
+        assert f"r{revision + 1} (the next" in reloaded and reloaded != facts
+        await next_step(pilot)
+        assert wizard.written is not None and f"-r{revision + 1}-" in wizard.written.path.name
+
+
+# ----------------------------------------------------------- other entries
+
+
+async def test_wizards_open_from_their_views_and_the_palette(fresh_demo: Path) -> None:
+    clar = decision(fresh_demo, "clarification")
+    design = decision(fresh_demo, "design-prep")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.navigate(Location("reports", clar.task_root, clar.report_path))
+        await settle(pilot)
+        app.screen.query_one("#rep-table", DataTable).focus()
+        await pilot.press("a")
+        await settle(pilot)
+        assert isinstance(app.screen, ClarificationWizard)
+        await pilot.press("escape")
+        await settle(pilot)
+        app.navigate(Location("design-prep", design.task_root))
+        await settle(pilot)
+        table = app.screen.query_one("#dp-table", DataTable)
+        table.focus()
+        row = next(
+            r
+            for r in range(table.row_count)
+            if table.coordinate_to_cell_key((r, 0)).row_key.value == f"item:{design.item}"
+        )
+        table.move_cursor(row=row)
+        await pilot.press("a")
+        await settle(pilot)
+        assert isinstance(app.screen, DesignPrepWizard) and app.screen.prep_id == design.item
+        await pilot.press("escape")
+        await settle(pilot)
+        commands = [c.title for c in app.get_system_commands(app.screen)]
+        assert any(t.startswith("Decide: confirm design item") and str(design.item) in t for t in commands)
+        assert "Inbox" in commands
