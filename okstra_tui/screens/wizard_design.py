@@ -16,7 +16,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, Static, TextArea
 
 from okstra_core import names, reading
@@ -103,13 +103,20 @@ class FieldStep(WizardStep):
 class DesignReview(ReviewStep):
     """The revision to append, with who confirms it."""
 
+    DEFAULT_CSS = """
+    DesignReview #design-by-row { height: 1; margin: 1 0; }
+    DesignReview #design-by-row Static { width: auto; }
+    DesignReview #design-by { width: 40; }
+    """
+
     def __init__(self, title: str, render: Any, by: str) -> None:
-        super().__init__(title, render)
+        super().__init__(title, render, box="exact bytes (the stamp and confirmed-at are taken when written)")
         self.by = by
 
     def compose(self) -> ComposeResult:
-        yield Static("confirmed by", classes="wiz-label")
-        yield Input(self.by, id="design-by")
+        with Horizontal(id="design-by-row"):
+            yield Static(Text("confirmed by ", style="bold"))
+            yield Input(self.by, id="design-by", compact=True)
         yield from super().compose()
 
     def validate(self) -> str | None:
@@ -220,7 +227,6 @@ class DesignPrepWizard(WizardScreen):
             ("file", f"{rel(self.inputs_dir, self.root)}/{name}"),
             ("revision", f"r{revision} (the next after those on disk)"),
             ("fingerprint", fingerprint(self.item) or "-"),
-            ("note", "the file-name stamp and confirmed-at are taken at the moment of writing"),
         ]
         return report_facts(rows), body
 
