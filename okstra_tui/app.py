@@ -267,7 +267,7 @@ class OkstraApp(App[None]):
 
         wizard = wizard_for_decision(self.project.root, decision)
         if isinstance(wizard, str):
-            self.notify(wizard, severity="warning", timeout=6)
+            self.notify(visible(wizard), severity="warning", timeout=6, markup=False)
             return
         screen = self.screen
         if isinstance(screen, ViewScreen):

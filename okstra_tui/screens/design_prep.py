@@ -216,7 +216,7 @@ class DesignPrepScreen(ViewScreen):
             return
         wizard = wizard_for_item(self.open_task(self.task_root), prep_id)
         if isinstance(wizard, str):
-            self.notify(wizard, severity="warning")
+            self.notify(visible(wizard), severity="warning", markup=False)
             return
         self.open_form(wizard)
 

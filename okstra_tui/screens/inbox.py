@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Static
 from okstra_core import layout
 from okstra_core.errors import OkstraError
 from okstra_core.store import Project, Task, TaskRef
+from okstra_core.text import visible
 
 from ..navigation import Location, View
 from ..widgets.footer import BindingsFooter
@@ -283,7 +284,10 @@ class InboxScreen(ViewScreen):
             return
         wizard = wizard_for_decision(self.okstra.project.root, decision)
         if isinstance(wizard, str):
-            self.notify(wizard, severity="information" if decision.kind == "approval" else "warning", timeout=6)
+            if decision.kind == "approval":
+                self.notify(visible(wizard), severity="information", timeout=6, markup=False)
+            else:
+                self.notify(visible(wizard), severity="warning", timeout=6, markup=False)
             return
         self.open_form(wizard)
 

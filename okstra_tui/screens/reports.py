@@ -204,7 +204,7 @@ class ReportsScreen(ViewScreen):
             return
         wizard = wizard_for_report(self.open_task(self.task_root), path)
         if isinstance(wizard, str):
-            self.notify(wizard, severity="warning")
+            self.notify(visible(wizard), severity="warning", markup=False)
             return
         self.open_form(wizard)
 

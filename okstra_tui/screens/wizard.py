@@ -30,6 +30,7 @@ from okstra_core import layout, reading
 from okstra_core.digests import sha256_bytes
 from okstra_core.errors import OkstraError
 from okstra_core.store import Task
+from okstra_core.text import visible
 
 from ..widgets.footer import BindingsFooter
 
@@ -39,8 +40,7 @@ Fingerprint = dict[str, str | None]
 
 def store_text(value: str, style: str = "") -> Text:
     """Text read from the store, shown as text (never markup) with control characters made visible."""
-    shown = "".join(ch if ch in "\n\t" or (ord(ch) >= 32 and ord(ch) != 127) else f"\\x{ord(ch):02x}" for ch in value)
-    return Text(shown, style=style)
+    return Text(visible(value, multiline=True), style=style)
 
 
 def fingerprint(paths: Iterable[Path], root: Path) -> Fingerprint:
@@ -49,7 +49,7 @@ def fingerprint(paths: Iterable[Path], root: Path) -> Fingerprint:
 
     out: Fingerprint = {}
     for path in paths:
-        key = layout.rel_posix(path, root)
+        key = layout.rel(path, root)
         if path.is_dir():
             try:
                 out[key] = sha256_bytes("\n".join(sorted(os.listdir(path))).encode("utf-8"))
@@ -79,7 +79,7 @@ def check_task(task: Task) -> Any:
 
     root = task.project.root
     try:
-        return run_check(root, only_tasks=[layout.rel_posix(task.root, root)])
+        return run_check(root, only_tasks=[layout.rel(task.root, root)])
     except OkstraError as exc:
         return exc.line(root)
 
@@ -211,7 +211,7 @@ class DoneStep(WizardStep):
         root = self.wizard.bundle.project.root
         text = Text()
         text.append("✔ wrote ", style="bold green")
-        text.append(layout.rel_posix(written.path, root), style="bold")
+        text.append_text(store_text(layout.rel(written.path, root), "bold"))
         for line in written.lines:
             text.append("\n")
             text.append_text(line)
@@ -456,7 +456,7 @@ class WizardScreen(ModalScreen[Path | None]):
         assert isinstance(done, DoneStep)
         done.show_result(written, check)
         self.go(final)
-        self.notify(f"Wrote {layout.rel_posix(written.path, self.root)}", timeout=4)
+        self.notify(visible(f"Wrote {layout.rel(written.path, self.root)}"), timeout=4)
 
     # ------------------------------------------------------- follow-ups
 
@@ -481,4 +481,4 @@ class WizardScreen(ModalScreen[Path | None]):
         self._set_busy(False)
         show(result, check)
         if isinstance(result, Written):
-            self.notify(f"Wrote {layout.rel_posix(result.path, self.root)}", timeout=4)
+            self.notify(visible(f"Wrote {layout.rel(result.path, self.root)}"), timeout=4)
