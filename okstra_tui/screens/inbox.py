@@ -154,7 +154,12 @@ class InboxScreen(ViewScreen):
     def on_mount(self) -> None:
         super().on_mount()
         table: DataTable[Any] = self.query_one("#inbox-table", DataTable)
-        table.add_columns("decision", "item", "since", "summary")
+        # Fixed widths: the columns never jump as rows come and go on a live refresh (and never wait for
+        # the table to measure its rows); the summary takes what the terminal has left.
+        fixed = (("decision", 40), ("item", 8), ("since", 19))
+        rest = self.app.size.width - sum(w + 2 for _, w in fixed) - 6
+        for label, width in (*fixed, ("summary", max(rest, 20))):
+            table.add_column(label, width=width, key=label)
         table.focus()
         self._load()
 
