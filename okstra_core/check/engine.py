@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Collection
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import layout
 from ..errors import OkstraError
@@ -23,6 +23,8 @@ from .catalog import expand
 from .findings import CheckReport, Finding
 from .rules import project_rules, task_rules
 from .unit import Unit
+
+_T = TypeVar("_T")
 
 
 class CheckError(OkstraError):
@@ -184,6 +186,18 @@ def _reuse_cached(
     return pending, files
 
 
+def _narrowed(items: list[_T], only_tasks: Collection[str] | None) -> list[_T]:
+    """The task folders (``(rel, entry)``) or findings inside *only_tasks*; all of them when it is None."""
+    if only_tasks is None:
+        return items
+    inside = tuple(t + "/" for t in only_tasks)
+
+    def rel(item: _T) -> str:
+        return item.path if isinstance(item, Finding) else str(item[0])  # type: ignore[index]
+
+    return [i for i in items if rel(i) in only_tasks or rel(i).startswith(inside)]
+
+
 def run_check(
     project_root: Path,
     *,
@@ -203,10 +217,8 @@ def run_check(
     checked only when it exists; *progress*, when given, is called with
     ``(tasks checked, tasks)`` as the per-task part goes on. With *check_cache*,
     a task whose inputs are unchanged since the cached run reuses its findings
-    (see :mod:`.cache`); the report is the same as without it. *only_tasks*
-    narrows the check to those task folders (project-relative POSIX,
-    ``.okstra/tasks/<group>/<task>``): only they are checked task by task, and
-    only findings inside them are kept. Raises :class:`CheckError` when the check
+    (see :mod:`.cache`); the report is the same as without it. *only_tasks* (task folders, project-relative)
+    checks those tasks only and keeps only the findings inside them. Raises :class:`CheckError` when the check
     cannot run (no project folder, no ``.okstra/``, an unknown rule id).
     """
     from ..render import markdown as _markdown  # noqa: F401 - imported once here, inherited by forked workers
@@ -217,13 +229,12 @@ def run_check(
     home_path = Path(os.path.abspath(home if home is not None else layout.okstra_home()))
     if check_cache is not None and any(cache.inside(check_cache.directory, p) for p in (store, home_path)):
         raise CheckError(check_cache.directory, "the cache folder is inside the store or the manager home")
+    if only_tasks is not None:
+        check_cache = None  # a narrowed run sees some tasks only: it neither reads nor rewrites the cache
 
     started = time.time_ns()
     unit = Unit(root, home_path if home_path.is_dir() else None)
-    tasks = project_rules.check_project(unit, home_path)
-    if only_tasks is not None:
-        wanted = set(only_tasks)
-        tasks = [t for t in tasks if t[0] in wanted]
+    tasks = _narrowed(project_rules.check_project(unit, home_path), only_tasks)
     if jobs <= 0:
         jobs = os.cpu_count() or 1
     findings = list(unit.findings)
@@ -264,14 +275,6 @@ def run_check(
         return (str(root), home_text, chunk, check_cache is not None, racy_after)
 
     _run_chunks(_chunks(pending, CHUNK_TASKS), work, collect, jobs if len(pending) >= PARALLEL_MIN_TASKS else 1)
-    # A narrowed run saw only some tasks: saving it would drop the others from the cache.
-    if (
-        check_cache is not None
-        and only_tasks is None
-        and (check_cache.misses or records.keys() != (previous or {}).keys())
-    ):
+    if check_cache is not None and (check_cache.misses or records.keys() != (previous or {}).keys()):
         check_cache.save(str(root), home_text, records)
-    if only_tasks is not None:
-        inside = tuple(t + "/" for t in only_tasks)
-        findings = [f for f in findings if f.path in only_tasks or f.path.startswith(inside)]
-    return CheckReport(root=str(root), findings=_kept(findings, selected, ignored), files=files)
+    return CheckReport(root=str(root), findings=_kept(_narrowed(findings, only_tasks), selected, ignored), files=files)
