@@ -32,6 +32,7 @@ typecheck: $(STAMP)
 
 screenshots: $(STAMP)
 	$(BIN)/python -m okstra_tui.screenshots screenshots
+	OKSTRA_WRITE_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/browser/test_serve_browser.py -k in_the_browser
 
 rules-doc: $(STAMP)
 	$(BIN)/okstra check --list-rules --format markdown > docs/rules.md

@@ -89,7 +89,13 @@ def _wait_for(frames: list[bytes], page: Any, pattern: str, start: int = 0) -> s
     raise AssertionError(f"{pattern!r} never shown; last output: {_screen_text(frames[start:])[-2000:]!r}")
 
 
-def test_workbench_in_the_browser(browser: Any, served: str, demo_root: Path) -> None:  # noqa: F811
+def _shots_dir(tmp_path: Path) -> Path:
+    """Where the browser screenshots go: the README's folder only when asked, so a test run leaves the tree alone."""
+    wanted = os.environ.get("OKSTRA_WRITE_SCREENSHOTS")
+    return Path(__file__).resolve().parents[2] / "screenshots" if wanted else tmp_path
+
+
+def test_workbench_in_the_browser(browser: Any, served: str, demo_root: Path, tmp_path: Path) -> None:  # noqa: F811
     project = Project.open(demo_root)
     assert isinstance(project, Project)
     task_ids = sorted(ref.root.name for ref in project.task_refs)
@@ -108,7 +114,7 @@ def test_workbench_in_the_browser(browser: Any, served: str, demo_root: Path) ->
         catalog = _wait_for(frames, page, re.escape(task_ids[0]))
         shown = [t for t in task_ids if t in catalog]
         assert len(shown) >= len(task_ids) - 1, f"the catalog shows the demo's tasks: {shown} of {task_ids}"
-        page.screenshot(path=str(Path(__file__).resolve().parents[2] / "screenshots" / "serve-catalog.png"))
+        page.screenshot(path=str(_shots_dir(tmp_path) / "serve-catalog.png"))
         before = len(frames)
         page.locator(".textual-terminal").click()
         page.keyboard.press("Enter")
@@ -118,7 +124,7 @@ def test_workbench_in_the_browser(browser: Any, served: str, demo_root: Path) ->
         crumb = re.search(r"Catalog\s*›\s*([a-z0-9-]+)/([a-z0-9-]+)", opened)
         assert crumb is not None and crumb.group(2) in task_ids, "the task opened is one of the demo's"
         page.wait_for_timeout(500)
-        page.screenshot(path=str(Path(__file__).resolve().parents[2] / "screenshots" / "serve-task.png"))
+        page.screenshot(path=str(_shots_dir(tmp_path) / "serve-task.png"))
     finally:
         page.close()
 
