@@ -84,8 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ImportError as exc:
             print(f"okstra-tui: the demo generator is not available in this build ({exc})", file=sys.stderr)
             return EXIT_USAGE
-        # A stop request while the demo is written still removes it (the finally below).
+        # A stop request (SIGTERM) or a closed terminal (SIGHUP), while the demo is written or open,
+        # still removes it: the handler unwinds to the finally below.
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
+        signal.signal(signal.SIGHUP, _exit_on_sigterm)
         demo_parent = Path(tempfile.mkdtemp(prefix="okstra-demo-"))
     try:
         if demo_parent is not None:
