@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check typecheck screenshots rules-doc clean
+.PHONY: browser demo test check typecheck screenshots rules-doc clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,7 +14,17 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/okstra-tui --demo
 
-test: $(STAMP)
+# The browser tests drive Debian's Chromium (never a downloaded browser build): installed here when missing.
+browser:
+	@command -v chromium >/dev/null 2>&1 || test -x /usr/bin/chromium || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && apt-get install -y -qq chromium; \
+	  else \
+	    echo "make test needs Chromium for the browser tests; install it first: sudo apt-get install -y chromium"; \
+	    exit 1; \
+	  fi; }
+
+test: $(STAMP) browser
 	$(BIN)/python -m pytest
 
 # Every tool runs even when an earlier one fails, so one run lists every problem.
