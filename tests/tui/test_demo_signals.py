@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pty
 import select
@@ -46,10 +47,8 @@ def test_demo_folder_is_removed_on_signal(tmp_path: Path, sig: int) -> None:
         _drain(fd, 3.0)
         _, status = os.waitpid(pid, 0)
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         os.close(fd)
     assert os.WIFEXITED(status) or os.WIFSIGNALED(status)
     assert list(tmp_path.glob("okstra-demo-*")) == [], "the temporary demo was removed"
