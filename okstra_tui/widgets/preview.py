@@ -27,6 +27,22 @@ from .error_panel import ErrorPanel
 
 #: Above this size a Markdown file is shown as highlighted text, not rendered (rendering is slow).
 MARKDOWN_RENDER_LIMIT = 200_000
+#: Rows a preview table shows; a larger ledger says "showing the first N of M rows" (the file opens in $PAGER).
+PREVIEW_ROWS = 500
+#: Characters of raw text a preview highlights; beyond it the rest is cut with a note.
+PREVIEW_CHARS = 200_000
+
+
+def _capped(text: str) -> tuple[str, str | None]:
+    """*text* cut to :data:`PREVIEW_CHARS`, and the note saying so (None when nothing was cut)."""
+    if len(text) <= PREVIEW_CHARS:
+        return text, None
+    return text[:PREVIEW_CHARS], f"showing the first {PREVIEW_CHARS:,} of {len(text):,} characters (P opens the pager)"
+
+
+def _rows_note(label: str, total: int) -> Static:
+    shown = f"first {PREVIEW_ROWS:,} of {total:,}" if total > PREVIEW_ROWS else f"{total}"
+    return Static(f"{label} ({shown})", classes="preview-heading")
 
 
 def syntax(text: str, lexer: str) -> Syntax:
@@ -92,14 +108,18 @@ class ArtifactPreview(VerticalScroll):
         if isinstance(model, TeamState):
             out.extend(team_state_widgets(model))
         fmt = target.fmt
-        text = visible(loaded.text or "", multiline=True)
+        text, cut = _capped(loaded.text or "")
+        text = visible(text, multiline=True)
         if model is not None and hasattr(model, "header") and isinstance(model.header, Header):
             header = model.header
             lines = "\n".join(visible(f"{k}: {v}") for k, v in header.dump().items())
             out.append(Static(syntax(lines, "yaml")))
             text = visible(model.body, multiline=True)
+        pretty, pretty_cut = _capped(loaded.pretty) if loaded.pretty else (None, None)
+        if cut or pretty_cut:
+            out.append(Static(pretty_cut or cut or "", classes="preview-note"))
         if fmt == "json":
-            out.append(Static(syntax(visible(loaded.pretty, multiline=True) if loaded.pretty else text, "json")))
+            out.append(Static(syntax(visible(pretty, multiline=True) if pretty else text, "json")))
         elif fmt == "md" and len(text) <= MARKDOWN_RENDER_LIMIT:
             out.append(Markdown(text))
         elif fmt == "md":
@@ -132,10 +152,10 @@ def team_state_widgets(state: TeamState) -> list[Widget]:
     """Dispatch rows and result links as tables; rows sharing a dispatch and links marked."""
     linked = {link.dispatch_id: link.result_path for link in state.agent_result_links}
     widgets: list[Widget] = []
-    widgets.append(Static(f"Worker dispatches ({len(state.worker_dispatches)})", classes="preview-heading"))
+    widgets.append(_rows_note("Worker dispatches", len(state.worker_dispatches)))
     table: DataTable[Any] = DataTable(zebra_stripes=True, cursor_type="row")
     table.add_columns("#", "dispatch", "worker", "invocation", "session", "pane", "attempt", "status", "note")
-    for i, row in enumerate(state.worker_dispatches, start=1):
+    for i, row in enumerate(state.worker_dispatches[:PREVIEW_ROWS], start=1):
         extra = row.model_extra or {}
         notes = []
         if row.dispatch_id is None:
@@ -157,10 +177,10 @@ def team_state_widgets(state: TeamState) -> list[Widget]:
             _cell("; ".join(notes)),
         )
     widgets.append(table)
-    widgets.append(Static(f"Agent dispatches ({len(state.agent_dispatches)})", classes="preview-heading"))
+    widgets.append(_rows_note("Agent dispatches", len(state.agent_dispatches)))
     agents: DataTable[Any] = DataTable(zebra_stripes=True, cursor_type="row")
     agents.add_columns("#", "dispatch", "worker", "invocation", "attempt", "status", "result link")
-    for i, a in enumerate(state.agent_dispatches, start=1):
+    for i, a in enumerate(state.agent_dispatches[:PREVIEW_ROWS], start=1):
         agents.add_row(
             str(i),
             _cell(a.dispatch_id),
@@ -171,10 +191,10 @@ def team_state_widgets(state: TeamState) -> list[Widget]:
             _cell(linked.get(a.dispatch_id, "—") if a.dispatch_id is not None else "—"),
         )
     widgets.append(agents)
-    widgets.append(Static(f"Result links ({len(state.agent_result_links)})", classes="preview-heading"))
+    widgets.append(_rows_note("Result links", len(state.agent_result_links)))
     links: DataTable[Any] = DataTable(zebra_stripes=True, cursor_type="row")
     links.add_columns("dispatch", "accepted result", "accepted at")
-    for link in state.agent_result_links:
+    for link in state.agent_result_links[:PREVIEW_ROWS]:
         links.add_row(_cell(link.dispatch_id), _cell(link.result_path), _cell(link.accepted_at))
     widgets.append(links)
     gate = state.spec_link_gate or "—"

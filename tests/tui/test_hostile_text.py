@@ -149,3 +149,25 @@ async def test_huge_integers_show_as_error_panels(fresh_demo: Path) -> None:
         await settle(pilot)
         panels = [str(p.render()) for p in app.screen.query(ErrorPanel)]
         assert any("too long" in text for text in panels), panels
+
+
+async def test_a_huge_team_state_preview_is_bounded(fresh_demo: Path) -> None:
+    from textual.widgets import DataTable, Static
+
+    from okstra_tui.widgets.preview import PREVIEW_ROWS
+
+    team_state = fresh_demo / TASK / "runs/analysis/state/team-state-analysis-001.json"
+    value = json.loads(team_state.read_text(encoding="utf-8"))
+    row = value["workerDispatches"][0]
+    value["workerDispatches"] = [{**row, "dispatchId": f"d-{i}"} for i in range(25_000)]
+    team_state.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.navigate(Location(View.FILE, fresh_demo / TASK, team_state))
+        await settle(pilot)
+        tables = list(app.screen.query(DataTable))
+        assert tables and max(t.row_count for t in tables) == PREVIEW_ROWS
+        headings = [str(s.render()) for s in app.screen.query(Static)]
+        assert any(f"first {PREVIEW_ROWS:,} of 25,000" in h for h in headings), headings[:5]
+        assert any("showing the first" in h and "characters" in h for h in headings)
