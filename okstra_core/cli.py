@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from .errors import OkstraError
+from .text import visible
 from .version import VersionAction
 
 #: Modules that contribute verbs, in help order.
@@ -66,11 +67,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = args.func(args)
     except OkstraError as exc:
-        print(f"okstra: {exc}", file=sys.stderr)
+        print(f"okstra: {visible(str(exc))}", file=sys.stderr)
         return EXIT_REFUSED
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"okstra: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"okstra: {visible(f'{where}{exc.strerror or exc}')}", file=sys.stderr)
         return EXIT_REFUSED
     except KeyboardInterrupt:
         return 130

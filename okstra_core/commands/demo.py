@@ -7,6 +7,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+#: The largest demo asked for in one go (the benchmark trees use 10,000): a typo must not run until killed.
+MAX_TASKS = 1_000_000
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("demo", help="write a demo project (made by the core's own write path)")
@@ -23,8 +26,10 @@ def run(args: argparse.Namespace) -> int:
     from ..demo import demo_home, generate
     from ..progress import terminal_progress
 
-    if args.tasks is not None and args.tasks < 0:
-        raise SystemExit("okstra demo: --tasks must be >= 0")
+    if args.tasks is not None and not 0 <= args.tasks <= MAX_TASKS:
+        raise SystemExit(f"okstra demo: --tasks must be between 0 and {MAX_TASKS:,}")
+    if args.jobs is not None and args.jobs < 1:
+        raise SystemExit("okstra demo: --jobs must be at least 1")
     started = time.perf_counter()
     with terminal_progress("writing the demo", "tasks", quiet=args.quiet, rate=True) as progress:
         root = generate(args.dir, tasks=args.tasks, jobs=args.jobs, progress=progress)

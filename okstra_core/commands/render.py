@@ -51,7 +51,7 @@ def cmd_render_final_report(args: argparse.Namespace) -> int:
         text = render_html(source.report, source.data, source.report_rel, source.report_stem)
     else:
         text = render_markdown(source.report)
-    write_output(text, Path(args.output) if args.output else None)
+    write_output(text, Path(args.output) if args.output is not None else None)
     return 0
 
 
@@ -59,7 +59,7 @@ def cmd_render_task_index(args: argparse.Namespace) -> int:
     manifest = reading.load_model(layout.task_manifest_path(Path(args.task_root)), TaskManifest)
     if isinstance(manifest, LoadError):
         raise _refuse(manifest)
-    write_output(render_task_index(manifest), Path(args.output) if args.output else None)
+    write_output(render_task_index(manifest), Path(args.output) if args.output is not None else None)
     return 0
 
 

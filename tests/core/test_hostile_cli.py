@@ -1,0 +1,38 @@
+"""Smaller hostile command lines: each is one line and a non-zero exit, never a run until killed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RP = "demo-shop:payments:retry-policy"
+REPORT = ".okstra/tasks/payments/refund-ledger/runs/analysis/reports/final-report-analysis-001.data.json"
+
+
+def okstra(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "okstra_core.cli", *args], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+@pytest.mark.parametrize("flags", [["--jobs", "0"], ["--jobs", "-1"], ["--tasks", "999999999999999999999"]])
+def test_demo_refuses_impossible_sizes(tmp_path: Path, flags: list[str]) -> None:
+    proc = okstra("demo", str(tmp_path / "d"), *flags)
+    assert proc.returncode != 0
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_newline_in_an_argument_stays_on_one_line(fresh_demo: Path) -> None:
+    proc = okstra("design-prep", "confirm", str(fresh_demo), "--task", RP, "--item", "PREP-001\n", "--input", "-")
+    assert proc.returncode == 1
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_render_to_an_empty_output_name_is_refused(fresh_demo: Path) -> None:
+    proc = okstra("render-final-report", str(fresh_demo / REPORT), "-o", "")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
