@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +17,8 @@ from textual.reactive import var
 from textual.widgets import Input, Static
 
 from okstra_core import layout
+from okstra_core.errors import OkstraError
+from okstra_core.store import Project
 
 from ..data.catalog import (
     CatalogData,
@@ -43,6 +45,7 @@ SORTS: tuple[tuple[str, str], ...] = (
     ("task type", "task_type"),
     ("status", "status"),
     ("last updated", "updated"),
+    ("waiting for you first", "waiting"),
 )
 
 NEXT_STYLES = {"ready": "bold green", "pending": "yellow", "blocked": "bold red", "terminal": "dim"}
@@ -101,20 +104,27 @@ class CatalogSort:
         """Sort by *index*; asking for the current order again reverses it (a second click on a title)."""
         return self.reversed() if index == self.index else CatalogSort(index)
 
-    def apply(self, rows: list[CatalogRow]) -> list[CatalogRow]:
+    def apply(self, rows: list[CatalogRow], waiting: Mapping[str, int] | None = None) -> list[CatalogRow]:
         key = self.key
+        if key == "waiting":
+            # Tasks with a decision waiting first (catalog order within each part; reversed: last).
+            counts = waiting or {}
+            return sorted(rows, key=lambda r: counts.get(str(r.root), 0) == 0, reverse=self.reverse)
         if key != "order":
             return sorted(rows, key=lambda r: getattr(r, key), reverse=self.reverse != (key == "updated"))
         return list(reversed(rows)) if self.reverse else rows
 
 
-def group_rows(rows: list[CatalogRow], reverse: bool) -> tuple[list[object], int]:
-    """The table's lines: a header per task group (in name order) above its rows; and the number of groups."""
+def group_rows(rows: list[CatalogRow], reverse: bool, first: bool = False) -> tuple[list[object], int]:
+    """The table's lines: a header per task group above its rows; and the number of groups.
+
+    Groups go in name order; with *first*, in the order their first row comes (the sort put those rows first).
+    """
     groups: dict[str, list[CatalogRow]] = {}
     for row in rows:
         groups.setdefault(row.group, []).append(row)
     flat: list[object] = []
-    for group in sorted(groups, reverse=reverse):
+    for group in list(groups) if first else sorted(groups, reverse=reverse):
         members = groups[group]
         flat.append(GroupHeader(group, len(members)))
         flat.extend(members)
@@ -128,7 +138,9 @@ class CatalogScreen(ViewScreen):
     HELP = (
         "Every task of the project, grouped by task group. The latest-task pointer is starred. "
         "Phase columns come from each task's manifest, read as rows come into view. "
-        "Type / to filter (words match key, group, type, status and title); s cycles the sort order."
+        "Type / to filter (words match key, group, type, status and title; the word waiting matches the tasks "
+        "with a decision waiting for you, marked ◆); s cycles the sort order, one of which puts those tasks first. "
+        "The line above the table says how many decisions wait; i opens them."
     )
 
     BINDINGS = [
@@ -164,6 +176,8 @@ class CatalogScreen(ViewScreen):
         self._matched: tuple[CatalogData, str, list[CatalogRow]] | None = None
         #: The plain listing painted first, handed to the worker that confirms it.
         self._quick: CatalogData | None = None
+        #: Decisions waiting for a person, per task root (None until the inbox has been read).
+        self.waiting: dict[str, int] | None = None
 
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
@@ -173,6 +187,7 @@ class CatalogScreen(ViewScreen):
             [
                 # On a narrow terminal columns give way, current phase first; the key never does.
                 Column("latest", " ", 1),
+                Column("waiting", " ", 1),
                 Column("key", KEY_LABEL, min_width=24),
                 Column("type", "type", 18, give_way=3),
                 Column("status", "status", 14, give_way=5),
@@ -256,6 +271,29 @@ class CatalogScreen(ViewScreen):
             self.app.call_from_thread(self._add_rows, data, extra)
         # Opening a task should not wait for its view's module: import it here, off the UI thread.
         importlib.import_module("okstra_tui.screens.task")
+        self._read_waiting(project)
+
+    def _read_waiting(self, project: Project) -> None:
+        """What waits for a person, per task (the core's inbox), read after the catalog is on screen."""
+        from okstra_core.workflows.inbox import pending_decisions
+
+        counts: dict[str, int] = {}
+        try:
+            decisions = pending_decisions(Project(project.root))
+        except (OkstraError, OSError):
+            return  # the inbox view names what cannot be read; the catalog just shows no markers
+        for decision in decisions:
+            key = str(decision.task_root)
+            counts[key] = counts.get(key, 0) + 1
+        self.app.call_from_thread(self._waiting_read, counts)
+
+    def _waiting_read(self, counts: dict[str, int]) -> None:
+        if counts == self.waiting:
+            return
+        self.waiting = counts
+        self._haystack = {}
+        self._matched = None
+        self._rebuild()
 
     def _add_rows(self, data: CatalogData, extra: list[CatalogRow]) -> None:
         if self.data is not data:
@@ -291,9 +329,11 @@ class CatalogScreen(ViewScreen):
             errors.mount_all([ErrorPanel(e) for e in problems])
         self._rebuild()
 
-    @staticmethod
-    def _hay(row: CatalogRow) -> tuple[str, str]:
-        return row.ident, " ".join((row.key, row.group, row.task_type, row.status, row.title)).lower()
+    def _hay(self, row: CatalogRow) -> tuple[str, str]:
+        hay = " ".join((row.key, row.group, row.task_type, row.status, row.title)).lower()
+        if self.waiting and self.waiting.get(str(row.root)):
+            hay += " waiting"
+        return row.ident, hay
 
     def reload(self) -> None:
         self._load()
@@ -304,8 +344,8 @@ class CatalogScreen(ViewScreen):
         if data is None:
             return
         sort = self.sort
-        rows = sort.apply(self._filtered(data))
-        flat, groups = group_rows(rows, sort.reverse and sort.key == "order")
+        rows = sort.apply(self._filtered(data), self.waiting)
+        flat, groups = group_rows(rows, sort.reverse and sort.key == "order", first=sort.key == "waiting")
         self.shown_filter = self.filter_text
         self.table.set_rows(flat, keep=lambda r: r.ident if isinstance(r, CatalogRow) else ("group", r.label))
         if self.table.cursor == 0 and len(flat) > 1 and isinstance(flat[0], GroupHeader):
@@ -317,6 +357,9 @@ class CatalogScreen(ViewScreen):
             (Text.assemble("   sort: ", (sort.label, "bold")), 3),
             (Text.assemble("   latest: ", ("★ " + latest.removeprefix(self.key_prefix), "bold yellow")), 0),
         ]
+        if self.waiting:
+            waiting = sum(self.waiting.values())
+            parts.insert(2, (Text.assemble("   ", (f"◆ {waiting} waiting for you", "bold magenta"), " (i)"), 0))
         if self.filter_text:
             parts.append((Text(f"   filter: {self.filter_text!r}", style="italic"), 1))
         self.query_one("#catalog-summary", SummaryLine).show(parts)
@@ -357,6 +400,7 @@ class CatalogScreen(ViewScreen):
             next_cell = Text(phase.next_status, style=NEXT_STYLES.get(phase.next_status, ""))
         return [
             Text("★", style="bold yellow") if row.latest else "",
+            Text("◆", style="bold magenta") if self.waiting and self.waiting.get(str(row.root)) else "",
             Text(row.key.removeprefix(self.key_prefix)),
             row.task_type,
             Text(row.status, style=STATUS_STYLES.get(row.status, "")),

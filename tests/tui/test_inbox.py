@@ -1,0 +1,120 @@
+"""The inbox view and the catalog's count of what waits, on the default demo's open decisions."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from textual.widgets import DataTable
+
+from okstra_core.cli import main as okstra
+from okstra_core.store import Project
+from okstra_core.workflows.inbox import pending_decisions
+from okstra_tui.screens.catalog import SORTS, CatalogScreen
+from okstra_tui.screens.inbox import InboxScreen
+from okstra_tui.widgets.summary_line import SummaryLine
+from okstra_tui.widgets.virtual_table import GroupHeader
+
+from .conftest import SIZE, make_app, plain, settle
+
+
+async def _eventually(pilot, predicate, limit: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
+    waited = 0.0
+    while not predicate():
+        if waited > limit:
+            return False
+        await pilot.pause(0.25)
+        waited += 0.25
+    return True
+
+
+async def test_i_opens_the_inbox_grouped_by_task_newest_first(demo_root: Path) -> None:
+    decisions = pending_decisions(Project(demo_root))
+    kinds = {d.kind for d in decisions}
+    assert kinds == {"direction-choice", "planning-prepare", "clarification", "design-prep", "approval"}
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        inbox = app.screen
+        assert isinstance(inbox, InboxScreen)
+        table = inbox.query_one("#inbox-table", DataTable)
+        keys = [str(table.coordinate_to_cell_key((r, 0)).row_key.value) for r in range(table.row_count)]  # type: ignore[arg-type]
+        tasks = [k.removeprefix("task:") for k in keys if k.startswith("task:")]
+        # One header per task, in the order of each task's newest decision.
+        newest: list[str] = []
+        for d in decisions:
+            if d.task not in newest:
+                newest.append(d.task)
+        assert tasks == newest
+        items = [inbox.decisions[int(k.removeprefix("item:"))] for k in keys if k.startswith("item:")]
+        assert sorted(items, key=lambda d: d.since, reverse=True)[0] == items[0]
+        assert len(items) == len(decisions)
+        assert "waiting for you" in plain(inbox.query_one("#inbox-summary"))
+        # An approval offers no write: Enter says what to do and stays in the inbox.
+        row = next(
+            i
+            for i, k in enumerate(keys)
+            if k.startswith("item:") and inbox.decisions[int(k.removeprefix("item:"))].kind == "approval"
+        )
+        table.move_cursor(row=row)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is inbox
+        assert any("lead's session" in str(n.message) for n in app._notifications)
+
+
+async def test_a_decision_made_by_a_verb_leaves_the_open_inbox(fresh_demo: Path) -> None:
+    wanted = next(d for d in pending_decisions(Project(fresh_demo)) if d.kind == "planning-prepare")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        inbox = app.screen
+        assert isinstance(inbox, InboxScreen)
+        assert any(d.kind == "planning-prepare" for d in inbox.decisions)
+        await asyncio.sleep(0.05)
+        assert okstra(["planning", "prepare", str(fresh_demo), "--task", wanted.task]) == 0
+        gone = await _eventually(pilot, lambda: not any(d.kind == "planning-prepare" for d in inbox.decisions))
+        assert gone, "the inbox refreshes on its own when a decision is made elsewhere"
+
+
+async def test_catalog_counts_marks_sorts_and_filters_what_waits(demo_root: Path) -> None:
+    decisions = pending_decisions(Project(demo_root))
+    roots = {str(d.task_root) for d in decisions}
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        catalog = app.screen
+        assert isinstance(catalog, CatalogScreen)
+        assert await _eventually(pilot, lambda: catalog.waiting is not None)
+        summary = plain(catalog.query_one("#catalog-summary", SummaryLine))
+        assert f"◆ {len(decisions)} waiting for you" in summary
+        marked = {
+            str(r.root)
+            for r in catalog.table.rows
+            if not isinstance(r, GroupHeader) and str(catalog._cells(r)[1]) == "◆"  # type: ignore[arg-type]
+        }
+        assert marked == roots
+        # One sort order puts the tasks with a decision first.
+        index = next(i for i, (_, key) in enumerate(SORTS) if key == "waiting")
+        for _ in range(index):
+            await pilot.press("s")
+        await settle(pilot)
+        groups: list[list[bool]] = []
+        for r in catalog.table.rows:
+            if isinstance(r, GroupHeader):
+                groups.append([])
+            else:
+                groups[-1].append(str(r.root) in roots)  # type: ignore[attr-defined]
+        for flags in groups:
+            assert flags == sorted(flags, reverse=True), "within a group, the tasks with a decision come first"
+        has = [any(flags) for flags in groups]
+        assert has == sorted(has, reverse=True), "groups with a decision waiting come first"
+        # The filter word "waiting" keeps exactly the tasks with a decision.
+        await pilot.press("slash", *"waiting")
+        await settle(pilot)
+        rows = [r for r in catalog.table.rows if not isinstance(r, GroupHeader)]
+        assert {str(r.root) for r in rows} == roots  # type: ignore[attr-defined]
