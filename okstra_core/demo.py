@@ -1535,6 +1535,18 @@ def _bulk_template(root: Path, task_type: str, clock: Clock, name: str | None = 
             rationale="waiting for a person",
             catalog=False,
         )
+    _write_task_index(root, troot)
+
+
+def _write_task_index(project_root: Path, task_root: Path) -> None:
+    """``task-index.md`` of a finished demo task, rendered by the owner behind ``okstra render-task-index``."""
+    from . import reading
+    from .render import render_task_index
+
+    manifest = reading.load_model(layout.task_manifest_path(task_root), tm.TaskManifest, root=project_root)
+    if isinstance(manifest, reading.LoadError):
+        raise WriteRefused(manifest.path, manifest.reason)
+    writes.create_only(project_root, layout.task_index_path(task_root), render_task_index(manifest).encode("utf-8"))
 
 
 def _read_tree(folder: Path) -> dict[str, bytes]:
@@ -1680,6 +1692,8 @@ def generate(
         build(root, clock)
         if progress is not None:
             progress(done, total)
+    for ref in Project(root).task_refs:
+        _write_task_index(root, ref.root)
     if extra:
         _bulk(root, extra, jobs or os.cpu_count() or 1, progress, rich)
     return root

@@ -99,3 +99,19 @@ def test_checker_reports_leftover_temp_files_with_their_writer(fresh_demo: Path)
     found = [f for f in report.findings if f.rule == LEFTOVER_TEMP_FILE]
     assert len(found) == 1 and "team-state-analysis-001.json" in found[0].message
     assert found[0].severity == "warning"
+
+
+def test_every_demo_task_root_has_its_task_index(demo_root: Path) -> None:
+    from okstra_core import layout
+    from okstra_core.render import render_task_index
+    from okstra_core.store import Project
+
+    project = Project(demo_root)
+    refs = list(project.task_refs)
+    assert refs
+    for ref in refs:
+        task = ref.open()
+        manifest = task.manifest
+        assert not isinstance(manifest, Exception) and hasattr(manifest, "workflow"), manifest
+        index = layout.task_index_path(ref.root)
+        assert index.read_text(encoding="utf-8") == render_task_index(manifest), ref.root
