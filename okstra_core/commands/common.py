@@ -61,7 +61,14 @@ def input_path(project: Project, text: str) -> Path:
 
 
 def read_input(path: Path, what: str) -> str:
-    """The text of an input file (``-``: standard input); *what* names it in a refusal."""
+    """The text of an input file (``-``: standard input); *what* names it in a refusal.
+
+    A leading byte-order mark (editors on some systems add one) is dropped, as git does for its config.
+    """
+    return _read_input(path, what).removeprefix("\ufeff")
+
+
+def _read_input(path: Path, what: str) -> str:
     if str(path) == "-":
         # Bytes, checked like a file the reader opens: the size limit, strict UTF-8, no NUL.
         data = sys.stdin.buffer.read(reading.MAX_BYTES + 1)

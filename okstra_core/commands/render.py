@@ -34,7 +34,7 @@ def write_output(text: str, out: Path | None) -> None:
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
         raise WriteRefused(out, "output folder does not exist")
-    outcome = create_only(parent, out.name, data)
+    outcome = create_only(parent, parent / out.name, data)  # a refusal names the whole path
     what = "already up to date" if outcome is Outcome.IDENTICAL else "written"
     print(f"{out}: {what} ({len(data)} bytes)", file=sys.stderr)
 

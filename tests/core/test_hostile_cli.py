@@ -36,3 +36,29 @@ def test_render_to_an_empty_output_name_is_refused(fresh_demo: Path) -> None:
     proc = okstra("render-final-report", str(fresh_demo / REPORT), "-o", "")
     assert proc.returncode == 1 and proc.stdout == ""
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_output_refusal_names_the_whole_path(fresh_demo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sub" / "copy.md"
+    out.parent.mkdir()
+    out.write_text("different\n", encoding="utf-8")
+    proc = okstra("render-final-report", str(fresh_demo / REPORT), "-o", str(out))
+    assert proc.returncode == 1
+    assert str(out) in proc.stderr, proc.stderr
+
+
+def test_a_byte_order_mark_in_an_answer_file_is_ignored(fresh_demo: Path, tmp_path: Path) -> None:
+    answers = tmp_path / "a.json"
+    answers.write_bytes(b'\xef\xbb\xbf{"CQ-001": "yes", "CQ-002": "bank"}')
+    proc = okstra(
+        "user-response",
+        "export",
+        str(fresh_demo),
+        "--task",
+        "demo-shop:payments:refund-ledger",
+        "--report",
+        REPORT,
+        "--answers",
+        str(answers),
+    )
+    assert proc.returncode == 0, proc.stderr
