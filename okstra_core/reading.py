@@ -113,9 +113,12 @@ def _opened_inside(fd: int, path: Path, root: Path) -> bool:
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def read_bytes(path: Path, *, root: Path | None = None, max_bytes: int = MAX_BYTES) -> bytes | LoadError:
+def read_bytes(
+    path: Path, *, root: Path | None = None, max_bytes: int = MAX_BYTES, tail: bool = False
+) -> bytes | LoadError:
     """The bytes of a regular file; symlinks, of the file or of any folder on its path, are followed only
-    while they stay inside *root*."""
+    while they stay inside *root*. With *tail*, a file over *max_bytes* gives its last whole lines within
+    *max_bytes* instead of a refusal (a growing transcript is read from its end)."""
     source = _SOURCE.get()
     if source is not None:
         known = source.known_bytes(os.fspath(path))
@@ -154,6 +157,10 @@ def read_bytes(path: Path, *, root: Path | None = None, max_bytes: int = MAX_BYT
             return LoadError(path, f"is {_describe_mode(st.st_mode)}, not a regular file")
         if root is not None and not _opened_inside(fd, path, root):
             return LoadError(path, "a folder on its path is a symlink leading outside the project root")
+        if st.st_size > max_bytes and tail:
+            data = os.pread(fd, max_bytes, st.st_size - max_bytes)
+            cut = data.find(b"\n")
+            return data[cut + 1 :] if cut >= 0 else data
         if st.st_size > max_bytes:
             return LoadError(path, f"file is too large ({st.st_size} bytes; limit {max_bytes})")
         chunks: list[bytes] = []
@@ -191,6 +198,14 @@ def text_of_bytes(path: Path, data: bytes, *, max_bytes: int = MAX_BYTES) -> str
     """
     if len(data) > max_bytes:
         return LoadError(path, f"too large ({len(data)} bytes; the reader's limit is {max_bytes})")
+    return decode_text(path, data)
+
+
+def read_tail(path: Path, *, root: Path | None = None, max_bytes: int = 1 << 20) -> str | LoadError:
+    """The text of the last whole lines of *path* within *max_bytes* (all of it when smaller)."""
+    data = read_bytes(path, root=root, max_bytes=max_bytes, tail=True)
+    if isinstance(data, LoadError):
+        return data
     return decode_text(path, data)
 
 

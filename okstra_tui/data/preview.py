@@ -77,11 +77,12 @@ def load_preview(target: PreviewTarget, root: Path) -> LoadedPreview:
             else:
                 out.model = loaded
         return out
-    text = reading.read_text(path, root=root)
+    fmt = target.fmt
+    # A transcript may grow past the reader's limit: its end is what a person wants, so it is read from there.
+    text = reading.read_tail(path, root=root) if fmt == "log" else reading.read_text(path, root=root)
     if isinstance(text, LoadError):
         out.error = text
         return out
-    fmt = target.fmt
     if fmt == "log":
         lines = text.splitlines()
         if len(lines) > LOG_TAIL_LINES:

@@ -115,3 +115,20 @@ def test_every_demo_task_root_has_its_task_index(demo_root: Path) -> None:
         assert not isinstance(manifest, Exception) and hasattr(manifest, "workflow"), manifest
         index = layout.task_index_path(ref.root)
         assert index.read_text(encoding="utf-8") == render_task_index(manifest), ref.root
+
+
+def test_a_transcript_over_the_read_limit_is_read_from_its_end(fresh_demo: Path) -> None:
+    from okstra_core import reading
+    from okstra_core.check import run_check
+    from okstra_tui.data.preview import PreviewTarget, load_preview
+
+    log = next(fresh_demo.glob(".okstra/tasks/*/*/runs/analysis/prompts/*.log"))
+    line = b"x" * 99 + b"\n"
+    with open(log, "wb") as fh:
+        fh.write(line * ((reading.MAX_BYTES // len(line)) + 1000))
+        fh.write(b"the last line\n")
+    loaded = load_preview(PreviewTarget(log, log.name), fresh_demo)
+    assert loaded.error is None and loaded.text is not None and loaded.text.endswith("the last line")
+    report = run_check(fresh_demo, home=fresh_demo / ".h", jobs=1)
+    rel = log.relative_to(fresh_demo).as_posix()
+    assert [f for f in report.findings if f.path == rel and f.severity == "error"] == []
