@@ -74,6 +74,9 @@ def shared_key_prefix(keys: Iterable[str]) -> str:
     return prefix or ""
 
 
+#: Added to a row's search text when a decision waits in the task (NUL: no title can end with it).
+WAITING_WORD = "\x00waiting"
+
 #: Extra rows above and below the visible ones whose manifests are read ahead.
 READ_AHEAD = 30
 
@@ -109,7 +112,7 @@ class CatalogSort:
         if key == "waiting":
             # Tasks with a decision waiting first (catalog order within each part; reversed: last).
             counts = waiting or {}
-            return sorted(rows, key=lambda r: counts.get(str(r.root), 0) == 0, reverse=self.reverse)
+            return sorted(rows, key=lambda r: counts.get(r.ident, 0) == 0, reverse=self.reverse)
         if key != "order":
             return sorted(rows, key=lambda r: getattr(r, key), reverse=self.reverse != (key == "updated"))
         return list(reversed(rows)) if self.reverse else rows
@@ -271,10 +274,10 @@ class CatalogScreen(ViewScreen):
             self.app.call_from_thread(self._add_rows, data, extra)
         # Opening a task should not wait for its view's module: import it here, off the UI thread.
         importlib.import_module("okstra_tui.screens.task")
-        self._read_waiting(project)
+        self._read_waiting(project, data)
 
-    def _read_waiting(self, project: Project) -> None:
-        """What waits for a person, per task (the core's inbox), read after the catalog is on screen."""
+    def _read_waiting(self, project: Project, data: CatalogData) -> None:
+        """What waits for a person, per row (the core's inbox), read after the catalog is on screen."""
         from okstra_core.workflows.inbox import pending_decisions
 
         counts: dict[str, int] = {}
@@ -285,13 +288,21 @@ class CatalogScreen(ViewScreen):
         for decision in decisions:
             key = str(decision.task_root)
             counts[key] = counts.get(key, 0) + 1
-        self.app.call_from_thread(self._waiting_read, counts)
+        # Keyed by row identity, worked out here off the UI thread (a row's root is built on first use).
+        by_row = {row.ident: counts[str(row.root)] for row in data.rows if str(row.root) in counts}
+        self.app.call_from_thread(self._waiting_read, by_row)
 
     def _waiting_read(self, counts: dict[str, int]) -> None:
+        previous = self.waiting or {}
         if counts == self.waiting:
             return
         self.waiting = counts
-        self._haystack = {}
+        # Only the rows whose mark changed get a new search text (the filter word "waiting").
+        hay = self._haystack
+        for ident in previous.keys() ^ counts.keys():
+            if ident in hay:
+                text = hay[ident].removesuffix(WAITING_WORD)
+                hay[ident] = text + WAITING_WORD if ident in counts else text
         self._matched = None
         self._rebuild()
 
@@ -331,8 +342,8 @@ class CatalogScreen(ViewScreen):
 
     def _hay(self, row: CatalogRow) -> tuple[str, str]:
         hay = " ".join((row.key, row.group, row.task_type, row.status, row.title)).lower()
-        if self.waiting and self.waiting.get(str(row.root)):
-            hay += " waiting"
+        if self.waiting and row.ident in self.waiting:
+            hay += WAITING_WORD
         return row.ident, hay
 
     def reload(self) -> None:
@@ -400,7 +411,7 @@ class CatalogScreen(ViewScreen):
             next_cell = Text(phase.next_status, style=NEXT_STYLES.get(phase.next_status, ""))
         return [
             Text("★", style="bold yellow") if row.latest else "",
-            Text("◆", style="bold magenta") if self.waiting and self.waiting.get(str(row.root)) else "",
+            Text("◆", style="bold magenta") if self.waiting and row.ident in self.waiting else "",
             Text(row.key.removeprefix(self.key_prefix)),
             row.task_type,
             Text(row.status, style=STATUS_STYLES.get(row.status, "")),
