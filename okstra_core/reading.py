@@ -134,7 +134,7 @@ def read_bytes(
         try:
             real = Path(os.path.realpath(path, strict=True))
         except FileNotFoundError:
-            return LoadError(path, "dangling symlink")
+            return LoadError(path, dangling(path))
         except (OSError, RuntimeError) as exc:
             if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP:
                 return LoadError(path, "symlink loop")
@@ -260,13 +260,50 @@ def parse_json(path: Path, text: str, line_offset: int = 0, *, unique_keys: bool
         return LoadError(path, "invalid JSON: nesting too deep")
 
 
+def dangling(path: Path) -> str:
+    """Expected and found for a symlink whose target is missing: where it points."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return "dangling symlink (its target does not exist)"
+    shown = repr(target) if len(target) <= 120 else repr(target[:117] + "...")
+    return f"dangling symlink: points to {shown}, which does not exist"
+
+
+def describe_error(err: Any) -> str:
+    """One pydantic error as ``field.path: expected ... (found ...)``, or ``field.path: missing``."""
+    loc = ".".join(str(p) for p in err["loc"]) or "(document)"
+    return f"{loc}: {describe_problem(err)}"
+
+
+def describe_problem(err: Any) -> str:
+    """What one pydantic error expected and what it found, without its location."""
+    kind = err.get("type", "")
+    if kind == "missing":
+        return "missing"
+    if kind == "string_pattern_mismatch":
+        msg = "not in the expected form"
+    else:
+        msg = str(err["msg"]).removeprefix("Value error, ")
+    value = err.get("input")
+    if not err["loc"] or (kind.startswith(("value_error", "assertion_error")) and isinstance(value, dict | list)):
+        return msg  # a rule over a whole object: its message names what it found
+    return f"{msg} (found {_found(value)})"
+
+
+def _found(value: Any) -> str:
+    """A short description of an invalid input for a one-line message."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def format_validation(exc: ValidationError, limit: int = 3) -> str:
     """One line summarising a pydantic error: ``field.path: message; ...``."""
-    parts = []
-    for err in exc.errors()[:limit]:
-        loc = ".".join(str(p) for p in err["loc"]) or "(document)"
-        msg = err["msg"].removeprefix("Value error, ")
-        parts.append(f"{loc}: {msg}")
+    parts = [describe_error(err) for err in exc.errors()[:limit]]
     more = len(exc.errors()) - limit
     if more > 0:
         parts.append(f"and {more} more")

@@ -225,7 +225,7 @@ class Unit:
         try:
             real = Path(os.path.realpath(path, strict=True))
         except FileNotFoundError:
-            self.report(SYMLINK_DANGLING, path, "dangling symlink")
+            self.report(SYMLINK_DANGLING, path, reading.dangling(path))
             self._bytes[text] = None
             return Entry(name, text, "bad")
         except (OSError, RuntimeError) as exc:
@@ -485,10 +485,7 @@ class Unit:
         for err in exc.errors():
             grouped.setdefault(_validation_rule(model, err), []).append(err)
         for rule, errs in grouped.items():
-            parts = []
-            for err in errs[:3]:
-                loc = ".".join(str(p) for p in err["loc"]) or "(document)"
-                parts.append(f"{loc}: {str(err['msg']).removeprefix('Value error, ')}")
+            parts = [reading.describe_error(err) for err in errs[:3]]
             if len(errs) > 3:
                 parts.append(f"and {len(errs) - 3} more")
             self.report(rule, path, f"does not match {model.__name__}: " + "; ".join(parts), line)

@@ -50,7 +50,7 @@ def document_path(loc: tuple[Any, ...]) -> str:
 
 def schema_errors(exc: ValidationError) -> list[str]:
     """Every validation error as ``path: reason``, in document order."""
-    return [f"{document_path(tuple(e['loc']))}: {e['msg'].removeprefix('Value error, ')}" for e in exc.errors()]
+    return [f"{document_path(tuple(e['loc']))}: {reading.describe_problem(e)}" for e in exc.errors()]
 
 
 def validate_report(path: Path, value: Any) -> Report | LoadError:

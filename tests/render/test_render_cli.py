@@ -89,7 +89,7 @@ def test_schema_failure_lists_every_error_and_writes_nothing(
     err = captured.err.strip()
     assert "\n" not in err and "Traceback" not in err
     assert str(data) in err and "3 errors" in err
-    assert "runDateTimeSegment: Field required" in err
+    assert "runDateTimeSegment: missing" in err
     assert "analysisFindings[0].severity:" in err
     assert "clarificationItems[1].itemId:" in err
     assert not out.exists()
