@@ -124,6 +124,11 @@ def is_canonical_slug(value: str) -> bool:
     return len(value) <= SLUG_MAX and bool(_CANONICAL_SLUG.match(value)) and slug(value) == value
 
 
+def not_a_slug(label: str, value: str) -> str:
+    """Expected and found for a name that breaks the slug rule: ``label 'Found' is not ... (expected 'found')``."""
+    return f"{label} {value!r} is not a canonical slug (expected {slug(value)!r})"
+
+
 # ------------------------------------------------------------------------ task key
 
 
@@ -230,15 +235,19 @@ def notes_dir(root: Path) -> Path:
 # ------------------------------------------------------------------------ run dirs
 
 
+#: Task types whose runs may (implementation: must) live in ``stage-<n>/``.
+STAGED_TASK_TYPES: Final = (IMPLEMENTATION, FINAL_VERIFICATION)
+
+
 def is_staged_type(task_type: str) -> bool:
     """Task types whose runs may (implementation: must) live in ``stage-<n>/``."""
-    return task_type in ("implementation", "final-verification")
+    return task_type in STAGED_TASK_TYPES
 
 
 def task_type_run_dir(root: Path, task_type: str) -> Path:
     """``runs/<task-type>/``: the non-stage run dir, and the parent of stage dirs."""
     if not is_canonical_slug(task_type):
-        raise LayoutError(None, f"task type {task_type!r} is not a canonical slug")
+        raise LayoutError(None, not_a_slug("task type", task_type))
     return runs_dir(root) / task_type
 
 
@@ -388,7 +397,7 @@ def invocation_paths(project_root: Path, purpose: str, invocation_id: str) -> In
     """Paths of one agent invocation; both values must be canonical slugs."""
     for label, value in (("purpose", purpose), ("invocation id", invocation_id)):
         if not is_canonical_slug(value):
-            raise LayoutError(None, f"{label} {value!r} is not a canonical slug")
+            raise LayoutError(None, not_a_slug(label, value))
     return InvocationPaths(agent_invocations_dir(project_root) / purpose, invocation_id)
 
 

@@ -172,9 +172,14 @@ def _choice_checks(report: LoadedReport, ids: set[str]) -> tuple[list[ChainCheck
     assert oc is not None
     if oc.mode == "preselected-validation":  # else comparison, stated or not
         chosen = oc.preselected.option_id if oc.preselected else None
-        return [
-            ChainCheck("preselected confirmation", chosen in ids, f"upstream confirmed {chosen}", report.path)
-        ], chosen
+        candidates = ", ".join(sorted(ids)) or "none"
+        if chosen is None:
+            detail = f"optionCandidates.preselected names no option (expected one of: {candidates})"
+        elif chosen in ids:
+            detail = f"upstream confirmed {chosen}"
+        else:
+            detail = f"upstream confirmed {chosen!r}, which is not a candidate (expected one of: {candidates})"
+        return [ChainCheck("preselected confirmation", chosen in ids, detail, report.path)], chosen
     sidecar = sidecar_path_for(report)
     root = report.artifact.run.task.project.root
     loaded = reading.load_sidecar(sidecar, UserResponseHeader, root=root) if sidecar.exists() else None
@@ -195,9 +200,9 @@ def _choice_checks(report: LoadedReport, ids: set[str]) -> tuple[list[ChainCheck
     if chosen is None:
         return [*checks, ChainCheck("sidecar option", True, "the header names no selected-option", sidecar)], None
     option_ok = chosen in ids
-    detail = f"{chosen} {'is' if option_ok else 'is not'} a candidate"
+    detail = f"{chosen} is a candidate"
     if not option_ok:
-        detail += f" (candidates: {', '.join(sorted(ids))})"
+        detail = f"selected-option {chosen!r} is not a candidate (expected one of: {', '.join(sorted(ids)) or 'none'})"
     return [*checks, ChainCheck("sidecar option", option_ok, detail, sidecar)], chosen
 
 
@@ -219,8 +224,11 @@ def _snapshot_checks(task: Task, report: LoadedReport, ids: set[str], chosen: st
     if selected.option_id is not None:
         ok = selected.option_id in ids and (chosen is None or selected.option_id == chosen)
         detail = f"{selected.option_id}"
-        if not ok:
-            detail += f" (chosen: {chosen}; candidates: {', '.join(sorted(ids))})"
+        if selected.option_id not in ids:
+            candidates = ", ".join(sorted(ids)) or "none"
+            detail = f"optionId {selected.option_id!r} is not a candidate (expected one of: {candidates})"
+        elif not ok:
+            detail = f"optionId {selected.option_id!r} is not the chosen option (expected {chosen})"
         checks.append(ChainCheck("snapshot option", ok, detail, sd_path))
     plan_art = latest_report(task, layout.IMPLEMENTATION_PLANNING)
     if plan_art is None:

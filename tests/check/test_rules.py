@@ -560,3 +560,50 @@ def test_internal_error_becomes_a_finding(fresh_demo: Path, monkeypatch: pytest.
     monkeypatch.setattr(team_state, "check_run", boom)
     found = findings_of(check(fresh_demo), "OKS009")
     assert found and all("team-state" in f.message and "KeyError" in f.message for f in found)
+
+
+#: Key parts of a message that names what was expected and what was found, per rule.
+MESSAGES: dict[str, tuple[str, ...]] = {
+    "OKS003": ("points to 'does-not-exist.md', which does not exist",),
+    "OKS015": ("stage folder stage-1/ under task type 'analysis'", "stages belong to implementation"),
+    "OKS018": ("'Payments_Old' is not a canonical slug (expected 'payments-old')",),
+    "OKS020": ("currentStatus: Input should be a valid string (found 123)",),
+    "OKS021": ("stage:", "(found 'one')"),
+    "OKS038": ("authored and applied are both status 'pending', phase 'implementation'",),
+    "OKS053": ("'assignment-that-never-was'", "expected one of: assign-01-lead"),
+    "OKS054": ("digests.prompt is ", "hash to "),
+    "OKS055": ("catalog.json records sha256 ", "the file's bytes hash to "),
+    "OKS064": ("instructionProvenance.0.path: not in the expected form (found '/opt/okstra/templates/x.md')",),
+    "OKS072": ("optionId 'IO-999' is not a candidate (expected one of: IO-001",),
+    "OKS110": ("schemaVersion: Input should be '1.2' (found '1.1')",),
+    "OKS130": ("status 'done' is not a known status (expected one of: prepared",),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(MESSAGES))
+def test_message_says_expected_and_found(rule: str, fresh_demo: Path) -> None:
+    path = CASES[rule](fresh_demo)
+    messages = [f.message for f in findings_of(check(fresh_demo), rule) if f.path == path]
+    assert any(all(part in m for part in MESSAGES[rule]) for m in messages), messages
+    assert all("None" not in m and "\n" not in m for m in messages), messages
+
+
+def test_missing_field_says_missing(fresh_demo: Path) -> None:
+    p = fresh_demo / TASK / "task-manifest.json"
+    edit_json(p, lambda d: d.pop("taskKey"))
+    messages = [f.message for f in findings_of(check(fresh_demo), "OKS020") if f.path == rel(fresh_demo, p)]
+    assert any("taskKey: missing" in m for m in messages), messages
+
+
+def test_next_phase_correction_names_both_pointers(fresh_demo: Path) -> None:
+    p = fresh_demo / TASK / "task-manifest.json"
+    authored = {"phase": "analysis", "status": "pending", "rationale": "x"}
+    applied = {"phase": "implementation", "status": "pending", "rationale": "y"}
+    edit_json(
+        p, lambda d: d["workflow"].update(nextRecommendedPhaseCorrection={"authored": authored, "applied": applied})
+    )
+    messages = [f.message for f in findings_of(check(fresh_demo), "OKS038")]
+    assert any(
+        "applied is status 'pending', phase 'implementation', not the stored nextRecommendedPhase (status " in m
+        for m in messages
+    ), messages

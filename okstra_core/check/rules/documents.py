@@ -84,7 +84,7 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         if seg is not None and art.name.seq is not None and not art.flat:
             rows.append((art.name.category, art.name.seq, seg, art))
         if art.kind == "run-manifest" and doc.status is not None and doc.status not in rm.RUN_STATUSES:
-            unit.report(UNKNOWN_STATUS, art.path, f"status {doc.status!r} is not a known status")
+            unit.report(UNKNOWN_STATUS, art.path, f"status {doc.status!r} is not a known status ({known_statuses()})")
     for (category, seq), segs in sorted(rm.segments_by_seq(rows).items()):
         if len(segs) > 1:
             listing = "; ".join(f"{s}: {', '.join(a.entry.name for a in arts)}" for s, arts in sorted(segs.items()))
@@ -100,7 +100,7 @@ def _status(unit: Unit, art: Artifact) -> None:
         return
     value = text.strip()
     if value not in rm.RUN_STATUSES:
-        unit.report(UNKNOWN_STATUS, art.path, f"status {value[:60]!r} is not a known status")
+        unit.report(UNKNOWN_STATUS, art.path, f"status {value[:60]!r} is not a known status ({known_statuses()})")
 
 
 def _identity(scope: TaskScope, run: RunScope, art: Artifact, doc: Any, run_rel: str) -> None:
@@ -122,6 +122,11 @@ def _identity(scope: TaskScope, run: RunScope, art: Artifact, doc: Any, run_rel:
             hint = doc.path_hints.run_dir if doc.path_hints is not None else None
         if hint is not None and hint != run_rel:
             unit.report(FOREIGN_ARTIFACT, art.path, f"runDir {hint!r} is not this run dir {run_rel!r}")
+
+
+def known_statuses() -> str:
+    """The expected side of an unknown-status message."""
+    return "expected one of: " + ", ".join(rm.RUN_STATUSES)
 
 
 def stage_mismatch(stated: int | None, expected: int | None, run_rel: str) -> str:

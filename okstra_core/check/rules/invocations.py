@@ -37,7 +37,7 @@ def check_invocations(unit: Unit, base: Path) -> None:
                 unit.report(UNNAMED_ENTRY, purpose.path, "not part of the store's contract; not read")
             continue
         if not layout.is_canonical_slug(purpose.name):
-            unit.report(NON_CANONICAL_SLUG, purpose.path, f"purpose folder {purpose.name!r} is not a canonical slug")
+            unit.report(NON_CANONICAL_SLUG, purpose.path, layout.not_a_slug("purpose folder", purpose.name))
         groups: dict[str, dict[str, Entry]] = {}
         for e in unit.entries(purpose.path):
             inv_id, _dot, _ = e.name.partition(".")
@@ -58,7 +58,7 @@ def _check_one(unit: Unit, folder: Path, purpose: str, inv_id: str, parts: dict[
     paths = layout.InvocationPaths(folder, inv_id)
     first = next(iter(parts.values())).path
     if not layout.is_canonical_slug(inv_id):
-        unit.report(NON_CANONICAL_SLUG, first, f"invocation id {inv_id!r} is not a canonical slug")
+        unit.report(NON_CANONICAL_SLUG, first, layout.not_a_slug("invocation id", inv_id))
     present = [p for p in ORDER if p in parts]
     if present:
         last = ORDER.index(present[-1])

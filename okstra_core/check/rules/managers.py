@@ -48,7 +48,7 @@ def _unknown(unit: Unit, folder: Path, allowed: dict[str, str]) -> None:
 
 def _check_manager(unit: Unit, folder: Path) -> None:
     if not layout.is_canonical_slug(folder.name):
-        unit.report(NON_CANONICAL_SLUG, folder, f"manager folder {folder.name!r} is not a canonical slug")
+        unit.report(NON_CANONICAL_SLUG, folder, layout.not_a_slug("manager folder", folder.name))
     _unknown(unit, folder, _MANAGER_FILES)
     info_path = folder / layout.MANAGER_INFO
     if unit.entry(info_path) is None:

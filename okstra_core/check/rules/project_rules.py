@@ -86,14 +86,14 @@ def _task_folders(unit: Unit) -> list[str]:
                 unit.report(UNNAMED_ENTRY, group.path, "not part of the store's contract; not read")
             continue
         if not layout.is_canonical_slug(group.name):
-            unit.report(NON_CANONICAL_SLUG, group.path, f"task group folder {group.name!r} is not a canonical slug")
+            unit.report(NON_CANONICAL_SLUG, group.path, layout.not_a_slug("task group folder", group.name))
         for task in unit.entries(group.path):
             if task.kind != "dir":
                 if task.kind == "file":
                     unit.report(UNNAMED_ENTRY, task.path, "not part of the store's contract; not read")
                 continue
             if not layout.is_canonical_slug(task.name):
-                unit.report(NON_CANONICAL_SLUG, task.path, f"task id folder {task.name!r} is not a canonical slug")
+                unit.report(NON_CANONICAL_SLUG, task.path, layout.not_a_slug("task id folder", task.name))
             out.append(unit.rel(task.text))  # text, not a Path: this runs once per task of the store
     return out
 

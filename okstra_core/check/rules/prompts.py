@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from ... import names
@@ -80,7 +81,8 @@ def _meta(scope: TaskScope, run: RunScope, art: Artifact, meta: PromptMeta, prom
             unit.report(
                 UNKNOWN_ASSIGNMENT,
                 art.path,
-                f"assignmentRef {meta.assignment_ref!r} is not held by the run manifest's invocationAssignments",
+                f"assignmentRef {meta.assignment_ref!r} is not held by the run manifest's invocationAssignments "
+                f"(expected one of: {_some(a.assignment_ref for a in manifest.invocation_assignments)})",
             )
         else:
             assignment = match[0]
@@ -128,7 +130,7 @@ def _file_digests(scope: TaskScope, art: Artifact, meta: PromptMeta, prompt: Pat
             unit.report(
                 METADATA_DIGEST,
                 art.path,
-                f"prompt digest {digests.prompt} does not match the bytes of {prompt.name} ({found})",
+                f"digests.prompt is {digests.prompt}, but the bytes of {prompt.name} hash to {found}",
             )
     for label, rel, digest in (
         ("instruction", meta.instruction_path, digests.instruction),
@@ -142,7 +144,7 @@ def _file_digests(scope: TaskScope, art: Artifact, meta: PromptMeta, prompt: Pat
         data = unit.data(unit.root / rel)
         if data is not None and (found := sha256_bytes(data)) != digest:
             unit.report(
-                METADATA_DIGEST, art.path, f"{label} digest {digest} does not match the bytes of {rel} ({found})"
+                METADATA_DIGEST, art.path, f"digests.{label} is {digest}, but the bytes of {rel} hash to {found}"
             )
 
 
@@ -181,4 +183,16 @@ def _duty_snapshot(scope: TaskScope, art: Artifact, manifest: RunManifest) -> No
             continue
         raw = unit.data(path)
         if raw is not None and duty.sha256 is not None and sha256_bytes(raw) != duty.sha256:
-            unit.report(DUTY_SNAPSHOT_DRIFT, path, f"duty {duty.duty_id!r} drifted from the digest in its catalog")
+            unit.report(
+                DUTY_SNAPSHOT_DRIFT,
+                path,
+                f"duty {duty.duty_id!r} drifted: catalog.json records sha256 {duty.sha256}, "
+                f"the file's bytes hash to {sha256_bytes(raw)}",
+            )
+
+
+def _some(values: Iterable[str | None], limit: int = 8) -> str:
+    """Up to *limit* sorted values, comma-separated, with how many more there are."""
+    shown = sorted(v for v in values if v is not None)
+    text = ", ".join(shown[:limit]) or "none"
+    return text + (f" and {len(shown) - limit} more" if len(shown) > limit else "")

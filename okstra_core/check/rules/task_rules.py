@@ -117,7 +117,7 @@ def _task_type_dir(scope: TaskScope, base: Entry) -> None:
     unit = scope.unit
     task_type = base.name
     if not layout.is_canonical_slug(task_type):
-        unit.report(NON_CANONICAL_SLUG, base.path, f"task-type folder {task_type!r} is not a canonical slug")
+        unit.report(NON_CANONICAL_SLUG, base.path, layout.not_a_slug("task-type folder", task_type))
     elif task_type not in layout.KNOWN_TASK_TYPES:
         unit.report(UNKNOWN_TASK_TYPE, base.path, f"unknown task type {task_type!r}")
     own = RunScope(base.path, task_type, None)
@@ -147,7 +147,12 @@ def _task_type_dir(scope: TaskScope, base: Entry) -> None:
                     f"stage folder {e.name!r} is not stage-<n> with n a positive integer without padding",
                 )
             elif not layout.is_staged_type(task_type):
-                unit.report(BAD_STAGE_FOLDER, e.path, f"task type {task_type!r} has no stages")
+                unit.report(
+                    BAD_STAGE_FOLDER,
+                    e.path,
+                    f"stage folder {e.name}/ under task type {task_type!r}, which has no stages "
+                    f"(stages belong to {', '.join(layout.STAGED_TASK_TYPES)})",
+                )
             else:
                 scope.runs.append(_stage_dir(scope, e, task_type, stage))
         elif e.name == layout.CARRY_DIR and e.kind == "dir":
@@ -342,18 +347,24 @@ def _manifest_pointers(unit: Unit, path: Path, man: tm.TaskManifest) -> None:
             unit.report(
                 BAD_NEXT_PHASE_CORRECTION,
                 path,
-                "workflow.nextRecommendedPhaseCorrection.applied is not the stored nextRecommendedPhase",
+                "workflow.nextRecommendedPhaseCorrection.applied is "
+                f"{_pointer(corr.applied)}, not the stored nextRecommendedPhase ({_pointer(nrp)})",
             )
         if corr.authored == corr.applied:
             unit.report(
                 BAD_NEXT_PHASE_CORRECTION,
                 path,
-                "workflow.nextRecommendedPhaseCorrection records no change (authored equals applied)",
+                "workflow.nextRecommendedPhaseCorrection records no change: authored and applied are both "
+                f"{_pointer(corr.applied)} (expected applied to differ)",
             )
         if corr.applied.status == "ready" and not corr.applied.phase:
             unit.report(BAD_NEXT_PHASE_CORRECTION, path, "the applied pointer has status 'ready' but names no phase")
     if man.latest_run_status is not None and man.latest_run_status not in RUN_STATUSES:
-        unit.report(UNKNOWN_STATUS, path, f"latestRunStatus {man.latest_run_status!r} is not a known status")
+        unit.report(
+            UNKNOWN_STATUS,
+            path,
+            f"latestRunStatus {man.latest_run_status!r} is not a known status ({documents.known_statuses()})",
+        )
 
 
 def _manifest_fix_cycles(scope: TaskScope, path: Path, man: tm.TaskManifest) -> None:
@@ -377,6 +388,17 @@ def _manifest_fix_cycles(scope: TaskScope, path: Path, man: tm.TaskManifest) -> 
                 path,
                 f"fixCycles {_dump(man.fix_cycles.named())} differs from what {what} derives: {_dump(derived.named())}",
             )
+
+
+def _pointer(pointer: tm.NextRecommendedPhase | None) -> str:
+    """A phase pointer in one short phrase: its status and phase, or missing."""
+    if pointer is None:
+        return "missing"
+    return (
+        f"status {pointer.status!r}, phase {pointer.phase!r}"
+        if pointer.phase
+        else f"status {pointer.status!r}, no phase"
+    )
 
 
 def _camel(field: str) -> str:
