@@ -33,9 +33,18 @@ Report = FinalReportV3 | FinalReportV2
 TEMPLATE = "reports/final-report-v2.template.md"
 
 
+_HTML_START = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def no_html(text: str) -> str:
+    """Report data never becomes raw HTML in the reading copy: a ``<`` that would open a tag or comment is
+    written as ``&lt;`` (it reads the same once rendered); ``a < b`` is left alone."""
+    return _HTML_START.sub("&lt;", text)
+
+
 def inline(text: str | None) -> str:
-    """A short field on one line (an absent field is empty)."""
-    return one_line(text or "")
+    """A short field on one line (an absent field is empty); raw HTML is neutralised."""
+    return no_html(one_line(text or ""))
 
 
 def cell(text: str | None) -> str:
@@ -47,7 +56,7 @@ def code(value: str | None) -> str:
     """An inline code span that survives backticks inside *value* (an absent value is a dash)."""
     if value is None:
         return "—"
-    text = inline(value)
+    text = one_line(value)  # inside a code span nothing is HTML
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -73,7 +82,7 @@ def table(header: list[str], rows: Sequence[Sequence[str | None]]) -> str:
 
 def block(text: str | None) -> str:
     """Narrative Markdown as written, without surrounding blank lines (an absent field is empty)."""
-    return (text or "").strip("\n")
+    return no_html((text or "").strip("\n"))
 
 
 def _details(report: Report, lab: dict[str, str]) -> str:
