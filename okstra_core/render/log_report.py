@@ -179,6 +179,11 @@ def log_report(run_dir: Path) -> LogReport:
     path = Path(run_dir)
     if not path.is_dir():
         return LogReport(path, problems=["run dir is missing or not a directory"])
+    real = Path(os.path.realpath(path))
+    type_dir = real.parent if layout.parse_stage_dir(real.name) is not None else real
+    if type_dir.parent != layout.runs_dir(type_dir.parent.parent) or layout.OKSTRA_DIR not in real.parts:
+        # "/" or a project root would otherwise report "0 prompts" as if it were an empty run.
+        return LogReport(path, problems=["not a run dir (expected .okstra/tasks/<group>/<task>/runs/<task-type>)"])
     pairs: dict[str, LogPair] = {}
     _scan_run_dir(pairs, path, path)
     for entry in _listdir(path):

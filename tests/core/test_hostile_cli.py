@@ -62,3 +62,10 @@ def test_a_byte_order_mark_in_an_answer_file_is_ignored(fresh_demo: Path, tmp_pa
         str(answers),
     )
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("where", ["/", "."])
+def test_log_report_refuses_a_folder_that_is_no_run_dir(fresh_demo: Path, where: str) -> None:
+    proc = okstra("log-report", str(fresh_demo) if where == "." else where)
+    assert proc.returncode == 1 and "not a run dir" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
