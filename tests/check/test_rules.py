@@ -607,3 +607,13 @@ def test_next_phase_correction_names_both_pointers(fresh_demo: Path) -> None:
         "applied is status 'pending', phase 'implementation', not the stored nextRecommendedPhase (status " in m
         for m in messages
     ), messages
+
+
+def test_missing_duty_catalog_names_the_manifest(fresh_demo: Path) -> None:
+    catalog = one(fresh_demo, f"{RUNS}/analysis/prompts/duty-contracts-analysis-001/catalog.json")
+    catalog.unlink()
+    found = [f for f in findings_of(check(fresh_demo), "OKS055") if f.path == rel(fresh_demo, catalog)]
+    assert found and all(
+        "is missing from the duty snapshot that agentContract.dutyRoot names in " in f.message for f in found
+    )
+    assert any("run-manifest-analysis-001.json" in f.message for f in found), found

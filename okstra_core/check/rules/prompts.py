@@ -158,10 +158,16 @@ def _duty_snapshot(scope: TaskScope, art: Artifact, manifest: RunManifest) -> No
         unit.report(DUTY_SNAPSHOT_DRIFT, art.path, f"agentContract.dutyRoot {contract.duty_root!r} does not exist")
         return
     catalog_path = unit.root / contract.duty_root / "catalog.json"
-    data = unit.data(catalog_path) if unit.exists(catalog_path) else None
-    if data is None:
-        unit.report(DUTY_SNAPSHOT_DRIFT, catalog_path, "duty snapshot has no readable catalog.json")
+    if not unit.exists(catalog_path):
+        unit.report(
+            DUTY_SNAPSHOT_DRIFT,
+            catalog_path,
+            f"catalog.json is missing from the duty snapshot that agentContract.dutyRoot names in {unit.rel(art.path)}",
+        )
         return
+    data = unit.data(catalog_path)
+    if data is None:
+        return  # the read problem is reported on the file itself: one root cause, one finding
     if contract.catalog_digest is not None and (found := sha256_bytes(data)) != contract.catalog_digest:
         unit.report(
             DUTY_SNAPSHOT_DRIFT,

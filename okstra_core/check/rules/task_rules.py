@@ -358,7 +358,12 @@ def _manifest_pointers(unit: Unit, path: Path, man: tm.TaskManifest) -> None:
                 f"{_pointer(corr.applied)} (expected applied to differ)",
             )
         if corr.applied.status == "ready" and not corr.applied.phase:
-            unit.report(BAD_NEXT_PHASE_CORRECTION, path, "the applied pointer has status 'ready' but names no phase")
+            unit.report(
+                BAD_NEXT_PHASE_CORRECTION,
+                path,
+                "workflow.nextRecommendedPhaseCorrection.applied has status 'ready' but names no phase "
+                "(expected a phase)",
+            )
     if man.latest_run_status is not None and man.latest_run_status not in RUN_STATUSES:
         unit.report(
             UNKNOWN_STATUS,
