@@ -47,6 +47,7 @@ MIXED_IDENTITY: Final = "OKS022"
 BAD_SIDECAR_HEADER: Final = "OKS023"
 FOREIGN_ARTIFACT: Final = "OKS024"
 UNKNOWN_HEADER_KEY: Final = "OKS025"
+PROJECT_FIELDS_ABSENT: Final = "OKS026"
 CATALOG_UNREADABLE: Final = "OKS030"
 TASK_KEY_INCONSISTENT: Final = "OKS031"
 TASK_NOT_CATALOGUED: Final = "OKS032"
@@ -348,6 +349,18 @@ RULES: Final[tuple[Rule, ...]] = (
         """A sidecar header carries a key this checker does not know. It is kept
        (okstra may write keys we do not know yet) and reported so that a typo
        of a known key does not go unnoticed.""",
+    ),
+    _r(
+        PROJECT_FIELDS_ABSENT,
+        "info",
+        "documents",
+        "Fields this project would add are absent",
+        """A document the models know lacks fields the contract does not name but
+       this project's writers add (`publishedAt`, `runDir`, `dispatchedAt`, ...;
+       docs/decisions.md, "Reading what others wrote"). They are optional on read,
+       so this is no error: one finding per file names them, so a store written
+       by another tool can be told apart from one with data lost. Which fields
+       count is marked on the models themselves.""",
     ),
     # ------------------------------------------------------------------- task
     _r(

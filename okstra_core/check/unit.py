@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from .. import layout, reading
 from ..errors import LoadError
-from ..models.base import IdentityMismatch
+from ..models.base import IdentityMismatch, absent_added
 from ..models.convergence import ConvergenceFinal
 from ..models.report import DeliverableMismatch
 from ..sidecar import parse_lenient as parse_sidecar_lenient
@@ -35,6 +35,7 @@ from .catalog import (
     INVALID_JSON,
     LEFTOVER_TEMP_FILE,
     MIXED_IDENTITY,
+    PROJECT_FIELDS_ABSENT,
     RULE_FAILED,
     RULES_BY_ID,
     SCHEMA_MISMATCH,
@@ -430,6 +431,13 @@ class Unit:
                 result = model.model_validate(value)
             except (ValidationError, RecursionError):
                 result = self.validate(Path(text), value, model)
+        if result is not None and (absent := absent_added(result)):
+            shown = ", ".join(absent[:12]) + (f" and {len(absent) - 12} more" if len(absent) > 12 else "")
+            self.report(
+                PROJECT_FIELDS_ABSENT,
+                Path(text),
+                f"lacks fields this project's writers add (optional on read, not named by the contract): {shown}",
+            )
         self._docs[key] = result
         return result
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.alias_generators import to_camel
@@ -19,6 +19,46 @@ _SEG = r"(?:[^/\\.][^/\\]*|\.[^/\\.][^/\\]*|\.\.[^/\\]+)"
 #: Normalised POSIX text relative to its authority: no leading ``/``, no ``.``/``..``/empty parts, no ``\``.
 RelPosixPath = Annotated[str, StringConstraints(pattern=rf"^{_SEG}(?:/{_SEG})*$")]
 SeqText = Annotated[str, StringConstraints(pattern=r"^(?:[0-9]{3}|[1-9][0-9]{3,})$")]
+
+
+class _ProjectAdded:
+    """Field marker: a field this project's writers add that the contract does not name (optional on read)."""
+
+    def __repr__(self) -> str:
+        return "ADDED"
+
+
+#: Put in a field's ``Annotated[...]``: ``published_at: Annotated[Timestamp | None, ADDED] = None``.
+#: The model is the one owner of which of its fields the contract names and which this project adds.
+ADDED: Final = _ProjectAdded()
+
+
+def absent_added(doc: BaseModel, limit: int = 200) -> list[str]:
+    """On-disk names of the project-added fields *doc* lacks, nested rows as ``rows[].field``, in field order."""
+    found: list[str] = []
+    _collect_absent(doc, "", found, limit)
+    return list(dict.fromkeys(found))
+
+
+def _collect_absent(doc: BaseModel, prefix: str, found: list[str], budget: int) -> int:
+    for name, info in type(doc).model_fields.items():
+        if budget <= 0:
+            return budget
+        key = prefix + (info.alias or name)
+        if name not in doc.model_fields_set:
+            if ADDED in info.metadata:
+                found.append(key)
+            continue
+        value = getattr(doc, name)
+        if isinstance(value, BaseModel):
+            budget = _collect_absent(value, key + ".", found, budget - 1)
+        elif isinstance(value, list):
+            for item in value:
+                if budget <= 0:
+                    break
+                if isinstance(item, BaseModel):
+                    budget = _collect_absent(item, key + "[].", found, budget - 1)
+    return budget
 
 
 class Model(BaseModel):

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from .base import Model, OptionId, PrepId, RelPath, Sha256, TaskKeyStr, Timestamp
+from .base import ADDED, Model, OptionId, PrepId, RelPath, Sha256, TaskKeyStr, Timestamp
 
 
 class Finding(Model):
@@ -222,8 +222,8 @@ class FinalReportV3(_ReportBase):
 
     schema_version: Literal["3.0"]
     run_date_time_segment: str
-    report_language: str | None = None
-    generated_at: Timestamp | None = None
+    report_language: Annotated[str | None, ADDED] = None
+    generated_at: Annotated[Timestamp | None, ADDED] = None
 
 
 class FinalReportV2(_ReportBase):

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Final, Literal, TypeVar
 from pydantic import ConfigDict, Field, model_validator
 
 from .base import (
+    ADDED,
     InvocationIdentity,
     Model,
     RelPath,
@@ -110,13 +111,13 @@ class RunManifest(Model):
 
     model_config = ConfigDict(json_schema_extra=uniform_identity_schema("schemaVersion", ["invocationAssignments"]))
 
-    schema_version: str | None = None
-    task_key: TaskKeyStr | None = None
-    task_type: str | None = None
+    schema_version: Annotated[str | None, ADDED] = None
+    task_key: Annotated[TaskKeyStr | None, ADDED] = None
+    task_type: Annotated[str | None, ADDED] = None
     work_category: str | None = None
     stage: Annotated[int, Field(ge=1)] | None = None
     run_date_time_segment: str
-    run_dir: RelPath | None = None
+    run_dir: Annotated[RelPath | None, ADDED] = None
     task_brief_path: RelPath | None = None
     analysis_target: Any = None
     related_tasks: list[Any] = Field(default_factory=list)
@@ -254,13 +255,13 @@ class WorkerDispatch(InvocationIdentity):
     """A code-owned worker launch. Keyed by ``dispatchId`` when it has one."""
 
     dispatch_id: str | None = None
-    worker_id: str | None = None
+    worker_id: Annotated[str | None, ADDED] = None
     invocation_id: str | None = None
     session_id: str | None = None
     pane_id: str | None = None
     prompt_path: RelPath | None = None
-    dispatched_at: Timestamp | None = None
-    status: str | None = None
+    dispatched_at: Annotated[Timestamp | None, ADDED] = None
+    status: Annotated[str | None, ADDED] = None
 
 
 class AgentDispatch(InvocationIdentity):
@@ -279,7 +280,7 @@ class AgentResultLink(Strict):
 
     dispatch_id: str
     result_path: RelPath
-    accepted_at: Timestamp | None = None
+    accepted_at: Annotated[Timestamp | None, ADDED] = None
 
 
 class TeamState(Model):
@@ -289,9 +290,9 @@ class TeamState(Model):
         json_schema_extra=uniform_identity_schema("schemaVersion", ["workerDispatches", "agentDispatches"])
     )
 
-    schema_version: str | None = None
-    task_key: TaskKeyStr | None = None
-    task_type: str | None = None
+    schema_version: Annotated[str | None, ADDED] = None
+    task_key: Annotated[TaskKeyStr | None, ADDED] = None
+    task_type: Annotated[str | None, ADDED] = None
     run_date_time_segment: str
     worker_dispatches: list[WorkerDispatch] = Field(default_factory=list)
     agent_dispatches: list[AgentDispatch] = Field(default_factory=list)
@@ -323,21 +324,21 @@ class PromptMeta(InvocationIdentity):
     manifest and to one assignmentRef") and the run's ``runDateTimeSegment``.
     """
 
-    schema_version: str | None = None
-    invocation_id: str | None = None
-    worker_id: str | None = None
-    audience: str | None = None
+    schema_version: Annotated[str | None, ADDED] = None
+    invocation_id: Annotated[str | None, ADDED] = None
+    worker_id: Annotated[str | None, ADDED] = None
+    audience: Annotated[str | None, ADDED] = None
     dispatch_kind: str | None = None
     assignment_ref: str
-    run_manifest_path: RelPath | None = None
-    prompt_path: RelPath | None = None
+    run_manifest_path: Annotated[RelPath | None, ADDED] = None
+    prompt_path: Annotated[RelPath | None, ADDED] = None
     duty_id: str | None = None
     duty_path: RelPath | None = None
-    instruction_path: RelPath | None = None
+    instruction_path: Annotated[RelPath | None, ADDED] = None
     source_paths: list[RelPath] = Field(default_factory=list)
     instruction_provenance: Annotated[list[Provenance], Field(min_length=1)] | None = None
     digests: PromptDigests | None = None
-    published_at: Timestamp | None = None
+    published_at: Annotated[Timestamp | None, ADDED] = None
     #: The execution this prompt belongs to (groups an execution's files across categories).
     run_date_time_segment: str
 

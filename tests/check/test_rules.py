@@ -143,6 +143,12 @@ def _request_template_version(root: Path) -> str:
     return rel(root, p)
 
 
+def _project_fields_absent(root: Path) -> str:
+    meta = one(root, f"{RUNS}/analysis/prompts/*-worker-prompt-analysis-001.md.meta.json")
+    edit_json(meta, lambda d: d.pop("publishedAt"))
+    return rel(root, meta)
+
+
 def _foreign_task_key(root: Path) -> str:
     p = root / TASK / "history/timeline.json"
     edit_json(p, lambda d: d.update(taskKey="demo-shop:payments:other"))
@@ -480,6 +486,7 @@ CASES: dict[str, Mutation] = {
     "OKS023": _sidecar_header,
     "OKS024": _foreign_task_key,
     "OKS025": _unknown_header_key,
+    "OKS026": _project_fields_absent,
     "OKS030": _no_catalog,
     "OKS031": _manifest_key,
     "OKS032": _uncatalogued,
@@ -569,6 +576,7 @@ MESSAGES: dict[str, tuple[str, ...]] = {
     "OKS018": ("'Payments_Old' is not a canonical slug (expected 'payments-old')",),
     "OKS020": ("currentStatus: Input should be a valid string (found 123)",),
     "OKS021": ("stage:", "(found 'one')"),
+    "OKS026": ("lacks fields this project's writers add", ": publishedAt"),
     "OKS038": ("authored and applied are both status 'pending', phase 'implementation'",),
     "OKS053": ("'assignment-that-never-was'", "expected one of: assign-01-lead"),
     "OKS054": ("digests.prompt is ", "hash to "),
@@ -617,3 +625,19 @@ def test_missing_duty_catalog_names_the_manifest(fresh_demo: Path) -> None:
         "is missing from the duty snapshot that agentContract.dutyRoot names in " in f.message for f in found
     )
     assert any("run-manifest-analysis-001.json" in f.message for f in found), found
+
+
+def test_project_fields_absent_names_nested_rows_once_per_file(fresh_demo: Path) -> None:
+    p = one(fresh_demo, f"{RUNS}/analysis/state/team-state-analysis-001.json")
+
+    def strip(d: dict) -> None:
+        for row in d["workerDispatches"]:
+            row.pop("dispatchedAt", None)
+        for link in d["agentResultLinks"]:
+            link.pop("acceptedAt", None)
+
+    edit_json(p, strip)
+    found = [f for f in findings_of(check(fresh_demo), "OKS026") if f.path == rel(fresh_demo, p)]
+    assert len(found) == 1 and found[0].severity == "info", found
+    assert "workerDispatches[].dispatchedAt" in found[0].message
+    assert "agentResultLinks[].acceptedAt" in found[0].message
