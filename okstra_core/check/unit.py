@@ -292,6 +292,16 @@ class Unit:
             current = child
         return True
 
+    def absent(self, rel: str) -> str:
+        """How a path that :meth:`rel_exists` refused is absent: missing, or there but unusable (a FIFO,
+        a device, an escaping or dangling symlink: that entry has its own finding)."""
+        parts = rel.split("/")
+        folder = self._root_text + os.sep + os.sep.join(parts[:-1]) if len(parts) > 1 else self._root_text
+        entry = self._listing(folder).get(parts[-1]) if layout.is_relative_posix(rel) else None
+        if entry is not None and entry.kind == "bad":
+            return "is not a usable file (see its own finding)"
+        return "does not exist"
+
     def rel_exists(self, rel: str) -> bool:
         """Whether a project-relative POSIX path names something inside the project."""
         return layout.is_relative_posix(rel) and self._exists_under(self._root_text, rel.split("/"))

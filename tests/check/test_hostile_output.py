@@ -46,3 +46,16 @@ def test_no_raw_control_characters_in_any_format(hostile_store: Path, fmt: str) 
         ET.fromstring(out)
     if fmt in ("json", "sarif"):
         json.loads(out)
+
+
+def test_a_fifo_run_manifest_is_not_reported_as_missing(fresh_demo: Path) -> None:
+    from okstra_core.check import run_check
+
+    manifest = next(fresh_demo.glob(f"{TASK}/runs/analysis/manifests/run-manifest-*.json"))
+    manifest.unlink()
+    os.mkfifo(manifest)
+    report = run_check(fresh_demo, home=fresh_demo / ".h", jobs=1)
+    rel = manifest.relative_to(fresh_demo).as_posix()
+    mentions = [f for f in report.findings if rel in f.message or f.path == rel]
+    assert any(f.path == rel and "FIFO" in f.message for f in mentions), mentions
+    assert not any(rel in f.message and "does not exist" in f.message for f in mentions), mentions

@@ -176,4 +176,8 @@ def _check_latest(unit: Unit, path: Path, latest: LatestTask, catalog: TaskCatal
     if latest.task_manifest_path != expected:
         unit.report(LATEST_TASK_DANGLING, path, f"taskManifestPath {latest.task_manifest_path!r} is not {expected!r}")
     elif not unit.rel_exists(latest.task_manifest_path):
-        unit.report(LATEST_TASK_DANGLING, path, f"taskManifestPath {latest.task_manifest_path!r} does not exist")
+        unit.report(
+            LATEST_TASK_DANGLING,
+            path,
+            f"taskManifestPath {latest.task_manifest_path!r} {unit.absent(latest.task_manifest_path)}",
+        )

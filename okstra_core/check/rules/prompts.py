@@ -139,7 +139,7 @@ def _file_digests(scope: TaskScope, art: Artifact, meta: PromptMeta, prompt: Pat
         if rel is None or digest is None:
             continue
         if not unit.rel_exists(rel):
-            unit.report(METADATA_DIGEST, art.path, f"{label}Path {rel!r} does not exist")
+            unit.report(METADATA_DIGEST, art.path, f"{label}Path {rel!r} {unit.absent(rel)}")
             continue
         data = unit.data(unit.root / rel)
         if data is not None and (found := sha256_bytes(data)) != digest:

@@ -328,7 +328,7 @@ def _manifest_paths(unit: Unit, path: Path, man: tm.TaskManifest, here: Callable
                 MANIFEST_PATH_NOT_RELATIVE, path, f"{_camel(field)} {value!r} is not a project-relative POSIX path"
             )
         elif field not in _OPTIONAL_PATHS and not unit.rel_exists(here(value)):
-            unit.report(MANIFEST_PATH_MISSING, path, f"{_camel(field)} {value!r} does not exist")
+            unit.report(MANIFEST_PATH_MISSING, path, f"{_camel(field)} {value!r} {unit.absent(here(value))}")
 
 
 def _manifest_pointers(unit: Unit, path: Path, man: tm.TaskManifest) -> None:
@@ -455,4 +455,4 @@ def _history(scope: TaskScope) -> None:
                     TIMELINE_RUN_MISSING, path, f"entries[{i}].{label} {value!r} is not inside this task's runs/"
                 )
             elif not unit.rel_exists(value):
-                unit.report(TIMELINE_RUN_MISSING, path, f"entries[{i}].{label} {value!r} does not exist")
+                unit.report(TIMELINE_RUN_MISSING, path, f"entries[{i}].{label} {value!r} {unit.absent(value)}")
