@@ -18,11 +18,8 @@ EXIT_USAGE = 2
 
 def _check(argv: list[str]) -> int:
     """Run the checker headless: the same flags and exit codes as ``okstra check``."""
-    try:
-        from okstra_core.commands.check import main_check
-    except ImportError as exc:
-        print(f"okstra-tui: the checker is not available in this build ({exc})", file=sys.stderr)
-        return EXIT_USAGE
+    from okstra_core.commands.check import main_check
+
     return int(main_check(argv) or 0)
 
 
@@ -79,11 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--host and --port go with --serve")
     demo_parent: Path | None = None
     if args.demo:
-        try:
-            from okstra_core.demo import generate
-        except ImportError as exc:
-            print(f"okstra-tui: the demo generator is not available in this build ({exc})", file=sys.stderr)
-            return EXIT_USAGE
+        from okstra_core.demo import generate
+
         # A stop request (SIGTERM) or a closed terminal (SIGHUP), while the demo is written or open,
         # still removes it: the handler unwinds to the finally below.
         signal.signal(signal.SIGTERM, _exit_on_sigterm)

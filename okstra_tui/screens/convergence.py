@@ -163,7 +163,7 @@ def trail_renderables(trail: ConvergenceTrail, root: Path) -> list[Widget]:
     if trail.migrations:
         lines = Text("Migrations (byte-for-byte archives of replaced legacy state):\n", style="bold")
         for path in trail.migrations:
-            lines.append(visible(f"  {path.relative_to(root).as_posix()}") + "\n", style="")
+            lines.append(visible(f"  {layout.rel(path, root)}") + "\n", style="")
         out.append(Static(lines))
     return out
 

@@ -127,7 +127,7 @@ class DesignPrepScreen(ViewScreen):
         if res.report is None:
             summary.update("This task has no implementation-planning report: no design items.")
             return
-        head = Text.assemble(("approved snapshot: ", "bold"), visible(res.report.relative_to(root).as_posix()))
+        head = Text.assemble(("approved snapshot: ", "bold"), visible(layout.rel(res.report, root)))
         if res.legacy_unassessed:
             head.append("\nlegacy-unassessed: a markerless legacy plan; it proceeds unassessed", style="bold yellow")
         skipped = sum(1 for w in res.warnings if "skipped" in w)
@@ -189,7 +189,7 @@ class DesignPrepScreen(ViewScreen):
         path = Path(key)
         artifact = artifact_for(self.okstra.project, path)
         target = PreviewTarget(
-            path, path.relative_to(self.okstra.project.root).as_posix(), artifact, artifact.kind if artifact else "file"
+            path, layout.rel(path, self.okstra.project.root), artifact, artifact.kind if artifact else "file"
         )
         self.query_one("#dp-preview", ArtifactPreview).show(target, self.okstra.project.root)
 

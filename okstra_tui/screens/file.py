@@ -8,6 +8,7 @@ from typing import Self
 from rich.text import Text
 from textual.app import ComposeResult
 
+from okstra_core import layout
 from okstra_core.text import visible
 
 from ..data.preview import PreviewTarget, artifact_for
@@ -40,13 +41,13 @@ class FileScreen(ViewScreen):
         if self.path.is_relative_to(self.task_root) and self.task_root != self.okstra.project.root:
             return [
                 f"{self.task_root.parent.name}/{self.task_root.name}",
-                self.path.relative_to(self.task_root).as_posix(),
+                layout.rel(self.path, self.task_root),
             ]
         return [self._rel()]
 
     def _rel(self) -> str:
         try:
-            return self.path.relative_to(self.okstra.project.root).as_posix()
+            return layout.rel(self.path, self.okstra.project.root)
         except ValueError:
             return str(self.path)
 

@@ -172,7 +172,7 @@ class ReportsScreen(ViewScreen):
     async def _rendered(self, art: Artifact, text: str | None, note: LoadError | None) -> None:
         body = self.query_one("#rep-body", VerticalScroll)
         widgets: list[Widget] = [
-            Static(shown(art.path.relative_to(self.okstra.project.root).as_posix(), style="bold"), id="rep-note")
+            Static(shown(layout.rel(art.path, self.okstra.project.root), style="bold"), id="rep-note")
         ]
         if note is not None:
             widgets.append(ErrorPanel(note, title="Report data"))

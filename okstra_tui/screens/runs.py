@@ -67,7 +67,7 @@ class RunTreeFiller:
                 seq_label = f"seq {members[0].name.seq_text}" if seq is not None else "no seq"
                 seq_node = cat_node.add(seq_label, data=None, expand=True)
                 for art in members:
-                    rel = art.path.relative_to(self.project_root).as_posix()
+                    rel = layout.rel(art.path, self.project_root)
                     self.leaf(seq_node, art.name.filename, PreviewTarget(art.path, rel, art, art.kind))
         self._odd_files(run_node, run)
 

@@ -298,7 +298,7 @@ class TaskScreen(ViewScreen):
             layout.recap_log_path(root),
         ):
             if path.exists() or path.is_symlink():
-                rows.append(SideRow((path.name, path.parent.relative_to(root).as_posix() or "."), path))
+                rows.append(SideRow((path.name, layout.rel(path.parent, root) or "."), path))
         rows.extend(SideRow((path.name, "notes"), path) for path in ov.notes)
         self._fill("files", rows, fresh)
 

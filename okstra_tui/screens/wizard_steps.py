@@ -10,6 +10,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Checkbox, RadioButton, RadioSet, Static, TextArea
 
+from okstra_core import layout
 from okstra_core.store import Project, Task, TaskRef
 
 from .wizard import WizardStep, store_text
@@ -135,6 +136,6 @@ def report_facts(rows: list[tuple[str, str]]) -> Text:
 
 def rel(path: Path, root: Path) -> str:
     try:
-        return path.relative_to(root).as_posix()
+        return layout.rel(path, root)
     except ValueError:
         return str(path)
