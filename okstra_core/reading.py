@@ -180,6 +180,20 @@ def read_bytes(
         os.close(fd)
 
 
+def unlistable(folder: Path) -> LoadError | None:
+    """Why *folder* cannot be listed (permission denied, not a folder), or None when it lists or is missing.
+
+    Listings elsewhere treat an unlistable folder as empty; a view uses this to say so instead.
+    """
+    try:
+        os.listdir(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return LoadError(folder, f"cannot list folder: {exc.strerror or exc}")
+    return None
+
+
 def decode_text(path: Path, data: bytes) -> str | LoadError:
     """Strict UTF-8; a NUL byte marks a binary file."""
     if b"\x00" in data:

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from okstra_core import layout
+from okstra_core import layout, reading
+from okstra_core.errors import LoadError
 from okstra_core.names import ParsedName
 from okstra_core.store import Artifact, RunDir, Task
 
@@ -34,6 +35,7 @@ class RunsListing:
     run_dirs: list[RunDirListing]
     carry: list[Path]
     consumers: Path | None
+    problem: LoadError | None = None
 
 
 def list_runs(task: Task) -> RunsListing:
@@ -46,7 +48,10 @@ def list_runs(task: Task) -> RunsListing:
     ]
     consumers = layout.consumers_path(task.root)
     return RunsListing(
-        run_dirs, [path for path, _loaded in task.carry()], consumers if os.path.lexists(consumers) else None
+        run_dirs,
+        [path for path, _loaded in task.carry()],
+        consumers if os.path.lexists(consumers) else None,
+        reading.unlistable(layout.runs_dir(task.root)),
     )
 
 

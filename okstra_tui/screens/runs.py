@@ -198,6 +198,8 @@ class RunsScreen(ViewScreen):
         for run in listing.run_dirs:
             filler.run_dir(tree.root, run, self._is_focus(run.run) or len(listing.run_dirs) == 1)
         filler.stage_shared(tree.root, listing)
+        if listing.problem is not None:
+            tree.root.add_leaf(Text(f"runs/: {listing.problem.reason}", style="bold red"))
         select = filler.select
         if select is not None:
             parent = select.parent

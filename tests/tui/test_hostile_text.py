@@ -171,3 +171,23 @@ async def test_a_huge_team_state_preview_is_bounded(fresh_demo: Path) -> None:
         headings = [str(s.render()) for s in app.screen.query(Static)]
         assert any(f"first {PREVIEW_ROWS:,} of 25,000" in h for h in headings), headings[:5]
         assert any("showing the first" in h and "characters" in h for h in headings)
+
+
+async def test_an_unlistable_runs_folder_says_so(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = str(fresh_demo / TASK / "runs")
+    real = os.listdir
+
+    def listdir(path: Any = ".") -> list[str]:
+        if str(path) == runs:
+            raise PermissionError(13, "Permission denied", runs)
+        return real(path)
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.navigate(Location(View.RUNS, fresh_demo / TASK))
+        await settle(pilot)
+        tree: Tree[Any] = app.screen.query_one(Tree)
+        labels = [str(node.label) for node in _leaves(tree.root)]
+        assert any("runs/: cannot list folder: Permission denied" in label for label in labels), labels
