@@ -572,6 +572,8 @@ def test_internal_error_becomes_a_finding(fresh_demo: Path, monkeypatch: pytest.
 #: Key parts of a message that names what was expected and what was found, per rule.
 MESSAGES: dict[str, tuple[str, ...]] = {
     "OKS003": ("points to 'does-not-exist.md', which does not exist",),
+    "OKS010": ("scratch/ is not a category folder", "expected one of: manifests, state, prompts"),
+    "OKS011": ("'summary.json' is not a name of any reports/ artifact", "expected final-report-{task_type}-{seq}"),
     "OKS015": ("stage folder stage-1/ under task type 'analysis'", "stages belong to implementation"),
     "OKS018": ("'Payments_Old' is not a canonical slug (expected 'payments-old')",),
     "OKS020": ("currentStatus: Input should be a valid string (found 123)",),

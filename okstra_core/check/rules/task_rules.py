@@ -170,7 +170,11 @@ def _task_type_dir(scope: TaskScope, base: Entry) -> None:
             has_own = True
             _add(scope, own, e, parsed, flat=True)
         elif e.kind == "dir":
-            unit.report(UNKNOWN_RUN_FOLDER, e.path, f"{e.name}/ is not a category folder, a stage folder or carry/")
+            unit.report(
+                UNKNOWN_RUN_FOLDER,
+                e.path,
+                f"{e.name}/ is not a category folder, a stage folder or carry/ ({_expected_folders()})",
+            )
         else:
             unit.report(UNNAMED_ENTRY, e.path, "not part of the run dir's contract; not read")
     if has_own:
@@ -199,7 +203,7 @@ def _stage_dir(scope: TaskScope, e: Entry, task_type: str, stage: int) -> RunSco
             unit.report(FLAT_LEGACY_ARTIFACT, c.path, f"flat legacy artifact: belongs in {parsed.category}/")
             _add(scope, run, c, parsed, flat=True)
         elif c.kind == "dir":
-            unit.report(UNKNOWN_RUN_FOLDER, c.path, f"{c.name}/ is not a category folder")
+            unit.report(UNKNOWN_RUN_FOLDER, c.path, f"{c.name}/ is not a category folder ({_expected_folders()})")
         else:
             unit.report(UNNAMED_ENTRY, c.path, "not part of the run dir's contract; not read")
     return run
@@ -223,7 +227,12 @@ def _category(scope: TaskScope, run: RunScope, folder: Entry) -> None:
             continue
         parsed = _parse_in_category(folder.name, e.name)
         if parsed is None:
-            unit.report(BAD_NAME, e.path, f"{e.name!r} is not a name of any {folder.name}/ artifact")
+            templates = ", ".join(k.template for k in names.KINDS_BY_CATEGORY.get(folder.name, ()))
+            unit.report(
+                BAD_NAME,
+                e.path,
+                f"{e.name!r} is not a name of any {folder.name}/ artifact (expected {templates or 'none'})",
+            )
             continue
         if (parsed.fmt == "dir") != (e.kind == "dir"):
             unit.report(BAD_NAME, e.path, f"{e.name!r} should be a {'folder' if parsed.fmt == 'dir' else 'file'}")
@@ -393,6 +402,11 @@ def _manifest_fix_cycles(scope: TaskScope, path: Path, man: tm.TaskManifest) -> 
                 path,
                 f"fixCycles {_dump(man.fix_cycles.named())} differs from what {what} derives: {_dump(derived.named())}",
             )
+
+
+def _expected_folders() -> str:
+    """The expected side of an unknown-folder message: the category folders of a run dir."""
+    return "expected one of: " + ", ".join(layout.RUN_CATEGORIES)
 
 
 def _pointer(pointer: tm.NextRecommendedPhase | None) -> str:
