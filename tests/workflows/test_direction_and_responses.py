@@ -331,3 +331,32 @@ def test_user_response_sidecar_loads(fresh_demo: Path) -> None:
 
     loaded = reading.load_sidecar(fresh_demo / OPT_SIDECAR, UserResponseHeader, root=fresh_demo)
     assert not isinstance(loaded, reading.LoadError)
+
+
+@pytest.mark.parametrize(
+    ("preselected", "expected"),
+    [
+        ({"optionId": "IO-999"}, "upstream confirmed 'IO-999', which is not a candidate (expected one of: IO-0"),
+        (None, "preselected names no option (expected one of: IO-0"),
+    ],
+)
+def test_preselected_confirmation_says_expected_and_found(
+    fresh_demo: Path, preselected: dict[str, str] | None, expected: str
+) -> None:
+    from okstra_core.workflows.direction import check_chain
+
+    reports = sorted(
+        fresh_demo.glob(".okstra/tasks/payments/currency-rounding/runs/option-selection/reports/*.data.json")
+    )
+    data = json.loads(reports[-1].read_text(encoding="utf-8"))
+    assert data["optionCandidates"]["mode"] == "preselected-validation"
+    if preselected is None:
+        data["optionCandidates"].pop("preselected", None)
+    else:
+        data["optionCandidates"]["preselected"] = {**data["optionCandidates"]["preselected"], **preselected}
+    reports[-1].write_text(json.dumps(data), encoding="utf-8")
+    project = Project.open(fresh_demo)
+    assert isinstance(project, Project)
+    task = next(r.open() for r in project.task_refs if r.task_id == "currency-rounding")
+    step = next(c for c in check_chain(task) if c.step == "preselected confirmation")
+    assert not step.ok and expected in step.detail and "None" not in step.detail
