@@ -14,7 +14,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Markdown, Static, Tree
 
-from okstra_core import layout, reading
+from okstra_core import layout
 from okstra_core.errors import LoadError
 from okstra_core.models.manager import ManagerFile, ProjectsFile
 from okstra_core.reading import JsonlDoc
@@ -176,9 +176,9 @@ def task_detail(task: ManagerTask) -> list[Widget]:
     return out
 
 
-def file_detail(path: Path) -> list[Widget]:
+def file_detail(task: ManagerTask, path: Path) -> list[Widget]:
     """A child-context file rendered as Markdown."""
-    text = reading.read_text(path)
+    text = task.read_child_context(path)
     if isinstance(text, LoadError):
         return [ErrorPanel(text, title=path.name)]
     return [Markdown(visible(text, multiline=True))]
@@ -193,8 +193,8 @@ def detail(node: Node) -> list[Widget]:
             return projects_detail(manager)
         case TaskNode(_, task):
             return task_detail(task)
-        case FileNode(_, _, path):
-            return file_detail(path)
+        case FileNode(_, task, path):
+            return file_detail(task, path)
 
 
 class ManagersScreen(ViewScreen):

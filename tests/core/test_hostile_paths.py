@@ -97,3 +97,80 @@ def test_append_jsonl_refuses_a_hard_linked_target(tmp_path: Path) -> None:
     with pytest.raises(WriteRefused, match="hard link"):
         writes.append_jsonl(root, "log.jsonl", {"a": 1})
     assert outside.read_bytes() == b'{"keep":1}\n{"torn"'
+
+
+SECRET = "outside-secret-title"
+
+
+def _manager_home(tmp_path: Path) -> tuple[Path, Path]:
+    """A manager home with one manager and one task (and a child-context file); returns (home, task folder)."""
+    from okstra_core.workflows import manager as wm
+
+    home = tmp_path / "home"
+    wm.create_manager(home, "m1", "Manager one")
+    task = wm.create_manager_task(home, "m1", "mgr:group:task-1", "Task one", ["step"], [])
+    wm.write_child_context(home, task, "proj", "child-1", "# context\n")
+    return home, task
+
+
+def _assert_refused(got: object) -> None:
+    assert isinstance(got, LoadError), got
+    assert "symlink" in got.reason and ("outside" in got.reason or "escapes" in got.reason)
+    assert len(str(got).splitlines()) == 1
+    assert SECRET not in str(got)
+
+
+def test_manager_reads_refuse_a_manager_folder_linked_outside(tmp_path: Path) -> None:
+    from okstra_core.store import list_managers
+
+    home, _task = _manager_home(tmp_path)
+    folder = home / "managers/m1"
+    info = folder / "manager.json"
+    info.write_text(info.read_text(encoding="utf-8").replace("Manager one", SECRET), encoding="utf-8")
+    _swap_for_outside_link(folder, tmp_path / "outside")
+    (manager,) = list_managers(home)
+    _assert_refused(manager.info())
+    _assert_refused(manager.projects())
+    (task,) = manager.tasks()
+    _assert_refused(task.manifest())
+    _assert_refused(task.events())
+
+
+def test_manager_reads_refuse_a_task_group_folder_linked_outside(tmp_path: Path) -> None:
+    from okstra_core.store import list_managers
+
+    home, task_folder = _manager_home(tmp_path)
+    manifest = task_folder / "manifest.json"
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace("Task one", SECRET), encoding="utf-8")
+    _swap_for_outside_link(task_folder.parent, tmp_path / "outside")
+    (manager,) = list_managers(home)
+    assert not isinstance(manager.info(), LoadError)  # the manager's own files stay readable
+    (task,) = manager.tasks()
+    _assert_refused(task.manifest())
+    _assert_refused(task.children())
+    _assert_refused(task.events())
+    (context,) = task.child_contexts()
+    _assert_refused(task.read_child_context(context))
+
+
+def test_manager_reads_refuse_a_file_linked_outside(tmp_path: Path) -> None:
+    from okstra_core.store import list_managers
+
+    home, task_folder = _manager_home(tmp_path)
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"schemaVersion": "1.0", "managerId": "m1", "title": "' + SECRET + '"}', encoding="utf-8")
+    info = home / "managers/m1/manager.json"
+    info.unlink()
+    info.symlink_to(outside)
+    (context,) = (task_folder / "child-context").iterdir()
+    context.unlink()
+    context.symlink_to(outside)
+    (manager,) = list_managers(home)
+    _assert_refused(manager.info())
+    (task,) = manager.tasks()
+    _assert_refused(task.read_child_context(context))
+    # A home reached through a symlink of its own is still the home: its files read.
+    alias = tmp_path / "alias-home"
+    alias.symlink_to(home)
+    (through_alias,) = list_managers(alias)
+    assert not isinstance(through_alias.projects(), LoadError)
