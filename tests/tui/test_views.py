@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, Markdown, Static, Tree
 
 from okstra_tui.data.catalog import CatalogRow
@@ -18,6 +21,7 @@ from okstra_tui.screens.managers import ManagersScreen, TaskNode
 from okstra_tui.screens.reports import ReportsScreen
 from okstra_tui.screens.runs import RunsScreen
 from okstra_tui.screens.task import TaskScreen
+from okstra_tui.widgets.error_panel import ErrorPanel
 from okstra_tui.widgets.virtual_table import GroupHeader, VirtualTable
 
 from .conftest import SIZE, make_app, plain, settle
@@ -233,6 +237,38 @@ async def test_managers_view(demo_root: Path, demo_home: Path) -> None:
         await settle(pilot)
         text = " ".join(plain(s) for s in screen.query_one("#mgr-body").query(Static))
         assert "Children" in text and "Snapshots" in text
+
+
+async def test_managers_view_refuses_a_task_group_linked_outside(
+    fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = fresh_demo / ".okstra-home"
+    monkeypatch.setenv("OKSTRA_HOME", str(home))
+    manifest = next(home.glob("managers/*/task-groups/*/*/manifest.json"))
+    doc = json.loads(manifest.read_text(encoding="utf-8"))
+    doc["title"] = "outside-secret-title"
+    manifest.write_text(json.dumps(doc), encoding="utf-8")
+    group = manifest.parent.parent
+    shutil.move(group, tmp_path / "outside")
+    group.symlink_to(tmp_path / "outside")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ManagersScreen)
+        tree = screen.query_one("#mgr-tree", Tree)
+        task = next(
+            n for n in _all(tree.root) if isinstance(n.data, TaskNode) and n.data.task.folder == manifest.parent
+        )
+        tree.move_cursor(task)
+        await settle(pilot)
+        body = screen.query_one("#mgr-body")
+        assert body.query(ErrorPanel)
+        text = " ".join(plain(s) for s in body.query(Static))
+        assert "symlink leading outside" in text
+        assert "outside-secret-title" not in text
 
 
 async def test_help_and_palette_list_every_action(demo_root: Path) -> None:
