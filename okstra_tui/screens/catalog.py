@@ -170,6 +170,8 @@ class CatalogScreen(ViewScreen):
         self.shown_filter = ""
         self.phases: dict[str, PhaseSummary] = {}
         self._pending: set[str] = set()
+        #: Rows whose phase columns come from the validated manifest (the others show the plain listing).
+        self._validated: set[str] = set()
         self._haystack: dict[str, str] = {}
         #: Set once the first rows are on screen; background reads wait for it so they do not delay that frame.
         self._rows_painted = threading.Event()
@@ -227,6 +229,7 @@ class CatalogScreen(ViewScreen):
         quick = list_catalog(self.okstra.fresh_project())
         if quick is not None:
             self._loaded(quick)
+            self._list_first_phases()
         self._quick = quick
         self._load()
 
@@ -332,6 +335,7 @@ class CatalogScreen(ViewScreen):
         self.call_after_refresh(self._rows_painted.set)
         self.phases.clear()
         self._pending.clear()
+        self._validated.clear()
         self._haystack = {}
         errors = self.query_one("#catalog-errors", Static)
         problems = [e for e in (data.error, data.latest_error) if e is not None]
@@ -431,13 +435,23 @@ class CatalogScreen(ViewScreen):
         wanted = [
             r
             for r in rows[start:end]
-            if isinstance(r, CatalogRow) and r.ident not in self.phases and r.ident not in self._pending
+            if isinstance(r, CatalogRow) and r.ident not in self._validated and r.ident not in self._pending
         ]
         if wanted:
             self._pending.update(r.ident for r in wanted)
             self._read_phases(wanted)
         elif not any(isinstance(r, CatalogRow) for r in rows[start:end]):
             self._phases_listed.set()  # no task in view: nothing for the validated reading to wait for
+
+    def _list_first_phases(self) -> None:
+        """Phase columns of the first screenful from the manifests' plain listing, so the first frame has them.
+
+        About 10 ms for a screenful; the rows scrolled into view later are listed off the UI thread.
+        """
+        rows = self.table.rows[: max(self.app.size.height, 1)]
+        for row in rows:
+            if isinstance(row, CatalogRow) and (summary := listed_phase_summary(row)) is not None:
+                self.phases[row.ident] = summary
 
     @work(thread=True, group="catalog-phases")
     def _read_phases(self, rows: list[CatalogRow]) -> None:
@@ -455,6 +469,7 @@ class CatalogScreen(ViewScreen):
         self.phases.update(found)
         if validated:
             self._pending.difference_update(found)
+            self._validated.update(found)
         if changed:
             self.table.invalidate()
 
