@@ -61,6 +61,24 @@ def _sidecar_state(path: Path, data: bytes, root: Path) -> str:
     return "replaces the earlier export, which is kept as a superseded copy"
 
 
+def _show_follow_up(step: Any, result: Written | str, check: Any, action: str, head: str, separator: str) -> None:
+    """Show a follow-up write's outcome under its button (``#<action>``, ``#<action>-result``) and move on."""
+    out = step.query_one(f"#{action}-result", Static)
+    if isinstance(result, str):
+        out.update(store_text(result, "red"))
+        return
+    step.query_one(f"#{action}", Button).disabled = True
+    text = Text(head, style="bold green")
+    text.append(rel(result.path, step.wizard.root), style="bold")
+    for line in result.lines:
+        text.append(separator)
+        text.append_text(line)
+    text.append("\n\n")
+    text.append_text(check_lines(check))
+    out.update(text)
+    step.wizard.query_one("#wiz-next", Button).focus()
+
+
 class _ReportWizard(WizardScreen):
     """A wizard over one report's user-response sidecar."""
 
@@ -151,20 +169,7 @@ class AttachDone(DoneStep):
         wizard.run_follow_up(attach, self._attached, group="attach")
 
     def _attached(self, result: Written | str, check: Any) -> None:
-        out = self.query_one("#attach-result", Static)
-        if isinstance(result, str):
-            out.update(store_text(result, "red"))
-            return
-        self.query_one("#attach", Button).disabled = True
-        text = Text("✔ ", style="bold green")
-        text.append(rel(result.path, self.wizard.root), style="bold")
-        for line in result.lines:
-            text.append("\n  ")
-            text.append_text(line)
-        text.append("\n\n")
-        text.append_text(check_lines(check))
-        out.update(text)
-        self.wizard.query_one("#wiz-next", Button).focus()
+        _show_follow_up(self, result, check, "attach", "✔ ", "\n  ")
 
 
 class ClarificationWizard(_ReportWizard):
@@ -344,20 +349,7 @@ class PrepareOffer(DoneStep):
         wizard.run_follow_up(lambda: prepare_written(root, task), self._prepared, group="prepare")
 
     def _prepared(self, result: Written | str, check: Any) -> None:
-        out = self.query_one("#prepare-result", Static)
-        if isinstance(result, str):
-            out.update(store_text(result, "red"))
-            return
-        self.query_one("#prepare", Button).disabled = True
-        text = Text("✔ wrote ", style="bold green")
-        text.append(rel(result.path, self.wizard.root), style="bold")
-        for line in result.lines:
-            text.append("\n")
-            text.append_text(line)
-        text.append("\n\n")
-        text.append_text(check_lines(check))
-        out.update(text)
-        self.wizard.query_one("#wiz-next", Button).focus()
+        _show_follow_up(self, result, check, "prepare", "✔ wrote ", "\n")
 
 
 class DirectionWizard(_ReportWizard):
