@@ -51,6 +51,18 @@ async def test_i_opens_the_inbox_grouped_by_task_newest_first(demo_root: Path) -
         items = [inbox.decisions[int(k.removeprefix("item:"))] for k in keys if k.startswith("item:")]
         assert sorted(items, key=lambda d: d.since, reverse=True)[0] == items[0]
         assert len(items) == len(decisions)
+        # Each decision sits under its own task's header, newest first within the group.
+        under: dict[str, list[str]] = {}
+        header = ""
+        for k in keys:
+            if k.startswith("task:"):
+                header = k.removeprefix("task:")
+            else:
+                d = inbox.decisions[int(k.removeprefix("item:"))]
+                assert d.task == header, (d.task, header)
+                under.setdefault(header, []).append(d.since)
+        for task, since in under.items():
+            assert since == sorted(since, reverse=True), task
         assert "waiting for you" in plain(inbox.query_one("#inbox-summary"))
         # An approval offers no write: Enter says what to do and stays in the inbox.
         row = next(
