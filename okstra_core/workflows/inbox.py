@@ -159,7 +159,10 @@ def _recorded(value: object, fallback: Path) -> str:
             return _mtime(fallback)
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=dt.UTC)
-        return iso(moment)
+        try:
+            return iso(moment)
+        except OverflowError:  # an offset that moves the time out of the years 1-9999
+            return _mtime(fallback)
     return _mtime(fallback)
 
 

@@ -293,6 +293,11 @@ def test_since_falls_back_to_the_file_time(fresh_demo: Path) -> None:
     path.write_text(json.dumps(value), encoding="utf-8")
     (choice,) = _of(fresh_demo, "direction-choice")
     assert choice.since == "2026-11-30T08:00:00Z"
+    value["generatedAt"] = "0001-01-01T00:00:00+01:00"  # valid, but out of range once in UTC
+    path.write_text(json.dumps(value), encoding="utf-8")
+    os.utime(path, (moment, moment))
+    (choice,) = _of(fresh_demo, "direction-choice")
+    assert choice.since == "2027-01-15T08:00:00Z"
 
 
 def test_files_reached_through_a_symlink_out_of_the_store_count_for_nothing(fresh_demo: Path, tmp_path: Path) -> None:
