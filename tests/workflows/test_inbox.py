@@ -47,9 +47,13 @@ def _task(root: Path, key: str):  # type: ignore[no-untyped-def]
 
 
 def _inputs(root: Path, prep_id: str, *revs: str) -> list[Path]:
-    return sorted(
+    """The input files of *prep_id* at each of *revs*; every revision asked for must be there."""
+    found = sorted(
         p for p in (root / INPUTS).iterdir() if f"-{prep_id}-" in p.name and any(f"-{r}-" in p.name for r in revs)
     )
+    missing = [r for r in revs if not any(f"-{r}-" in p.name for p in found)]
+    assert not missing, f"the demo has no {prep_id} input at {missing}"
+    return found
 
 
 def _generated_at(root: Path, rel: str) -> str:
