@@ -76,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--host and --port go with --serve")
     demo_parent: Path | None = None
     if args.demo:
-        from okstra_core.demo import generate
+        from okstra_core.demo import HOME_DIR, generate
 
         # A stop request (SIGTERM) or a closed terminal (SIGHUP), while the demo is written or open,
         # still removes it: the handler unwinds to the finally below.
@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             with terminal_progress("writing the demo", "tasks", rate=True) as progress:
                 root = Path(generate(demo_parent / "project", tasks=args.demo_tasks, progress=progress))
-            os.environ["OKSTRA_HOME"] = str(root / ".okstra-home")
+            os.environ["OKSTRA_HOME"] = str(root / HOME_DIR)
         else:
             root = Path(args.project)
         return _open(root, args, demo_parent)
