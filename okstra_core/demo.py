@@ -1668,8 +1668,8 @@ def generate(
 ) -> Path:
     """Write the demo project into *target* (which must be missing or empty) and return its root.
 
-    *tasks*: total number of tasks; beyond the 13 rich tasks (8 finished or in flight, 5 waiting for a
-    decision), bulk tasks of the same shapes are added.
+    *tasks*: total number of tasks; beyond the 13 rich tasks (the 5 of the ``checkout`` group, and
+    ``payments/refund-ledger``, wait for a decision), bulk tasks of the same shapes are added.
     *progress*, when given, is called with ``(tasks written, tasks)`` as the work goes on.
     """
     root = Path(target)
