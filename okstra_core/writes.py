@@ -440,24 +440,38 @@ def replace_keeping(
             return Outcome.IDENTICAL, None
         tmp = _temp_beside(final, data)
         kept: Path | None = None
+        linked = False
         try:
             if current is not None:
                 keep_target = keep_as()
                 kept = resolve_target(root, keep_target)
-                try:
-                    os.link(final, kept, follow_symlinks=False)
-                except FileExistsError:
-                    kept = None
-                    raise WriteRefused(keep_target, "exists already; a kept copy is never overwritten") from None
-                _fsync_dir(kept.parent)
+                linked = _keep_copy(final, kept, current, keep_target)
             os.replace(tmp, final)
         except BaseException:
             _unlink_quiet(tmp)
-            if kept is not None:
+            if linked and kept is not None:
                 _unlink_quiet(kept)
             raise
         _fsync_dir(final.parent)
     return (Outcome.REPLACED if current is not None else Outcome.CREATED), (Path(kept) if kept is not None else None)
+
+
+def _keep_copy(final: Path, kept: Path, current: bytes, keep_target: Path | str) -> bool:
+    """Give *final* its second name *kept*; True when this call made the link.
+
+    A kept copy already holding exactly *current* is the trace of an earlier
+    replace that stopped between the link and the rename (a crash or a kill):
+    it is the copy this call would make, so it is reused. Any other file under
+    that name is refused; a kept copy is never overwritten.
+    """
+    try:
+        os.link(final, kept, follow_symlinks=False)
+    except FileExistsError:
+        if _read_regular(kept) == current:
+            return False
+        raise WriteRefused(keep_target, "exists already; a kept copy is never overwritten") from None
+    _fsync_dir(kept.parent)
+    return True
 
 
 def move_no_overwrite(root: Path, source: Path, target: Path | str) -> Outcome:

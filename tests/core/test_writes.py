@@ -144,6 +144,25 @@ def test_move_no_overwrite(tmp_path: Path) -> None:
     assert not (tmp_path / "a.txt").exists() and (tmp_path / "sub" / "c.txt").read_bytes() == b"A"
 
 
+def test_replace_keeping_refuses_a_different_kept_copy(tmp_path: Path) -> None:
+    writes.create_only(tmp_path, "live.md", b"old\n")
+    writes.create_only(tmp_path, "live.kept.md", b"something else\n")
+    with pytest.raises(WriteRefused, match="kept copy is never overwritten"):
+        writes.replace_keeping(tmp_path, "live.md", b"new\n", lambda: "live.kept.md")
+    assert (tmp_path / "live.md").read_bytes() == b"old\n"
+    assert (tmp_path / "live.kept.md").read_bytes() == b"something else\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["live.kept.md", "live.md"]
+
+
+def test_replace_keeping_finishes_after_a_kill_between_link_and_rename(tmp_path: Path) -> None:
+    writes.create_only(tmp_path, "live.md", b"old\n")
+    os.link(tmp_path / "live.md", tmp_path / "live.kept.md")  # what a kill right after the link leaves
+    outcome, kept = writes.replace_keeping(tmp_path, "live.md", b"new\n", lambda: "live.kept.md")
+    assert outcome is writes.Outcome.REPLACED and kept == tmp_path / "live.kept.md"
+    assert (tmp_path / "live.md").read_bytes() == b"new\n"
+    assert (tmp_path / "live.kept.md").read_bytes() == b"old\n"
+
+
 def test_remove_archived_requires_matching_archive(tmp_path: Path) -> None:
     writes.create_only(tmp_path, "final.json", b"orig")
     writes.create_only(tmp_path, "archive.orig", b"other")
