@@ -9,9 +9,12 @@
   same folder, flush, fsync, rename, fsync the folder.
 * :func:`move_no_overwrite`: publish an existing file under a new name
   without ever replacing what is there.
+* :func:`replace_file`: the one write outside any store (the check cache):
+  a temp file beside the target, fsync, rename; never through a final symlink.
 
-Each resolves its target with symlinks followed and refuses a path outside its
-authorised root or reached through a symlink escape (DECISIONS section 5).
+Each store primitive resolves its target with symlinks followed and refuses a
+path outside its authorised root or reached through a symlink escape
+(DECISIONS section 5).
 """
 
 from __future__ import annotations
@@ -517,6 +520,44 @@ def remove_archived(root: Path, target: Path | str, archive: Path | str) -> Outc
         os.unlink(final)
         _fsync_dir(final.parent)
     return Outcome.REPLACED
+
+
+def replace_file(target: Path, data: bytes) -> Outcome:
+    """Publish *data* at *target*, a file outside any store (a cache), whole or not at all.
+
+    There is no authorised root: the folders above *target* are created and
+    may be symlinks (a cache folder moved elsewhere), but the final component
+    must be absent or a regular file; a symlink there is refused, never
+    followed nor replaced. The content goes to a temp file beside the target
+    (:data:`~okstra_core.layout.TEMP_PREFIX`), is fsynced and renamed over the
+    target, so a reader sees the old file or the new one. There is no lock:
+    concurrent writers each publish a whole file and the last one wins.
+    """
+    final = Path(os.path.abspath(target))
+    if final.name in ("", ".", ".."):
+        raise WriteRefused(target, "target does not name a file")
+    with _io_failure(target, "replace"):
+        try:
+            os.makedirs(final.parent, exist_ok=True)
+        except FileExistsError:
+            raise WriteRefused(final.parent, "a file stands where a folder is needed") from None
+        final = Path(os.path.realpath(final.parent)) / final.name
+        try:
+            st = os.lstat(final)
+        except FileNotFoundError:
+            st = None
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            raise PathEscape(target, "target is a symlink; writes never follow one")
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise WriteRefused(target, "target exists and is not a regular file")
+        tmp = _temp_beside(final, data)
+        try:
+            os.replace(tmp, final)
+        except BaseException:
+            _unlink_quiet(tmp)
+            raise
+        _fsync_dir(final.parent)
+    return Outcome.REPLACED if st is not None else Outcome.CREATED
 
 
 def populate_fresh_tree(root: Path, files: dict[Path, bytes]) -> int:

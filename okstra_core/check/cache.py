@@ -20,8 +20,9 @@ selection reuses them and filters them afresh.
 Anything whose metadata is within :data:`RACY_SECONDS` of the run's start is
 not stored: a file changed in the same clock tick as it was read would keep
 the same metadata, and its stale findings would be reused ("racy git"). The
-file is written to a temporary name and renamed over the old one; a missing,
-unreadable or corrupt cache is the same as an empty one, never an error.
+file is replaced whole through :func:`okstra_core.writes.replace_file`; a
+missing, unreadable or corrupt cache, or one that is a symlink, is the same as
+an empty one, never an error.
 """
 
 from __future__ import annotations
@@ -33,12 +34,13 @@ import operator
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Iterable
 from functools import cache as memoised
 from pathlib import Path
 from typing import Any, Final
 
+from .. import writes
+from ..errors import OkstraError
 from .catalog import RULES_BY_ID
 from .findings import SEVERITIES, Finding
 
@@ -273,6 +275,15 @@ def _valid_record(value: Any) -> bool:
     )
 
 
+def _read_json(path: Path) -> Any:
+    """The JSON value of the regular file *path*; a symlink, a FIFO or any other file type is an :class:`OSError`."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return json.load(fh)
+
+
 class CheckCache:
     """One folder of check caches (one file per project and manager home); :func:`run_check` reads and writes it.
 
@@ -293,8 +304,7 @@ class CheckCache:
     def load(self, root: str, home: str | None) -> dict[str, Record]:
         """The task records stored for *root* and *home* by this same checker; ``{}`` when none are usable."""
         try:
-            with open(self.file_for(root, home), "rb") as fh:
-                data = json.load(fh)
+            data = _read_json(self.file_for(root, home))
         except (OSError, ValueError, RecursionError):
             return {}
         if (
@@ -322,7 +332,7 @@ class CheckCache:
         return out
 
     def save(self, root: str, home: str | None, records: dict[str, Record]) -> None:
-        """Replace the stored records of *root* and *home* (temp file, fsync, rename); failures are ignored."""
+        """Replace the stored records of *root* and *home* (``writes.replace_file``); failures are ignored."""
         target = self.file_for(root, home)
         shapes: dict[tuple[str, ...], int] = {}
         tasks: dict[str, Record] = {}
@@ -332,22 +342,9 @@ class CheckCache:
         data = {"format": CACHE_FORMAT, "checker": checker_fingerprint(), "root": root, "home": home}
         data["shapes"] = [list(shape) for shape in shapes]
         data["tasks"] = tasks
-        tmp: str | None = None
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="ascii") as fh:
-                json.dump(data, fh, separators=(",", ":"))
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-            tmp = None
-        except OSError:
-            pass  # the cache only saves time; a read-only or full disk must not fail the check
-        finally:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+        # The cache only saves time: a read-only or full disk, or a symlink planted there, must not fail the check.
+        with contextlib.suppress(OkstraError, OSError):
+            writes.replace_file(target, json.dumps(data, separators=(",", ":")).encode("ascii"))
 
 
 def inside(path: Path, folder: Path) -> bool:

@@ -268,6 +268,30 @@ def test_cache_write_is_atomic(fresh_demo: Path, tmp_path: Path, monkeypatch: py
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name], "no temporary file is left behind"
 
 
+def test_cache_write_leaves_only_the_cache_file(fresh_demo: Path, tmp_path: Path) -> None:
+    pair = Pair(fresh_demo, tmp_path / "cache")
+    pair.compare()
+    one(_task(fresh_demo), "runs/analysis/state/team-state-*.json").write_text("{", encoding="utf-8")
+    pair.compare()  # a second save replaces the first
+    files = sorted(p.relative_to(tmp_path / "cache").as_posix() for p in (tmp_path / "cache").rglob("*"))
+    assert len(files) == 2 and files[0] == "check" and files[1].endswith(".json"), files
+
+
+def test_symlinked_cache_file_is_neither_read_nor_written(fresh_demo: Path, tmp_path: Path) -> None:
+    pair = Pair(fresh_demo, tmp_path / "cache")
+    pair.compare()
+    path = next((tmp_path / "cache").rglob("*.json"))
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(path.read_bytes())  # a valid cache: following the link would reuse it
+    kept = outside.read_bytes()
+    path.unlink()
+    path.symlink_to(outside)
+    _, c = pair.compare()
+    assert c.hits == 0, "a symlinked cache file is not read"
+    assert path.is_symlink() and outside.read_bytes() == kept, "nor replaced, nor written through"
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name], "no temporary file is left behind"
+
+
 def test_cache_inside_the_store_is_refused(fresh_demo: Path) -> None:
     with pytest.raises(CheckError, match="inside the store"):
         check(fresh_demo, check_cache=CheckCache(fresh_demo / ".okstra" / "cache"))

@@ -194,3 +194,40 @@ def test_durability_is_on_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyP
     with writes.relaxed_durability():
         writes.create_only(tmp_path, "g", b"x")
     assert calls == []
+
+
+def test_replace_file_publishes_whole_files_outside_any_store(tmp_path: Path) -> None:
+    target = tmp_path / "cache" / "check" / "a.json"
+    assert writes.replace_file(target, b"one") is writes.Outcome.CREATED
+    assert writes.replace_file(target, b"two") is writes.Outcome.REPLACED
+    assert target.read_bytes() == b"two"
+    assert [p.name for p in target.parent.iterdir()] == ["a.json"], "no temp file or lock is left beside it"
+
+
+def test_replace_file_never_follows_or_replaces_a_final_symlink(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(b"kept")
+    link = tmp_path / "cache" / "a.json"
+    link.parent.mkdir()
+    link.symlink_to(outside)
+    with pytest.raises(PathEscape, match="symlink"):
+        writes.replace_file(link, b"new")
+    assert link.is_symlink() and outside.read_bytes() == b"kept"
+    (tmp_path / "cache" / "d").mkdir()
+    with pytest.raises(WriteRefused, match="not a regular file"):
+        writes.replace_file(tmp_path / "cache" / "d", b"new")
+    assert sorted(p.name for p in link.parent.iterdir()) == ["a.json", "d"], "no temp file is left behind"
+
+
+def test_replace_file_failure_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "a.json"
+    writes.replace_file(target, b"old")
+
+    def full(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(writes.os, "replace", full)
+    with pytest.raises(OSError, match="No space left"):
+        writes.replace_file(target, b"new")
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
