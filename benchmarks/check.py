@@ -166,7 +166,9 @@ def main() -> int:
         start = time.perf_counter()
         generate(tree, tasks=args.tasks)
         generated = f"{time.perf_counter() - start:.1f} s"
-    home = tree / ".okstra-home"
+    from okstra_core import layout
+
+    home = layout.demo_home(tree)
     okstra = [sys.executable, "-m", "okstra_core.cli"]
 
     # Warm the page cache so every contender reads from memory.

@@ -59,6 +59,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="rounds (default: 3)")
     args = parser.parse_args()
 
+    from okstra_core import layout
     from okstra_core.check import cache
     from okstra_core.demo import generate
 
@@ -70,7 +71,7 @@ def main() -> int:
             generate(tree, tasks=args.tasks)
             print(f"demo of {args.tasks} tasks written in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         time.sleep(cache.RACY_SECONDS + 0.5)  # the newest files must be older than the racy window
-        home = tree / ".okstra-home"
+        home = layout.demo_home(tree)
         cache_dir = scratch / "cache"
         env = {**os.environ, "OKSTRA_HOME": str(home)}
         base = [sys.executable, "-m", "okstra_core.cli", "check", str(tree), "--format", "json", "--quiet"]

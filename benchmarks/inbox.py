@@ -50,6 +50,8 @@ def _once(cmd: list[str], ok: tuple[int, ...]) -> tuple[float, str]:
 
 
 def measure(tree: Path, repeat: int) -> dict[str, object]:
+    from okstra_core import layout
+
     okstra = _okstra()
     inbox_cmd = [*okstra, "inbox", str(tree), "--json"]
     check_cmd = [
@@ -57,7 +59,7 @@ def measure(tree: Path, repeat: int) -> dict[str, object]:
         "check",
         str(tree),
         "--home",
-        str(tree / ".okstra-home"),
+        str(layout.demo_home(tree)),
         "--jobs",
         "1",
         "--no-cache",

@@ -282,7 +282,9 @@ def main() -> int:
         t = time.perf_counter()
         root = generate(Path(tmp.name) / "project", tasks=args.tasks)
         print(f"generated {args.tasks} tasks in {time.perf_counter() - t:.1f}s", file=sys.stderr)
-    os.environ["OKSTRA_HOME"] = str(Path(root) / ".okstra-home")
+    from okstra_core import layout
+
+    os.environ["OKSTRA_HOME"] = str(layout.demo_home(Path(root)))
     byte_compile()
 
     # Start: the two apps alternate, so that a slow moment of the machine hits both alike.

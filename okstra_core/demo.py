@@ -68,7 +68,6 @@ from .workflows.tasks import (
 )
 
 PROJECT_ID = "demo-shop"
-HOME_DIR = ".okstra-home"
 START = dt.datetime(2026, 11, 2, 9, 0, 0, tzinfo=dt.UTC)
 
 ANALYSERS = [
@@ -79,11 +78,6 @@ ANALYSERS = [
 WRITER = WorkerSpec("report-writer", "report-writer", "claude", "claude-sonnet", runner="native-session")
 EXECUTOR = WorkerSpec("codex-executor", "executor", "codex", "gpt-codex")
 VERIFIER = WorkerSpec("claude-verifier", "verifier", "claude", "claude-sonnet")
-
-
-def demo_home(project_root: Path) -> Path:
-    """The manager home that belongs to a demo project."""
-    return project_root / HOME_DIR
 
 
 # ------------------------------------------------------------------ reports
@@ -1082,7 +1076,7 @@ def _invocations(root: Path, clock: Clock) -> None:
 
 
 def _manager(root: Path, clock: Clock) -> None:
-    home = demo_home(root)
+    home = layout.demo_home(root)
     billing = root / "services" / "billing"
     billing.mkdir(parents=True, exist_ok=True)
     manager.create_manager(home, "release-train", "Q4 release train", clock)

@@ -414,6 +414,15 @@ def okstra_home(override: Path | str | None = None) -> Path:
     return Path.home() / OKSTRA_DIR
 
 
+#: The manager home the demo writes inside its project folder (use ``DIR/.okstra-home`` as ``OKSTRA_HOME``).
+DEMO_HOME_DIR: Final = ".okstra-home"
+
+
+def demo_home(project_root: Path) -> Path:
+    """The manager home that belongs to a demo project."""
+    return project_root / DEMO_HOME_DIR
+
+
 def okstra_cache_dir(override: Path | str | None = None) -> Path:
     """The user's cache folder for okstra (never inside a store): *override*, else ``$OKSTRA_CACHE_DIR``,
     else ``$XDG_CACHE_HOME/okstra``, else ``~/.cache/okstra``."""

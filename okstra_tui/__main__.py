@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from okstra_core import layout
 from okstra_core.version import VersionAction
 
 EXIT_USAGE = 2
@@ -76,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--host and --port go with --serve")
     demo_parent: Path | None = None
     if args.demo:
-        from okstra_core.demo import HOME_DIR, generate
+        from okstra_core.demo import generate
 
         # A stop request (SIGTERM) or a closed terminal (SIGHUP), while the demo is written or open,
         # still removes it: the handler unwinds to the finally below.
@@ -89,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             with terminal_progress("writing the demo", "tasks", rate=True) as progress:
                 root = Path(generate(demo_parent / "project", tasks=args.demo_tasks, progress=progress))
-            os.environ["OKSTRA_HOME"] = str(root / HOME_DIR)
+            os.environ["OKSTRA_HOME"] = str(layout.demo_home(root))
         else:
             root = Path(args.project)
         return _open(root, args, demo_parent)

@@ -289,11 +289,11 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     out = Path(args[0] if args else "screenshots")
     out.mkdir(parents=True, exist_ok=True)
-    from okstra_core.demo import HOME_DIR, generate
+    from okstra_core.demo import generate
 
     with tempfile.TemporaryDirectory(prefix="okstra-shots-") as tmp:
         root = generate(Path(tmp) / "project")
-        os.environ["OKSTRA_HOME"] = str(layout.okstra_dir(root).parent / HOME_DIR)
+        os.environ["OKSTRA_HOME"] = str(layout.demo_home(root))
         for name, scene in SCENES.items():
             path = asyncio.run(capture(root, name, scene, out))
             print(path)

@@ -23,7 +23,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..demo import demo_home, generate
+    from ..demo import generate
+    from ..layout import demo_home
     from ..progress import terminal_progress
 
     if args.tasks is not None and not 0 <= args.tasks <= MAX_TASKS:

@@ -13,7 +13,7 @@ import jsonschema
 from conftest import classify_documents, document_values
 
 from okstra_core import reading, resources
-from okstra_core.demo import demo_home
+from okstra_core.layout import demo_home
 from okstra_core.models import DOC_KINDS_BY_NAME
 from okstra_core.store import Project, list_managers
 from okstra_core.workflows import design_prep, direction

@@ -41,7 +41,7 @@ def test_final_report_schema_names() -> None:
 def _examples(demo_root: Path) -> dict[str, list[Any]]:
     from conftest import classify_documents, document_values
 
-    from okstra_core.demo import demo_home
+    from okstra_core.layout import demo_home
     from okstra_core.store import Project
 
     project = Project.open(demo_root)
