@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from rich.table import Table
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.app import App, ComposeResult
+from textual.binding import ActiveBinding, Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
@@ -26,6 +28,42 @@ def key_label(key: str) -> str:
     return names.get(key, key)
 
 
+#: Actions that scroll sideways: they do nothing on a widget that never scrolls sideways.
+SIDEWAYS_ACTIONS = frozenset({"scroll_left", "scroll_right", "page_left", "page_right"})
+
+
+class HelpRow(NamedTuple):
+    """One key of the help: the key as shown, what it does, and where it is bound."""
+
+    key: str
+    shown: str
+    description: str
+    where: str
+
+
+def works(active: ActiveBinding) -> bool:
+    """False for a binding that can never do anything where it is (a sideways scroll without sideways overflow)."""
+    node = active.node
+    if active.binding.action in SIDEWAYS_ACTIONS and not isinstance(node, App):
+        return bool(node.styles.overflow_x != "hidden")
+    return True
+
+
+def help_rows(screen: Screen[object]) -> list[HelpRow]:
+    """Every key *screen* answers to now (its focus chain, the screen, the app), one row per key and action."""
+    rows: list[HelpRow] = []
+    seen: set[tuple[str, str]] = set()
+    for key, active in screen.active_bindings.items():
+        b = active.binding
+        if not b.description or (key, b.action) in seen or not works(active):
+            continue
+        seen.add((key, b.action))
+        node = active.node
+        where = "everywhere" if isinstance(node, App) else type(node).__name__.removesuffix("Screen").lower()
+        rows.append(HelpRow(key, key_label(key), b.description, where))
+    return rows
+
+
 class HelpScreen(ModalScreen[None]):
     """The key list comes from the same bindings that drive the footer and the palette."""
 
@@ -43,16 +81,8 @@ class HelpScreen(ModalScreen[None]):
         keys.add_column("key", style="bold cyan", no_wrap=True)
         keys.add_column("action")
         keys.add_column("where", style="dim")
-        seen: set[tuple[str, str]] = set()
-        for key, active in under.active_bindings.items():
-            b = active.binding
-            if not b.description or (key, b.action) in seen:
-                continue
-            seen.add((key, b.action))
-            where = (
-                "everywhere" if active.node is self.app else type(active.node).__name__.removesuffix("Screen").lower()
-            )
-            keys.add_row(key_label(key), b.description, where)
+        for row in help_rows(under):
+            keys.add_row(row.shown, row.description, row.where)
         with VerticalScroll(id="help-box"):
             yield Static(Text(f"{title} — help", style="bold"))
             if about:

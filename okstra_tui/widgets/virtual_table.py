@@ -70,8 +70,12 @@ def column_widths(columns: Sequence[Column], width: int) -> list[int]:
     return [(c.width or max(share, c.min_width)) if c in shown else 0 for c in columns]
 
 
-class VirtualTable(ScrollView, can_focus=True):
-    """Rows of ``Any`` rendered through a cell function, with a cursor and a header line."""
+class VirtualTable(ScrollView, can_focus=True, inherit_bindings=False):
+    """Rows of ``Any`` rendered through a cell function, with a cursor and a header line.
+
+    Its columns always fit the width, so it does not take the scroll keys of
+    ``ScrollView`` (sideways scrolling would do nothing): only its own below.
+    """
 
     DEFAULT_CSS = """
     VirtualTable {

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from textual.widgets import Static
+
 from okstra_tui.data.catalog import CatalogRow
 from okstra_tui.screens.catalog import CatalogScreen
-from okstra_tui.screens.help import HelpScreen
+from okstra_tui.screens.help import HelpScreen, help_rows
 from okstra_tui.screens.task import SideRow, TaskScreen
+from okstra_tui.screenshots import SCENES
 from okstra_tui.widgets.footer import BindingsFooter
 from okstra_tui.widgets.virtual_table import VirtualTable
 
@@ -133,3 +137,55 @@ async def test_typing_on_narrows_to_the_same_rows_as_a_fresh_filter(demo_root: P
             if "pay" in " ".join((r.key, r.group, r.task_type, r.status, r.title)).lower()
         }
         assert len(widened) >= len(typed)
+
+
+#: Views whose help is checked: every main view and a wizard step of each kind of focus (choice, text, review).
+HELP_SCENES = [
+    "catalog",
+    "task",
+    "runs",
+    "convergence",
+    "design-prep",
+    "reports",
+    "file",
+    "diff",
+    "checks",
+    "managers",
+    "inbox",
+    "wizard-direction-choose",
+    "wizard-design-field",
+    "wizard-clarification-review",
+]
+
+
+def _action_owner(app: object, screen: object, node: object, action: str) -> tuple[object, str]:
+    namespace, _, name = action.rpartition(".")
+    owner = {"app": app, "screen": screen, "": node}[namespace]
+    return owner, name.split("(")[0]
+
+
+@pytest.mark.parametrize("scene", HELP_SCENES)
+async def test_every_key_the_help_lists_works_in_that_view(scene: str, demo_root: Path, demo_home: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await SCENES[scene](pilot)
+        view = app.screen
+        app.action_help()
+        await settle(pilot)
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen) and help_screen.under is view
+        listed = help_rows(view)
+        shown = " ".join(plain(s) for s in help_screen.query(Static))
+        bound = view.active_bindings
+        assert listed
+        for row in listed:
+            assert f"{row.shown} " in shown and row.description in shown, row
+            # Bound in this view (its focus chain, the view itself or the app), to an action that exists there.
+            assert row.key in bound, row
+            active = bound[row.key]
+            assert active.binding.description == row.description, row
+            owner, name = _action_owner(app, view, active.node, active.binding.action)
+            assert callable(getattr(owner, f"action_{name}", None)), row
+            # A sideways scroll only where the widget can scroll sideways.
+            if name in {"scroll_left", "scroll_right", "page_left", "page_right"}:
+                assert active.node.styles.overflow_x != "hidden", row
