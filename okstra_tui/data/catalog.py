@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from okstra_core import layout
 from okstra_core.errors import LoadError
 from okstra_core.store import CatalogListingEntry, Project, TaskRef
+
+
+def shared_key_prefix(keys: Iterable[str]) -> str:
+    """The ``project:`` part every key starts with, or "" (the group and task parts are never shared away)."""
+    prefix: str | None = None
+    for key in keys:
+        head, sep, rest = key.partition(":")
+        if not sep or not rest or (prefix is not None and head + sep != prefix):
+            return ""
+        prefix = head + sep
+    return prefix or ""
 
 
 class CatalogRow:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +29,7 @@ from ..data.catalog import (
     load_catalog,
     phase_summary,
     same_catalog,
+    shared_key_prefix,
     uncatalogued_rows,
 )
 from ..navigation import Location, View
@@ -61,17 +62,6 @@ STATUS_STYLES = {
 }
 
 KEY_LABEL = "task key"
-
-
-def shared_key_prefix(keys: Iterable[str]) -> str:
-    """The ``project:`` part every key starts with, or "" (the group and task parts are never shared away)."""
-    prefix: str | None = None
-    for key in keys:
-        head, sep, rest = key.partition(":")
-        if not sep or not rest or (prefix is not None and head + sep != prefix):
-            return ""
-        prefix = head + sep
-    return prefix or ""
 
 
 #: Added to a row's search text when a decision waits in the task (NUL: no title can end with it).

@@ -17,23 +17,29 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import ColumnKey
 
 from okstra_core import layout
 from okstra_core.errors import OkstraError
 from okstra_core.store import Project, Task, TaskRef
 from okstra_core.text import visible
 
+from ..data.catalog import shared_key_prefix
 from ..navigation import Location, View
 from ..widgets.footer import BindingsFooter
-from .base import ViewScreen
+from .base import NARROW_COLUMNS, ViewScreen
 from .wizard import WizardScreen, store_text
+
+#: The table's columns; every one but the summary has a fixed width.
+COLUMNS = ("decision", "item", "since", "summary")
+COLUMN_WIDTHS = {"decision": 30, "item": 8, "since": 19}
 
 KIND_LABELS = {
     "direction-choice": "choose a direction",
     "planning-prepare": "prepare planning",
     "clarification": "answer questions",
     "design-prep": "confirm design item",
-    "approval": "approve (in the lead's session)",
+    "approval": "approve in lead's session",
 }
 KIND_STYLES = {
     "direction-choice": "bold magenta",
@@ -132,6 +138,8 @@ class InboxScreen(ViewScreen):
         super().__init__()
         self.decisions: list[Any] = []
         self._watched: list[Path] = []
+        #: The ``project:`` prefix every task key shares (said once, in the decision column's title).
+        self.key_prefix = ""
 
     @property
     def location(self) -> Location:
@@ -153,15 +161,37 @@ class InboxScreen(ViewScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        table: DataTable[Any] = self.query_one("#inbox-table", DataTable)
-        # Fixed widths: the columns never jump as rows come and go on a live refresh (and never wait for
-        # the table to measure its rows); the summary takes what the terminal has left.
-        fixed = (("decision", 40), ("item", 8), ("since", 19))
-        rest = self.app.size.width - sum(w + 2 for _, w in fixed) - 6
-        for label, width in (*fixed, ("summary", max(rest, 20))):
-            table.add_column(label, width=width, key=label)
-        table.focus()
+        self.query_one("#inbox-table", DataTable).focus()
         self._load()
+
+    def fit_width(self, width: int) -> None:
+        """Give the summary what the terminal leaves; below :data:`NARROW_COLUMNS` the time goes first.
+
+        The widths are fixed per terminal width, so the columns never jump as rows
+        come and go on a live refresh (and never wait for the table to measure its
+        rows); the time is in the "What to do" panel too.
+        """
+        super().fit_width(width)
+        tables = self.query("#inbox-table")
+        if not tables:
+            return
+        table: DataTable[Any] = tables.first(DataTable)
+        shown = [label for label in COLUMNS if label != "since" or width >= NARROW_COLUMNS]
+        fixed = sum(COLUMN_WIDTHS[label] + 2 for label in shown if label in COLUMN_WIDTHS)
+        widths = {**COLUMN_WIDTHS, "summary": max(width - fixed - 6, 20)}
+        if [str(key.value) for key in table.columns] != shown:
+            table.clear(columns=True)
+            for label in shown:
+                table.add_column(self._column_label(label), width=widths[label], key=label)
+            if self.decisions:
+                self._show(self.decisions)
+            return
+        for key, column in table.columns.items():
+            column.width = widths[str(key.value)]
+        table.refresh(layout=True)
+
+    def _column_label(self, label: str) -> str:
+        return f"{label} ({self.key_prefix}…)" if label == "decision" and self.key_prefix else label
 
     def watched_paths(self) -> list[Path]:
         return self._watched
@@ -195,27 +225,29 @@ class InboxScreen(ViewScreen):
             head = Text(f"{count} waiting for you", style="bold")
             head.append(f" in {tasks} task{'s' if tasks != 1 else ''}; Enter opens a decision's wizard", style="dim")
             summary.update(head)
+        prefix = shared_key_prefix(d.task for d in decisions)
+        if prefix != self.key_prefix:
+            self.key_prefix = prefix
+            table.columns[ColumnKey("decision")].label = Text(self._column_label("decision"))
         order: dict[str, list[int]] = {}
         for i, d in enumerate(decisions):  # newest first; a task's group sits where its newest decision does
             order.setdefault(d.task, []).append(i)
         for task_key, indexes in order.items():
             n = len(indexes)
-            table.add_row(
-                store_text(task_key, "bold underline"),
-                "",
-                "",
-                Text(f"{n} decision{'s' if n != 1 else ''}", style="dim"),
-                key=f"task:{task_key}",
-            )
+            cells = {
+                "decision": store_text(task_key.removeprefix(prefix), "bold underline"),
+                "summary": Text(f"{n} decision{'s' if n != 1 else ''}", style="dim"),
+            }
+            table.add_row(*(cells.get(str(c.value), "") for c in table.columns), key=f"task:{task_key}")
             for i in indexes:
                 d = decisions[i]
-                table.add_row(
-                    Text("  " + KIND_LABELS.get(d.kind, d.kind), style=KIND_STYLES.get(d.kind, "")),
-                    store_text(d.item or ""),
-                    Text(d.since.replace("T", " ").removesuffix("Z"), style="dim"),
-                    store_text(d.summary),
-                    key=f"item:{i}",
-                )
+                cells = {
+                    "decision": Text("  " + KIND_LABELS.get(d.kind, d.kind), style=KIND_STYLES.get(d.kind, "")),
+                    "item": store_text(d.item or ""),
+                    "since": Text(d.since.replace("T", " ").removesuffix("Z"), style="dim"),
+                    "summary": _cut(store_text(d.summary)),
+                }
+                table.add_row(*(cells[str(c.value)] for c in table.columns), key=f"item:{i}")
         for row in range(table.row_count):
             key = str(table.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value)
             if key.startswith("item:"):
@@ -304,6 +336,13 @@ class InboxScreen(ViewScreen):
     def current_path(self) -> Path | None:
         decision = self.selected()
         return self.okstra.project.root / decision.path if decision is not None else None
+
+
+def _cut(text: Text) -> Text:
+    """One line, ending in "…" where the column cuts it (the whole text is in the "What to do" panel)."""
+    text.no_wrap = True
+    text.overflow = "ellipsis"
+    return text
 
 
 def _identity(decision: Any) -> str:

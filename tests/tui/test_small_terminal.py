@@ -6,8 +6,8 @@ from pathlib import Path
 
 from rich.text import Text
 
-from okstra_tui.data.catalog import CatalogRow
-from okstra_tui.screens.catalog import CatalogScreen, shared_key_prefix
+from okstra_tui.data.catalog import CatalogRow, shared_key_prefix
+from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.task import TaskScreen
 from okstra_tui.widgets.footer import BindingsFooter, FooterKey, fit_keys
 from okstra_tui.widgets.summary_line import fit_parts
@@ -122,3 +122,33 @@ def test_a_diff_names_its_pair_once() -> None:
 
     assert pair_label("report-001.data.json", "report-002.data.json") == "report-001 ↔ 002.data.json"
     assert pair_label("a.json", "b.md") == "a.json ↔ b.md"
+
+
+async def test_inbox_at_80x24_shows_the_summary_and_drops_the_time_first(demo_root: Path) -> None:
+    from textual.widgets import DataTable
+
+    from okstra_tui.screens.inbox import InboxScreen
+
+    app = make_app(demo_root)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, InboxScreen) and screen.decisions
+        table: DataTable[object] = screen.query_one("#inbox-table", DataTable)
+
+        def shown() -> tuple[list[str], str]:
+            labels = [str(c.label) for c in table.columns.values()]
+            return labels, "\n".join(table.render_line(y).text for y in range(table.size.height))
+
+        labels, text = shown()
+        assert labels == [f"decision ({screen.key_prefix}…)", "item", "summary"]
+        assert not table.show_horizontal_scrollbar
+        for decision in screen.decisions[:4]:  # the rows in view
+            assert decision.task.removeprefix(screen.key_prefix) in text
+            assert decision.summary[:20] in text  # the summary begins in view, not off to the right
+        await pilot.resize_terminal(120, 40)
+        await settle(pilot)
+        labels, text = shown()
+        assert labels[2] == "since" and screen.decisions[0].since.replace("T", " ").removesuffix("Z") in text
