@@ -441,6 +441,21 @@ def managers_dir(home: Path) -> Path:
     return home / "managers"
 
 
+def root_name(root: Path | str) -> str:
+    """How a message names the containment root of a read or a write: "the project root" or "the manager home".
+
+    A root is the manager home when it is :func:`okstra_home` or holds
+    ``managers/`` and no ``.okstra/``; any other root is a project root.
+    Called only when a refusal is worded, never on the read path.
+    """
+    base = Path(root)
+    if os.path.isdir(okstra_dir(base)):
+        return "the project root"
+    if os.path.isdir(managers_dir(base)) or os.path.realpath(base) == os.path.realpath(okstra_home()):
+        return "the manager home"
+    return "the project root"
+
+
 def manager_dir(home: Path, manager_id: str) -> Path:
     return managers_dir(home) / slug(manager_id)
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from . import layout
 from .errors import LoadError as LoadError
 
 if TYPE_CHECKING:
@@ -142,7 +143,7 @@ def read_bytes(
         if root is not None:
             real_root = Path(os.path.realpath(root))
             if not real.is_relative_to(real_root):
-                return LoadError(path, "symlink escapes the project root")
+                return LoadError(path, f"symlink escapes {layout.root_name(root)}")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except PermissionError:
@@ -156,7 +157,7 @@ def read_bytes(
         if not stat.S_ISREG(st.st_mode):
             return LoadError(path, f"is {_describe_mode(st.st_mode)}, not a regular file")
         if root is not None and not _opened_inside(fd, path, root):
-            return LoadError(path, "a folder on its path is a symlink leading outside the project root")
+            return LoadError(path, f"a folder on its path is a symlink leading outside {layout.root_name(root)}")
         if st.st_size > max_bytes and tail:
             data = os.pread(fd, max_bytes, st.st_size - max_bytes)
             cut = data.find(b"\n")

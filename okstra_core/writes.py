@@ -34,6 +34,7 @@ from typing import Any
 
 import filelock
 
+from . import layout
 from .digests import pretty_json
 from .errors import LockTimeout, OkstraError, PathEscape, WriteFailed, WriteRefused
 from .layout import TEMP_PREFIX, lock_path
@@ -74,6 +75,11 @@ class Outcome(enum.Enum):
 # ------------------------------------------------------------------ containment
 
 
+def _root_text(root: Path) -> str:
+    """The authorised root as a refusal names it: what it is (project root, manager home) and where."""
+    return f"{layout.root_name(root)} {root}"
+
+
 def _real_root(root: Path) -> Path:
     try:
         real = Path(os.path.realpath(root, strict=True))
@@ -103,7 +109,7 @@ def resolve_target(root: Path, target: Path | str) -> Path:
     except (OSError, RuntimeError) as exc:
         raise PathEscape(target, f"cannot resolve folder ({exc.__class__.__name__})") from exc
     if not real_parent.is_relative_to(real_root):
-        raise PathEscape(target, f"resolves outside its authorised root {root}")
+        raise PathEscape(target, f"resolves outside {_root_text(root)}")
     final = real_parent / name
     try:
         st = os.lstat(final)
@@ -127,7 +133,7 @@ def ensure_dir(root: Path, folder: Path) -> None:
     real_root = _real_root(root)
     candidate = folder if folder.is_absolute() else root / folder
     if not Path(os.path.realpath(candidate)).is_relative_to(real_root):
-        raise PathEscape(folder, f"folder resolves outside its authorised root {root}")
+        raise PathEscape(folder, f"folder resolves outside {_root_text(root)}")
     try:
         os.makedirs(candidate, exist_ok=True)
     except FileExistsError:
@@ -137,7 +143,7 @@ def ensure_dir(root: Path, folder: Path) -> None:
     folder = candidate
     real = Path(os.path.realpath(folder))
     if not real.is_relative_to(real_root):
-        raise PathEscape(folder, f"folder resolves outside its authorised root {root}")
+        raise PathEscape(folder, f"folder resolves outside {_root_text(root)}")
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -577,7 +583,7 @@ def populate_fresh_tree(root: Path, files: dict[Path, bytes]) -> int:
             os.makedirs(parent, exist_ok=True)
             real_parent = os.path.realpath(parent)
             if real_parent != real_root and not real_parent.startswith(real_root + os.sep):
-                raise PathEscape(path, f"resolves outside its authorised root {root}")
+                raise PathEscape(path, f"resolves outside {_root_text(root)}")
             made.add(parent)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, CREATE_MODE)
         try:

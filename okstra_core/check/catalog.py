@@ -140,8 +140,9 @@ RULES: Final[tuple[Rule, ...]] = (
         "files",
         "Symlink escapes the project",
         """A symbolic link inside `.okstra/` resolves to a place outside the project
-       root. The write primitives refuse symlink escapes, and the checker never
-       follows one: whatever the link points at is not part of the store.""",
+       root (one in the manager home, outside the manager home). The write
+       primitives refuse symlink escapes, and the checker never follows one:
+       whatever the link points at is not part of the store.""",
     ),
     _r(
         SYMLINK_DANGLING,

@@ -239,7 +239,9 @@ class Unit:
             self._bytes[text] = None
             return Entry(name, text, "bad")
         if not real.is_relative_to(self.real_root) and not (self._real_home and real.is_relative_to(self._real_home)):
-            self.report(SYMLINK_ESCAPES, path, f"symlink escapes the project root (to {real})")
+            in_home = self._home_text is not None and text.startswith(self._home_text + os.sep)
+            where = "the manager home" if in_home else "the project root"
+            self.report(SYMLINK_ESCAPES, path, f"symlink escapes {where} (to {real})")
             self._bytes[text] = None
             return Entry(name, text, "bad")
         try:

@@ -47,6 +47,19 @@ def test_fifo(fresh_demo: Path) -> None:
     assert any(r == "OKS001" and "FIFO" in m for r, m in _finding(fresh_demo, TARGET))
 
 
+def test_escaping_symlinks_name_the_root_they_leave(fresh_demo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}", encoding="utf-8")
+    in_home = ".okstra-home/managers/release-train/manager.json"
+    for path in (TARGET, in_home):
+        (fresh_demo / path).unlink()
+        (fresh_demo / path).symlink_to(outside)
+    report = check(fresh_demo)
+    messages = {f.path: f.message for f in report.findings if f.rule == "OKS002"}
+    assert messages[TARGET].startswith("symlink escapes the project root")
+    assert messages[in_home].startswith("symlink escapes the manager home")
+
+
 def test_symlink_loop(fresh_demo: Path) -> None:
     (fresh_demo / TARGET).unlink()
     os.symlink("task-manifest.json", fresh_demo / TARGET)

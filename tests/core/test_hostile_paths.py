@@ -116,6 +116,7 @@ def _manager_home(tmp_path: Path) -> tuple[Path, Path]:
 def _assert_refused(got: object) -> None:
     assert isinstance(got, LoadError), got
     assert "symlink" in got.reason and ("outside" in got.reason or "escapes" in got.reason)
+    assert got.reason.endswith("the manager home"), got.reason
     assert len(str(got).splitlines()) == 1
     assert SECRET not in str(got)
 
@@ -174,3 +175,21 @@ def test_manager_reads_refuse_a_file_linked_outside(tmp_path: Path) -> None:
     alias.symlink_to(home)
     (through_alias,) = list_managers(alias)
     assert not isinstance(through_alias.projects(), LoadError)
+
+
+def test_manager_home_write_refusal_names_the_manager_home(tmp_path: Path) -> None:
+    from okstra_core.workflows import manager as wm
+
+    home, _task = _manager_home(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    _swap_for_outside_link(home / "managers/m1", tmp_path / "outside")
+    before = sorted(p.name for p in (tmp_path / "outside").iterdir())
+    with pytest.raises(WriteRefused) as refused:
+        wm.register_project(home, "m1", "proj", project)
+    line = refused.value.line(project)
+    assert line == f"managers/m1/projects.json: resolves outside the manager home {home}".replace(
+        "managers/", f"{home}/managers/", 1
+    ), line
+    assert "project root" not in line and len(line.splitlines()) == 1
+    assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == before
