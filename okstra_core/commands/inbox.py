@@ -2,9 +2,11 @@
 
 Exit 0 whether or not anything waits (1 only when the project cannot be
 opened). Text output groups the decisions by task, the task with the newest
-decision first. ``--json`` prints ``{"version": 1, "project": ..., "items":
-[...]}`` with the items newest first, each ``{kind, task, path, item, summary,
-since}`` (``item`` null where there is none).
+decision first, and ends with a line counting the files that could not be read
+when there are any. ``--json`` prints ``{"version": 1, "project": ..., "items":
+[...], "unreadable": N, "unreadablePaths": [...]}`` with the items newest
+first, each ``{kind, task, path, item, summary, since}`` (``item`` null where
+there is none), and at most :data:`UNREADABLE_PATHS_MAX` unreadable paths.
 
 Everything printed comes from the store and is untrusted: text output shows
 store strings through :func:`okstra_core.text.visible` (control characters as
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,8 @@ from ..text import visible
 from .common import open_project
 
 INBOX_JSON_VERSION = 1
+#: The JSON lists at most this many unreadable files (sorted); ``unreadable`` counts them all.
+UNREADABLE_PATHS_MAX = 50
 
 
 def register(sub: Any) -> None:
@@ -33,17 +38,33 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..workflows.inbox import pending_decisions
+    from ..workflows.inbox import read_inbox
 
     project = open_project(args)
-    items = pending_decisions(project)
+    inbox = read_inbox(project)
+    items = inbox.items
     if args.json:
-        doc = {"version": INBOX_JSON_VERSION, "project": str(project.root), "items": [d.to_json() for d in items]}
+        doc = {
+            "version": INBOX_JSON_VERSION,
+            "project": str(project.root),
+            "items": [d.to_json() for d in items],
+            "unreadable": len(inbox.unreadable),
+            "unreadablePaths": inbox.unreadable[:UNREADABLE_PATHS_MAX],
+        }
         print(json.dumps(doc, indent=2, ensure_ascii=True))
         return 0
     if not items:
         print("nothing is waiting for you")
-        return 0
+    else:
+        _print_groups(items)
+    if inbox.unreadable:
+        count = len(inbox.unreadable)
+        where = visible(shlex.quote(str(args.project)))
+        print(f"{count} file{'s' if count != 1 else ''} could not be read; run okstra check {where}")
+    return 0
+
+
+def _print_groups(items: list[Any]) -> None:
     groups: dict[str, list[Any]] = {}
     for decision in items:
         groups.setdefault(decision.task, []).append(decision)
@@ -57,4 +78,3 @@ def run(args: argparse.Namespace) -> int:
     count = len(items)
     tasks = len(groups)
     print(f"{count} decision{'s' if count != 1 else ''} waiting in {tasks} task{'s' if tasks != 1 else ''}")
-    return 0

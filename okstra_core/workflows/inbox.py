@@ -39,7 +39,8 @@ the latest report of each task type, the user-response sidecars of those
 reports, ``selected-direction.json``, ``clarification-response.md`` and the
 design-prep folders of the approved snapshot; never every artifact. Nothing
 here writes; a file that cannot be read leaves its decision out (the checker
-names it).
+names it), and :func:`read_inbox` lists it among the unreadable files so that
+the reader knows the list may be incomplete.
 """
 
 from __future__ import annotations
@@ -114,12 +115,35 @@ class PendingDecision:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Inbox:
+    """The decisions waiting in a project, and the files the inbox could not read.
+
+    ``unreadable`` lists (project-relative POSIX, sorted) the existing files
+    that failed to read or parse: a task manifest, a latest report, a
+    user-response sidecar, ``selected-direction.json`` or
+    ``clarification-response.md``. A decision they hold may be missing from
+    ``items`` or shown with a ``detail`` saying so; ``okstra check`` says why.
+    """
+
+    items: list[PendingDecision]
+    unreadable: list[str]
+
+
+def read_inbox(project: Project) -> Inbox:
+    """The inbox of *project*: its decisions newest first (ties: task, kind, item) and its unreadable files."""
+    found: list[PendingDecision] = []
+    unreadable: set[str] = set()
+    for ref in project.task_refs:
+        scan = _TaskScan(ref.open())
+        found.extend(scan.all())
+        unreadable.update(scan.rel(path) for path in scan.unreadable)
+    return Inbox(sort_newest_first(found), sorted(unreadable))
+
+
 def pending_decisions(project: Project) -> list[PendingDecision]:
     """Every decision waiting for a person in *project*, newest first (ties: task, kind, item)."""
-    found: list[PendingDecision] = []
-    for ref in project.task_refs:
-        found.extend(pending_for_task(ref.open()))
-    return sort_newest_first(found)
+    return read_inbox(project).items
 
 
 def sort_newest_first(items: list[PendingDecision]) -> list[PendingDecision]:
@@ -129,8 +153,7 @@ def sort_newest_first(items: list[PendingDecision]) -> list[PendingDecision]:
 
 def pending_for_task(task: Task) -> list[PendingDecision]:
     """The decisions waiting in one task (in kind order)."""
-    scan = _TaskScan(task)
-    return [*scan.direction(), *scan.clarifications(), *scan.design_prep(), *scan.approval()]
+    return _TaskScan(task).all()
 
 
 # ------------------------------------------------------------------ helpers
@@ -185,6 +208,18 @@ class _TaskScan:
         )
         self._reports: dict[str, LoadedReport | None] = {}
         self._clar_text: str | bool | None = False  # False: not read yet
+        #: Existing files whose read or parse failed (their decisions may be missing or marked).
+        self.unreadable: set[Path] = set()
+        self.note(manifest)
+
+    def all(self) -> list[PendingDecision]:
+        """The task's decisions, in kind order."""
+        return [*self.direction(), *self.clarifications(), *self.design_prep(), *self.approval()]
+
+    def note(self, result: object) -> None:
+        """Remember the file of a ``LoadError`` that exists (a missing file is no read error)."""
+        if isinstance(result, reading.LoadError) and os.path.lexists(result.path):
+            self.unreadable.add(result.path)
 
     def rel(self, path: Path) -> str:
         return layout.rel(path, self.root)
@@ -193,6 +228,7 @@ class _TaskScan:
         if task_type not in self._reports:
             art = latest_report(self.task, task_type)
             loaded = load_report_artifact(art) if art is not None else None
+            self.note(loaded)
             self._reports[task_type] = loaded if isinstance(loaded, LoadedReport) else None
         return self._reports[task_type]
 
@@ -233,12 +269,15 @@ class _TaskScan:
             return path, None, None
         data = reading.read_bytes(path, root=self.root)
         if isinstance(data, reading.LoadError):
+            self.note(data)
             return path, data, None
         text = reading.decode_text(path, data)
         if isinstance(text, reading.LoadError):
+            self.note(text)
             return path, text, None
         loaded = reading.parse_sidecar_text(path, text, UserResponseHeader)
         if isinstance(loaded, reading.LoadError):
+            self.note(loaded)
             return path, loaded, data
         header = loaded.header
         assert isinstance(header, UserResponseHeader)
@@ -248,6 +287,7 @@ class _TaskScan:
         if self._clar_text is False:
             path = layout.clarification_response_path(self.task.root)
             text = reading.read_text(path, root=self.root) if os.path.lexists(path) else None
+            self.note(text)
             self._clar_text = text if isinstance(text, str) else None
         if not isinstance(self._clar_text, str):
             return False
@@ -262,6 +302,7 @@ class _TaskScan:
         oc = report.model.option_candidates
         assert oc is not None  # comparison mode implies candidates
         selected = self.task.selected_direction()
+        self.note(selected)
         if isinstance(selected, SelectedDirection) and selected.source_report_path == report.rel():
             return []  # planning prepare consumed a choice from this report
         ids = tuple(c.option_id for c in oc.candidates)
@@ -420,9 +461,11 @@ class _TaskScan:
 
 __all__ = [
     "KINDS",
+    "Inbox",
     "InboxDetail",
     "InboxKind",
     "PendingDecision",
     "pending_decisions",
     "pending_for_task",
+    "read_inbox",
 ]

@@ -81,3 +81,64 @@ def test_not_a_project_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     result = okstra(capsys, "inbox", tmp_path)
     assert result.code == 1 and result.out == ""
     assert result.err.count("\n") == 1 and "no .okstra/ store" in result.err
+
+
+def _break_two(root: Path) -> list[str]:
+    """Make the open direction choice's report and the approval's manifest unreadable; their paths, sorted."""
+    _open_choice(root)
+    (root / OPT_REPORT).write_text("{", encoding="utf-8")
+    (root / REFUND_MANIFEST).write_bytes(b"\xff\xfe not utf-8")
+    return sorted([OPT_REPORT, REFUND_MANIFEST])
+
+
+def test_text_counts_the_files_it_could_not_read(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    whole = okstra(capsys, "inbox", fresh_demo).out
+    assert "could not be read" not in whole, "a readable store gets no such line"
+    _break_two(fresh_demo)
+    result = okstra(capsys, "inbox", fresh_demo)
+    assert result.code == 0 and result.err == ""
+    lines = result.out.splitlines()
+    assert lines[-1] == f"2 files could not be read; run okstra check {fresh_demo}"
+    assert lines[-2] == "6 decisions waiting in 5 tasks", "the list is what could be read: checkout's open ones"
+    assert RETRY not in result.out and REFUND not in result.out
+
+
+def test_json_counts_and_lists_the_files_it_could_not_read(
+    fresh_demo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = json.loads(okstra(capsys, "inbox", fresh_demo, "--json").out)
+    assert (doc["unreadable"], doc["unreadablePaths"]) == (0, [])
+    broken = _break_two(fresh_demo)
+    doc = json.loads(okstra(capsys, "inbox", fresh_demo, "--json").out)
+    assert list(doc) == ["version", "project", "items", "unreadable", "unreadablePaths"]
+    assert doc["version"] == 1 and all(
+        list(i) == ["kind", "task", "path", "item", "summary", "since"] for i in doc["items"]
+    )
+    assert (doc["unreadable"], doc["unreadablePaths"]) == (2, broken)
+    from okstra_core.commands import inbox
+
+    monkeypatch.setattr(inbox, "UNREADABLE_PATHS_MAX", 1)
+    doc = json.loads(okstra(capsys, "inbox", fresh_demo, "--json").out)
+    assert (doc["unreadable"], doc["unreadablePaths"]) == (2, broken[:1]), "the list is capped, the count is not"
+
+
+def test_nothing_waiting_but_a_file_unreadable(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.rmtree(fresh_demo / ".okstra/tasks/checkout")
+    (fresh_demo / REFUND_MANIFEST).write_text("{", encoding="utf-8")
+    result = okstra(capsys, "inbox", fresh_demo)
+    assert (result.code, result.out) == (
+        0,
+        f"nothing is waiting for you\n1 file could not be read; run okstra check {fresh_demo}\n",
+    )
+
+
+def test_unreadable_sidecar_is_counted_and_its_choice_listed(
+    fresh_demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (fresh_demo / RETRY_SD).unlink()  # the sidecar is read again: its choice is not consumed yet
+    (fresh_demo / OPT_SIDECAR).write_bytes(b"\x00\x01 not a sidecar")
+    result = okstra(capsys, "inbox", fresh_demo)
+    assert result.code == 0
+    assert "direction-choice [sidecar-invalid]" in result.out
+    assert result.out.splitlines()[-1] == f"1 file could not be read; run okstra check {fresh_demo}"
+    assert json.loads(okstra(capsys, "inbox", fresh_demo, "--json").out)["unreadablePaths"] == [OPT_SIDECAR]
