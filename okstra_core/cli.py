@@ -4,13 +4,15 @@ Each verb group is one module of :mod:`okstra_core.commands`, listed in
 :data:`COMMAND_MODULES`; it exposes ``register(subparsers)`` and sets ``func``
 on its parser. A refusal prints one
 line naming the file and the reason and exits non-zero; nothing ends in a
-traceback.
+traceback. A reader that stops early (``okstra check | head -1``) ends the
+command quietly with :data:`EXIT_BROKEN_PIPE`, as a program killed by SIGPIPE.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -40,6 +42,8 @@ COMMAND_MODULES: tuple[str, ...] = (
 EXIT_OK = 0
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
+#: Standard output closed by its reader: the shell's status of a program killed by SIGPIPE (128 + 13).
+EXIT_BROKEN_PIPE = 141
 
 
 class _Parser(argparse.ArgumentParser):
@@ -59,6 +63,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        try:
+            return _dispatch(argv)
+        finally:
+            sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return EXIT_BROKEN_PIPE
+
+
+def _stdout_to_devnull() -> None:
+    """Point standard output at the null device, so the interpreter's last flush cannot fail again."""
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):
+        return  # not a real file (a test's capture): nothing is flushed to a descriptor at exit
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -69,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OkstraError as exc:
         print(f"okstra: {visible(str(exc))}", file=sys.stderr)
         return EXIT_REFUSED
+    except BrokenPipeError:
+        raise  # the reader went away: no refusal to report (see main)
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"okstra: {visible(f'{where}{exc.strerror or exc}')}", file=sys.stderr)
