@@ -7,7 +7,6 @@ import re
 from collections import Counter
 from itertools import groupby
 from typing import Final
-from xml.sax.saxutils import escape, quoteattr
 
 from ..text import visible
 from .catalog import RULES, RULES_BY_ID
@@ -169,6 +168,8 @@ def render_junit(report: CheckReport) -> str:
 
     A clean run is one passing test case, so that CI dashboards show the check ran.
     """
+    from xml.sax.saxutils import escape, quoteattr  # it imports urllib and ssl: only for this format
+
     lines = ['<?xml version="1.0" encoding="UTF-8"?>']
     failing = [f for f in report.findings if f.severity != "info"]
     lines.append(f'<testsuites name="okstra check" tests="{max(1, len(report.findings))}" failures="{len(failing)}">')

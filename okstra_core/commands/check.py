@@ -10,9 +10,7 @@ import sys
 from pathlib import Path
 
 from .. import layout
-from ..check.cache import CheckCache
 from ..check.catalog import RULES, markdown, text_table
-from ..check.engine import CheckError, run_check
 from ..check.formats import FORMATS, render
 from ..progress import terminal_progress
 from ..text import visible
@@ -109,6 +107,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the check for parsed *args*; returns the exit status."""
+    # The engine (rules, models, worker pool) and the cache are imported when a check runs, not at every
+    # ``okstra`` command's start.
+    from ..check.cache import CheckCache
+    from ..check.engine import CheckError, run_check
+
     if args.list_rules:
         if args.format == "markdown":
             text = markdown()

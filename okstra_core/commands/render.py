@@ -15,17 +15,14 @@ from typing import Any
 
 from .. import layout, reading
 from ..errors import LoadError, OkstraError, ValidationFailed, WriteRefused
-from ..models.task import TaskManifest
-from ..render.html import render_html
-from ..render.log_report import log_report
-from ..render.markdown import render_markdown
-from ..render.source import load_source
-from ..render.task_index import render_task_index
-from ..writes import Outcome, create_only
+
+# The renderers, models and writers are imported by the verb that runs, not at every command's start.
 
 
 def write_output(text: str, out: Path | None) -> None:
     """Print *text*, or create *out* with it (never overwriting different bytes)."""
+    from ..writes import Outcome, create_only
+
     data = text.encode("utf-8")
     if out is None:
         sys.stdout.buffer.write(data)
@@ -44,6 +41,10 @@ def _refuse(error: LoadError) -> OkstraError:
 
 
 def cmd_render_final_report(args: argparse.Namespace) -> int:
+    from ..render.html import render_html
+    from ..render.markdown import render_markdown
+    from ..render.source import load_source
+
     source = load_source(Path(args.data_json))
     if isinstance(source, LoadError):
         raise _refuse(source)
@@ -56,6 +57,9 @@ def cmd_render_final_report(args: argparse.Namespace) -> int:
 
 
 def cmd_render_task_index(args: argparse.Namespace) -> int:
+    from ..models.task import TaskManifest
+    from ..render.task_index import render_task_index
+
     manifest = reading.load_model(layout.task_manifest_path(Path(args.task_root)), TaskManifest)
     if isinstance(manifest, LoadError):
         raise _refuse(manifest)
@@ -64,6 +68,8 @@ def cmd_render_task_index(args: argparse.Namespace) -> int:
 
 
 def cmd_log_report(args: argparse.Namespace) -> int:
+    from ..render.log_report import log_report
+
     report = log_report(Path(args.run_dir))
     if report.problems:
         raise OkstraError(report.run_dir, "; ".join(report.problems))

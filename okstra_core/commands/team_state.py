@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import layout, reading
 from ..errors import OkstraError, WriteRefused
-from ..models import run as rm
 from ..store import Project, Task
 from .common import (
     add_group,
@@ -24,6 +23,9 @@ from .common import (
     rel,
     say,
 )
+
+if TYPE_CHECKING:  # the models are imported when a verb runs, not at every command's start
+    from ..models import run as rm
 
 _ROW_FLAGS = (
     ("dispatch_id", "dispatchId"),
@@ -42,6 +44,8 @@ _IDENTITY = ("participantRef", "roleExecutionRef", "invocationRef", "attempt", "
 
 def _team_state(project: Project, task: Task, args: argparse.Namespace) -> tuple[Path, rm.RunManifest, rm.TeamState]:
     """The run's team-state file and the run manifest of the same execution."""
+    from ..models import run as rm
+
     if args.state:
         state_path = input_path(project, args.state)
         rd = next((r for r in task.run_dirs if state_path.parent == r.path / "state"), None)
@@ -104,6 +108,7 @@ def _now() -> str:
 
 
 def _dispatch(args: argparse.Namespace, model: type[rm.WorkerDispatch] | type[rm.AgentDispatch]) -> int:
+    from ..models import run as rm
     from ..workflows import teamstate
     from ..workflows.common import validated
 
@@ -123,10 +128,14 @@ def _dispatch(args: argparse.Namespace, model: type[rm.WorkerDispatch] | type[rm
 
 
 def cmd_team_dispatch(args: argparse.Namespace) -> int:
+    from ..models import run as rm
+
     return _dispatch(args, rm.WorkerDispatch)
 
 
 def cmd_team_agent_dispatch(args: argparse.Namespace) -> int:
+    from ..models import run as rm
+
     return _dispatch(args, rm.AgentDispatch)
 
 
