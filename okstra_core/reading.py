@@ -364,7 +364,7 @@ def load_doc(path: Path, doc_kind: str, *, root: Path | None = None) -> BaseMode
 
 def report_model_for(value: Any) -> type[FinalReportV3] | type[FinalReportV2] | str:
     """The report model a data value declares, or why it declares none."""
-    from .models import DOC_KINDS_BY_NAME, FINAL_REPORT_VERSIONS
+    from .models import FINAL_REPORT_VERSIONS
     from .models.report import FinalReportV2, FinalReportV3
 
     if not isinstance(value, dict):
@@ -373,9 +373,8 @@ def report_model_for(value: Any) -> type[FinalReportV3] | type[FinalReportV2] | 
     kind = FINAL_REPORT_VERSIONS.get(version) if isinstance(version, str) else None
     if kind is None:
         return f"unknown report schemaVersion {version!r} (expected 3.0 or 2.0)"
-    model = DOC_KINDS_BY_NAME[kind].model
-    assert model is FinalReportV3 or model is FinalReportV2
-    return model
+    # Each model's schemaVersion literal names its version; the registry (which builds every model) is not needed.
+    return FinalReportV3 if version == "3.0" else FinalReportV2
 
 
 def load_report(path: Path, *, root: Path | None = None) -> FinalReportV3 | FinalReportV2 | LoadError:
