@@ -13,9 +13,12 @@ Makes (or reuses) a demo tree of ``--tasks`` tasks with
   schemas in ``schemas/``, one invocation per schema (JSONL files, which it
   cannot read, are left out: it does strictly less work than the checker).
 
-Each timing is the best of ``--repeat`` runs. ``--write-docs`` replaces the
-"Checker" section of ``docs/performance.md`` with the table, keeping other
-sections.
+The contenders run in ``--repeat`` rounds (each round runs each contender
+once, in the order above), so that a busy moment of a shared machine hits
+every contender alike. Each timing reported is the median over the rounds;
+each ratio is the median of the ratios taken within a round. ``--write-docs``
+replaces the "Checker" section of ``docs/performance.md`` with the table,
+keeping other sections.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -56,18 +60,13 @@ print(files, parsed)
 """
 
 
-def _timed(cmd: list[str], repeat: int, ok: tuple[int, ...] = (0, 1)) -> tuple[float, str]:
-    best = float("inf")
-    out = ""
-    for _ in range(repeat):
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        elapsed = time.perf_counter() - start
-        if proc.returncode not in ok:
-            raise SystemExit(f"{cmd[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}")
-        best = min(best, elapsed)
-        out = proc.stdout
-    return best, out
+def _timed(cmd: list[str], ok: tuple[int, ...] = (0, 1)) -> tuple[float, str]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in ok:
+        raise SystemExit(f"{cmd[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return elapsed, proc.stdout
 
 
 def _schema_groups(tree: Path) -> dict[str, list[str]]:
@@ -112,27 +111,23 @@ def _schema_groups(tree: Path) -> dict[str, list[str]]:
     return groups
 
 
-def _check_jsonschema(groups: dict[str, list[str]], repeat: int) -> tuple[float, int]:
+def _check_jsonschema(groups: dict[str, list[str]]) -> float:
     exe = shutil.which("check-jsonschema", path=str(Path(sys.executable).parent)) or shutil.which("check-jsonschema")
     if exe is None:
         raise SystemExit("check-jsonschema is not installed: pip install -e '.[bench]'")
-    best = float("inf")
-    count = sum(len(v) for v in groups.values())
-    for _ in range(repeat):
-        total = 0.0
-        for schema, files in sorted(groups.items()):
-            for i in range(0, len(files), 2000):  # keep command lines under the OS limit
-                cmd = [
-                    exe,
-                    "--schemafile",
-                    str(REPO / "schemas" / schema),
-                    "--regex-variant",
-                    "python",
-                    *files[i : i + 2000],
-                ]
-                total += _timed(cmd, 1, ok=(0, 1))[0]
-        best = min(best, total)
-    return best, count
+    total = 0.0
+    for schema, files in sorted(groups.items()):
+        for i in range(0, len(files), 2000):  # keep command lines under the OS limit
+            cmd = [
+                exe,
+                "--schemafile",
+                str(REPO / "schemas" / schema),
+                "--regex-variant",
+                "python",
+                *files[i : i + 2000],
+            ]
+            total += _timed(cmd, ok=(0, 1))[0]
+    return total
 
 
 def _machine() -> str:
@@ -171,20 +166,26 @@ def main() -> int:
     home = layout.demo_home(tree)
     okstra = [sys.executable, "-m", "okstra_core.cli"]
 
-    # Warm the page cache so every contender reads from memory.
-    _timed([sys.executable, "-c", FLOOR, str(tree / ".okstra"), str(home)], 1)
-    floor, floor_out = _timed([sys.executable, "-c", FLOOR, str(tree / ".okstra"), str(home)], args.repeat)
-    files, parsed = (int(x) for x in floor_out.split())
-    checker, out = _timed(
-        [*okstra, "check", str(tree), "--home", str(home), "--format", "json", "--no-cache", "--jobs", str(args.jobs)],
-        args.repeat,
-    )
-    summary = json.loads(out)["summary"]
-    checker1, _ = _timed(
-        [*okstra, "check", str(tree), "--home", str(home), "--format", "json", "--no-cache", "--jobs", "1"], args.repeat
-    )
+    floor_cmd = [sys.executable, "-c", FLOOR, str(tree / ".okstra"), str(home)]
+    check_cmd = [*okstra, "check", str(tree), "--home", str(home), "--format", "json", "--no-cache"]
     groups = _schema_groups(tree)
-    cjs, cjs_files = _check_jsonschema(groups, args.repeat)
+    cjs_files = sum(len(v) for v in groups.values())
+    _timed(floor_cmd)  # warm the page cache so every contender reads from memory
+    times: dict[str, list[float]] = {"floor": [], "checker": [], "checker1": [], "cjs": []}
+    for _ in range(args.repeat):
+        elapsed, floor_out = _timed(floor_cmd)
+        times["floor"].append(elapsed)
+        elapsed, out = _timed([*check_cmd, "--jobs", str(args.jobs)])
+        times["checker"].append(elapsed)
+        times["checker1"].append(_timed([*check_cmd, "--jobs", "1"])[0])
+        times["cjs"].append(_check_jsonschema(groups))
+    files, parsed = (int(x) for x in floor_out.split())
+    summary = json.loads(out)["summary"]
+    floor, checker, checker1, cjs = (statistics.median(times[k]) for k in ("floor", "checker", "checker1", "cjs"))
+
+    def ratio(num: str, den: str) -> float:
+        """The median over the rounds of the ratio taken within each round."""
+        return statistics.median(n / d for n, d in zip(times[num], times[den], strict=True))
 
     jobs = args.jobs or os.cpu_count() or 1
     rows = [
@@ -208,20 +209,25 @@ def main() -> int:
     lines = [
         "## Checker",
         "",
-        f"`python benchmarks/check.py --tasks {args.tasks}` on a demo tree of {args.tasks} tasks"
+        f"`python benchmarks/check.py --tasks {args.tasks} --repeat {args.repeat}` on a demo tree of {args.tasks} tasks"
         + (f" (generated in {generated})" if generated else "")
-        + ".",
-        f"Machine: {_machine()}.",
+        + f"; medians of {args.repeat} rounds, each ratio taken within its round.",
+        f"Machine: {_machine()}; load average {os.getloadavg()[0]:.1f} at the end of the run.",
         "",
         "| contender | wall time | vs floor | what it did |",
         "|---|---:|---:|---|",
     ]
-    lines += [f"| {name} | {t:.2f} s | {t / floor:.2f}x | {what} |" for name, t, what in rows]
+    keys = ("floor", "checker", "checker1", "cjs")
+    lines += [
+        f"| {name} | {t:.2f} s | {ratio(k, 'floor'):.2f}x | {what} |"
+        for k, (name, t, what) in zip(keys, rows, strict=True)
+    ]
     lines += [
         "",
-        f"Checker / floor: **{checker / floor:.2f}x** (target at most 2.0x). "
-        f"check-jsonschema / checker: **{cjs / checker:.1f}x** (target at least 3x), while the checker also runs every "
-        "cross-file rule (digests, back-references, layout, names) that a schema cannot express.",
+        f"Checker / floor: **{ratio('checker', 'floor'):.2f}x** (target at most 2.0x). "
+        f"check-jsonschema / checker: **{ratio('cjs', 'checker'):.1f}x** (target at least 3x), while the checker also "
+        "runs every cross-file rule (digests, back-references, layout, names) that a schema cannot express.",
+        "All rounds (s): " + "; ".join(f"{k} " + ", ".join(f"{t:.2f}" for t in times[k]) for k in keys) + ".",
         "",
         "Where the checker's time goes, beyond the floor's one read and one `json.loads` per file: every "
         "document is validated by its pydantic model; every folder is listed once and every name parsed by "
