@@ -356,12 +356,14 @@ RULES: Final[tuple[Rule, ...]] = (
         "info",
         "documents",
         "Fields this project would add are absent",
-        """A document the models know lacks fields the contract does not name but
-       this project's writers add (`publishedAt`, `runDir`, `dispatchedAt`, ...;
+        """A document the models know (JSON, a JSONL file, a Markdown sidecar's
+       header) lacks fields the contract does not name but this project's
+       writers always add (`publishedAt`, `runDir`, `dispatchedAt`, ...;
        docs/decisions.md, "Reading what others wrote"). They are optional on read,
-       so this is no error: one finding per file names them, so a store written
-       by another tool can be told apart from one with data lost. Which fields
-       count is marked on the models themselves.""",
+       so this is no error: one finding per file names them (for a JSONL file,
+       every field some line lacks), so a store written by another tool can be
+       told apart from one with data lost. Which fields count is marked on the
+       models themselves.""",
     ),
     # ------------------------------------------------------------------- task
     _r(

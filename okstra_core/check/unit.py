@@ -443,15 +443,21 @@ class Unit:
                 result = model.model_validate(value)
             except (ValidationError, RecursionError):
                 result = self.validate(Path(text), value, model)
-        if result is not None and (absent := absent_added(result)):
-            shown = ", ".join(absent[:12]) + (f" and {len(absent) - 12} more" if len(absent) > 12 else "")
-            self.report(
-                PROJECT_FIELDS_ABSENT,
-                Path(text),
-                f"lacks fields this project's writers add (optional on read, not named by the contract): {shown}",
-            )
+        if result is not None:
+            self._report_absent(Path(text), absent_added(result))
         self._docs[key] = result
         return result
+
+    def _report_absent(self, path: Path, absent: list[str]) -> None:
+        """One info (OKS026) naming the project-added fields a document lacks; nothing when it lacks none."""
+        if not absent:
+            return
+        shown = ", ".join(absent[:12]) + (f" and {len(absent) - 12} more" if len(absent) > 12 else "")
+        self.report(
+            PROJECT_FIELDS_ABSENT,
+            path,
+            f"lacks fields this project's writers add (optional on read, not named by the contract): {shown}",
+        )
 
     # ------------------------------------------------- a source for the owners
 
@@ -523,6 +529,8 @@ class Unit:
                 bad.add(err.line)
         total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
         good_lines = [n for n in range(1, total + 1) if n not in bad]
+        # One info for the whole file: every field some line lacks, in field order.
+        self._report_absent(path, list(dict.fromkeys(f for rec in doc.records for f in absent_added(rec))))
         return list(zip(good_lines, doc.records, strict=False))
 
     def sidecar(self, path: Path, header_model: type[M]) -> tuple[M, str] | None:
@@ -555,6 +563,8 @@ class Unit:
             unknown = getattr(header, "unknown_keys", None)
             for key in unknown() if unknown is not None else []:
                 self.report(UNKNOWN_HEADER_KEY, path, f"header key {key!r} is not one this checker knows; kept")
+            if not errors and values == dict(parsed.header):
+                self._report_absent(path, absent_added(header))  # a key left out for being bad is not "absent"
             return header, parsed.body
         return None
 

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from .base import Model, RelPath, Strict, TaskKeyStr, Timestamp
+from .base import ADDED, Model, RelPath, Strict, TaskKeyStr, Timestamp
 
 Vote = Literal["agree", "disagree", "abstain"]
 Verdict = Literal["confirmed", "rejected", "disputed"]
@@ -28,12 +28,12 @@ class FindingGroup(Model):
 class ConvergenceGroups(Model):
     """Lead-authored semantic groups and the resolved analyser roster (Round 0)."""
 
-    schema_version: str | None = None
+    schema_version: Annotated[str | None, ADDED] = None
     #: The execution this file belongs to (groups an execution's files across categories).
     run_date_time_segment: str
-    task_key: TaskKeyStr | None = None
-    roster: list[str] = Field(default_factory=list)
-    groups: list[FindingGroup] = Field(default_factory=list)
+    task_key: Annotated[TaskKeyStr | None, ADDED] = None
+    roster: Annotated[list[str], ADDED] = Field(default_factory=list)
+    groups: Annotated[list[FindingGroup], ADDED] = Field(default_factory=list)
 
 
 class FindingState(Model):
@@ -49,15 +49,15 @@ class RoundRecord(Model):
 class ConvergenceWork(Model):
     """Engine-owned queue, finding state and round history."""
 
-    schema_version: str | None = None
+    schema_version: Annotated[str | None, ADDED] = None
     #: The execution this file belongs to (groups an execution's files across categories).
     run_date_time_segment: str
-    task_key: TaskKeyStr | None = None
-    status: Literal["open", "terminal"] | None = None
-    queue: list[str] = Field(default_factory=list)
-    findings: dict[str, FindingState] = Field(default_factory=dict)
-    rounds: list[RoundRecord] = Field(default_factory=list)
-    seeded_from: RelPath | None = None
+    task_key: Annotated[TaskKeyStr | None, ADDED] = None
+    status: Annotated[Literal["open", "terminal"] | None, ADDED] = None
+    queue: Annotated[list[str], ADDED] = Field(default_factory=list)
+    findings: Annotated[dict[str, FindingState], ADDED] = Field(default_factory=dict)
+    rounds: Annotated[list[RoundRecord], ADDED] = Field(default_factory=list)
+    seeded_from: Annotated[RelPath | None, ADDED] = None
 
 
 class PlannedDispatch(Model):
@@ -69,12 +69,12 @@ class PlannedDispatch(Model):
 class RoundPlan(Model):
     """Immutable roster-aware dispatch plan for one round (its round number is in its name)."""
 
-    schema_version: str | None = None
+    schema_version: Annotated[str | None, ADDED] = None
     #: The execution this file belongs to (groups an execution's files across categories).
     run_date_time_segment: str
-    round: Annotated[int, Field(ge=1)] | None = None
-    roster: list[str] = Field(default_factory=list)
-    dispatches: list[PlannedDispatch] = Field(default_factory=list)
+    round: Annotated[Annotated[int, Field(ge=1)] | None, ADDED] = None
+    roster: Annotated[list[str], ADDED] = Field(default_factory=list)
+    dispatches: Annotated[list[PlannedDispatch], ADDED] = Field(default_factory=list)
 
 
 class ParsedVote(Strict):
@@ -92,11 +92,11 @@ class AdapterOutcome(Model):
 class RoundResults(Model):
     """Adapter outcomes and parsed votes supplied to the reducer."""
 
-    schema_version: str | None = None
+    schema_version: Annotated[str | None, ADDED] = None
     #: The execution this file belongs to (groups an execution's files across categories).
     run_date_time_segment: str
-    round: Annotated[int, Field(ge=1)] | None = None
-    outcomes: list[AdapterOutcome] = Field(default_factory=list)
+    round: Annotated[Annotated[int, Field(ge=1)] | None, ADDED] = None
+    outcomes: Annotated[list[AdapterOutcome], ADDED] = Field(default_factory=list)
 
 
 class GroupOutcome(Model):
@@ -114,9 +114,9 @@ class ConvergenceFinal(Model):
     schema_version: Literal["1.2"]
     #: The execution this file belongs to (groups an execution's files across categories).
     run_date_time_segment: str
-    task_key: TaskKeyStr | None = None
-    terminal_state: Literal["converged", "max-rounds", "aborted"] | None = None
-    rounds: Annotated[int, Field(ge=0)] | None = None
-    roster: list[str] = Field(default_factory=list)
-    groups: list[GroupOutcome] = Field(default_factory=list)
-    finalized_at: Timestamp | None = None
+    task_key: Annotated[TaskKeyStr | None, ADDED] = None
+    terminal_state: Annotated[Literal["converged", "max-rounds", "aborted"] | None, ADDED] = None
+    rounds: Annotated[Annotated[int, Field(ge=0)] | None, ADDED] = None
+    roster: Annotated[list[str], ADDED] = Field(default_factory=list)
+    groups: Annotated[list[GroupOutcome], ADDED] = Field(default_factory=list)
+    finalized_at: Annotated[Timestamp | None, ADDED] = None

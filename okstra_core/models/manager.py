@@ -7,20 +7,20 @@ project's spelling and optional on read.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
-from .base import Model, TaskKeyStr, Timestamp
+from .base import ADDED, Model, TaskKeyStr, Timestamp
 
 
 class ManagerFile(Model):
     """``manager.json``: identity and schema version."""
 
-    schema_version: str | None = None
-    manager_id: str | None = None
-    title: str | None = None
-    created_at: Timestamp | None = None
+    schema_version: Annotated[str | None, ADDED] = None
+    manager_id: Annotated[str | None, ADDED] = None
+    title: Annotated[str | None, ADDED] = None
+    created_at: Annotated[Timestamp | None, ADDED] = None
 
 
 class RegisteredProject(Model):
@@ -35,30 +35,30 @@ class RegisteredProject(Model):
 class ProjectsFile(Model):
     """``projects.json``."""
 
-    schema_version: str | None = None
+    schema_version: Annotated[str | None, ADDED] = None
     projects: list[RegisteredProject] = Field(default_factory=list)
 
 
 class ManagerTaskManifest(Model):
     """``task-groups/<group>/<task>/manifest.json``: the manager-owned plan."""
 
-    schema_version: str | None = None
+    schema_version: Annotated[str | None, ADDED] = None
     task_key: TaskKeyStr | None = None
-    task_group: str | None = None
-    task_id: str | None = None
-    title: str | None = None
-    plan: Any = None
-    created_at: Timestamp | None = None
+    task_group: Annotated[str | None, ADDED] = None
+    task_id: Annotated[str | None, ADDED] = None
+    title: Annotated[str | None, ADDED] = None
+    plan: Annotated[Any, ADDED] = None
+    created_at: Annotated[Timestamp | None, ADDED] = None
 
 
 class ChildAssignment(Model):
     """A child assignment; the child task is named by ``childTaskId`` or by its ``childTaskKey`` / ``taskKey``."""
 
-    project_id: str | None = None
-    child_task_id: str | None = None
-    child_task_key: TaskKeyStr | None = None
+    project_id: Annotated[str | None, ADDED] = None
+    child_task_id: Annotated[str | None, ADDED] = None
+    child_task_key: Annotated[TaskKeyStr | None, ADDED] = None
     task_key: TaskKeyStr | None = None
-    status: str | None = None
+    status: Annotated[str | None, ADDED] = None
 
     def child_id(self) -> str | None:
         """The child task id: stated, or the last part of the child's task key."""
@@ -76,36 +76,36 @@ class ChildAssignment(Model):
 
 
 class ChildrenFile(Model):
-    schema_version: str | None = None
+    schema_version: Annotated[str | None, ADDED] = None
     children: list[ChildAssignment] = Field(default_factory=list)
 
 
 class Directive(Model):
     """One line of ``directives.jsonl``."""
 
-    at: Timestamp | None = None
-    scope: str | None = None
+    at: Annotated[Timestamp | None, ADDED] = None
+    scope: Annotated[str | None, ADDED] = None
     project_id: str | None = None
-    text: str | None = None
+    text: Annotated[str | None, ADDED] = None
 
 
 class ProjectSnapshot(Model):
-    task_key: TaskKeyStr | None = None
-    current_status: str | None = None
-    latest_run_status: str | None = None
-    synced_at: Timestamp | None = None
+    task_key: Annotated[TaskKeyStr | None, ADDED] = None
+    current_status: Annotated[str | None, ADDED] = None
+    latest_run_status: Annotated[str | None, ADDED] = None
+    synced_at: Annotated[Timestamp | None, ADDED] = None
 
 
 class SnapshotsFile(Model):
     """Read-side snapshot imported by ``task sync``; never the source of truth."""
 
-    schema_version: str | None = None
-    projects: dict[str, ProjectSnapshot] = Field(default_factory=dict)
+    schema_version: Annotated[str | None, ADDED] = None
+    projects: Annotated[dict[str, ProjectSnapshot], ADDED] = Field(default_factory=dict)
 
 
 class ManagerEvent(Model):
     """One line of ``events.jsonl``."""
 
-    at: Timestamp | None = None
-    event: str | None = None
-    detail: dict[str, Any] = Field(default_factory=dict)
+    at: Annotated[Timestamp | None, ADDED] = None
+    event: Annotated[str | None, ADDED] = None
+    detail: Annotated[dict[str, Any], ADDED] = Field(default_factory=dict)

@@ -173,16 +173,16 @@ class _ReportBase(Model):
 
     model_config = ConfigDict(json_schema_extra=_deliverable_schema)
 
-    task_key: TaskKeyStr | None = None
-    task_type: str | None = None
-    title: str | None = None
-    summary: str | None = None
+    task_key: Annotated[TaskKeyStr | None, ADDED] = None
+    task_type: Annotated[str | None, ADDED] = None
+    title: Annotated[str | None, ADDED] = None
+    summary: Annotated[str | None, ADDED] = None
     analysis_findings: list[Finding] | None = None
     option_candidates: OptionCandidates | None = None
     implementation_plan: ImplementationPlan | None = None
     implementation_results: ImplementationResults | None = None
     verification_verdict: VerificationVerdict | None = None
-    clarification_items: list[ClarificationItem] = Field(default_factory=list)
+    clarification_items: Annotated[list[ClarificationItem], ADDED] = Field(default_factory=list)
     convergence: ConvergenceSummary | None = None
     selected_direction_ref: RelPath | None = None
 
@@ -244,16 +244,16 @@ class SelectedDirection(Model):
     Required: ``sourceDataSha256`` (the contract's digest field). The normalized choice is read when present.
     """
 
-    schema_version: str | None = None
-    task_key: TaskKeyStr | None = None
-    option_id: OptionId | None = None
-    title: str | None = None
-    summary: str | None = None
-    mode: Literal["comparison", "preselected-validation"] | None = None
-    source_report_path: RelPath | None = None
+    schema_version: Annotated[str | None, ADDED] = None
+    task_key: Annotated[TaskKeyStr | None, ADDED] = None
+    option_id: Annotated[OptionId | None, ADDED] = None
+    title: Annotated[str | None, ADDED] = None
+    summary: Annotated[str | None, ADDED] = None
+    mode: Annotated[Literal["comparison", "preselected-validation"] | None, ADDED] = None
+    source_report_path: Annotated[RelPath | None, ADDED] = None
     source_data_sha256: Sha256
     user_response_path: RelPath | None = None
-    selected_at: Timestamp | None = None
+    selected_at: Annotated[Timestamp | None, ADDED] = None
 
 
 class StageEvidence(Model):
@@ -265,24 +265,24 @@ class StageEvidence(Model):
 class CarryStage(Model):
     """``runs/implementation/carry/stage-<n>.json``: execution evidence for one stage (fields checked when present)."""
 
-    schema_version: str | None = None
-    task_key: TaskKeyStr | None = None
-    stage: Annotated[int, Field(ge=1)] | None = None
-    run_dir: RelPath | None = None
-    run_manifest_path: RelPath | None = None
-    outcome: Literal["passed", "failed", "partial"] | None = None
-    evidence: list[StageEvidence] = Field(default_factory=list)
-    recorded_at: Timestamp | None = None
+    schema_version: Annotated[str | None, ADDED] = None
+    task_key: Annotated[TaskKeyStr | None, ADDED] = None
+    stage: Annotated[Annotated[int, Field(ge=1)] | None, ADDED] = None
+    run_dir: Annotated[RelPath | None, ADDED] = None
+    run_manifest_path: Annotated[RelPath | None, ADDED] = None
+    outcome: Annotated[Literal["passed", "failed", "partial"] | None, ADDED] = None
+    evidence: Annotated[list[StageEvidence], ADDED] = Field(default_factory=list)
+    recorded_at: Annotated[Timestamp | None, ADDED] = None
 
 
 class ConsumerLink(Model):
     """One line of ``runs/implementation-planning/consumers.jsonl`` (fields checked when present)."""
 
-    stage: Annotated[int, Field(ge=1)] | None = None
-    plan_report_path: RelPath | None = None
-    consumer_run_dir: RelPath | None = None
-    consumer_run_manifest_path: RelPath | None = None
-    consumed_at: Timestamp | None = None
+    stage: Annotated[Annotated[int, Field(ge=1)] | None, ADDED] = None
+    plan_report_path: Annotated[RelPath | None, ADDED] = None
+    consumer_run_dir: Annotated[RelPath | None, ADDED] = None
+    consumer_run_manifest_path: Annotated[RelPath | None, ADDED] = None
+    consumed_at: Annotated[Timestamp | None, ADDED] = None
 
 
 __all__ = ["FinalReport", "FinalReportV2", "FinalReportV3", "Sha256"]

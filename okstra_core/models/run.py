@@ -81,20 +81,20 @@ class InvocationAssignment(InvocationIdentity):
 class AgentContract(Model):
     """Immutable for the lifetime of the run."""
 
-    duty_root: RelPath | None = None
-    catalog_digest: Sha256 | None = None
-    reservation_root: RelPath | None = None
-    audiences: dict[str, str] = Field(default_factory=lambda: dict(AUDIENCE_PREAMBLES))
-    error_contract_path: str = ERROR_CONTRACT_PATH
+    duty_root: Annotated[RelPath | None, ADDED] = None
+    catalog_digest: Annotated[Sha256 | None, ADDED] = None
+    reservation_root: Annotated[RelPath | None, ADDED] = None
+    audiences: Annotated[dict[str, str], ADDED] = Field(default_factory=lambda: dict(AUDIENCE_PREAMBLES))
+    error_contract_path: Annotated[str, ADDED] = ERROR_CONTRACT_PATH
 
 
 class AuthorizedPaths(Model):
     """Allowlisted instruction, prompt and result roots, and the declared result paths (None: not stated)."""
 
-    instruction_roots: list[RelPath] | None = None
-    prompt_roots: list[RelPath] | None = None
-    result_roots: list[RelPath] | None = None
-    declared_results: list[RelPath] | None = None
+    instruction_roots: Annotated[list[RelPath] | None, ADDED] = None
+    prompt_roots: Annotated[list[RelPath] | None, ADDED] = None
+    result_roots: Annotated[list[RelPath] | None, ADDED] = None
+    declared_results: Annotated[list[RelPath] | None, ADDED] = None
 
 
 class LeadSession(Model):
@@ -114,7 +114,7 @@ class RunManifest(Model):
     schema_version: Annotated[str | None, ADDED] = None
     task_key: Annotated[TaskKeyStr | None, ADDED] = None
     task_type: Annotated[str | None, ADDED] = None
-    work_category: str | None = None
+    work_category: Annotated[str | None, ADDED] = None
     stage: Annotated[int, Field(ge=1)] | None = None
     run_date_time_segment: str
     run_dir: Annotated[RelPath | None, ADDED] = None
@@ -133,7 +133,7 @@ class RunManifest(Model):
     verification_target_sha256: str = ""
     worker_prompt_dir: RelPath | None = None
     worker_prompt_paths: dict[str, RelPath] = Field(default_factory=dict)
-    status: str | None = None
+    status: Annotated[str | None, ADDED] = None
     workflow_snapshot: Any = None
     team_contract: Any = None
     fix_cycle_id: str | None = None
@@ -192,17 +192,17 @@ RUN_MANIFEST_IMMUTABLE: Final = ("agentContract", "invocationAssignments")
 
 
 class RunIdentity(Model):
-    task_key: TaskKeyStr | None = None
-    task_type: str | None = None
+    task_key: Annotated[TaskKeyStr | None, ADDED] = None
+    task_type: Annotated[str | None, ADDED] = None
     stage: Annotated[int, Field(ge=1)] | None = None
-    run_date_time_segment: str | None = None
+    run_date_time_segment: Annotated[str | None, ADDED] = None
 
 
 class PathHints(Model):
     """Enough to rebuild every legacy flat path key: the run dir and each category's seq."""
 
-    run_dir: RelPath | None = None
-    seqs: dict[str, str] = Field(default_factory=dict)
+    run_dir: Annotated[RelPath | None, ADDED] = None
+    seqs: Annotated[dict[str, str], ADDED] = Field(default_factory=dict)
 
 
 class RuntimeResources(Model):
@@ -231,9 +231,9 @@ class RunContext(Model):
 
 
 class ActiveWorker(Model):
-    worker_id: str | None = None
-    role: str | None = None
-    audience: str | None = None
+    worker_id: Annotated[str | None, ADDED] = None
+    role: Annotated[str | None, ADDED] = None
+    audience: Annotated[str | None, ADDED] = None
 
 
 class ActiveRunContext(Model):
@@ -242,7 +242,7 @@ class ActiveRunContext(Model):
     schema_version: str | None = None
     identity: RunIdentity | None = None
     path_hints: PathHints | None = None
-    workers: list[ActiveWorker] = Field(default_factory=list)
+    workers: Annotated[list[ActiveWorker], ADDED] = Field(default_factory=list)
     runtime_resources: RuntimeResources | None = None
 
     @model_validator(mode="after")
@@ -268,11 +268,11 @@ class AgentDispatch(InvocationIdentity):
     """A host-native agent call."""
 
     dispatch_id: str | None = None
-    worker_id: str | None = None
-    invocation_id: str | None = None
-    prompt_path: RelPath | None = None
-    dispatched_at: Timestamp | None = None
-    status: str | None = None
+    worker_id: Annotated[str | None, ADDED] = None
+    invocation_id: Annotated[str | None, ADDED] = None
+    prompt_path: Annotated[RelPath | None, ADDED] = None
+    dispatched_at: Annotated[Timestamp | None, ADDED] = None
+    status: Annotated[str | None, ADDED] = None
 
 
 class AgentResultLink(Strict):
@@ -297,7 +297,7 @@ class TeamState(Model):
     worker_dispatches: list[WorkerDispatch] = Field(default_factory=list)
     agent_dispatches: list[AgentDispatch] = Field(default_factory=list)
     agent_result_links: list[AgentResultLink] = Field(default_factory=list)
-    spec_link_gate: str | None = None
+    spec_link_gate: Annotated[str | None, ADDED] = None
     prompt_delivery_verified: Literal[False] = False
 
     @model_validator(mode="after")
@@ -328,16 +328,16 @@ class PromptMeta(InvocationIdentity):
     invocation_id: Annotated[str | None, ADDED] = None
     worker_id: Annotated[str | None, ADDED] = None
     audience: Annotated[str | None, ADDED] = None
-    dispatch_kind: str | None = None
+    dispatch_kind: Annotated[str | None, ADDED] = None
     assignment_ref: str
     run_manifest_path: Annotated[RelPath | None, ADDED] = None
     prompt_path: Annotated[RelPath | None, ADDED] = None
-    duty_id: str | None = None
-    duty_path: RelPath | None = None
+    duty_id: Annotated[str | None, ADDED] = None
+    duty_path: Annotated[RelPath | None, ADDED] = None
     instruction_path: Annotated[RelPath | None, ADDED] = None
-    source_paths: list[RelPath] = Field(default_factory=list)
-    instruction_provenance: Annotated[list[Provenance], Field(min_length=1)] | None = None
-    digests: PromptDigests | None = None
+    source_paths: Annotated[list[RelPath], ADDED] = Field(default_factory=list)
+    instruction_provenance: Annotated[Annotated[list[Provenance], Field(min_length=1)] | None, ADDED] = None
+    digests: Annotated[PromptDigests | None, ADDED] = None
     published_at: Annotated[Timestamp | None, ADDED] = None
     #: The execution this prompt belongs to (groups an execution's files across categories).
     run_date_time_segment: str
@@ -349,26 +349,26 @@ class PromptMeta(InvocationIdentity):
 
 
 class DutyEntry(Model):
-    duty_id: str | None = None
-    path: RelPath | None = None
-    sha256: Sha256 | None = None
+    duty_id: Annotated[str | None, ADDED] = None
+    path: Annotated[RelPath | None, ADDED] = None
+    sha256: Annotated[Sha256 | None, ADDED] = None
 
 
 class DutyCatalog(Model):
     """``prompts/duty-contracts-<task-type>-<seq>/catalog.json`` (this project's shape of the snapshot's index)."""
 
-    schema_version: str | None = None
-    duties: list[DutyEntry] = Field(default_factory=list)
+    schema_version: Annotated[str | None, ADDED] = None
+    duties: Annotated[list[DutyEntry], ADDED] = Field(default_factory=list)
 
 
 class ErrorRecord(Model):
     """One line of ``logs/errors-<task-type>-<seq>.jsonl`` (the contract names the file only)."""
 
-    at: Timestamp | None = None
-    worker_id: str | None = None
+    at: Annotated[Timestamp | None, ADDED] = None
+    worker_id: Annotated[str | None, ADDED] = None
     severity: str | None = None
-    code: str | None = None
-    message: str | None = None
+    code: Annotated[str | None, ADDED] = None
+    message: Annotated[str | None, ADDED] = None
 
 
 def segment_of(doc: object) -> str | None:

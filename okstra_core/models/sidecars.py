@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import OptionId, PrepId, RelPath, Sha256, TaskKeyStr, Timestamp
+from .base import ADDED, OptionId, PrepId, RelPath, Sha256, TaskKeyStr, Timestamp
 
 
 def _kebab(name: str) -> str:
@@ -29,37 +29,37 @@ class Header(BaseModel):
 class UserResponseHeader(Header):
     """Required: ``source-data-sha256`` (the digest of the exact report bytes the sidecar answers)."""
 
-    kind: Literal["user-response"] | None = None
-    format_version: Literal[1] | None = None
-    task_key: TaskKeyStr | None = None
-    task_type: str | None = None
-    report: RelPath | None = None
+    kind: Annotated[Literal["user-response"] | None, ADDED] = None
+    format_version: Annotated[Literal[1] | None, ADDED] = None
+    task_key: Annotated[TaskKeyStr | None, ADDED] = None
+    task_type: Annotated[str | None, ADDED] = None
+    report: Annotated[RelPath | None, ADDED] = None
     source_data_sha256: Sha256
-    mode: Literal["comparison", "clarification"] | None = None
+    mode: Annotated[Literal["comparison", "clarification"] | None, ADDED] = None
     selected_option: OptionId | None = None
 
 
 class DesignPrepRequestHeader(Header):
     """Every key is this project's spelling: checked when present."""
 
-    kind: Literal["design-prep-request"] | None = None
-    task_key: TaskKeyStr | None = None
-    report: RelPath | None = None
-    prep_id: PrepId | None = None
-    item_status: Literal["provisional", "blocked"] | None = None
-    assessment_fingerprint: Sha256 | None = None
-    report_language: str | None = None
-    template_version: Annotated[int, Field(ge=1)] | None = None
+    kind: Annotated[Literal["design-prep-request"] | None, ADDED] = None
+    task_key: Annotated[TaskKeyStr | None, ADDED] = None
+    report: Annotated[RelPath | None, ADDED] = None
+    prep_id: Annotated[PrepId | None, ADDED] = None
+    item_status: Annotated[Literal["provisional", "blocked"] | None, ADDED] = None
+    assessment_fingerprint: Annotated[Sha256 | None, ADDED] = None
+    report_language: Annotated[str | None, ADDED] = None
+    template_version: Annotated[Annotated[int, Field(ge=1)] | None, ADDED] = None
 
 
 class DesignPrepInputHeader(Header):
     """Every key is this project's spelling: checked when present (the file name carries item and revision)."""
 
-    kind: Literal["design-prep-input"] | None = None
-    task_key: TaskKeyStr | None = None
-    report: RelPath | None = None
-    prep_id: PrepId | None = None
-    revision: Annotated[int, Field(ge=1)] | None = None
-    assessment_fingerprint: Sha256 | None = None
-    confirmed_at: Timestamp | None = None
-    confirmed_by: str | None = None
+    kind: Annotated[Literal["design-prep-input"] | None, ADDED] = None
+    task_key: Annotated[TaskKeyStr | None, ADDED] = None
+    report: Annotated[RelPath | None, ADDED] = None
+    prep_id: Annotated[PrepId | None, ADDED] = None
+    revision: Annotated[Annotated[int, Field(ge=1)] | None, ADDED] = None
+    assessment_fingerprint: Annotated[Sha256 | None, ADDED] = None
+    confirmed_at: Annotated[Timestamp | None, ADDED] = None
+    confirmed_by: Annotated[str | None, ADDED] = None

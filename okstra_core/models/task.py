@@ -6,7 +6,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from .base import Model, RelPath, Strict, TaskKeyStr, Timestamp, accept_bare_list
+from .base import ADDED, Model, RelPath, Strict, TaskKeyStr, Timestamp, accept_bare_list
 
 NextPhaseStatus = Literal["ready", "pending", "blocked", "terminal"]
 
@@ -17,11 +17,11 @@ class TaskCatalogEntry(Model):
     task_key: TaskKeyStr
     task_group: str
     task_id: str
-    project_id: str | None = None
-    task_type: str | None = None
-    task_root_path: RelPath | None = None
-    current_status: str | None = None
-    title: str | None = None
+    project_id: Annotated[str | None, ADDED] = None
+    task_type: Annotated[str | None, ADDED] = None
+    task_root_path: Annotated[RelPath | None, ADDED] = None
+    current_status: Annotated[str | None, ADDED] = None
+    title: Annotated[str | None, ADDED] = None
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None
 
@@ -33,9 +33,9 @@ class TaskCatalog(Model):
     BARE_LIST_ITEM: ClassVar[str] = "TaskCatalogEntry"
     _bare = model_validator(mode="before")(accept_bare_list("tasks"))
 
-    schema_version: str | None = None
-    project_id: str | None = None
-    updated_at: Timestamp | None = None
+    schema_version: Annotated[str | None, ADDED] = None
+    project_id: Annotated[str | None, ADDED] = None
+    updated_at: Annotated[Timestamp | None, ADDED] = None
     tasks: list[TaskCatalogEntry] = Field(default_factory=list)
 
 
@@ -45,19 +45,19 @@ class LatestTask(Model):
     The contract names no field of it; any of the three below identifies the task.
     """
 
-    schema_version: str | None = None
-    task_key: TaskKeyStr | None = None
-    task_root_path: RelPath | None = None
-    task_manifest_path: RelPath | None = None
-    updated_at: Timestamp | None = None
+    schema_version: Annotated[str | None, ADDED] = None
+    task_key: Annotated[TaskKeyStr | None, ADDED] = None
+    task_root_path: Annotated[RelPath | None, ADDED] = None
+    task_manifest_path: Annotated[RelPath | None, ADDED] = None
+    updated_at: Annotated[Timestamp | None, ADDED] = None
 
 
 class ProjectFile(Model):
     """``.okstra/project.json`` (the contract names the file, none of its fields)."""
 
-    schema_version: str | None = None
-    project_id: str | None = None
-    created_at: Timestamp | None = None
+    schema_version: Annotated[str | None, ADDED] = None
+    project_id: Annotated[str | None, ADDED] = None
+    created_at: Annotated[Timestamp | None, ADDED] = None
 
 
 class NextRecommendedPhase(Strict):
@@ -141,7 +141,7 @@ class TaskManifest(Model):
     ("the task key under which results accumulate"). The rest is checked when present.
     """
 
-    schema_version: str | None = None
+    schema_version: Annotated[str | None, ADDED] = None
     project_id: str | None = None
     task_group: str | None = None
     task_id: str | None = None
@@ -149,8 +149,8 @@ class TaskManifest(Model):
     project_root: str | None = None
     task_type: str | None = None
     work_category: str | None = None
-    title: str | None = None
-    report_language: str | None = None
+    title: Annotated[str | None, ADDED] = None
+    report_language: Annotated[str | None, ADDED] = None
     task_brief_path: RelPath | None = None
     related_tasks: Annotated[list[RelatedTask], BeforeValidator(_related)] = Field(default_factory=list)
     current_status: str | None = None
@@ -172,8 +172,8 @@ class TaskManifest(Model):
     lead_session: Any = None
     claude_session: Any = None
     fix_cycles: FixCyclesSummary | None = None
-    created_at: Timestamp | None = None
-    updated_at: Timestamp | None = None
+    created_at: Annotated[Timestamp | None, ADDED] = None
+    updated_at: Annotated[Timestamp | None, ADDED] = None
 
     def identity(self) -> tuple[str, str, str]:
         """``(projectId, taskGroup, taskId)``: as stated, else the parts of the task key (which keeps the originals)."""
@@ -198,19 +198,19 @@ class TaskManifest(Model):
 class TimelineEntry(Model):
     """One run of the task; the contract describes the entry in prose only, so every field is optional."""
 
-    run_timestamp: Timestamp | None = None
-    run_dir: RelPath | None = None
-    run_manifest_path: RelPath | None = None
-    run_date_time_segment: str | None = None
-    task_type: str | None = None
+    run_timestamp: Annotated[Timestamp | None, ADDED] = None
+    run_dir: Annotated[RelPath | None, ADDED] = None
+    run_manifest_path: Annotated[RelPath | None, ADDED] = None
+    run_date_time_segment: Annotated[str | None, ADDED] = None
+    task_type: Annotated[str | None, ADDED] = None
     stage: int | None = None
-    work_category: str | None = None
-    status: str | None = None
-    worker_prompt_dir: RelPath | None = None
-    report_path: RelPath | None = None
-    resume_command_path: RelPath | None = None
-    related_tasks: Annotated[list[RelatedTask], BeforeValidator(_related)] = Field(default_factory=list)
-    workflow_snapshot: Any = None
+    work_category: Annotated[str | None, ADDED] = None
+    status: Annotated[str | None, ADDED] = None
+    worker_prompt_dir: Annotated[RelPath | None, ADDED] = None
+    report_path: Annotated[RelPath | None, ADDED] = None
+    resume_command_path: Annotated[RelPath | None, ADDED] = None
+    related_tasks: Annotated[list[RelatedTask], BeforeValidator(_related), ADDED] = Field(default_factory=list)
+    workflow_snapshot: Annotated[Any, ADDED] = None
     fix_cycle_id: str | None = None
 
 
@@ -221,20 +221,20 @@ class Timeline(Model):
     BARE_LIST_ITEM: ClassVar[str] = "TimelineEntry"
     _bare = model_validator(mode="before")(accept_bare_list("entries"))
 
-    schema_version: str | None = None
-    task_key: TaskKeyStr | None = None
+    schema_version: Annotated[str | None, ADDED] = None
+    task_key: Annotated[TaskKeyStr | None, ADDED] = None
     entries: list[TimelineEntry] = Field(default_factory=list)
 
 
 class FixCycleEvent(Model):
     """One line of append-only ``history/fix-cycles.jsonl`` (its shape is this project's)."""
 
-    event: Literal["opened", "closed"] | None = None
-    cycle_id: str | None = None
-    cycle: Annotated[int, Field(ge=1)] | None = None
-    symptom: str = ""
+    event: Annotated[Literal["opened", "closed"] | None, ADDED] = None
+    cycle_id: Annotated[str | None, ADDED] = None
+    cycle: Annotated[Annotated[int, Field(ge=1)] | None, ADDED] = None
+    symptom: Annotated[str, ADDED] = ""
     target_report: str | None = None
-    at: Timestamp | None = None
+    at: Annotated[Timestamp | None, ADDED] = None
 
 
 def derive_fix_cycles(events: list[FixCycleEvent]) -> FixCyclesSummary:
@@ -267,8 +267,8 @@ def derive_fix_cycles(events: list[FixCycleEvent]) -> FixCyclesSummary:
 class RecapEntry(Model):
     """One line of append-only ``recap/recap-log.jsonl`` (the contract names the file only)."""
 
-    at: Timestamp | None = None
-    task_type: str | None = None
-    run_date_time_segment: str | None = None
+    at: Annotated[Timestamp | None, ADDED] = None
+    task_type: Annotated[str | None, ADDED] = None
+    run_date_time_segment: Annotated[str | None, ADDED] = None
     author: str | None = None
-    summary: str | None = None
+    summary: Annotated[str | None, ADDED] = None

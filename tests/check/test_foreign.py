@@ -222,3 +222,57 @@ def test_migration_archives_are_recognised_by_the_reader_and_the_workbench(tmp_p
     assert [p.name for p in rd.migrations()] == ["convergence-work-analysis-001.json.20261127T105900Z.orig"]
     (listing,) = list_runs(task).run_dirs
     assert listing.unknown == [] and listing.migrations == rd.migrations()
+
+
+#: Documents of the hand-written stores and project-added fields each lacks (a sample per document kind).
+ABSENT_ADDED: dict[str, dict[str, tuple[str, ...]]] = {
+    "analysis": {
+        ".okstra/discovery/task-catalog.json": ("tasks[].title", "tasks[].currentStatus"),
+        ".okstra/discovery/latest-task.json": ("taskManifestPath",),
+        ".okstra/tasks/checkout/slow-cart/task-manifest.json": ("title", "createdAt"),
+        ".okstra/tasks/checkout/slow-cart/history/timeline.json": ("entries[].reportPath",),
+    },
+    "implementation-stages": {
+        ".okstra/tasks/mobile/offline-sync/runs/implementation/carry/stage-1.json": ("runManifestPath", "recordedAt"),
+        ".okstra/tasks/mobile/offline-sync/history/fix-cycles.jsonl": ("symptom",),
+    },
+    "planning": {
+        ".okstra/tasks/search/reindex/runs/implementation-planning/consumers.jsonl": ("consumedAt",),
+        ".okstra/tasks/search/reindex/runs/implementation-planning/design-prep-requests/"
+        "design-prep-request-001-PREP-002.md": ("item-status",),
+    },
+    "option-selection": {
+        ".okstra/tasks/billing/invoice-rounding/instruction-set/selected-direction.json": ("selectedAt",),
+        ".okstra/tasks/billing/invoice-rounding/runs/option-selection/user-responses/"
+        "user-response-option-selection-1000.md": ("format-version",),
+    },
+    "convergence-restart": {
+        ".okstra/tasks/auth/token-expiry/runs/analysis/state/convergence-analysis-001.json": ("terminalState",),
+    },
+    "agent-invocations": {
+        ".okstra/agent-invocations/code-review/review-feature-login-01.result.json": ("returnedAt",),
+    },
+    "manager": {
+        "okstra-home/managers/q4-launch/manager.json": ("title", "createdAt"),
+        "okstra-home/managers/q4-launch/task-groups/launch/checkout-v2/children.json": ("children[].status",),
+        "okstra-home/managers/q4-launch/task-groups/launch/checkout-v2/events.jsonl": ("at",),
+    },
+}
+
+
+@pytest.mark.parametrize("name", VALID)
+def test_absent_project_added_fields_are_one_info_per_document(name: str, tmp_path: Path) -> None:
+    root = materialise("valid", name, tmp_path)
+    report = check_fixture(root, tmp_path)
+    found = [f for f in report.findings if f.rule == "OKS026"]
+    assert found, "a store written from the contract alone lacks some fields this project adds"
+    assert all(f.severity == "info" for f in found)
+    paths = [f.path.replace("$OKSTRA_HOME/", "okstra-home/") for f in found]
+    assert len(paths) == len(set(paths)), "one finding per document"
+    messages = dict(zip(paths, (f.message for f in found), strict=True))
+    for path, fields in ABSENT_ADDED.get(name, {}).items():
+        assert path in messages, (path, sorted(messages))
+        named = messages[path].split(": ", 1)[1].split(", ")
+        assert all(field in named for field in fields), (path, fields, messages[path])
+    # Info only: a clean run stays clean, and the documents still feed every other rule.
+    assert [f for f in report.findings if f.severity == "error"] == []
