@@ -14,7 +14,7 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .errors import OkstraError
 from .text import visible
@@ -63,9 +63,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return quiet_on_broken_pipe(lambda: _dispatch(argv))
+
+
+def quiet_on_broken_pipe(run: Callable[[], int]) -> int:
+    """*run*'s exit status; :data:`EXIT_BROKEN_PIPE`, and no message, when its reader closed standard output.
+
+    The one handler of a closed pipe for the ``okstra`` and ``okstra-tui`` entry points.
+    """
     try:
         try:
-            return _dispatch(argv)
+            return run()
         finally:
             sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
     except BrokenPipeError:

@@ -64,7 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``okstra-tui``."""
+    """Entry point of ``okstra-tui``; a reader that closes the pipe early ends it quietly (as ``okstra``)."""
+    from okstra_core.cli import quiet_on_broken_pipe
+
+    return quiet_on_broken_pipe(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if "--check" in args_list:
         # Everything but the flag itself belongs to the checker.

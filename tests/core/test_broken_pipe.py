@@ -13,6 +13,7 @@ from okstra_core import layout
 from okstra_core.cli import EXIT_BROKEN_PIPE
 
 OKSTRA = str(Path(sys.executable).parent / "okstra")
+OKSTRA_TUI = str(Path(sys.executable).parent / "okstra-tui")
 
 
 def _closed_pipe_run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
@@ -32,14 +33,17 @@ def _closed_pipe_run(argv: list[str], env: dict[str, str]) -> subprocess.Complet
         ["inbox", "{root}", "--json"],
         ["check", "{root}", "--no-cache", "--jobs", "1", "--home", "{home}"],
         ["--version"],
+        ["tui", "--check", "{root}", "--no-cache", "--jobs", "1", "--home", "{home}"],
+        ["tui", "--version"],
     ],
-    ids=["inbox", "inbox-json", "check", "version"],
+    ids=["inbox", "inbox-json", "check", "version", "tui-check", "tui-version"],
 )
 def test_a_closed_pipe_ends_the_verb_quietly(demo_root: Path, tmp_path: Path, argv: list[str]) -> None:
     home = layout.demo_home(demo_root)
     args = [a.format(root=demo_root, home=home) for a in argv]
     env = {**os.environ, "OKSTRA_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    proc = _closed_pipe_run([OKSTRA, *args], env)
+    command = [OKSTRA_TUI, *args[1:]] if args[0] == "tui" else [OKSTRA, *args]
+    proc = _closed_pipe_run(command, env)
     assert proc.stderr == b"", proc.stderr.decode(errors="replace")
     assert proc.returncode == EXIT_BROKEN_PIPE
 
