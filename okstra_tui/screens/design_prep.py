@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.coordinate import Coordinate
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from okstra_core import layout, names
 from okstra_core.text import visible
@@ -22,6 +22,7 @@ from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.preview import ArtifactPreview
 from ..widgets.shown import shown
+from ..widgets.virtual_table import Column, VirtualTable
 from .base import ViewScreen
 
 if TYPE_CHECKING:
@@ -44,6 +45,56 @@ VERDICT_LABELS = {
     "invalid": "skipped: invalid",
 }
 STATUS_STYLES = {"confirmed": "green", "provisional": "yellow", "blocked": "red"}
+
+
+@dataclass(frozen=True, slots=True)
+class PrepRow:
+    """One line of the table: an item (``key`` ``item:<id>``) or one of its files (``key`` its path)."""
+
+    key: str
+    name: Text
+    status: Text
+    rev: str
+    verdict: Text
+
+
+def prep_rows(res: Resolution) -> list[PrepRow]:
+    """Each design item, then its request and its input revisions with the resolver's verdict."""
+    rows: list[PrepRow] = []
+    for item in res.items:
+        auth = item.authoritative
+        if res.legacy_unassessed:
+            verdict = Text("legacy-unassessed", style="yellow")
+        elif auth:
+            verdict = Text(f"r{auth.revision} authoritative", style="green")
+        else:
+            verdict = Text("no authoritative input", style="yellow" if item.status != "confirmed" else "dim")
+        status = shown(item.status, style=STATUS_STYLES.get(item.status, ""))
+        rows.append(
+            PrepRow(f"item:{item.prep_id}", shown(f"{item.prep_id} {item.title}", style="bold"), status, "", verdict)
+        )
+        if item.request is not None:
+            ok = {
+                True: Text("matches snapshot", style="green"),
+                False: Text("differs from snapshot", style="red"),
+                None: Text("-", style="dim"),
+            }[item.request_ok]
+            request_name = names.parse_in_category("design-prep-requests", item.request.name)
+            request_seq = request_name.seq_text if request_name is not None else "?"
+            rows.append(PrepRow(str(item.request), shown(f"  request · seq {request_seq}"), Text(), "", ok))
+        for v in item.inputs:
+            input_name = names.parse_in_category("design-prep-inputs", v.path.name)
+            stamp = input_name.stamp if input_name is not None and input_name.stamp else v.path.name
+            rows.append(
+                PrepRow(
+                    str(v.path),
+                    shown(f"  input · {stamp}"),
+                    Text(),
+                    f"r{v.revision}" if v.revision else "?",
+                    shown(VERDICT_LABELS.get(v.verdict, v.verdict), style=VERDICT_STYLES.get(v.verdict, "")),
+                )
+            )
+    return rows
 
 
 def resolve(task: Task) -> Resolution:
@@ -87,7 +138,19 @@ class DesignPrepScreen(ViewScreen):
         with Horizontal(id="dp-body"):
             with Vertical(id="dp-left"):
                 yield Static("Resolving…", id="dp-summary")
-                table: DataTable[Any] = DataTable(id="dp-table", cursor_type="row", classes="pane")
+                # The verdict never gives way and is never cut; the revision, then the status go first.
+                table = VirtualTable(
+                    [
+                        Column("item", "item / file", min_width=24),
+                        Column("status", "status", 11, give_way=2),
+                        Column("rev", "rev", 3, give_way=1),
+                        # As wide as the widest verdict shown (set with the rows).
+                        Column("verdict", "verdict", len("verdict")),
+                    ],
+                    lambda row: (row.name, row.status, row.rev, row.verdict),
+                    id="dp-table",
+                    classes="pane",
+                )
                 table.border_title = "Items, requests and input revisions"
                 yield table
             preview = ArtifactPreview(id="dp-preview", classes="pane")
@@ -97,10 +160,12 @@ class DesignPrepScreen(ViewScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        table: DataTable[Any] = self.query_one("#dp-table", DataTable)
-        table.add_columns("item / file", "status", "rev", "verdict")
-        table.focus()
+        self.table.focus()
         self._load()
+
+    @property
+    def table(self) -> VirtualTable:
+        return self.query_one("#dp-table", VirtualTable)
 
     def watched_paths(self) -> list[Path]:
         base = layout.run_dir(self.task_root, "implementation-planning")
@@ -120,11 +185,11 @@ class DesignPrepScreen(ViewScreen):
         left = self.query_one("#dp-left", Vertical)
         for old in left.query(ErrorPanel):
             old.remove()
-        table: DataTable[Any] = self.query_one("#dp-table", DataTable)
-        cursor = table.cursor_row
-        table.clear()
+        table = self.table
+        cursor = table.cursor
         root = self.okstra.project.root
         if res.report is None:
+            table.set_rows([])
             summary.update("This task has no implementation-planning report: no design items.")
             return
         head = Text.assemble(("approved snapshot: ", "bold"), visible(layout.rel(res.report, root)))
@@ -136,54 +201,14 @@ class DesignPrepScreen(ViewScreen):
         summary.update(head)
         if res.error:
             left.mount(ErrorPanel(f"{res.report}: {res.error}", title="planning report"), after=summary)
-        for item in res.items:
-            auth = item.authoritative
-            verdict = (
-                "legacy-unassessed"
-                if res.legacy_unassessed
-                else f"r{auth.revision} authoritative"
-                if auth
-                else "no authoritative input"
-            )
-            style = (
-                "yellow"
-                if res.legacy_unassessed
-                else "green"
-                if auth
-                else ("yellow" if item.status != "confirmed" else "dim")
-            )
-            table.add_row(
-                shown(f"{item.prep_id} {item.title}", style="bold"),
-                shown(item.status, style=STATUS_STYLES.get(item.status, "")),
-                "",
-                Text(verdict, style=style),
-                key=f"item:{item.prep_id}",
-            )
-            if item.request is not None:
-                ok = {
-                    True: Text("matches snapshot", style="green"),
-                    False: Text("differs from snapshot", style="red"),
-                    None: Text("-", style="dim"),
-                }[item.request_ok]
-                request_name = names.parse_in_category("design-prep-requests", item.request.name)
-                request_seq = request_name.seq_text if request_name is not None else "?"
-                table.add_row(shown(f"  request · seq {request_seq}"), "", "", ok, key=str(item.request))
-            for v in item.inputs:
-                input_name = names.parse_in_category("design-prep-inputs", v.path.name)
-                stamp = input_name.stamp if input_name is not None and input_name.stamp else v.path.name
-                table.add_row(
-                    f"  input · {stamp}",
-                    "",
-                    f"r{v.revision}" if v.revision else "?",
-                    shown(VERDICT_LABELS.get(v.verdict, v.verdict), style=VERDICT_STYLES.get(v.verdict, "")),
-                    key=str(v.path),
-                )
-        if table.row_count:
-            table.move_cursor(row=min(cursor, table.row_count - 1))
+        rows = prep_rows(res)
+        widest = max((row.verdict.cell_len for row in rows), default=0)
+        table.set_columns([*table.columns[:-1], replace(table.columns[-1], width=max(widest, len("verdict")))])
+        table.set_rows(rows, keep=lambda row: row.key, at=cursor)
 
-    @on(DataTable.RowHighlighted, "#dp-table")
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        key = str(event.row_key.value)
+    @on(VirtualTable.Highlighted, "#dp-table")
+    def _highlighted(self, event: VirtualTable.Highlighted) -> None:
+        key = event.row.key
         if key.startswith("item:"):
             return
         path = Path(key)
@@ -193,9 +218,9 @@ class DesignPrepScreen(ViewScreen):
         )
         self.query_one("#dp-preview", ArtifactPreview).show(target, self.okstra.project.root)
 
-    @on(DataTable.RowSelected, "#dp-table")
-    def _selected(self, event: DataTable.RowSelected) -> None:
-        key = str(event.row_key.value)
+    @on(VirtualTable.Selected, "#dp-table")
+    def _selected(self, event: VirtualTable.Selected) -> None:
+        key = event.row.key
         if key.startswith("item:"):
             self.action_confirm_item()
         else:
@@ -204,13 +229,8 @@ class DesignPrepScreen(ViewScreen):
     def action_confirm_item(self) -> None:
         from .wizard_design import wizard_for_item
 
-        table: DataTable[Any] = self.query_one("#dp-table", DataTable)
-        prep_id = None
-        for row in range(table.cursor_row, -1, -1) if table.row_count else ():
-            key = str(table.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value)
-            if key.startswith("item:"):
-                prep_id = key.removeprefix("item:")
-                break
+        rows = self.table.rows[: self.table.cursor + 1]
+        prep_id = next((row.key.removeprefix("item:") for row in reversed(rows) if row.key.startswith("item:")), None)
         if prep_id is None:
             self.notify("Move to a design item first.", severity="warning")
             return

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
 from rich.text import Text
 from textual import on, work
@@ -11,9 +11,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
-from textual.widgets import DataTable, Markdown, Static
+from textual.widgets import Markdown, Static
 
-from okstra_core import layout
+from okstra_core import layout, names
 from okstra_core.errors import LoadError
 from okstra_core.store import Artifact, Task
 from okstra_core.text import visible
@@ -23,6 +23,7 @@ from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.shown import shown
+from ..widgets.virtual_table import Column, VirtualTable
 from .base import ViewScreen
 
 if TYPE_CHECKING:
@@ -55,6 +56,28 @@ def chain_checks(task: Task) -> list[ChainCheck] | str:
         return f"cannot check the chain: {exc}"
 
 
+#: What every final report's data file name starts with, from the name grammar (said once, in the column title).
+REPORT_PREFIX = names.KINDS_BY_NAME["final-report-data"].template.partition("{")[0]
+REPORT_LABEL = "report"
+
+
+def shared_affixes(filenames: list[str]) -> tuple[str, str]:
+    """The ``final-report-`` prefix and ``.data.json`` suffix, when every name has them (else empty)."""
+    prefix = REPORT_PREFIX if filenames and all(f.startswith(REPORT_PREFIX) for f in filenames) else ""
+    suffix = names.REPORT_DATA_SUFFIX
+    suffix = (
+        suffix if filenames and all(f.endswith(suffix) and len(f) > len(prefix + suffix) for f in filenames) else ""
+    )
+    return prefix, suffix
+
+
+def run_cell(art: Artifact) -> str:
+    """What the run adds to the report's name: its stage, or the whole run when the name names another type."""
+    if art.name.task_type == art.run.task_type:
+        return "" if art.run.stage is None else layout.stage_dir_name(art.run.stage)
+    return art.run.label
+
+
 class ReportsScreen(ViewScreen):
     """Reports of one task, its reading copy, and the direction-selection chain."""
 
@@ -76,6 +99,8 @@ class ReportsScreen(ViewScreen):
         self.task_root = task_root
         self.initial = report
         self.reports: list[Artifact] = []
+        #: The file-name prefix and suffix every report shares (shown once, in the report column's title).
+        self.affixes = ("", "")
 
     @classmethod
     def from_location(cls, location: Location) -> Self:
@@ -92,7 +117,13 @@ class ReportsScreen(ViewScreen):
         yield self.breadcrumbs()
         with Horizontal(id="rep-main"):
             with Vertical(id="rep-left"):
-                table: DataTable[Any] = DataTable(id="rep-table", cursor_type="row", classes="pane")
+                # The report's name never gives way; the run (only its stage, mostly) shrinks, then goes.
+                table = VirtualTable(
+                    [Column("report", REPORT_LABEL), Column("run", "run", 8, give_way=1)],
+                    self._cells,
+                    id="rep-table",
+                    classes="pane",
+                )
                 table.border_title = "Reports"
                 yield table
                 chain = VerticalScroll(Static("Checking…", id="rep-chain"), id="rep-chain-box", classes="pane")
@@ -105,10 +136,26 @@ class ReportsScreen(ViewScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        table: DataTable[Any] = self.query_one("#rep-table", DataTable)
-        table.add_columns("run", "seq", "report")
-        table.focus()
+        self.table.focus()
         self._load()
+
+    @property
+    def table(self) -> VirtualTable:
+        return self.query_one("#rep-table", VirtualTable)
+
+    def _cells(self, art: Artifact) -> list[Text]:
+        prefix, suffix = self.affixes
+        name = art.name.filename.removeprefix(prefix)
+        return [shown(name.removesuffix(suffix) if suffix else name), shown(run_cell(art), style="dim")]
+
+    def _fit_columns(self, reports: list[Artifact]) -> None:
+        """Say the shared prefix and suffix once, in the title; the name column is as wide as the longest name."""
+        self.affixes = prefix, suffix = shared_affixes([a.name.filename for a in reports])
+        title = f"{prefix}…{suffix}" if prefix or suffix else REPORT_LABEL
+        widest = max((cells[0].cell_len for cells in map(self._cells, reports)), default=0)
+        self.table.set_columns(
+            [Column("report", title, max(widest, len(title))), Column("run", "run", give_way=1, min_width=7)]
+        )
 
     def watched_paths(self) -> list[Path]:
         paths = [layout.runs_dir(self.task_root), layout.instruction_set_dir(self.task_root)]
@@ -128,18 +175,11 @@ class ReportsScreen(ViewScreen):
         self.app.call_from_thread(self._show, reports, checks)
 
     def _show(self, reports: list[Artifact], checks: list[ChainCheck] | str) -> None:
-        table: DataTable[Any] = self.query_one("#rep-table", DataTable)
+        table = self.table
         previous = self.current_path() or self.initial
         self.reports = reports
-        table.clear()
-        for art in reports:
-            table.add_row(
-                shown(art.run.label), shown(art.name.seq_text or ""), shown(art.name.filename), key=str(art.path)
-            )
-        for i, art in enumerate(reports):
-            if previous is not None and art.path == previous:
-                table.move_cursor(row=i)
-                break
+        self._fit_columns(reports)
+        table.set_rows(reports, at=next((i for i, art in enumerate(reports) if art.path == previous), 0))
         chain = self.query_one("#rep-chain", Static)
         if isinstance(checks, str):
             chain.update(shown(checks, style="yellow"))
@@ -157,12 +197,9 @@ class ReportsScreen(ViewScreen):
         if not reports:
             self.query_one("#rep-note", Static).update("This task has no final reports yet.")
 
-    @on(DataTable.RowHighlighted, "#rep-table")
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        path = Path(str(event.row_key.value))
-        art = next((a for a in self.reports if a.path == path), None)
-        if art is not None:
-            self._render_report(art)
+    @on(VirtualTable.Highlighted, "#rep-table")
+    def _highlighted(self, event: VirtualTable.Highlighted) -> None:
+        self._render_report(event.row)
 
     @work(thread=True, exclusive=True, group="reading-copy")
     def _render_report(self, art: Artifact) -> None:
@@ -211,7 +248,5 @@ class ReportsScreen(ViewScreen):
     def current_path(self) -> Path | None:
         if not self.is_mounted:
             return self.initial
-        table: DataTable[Any] = self.query_one("#rep-table", DataTable)
-        if not table.row_count:
-            return None
-        return Path(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+        art = self.table.current_row
+        return art.path if isinstance(art, Artifact) else None

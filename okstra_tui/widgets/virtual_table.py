@@ -173,11 +173,11 @@ class VirtualTable(ScrollView, can_focus=True, inherit_bindings=False):
 
     # ------------------------------------------------------------------ data
 
-    def set_rows(self, rows: list[Any], *, keep: Callable[[Any], object] | None = None) -> None:
-        """Replace the rows; with *keep*, the cursor stays on the row with the same key."""
+    def set_rows(self, rows: list[Any], *, keep: Callable[[Any], object] | None = None, at: int = 0) -> None:
+        """Replace the rows; with *keep*, the cursor stays on the row with the same key (else it goes to *at*)."""
         previous = self.current_row
         self.rows = rows
-        index = 0
+        index = min(at, max(len(rows) - 1, 0))
         if keep is not None and previous is not None:
             wanted = keep(previous)
             for i, row in enumerate(rows):
@@ -232,6 +232,12 @@ class VirtualTable(ScrollView, can_focus=True, inherit_bindings=False):
     def visible_range(self) -> tuple[int, int]:
         start = int(self.scroll_y)
         return start, min(len(self.rows), start + max(self.size.height - 1, 1))
+
+    def set_columns(self, columns: Sequence[Column]) -> None:
+        """Replace the columns (the table is drawn again)."""
+        self.columns = list(columns)
+        self._vt_widths.clear()
+        self.invalidate()
 
     def set_column_label(self, key: str, label: str) -> None:
         """Retitle the column *key* (the header is drawn again)."""

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from rich.text import Text
+from textual.pilot import Pilot
 
 from okstra_tui.data.catalog import CatalogRow, shared_key_prefix
+from okstra_tui.navigation import Location, View
 from okstra_tui.screens.catalog import CatalogScreen
+from okstra_tui.screens.design_prep import DesignPrepScreen
+from okstra_tui.screens.reports import ReportsScreen
 from okstra_tui.screens.task import TaskScreen
+from okstra_tui.screenshots import SCENES
 from okstra_tui.widgets.footer import BindingsFooter, FooterKey, fit_keys
 from okstra_tui.widgets.summary_line import fit_parts
 from okstra_tui.widgets.virtual_table import Column, VirtualTable, column_widths
@@ -16,6 +22,7 @@ from okstra_tui.widgets.virtual_table import Column, VirtualTable, column_widths
 from .conftest import make_app, plain, settle
 
 SMALL = (80, 24)
+REPORTS = "runs/**/reports/final-report-*.data.json"
 
 
 def test_columns_give_way_by_rank_and_the_flexible_one_never() -> None:
@@ -152,3 +159,52 @@ async def test_inbox_at_80x24_shows_the_summary_and_drops_the_time_first(demo_ro
         await settle(pilot)
         labels, text = shown()
         assert labels[2] == "since" and screen.decisions[0].since.replace("T", " ").removesuffix("Z") in text
+
+
+async def _every_line(pilot: Pilot[None], table: VirtualTable) -> list[str]:
+    """Each row of *table* as drawn, scrolled into view one after another."""
+    lines = []
+    for index in range(len(table.rows)):
+        table.cursor = index
+        await pilot.pause()
+        lines.append(table.render_line(index - int(table.scroll_y) + 1).text)
+    return lines
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40)])
+async def test_reports_show_each_reports_whole_name(size: tuple[int, int], demo_root: Path, demo_home: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        roots = [ref.root for ref in app.project.task_refs]
+        app.navigate(Location(View.REPORTS, max(roots, key=lambda r: len(list(r.glob(REPORTS))))))
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ReportsScreen)
+        table = screen.table
+        assert len(table.rows) >= 5
+        prefix, suffix = screen.affixes
+        assert table.columns[0].label == f"{prefix}…{suffix}"  # said once, in the title
+        for art, line in zip(table.rows, await _every_line(pilot, table), strict=True):
+            shown = art.name.filename.removeprefix(prefix).removesuffix(suffix)
+            assert prefix + shown + suffix == art.name.filename
+            assert line.startswith(f"{shown} "), (line, art.name.filename)
+            if art.run.stage is not None:  # what tells the stages' reports apart stays on screen
+                assert f"stage-{art.run.stage}" in line, line
+        assert not table.show_horizontal_scrollbar
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40)])
+async def test_design_prep_shows_each_whole_verdict(size: tuple[int, int], demo_root: Path, demo_home: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=size) as pilot:
+        await SCENES["design-prep"](pilot)
+        screen = app.screen
+        assert isinstance(screen, DesignPrepScreen)
+        table = screen.table
+        verdicts = [row.verdict.plain for row in table.rows]
+        assert "skipped: duplicate" in verdicts and "no authoritative input" in verdicts
+        for verdict, line in zip(verdicts, await _every_line(pilot, table), strict=True):
+            assert line.rstrip().endswith(f" {verdict}"), (line, verdict)
+            assert "PREP-" not in line or line.startswith("PREP-")  # each item's id is shown whole
+        assert not table.show_horizontal_scrollbar

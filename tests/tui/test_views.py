@@ -179,8 +179,8 @@ async def test_convergence_design_prep_reports_views(demo_root: Path) -> None:
             await pilot.press("escape", "d")
             await settle(pilot)
             assert isinstance(app.screen, DesignPrepScreen)
-            table = app.screen.query_one("#dp-table", DataTable)
-            if table.row_count and any("authoritative" in str(table.get_row_at(i)[3]) for i in range(table.row_count)):
+            table = app.screen.query_one("#dp-table", VirtualTable)
+            if any("authoritative" in row.verdict.plain for row in table.rows):
                 seen["design"] = True
             await pilot.press("escape", "p")
             await settle(pilot)

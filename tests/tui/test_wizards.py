@@ -31,6 +31,7 @@ from okstra_tui.screens.wizard import WizardScreen
 from okstra_tui.screens.wizard_design import DesignPrepWizard, FieldStep
 from okstra_tui.screens.wizard_respond import ChooseStep, ClarificationWizard, DirectionWizard, PrepareWizard
 from okstra_tui.screens.wizard_steps import QuestionStep
+from okstra_tui.widgets.virtual_table import VirtualTable
 
 from .conftest import SIZE, make_app, plain, settle
 
@@ -477,7 +478,7 @@ async def test_wizards_open_from_their_views_and_the_palette(fresh_demo: Path) -
         await settle(pilot)
         app.navigate(Location("reports", clar.task_root, clar.report_path))
         await settle(pilot)
-        app.screen.query_one("#rep-table", DataTable).focus()
+        app.screen.query_one("#rep-table", VirtualTable).focus()
         await pilot.press("a")
         await settle(pilot)
         assert isinstance(app.screen, ClarificationWizard)
@@ -485,14 +486,9 @@ async def test_wizards_open_from_their_views_and_the_palette(fresh_demo: Path) -
         await settle(pilot)
         app.navigate(Location("design-prep", design.task_root))
         await settle(pilot)
-        table = app.screen.query_one("#dp-table", DataTable)
+        table = app.screen.query_one("#dp-table", VirtualTable)
         table.focus()
-        row = next(
-            r
-            for r in range(table.row_count)
-            if table.coordinate_to_cell_key((r, 0)).row_key.value == f"item:{design.item}"
-        )
-        table.move_cursor(row=row)
+        table.cursor = next(i for i, row in enumerate(table.rows) if row.key == f"item:{design.item}")
         await pilot.press("a")
         await settle(pilot)
         assert isinstance(app.screen, DesignPrepWizard) and app.screen.prep_id == design.item
