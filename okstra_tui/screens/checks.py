@@ -16,6 +16,7 @@ from okstra_core import layout
 from okstra_core.text import visible
 
 from ..navigation import Location, View
+from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.store_tree import StoreTree
@@ -111,10 +112,10 @@ class ChecksScreen(ViewScreen):
             step = done * 100 // total if total else 100
             if step != shown:
                 shown = step
-                self.app.call_from_thread(self._progress, done, total)
+                call_ui(self.app, self._progress, done, total)
 
         report = run_checker(self.okstra.project.root, layout.okstra_home(), progress)
-        self.app.call_from_thread(self._show, report)
+        call_ui(self.app, self._show, report)
 
     def _progress(self, done: int, total: int) -> None:
         self.query_one("#checks-summary", Static).update(f"Running the checker… {done:,} of {total:,} tasks checked")

@@ -19,6 +19,7 @@ from okstra_core.errors import LoadError
 from okstra_core.text import visible
 
 from ..navigation import Location, View
+from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
@@ -119,7 +120,7 @@ class DiffScreen(ViewScreen):
     def _load(self) -> None:
         self.mark_seen()
         result = unified(self.left, self.right, self.okstra.project.root)
-        self.app.call_from_thread(self._show, result)
+        call_ui(self.app, self._show, result)
 
     def _show(self, result: str | LoadError) -> None:
         body = self.query_one("#diff-body", VerticalScroll)

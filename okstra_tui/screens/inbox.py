@@ -26,6 +26,7 @@ from okstra_core.text import visible
 
 from ..data.catalog import shared_key_prefix
 from ..navigation import Location, View
+from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
 from .base import NARROW_COLUMNS, ViewScreen
 from .wizard import WizardScreen, store_text
@@ -209,7 +210,7 @@ class InboxScreen(ViewScreen):
         self._watched = watched
         self.mark_seen()
         decisions = pending_decisions(project)
-        self.app.call_from_thread(self._show, decisions)
+        call_ui(self.app, self._show, decisions)
 
     def _show(self, decisions: list[Any]) -> None:
         table: DataTable[Any] = self.query_one("#inbox-table", DataTable)

@@ -242,7 +242,7 @@ class ManagersScreen(ViewScreen):
         self.mark_seen()
         home = layout.okstra_home()
         managers = [(m, m.info(), m.projects(), m.tasks()) for m in list_managers(home)]
-        self.app.call_from_thread(self._build, home, managers, keep)
+        call_ui(self.app, self._build, home, managers, keep)
 
     def _build(self, home: Path, managers: list[ManagerListing], keep: bool) -> None:
         tree: Tree[Node | None] = self.query_one("#mgr-tree", Tree)

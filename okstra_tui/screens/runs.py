@@ -185,7 +185,7 @@ class RunsScreen(ViewScreen):
     @work(thread=True, exclusive=True, group="runs-load")
     def _load(self, keep: bool = False) -> None:
         self.mark_seen()
-        self.app.call_from_thread(self._build, list_runs(self.bundle), keep)
+        call_ui(self.app, self._build, list_runs(self.bundle), keep)
 
     def _build(self, listing: RunsListing, keep: bool) -> None:
         """Rebuild the tree; a reload keeps the expanded nodes and the cursor on the same artifact."""

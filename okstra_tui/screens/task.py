@@ -21,6 +21,7 @@ from okstra_core.text import visible
 
 from ..data.task import TaskOverview, load_task
 from ..navigation import Location, View
+from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.key_values import KeyValues
@@ -240,7 +241,7 @@ class TaskScreen(ViewScreen):
     def _load(self) -> None:
         self.mark_seen()
         overview = load_task(self.bundle)
-        self.app.call_from_thread(self._loaded, overview)
+        call_ui(self.app, self._loaded, overview)
 
     def _loaded(self, ov: TaskOverview, fresh: bool = False) -> None:
         if ov.task.root != self.task_root:
