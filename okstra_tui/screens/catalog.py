@@ -33,6 +33,7 @@ from ..data.catalog import (
     uncatalogued_rows,
 )
 from ..navigation import Location, View
+from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.summary_line import SummaryLine
@@ -256,15 +257,19 @@ class CatalogScreen(ViewScreen):
             self._phases_listed.wait(timeout=0.5)
             # The filter's search text, built here rather than before the first paint.
             hay = dict(self._hay(row) for row in quick.rows)
-            self.app.call_from_thread(self._add_haystack, quick, hay)
+            call_ui(self.app, self._add_haystack, quick, hay)
         data = load_catalog(project)
         if quick is not None and same_catalog(quick, data):
+            # The rows on screen stand; the task folders the catalog does not name are added below them.
+            extra = uncatalogued_rows(project, quick.rows)
+            if extra:
+                call_ui(self.app, self._add_rows, quick, extra)
             data = quick
         else:
-            self.app.call_from_thread(self._loaded, data)
-        extra = uncatalogued_rows(project, data.rows)
-        if extra:
-            self.app.call_from_thread(self._add_rows, data, extra)
+            # A new reading replaces the rows in one step, folders not in the catalog included: the table
+            # never shows the catalog's rows without them (nor, when the catalog is gone, no rows at all).
+            data.rows.extend(uncatalogued_rows(project, data.rows))
+            call_ui(self.app, self._loaded, data)
         # Opening a task should not wait for its view's module: import it here, off the UI thread.
         importlib.import_module("okstra_tui.screens.task")
         self._read_waiting(project, data)
@@ -283,7 +288,7 @@ class CatalogScreen(ViewScreen):
             counts[key] = counts.get(key, 0) + 1
         # Keyed by row identity, worked out here off the UI thread (a row's root is built on first use).
         by_row = {row.ident: counts[str(row.root)] for row in data.rows if str(row.root) in counts}
-        self.app.call_from_thread(self._waiting_read, by_row)
+        call_ui(self.app, self._waiting_read, by_row)
 
     def _waiting_read(self, counts: dict[str, int]) -> None:
         previous = self.waiting or {}
@@ -449,10 +454,10 @@ class CatalogScreen(ViewScreen):
         self._rows_painted.wait(timeout=2.0)
         listed = {row.ident: summary for row in rows if (summary := listed_phase_summary(row)) is not None}
         if listed:
-            self.app.call_from_thread(self._phases_read, listed, False)
+            call_ui(self.app, self._phases_read, listed, False)
         self._phases_listed.set()
         found = {row.ident: phase_summary(row) for row in rows}
-        self.app.call_from_thread(self._phases_read, found, True)
+        call_ui(self.app, self._phases_read, found, True)
 
     def _phases_read(self, found: dict[str, PhaseSummary], validated: bool) -> None:
         changed = any(self.phases.get(ident) != summary for ident, summary in found.items())

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from textual.app import App
 from textual.pilot import Pilot
 
 from okstra_core.store import Project
@@ -29,15 +31,44 @@ def make_app(root: Path) -> OkstraApp:
     return OkstraApp(project)
 
 
+#: How long a test waits for the app to reach a state before it fails. Generous on purpose: only a state that
+#: never comes should fail a test, never a slow or loaded machine (CI runs on 2 shared cores).
+WAIT_SECONDS = 120.0
+
+
+async def workers_done(app: App[object]) -> None:
+    """Wait until every worker the app has now is done (finished, failed or cancelled).
+
+    Each worker is awaited on its own: ``WorkerManager.wait_for_complete`` gathers them and stops at the first
+    cancelled one (an exclusive worker replaced by a newer one), leaving the others running. A failed worker
+    still fails the test.
+    """
+    from textual.worker import WorkerCancelled, WorkerState
+
+    for worker in list(app.workers):
+        if worker.state == WorkerState.PENDING:
+            continue  # not started (yet): nothing to wait for
+        with contextlib.suppress(WorkerCancelled):
+            await worker.wait()
+
+
 async def settle(pilot: Pilot[None]) -> None:
     """Let workers finish and their results paint."""
-    from textual.worker import WorkerCancelled
-
     for _ in range(3):
-        # An exclusive worker replaced by a newer one ends cancelled.
-        with contextlib.suppress(WorkerCancelled):
-            await pilot.app.workers.wait_for_complete()
+        await workers_done(pilot.app)
         await pilot.pause()
+
+
+async def wait_until(pilot: Pilot[None], predicate: Callable[[], object], what: str) -> None:
+    """Let the app run until *predicate* holds; fail naming *what* after :data:`WAIT_SECONDS`.
+
+    Between two looks the app handles what is pending (worker results, live-refresh polls); workers are not
+    waited for, so a worker the test holds back does not hold the wait.
+    """
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not predicate():
+        assert time.monotonic() < deadline, f"still not the case after {WAIT_SECONDS:.0f} s: {what}"
+        await pilot.pause(0.1)
 
 
 def task_roots(root: Path) -> Iterator[Path]:

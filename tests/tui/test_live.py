@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
+import os
 from pathlib import Path
+from typing import Any
 
+from okstra_tui.data.catalog import CatalogRow
 from okstra_tui.data.preview import PreviewTarget
 from okstra_tui.navigation import Location, View
+from okstra_tui.screens.base import UNSETTLED, changed, signature
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.runs import RunsScreen
+from okstra_tui.widgets.error_panel import ErrorPanel
 
-from .conftest import SIZE, make_app, settle
-
-
-async def _eventually(pilot, predicate, limit: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
-    waited = 0.0
-    while not predicate():
-        if waited > limit:
-            return False
-        await pilot.pause(0.25)
-        waited += 0.25
-    return True
+from .conftest import SIZE, make_app, settle, wait_until
 
 
 def _paths(screen: RunsScreen) -> set[Path]:
@@ -48,19 +42,15 @@ async def test_new_artifact_appears_and_cursor_stays(fresh_demo: Path) -> None:
         status_dir = manifest.parents[1] / "status"
         status_dir.mkdir(exist_ok=True)
         new = status_dir / "final-analysis-900.status"
-        await asyncio.sleep(0.05)
         new.write_text("completed\n", encoding="utf-8")
-        assert await _eventually(pilot, lambda: new in _paths(screen)), "the new file never showed"
-        await settle(pilot)
+        await wait_until(pilot, lambda: new in _paths(screen), "the new file shows in the runs tree")
 
         def on_manifest() -> bool:
             node = screen.run_tree.cursor_node
             return node is not None and isinstance(node.data, PreviewTarget) and node.data.path == manifest
 
         # The rebuilt tree restores the cursor after its next refresh; the user's place must come back.
-        assert await _eventually(pilot, on_manifest, limit=5.0), (
-            f"cursor left the manifest: {screen.run_tree.cursor_node}"
-        )
+        await wait_until(pilot, on_manifest, "the cursor is back on the manifest after the rebuild")
 
 
 async def test_catalog_follows_a_rewritten_catalog(fresh_demo: Path) -> None:
@@ -70,16 +60,61 @@ async def test_catalog_follows_a_rewritten_catalog(fresh_demo: Path) -> None:
         screen = app.screen
         assert isinstance(screen, CatalogScreen)
         await pilot.press("L")
-        latest = screen.table.current_row.ident
+        assert screen.data is not None
         before = len(screen.data.rows)
+        shown: list[int] = []  # how many task rows each rebuild of the table showed
+        set_rows = screen.table.set_rows
+
+        def recording(rows: list[object], *args: Any, **kwargs: Any) -> None:
+            shown.append(sum(isinstance(row, CatalogRow) for row in rows))
+            set_rows(rows, *args, **kwargs)
+
+        screen.table.set_rows = recording  # type: ignore[method-assign]
         # Another process removes the discovery catalog: its tasks stay visible as folders not in the catalog.
         (fresh_demo / ".okstra" / "discovery" / "task-catalog.json").unlink()
-        assert await _eventually(
-            pilot, lambda: screen.data is not None and all(not r.catalogued for r in screen.data.rows)
-        )
-        assert len(screen.data.rows) == before
-        await settle(pilot)
-        assert await _eventually(pilot, lambda: bool(screen.query("ErrorPanel")), limit=5.0), (
-            "the missing catalog shows inline"
-        )
-        del latest
+
+        def folders_and_error() -> bool:
+            data = screen.data
+            return (
+                data is not None
+                and data.error is not None
+                and len(data.rows) == before
+                and all(not r.catalogued for r in data.rows)
+                and bool(screen.query(ErrorPanel))
+            )
+
+        await wait_until(pilot, folders_and_error, "the tasks show as folders, the missing catalog inline")
+        assert shown and 0 not in shown, f"the table went empty on the way: {shown}"
+
+
+def test_a_path_looked_at_within_its_write_tick_is_looked_at_again(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    path.write_text("{}\n", encoding="utf-8")
+    written = os.stat(path).st_mtime_ns
+    # Looked at within the tick of its write: a second write in that tick could keep mtime and size.
+    first = signature([path], clock=lambda: written + 1_000_000)
+    assert first[str(path)] == UNSETTLED
+    later = signature([path], clock=lambda: written + 10_000_000_000)
+    assert changed(first, later), "the next poll reloads once more"
+    assert not changed(later, signature([path], clock=lambda: written + 20_000_000_000))
+
+
+def test_whole_second_timestamps_are_looked_at_again_within_two_seconds(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    path.write_text("{}\n", encoding="utf-8")
+    second = 1_800_000_000 * 1_000_000_000
+    os.utime(path, ns=(second, second))  # as a file system with one-second timestamps records it
+    assert signature([path], clock=lambda: second + 1_500_000_000)[str(path)] == UNSETTLED
+    assert signature([path], clock=lambda: second + 3_000_000_000)[str(path)] != UNSETTLED
+
+
+def test_a_file_replaced_by_rename_is_a_change(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    path.write_text("{}\n", encoding="utf-8")
+    stamp = os.stat(path).st_mtime_ns
+    first = signature([path], clock=lambda: stamp + 10_000_000_000)
+    other = tmp_path / "new.json"
+    other.write_text("[]\n", encoding="utf-8")
+    os.utime(other, ns=(stamp, stamp))  # same mtime and size: only the inode tells them apart
+    os.replace(other, path)
+    assert changed(first, signature([path], clock=lambda: stamp + 10_000_000_000))
