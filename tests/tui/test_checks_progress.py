@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from textual.widgets import ProgressBar, Static, Tree
 from okstra_tui.screens import checks
 from okstra_tui.screens.checks import ChecksScreen
 
-from .conftest import SIZE, make_app, plain, settle
+from .conftest import SIZE, WAIT_SECONDS, make_app, plain, settle, wait_until
 
 
 async def test_checks_view_shows_progress_while_checking(demo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -26,7 +25,7 @@ async def test_checks_view_shows_progress_while_checking(demo_root: Path, monkey
             seen.append((done, total))
             progress(done, total)
             if done == total:
-                release.wait(30)  # hold the worker at 100% until the test has looked
+                release.wait(WAIT_SECONDS)  # hold the worker at 100% until the test has looked
 
         return real(root, home, forward)
 
@@ -38,10 +37,11 @@ async def test_checks_view_shows_progress_while_checking(demo_root: Path, monkey
         screen = app.screen
         assert isinstance(screen, ChecksScreen)
         bar = screen.query_one("#checks-progress", ProgressBar)
-        for _ in range(300):
-            await asyncio.sleep(0.05)
-            if seen and seen[-1][0] == seen[-1][1] and bar.progress == seen[-1][1]:
-                break
+        await wait_until(
+            pilot,
+            lambda: seen and seen[-1][0] == seen[-1][1] and bar.progress == seen[-1][1],
+            "the bar shows the checker at 100%",
+        )
         total = seen[-1][1]
         assert total >= 8 and bar.total == total and bar.progress == total and bar.display
         assert f"{total:,} of {total:,} tasks checked" in plain(screen.query_one("#checks-summary", Static))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from textual.widgets import DataTable
@@ -15,17 +14,7 @@ from okstra_tui.screens.inbox import InboxScreen
 from okstra_tui.widgets.summary_line import SummaryLine
 from okstra_tui.widgets.virtual_table import GroupHeader
 
-from .conftest import SIZE, make_app, plain, settle
-
-
-async def _eventually(pilot, predicate, limit: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
-    waited = 0.0
-    while not predicate():
-        if waited > limit:
-            return False
-        await pilot.pause(0.25)
-        waited += 0.25
-    return True
+from .conftest import SIZE, make_app, plain, settle, wait_until
 
 
 async def test_i_opens_the_inbox_grouped_by_task_newest_first(demo_root: Path) -> None:
@@ -87,10 +76,12 @@ async def test_a_decision_made_by_a_verb_leaves_the_open_inbox(fresh_demo: Path)
         inbox = app.screen
         assert isinstance(inbox, InboxScreen)
         assert any(d.kind == "planning-prepare" for d in inbox.decisions)
-        await asyncio.sleep(0.05)
         assert okstra(["planning", "prepare", str(fresh_demo), "--task", wanted.task]) == 0
-        gone = await _eventually(pilot, lambda: not any(d.kind == "planning-prepare" for d in inbox.decisions))
-        assert gone, "the inbox refreshes on its own when a decision is made elsewhere"
+        await wait_until(
+            pilot,
+            lambda: not any(d.kind == "planning-prepare" for d in inbox.decisions),
+            "the inbox refreshes on its own when a decision is made elsewhere",
+        )
 
 
 async def test_catalog_counts_marks_sorts_and_filters_what_waits(demo_root: Path) -> None:
@@ -101,7 +92,7 @@ async def test_catalog_counts_marks_sorts_and_filters_what_waits(demo_root: Path
         await settle(pilot)
         catalog = app.screen
         assert isinstance(catalog, CatalogScreen)
-        assert await _eventually(pilot, lambda: catalog.waiting is not None)
+        await wait_until(pilot, lambda: catalog.waiting is not None, "the catalog has read what waits")
         summary = plain(catalog.query_one("#catalog-summary", SummaryLine))
         assert f"◆ {len(decisions)} waiting for you" in summary
         marked = {
