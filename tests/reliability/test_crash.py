@@ -14,6 +14,11 @@ from pathlib import Path
 from .scenario import error_findings, prepare_pending_work, unparseable, visible_files, writer
 
 KILLS = 200
+#: Kills in one cycle before its writer is let run to the end. The kill delays are drawn from the length of one
+#: uninterrupted run; on a loaded machine every retry can take longer than that, and the cycle would never end.
+KILLS_PER_CYCLE = 10
+#: How long a writer let run to the end may take before the test fails (a bound against a hang, not a timing).
+FINISH_SECONDS = 600.0
 _ctx = multiprocessing.get_context("fork")
 
 
@@ -33,15 +38,17 @@ def test_sigkill_loop(slim_factory: Callable[[str], Path]) -> None:
         cycles += 1
         root = slim_factory(f"cycle-{cycles}")
         prepare_pending_work(root)
-        while True:
+        for attempt in range(KILLS_PER_CYCLE + 1):
+            last = attempt == KILLS_PER_CYCLE
             child = _ctx.Process(target=writer, args=(root,))
             child.start()
-            child.join(rng.uniform(0.0, full * 1.2))
+            child.join(FINISH_SECONDS if last else rng.uniform(0.0, full * 1.2))
             if child.exitcode is not None:
                 assert child.exitcode == 0, f"writer failed in cycle {cycles}"
                 break
             os.kill(child.pid, signal.SIGKILL)
             child.join()
+            assert not last, f"writer still running after {FINISH_SECONDS:.0f} s in cycle {cycles}"
             kills += 1
             assert unparseable(root) == [], f"after kill {kills}"
         # the retry completed: same visible bytes as the uninterrupted run, and no new checker error
