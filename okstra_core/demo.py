@@ -1078,7 +1078,7 @@ def _invocations(root: Path, clock: Clock) -> None:
 def _manager(root: Path, clock: Clock) -> None:
     home = layout.demo_home(root)
     billing = root / "services" / "billing"
-    billing.mkdir(parents=True, exist_ok=True)
+    writes.ensure_dir(root, billing)
     manager.create_manager(home, "release-train", "Q4 release train", clock)
     manager.register_project(home, "release-train", PROJECT_ID, root, role="lead", tags=["checkout"], clock=clock)
     manager.register_project(home, "release-train", "billing", billing, role="member", tags=["invoicing"], clock=clock)
@@ -1624,7 +1624,7 @@ def _bulk(root: Path, count: int, jobs: int, progress: Progress | None = None, b
 
     with tempfile.TemporaryDirectory(prefix="okstra-bulk-") as tmp:
         scratch = Path(tmp).resolve()
-        layout.okstra_dir(scratch).mkdir()
+        writes.ensure_dir(scratch, layout.okstra_dir(scratch))
         clock = Clock(START + dt.timedelta(days=1))
         with writes.relaxed_durability():
             for task_type in BULK_TYPES:
@@ -1669,10 +1669,10 @@ def generate(
     root = Path(target)
     if root.exists() and any(root.iterdir()):
         raise WriteRefused(root, "demo target exists and is not empty")
-    root.mkdir(parents=True, exist_ok=True)
+    writes.ensure_root(root)
     root = root.resolve()
     clock = Clock(START)
-    layout.okstra_dir(root).mkdir(exist_ok=True)
+    writes.ensure_dir(root, layout.okstra_dir(root))
     rich = len(RICH_TASKS) + len(OPEN_TASKS)
     extra = max(0, (tasks or 0) - rich)
     total = rich + extra

@@ -9,6 +9,8 @@
   same folder, flush, fsync, rename, fsync the folder.
 * :func:`move_no_overwrite`: publish an existing file under a new name
   without ever replacing what is there.
+* :func:`ensure_root` and :func:`ensure_dir`: a root folder, then folders
+  inside it (containment checked before and after ``makedirs``).
 * :func:`replace_file`: the one write outside any store (the check cache):
   a temp file beside the target, fsync, rename; never through a final symlink.
 
@@ -122,6 +124,19 @@ def resolve_target(root: Path, target: Path | str) -> Path:
     if not stat.S_ISREG(st.st_mode):
         raise WriteRefused(target, "target exists and is not a regular file")
     return final
+
+
+def ensure_root(root: Path) -> None:
+    """Create the folder *root* (and its parents) that is to become an authorised root (a project, the manager home).
+
+    It is the root itself, so nothing contains it; an existing folder (or a
+    symlink to one) is fine, a file standing there is refused.
+    """
+    with _io_failure(root, "create folder"):
+        try:
+            os.makedirs(root, exist_ok=True)
+        except FileExistsError:
+            raise WriteRefused(root, "a file stands where a folder is needed") from None
 
 
 def ensure_dir(root: Path, folder: Path) -> None:

@@ -14,7 +14,7 @@ from .tasks import ensure_project_file
 
 def create_manager(home: Path, manager_id: str, title: str, clock: Clock = SYSTEM_CLOCK) -> Path:
     folder = layout.manager_dir(home, manager_id)
-    home.mkdir(parents=True, exist_ok=True)
+    writes.ensure_root(home)
     writes.ensure_dir(home, folder)
     if not (folder / layout.MANAGER_INFO).exists():
         writes.create_only_json(

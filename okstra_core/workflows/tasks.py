@@ -41,7 +41,8 @@ def ensure_project_file(project_root: Path, project_id: str, clock: Clock = SYST
     if os.path.lexists(path):
         return
     value = dump(tm.ProjectFile(schema_version="1.0", project_id=project_id, created_at=iso(clock.now())))
-    layout.okstra_dir(project_root).mkdir(parents=True, exist_ok=True)
+    writes.ensure_root(project_root)
+    writes.ensure_dir(project_root, layout.okstra_dir(project_root))
     writes.create_only_json(project_root, path, value)
 
 
@@ -593,7 +594,7 @@ def prepare_run(
     if isinstance(task, reading.LoadError):
         raise WriteRefused(task.path, task.reason)
     run_dir = layout.run_dir(task_root, task_type, stage)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    writes.ensure_dir(project_root, run_dir)
     moment = clock.now()
     prep = _Preparation(
         project_root=project_root,

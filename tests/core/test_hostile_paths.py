@@ -193,3 +193,22 @@ def test_manager_home_write_refusal_names_the_manager_home(tmp_path: Path) -> No
     ), line
     assert "project root" not in line and len(line.splitlines()) == 1
     assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == before
+
+
+def test_preparing_a_run_makes_no_folder_through_a_runs_folder_linked_outside(fresh_demo: Path, tmp_path: Path) -> None:
+    from okstra_core.errors import PathEscape
+    from okstra_core.workflows.tasks import WorkerSpec, prepare_run
+
+    task = fresh_demo / ".okstra/tasks/search/stale-cache"
+    outside = tmp_path / "outside"
+    _swap_for_outside_link(task / "runs", outside)
+    before = sorted(p.relative_to(outside).as_posix() for p in outside.rglob("*"))
+    with pytest.raises(PathEscape, match="outside the project root"):
+        prepare_run(
+            fresh_demo,
+            task,
+            "implementation",
+            stage=1,
+            workers=[WorkerSpec("codex-executor", "executor", "codex", "m")],
+        )
+    assert sorted(p.relative_to(outside).as_posix() for p in outside.rglob("*")) == before

@@ -231,3 +231,12 @@ def test_replace_file_failure_keeps_the_old_file(tmp_path: Path, monkeypatch: py
         writes.replace_file(target, b"new")
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
+
+
+def test_ensure_root_makes_the_folder_and_refuses_a_file(tmp_path: Path) -> None:
+    writes.ensure_root(tmp_path / "a" / "b")
+    assert (tmp_path / "a" / "b").is_dir()
+    writes.ensure_root(tmp_path / "a" / "b")  # an existing folder is fine
+    (tmp_path / "file").write_bytes(b"x")
+    with pytest.raises(WriteRefused, match="a file stands"):
+        writes.ensure_root(tmp_path / "file")
