@@ -8,7 +8,6 @@ owned by :mod:`okstra_core.names`; this module owns the folders they live in.
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import unicodedata
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from .errors import LayoutError
-from .names import format_seq, parse_in_category
+from .names import parse_in_category
 
 OKSTRA_DIR: Final = ".okstra"
 
@@ -302,8 +301,8 @@ def category_dir(run_directory: Path, category: str) -> Path:
     return run_directory / category
 
 
-def _seqs_in_use(folder: Path) -> int:
-    """Highest seq named by any artifact or claim in a category folder."""
+def seqs_in_use(folder: Path) -> int:
+    """Highest seq named by any artifact or claim in a category folder (``writes.allocate_seq`` takes the next)."""
     highest = 0
     category = folder.name
     try:
@@ -322,33 +321,6 @@ def _seqs_in_use(folder: Path) -> int:
         if claim.isdigit():
             highest = max(highest, int(claim))
     return highest
-
-
-def allocate_seq(run_directory: Path, category: str) -> int:
-    """Take the next seq of *category* under *run_directory*, race-free.
-
-    The next number is the highest in use there (artifact or claim) plus one;
-    an exclusive create of ``<category>/.seq/<seq>`` takes it, so two writers
-    never get the same number. Gaps are allowed.
-    """
-    if category not in SEQ_CATEGORIES:
-        raise LayoutError(None, f"{category!r} does not allocate seqs")
-    folder = category_dir(run_directory, category)
-    claims = folder / SEQ_CLAIMS_DIR
-    claims.mkdir(parents=True, exist_ok=True)
-    candidate = _seqs_in_use(folder) + 1
-    while True:
-        try:
-            fd = os.open(claims / format_seq(candidate), os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o666)
-        except FileExistsError:
-            candidate += 1
-            continue
-        except OSError as exc:  # pragma: no cover - depends on the file system
-            if exc.errno == errno.ELOOP:
-                raise LayoutError(claims, "seq claim path is a symlink") from exc
-            raise
-        os.close(fd)
-        return candidate
 
 
 # --------------------------------------------------------------- agent invocations

@@ -11,6 +11,7 @@
   without ever replacing what is there.
 * :func:`ensure_root` and :func:`ensure_dir`: a root folder, then folders
   inside it (containment checked before and after ``makedirs``).
+* :func:`allocate_seq`: the race-free per-category ``<seq>`` claim.
 * :func:`replace_file`: the one write outside any store (the check cache):
   a temp file beside the target, fsync, rename; never through a final symlink.
 
@@ -38,8 +39,9 @@ import filelock
 
 from . import layout
 from .digests import pretty_json
-from .errors import LockTimeout, OkstraError, PathEscape, WriteFailed, WriteRefused
+from .errors import LayoutError, LockTimeout, OkstraError, PathEscape, WriteFailed, WriteRefused
 from .layout import TEMP_PREFIX, lock_path
+from .names import format_seq
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 
@@ -124,6 +126,38 @@ def resolve_target(root: Path, target: Path | str) -> Path:
     if not stat.S_ISREG(st.st_mode):
         raise WriteRefused(target, "target exists and is not a regular file")
     return final
+
+
+_CLAIM_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+
+
+def allocate_seq(root: Path, run_directory: Path, category: str) -> int:
+    """Take the next seq of *category* under *run_directory* (inside *root*), race-free.
+
+    The next number is the highest in use there (an artifact or a claim,
+    :func:`okstra_core.layout.seqs_in_use`) plus one; an exclusive create of the
+    claim ``<category>/.seq/<seq>`` takes it, so two writers never get the same
+    number. Gaps are allowed. The claim folder is made with containment
+    checked: nothing is made through a folder symlinked outside *root*.
+    """
+    if category not in layout.SEQ_CATEGORIES:
+        raise LayoutError(None, f"{category!r} does not allocate seqs")
+    folder = layout.category_dir(run_directory, category)
+    claims = folder / layout.SEQ_CLAIMS_DIR
+    ensure_dir(root, claims)
+    candidate = layout.seqs_in_use(folder) + 1
+    with _io_failure(claims, "seq claim"):
+        while True:
+            try:
+                # O_EXCL fails on any existing name, a planted symlink included: it is never followed.
+                fd = os.open(
+                    claims / format_seq(candidate), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666
+                )
+            except FileExistsError:
+                candidate += 1
+                continue
+            os.close(fd)
+            return candidate
 
 
 def ensure_root(root: Path) -> None:

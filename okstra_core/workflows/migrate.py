@@ -93,7 +93,7 @@ def plan_moves(rd: RunDir) -> list[Move]:
             elif parsed.seq not in used and _seq_free(folder, parsed.seq):
                 seq = parsed.seq
             else:
-                seq = max([layout._seqs_in_use(folder), *used]) + 1
+                seq = max([layout.seqs_in_use(folder), *used]) + 1
             used.add(seq)
             chosen[key] = seq
         seq = chosen[key]

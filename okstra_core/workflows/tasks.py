@@ -296,12 +296,13 @@ class WorkerSpec:
 class RunSeqs:
     """One execution's seq in each category folder of its run dir, taken on first use."""
 
+    root: Path
     run_dir: Path
     taken: dict[str, int] = field(default_factory=dict)
 
     def __call__(self, category: str) -> int:
         if category not in self.taken:
-            self.taken[category] = layout.allocate_seq(self.run_dir, category)
+            self.taken[category] = writes.allocate_seq(self.root, self.run_dir, category)
         return self.taken[category]
 
 
@@ -607,7 +608,7 @@ def prepare_run(
         v2=v2,
         fix_cycle_id=fix_cycle_id,
         run_dir=run_dir,
-        seqs=RunSeqs(run_dir),
+        seqs=RunSeqs(project_root, run_dir),
         moment=moment,
         segment=moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
     )

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from okstra_core import layout, names
-from okstra_core.errors import LayoutError
+from okstra_core import layout, names, writes
+from okstra_core.errors import LayoutError, PathEscape
 
 
 @pytest.mark.parametrize(
@@ -98,16 +98,32 @@ def test_seq_allocation_per_category_with_gaps(tmp_path: Path) -> None:
     (rd / "reports").mkdir(parents=True)
     (rd / "reports" / "final-report-analysis-004.data.json").write_text("{}")
     (rd / "reports" / "unrelated.txt").write_text("")
-    assert layout.allocate_seq(rd, "reports") == 5  # gaps are allowed: highest in use plus one
-    assert layout.allocate_seq(rd, "reports") == 6  # the claim of 5 counts as in use
-    assert layout.allocate_seq(rd, "manifests") == 1  # categories count independently
+    assert writes.allocate_seq(tmp_path, rd, "reports") == 5  # gaps are allowed: highest in use plus one
+    assert writes.allocate_seq(tmp_path, rd, "reports") == 6  # the claim of 5 counts as in use
+    assert writes.allocate_seq(tmp_path, rd, "manifests") == 1  # categories count independently
     with pytest.raises(LayoutError):
-        layout.allocate_seq(rd, "design-prep-inputs")
+        writes.allocate_seq(tmp_path, rd, "design-prep-inputs")
+
+
+def test_seq_claims_are_never_made_through_a_folder_linked_outside(tmp_path: Path) -> None:
+    rd = tmp_path / "project" / "runs" / "analysis"
+    rd.mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (rd / "reports").symlink_to(outside)
+    with pytest.raises(PathEscape):
+        writes.allocate_seq(tmp_path / "project", rd, "reports")
+    assert list(outside.iterdir()) == []
+    (rd / "manifests").mkdir()
+    (rd / "manifests" / ".seq").mkdir()
+    (rd / "manifests" / ".seq" / "001").symlink_to(outside / "planted")
+    assert writes.allocate_seq(tmp_path / "project", rd, "manifests") == 2  # a planted claim is skipped, not followed
+    assert list(outside.iterdir()) == []
 
 
 def _allocate_many(args: tuple[str, int]) -> list[int]:
     folder, count = args
-    return [layout.allocate_seq(Path(folder), "prompts") for _ in range(count)]
+    return [writes.allocate_seq(Path(folder), Path(folder), "prompts") for _ in range(count)]
 
 
 def test_seq_allocation_races_between_processes(tmp_path: Path) -> None:
