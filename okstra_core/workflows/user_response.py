@@ -28,7 +28,7 @@ dropped, and an empty answer is written as ``_(no answer)_``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -37,6 +37,7 @@ from ..models.sidecars import UserResponseHeader
 from ..sidecar import format_sidecar
 
 NO_ANSWER = "_(no answer)_"
+SELECTED_OPTION_HEADING = "## Selected option"
 _IO = re.compile(r"^IO-[0-9]{3}$")
 
 
@@ -113,7 +114,7 @@ def validate_answers(inp: ExportInput, answers: Mapping[str, str], selected_opti
 def render_body(inp: ExportInput, answers: Mapping[str, str], selected_option: str | None) -> str:
     out = [f"# User response: {inp.report_stem}", ""]
     if sidecar_mode(inp.report) == "comparison" and selected_option:
-        out += ["## Selected option", "", selected_option, ""]
+        out += [SELECTED_OPTION_HEADING, "", selected_option, ""]
     for item in inp.report.clarification_items:
         out += [
             f"## {item.item_id}",
@@ -130,6 +131,33 @@ def render_sidecar(inp: ExportInput, answers: Mapping[str, str], selected_option
     """The exact text of ``user-response-<task-type>-<seq>.md`` for these answers."""
     header = header_for(inp, selected_option)
     return format_sidecar(header.dump(), render_body(inp, answers, selected_option))
+
+
+def read_answers(body: str, item_ids: Iterable[str]) -> dict[str, str]:
+    """The answers a sidecar body records, by clarification item id: what :func:`render_body` wrote, read back.
+
+    Each ``## <item id>`` block runs to the next item's (or the selected option's) heading; its quoted
+    question is skipped. ``_(no answer)_`` reads back as ``""``; an item without a block is left out.
+    """
+    ids = {f"## {item_id}": item_id for item_id in item_ids}
+    blocks: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in body.replace("\r\n", "\n").split("\n"):
+        if line in ids:
+            current = blocks.setdefault(ids[line], [])
+        elif line == SELECTED_OPTION_HEADING:
+            current = None
+        elif current is not None:
+            current.append(line)
+    answers = {}
+    for item_id, lines in blocks.items():
+        while lines and not lines[0].strip():
+            lines.pop(0)
+        if lines and lines[0].startswith(">"):
+            lines.pop(0)
+        answer = normalise_answer("\n".join(lines))
+        answers[item_id] = "" if answer == NO_ANSWER else answer
+    return answers
 
 
 # ------------------------------------------------------------------ workflows

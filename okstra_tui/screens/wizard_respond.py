@@ -26,7 +26,7 @@ from okstra_core.errors import OkstraError, WriteRefused
 from okstra_core.store import Task
 
 from .wizard import DoneStep, ReviewStep, WizardScreen, WizardStep, Written, check_lines, store_text
-from .wizard_steps import QuestionStep, answers_of, fresh_task, rel, report_facts
+from .wizard_steps import QuestionStep, answers_of, fresh_task, rel, report_facts, state_for
 
 
 def load_report(task: Task, report_path: Path) -> Any:
@@ -86,6 +86,41 @@ class _ReportWizard(WizardScreen):
         super().__init__(task)
         self.report_path = report_path
         self.report: Any = load_report(task, report_path)
+        #: The sidecar the answers start from (the newest for this report), if there is one.
+        self.prefilled_from: Path | None = None
+        #: The question states read from that sidecar, by item id.
+        self.recorded = self._recorded_answers()
+        self.values.update(self.recorded)
+
+    def newest_sidecar(self) -> Path | None:
+        """The report's sidecar, or, when it is gone, its newest superseded copy."""
+        current = self.sidecar
+        if current.is_file():
+            return current
+        own = self.report.artifact.name
+        copies = [
+            (art.name.stamp or "", art.path)
+            for art in self.report.artifact.run.of_kind("user-response-superseded")
+            if (art.name.task_type, art.name.seq) == (own.task_type, own.seq)
+        ]
+        return max(copies)[1] if copies else None
+
+    def _recorded_answers(self) -> dict[str, Any]:
+        """Each question's state as the newest sidecar for this report answers it (nothing when there is none)."""
+        from okstra_core.models.sidecars import UserResponseHeader
+        from okstra_core.workflows.user_response import read_answers
+
+        path = self.newest_sidecar()
+        if path is None:
+            return {}
+        loaded = reading.load_sidecar(path, UserResponseHeader, root=self.root)
+        if isinstance(loaded, reading.LoadError):
+            return {}
+        items = {item.item_id: item for item in self.report.model.clarification_items}
+        answers = read_answers(loaded.body, items)
+        if answers:
+            self.prefilled_from = path
+        return {item_id: state_for(items[item_id], answer) for item_id, answer in answers.items()}
 
     def load(self) -> None:
         self.bundle = fresh_task(self.bundle)
@@ -108,7 +143,17 @@ class _ReportWizard(WizardScreen):
 
     def question_steps(self) -> list[WizardStep]:
         items = list(self.report.model.clarification_items)
-        return [QuestionStep(item, i + 1, len(items), self.values.get(item.item_id)) for i, item in enumerate(items)]
+        source = self.prefilled_from
+        return [
+            QuestionStep(
+                item,
+                i + 1,
+                len(items),
+                self.values.get(item.item_id),
+                rel(source, self.root) if source is not None and item.item_id in self.recorded else None,
+            )
+            for i, item in enumerate(items)
+        ]
 
     def sidecar_text(self, values: dict[str, Any]) -> str:
         from okstra_core.workflows.user_response import ExportInput, render_sidecar

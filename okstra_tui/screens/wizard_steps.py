@@ -36,6 +36,20 @@ def answer_of(item: Any, state: dict[str, Any] | None) -> str:
     return "" if state.get("none") else str(state.get("text", ""))
 
 
+def state_for(item: Any, answer: str) -> dict[str, Any]:
+    """The question step's state that stands for *answer* (the inverse of :func:`answer_of`)."""
+    from okstra_core.workflows.user_response import normalise_answer
+
+    if item.options:
+        if not answer:
+            return {"choice": len(item.options) + 1, "text": ""}
+        for i, option in enumerate(item.options):
+            if normalise_answer(str(option)) == answer:
+                return {"choice": i, "text": ""}
+        return {"choice": len(item.options), "text": answer}
+    return {"text": answer, "none": not answer}
+
+
 def answers_of(items: list[Any], values: dict[str, Any]) -> dict[str, str]:
     """Every clarification item's answer, in report order."""
     return {item.item_id: answer_of(item, values.get(item.item_id)) for item in items}
@@ -50,10 +64,14 @@ class QuestionStep(WizardStep):
     QuestionStep RadioSet { margin-top: 1; width: 1fr; }
     """
 
-    def __init__(self, item: Any, number: int, total: int, state: dict[str, Any] | None) -> None:
+    def __init__(
+        self, item: Any, number: int, total: int, state: dict[str, Any] | None, prefilled_from: str | None = None
+    ) -> None:
         super().__init__(f"{item.item_id} · question {number} of {total}")
         self.item = item
         self.state = dict(state or {})
+        #: The sidecar the answer was first filled in from (project-relative), if any.
+        self.prefilled_from = prefilled_from
 
     @property
     def other_index(self) -> int:
@@ -65,6 +83,10 @@ class QuestionStep(WizardStep):
         context = Text("from: ", style="bold")
         context.append_text(store_text(item.context or "(the report records no context for this question)"))
         yield Static(context, id="q-context")
+        if self.prefilled_from is not None:
+            note = Text("answer filled in from ", style="dim")
+            note.append_text(store_text(self.prefilled_from))
+            yield Static(note, id="q-prefilled", classes="wiz-dim")
         choice = self.state.get("choice")
         if item.options:
             with RadioSet(id="q-choice"):

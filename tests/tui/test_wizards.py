@@ -19,12 +19,14 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Checkbox, DataTable, RadioButton, Static, TextArea
+from textual.widgets import Checkbox, DataTable, RadioButton, RadioSet, Static, TextArea
 
+from okstra_core import layout
 from okstra_core.cli import main as okstra
 from okstra_core.store import Project
 from okstra_core.workflows import common
 from okstra_core.workflows.inbox import PendingDecision, pending_decisions
+from okstra_tui.app import OkstraApp
 from okstra_tui.navigation import Location
 from okstra_tui.screens.inbox import InboxScreen
 from okstra_tui.screens.wizard import WizardScreen
@@ -202,6 +204,90 @@ async def test_clarification_wizard_writes_what_the_verbs_write(fresh_demo: Path
     response = Path(wanted.task_root or "").relative_to(fresh_demo) / "instruction-set/clarification-response.md"
     assert (copy / response).read_bytes() == (fresh_demo / response).read_bytes()
     assert all(d.path != wanted.path for d in pending_decisions(Project(fresh_demo)) if d.kind == "clarification")
+
+
+async def _open_from_reports(pilot: Pilot[None], wanted: PendingDecision) -> ClarificationWizard:
+    """Reports view on the decision's report, ``a``: its clarification wizard."""
+    app = pilot.app
+    assert isinstance(app, OkstraApp)
+    await settle(pilot)
+    app.navigate(Location("reports", wanted.task_root, wanted.report_path))
+    await settle(pilot)
+    await pilot.press("a")
+    await settle(pilot)
+    wizard = app.screen
+    assert isinstance(wizard, ClarificationWizard)
+    return wizard
+
+
+async def _review_unchanged(pilot: Pilot[None], wizard: ClarificationWizard) -> tuple[list[dict[str, object]], str]:
+    """Next through every question without touching it: what each showed, and the review's bytes."""
+    shown: list[dict[str, object]] = []
+    while isinstance(wizard.step, QuestionStep):
+        step = wizard.step
+        seen: dict[str, object] = {"text": step.query_one(TextArea).text}
+        if step.item.options:
+            seen["choice"] = step.query_one(RadioSet).pressed_index
+        else:
+            seen["none"] = step.query_one(Checkbox).value
+        shown.append(seen)
+        await next_step(pilot)
+        assert not error_line(wizard), error_line(wizard)
+    assert wizard.step.WRITES
+    return shown, plain(wizard.query_one("#review-bytes", Static)).strip()
+
+
+async def test_clarification_wizard_starts_from_the_newest_sidecar(
+    fresh_demo: Path, tmp_path: Path, fixed_clock: None
+) -> None:
+    wanted = decision(fresh_demo, "clarification")
+    report_rel = Path(wanted.report_path or "").relative_to(fresh_demo).as_posix()
+    sidecar = fresh_demo / report_rel.replace("/reports/final-report-", "/user-responses/user-response-").replace(
+        ".data.json", ".md"
+    )
+    assert not sidecar.exists()
+    exports = [
+        {"CQ-001": "gross", "CQ-002": ""},  # an option; left unanswered
+        {"CQ-001": "net, with gross in a note", "CQ-002": "The new quarter.\nThey are booked when issued."},
+        {"CQ-001": "both, in two columns", "CQ-002": "The old quarter."},
+    ]
+    for i, answers in enumerate(exports):
+        answers_file = tmp_path / f"answers-{i}.json"
+        answers_file.write_text(json.dumps(answers), encoding="utf-8")
+        verb("user-response", "export", str(fresh_demo), "--task", wanted.task, "--report", report_rel,
+             "--answers", str(answers_file))  # fmt: skip
+    copies = sorted(sidecar.parent.glob(sidecar.stem + ".superseded-*.md"))
+    assert len(copies) == 2  # the first two exports, oldest first
+
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        wizard = await _open_from_reports(pilot, wanted)
+        assert plain(wizard.query_one("#q-prefilled", Static)).strip().endswith(layout.rel(sidecar, fresh_demo))
+        shown, review = await _review_unchanged(pilot, wizard)
+        assert shown == [{"text": "", "choice": 2}, {"text": "The old quarter.", "none": False}]
+        assert review == sidecar.read_text(encoding="utf-8").strip(), "the same answers give the same bytes"
+        assert "identical to the file on disk" in plain(wizard.query_one("#review-facts", Static))
+        await pilot.press("escape")
+        await settle(pilot)
+
+        # With the sidecar gone, the newest superseded copy (the second export: other + two lines) is the start.
+        sidecar.unlink()
+        wizard = await _open_from_reports(pilot, wanted)
+        shown, review = await _review_unchanged(pilot, wizard)
+        assert shown == [
+            {"text": "net, with gross in a note", "choice": 3},
+            {"text": "The new quarter.\nThey are booked when issued.", "none": False},
+        ]
+        assert review == copies[-1].read_text(encoding="utf-8").strip()
+        await pilot.press("escape")
+        await settle(pilot)
+
+        # Only the first export left: an option and a question left unanswered on purpose.
+        copies[-1].unlink()
+        wizard = await _open_from_reports(pilot, wanted)
+        shown, review = await _review_unchanged(pilot, wizard)
+        assert shown == [{"text": "", "choice": 1}, {"text": "", "none": True}]
+        assert review == copies[0].read_text(encoding="utf-8").strip()
 
 
 # --------------------------------------------------------------- direction

@@ -360,3 +360,25 @@ def test_preselected_confirmation_says_expected_and_found(
     task = next(r.open() for r in project.task_refs if r.task_id == "currency-rounding")
     step = next(c for c in check_chain(task) if c.step == "preselected confirmation")
     assert not step.ok and expected in step.detail and "None" not in step.detail
+
+
+def test_read_answers_reads_back_what_render_body_wrote(demo_root: Path) -> None:
+    task = Project(demo_root).find_task(REFUND)
+    assert task is not None
+    report = report_by_path(task, demo_root / REFUND_REPORT)
+    inp = user_response.ExportInput(report.model, report.rel(), report.stem, report.sha256)
+    ids = [item.item_id for item in report.model.clarification_items]
+    assert len(ids) >= 2
+    cases = [
+        {ids[0]: "Yes,\r\nall of them.  \n\n", ids[1]: "> quoted\n## not a heading\n\nlast"},
+        {ids[0]: "", ids[1]: "   "},  # both written as _(no answer)_
+        {ids[0]: "only the first"},  # the second is written unanswered too
+    ]
+    for answers in cases:
+        body = sidecar.parse(user_response.render_sidecar(inp, answers)).body
+        want = {i: user_response.normalise_answer(answers.get(i, "")) for i in ids}
+        want = {i: "" if a == user_response.NO_ANSWER else a for i, a in want.items()}
+        assert user_response.read_answers(body, ids) == want
+    # An item the body has no block for is left out; a selected option's block is not an answer.
+    body = "# User response: x\n\n## Selected option\n\nIO-002\n\n## CQ-009\n\n> q\n\nanswer\n"
+    assert user_response.read_answers(body, ["CQ-001", "CQ-009"]) == {"CQ-009": "answer"}
