@@ -178,23 +178,22 @@ def _emit(args: argparse.Namespace, text: str) -> int:
     if refusal is not None:
         print(f"okstra check: {visible(str(args.output))}: {refusal}", file=sys.stderr)
         return EXIT_CANNOT_RUN
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | (os.O_TRUNC if args.force else os.O_EXCL)
+    from .. import writes
+    from ..errors import OkstraError, WriteRefused
+
+    out: Path = args.output
+    data = text.encode("utf-8", "replace")
+    parent = out.parent if str(out.parent) else Path(".")
     try:
-        fd = os.open(args.output, flags, 0o666)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise OSError(0, "not a regular file")
-            data = text.encode("utf-8", "replace")
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-    except FileExistsError:
-        print(f"okstra check: {visible(str(args.output))}: exists; pass --force to replace it", file=sys.stderr)
-        return EXIT_CANNOT_RUN
-    except OSError as exc:
-        print(f"okstra check: {visible(str(args.output))}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+        if not parent.is_dir():
+            raise WriteRefused(out, "output folder does not exist")
+        if args.force:
+            writes.replace_file(out, data)  # whole or not at all; never through a symlink
+        else:
+            writes.create_only(parent, parent / out.name, data)
+    except (OkstraError, OSError) as exc:
+        reason = exc.reason if isinstance(exc, OkstraError) else (exc.strerror or str(exc))
+        print(f"okstra check: {visible(str(out))}: cannot write: {reason}", file=sys.stderr)
         return EXIT_CANNOT_RUN
     return EXIT_CLEAN
 

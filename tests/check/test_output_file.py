@@ -70,3 +70,30 @@ def test_refuses_a_fifo_without_blocking(fresh_demo: Path, tmp_path: Path) -> No
 def test_refuses_a_path_naming_no_file(fresh_demo: Path, name: str) -> None:
     proc = _check(fresh_demo, "-o", name)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_failed_forced_replace_keeps_the_old_report_whole(
+    fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from okstra_core import writes
+    from okstra_core.commands.check import main_check
+
+    out = tmp_path / "report.txt"
+    out.write_text("previous report\n", encoding="utf-8")
+
+    def disk_full(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(writes.os, "replace", disk_full)
+    code = main_check([str(fresh_demo), "--home", str(fresh_demo / ".h"), "--no-cache", "-o", str(out), "--force"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "No space left" in err, err
+    assert out.read_text(encoding="utf-8") == "previous report\n", "the old report stays whole"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["project", "report.txt"], "no temp file is left"
+
+
+def test_a_missing_output_folder_is_refused_even_with_force(fresh_demo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "missing" / "report.txt"
+    for extra in ((), ("--force",)):
+        _one_line_refusal(_check(fresh_demo, "-o", str(out), *extra), out, "output folder does not exist")
+    assert not (tmp_path / "missing").exists()
