@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable
 
 from okstra_core.cli import main as okstra
@@ -40,7 +42,8 @@ async def test_i_opens_the_inbox_grouped_by_task_newest_first(demo_root: Path) -
         items = [inbox.decisions[int(k.removeprefix("item:"))] for k in keys if k.startswith("item:")]
         assert sorted(items, key=lambda d: d.since, reverse=True)[0] == items[0]
         assert len(items) == len(decisions)
-        # Each decision sits under its own task's header, newest first within the group.
+        # Each decision sits under its own task's header (the order within a task, where times differ, is
+        # test_a_tasks_decisions_are_listed_newest_first's).
         under: dict[str, list[str]] = {}
         header = ""
         for k in keys:
@@ -64,6 +67,54 @@ async def test_i_opens_the_inbox_grouped_by_task_newest_first(demo_root: Path) -
         await settle(pilot)
         assert app.screen is inbox
         assert any("lead's session" in str(n.message) for n in app._notifications)
+
+
+def _inbox_rows(inbox: InboxScreen) -> list[tuple[str, str, str]]:
+    """The inbox table top to bottom: (task header, kind, since) per decision row."""
+    table = inbox.query_one("#inbox-table", DataTable)
+    rows: list[tuple[str, str, str]] = []
+    header = ""
+    for r in range(table.row_count):
+        key = str(table.coordinate_to_cell_key((r, 0)).row_key.value)  # type: ignore[arg-type]
+        if key.startswith("task:"):
+            header = key.removeprefix("task:")
+        else:
+            d = inbox.decisions[int(key.removeprefix("item:"))]
+            rows.append((header, d.kind, d.since))
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("approved_at", "approval_first"), [("2026-11-02T23:59:00Z", True), ("2026-11-01T00:00:00Z", False)]
+)
+async def test_a_tasks_decisions_are_listed_newest_first(
+    fresh_demo: Path, approved_at: str, approval_first: bool
+) -> None:
+    # A task with two design items open (the plan's time) gets an approval at another recorded time.
+    design = [d for d in pending_decisions(Project(fresh_demo)) if d.kind == "design-prep"]
+    task = design[0].task
+    assert len([d for d in design if d.task == task]) == 2
+    manifest_path = Path(design[0].task_root or "") / "task-manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest["workflow"]["awaitingApproval"] = True
+    manifest["updatedAt"] = approved_at
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    mine = [d for d in pending_decisions(Project(fresh_demo)) if d.task == task]
+    assert sorted({d.kind for d in mine}) == ["approval", "design-prep"] and len(mine) == 3
+    assert len({d.since for d in mine}) == 2, "the approval's time differs from the design items'"
+
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        inbox = app.screen
+        assert isinstance(inbox, InboxScreen)
+        listed = [(kind, since) for header, kind, since in _inbox_rows(inbox) if header == task]
+    kinds = [kind for kind, _ in listed]
+    assert kinds == (["approval", "design-prep", "design-prep"] if approval_first else
+                     ["design-prep", "design-prep", "approval"])  # fmt: skip
+    assert [since for _, since in listed] == sorted((since for _, since in listed), reverse=True)
 
 
 async def test_a_decision_made_by_a_verb_leaves_the_open_inbox(fresh_demo: Path) -> None:
