@@ -98,16 +98,17 @@ async def test_store_text_reaches_the_terminal_only_as_visible_text(hostile: Pat
         app.navigate(Location(View.RUNS, task_root))
         await settle(pilot)
         tree: Tree[Any] = app.screen.query_one(Tree)
-        for node in _leaves(tree.root):
-            if isinstance(node.data, PreviewTarget) and node.data.path.name == LOG:
-                parent = node.parent
-                while parent is not None:
-                    parent.expand()
-                    parent = parent.parent
-                await pilot.pause()
-                tree.move_cursor(node)
-                await settle(pilot)
-                break
+        log_node = next(
+            (n for n in _leaves(tree.root) if isinstance(n.data, PreviewTarget) and n.data.path.name == LOG), None
+        )
+        assert log_node is not None, f"the runs tree lists {LOG}"
+        parent = log_node.parent
+        while parent is not None:
+            parent.expand()
+            parent = parent.parent
+        await pilot.pause()
+        tree.move_cursor(log_node)
+        await settle(pilot)
         app.navigate(Location(View.REPORTS, task_root))
         await settle(pilot)
         await pilot.press("x")
@@ -115,11 +116,10 @@ async def test_store_text_reaches_the_terminal_only_as_visible_text(hostile: Pat
         await pilot.press("m")
         await settle(pilot)
         mtree: Tree[Any] = app.screen.query_one(Tree)
-        for node in _leaves(mtree.root):
-            if isinstance(node.data, ManagerNode):
-                mtree.move_cursor(node)
-                await settle(pilot)
-                break
+        manager = next((n for n in _leaves(mtree.root) if isinstance(n.data, ManagerNode)), None)
+        assert manager is not None, "the managers tree lists the manager"
+        mtree.move_cursor(manager)
+        await settle(pilot)
     stream = "".join(RecordingDriver.written)
     assert stream, "the driver recorded the frames"
     for raw in ("\x9b", "\x1b]52;", "\x1b]0;PWNED", "==\x07", "PWNED\x07", "\x1b[2J", "name\x1b"):
