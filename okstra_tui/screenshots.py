@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -24,12 +25,11 @@ from okstra_core.workflows.common import Clock
 from .app import OkstraApp
 from .navigation import Location, View
 from .screens.wizard import WizardScreen
-from .screens.wizard_design import DesignPrepWizard
 
 SIZE = (120, 40)
 #: The default size of most terminals: every view is also checked there.
 SMALL_SIZE = (80, 24)
-#: The time the design-prep review previews in pictures (a real review previews now).
+#: The time the wizards take in pictures (a review's preview, a write's record); a real wizard takes now.
 PREVIEW_TIME = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
 
 Scene = Callable[[Pilot[None]], Awaitable[None]]
@@ -172,9 +172,8 @@ async def _open_decision(pilot: Pilot[None], kind: str) -> WizardScreen:
     await settle(pilot)
     wizard = pilot.app.screen
     assert isinstance(wizard, WizardScreen)
-    if isinstance(wizard, DesignPrepWizard):
-        # The review previews a time; a fixed one keeps the picture the same from run to run.
-        wizard.preview_clock = Clock(start=PREVIEW_TIME)
+    # A review previews a time and a write records one; a fixed clock keeps the picture the same.
+    wizard.clock = Clock(start=PREVIEW_TIME)
     return wizard
 
 
@@ -244,6 +243,32 @@ async def wizard_design_review(pilot: Pilot[None]) -> None:
     await _fill_until(pilot, wizard, lambda w: False)
 
 
+async def _write(pilot: Pilot[None], kind: str) -> None:
+    """Answer the decision's wizard, write at its review, and stay on the step after the write."""
+    wizard = await _open_decision(pilot, kind)
+    await _fill_until(pilot, wizard, lambda w: False)
+    assert wizard.step.WRITES
+    await pilot.press("ctrl+n")
+    await settle(pilot)
+    assert wizard.step.FINAL and wizard.written is not None
+
+
+async def wizard_clarification_written(pilot: Pilot[None]) -> None:
+    await _write(pilot, "clarification")
+
+
+async def wizard_direction_written(pilot: Pilot[None]) -> None:
+    await _write(pilot, "direction-choice")
+
+
+async def wizard_prepare_written(pilot: Pilot[None]) -> None:
+    await _write(pilot, "planning-prepare")
+
+
+async def wizard_design_written(pilot: Pilot[None]) -> None:
+    await _write(pilot, "design-prep")
+
+
 #: View name -> how to get there from start.
 SCENES: dict[str, Scene] = {
     "catalog": catalog,
@@ -266,6 +291,14 @@ SCENES: dict[str, Scene] = {
     "wizard-design-request": wizard_design_request,
     "wizard-design-field": wizard_design_field,
     "wizard-design-review": wizard_design_review,
+}
+
+#: Scenes that write into the project (the step after a successful write): each needs its own copy of the demo.
+WRITING_SCENES: dict[str, Scene] = {
+    "wizard-clarification-written": wizard_clarification_written,
+    "wizard-direction-written": wizard_direction_written,
+    "wizard-prepare-written": wizard_prepare_written,
+    "wizard-design-written": wizard_design_written,
 }
 
 #: Scenes whose 80x24 picture is kept in screenshots/ too (the snapshot tests draw every scene at 80x24).
@@ -300,6 +333,12 @@ def main(argv: list[str] | None = None) -> int:
         for name in SMALL_PICTURES:
             small = f"{name}-{SMALL_SIZE[0]}x{SMALL_SIZE[1]}"
             path = asyncio.run(capture(root, small, SCENES[name], out, SMALL_SIZE))
+            print(path)
+        for name, scene in WRITING_SCENES.items():
+            copy = Path(tmp) / name / "project"
+            shutil.copytree(root, copy, symlinks=True)
+            os.environ["OKSTRA_HOME"] = str(layout.demo_home(copy))
+            path = asyncio.run(capture(copy, name, scene, out))
             print(path)
     return 0
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -33,6 +33,9 @@ from okstra_core.store import Task
 from okstra_core.text import visible
 
 from ..widgets.footer import BindingsFooter
+
+if TYPE_CHECKING:
+    from okstra_core.workflows.common import Clock
 
 #: What the stale check compares: per source file, the SHA-256 of its bytes (None: absent or unreadable).
 Fingerprint = dict[str, str | None]
@@ -256,6 +259,8 @@ class WizardScreen(ModalScreen[Path | None]):
     """
 
     def __init__(self, task: Task) -> None:
+        from okstra_core.workflows.common import SYSTEM_CLOCK
+
         super().__init__()
         self.bundle = task
         #: What the steps hold, by key; kept across Back, Next and a reload.
@@ -265,6 +270,8 @@ class WizardScreen(ModalScreen[Path | None]):
         self.busy = False
         self.baseline: Fingerprint = {}
         self.steps: list[WizardStep] = []
+        #: Where the writes that record a time take it (the system clock: the moment of writing; a picture fixes it).
+        self.clock: Clock = SYSTEM_CLOCK
 
     # ------------------------------------------------ what subclasses give
 

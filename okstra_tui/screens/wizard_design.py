@@ -149,13 +149,9 @@ class DesignPrepWizard(WizardScreen):
     KIND = "Confirm a design item"
 
     def __init__(self, task: Task, prep_id: str) -> None:
-        from okstra_core.workflows.common import SYSTEM_CLOCK
-
         super().__init__(task)
         self.prep_id = prep_id
         self.values["by"] = "user"
-        #: The clock the review's file-name stamp and confirmed-at are previewed with (the write takes its own).
-        self.preview_clock = SYSTEM_CLOCK
         self.load()
 
     def load(self) -> None:
@@ -213,7 +209,7 @@ class DesignPrepWizard(WizardScreen):
         from okstra_core.workflows.design_prep import fingerprint, input_text, next_revision
 
         revision = next_revision(self.bundle, self.prep_id)
-        moment = self.preview_clock.now()
+        moment = self.clock.now()
         name = names.build(
             "design-prep-input",
             seq=self.report.artifact.name.seq,
@@ -249,7 +245,7 @@ class DesignPrepWizard(WizardScreen):
                 lines.append(Text(f"materialised {rel(m.path, self.root)} ({m.outcome.value})"))
         text = design_prep.answers_text(self.answers(values))
         by = str(values.get("by") or "user")
-        path = design_prep.confirm(self.root, fresh_task(task), self.prep_id, text, confirmed_by=by)
+        path = design_prep.confirm(self.root, fresh_task(task), self.prep_id, text, confirmed_by=by, clock=self.clock)
         lines.append(Text("\nthe resolver's verdict for this item:", style="bold"))
         lines.append(verdict_text(fresh_task(task), self.prep_id, self.root))
         return Written(path, lines)

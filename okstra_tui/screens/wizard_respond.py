@@ -12,7 +12,7 @@ bytes reviewed are the bytes written.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import events, on
@@ -27,6 +27,9 @@ from okstra_core.store import Task
 
 from .wizard import DoneStep, ReviewStep, WizardScreen, WizardStep, Written, check_lines, store_text
 from .wizard_steps import QuestionStep, answers_of, fresh_task, rel, report_facts, state_for
+
+if TYPE_CHECKING:
+    from okstra_core.workflows.common import Clock
 
 
 def load_report(task: Task, report_path: Path) -> Any:
@@ -350,11 +353,11 @@ def chain_text(task: Task) -> Text:
     return text
 
 
-def prepare_written(root: Path, task: Task) -> Written:
+def prepare_written(root: Path, task: Task, clock: Clock) -> Written:
     """Run planning prepare; the snapshot's bytes and the chain afterwards are the lines to show."""
     from okstra_core.workflows.direction import planning_prepare
 
-    path = planning_prepare(root, fresh_task(task))
+    path = planning_prepare(root, fresh_task(task), clock)
     data = reading.read_text(path, root=root)
     body = data if isinstance(data, str) else f"(cannot read it back: {data.reason})"
     lines = [Text("digest check after prepare:", style="bold"), chain_text(fresh_task(task))]
@@ -391,7 +394,7 @@ class PrepareOffer(DoneStep):
     def _run_prepare(self) -> None:
         wizard = self.wizard
         root, task = wizard.root, wizard.bundle
-        wizard.run_follow_up(lambda: prepare_written(root, task), self._prepared, group="prepare")
+        wizard.run_follow_up(lambda: prepare_written(root, task, wizard.clock), self._prepared, group="prepare")
 
     def _prepared(self, result: Written | str, check: Any) -> None:
         _show_follow_up(self, result, check, "prepare", "✔ wrote ", "\n")
@@ -507,7 +510,7 @@ class PrepareWizard(WizardScreen):
         ]
 
     def write(self, values: dict[str, Any]) -> Written:
-        return prepare_written(self.root, self.bundle)
+        return prepare_written(self.root, self.bundle, self.clock)
 
 
 # ------------------------------------------------------------------ attach

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from okstra_tui.screenshots import SCENES, SIZE, SMALL_SIZE
+from okstra_core import layout
+from okstra_tui.screenshots import SCENES, SIZE, SMALL_SIZE, WRITING_SCENES
 
 from .conftest import make_app
 
@@ -24,3 +25,13 @@ def test_view_snapshot(view: str, demo_root: Path, demo_home: Path, snap_compare
 @pytest.mark.parametrize("view", list(SCENES))
 def test_view_snapshot_80x24(view: str, demo_root: Path, demo_home: Path, snap_compare: Any) -> None:
     assert snap_compare(make_app(demo_root), terminal_size=SMALL_SIZE, run_before=SCENES[view])
+
+
+@pytest.mark.parametrize("size", [SIZE, SMALL_SIZE], ids=["120x40", "80x24"])
+@pytest.mark.parametrize("view", list(WRITING_SCENES))
+def test_written_step_snapshot(
+    view: str, size: tuple[int, int], fresh_demo: Path, monkeypatch: pytest.MonkeyPatch, snap_compare: Any
+) -> None:
+    """The step after a successful write: the file written and the check of the task (on a copy of the demo)."""
+    monkeypatch.setenv("OKSTRA_HOME", str(layout.demo_home(fresh_demo)))
+    assert snap_compare(make_app(fresh_demo), terminal_size=size, run_before=WRITING_SCENES[view])
