@@ -107,11 +107,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the check for parsed *args*; returns the exit status."""
-    # The engine (rules, models, worker pool) and the cache are imported when a check runs, not at every
-    # ``okstra`` command's start.
-    from ..check.cache import CheckCache
-    from ..check.engine import CheckError, run_check
-
     if args.list_rules:
         if args.format == "markdown":
             text = markdown()
@@ -144,6 +139,11 @@ def run(args: argparse.Namespace) -> int:
     if refusal is not None:  # refused before the check runs, not after
         print(f"okstra check: {visible(str(args.output))}: {refusal}", file=sys.stderr)
         return EXIT_CANNOT_RUN
+    # The engine (rules, models, worker pool) and the cache are imported when a check runs, not at every
+    # ``okstra`` command's start (nor for --list-rules).
+    from ..check.cache import CheckCache
+    from ..check.engine import CheckError, run_check
+
     try:
         with terminal_progress("checking", "tasks", quiet=args.quiet) as progress:
             report = run_check(
