@@ -5,7 +5,11 @@ loop of ``os.makedirs`` + ``open``/``write``: the least any generator of that
 tree could do in Python. The ratio is what matters; absolute times drift with
 the machine's load.
 
-    python benchmarks/demo.py [--tasks 10000] [--jobs N]
+    python benchmarks/demo.py [--tasks 10000] [--jobs N] [--repeat N]
+
+With ``--repeat``, each round generates the demo and then writes the floor;
+the times are medians over the rounds and the ratio is the median of the
+ratios taken within each round.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import argparse
 import os
 import platform
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -49,21 +54,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", type=int, default=10000)
     parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of (generate, floor); medians are reported")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="okstra-bench-demo-") as tmp:
-        base = Path(tmp)
-        started = time.perf_counter()
-        generate(base / "demo", tasks=args.tasks, jobs=args.jobs)
-        gen = time.perf_counter() - started
-        files = _read_all(base / "demo")
-        floor = _floor(files, base / "floor")
-        shutil.rmtree(base / "floor")
+    gens: list[float] = []
+    floors: list[float] = []
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory(prefix="okstra-bench-demo-") as tmp:
+            base = Path(tmp)
+            started = time.perf_counter()
+            generate(base / "demo", tasks=args.tasks, jobs=args.jobs)
+            gens.append(time.perf_counter() - started)
+            files = _read_all(base / "demo")
+            floors.append(_floor(files, base / "floor"))
+            shutil.rmtree(base / "floor")
+    gen, floor = statistics.median(gens), statistics.median(floors)
+    ratio = statistics.median(g / f for g, f in zip(gens, floors, strict=True))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    print(f"tasks: {args.tasks}, files: {len(files)}")
+    print(f"tasks: {args.tasks}, files: {len(files)}, {args.repeat} round(s), load average {os.getloadavg()[0]:.1f}")
     print("| step | seconds | ratio to floor |")
     print("|---|---:|---:|")
     print(f"| floor: plain loop writing the same files | {floor:.1f} | 1.00 |")
-    print(f"| okstra demo --tasks {args.tasks} | {gen:.1f} | {gen / floor:.2f} |")
+    print(f"| okstra demo --tasks {args.tasks} | {gen:.1f} | {ratio:.2f} |")
+    print(
+        "rounds (s): demo " + ", ".join(f"{g:.1f}" for g in gens) + "; floor " + ", ".join(f"{f:.1f}" for f in floors)
+    )
 
 
 if __name__ == "__main__":
