@@ -1,7 +1,7 @@
 """The inbox: every decision waiting for a person, newest first, grouped by task; Enter opens its wizard.
 
-The list is the core's (``okstra_core.workflows.inbox.pending_decisions``, the
-same as ``okstra inbox``). Approvals are listed with what the person must do:
+The list is the core's (``okstra_core.workflows.inbox.read_inbox``, the
+same as ``okstra inbox``), with the count of files it could not read. Approvals are listed with what the person must do:
 the contract defines no approval file, so the workbench writes none.
 """
 
@@ -202,17 +202,17 @@ class InboxScreen(ViewScreen):
 
     @work(thread=True, exclusive=True, group="inbox")
     def _load(self) -> None:
-        from okstra_core.workflows.inbox import pending_decisions
+        from okstra_core.workflows.inbox import read_inbox
 
         root = self.okstra.project.root
         project = Project(root)
         watched = _watch_list(project)
         self._watched = watched
         self.mark_seen()
-        decisions = pending_decisions(project)
-        call_ui(self.app, self._show, decisions)
+        inbox = read_inbox(project)
+        call_ui(self.app, self._show, inbox.items, len(inbox.unreadable))
 
-    def _show(self, decisions: list[Any]) -> None:
+    def _show(self, decisions: list[Any], unreadable: int = 0) -> None:
         table: DataTable[Any] = self.query_one("#inbox-table", DataTable)
         previous = self._current_key()
         self.decisions = decisions
@@ -220,12 +220,16 @@ class InboxScreen(ViewScreen):
         count = len(decisions)
         summary = self.query_one("#inbox-summary", Static)
         if not count:
-            summary.update(Text("Nothing waits for you.", style="bold green"))
+            head = Text("Nothing waits for you.", style="bold green")
         else:
             tasks = len({d.task for d in decisions})
             head = Text(f"{count} waiting for you", style="bold")
             head.append(f" in {tasks} task{'s' if tasks != 1 else ''}; Enter opens a decision's wizard", style="dim")
-            summary.update(head)
+        if unreadable:
+            # The list may lack what those files hold: say so, and where the reasons are.
+            head.append(f"  {unreadable} file{'s' if unreadable != 1 else ''} could not be read", style="bold yellow")
+            head.append("; x runs the checks", style="dim")
+        summary.update(head)
         prefix = shared_key_prefix(d.task for d in decisions)
         if prefix != self.key_prefix:
             self.key_prefix = prefix

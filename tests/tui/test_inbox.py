@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,27 @@ async def test_a_decision_made_by_a_verb_leaves_the_open_inbox(fresh_demo: Path)
             lambda: not any(d.kind == "planning-prepare" for d in inbox.decisions),
             "the inbox refreshes on its own when a decision is made elsewhere",
         )
+
+
+async def test_the_inbox_says_how_many_files_it_could_not_read(fresh_demo: Path) -> None:
+    choice = next(d for d in pending_decisions(Project(fresh_demo)) if d.kind == "direction-choice")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        inbox = app.screen
+        assert isinstance(inbox, InboxScreen)
+        assert "could not be read" not in plain(inbox.query_one("#inbox-summary"))
+        broken = fresh_demo / "broken.json"
+        broken.write_text("{", encoding="utf-8")
+        os.replace(broken, fresh_demo / choice.path)  # a new file in reports/: what the live view watches
+        await wait_until(
+            pilot,
+            lambda: "1 file could not be read" in plain(inbox.query_one("#inbox-summary")),
+            "the summary counts the unreadable report whose decision left the list",
+        )
+        assert not any(d.kind == "direction-choice" and d.task == choice.task for d in inbox.decisions)
 
 
 async def test_catalog_counts_marks_sorts_and_filters_what_waits(demo_root: Path) -> None:
