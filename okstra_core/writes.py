@@ -292,6 +292,17 @@ def _temp_beside(final: Path, data: bytes) -> Path:
     return Path(name)
 
 
+def _publish(final: Path, data: bytes) -> None:
+    """Replace *final* with *data* in one rename: a reader sees the old file or the new one, never a part."""
+    tmp = _temp_beside(final, data)
+    try:
+        os.replace(tmp, final)
+    except BaseException:
+        _unlink_quiet(tmp)
+        raise
+    _fsync_dir(final.parent)
+
+
 def _unlink_quiet(path: Path) -> None:
     with suppress(FileNotFoundError):
         os.unlink(path)
@@ -461,13 +472,7 @@ def replace_locked(
         new = update(current)
         if new is None or new == current:
             return Outcome.UNCHANGED
-        tmp = _temp_beside(final, new)
-        try:
-            os.replace(tmp, final)
-        except BaseException:
-            _unlink_quiet(tmp)
-            raise
-        _fsync_dir(final.parent)
+        _publish(final, new)
     return Outcome.REPLACED
 
 
@@ -605,13 +610,7 @@ def replace_file(target: Path, data: bytes) -> Outcome:
             raise PathEscape(target, "target is a symlink; writes never follow one")
         if st is not None and not stat.S_ISREG(st.st_mode):
             raise WriteRefused(target, "target exists and is not a regular file")
-        tmp = _temp_beside(final, data)
-        try:
-            os.replace(tmp, final)
-        except BaseException:
-            _unlink_quiet(tmp)
-            raise
-        _fsync_dir(final.parent)
+        _publish(final, data)
     return Outcome.REPLACED if st is not None else Outcome.CREATED
 
 
