@@ -114,17 +114,9 @@ def _opened_inside(fd: int, path: Path, root: Path) -> bool:
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def read_bytes(
-    path: Path, *, root: Path | None = None, max_bytes: int = MAX_BYTES, tail: bool = False
-) -> bytes | LoadError:
-    """The bytes of a regular file; symlinks, of the file or of any folder on its path, are followed only
-    while they stay inside *root*. With *tail*, a file over *max_bytes* gives its last whole lines within
-    *max_bytes* instead of a refusal (a growing transcript is read from its end)."""
-    source = _SOURCE.get()
-    if source is not None:
-        known = source.known_bytes(os.fspath(path))
-        if known is not None and len(known) <= max_bytes:
-            return known
+def _open_regular(path: Path, root: Path | None) -> tuple[int, os.stat_result] | LoadError:
+    """An open descriptor on the regular file *path* and its status; symlinks, of the file or of any folder
+    on its path, are followed only while they stay inside *root*. The caller closes the descriptor."""
     try:
         lst = os.lstat(path)
     except FileNotFoundError:
@@ -155,9 +147,33 @@ def read_bytes(
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            return LoadError(path, f"is {_describe_mode(st.st_mode)}, not a regular file")
-        if root is not None and not _opened_inside(fd, path, root):
-            return LoadError(path, f"a folder on its path is a symlink leading outside {layout.root_name(root)}")
+            problem = LoadError(path, f"is {_describe_mode(st.st_mode)}, not a regular file")
+        elif root is not None and not _opened_inside(fd, path, root):
+            problem = LoadError(path, f"a folder on its path is a symlink leading outside {layout.root_name(root)}")
+        else:
+            return fd, st
+    except OSError as exc:
+        problem = LoadError(path, f"read failed: {exc.strerror or exc}")
+    os.close(fd)
+    return problem
+
+
+def read_bytes(
+    path: Path, *, root: Path | None = None, max_bytes: int = MAX_BYTES, tail: bool = False
+) -> bytes | LoadError:
+    """The bytes of a regular file; symlinks, of the file or of any folder on its path, are followed only
+    while they stay inside *root*. With *tail*, a file over *max_bytes* gives its last whole lines within
+    *max_bytes* instead of a refusal (a growing transcript is read from its end)."""
+    source = _SOURCE.get()
+    if source is not None:
+        known = source.known_bytes(os.fspath(path))
+        if known is not None and len(known) <= max_bytes:
+            return known
+    opened = _open_regular(path, root)
+    if isinstance(opened, LoadError):
+        return opened
+    fd, st = opened
+    try:
         if st.st_size > max_bytes and tail:
             data = os.pread(fd, max_bytes, st.st_size - max_bytes)
             cut = data.find(b"\n")
@@ -179,6 +195,105 @@ def read_bytes(
         return LoadError(path, f"read failed: {exc.strerror or exc}")
     finally:
         os.close(fd)
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """The start of a text file, as :func:`read_head` read it."""
+
+    #: The first whole lines, at most ``max_chars`` characters (all of the file when ``complete``).
+    text: str
+    #: True when ``text`` is the whole file.
+    complete: bool
+    #: The file's size in bytes.
+    size: int
+    #: Lines in the whole file (a last line without a newline counts), when counting was asked for.
+    lines: int | None = None
+
+
+#: Bytes read at a time by :func:`read_head`.
+_HEAD_CHUNK = 1 << 16
+
+
+def read_head(
+    path: Path,
+    *,
+    root: Path | None = None,
+    max_chars: int,
+    max_lines: int | None = None,
+    count_lines: bool = False,
+    max_bytes: int = MAX_BYTES,
+) -> Head | LoadError:
+    """The first lines of a text file, reading no more of it than they need (a preview of a large file).
+
+    The same checks as :func:`read_text` (size limit, regular file inside
+    *root*, strict UTF-8, no NUL byte), applied to the part read. The text
+    stops at *max_chars* characters or *max_lines* lines, whichever comes
+    first, and ends at a line end unless the first line alone is longer. With
+    *count_lines* the rest of the file is scanned, not decoded, for its line
+    count.
+    """
+    import codecs
+
+    opened = _open_regular(path, root)
+    if isinstance(opened, LoadError):
+        return opened
+    fd, st = opened
+    try:
+        if st.st_size > max_bytes:
+            return LoadError(path, f"file is too large ({st.st_size} bytes; limit {max_bytes})")
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        parts: list[str] = []
+        chars = newlines = offset = 0
+        ended = False
+        while chars <= max_chars and (max_lines is None or newlines < max_lines):
+            chunk = os.read(fd, _HEAD_CHUNK)
+            ended = not chunk or offset + len(chunk) >= st.st_size  # what it held when looked at
+            if b"\x00" in chunk:
+                return LoadError(path, "binary file (contains NUL bytes)")
+            try:
+                part = decoder.decode(chunk, final=ended)
+            except UnicodeDecodeError as exc:
+                return LoadError(path, f"not UTF-8 (invalid byte at offset {offset + exc.start})")
+            offset += len(chunk)
+            parts.append(part)
+            chars += len(part)
+            newlines += part.count("\n")
+            if ended:
+                break
+        text = "".join(parts)
+        lines = newlines + (1 if text and not text.endswith("\n") else 0)
+        complete = ended and len(text) <= max_chars and (max_lines is None or lines <= max_lines)
+        if not complete:
+            text = _whole_lines(text, max_chars, max_lines)
+        total = None
+        if count_lines:
+            total = newlines
+            while chunk := os.read(fd, 1 << 20):
+                total += chunk.count(b"\n")
+            if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
+                total += 1
+        return Head(text, complete, st.st_size, total)
+    except OSError as exc:
+        return LoadError(path, f"read failed: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
+
+
+def _whole_lines(text: str, max_chars: int, max_lines: int | None) -> str:
+    """*text* cut to *max_chars* characters and *max_lines* lines, at a line end when there is one."""
+    if max_lines is not None:
+        end = -1
+        for _ in range(max_lines):
+            end = text.find("\n", end + 1)
+            if end < 0:
+                break
+        if end >= 0:
+            text = text[: end + 1]
+    if len(text) > max_chars:
+        cut = text.rfind("\n", 0, max_chars)
+        text = text[: cut + 1] if cut >= 0 else text[:max_chars]
+    return text
 
 
 def unlistable(folder: Path) -> LoadError | None:

@@ -42,6 +42,8 @@ class _LazyModels:
 
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from . import names
     from .models import invocation as imodels
     from .models import manager as mmodels
@@ -149,6 +151,31 @@ class Artifact:
         if self.kind == "duty-contracts":
             return reading.load_model(self.path / "catalog.json", runmodels.DutyCatalog, root=root)
         return reading.read_text(self.path, root=root)
+
+    def model_of(self, value: Any) -> Any:
+        """What :meth:`load` makes of this JSON artifact once its content is parsed (*value*): the model, or a
+        :class:`LoadError` saying why it does not validate. None for a kind that is not a JSON document.
+
+        For a reader that parsed the file already (a preview), so that it is not read and parsed again.
+        """
+        doc = ARTIFACT_DOC_KIND.get(self.kind)
+        if doc is not None:
+            from .models import DOC_KINDS_BY_NAME
+
+            return reading.validate(self.path, value, DOC_KINDS_BY_NAME[doc].model)
+        if self.kind == "final-report-data":
+            model = reading.report_model_for(value)
+            return LoadError(self.path, model) if isinstance(model, str) else reading.validate(self.path, value, model)
+        return None
+
+    def jsonl_model(self) -> type[BaseModel] | None:
+        """The model each line of this JSONL artifact must match (None for other kinds)."""
+        doc = JSONL_KINDS.get(self.kind)
+        if doc is None:
+            return None
+        from .models import DOC_KINDS_BY_NAME
+
+        return DOC_KINDS_BY_NAME[doc].model
 
 
 @dataclass(slots=True)

@@ -119,3 +119,59 @@ def test_reads_never_write(tmp_path: Path) -> None:
     _load(tmp_path / "f.json")
     reading.load_jsonl(tmp_path / "f.json", LatestTask)
     assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_read_head_stops_at_the_caps_and_counts_the_rest(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(f'{{"n": {i}}}\n' for i in range(10_000)), encoding="utf-8")
+    head = reading.read_head(path, max_chars=1_000_000, max_lines=500, count_lines=True)
+    assert isinstance(head, reading.Head)
+    assert head.text.count("\n") == 500 and head.text.endswith('{"n": 499}\n')
+    assert not head.complete and head.lines == 10_000 and head.size == path.stat().st_size
+    head = reading.read_head(path, max_chars=100)
+    assert isinstance(head, reading.Head)
+    assert len(head.text) <= 100 and head.text.endswith("\n") and not head.complete and head.lines is None
+
+
+def test_read_head_of_a_small_file_is_the_whole_file(tmp_path: Path) -> None:
+    path = tmp_path / "notes.md"
+    path.write_text("one\ntwo\nthree", encoding="utf-8")  # no newline at the end: still a line
+    head = reading.read_head(path, max_chars=100, max_lines=3, count_lines=True)
+    assert isinstance(head, reading.Head)
+    assert head.text == "one\ntwo\nthree" and head.complete and head.lines == 3
+    head = reading.read_head(path, max_chars=100, max_lines=2, count_lines=True)
+    assert isinstance(head, reading.Head)
+    assert head.text == "one\ntwo\n" and not head.complete and head.lines == 3
+
+
+def test_read_head_of_one_long_line_cuts_it(tmp_path: Path) -> None:
+    path = tmp_path / "one.txt"
+    path.write_text("é" * 300_000, encoding="utf-8")  # two bytes a character: never cut inside one
+    head = reading.read_head(path, max_chars=1_000)
+    assert isinstance(head, reading.Head)
+    assert head.text == "é" * 1_000 and not head.complete and head.size == 600_000
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [(b"fine\n\x00\x01", "binary file"), (b"fine\n\xff\xfe", "not UTF-8 (invalid byte at offset 5)")],
+)
+def test_read_head_refuses_what_read_text_refuses_in_the_part_read(tmp_path: Path, content: bytes, reason: str) -> None:
+    path = tmp_path / "bad.txt"
+    path.write_bytes(content)
+    head = reading.read_head(path, max_chars=100)
+    assert isinstance(head, LoadError) and reason in head.reason
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"x" * 2_000)
+    refused = reading.read_head(big, max_chars=100, max_bytes=1_000)
+    assert isinstance(refused, LoadError) and "too large" in refused.reason
+
+
+def test_read_head_keeps_to_the_root(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    outside = tmp_path / "secret.txt"
+    outside.write_text("secret\n", encoding="utf-8")
+    (root / "link.txt").symlink_to(outside)
+    head = reading.read_head(root / "link.txt", root=root, max_chars=100)
+    assert isinstance(head, LoadError) and "escapes" in head.reason
