@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from okstra_core import layout, names, reading
 from okstra_core.errors import LoadError
-from okstra_core.store import Artifact, Project, RunDir, TaskRef
+from okstra_core.models.sidecars import Header
+from okstra_core.store import SIDECAR_HEADERS, Artifact, Project, RunDir, TaskRef
+from okstra_core.text import visible
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,77 +47,200 @@ class PreviewTarget:
         return "text"
 
 
-@dataclass(slots=True)
-class LoadedPreview:
-    """The preview pane's content, loaded in a worker."""
-
-    target: PreviewTarget
-    text: str | None = None
-    error: LoadError | None = None
-    model: Any = None
-    pretty: str | None = None
-    problems: list[str] = field(default_factory=list)
-
-
+#: Rows of a table or a JSONL file a preview shows; the rest is counted, not read (``P`` opens the whole file).
+PREVIEW_ROWS = 500
+#: Characters of text a preview shows; the rest is not read (or, for JSON, not pretty-printed).
+PREVIEW_CHARS = 200_000
+#: Above this size a Markdown file is shown as highlighted text, not rendered (rendering is slow).
+MARKDOWN_RENDER_LIMIT = 200_000
+#: Problems of one file listed as panels; more are counted in one last panel.
+PREVIEW_PROBLEMS = 20
 #: How much of a growing ``.log`` transcript the preview shows.
 LOG_TAIL_LINES = 400
 
+PAGER = "P opens the pager"
+
+
+@dataclass(slots=True)
+class LoadedPreview:
+    """The preview pane's content, loaded in a worker: only what the pane shows, control characters visible."""
+
+    target: PreviewTarget
+    #: The text shown (at most :data:`PREVIEW_CHARS` characters), or None.
+    text: str | None = None
+    error: LoadError | None = None
+    model: Any = None
+    #: A JSON document pretty-printed (at most :data:`PREVIEW_CHARS` characters), shown instead of ``text``.
+    pretty: str | None = None
+    problems: list[str] = field(default_factory=list)
+    #: A sidecar's header as YAML-like lines, shown above its body.
+    header: str | None = None
+    #: What was left out, when something was ("showing the first …").
+    cut: str | None = None
+    #: True when ``text`` is the whole file.
+    complete: bool = True
+
 
 def load_preview(target: PreviewTarget, root: Path) -> LoadedPreview:
-    """Read a preview target through the core's loaders."""
+    """Read what the preview of *target* shows, through the core's loaders, and no more than that.
+
+    JSON is parsed once and validated from that parse; only its first
+    :data:`PREVIEW_CHARS` characters are pretty-printed. JSONL and plain text
+    are read from the start up to the caps, and a JSONL file's remaining lines
+    are counted without being decoded or validated.
+    """
     out = LoadedPreview(target)
     path = target.path
     if (target.artifact is not None and target.artifact.kind == "duty-contracts") or (
         path.is_dir() and not path.is_symlink()
     ):
-        try:
-            entries = sorted(os.listdir(path))
-        except OSError as exc:
-            out.error = LoadError(path, f"cannot list folder: {exc.strerror or exc}")
-            return out
-        out.text = "\n".join(entries) or "(empty folder)"
-        if target.artifact is not None:
-            loaded = target.artifact.load()
-            if isinstance(loaded, LoadError):
-                out.problems.append(str(loaded))
-            else:
-                out.model = loaded
-        return out
-    fmt = target.fmt
-    # A transcript may grow past the reader's limit: its end is what a person wants, so it is read from there.
-    text = reading.read_tail(path, root=root) if fmt == "log" else reading.read_text(path, root=root)
-    if isinstance(text, LoadError):
-        out.error = text
-        return out
-    if fmt == "log":
-        lines = text.splitlines()
-        if len(lines) > LOG_TAIL_LINES:
-            out.problems.append(f"showing the last {LOG_TAIL_LINES} of {len(lines)} lines")
-            lines = lines[-LOG_TAIL_LINES:]
-        out.text = "\n".join(lines)
-        return out
-    out.text = text
-    if fmt == "json":
-        value = reading.parse_json(path, text)
-        if isinstance(value, LoadError):
-            out.error = value
-            return out
-        from okstra_core.digests import pretty_json
+        _load_folder(out)
+    elif target.fmt == "log":
+        _load_log(out, root)
+    elif target.fmt == "json":
+        _load_json(out, root)
+    elif target.fmt == "jsonl":
+        _load_jsonl(out, root)
+    elif target.artifact is not None and target.artifact.kind in SIDECAR_HEADERS:
+        _load_sidecar(out, root, SIDECAR_HEADERS[target.artifact.kind])
+    else:
+        _load_text(out, root)
+    if len(out.problems) > PREVIEW_PROBLEMS:
+        rest = len(out.problems) - PREVIEW_PROBLEMS
+        out.problems[PREVIEW_PROBLEMS:] = [f"{rest:,} more problems not shown (x runs the checker)"]
+    return out
 
-        out.pretty = pretty_json(value).decode("utf-8")
-    if target.artifact is not None:
-        loaded = target.artifact.load()
+
+def _load_folder(out: LoadedPreview) -> None:
+    path = out.target.path
+    try:
+        entries = sorted(os.listdir(path))
+    except OSError as exc:
+        out.error = LoadError(path, f"cannot list folder: {exc.strerror or exc}")
+        return
+    out.text = visible("\n".join(entries) or "(empty folder)", multiline=True)
+    if out.target.artifact is not None:
+        loaded = out.target.artifact.load()
         if isinstance(loaded, LoadError):
-            # The bytes read but do not validate: show them, and say why.
-            out.problems.append(loaded.reason)
-        elif isinstance(loaded, reading.JsonlDoc):
-            out.model = loaded
-            out.problems.extend(
-                str(e.reason if e.line is None else f"line {e.line}: {e.reason}") for e in loaded.errors
-            )
+            out.problems.append(str(loaded))
         else:
             out.model = loaded
-    return out
+
+
+def _load_log(out: LoadedPreview, root: Path) -> None:
+    # A transcript may grow past the reader's limit: its end is what a person wants, so it is read from there.
+    text = reading.read_tail(out.target.path, root=root)
+    if isinstance(text, LoadError):
+        out.error = text
+        return
+    lines = text.splitlines()
+    if len(lines) > LOG_TAIL_LINES:
+        out.problems.append(f"showing the last {LOG_TAIL_LINES} of {len(lines)} lines")
+        lines = lines[-LOG_TAIL_LINES:]
+    out.text = visible("\n".join(lines), multiline=True)
+
+
+def _load_json(out: LoadedPreview, root: Path) -> None:
+    path = out.target.path
+    text = reading.read_text(path, root=root)
+    if isinstance(text, LoadError):
+        out.error = text
+        return
+    size = len(text)
+    value = reading.parse_json(path, text)
+    del text  # the parsed value is all that is needed from here on
+    if isinstance(value, LoadError):
+        out.error = value
+        return
+    pretty, complete = pretty_head(value, PREVIEW_CHARS)
+    out.pretty = visible(pretty, multiline=True)
+    if not complete:
+        out.cut = f"showing the first {len(pretty):,} characters of a {size:,}-character file ({PAGER})"
+    artifact = out.target.artifact
+    loaded = artifact.model_of(value) if artifact is not None else None
+    if isinstance(loaded, LoadError):
+        # The bytes parse but do not validate: show them, and say why.
+        out.problems.append(loaded.reason)
+    elif loaded is not None:
+        out.model = loaded
+
+
+def pretty_head(value: Any, limit: int) -> tuple[str, bool]:
+    """The start of *value* pretty-printed as the store writes JSON (``digests.pretty_json``), at most *limit*
+    characters cut at a line end; and whether that is all of it. The rest is never encoded."""
+    parts: list[str] = []
+    count = 0
+    for chunk in json.JSONEncoder(indent=2, ensure_ascii=False).iterencode(value):
+        parts.append(chunk)
+        count += len(chunk)
+        if count > limit:
+            text = "".join(parts)
+            cut = text.rfind("\n", 0, limit)
+            return (text[: cut + 1] if cut >= 0 else text[:limit]), False
+    return "".join(parts) + "\n", True
+
+
+def _load_jsonl(out: LoadedPreview, root: Path) -> None:
+    path = out.target.path
+    head = reading.read_head(path, root=root, max_chars=PREVIEW_CHARS, max_lines=PREVIEW_ROWS, count_lines=True)
+    if isinstance(head, LoadError):
+        out.error = head
+        return
+    out.text = visible(head.text, multiline=True)
+    out.complete = head.complete
+    if not head.complete:
+        whole = head.text[: head.text.rfind("\n") + 1]  # a line cut by the character cap is not checked
+        shown = whole.count("\n")
+        total = head.lines or shown
+        out.cut = f"showing the first {shown:,} of {total:,} rows: {total - shown:,} more rows not shown ({PAGER})"
+    else:
+        whole = head.text
+    model = out.target.artifact.jsonl_model() if out.target.artifact is not None else None
+    if model is not None:
+        doc = reading.parse_jsonl(path, whole, model)
+        out.problems.extend(str(e.reason if e.line is None else f"line {e.line}: {e.reason}") for e in doc.errors)
+
+
+def _load_sidecar(out: LoadedPreview, root: Path, header_model: type[BaseModel]) -> None:
+    path = out.target.path
+    text = reading.read_text(path, root=root)
+    if isinstance(text, LoadError):
+        out.error = text
+        return
+    loaded = reading.parse_sidecar_text(path, text, header_model)
+    if isinstance(loaded, LoadError):
+        out.problems.append(loaded.reason)
+        body = text
+    else:
+        out.model = loaded
+        header = loaded.header
+        if isinstance(header, Header):
+            out.header = "\n".join(visible(f"{k}: {v}") for k, v in header.dump().items())
+        body = loaded.body
+    shown = _cap(body)
+    out.complete = len(shown) == len(body)
+    if not out.complete:
+        out.cut = f"showing the first {len(shown):,} of {len(body):,} characters ({PAGER})"
+    out.text = visible(shown, multiline=True)
+
+
+def _cap(text: str) -> str:
+    """*text* cut to :data:`PREVIEW_CHARS` characters, at a line end when there is one."""
+    if len(text) <= PREVIEW_CHARS:
+        return text
+    cut = text.rfind("\n", 0, PREVIEW_CHARS)
+    return text[: cut + 1] if cut >= 0 else text[:PREVIEW_CHARS]
+
+
+def _load_text(out: LoadedPreview, root: Path) -> None:
+    head = reading.read_head(out.target.path, root=root, max_chars=PREVIEW_CHARS)
+    if isinstance(head, LoadError):
+        out.error = head
+        return
+    out.text = visible(head.text, multiline=True)
+    out.complete = head.complete
+    if not head.complete:
+        out.cut = f"showing the first {len(head.text):,} characters of a {head.size:,}-byte file ({PAGER})"
 
 
 def artifact_for(project: Project, path: Path) -> Artifact | None:

@@ -18,26 +18,22 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Markdown, Static
 
 from okstra_core.models.run import TeamState
-from okstra_core.models.sidecars import Header
 from okstra_core.text import visible
 
-from ..data.preview import LoadedPreview, PreviewTarget, load_preview
+from ..data.preview import (
+    MARKDOWN_RENDER_LIMIT,
+    PREVIEW_ROWS,
+    LoadedPreview,
+    PreviewTarget,
+    load_preview,
+)
 from ..ui_thread import call_ui
 from .error_panel import ErrorPanel
+from .text_lines import TextLines
 
-#: Above this size a Markdown file is shown as highlighted text, not rendered (rendering is slow).
-MARKDOWN_RENDER_LIMIT = 200_000
-#: Rows a preview table shows; a larger ledger says "showing the first N of M rows" (the file opens in $PAGER).
-PREVIEW_ROWS = 500
-#: Characters of raw text a preview highlights; beyond it the rest is cut with a note.
-PREVIEW_CHARS = 200_000
-
-
-def _capped(text: str) -> tuple[str, str | None]:
-    """*text* cut to :data:`PREVIEW_CHARS`, and the note saying so (None when nothing was cut)."""
-    if len(text) <= PREVIEW_CHARS:
-        return text, None
-    return text[:PREVIEW_CHARS], f"showing the first {PREVIEW_CHARS:,} of {len(text):,} characters (P opens the pager)"
+#: Up to this many characters text is laid out whole (a ``Static``, words kept together when it wraps); longer
+#: text is drawn a row at a time (:class:`TextLines`), so that its cost does not grow with its length.
+LAZY_FROM = 20_000
 
 
 def _rows_note(label: str, total: int) -> Static:
@@ -104,37 +100,29 @@ class ArtifactPreview(VerticalScroll):
             return out
         for problem in loaded.problems:
             out.append(ErrorPanel(problem, title="Does not validate" if target.fmt == "json" else "Note"))
-        model = loaded.model
-        if isinstance(model, TeamState):
-            out.extend(team_state_widgets(model))
-        fmt = target.fmt
-        text, cut = _capped(loaded.text or "")
-        text = visible(text, multiline=True)
-        if model is not None and hasattr(model, "header") and isinstance(model.header, Header):
-            header = model.header
-            lines = "\n".join(visible(f"{k}: {v}") for k, v in header.dump().items())
-            out.append(Static(syntax(lines, "yaml")))
-            text = visible(model.body, multiline=True)
-        pretty, pretty_cut = _capped(loaded.pretty) if loaded.pretty else (None, None)
-        if cut or pretty_cut:
-            out.append(Static(pretty_cut or cut or "", classes="preview-note"))
-        if fmt == "json":
-            out.append(Static(syntax(visible(pretty, multiline=True) if pretty else text, "json")))
-        elif fmt == "md" and len(text) <= MARKDOWN_RENDER_LIMIT:
-            out.append(Markdown(text))
-        elif fmt == "md":
-            out.append(Static(syntax(text, "markdown")))
-        elif fmt == "jsonl":
-            out.append(Static(syntax(text, "json")))
-        elif fmt == "sh":
-            out.append(Static(syntax(text, "bash")))
-        elif fmt == "html":
-            out.append(Static(syntax(text[:20_000], "html")))
-        elif fmt == "status":
-            out.append(Static(Text(text.strip() or "(empty)", style="bold")))
-        else:
-            out.append(Static(Text(text)))
+        if isinstance(loaded.model, TeamState):
+            out.extend(team_state_widgets(loaded.model))
+        if loaded.header is not None:
+            out.append(Static(syntax(loaded.header, "yaml")))
+        if loaded.cut is not None:
+            out.append(Static(Text(loaded.cut), classes="preview-note"))
+        out.append(_body(target.fmt, loaded))
         return out
+
+
+def _body(fmt: str, loaded: LoadedPreview) -> Widget:
+    """The file's text (already cut to the preview's size and made visible), the way its format reads best."""
+    text = loaded.pretty if loaded.pretty is not None else (loaded.text or "")
+    if fmt == "md" and loaded.complete and len(text) <= MARKDOWN_RENDER_LIMIT:
+        return Markdown(text)
+    lexer = {"json": "json", "jsonl": "json", "md": "markdown", "sh": "bash", "html": "html"}.get(fmt)
+    if fmt == "html":
+        text = text[:20_000]
+    if fmt == "status":
+        return Static(Text(text.strip() or "(empty)", style="bold"))
+    if len(text) > LAZY_FROM:
+        return TextLines(text, lexer)
+    return Static(syntax(text, lexer)) if lexer is not None else Static(Text(text))
 
 
 def _short(value: str | None, keep: int = 12) -> Text:

@@ -1,0 +1,103 @@
+"""Long text drawn a row at a time: only the rows on screen are highlighted and rendered.
+
+A ``Static`` holding a ``Syntax`` lays out, highlights and wraps the whole
+text whenever it is measured or drawn: for the 200,000 characters a preview
+may show that is seconds on the UI thread and a copy of every styled line.
+This widget only measures the lines (their cell widths) to know its height;
+a line is highlighted when it first comes into view, and folds onto as many
+rows as the width needs (cut at the cell, not at a word).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import OrderedDict
+from itertools import accumulate
+
+from rich.cells import cell_len
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.widget import Widget
+
+#: Highlighted lines kept for redrawing (a screenful is a few dozen; scrolling back reuses them).
+CACHED_LINES = 512
+
+#: Tabs are drawn as this many cells, as ``Syntax`` does.
+TAB_SIZE = 4
+
+
+class TextLines(Widget):
+    """Text given as lines already made visible (see ``okstra_core.text.visible``), optionally highlighted.
+
+    *lexer* is a Pygments lexer name; each line is highlighted on its own, which
+    is exact for JSON and JSONL and close for Markdown and shell.
+    """
+
+    DEFAULT_CSS = """
+    TextLines { height: auto; }
+    """
+
+    def __init__(self, text: str, lexer: str | None = None, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.lines = [line.expandtabs(TAB_SIZE) for line in text.split("\n")]
+        if len(self.lines) > 1 and self.lines[-1] == "":
+            self.lines.pop()
+        self._syntax = (
+            Syntax("", lexer, theme="ansi_dark", background_color="default", tab_size=TAB_SIZE)
+            if lexer is not None
+            else None
+        )
+        self._cells = [cell_len(line) for line in self.lines]
+        self._width = 0
+        #: Row where each line starts at ``_width``, plus the total row count at the end.
+        self._starts: list[int] = [0]
+        self._cache: OrderedDict[int, Strip] = OrderedDict()
+
+    @property
+    def text(self) -> str:
+        """The text shown (tabs expanded)."""
+        return "\n".join(self.lines)
+
+    def _fold(self, width: int) -> None:
+        """Work out where each line starts when lines fold at *width* cells."""
+        width = max(width, 1)
+        if width == self._width:
+            return
+        self._width = width
+        self._starts = [0, *accumulate(max(1, -(-cells // width)) for cells in self._cells)]
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        self._fold(width)
+        return self._starts[-1]
+
+    def _line_strip(self, index: int) -> Strip:
+        """Line *index* highlighted and rendered on one (unbounded) row."""
+        cached = self._cache.get(index)
+        if cached is not None:
+            self._cache.move_to_end(index)
+            return cached
+        line = self.lines[index]
+        if self._syntax is not None:
+            text = self._syntax.highlight(line)
+            if text.plain.endswith("\n"):
+                text.right_crop(1)
+        else:
+            text = Text(line)
+        text.no_wrap = True
+        text.end = ""
+        strip = Strip(text.render(self.app.console))
+        self._cache[index] = strip
+        if len(self._cache) > CACHED_LINES:
+            self._cache.popitem(last=False)
+        return strip
+
+    def render_line(self, y: int) -> Strip:
+        width = self.content_size.width
+        self._fold(width)
+        index = bisect_right(self._starts, y) - 1
+        if not 0 <= index < len(self.lines):
+            return Strip.blank(width)
+        offset = (y - self._starts[index]) * self._width
+        return self._line_strip(index).crop(offset, offset + self._width).extend_cell_length(width)

@@ -1,0 +1,58 @@
+"""Long preview text is drawn a row at a time: what is off screen is never highlighted."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from okstra_tui.widgets.text_lines import TextLines
+
+from .conftest import settle
+
+
+class Counting(TextLines):
+    highlighted: set[int]
+
+    def _line_strip(self, index: int):  # type: ignore[no-untyped-def]
+        self.highlighted.add(index)
+        return super()._line_strip(index)
+
+
+class Pane(App[None]):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static("title")
+            lines = Counting(self.text, "json")
+            lines.highlighted = set()
+            yield lines
+
+
+async def test_only_the_lines_in_view_are_highlighted() -> None:
+    text = "".join(f'  "key-{i}": "value {i}",\n' for i in range(50_000))
+    app = Pane(text)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        lines = app.query_one(Counting)
+        assert lines.size.height == 50_000, "the pane scrolls over every line"
+        assert 0 < len(lines.highlighted) <= 24
+        app.query_one(VerticalScroll).scroll_end(animate=False)
+        await settle(pilot)
+        assert 49_999 in lines.highlighted and len(lines.highlighted) <= 48
+        assert '"key-49999": "value 49999",' in lines.render_line(49_999).text
+
+
+async def test_a_long_line_folds_onto_the_rows_it_needs() -> None:
+    app = Pane("short\n" + "x" * 250 + "\nend\n")
+    async with app.run_test(size=(60, 24)) as pilot:
+        await settle(pilot)
+        lines = app.query_one(Counting)
+        width = lines.content_size.width
+        assert lines.size.height == 1 + -(-250 // width) + 1
+        rows = [lines.render_line(y).text for y in range(lines.size.height)]
+        assert rows[0].rstrip() == "short" and rows[-1].rstrip() == "end"
+        assert "".join(r.rstrip() for r in rows[1:-1]) == "x" * 250
