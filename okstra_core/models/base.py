@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.alias_generators import to_camel
@@ -40,14 +40,49 @@ def absent_added(doc: BaseModel, limit: int = 200) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+#: Per model class, each field's (attribute name, on-disk name, whether this project adds it, whether its
+#: type can hold a model), in field order.
+_FIELD_PLANS: dict[type[BaseModel], tuple[tuple[str, str, bool, bool], ...]] = {}
+
+
+def _may_hold_model(annotation: Any) -> bool:
+    """Whether a validated value of *annotation* can be, or be a list holding, a model (True when unsure)."""
+    if annotation is Any or annotation is object:
+        return True
+    if isinstance(annotation, type):
+        return issubclass(annotation, BaseModel)
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return False
+    args = get_args(annotation)
+    if origin is Annotated:
+        args = args[:1]
+    return not args or any(_may_hold_model(arg) for arg in args)
+
+
+def _field_plan(cls: type[BaseModel]) -> tuple[tuple[str, str, bool, bool], ...]:
+    """The fields of *cls* as :func:`absent_added` walks them, worked out once per class (the checker asks per file)."""
+    plan = _FIELD_PLANS.get(cls)
+    if plan is None:
+        plan = tuple(
+            (name, info.alias or name, ADDED in info.metadata, _may_hold_model(info.annotation))
+            for name, info in cls.model_fields.items()
+        )
+        _FIELD_PLANS[cls] = plan
+    return plan
+
+
 def _collect_absent(doc: BaseModel, prefix: str, found: list[str], budget: int) -> int:
-    for name, info in type(doc).model_fields.items():
+    present = doc.model_fields_set
+    for name, alias, added, nested in _field_plan(type(doc)):
         if budget <= 0:
             return budget
-        key = prefix + (info.alias or name)
-        if name not in doc.model_fields_set:
-            if ADDED in info.metadata:
+        key = prefix + alias
+        if name not in present:
+            if added:
                 found.append(key)
+            continue
+        if not nested:
             continue
         value = getattr(doc, name)
         if isinstance(value, BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import jsonschema
 import pytest
@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from okstra_core import resources
 from okstra_core.models import DOC_KINDS, DOC_KINDS_BY_NAME
+from okstra_core.models.base import ADDED, Model, absent_added
 from okstra_core.models.report import FinalReportV3
 from okstra_core.models.run import PromptMeta, TeamState
 from okstra_core.models.schemas import schema_text
@@ -213,3 +214,25 @@ def test_provenance_paths_are_relative_posix(examples: dict[str, list[Any]]) -> 
     assert not _agree("prompt-meta", meta)
     meta["instructionProvenance"] = [{"kind": "vendor", "path": "a.md"}]
     assert not _agree("prompt-meta", meta)
+
+
+class _Leaf(Model):
+    kept: str | None = None
+    added: Annotated[str | None, ADDED] = None
+
+
+class _Branch(Model):
+    leaves: list[_Leaf] | None = None
+    leaf: _Leaf | None = None
+    tags: list[str] | None = None
+    anything: Any = None
+    added: Annotated[int | None, ADDED] = None
+
+
+def test_absent_added_walks_every_field_that_can_hold_a_model() -> None:
+    doc = _Branch.model_validate(
+        {"leaves": [{"kept": "a"}, {"added": "b"}, {}], "leaf": {}, "tags": ["x", "y"], "anything": {"added": 1}}
+    )
+    # In field order, each name once; a plain value (a dict under Any, strings in a list) is no model to walk.
+    assert absent_added(doc) == ["leaves[].added", "leaf.added", "added"]
+    assert absent_added(_Branch.model_validate({"added": 3, "leaf": {"added": "z"}})) == []
