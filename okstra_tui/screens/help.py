@@ -10,7 +10,10 @@ from textual.app import App, ComposeResult
 from textual.binding import ActiveBinding, Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
+from textual.widget import Widget
 from textual.widgets import Static
+
+from okstra_core.text import visible
 
 from .base import ViewScreen
 
@@ -58,10 +61,23 @@ def help_rows(screen: Screen[object]) -> list[HelpRow]:
         if not b.description or (key, b.action) in seen or not works(active):
             continue
         seen.add((key, b.action))
-        node = active.node
-        where = "everywhere" if isinstance(node, App) else type(node).__name__.removesuffix("Screen").lower()
-        rows.append(HelpRow(key, key_label(key), b.description, where))
+        rows.append(HelpRow(key, key_label(key), b.description, where(active.node)))
     return rows
+
+
+def where(node: object) -> str:
+    """Where a key acts, in the words the screen shows: the titled panel holding the widget, or the view."""
+    if isinstance(node, App):
+        return "everywhere"
+    if isinstance(node, Screen):
+        return "this view"
+    widget: object = node
+    while isinstance(widget, Widget) and not isinstance(widget, Screen):
+        title = widget.border_title
+        if title:
+            return visible(title.plain if isinstance(title, Text) else str(title))
+        widget = widget.parent
+    return "focused panel"
 
 
 class HelpScreen(ModalScreen[None]):

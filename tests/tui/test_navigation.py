@@ -189,3 +189,14 @@ async def test_every_key_the_help_lists_works_in_that_view(scene: str, demo_root
             # A sideways scroll only where the widget can scroll sideways.
             if name in {"scroll_left", "scroll_right", "page_left", "page_right"}:
                 assert active.node.styles.overflow_x != "hidden", row
+            # Where it acts, in the screen's words (a panel's title), never a widget class name.
+            assert row.where not in {type(n).__name__.lower() for n in (view, *view.walk_children())}, row
+
+
+async def test_the_help_names_the_panel_a_key_acts_in(demo_root: Path, demo_home: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await SCENES["task"](pilot)
+        rows = {(row.key, row.where) for row in help_rows(app.screen)}
+        assert ("down", "Timeline of runs") in rows and ("q", "everywhere") in rows
+        assert ("r", "this view") in rows
