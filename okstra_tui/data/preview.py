@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,9 @@ PREVIEW_ROWS = 500
 PREVIEW_CHARS = 200_000
 #: Above this size a Markdown file is shown as highlighted text, not rendered (rendering is slow).
 MARKDOWN_RENDER_LIMIT = 200_000
+#: Rendered Markdown is a widget per block and several per list item, laid out on the UI thread: about 1 ms a
+#: block and 8 ms a list item. Past this many milliseconds (:func:`markdown_cost`) it is shown as highlighted text.
+MARKDOWN_RENDER_BUDGET = 1_000
 #: Problems of one file listed as panels; more are counted in one last panel.
 PREVIEW_PROBLEMS = 20
 #: How much of a growing ``.log`` transcript the preview shows.
@@ -79,6 +83,8 @@ class LoadedPreview:
     cut: str | None = None
     #: True when ``text`` is the whole file.
     complete: bool = True
+    #: True when ``text`` is Markdown small enough to render (:data:`MARKDOWN_RENDER_BUDGET`).
+    render_markdown: bool = False
 
 
 def load_preview(target: PreviewTarget, root: Path) -> LoadedPreview:
@@ -105,10 +111,31 @@ def load_preview(target: PreviewTarget, root: Path) -> LoadedPreview:
         _load_sidecar(out, root, SIDECAR_HEADERS[target.artifact.kind])
     else:
         _load_text(out, root)
+    if target.fmt == "md" and out.text is not None:
+        _decide_markdown(out)
     if len(out.problems) > PREVIEW_PROBLEMS:
         rest = len(out.problems) - PREVIEW_PROBLEMS
         out.problems[PREVIEW_PROBLEMS:] = [f"{rest:,} more problems not shown (x runs the checker)"]
     return out
+
+
+_LIST_ITEM = re.compile(r"^[ \t]{0,12}(?:[-*+]|\d{1,9}[.)])[ \t]", re.MULTILINE)
+_BLOCK = re.compile(r"\n[ \t]*\n(?=[ \t]*\S)")
+
+
+def markdown_cost(text: str) -> int:
+    """Milliseconds of UI thread that rendering *text* as Markdown is estimated to take (see the budget)."""
+    return 8 * len(_LIST_ITEM.findall(text)) + len(_BLOCK.findall(text)) + 1
+
+
+def _decide_markdown(out: LoadedPreview) -> None:
+    text = out.text or ""
+    if not out.complete or len(text) > MARKDOWN_RENDER_LIMIT:
+        return
+    if markdown_cost(text) <= MARKDOWN_RENDER_BUDGET:
+        out.render_markdown = True
+    elif out.cut is None:
+        out.cut = f"shown as Markdown source: too many blocks and list items to lay out quickly ({PAGER})"
 
 
 def _load_folder(out: LoadedPreview) -> None:

@@ -21,7 +21,6 @@ from okstra_core.models.run import TeamState
 from okstra_core.text import visible
 
 from ..data.preview import (
-    MARKDOWN_RENDER_LIMIT,
     PREVIEW_ROWS,
     LoadedPreview,
     PreviewTarget,
@@ -113,7 +112,7 @@ class ArtifactPreview(VerticalScroll):
 def _body(fmt: str, loaded: LoadedPreview) -> Widget:
     """The file's text (already cut to the preview's size and made visible), the way its format reads best."""
     text = loaded.pretty if loaded.pretty is not None else (loaded.text or "")
-    if fmt == "md" and loaded.complete and len(text) <= MARKDOWN_RENDER_LIMIT:
+    if fmt == "md" and loaded.render_markdown:
         return Markdown(text)
     lexer = {"json": "json", "jsonl": "json", "md": "markdown", "sh": "bash", "html": "html"}.get(fmt)
     if fmt == "html":

@@ -89,3 +89,15 @@ def test_a_long_sidecar_body_is_cut(fresh_demo: Path) -> None:
     loaded = load_preview(_target(fresh_demo, sidecar), fresh_demo)
     assert loaded.header is not None and not loaded.problems
     assert loaded.text is not None and len(loaded.text) <= PREVIEW_CHARS and loaded.cut is not None
+
+
+def test_markdown_too_costly_to_lay_out_is_shown_as_source(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\n" + "".join(f"- item {i}\n" for i in range(300)), encoding="utf-8")
+    loaded = load_preview(PreviewTarget(notes, notes.name), tmp_path)
+    assert loaded.complete and not loaded.render_markdown
+    assert loaded.cut is not None and "shown as Markdown source" in loaded.cut
+    short = tmp_path / "short.md"
+    short.write_text("# Notes\n\n" + "".join(f"- item {i}\n" for i in range(20)), encoding="utf-8")
+    loaded = load_preview(PreviewTarget(short, short.name), tmp_path)
+    assert loaded.render_markdown and loaded.cut is None
