@@ -5,7 +5,8 @@
 Makes a demo (``okstra_core.demo.generate``) and grows two artifacts of its
 ``payments/retry-policy`` task: the analysis team-state to ``--rows`` worker
 dispatches (15 MB at 25,000 rows) and the analysis errors log to four times as
-many lines. Each preview is measured in a fresh, headless workbench process:
+many lines, and writes 40 kB of Markdown notes (headings, short paragraphs,
+two-item lists) in its history folder. Each preview is measured in a fresh, headless workbench process:
 the catalog is left to settle, then the file view of the artifact is opened,
 and the time runs until the preview's content is mounted and the frame after
 it painted. The worker time is the time spent in ``load_preview``; memory is
@@ -19,7 +20,7 @@ shows the whole parsed document must at least do. With ``--compare DIR``
 (another checkout of this repository, for example the code before a change)
 every case is measured with that code as well, alternating with this one.
 Figures are medians of ``--repeat`` rounds; ratios are taken within a round.
-``--write-doc`` replaces the "Previews" section of ``docs/performance.md``.
+``--write-doc`` replaces the table of the "Previews" section of ``docs/performance.md``.
 """
 
 from __future__ import annotations
@@ -40,12 +41,13 @@ TASK = ".okstra/tasks/payments/retry-policy"
 TEAM_STATE = f"{TASK}/runs/analysis/state/team-state-analysis-001.json"
 SMALL_TEAM_STATE = f"{TASK}/runs/analysis/state/team-state-analysis-002.json"
 ERRORS_LOG = f"{TASK}/runs/analysis/logs/errors-analysis-001.jsonl"
+NOTES = f"{TASK}/history/long-notes.md"
 
 CHILD = r"""
 import asyncio, json, resource, sys, time
 from pathlib import Path
 
-root, rel = Path(sys.argv[1]), sys.argv[2]
+root, rel, task = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 import okstra_tui
 from okstra_core.store import Project
 from okstra_tui.app import OkstraApp
@@ -78,7 +80,7 @@ async def main():
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         start = time.perf_counter()
-        app.navigate(Location(View.FILE, root / rel.rsplit("/runs/", 1)[0], root / rel))
+        app.navigate(Location(View.FILE, root / task, root / rel))
         while not spent or len(app.screen.query_one(widget.ArtifactPreview).children) < 2:
             await pilot.pause()
         await pilot.wait_for_scheduled_animations()
@@ -117,6 +119,10 @@ def grow(root: Path, rows: int) -> None:
     with open(log, "w", encoding="utf-8") as fh:
         for i in range(rows * 4):
             fh.write(json.dumps({**line, "message": f"provider throttled ({i})"}) + "\n")
+    # Notes as a person or an agent writes them: headings, short paragraphs, lists; 40 kB.
+    sections = (f"## Step {i}\n\nWhat was done in step {i}, and why.\n\n- checked\n- recorded\n" for i in range(10**4))
+    text = "".join(sections)[:40_000]
+    (root / NOTES).write_text(text[: text.rfind("\n") + 1], encoding="utf-8")
 
 
 def _run(script: str, args: list[str], code: Path) -> dict[str, object]:
@@ -132,15 +138,20 @@ def _run(script: str, args: list[str], code: Path) -> dict[str, object]:
 
 
 def measure(root: Path, repeat: int, codes: dict[str, Path]) -> dict[str, dict[str, list[float]]]:
-    cases = {"team-state": TEAM_STATE, "errors log": ERRORS_LOG, "small team-state": SMALL_TEAM_STATE}
+    cases = {
+        "team-state": TEAM_STATE,
+        "errors log": ERRORS_LOG,
+        "Markdown notes": NOTES,
+        "small team-state": SMALL_TEAM_STATE,
+    }
     out: dict[str, dict[str, list[float]]] = {}
     for round_ in range(repeat):
         for case, rel in cases.items():
-            if case != "small team-state":
+            if case in ("team-state", "errors log"):
                 floor = _run(FLOOR, [str(root / rel)], REPO)
                 out.setdefault(f"{case}|floor", {}).setdefault("floor", []).append(float(floor["floor"]))  # type: ignore[arg-type]
             for label, code in codes.items():
-                got = _run(CHILD, [str(root), rel], code)
+                got = _run(CHILD, [str(root), rel, TASK], code)
                 slot = out.setdefault(f"{case}|{label}", {})
                 for key in ("painted", "worker", "rss_mb"):
                     slot.setdefault(key, []).append(float(got[key]))  # type: ignore[arg-type]
@@ -183,6 +194,16 @@ def table(results: dict[str, dict[str, list[float]]], labels: list[str], rows: i
                 f"{_median(got['worker']) * 1000:,.0f} ms | {_median(got['rss_mb']):,.0f} MB | {ratio:.1f}x | "
                 f"{small:.1f}x |"
             )
+    notes = (root / NOTES).read_text(encoding="utf-8")
+    what = f"Markdown notes, {len(notes) / 1000:.0f} kB, {notes.count(chr(10) + '- ')} list items"
+    for label in labels:
+        got = results[f"Markdown notes|{label}"]
+        base = results[f"small team-state|{label}"]["painted"]
+        small = _median([p / b for p, b in zip(got["painted"], base, strict=False)])
+        lines.append(
+            f"| {what} | {label} | {_median(got['painted']) * 1000:,.0f} ms | "
+            f"{_median(got['worker']) * 1000:,.0f} ms | {_median(got['rss_mb']):,.0f} MB | - | {small:.1f}x |"
+        )
     for label in labels:
         got = results[f"small team-state|{label}"]
         lines.append(
@@ -193,15 +214,17 @@ def table(results: dict[str, dict[str, list[float]]], labels: list[str], rows: i
 
 
 def write_doc(text: str) -> None:
+    """Put *text* (heading, one paragraph, table) in place of the section's own; the prose after its table stays."""
     path = REPO / "docs" / "performance.md"
     doc = path.read_text(encoding="utf-8")
-    if SECTION in doc:
-        start = doc.index(SECTION)
-        nxt = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text + (doc[nxt:] if nxt != -1 else "")
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    path.write_text(doc, encoding="utf-8")
+    if SECTION not in doc:
+        path.write_text(doc.rstrip("\n") + "\n\n" + text, encoding="utf-8")
+        return
+    start = doc.index(SECTION)
+    end = doc.index("\n|", start)  # the table's first line
+    while doc.startswith("\n|", end):
+        end = doc.index("\n", end + 1)
+    path.write_text(doc[:start] + text.rstrip("\n") + doc[end:], encoding="utf-8")
 
 
 def main() -> int:
