@@ -141,6 +141,8 @@ class InboxScreen(ViewScreen):
         self._watched: list[Path] = []
         #: The ``project:`` prefix every task key shares (said once, in the decision column's title).
         self.key_prefix = ""
+        #: How many files the last reading could not read (said in the summary line).
+        self.unreadable = 0
 
     @property
     def location(self) -> Location:
@@ -185,7 +187,7 @@ class InboxScreen(ViewScreen):
             for label in shown:
                 table.add_column(self._column_label(label), width=widths[label], key=label)
             if self.decisions:
-                self._show(self.decisions)
+                self._show(self.decisions, self.unreadable)
             return
         for key, column in table.columns.items():
             column.width = widths[str(key.value)]
@@ -216,6 +218,7 @@ class InboxScreen(ViewScreen):
         table: DataTable[Any] = self.query_one("#inbox-table", DataTable)
         previous = self._current_key()
         self.decisions = decisions
+        self.unreadable = unreadable
         table.clear()
         count = len(decisions)
         summary = self.query_one("#inbox-summary", Static)

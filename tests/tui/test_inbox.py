@@ -194,3 +194,25 @@ async def test_catalog_counts_marks_sorts_and_filters_what_waits(demo_root: Path
         await settle(pilot)
         rows = [r for r in catalog.table.rows if not isinstance(r, GroupHeader)]
         assert {str(r.root) for r in rows} == roots  # type: ignore[attr-defined]
+
+
+async def test_the_unreadable_count_stays_when_the_columns_are_refitted(fresh_demo: Path) -> None:
+    choice = next(d for d in pending_decisions(Project(fresh_demo)) if d.kind == "direction-choice")
+    (fresh_demo / choice.path).write_text("{", encoding="utf-8")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        inbox = app.screen
+        assert isinstance(inbox, InboxScreen) and inbox.decisions
+        assert "1 file could not be read" in plain(inbox.query_one("#inbox-summary"))
+        await pilot.resize_terminal(80, 24)  # below NARROW_COLUMNS the "since" column goes: the rows are redrawn
+        await settle(pilot)
+        assert [str(k.value) for k in inbox.query_one("#inbox-table", DataTable).columns] == [
+            "decision",
+            "item",
+            "summary",
+        ]
+        assert "1 file could not be read" in plain(inbox.query_one("#inbox-summary"))
+
