@@ -193,8 +193,11 @@ class InboxScreen(ViewScreen):
             column.width = widths[str(key.value)]
         table.refresh(layout=True)
 
-    def _column_label(self, label: str) -> str:
-        return f"{label} ({self.key_prefix}…)" if label == "decision" and self.key_prefix else label
+    def _column_label(self, label: str) -> Text:
+        """A column's title; the decision column's says the shared project prefix (store text, never markup)."""
+        if label != "decision" or not self.key_prefix:
+            return Text(label)
+        return Text.assemble(f"{label} (", visible(self.key_prefix), "…)")
 
     def watched_paths(self) -> list[Path]:
         return self._watched
@@ -236,7 +239,7 @@ class InboxScreen(ViewScreen):
         prefix = shared_key_prefix(d.task for d in decisions)
         if prefix != self.key_prefix:
             self.key_prefix = prefix
-            table.columns[ColumnKey("decision")].label = Text(self._column_label("decision"))
+            table.columns[ColumnKey("decision")].label = self._column_label("decision")
         order: dict[str, list[int]] = {}
         for i, d in enumerate(decisions):  # newest first; a task's group sits where its newest decision does
             order.setdefault(d.task, []).append(i)

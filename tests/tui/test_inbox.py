@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from okstra_core.cli import main as okstra
 from okstra_core.store import Project
@@ -216,3 +218,24 @@ async def test_the_unreadable_count_stays_when_the_columns_are_refitted(fresh_de
         ]
         assert "1 file could not be read" in plain(inbox.query_one("#inbox-summary"))
 
+
+async def test_the_shared_project_prefix_in_the_column_title_is_store_text(demo_root: Path) -> None:
+    hostile = "[red]evil\x1b]0;PWNED\x07"
+    decisions = [
+        dataclasses.replace(d, task=f"{hostile}:{d.task.partition(':')[2]}")
+        for d in pending_decisions(Project(demo_root))
+    ]
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        inbox = app.screen
+        assert isinstance(inbox, InboxScreen)
+        inbox._show(decisions)
+        table = inbox.query_one("#inbox-table", DataTable)
+        for width in (SIZE[0], 80):  # the title set on a new reading, then the one a narrower refit adds
+            inbox.fit_width(width)
+            label = table.columns[ColumnKey("decision")].label
+            assert "[red]evil" in label.plain, "the prefix is shown as text, never read as markup"
+            assert not any(ord(ch) < 32 for ch in label.plain), "no control character reaches the terminal"
