@@ -236,7 +236,7 @@ class ClarificationWizard(_ReportWizard):
         from okstra_core.workflows.user_response_export import export
 
         answers = answers_of(list(self.report.model.clarification_items), values)
-        path, superseded = export(self.root, self.bundle, self.report.path, answers)
+        path, superseded = export(self.root, self.bundle, self.report.path, answers, clock=self.clock)
         lines = [Text(f"earlier export kept as {rel(superseded, self.root)}")] if superseded else []
         return Written(path, lines)
 
@@ -442,7 +442,9 @@ class DirectionWizard(_ReportWizard):
         if option is None:
             raise WriteRefused(self.report.path, "choose a direction first")
         answers = answers_of(list(self.report.model.clarification_items), values)
-        path = select_direction(self.root, self.bundle, option, report_path=self.report.path, answers=answers or None)
+        path = select_direction(
+            self.root, self.bundle, option, report_path=self.report.path, answers=answers or None, clock=self.clock
+        )
         return Written(path, [Text(f"selected {option}")])
 
 

@@ -290,6 +290,29 @@ async def test_clarification_wizard_starts_from_the_newest_sidecar(
         assert review == copies[0].read_text(encoding="utf-8").strip()
 
 
+@pytest.mark.parametrize("kind", ["clarification", "direction-choice"])
+async def test_a_sidecar_replaced_by_a_wizard_is_kept_under_the_wizards_time(fresh_demo: Path, kind: str) -> None:
+    from okstra_tui.screens.wizard_steps import state_for
+
+    moment = dt.datetime(2031, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        wizard = await open_from_inbox(pilot, decision(fresh_demo, kind))
+        assert isinstance(wizard, ClarificationWizard | DirectionWizard)
+        wizard.clock = common.Clock(start=moment, step=dt.timedelta(0))
+        items = list(wizard.report.model.clarification_items)
+        options = [c.option_id for c in oc.candidates] if (oc := wizard.report.model.option_candidates) else []
+        written = []
+        for n in (1, 2):  # the second write replaces the first, which is kept under a time-stamped name
+            values: dict[str, object] = {item.item_id: state_for(item, f"answer {n}") for item in items}
+            if isinstance(wizard, DirectionWizard):
+                values["option"] = options[n - 1]
+            written.append(wizard.write(values))
+    sidecar = written[-1].path
+    kept = sorted(p.name for p in sidecar.parent.glob(sidecar.stem + ".superseded-*.md"))
+    assert kept == [sidecar.stem + f".superseded-{common.compact_stamp(moment)}.md"], kept
+
+
 # --------------------------------------------------------------- direction
 
 
