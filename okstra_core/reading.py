@@ -290,10 +290,16 @@ def _whole_lines(text: str, max_chars: int, max_lines: int | None) -> str:
                 break
         if end >= 0:
             text = text[: end + 1]
-    if len(text) > max_chars:
-        cut = text.rfind("\n", 0, max_chars)
-        text = text[: cut + 1] if cut >= 0 else text[:max_chars]
-    return text
+    return cut_at_line_end(text, max_chars)
+
+
+def cut_at_line_end(text: str, max_chars: int) -> str:
+    """*text* when it has at most *max_chars* characters; else its start up to the last line end within them
+    (the first *max_chars* characters when the first line alone is longer)."""
+    if len(text) <= max_chars:
+        return text
+    cut = text.rfind("\n", 0, max_chars)
+    return text[: cut + 1] if cut >= 0 else text[:max_chars]
 
 
 def unlistable(folder: Path) -> LoadError | None:

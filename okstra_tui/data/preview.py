@@ -201,9 +201,7 @@ def pretty_head(value: Any, limit: int) -> tuple[str, bool]:
         parts.append(chunk)
         count += len(chunk)
         if count > limit:
-            text = "".join(parts)
-            cut = text.rfind("\n", 0, limit)
-            return (text[: cut + 1] if cut >= 0 else text[:limit]), False
+            return reading.cut_at_line_end("".join(parts), limit), False
     return "".join(parts) + "\n", True
 
 
@@ -244,19 +242,11 @@ def _load_sidecar(out: LoadedPreview, root: Path, header_model: type[BaseModel])
         if isinstance(header, Header):
             out.header = "\n".join(visible(f"{k}: {v}") for k, v in header.dump().items())
         body = loaded.body
-    shown = _cap(body)
+    shown = reading.cut_at_line_end(body, PREVIEW_CHARS)
     out.complete = len(shown) == len(body)
     if not out.complete:
         out.cut = f"showing the first {len(shown):,} of {len(body):,} characters ({PAGER})"
     out.text = visible(shown, multiline=True)
-
-
-def _cap(text: str) -> str:
-    """*text* cut to :data:`PREVIEW_CHARS` characters, at a line end when there is one."""
-    if len(text) <= PREVIEW_CHARS:
-        return text
-    cut = text.rfind("\n", 0, PREVIEW_CHARS)
-    return text[: cut + 1] if cut >= 0 else text[:PREVIEW_CHARS]
 
 
 def _load_text(out: LoadedPreview, root: Path) -> None:
