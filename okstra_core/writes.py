@@ -150,9 +150,7 @@ def allocate_seq(root: Path, run_directory: Path, category: str) -> int:
         while True:
             try:
                 # O_EXCL fails on any existing name, a planted symlink included: it is never followed.
-                fd = os.open(
-                    claims / format_seq(candidate), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666
-                )
+                fd = os.open(claims / format_seq(candidate), _CLAIM_FLAGS, CREATE_MODE)
             except FileExistsError:
                 candidate += 1
                 continue
