@@ -210,6 +210,15 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+def _regular_size(path: Path) -> int | None:
+    """The size of *path* when it is a regular file (a symlink is not followed), else None."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
 def _read_regular(path: Path) -> bytes | None:
     """Bytes of an existing regular file (never following a symlink), or None."""
     try:
@@ -528,7 +537,8 @@ def _keep_copy(final: Path, kept: Path, current: bytes, keep_target: Path | str)
     try:
         os.link(final, kept, follow_symlinks=False)
     except FileExistsError:
-        if _read_regular(kept) == current:
+        # Only a file of the same size can hold *current*: a larger one (maybe huge) is never read.
+        if _regular_size(kept) == len(current) and _read_regular(kept) == current:
             return False
         raise WriteRefused(keep_target, "exists already; a kept copy is never overwritten") from None
     _fsync_dir(kept.parent)

@@ -240,3 +240,17 @@ def test_ensure_root_makes_the_folder_and_refuses_a_file(tmp_path: Path) -> None
     (tmp_path / "file").write_bytes(b"x")
     with pytest.raises(WriteRefused, match="a file stands"):
         writes.ensure_root(tmp_path / "file")
+
+
+def test_replace_keeping_never_reads_a_kept_name_of_another_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writes.create_only(tmp_path, "live.md", b"old\n")
+    writes.create_only(tmp_path, "live.kept.md", b"x" * 4096)  # a big file under the kept name
+    read: list[Path] = []
+    real_read = writes._read_regular
+    monkeypatch.setattr(writes, "_read_regular", lambda path: read.append(Path(path)) or real_read(path))
+    with pytest.raises(WriteRefused, match="kept copy is never overwritten"):
+        writes.replace_keeping(tmp_path, "live.md", b"new\n", lambda: "live.kept.md")
+    assert "live.kept.md" not in [p.name for p in read], "its size alone tells it is not the copy"
+    assert (tmp_path / "live.md").read_bytes() == b"old\n"
