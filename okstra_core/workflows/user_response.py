@@ -136,17 +136,22 @@ def render_sidecar(inp: ExportInput, answers: Mapping[str, str], selected_option
 def read_answers(body: str, item_ids: Iterable[str]) -> dict[str, str]:
     """The answers a sidecar body records, by clarification item id: what :func:`render_body` wrote, read back.
 
-    Each ``## <item id>`` block runs to the next item's (or the selected option's) heading; its quoted
-    question is skipped. ``_(no answer)_`` reads back as ``""``; an item without a block is left out.
+    Each ``## <item id>`` block runs to the next item's heading; its quoted question is skipped.
+    ``_(no answer)_`` reads back as ``""``; an item without a block is left out. As :func:`render_body`
+    writes them, the selected option comes before the items and the items come in *item_ids* order, so
+    an answer holding a line that looks like the selected option's heading or an earlier item's heading
+    is read as part of the answer, not as a new block.
     """
-    ids = {f"## {item_id}": item_id for item_id in item_ids}
+    order = list(item_ids)
+    position = {f"## {item_id}": i for i, item_id in enumerate(order)}
     blocks: dict[str, list[str]] = {}
     current: list[str] | None = None
+    at = -1  # the position of the item whose block is being read
     for line in body.replace("\r\n", "\n").split("\n"):
-        if line in ids:
-            current = blocks.setdefault(ids[line], [])
-        elif line == SELECTED_OPTION_HEADING:
-            current = None
+        found = position.get(line)
+        if found is not None and found > at:
+            at = found
+            current = blocks.setdefault(order[found], [])
         elif current is not None:
             current.append(line)
     answers = {}

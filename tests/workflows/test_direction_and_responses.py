@@ -382,3 +382,17 @@ def test_read_answers_reads_back_what_render_body_wrote(demo_root: Path) -> None
     # An item the body has no block for is left out; a selected option's block is not an answer.
     body = "# User response: x\n\n## Selected option\n\nIO-002\n\n## CQ-009\n\n> q\n\nanswer\n"
     assert user_response.read_answers(body, ["CQ-001", "CQ-009"]) == {"CQ-009": "answer"}
+
+
+def test_read_answers_keeps_answer_lines_that_look_like_headings(demo_root: Path) -> None:
+    task = Project(demo_root).find_task(REFUND)
+    assert task is not None
+    report = report_by_path(task, demo_root / REFUND_REPORT)
+    inp = user_response.ExportInput(report.model, report.rel(), report.stem, report.sha256)
+    ids = [item.item_id for item in report.model.clarification_items]
+    answers = {
+        ids[0]: f"As pasted:\n{user_response.SELECTED_OPTION_HEADING}\nIO-001",
+        ids[1]: f"See the first answer:\n## {ids[0]}\nand this one:\n## {ids[1]}\nend",
+    }
+    body = sidecar.parse(user_response.render_sidecar(inp, answers)).body
+    assert user_response.read_answers(body, ids) == answers, "a heading-like line inside an answer stays in it"
