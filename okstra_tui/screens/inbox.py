@@ -183,11 +183,12 @@ class InboxScreen(ViewScreen):
         fixed = sum(COLUMN_WIDTHS[label] + 2 for label in shown if label in COLUMN_WIDTHS)
         widths = {**COLUMN_WIDTHS, "summary": max(width - fixed - 6, 20)}
         if [str(key.value) for key in table.columns] != shown:
+            previous = self._current_key()  # the rows go with the columns: keep the cursor's decision
             table.clear(columns=True)
             for label in shown:
                 table.add_column(self._column_label(label), width=widths[label], key=label)
             if self.decisions:
-                self._show(self.decisions, self.unreadable)
+                self._show(self.decisions, self.unreadable, previous)
             return
         for key, column in table.columns.items():
             column.width = widths[str(key.value)]
@@ -217,9 +218,11 @@ class InboxScreen(ViewScreen):
         inbox = read_inbox(project)
         call_ui(self.app, self._show, inbox.items, len(inbox.unreadable))
 
-    def _show(self, decisions: list[Any], unreadable: int = 0) -> None:
+    def _show(self, decisions: list[Any], unreadable: int = 0, previous: str | None = None) -> None:
+        """Fill the table; the cursor stays on the row it was on (*previous*: that row's key, when it is gone)."""
         table: DataTable[Any] = self.query_one("#inbox-table", DataTable)
-        previous = self._current_key()
+        if previous is None:
+            previous = self._current_key()
         self.decisions = decisions
         self.unreadable = unreadable
         table.clear()

@@ -239,3 +239,22 @@ async def test_the_shared_project_prefix_in_the_column_title_is_store_text(demo_
             label = table.columns[ColumnKey("decision")].label
             assert "[red]evil" in label.plain, "the prefix is shown as text, never read as markup"
             assert not any(ord(ch) < 32 for ch in label.plain), "no control character reaches the terminal"
+
+
+async def test_the_cursor_stays_on_its_decision_when_the_columns_are_refitted(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        inbox = app.screen
+        assert isinstance(inbox, InboxScreen)
+        table = inbox.query_one("#inbox-table", DataTable)
+        table.move_cursor(row=table.row_count - 1)  # the last decision, not the first
+        await pilot.pause()
+        chosen = inbox.selected()
+        assert chosen is not None and chosen != inbox.decisions[0]
+        await pilot.resize_terminal(80, 24)  # the time column goes: the rows are made again
+        await settle(pilot)
+        assert len(table.columns) == 3
+        assert inbox.selected() == chosen
