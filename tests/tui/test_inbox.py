@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
@@ -22,17 +23,23 @@ from okstra_tui.widgets.virtual_table import GroupHeader
 from .conftest import SIZE, make_app, plain, settle, wait_until
 
 
+async def open_inbox(pilot: Pilot[None]) -> InboxScreen:
+    """``i`` once the app has settled: the inbox, its first reading shown."""
+    await settle(pilot)
+    await pilot.press("i")
+    await settle(pilot)
+    inbox = pilot.app.screen
+    assert isinstance(inbox, InboxScreen)
+    return inbox
+
+
 async def test_i_opens_the_inbox_grouped_by_task_newest_first(demo_root: Path) -> None:
     decisions = pending_decisions(Project(demo_root))
     kinds = {d.kind for d in decisions}
     assert kinds == {"direction-choice", "planning-prepare", "clarification", "design-prep", "approval"}
     app = make_app(demo_root)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("i")
-        await settle(pilot)
-        inbox = app.screen
-        assert isinstance(inbox, InboxScreen)
+        inbox = await open_inbox(pilot)
         table = inbox.query_one("#inbox-table", DataTable)
         keys = [str(table.coordinate_to_cell_key((r, 0)).row_key.value) for r in range(table.row_count)]  # type: ignore[arg-type]
         tasks = [k.removeprefix("task:") for k in keys if k.startswith("task:")]
@@ -108,11 +115,7 @@ async def test_a_tasks_decisions_are_listed_newest_first(
 
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("i")
-        await settle(pilot)
-        inbox = app.screen
-        assert isinstance(inbox, InboxScreen)
+        inbox = await open_inbox(pilot)
         listed = [(kind, since) for header, kind, since in _inbox_rows(inbox) if header == task]
     kinds = [kind for kind, _ in listed]
     assert kinds == (["approval", "design-prep", "design-prep"] if approval_first else
@@ -124,11 +127,7 @@ async def test_a_decision_made_by_a_verb_leaves_the_open_inbox(fresh_demo: Path)
     wanted = next(d for d in pending_decisions(Project(fresh_demo)) if d.kind == "planning-prepare")
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("i")
-        await settle(pilot)
-        inbox = app.screen
-        assert isinstance(inbox, InboxScreen)
+        inbox = await open_inbox(pilot)
         assert any(d.kind == "planning-prepare" for d in inbox.decisions)
         assert okstra(["planning", "prepare", str(fresh_demo), "--task", wanted.task]) == 0
         await wait_until(
@@ -142,11 +141,7 @@ async def test_the_inbox_says_how_many_files_it_could_not_read(fresh_demo: Path)
     choice = next(d for d in pending_decisions(Project(fresh_demo)) if d.kind == "direction-choice")
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("i")
-        await settle(pilot)
-        inbox = app.screen
-        assert isinstance(inbox, InboxScreen)
+        inbox = await open_inbox(pilot)
         assert "could not be read" not in plain(inbox.query_one("#inbox-summary"))
         broken = fresh_demo / "broken.json"
         broken.write_text("{", encoding="utf-8")
@@ -203,11 +198,8 @@ async def test_the_unreadable_count_stays_when_the_columns_are_refitted(fresh_de
     (fresh_demo / choice.path).write_text("{", encoding="utf-8")
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("i")
-        await settle(pilot)
-        inbox = app.screen
-        assert isinstance(inbox, InboxScreen) and inbox.decisions
+        inbox = await open_inbox(pilot)
+        assert inbox.decisions
         assert "1 file could not be read" in plain(inbox.query_one("#inbox-summary"))
         await pilot.resize_terminal(80, 24)  # below NARROW_COLUMNS the "since" column goes: the rows are redrawn
         await settle(pilot)
@@ -227,11 +219,7 @@ async def test_the_shared_project_prefix_in_the_column_title_is_store_text(demo_
     ]
     app = make_app(demo_root)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("i")
-        await settle(pilot)
-        inbox = app.screen
-        assert isinstance(inbox, InboxScreen)
+        inbox = await open_inbox(pilot)
         inbox._show(decisions)
         table = inbox.query_one("#inbox-table", DataTable)
         for width in (SIZE[0], 80):  # the title set on a new reading, then the one a narrower refit adds
@@ -244,11 +232,7 @@ async def test_the_shared_project_prefix_in_the_column_title_is_store_text(demo_
 async def test_the_cursor_stays_on_its_decision_when_the_columns_are_refitted(demo_root: Path) -> None:
     app = make_app(demo_root)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("i")
-        await settle(pilot)
-        inbox = app.screen
-        assert isinstance(inbox, InboxScreen)
+        inbox = await open_inbox(pilot)
         table = inbox.query_one("#inbox-table", DataTable)
         table.move_cursor(row=table.row_count - 1)  # the last decision, not the first
         await pilot.pause()
