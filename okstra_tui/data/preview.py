@@ -205,14 +205,26 @@ def pretty_head(value: Any, limit: int) -> tuple[str, bool]:
     return "".join(parts) + "\n", True
 
 
-def _load_jsonl(out: LoadedPreview, root: Path) -> None:
-    path = out.target.path
-    head = reading.read_head(path, root=root, max_chars=PREVIEW_CHARS, max_lines=PREVIEW_ROWS, count_lines=True)
+def _show_head(
+    out: LoadedPreview, root: Path, *, max_lines: int | None = None, count_lines: bool = False
+) -> reading.Head | None:
+    """Read the start of the file into *out* (made visible); None, with ``out.error`` set, when it cannot be read."""
+    head = reading.read_head(
+        out.target.path, root=root, max_chars=PREVIEW_CHARS, max_lines=max_lines, count_lines=count_lines
+    )
     if isinstance(head, LoadError):
         out.error = head
-        return
+        return None
     out.text = visible(head.text, multiline=True)
     out.complete = head.complete
+    return head
+
+
+def _load_jsonl(out: LoadedPreview, root: Path) -> None:
+    path = out.target.path
+    head = _show_head(out, root, max_lines=PREVIEW_ROWS, count_lines=True)
+    if head is None:
+        return
     if not head.complete:
         whole = head.text[: head.text.rfind("\n") + 1]  # a line cut by the character cap is not checked
         shown = whole.count("\n")
@@ -250,13 +262,8 @@ def _load_sidecar(out: LoadedPreview, root: Path, header_model: type[BaseModel])
 
 
 def _load_text(out: LoadedPreview, root: Path) -> None:
-    head = reading.read_head(out.target.path, root=root, max_chars=PREVIEW_CHARS)
-    if isinstance(head, LoadError):
-        out.error = head
-        return
-    out.text = visible(head.text, multiline=True)
-    out.complete = head.complete
-    if not head.complete:
+    head = _show_head(out, root)
+    if head is not None and not head.complete:
         out.cut = f"showing the first {len(head.text):,} characters of a {head.size:,}-byte file ({PAGER})"
 
 
