@@ -362,12 +362,17 @@ def test_preselected_confirmation_says_expected_and_found(
     assert not step.ok and expected in step.detail and "None" not in step.detail
 
 
-def test_read_answers_reads_back_what_render_body_wrote(demo_root: Path) -> None:
+def _refund_export(demo_root: Path) -> tuple[user_response.ExportInput, list[str]]:
+    """What a user-response export of the refund task's report is made from, and its clarification item ids."""
     task = Project(demo_root).find_task(REFUND)
     assert task is not None
     report = report_by_path(task, demo_root / REFUND_REPORT)
     inp = user_response.ExportInput(report.model, report.rel(), report.stem, report.sha256)
-    ids = [item.item_id for item in report.model.clarification_items]
+    return inp, [item.item_id for item in report.model.clarification_items]
+
+
+def test_read_answers_reads_back_what_render_body_wrote(demo_root: Path) -> None:
+    inp, ids = _refund_export(demo_root)
     assert len(ids) >= 2
     cases = [
         {ids[0]: "Yes,\r\nall of them.  \n\n", ids[1]: "> quoted\n## not a heading\n\nlast"},
@@ -385,11 +390,7 @@ def test_read_answers_reads_back_what_render_body_wrote(demo_root: Path) -> None
 
 
 def test_read_answers_keeps_answer_lines_that_look_like_headings(demo_root: Path) -> None:
-    task = Project(demo_root).find_task(REFUND)
-    assert task is not None
-    report = report_by_path(task, demo_root / REFUND_REPORT)
-    inp = user_response.ExportInput(report.model, report.rel(), report.stem, report.sha256)
-    ids = [item.item_id for item in report.model.clarification_items]
+    inp, ids = _refund_export(demo_root)
     answers = {
         ids[0]: f"As pasted:\n{user_response.SELECTED_OPTION_HEADING}\nIO-001",
         ids[1]: f"See the first answer:\n## {ids[0]}\nand this one:\n## {ids[1]}\nend",
