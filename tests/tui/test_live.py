@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
+
+import pytest
 
 from okstra_tui.data.catalog import CatalogRow
 from okstra_tui.data.preview import PreviewTarget
@@ -108,13 +111,21 @@ def test_whole_second_timestamps_are_looked_at_again_within_two_seconds(tmp_path
     assert signature([path], clock=lambda: second + 3_000_000_000)[str(path)] != UNSETTLED
 
 
-def test_a_file_replaced_by_rename_is_a_change(tmp_path: Path) -> None:
+def test_a_file_replaced_by_rename_is_a_change(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from okstra_tui.screens import base
+
+    def same_ctime(path: Path) -> SimpleNamespace:
+        # A rename within one ctime tick (or a file system without ctime) leaves the inode as the only sign.
+        st = os.stat(path)
+        return SimpleNamespace(st_mtime_ns=st.st_mtime_ns, st_ctime_ns=0, st_size=st.st_size, st_ino=st.st_ino)
+
+    monkeypatch.setattr(base, "os", SimpleNamespace(stat=same_ctime))
     path = tmp_path / "state.json"
     path.write_text("{}\n", encoding="utf-8")
     stamp = os.stat(path).st_mtime_ns
     first = signature([path], clock=lambda: stamp + 10_000_000_000)
     other = tmp_path / "new.json"
     other.write_text("[]\n", encoding="utf-8")
-    os.utime(other, ns=(stamp, stamp))  # same mtime and size: only the inode tells them apart
+    os.utime(other, ns=(stamp, stamp))  # same mtime and size (and, as stat is pinned here, ctime): only the inode
     os.replace(other, path)
     assert changed(first, signature([path], clock=lambda: stamp + 10_000_000_000))
