@@ -183,7 +183,7 @@ def _emit(args: argparse.Namespace, text: str) -> int:
 
     out: Path = args.output
     data = text.encode("utf-8", "replace")
-    parent = out.parent if str(out.parent) else Path(".")
+    parent = out.parent  # "." for a bare file name
     try:
         if not parent.is_dir():
             raise WriteRefused(out, "output folder does not exist")
