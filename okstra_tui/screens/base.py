@@ -10,6 +10,7 @@ from typing import ClassVar, Protocol, Self, runtime_checkable
 
 from rich.text import Text
 from textual import events, on, work
+from textual.app import ScreenStackError
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 
@@ -241,7 +242,11 @@ class ViewScreen(Screen[None]):
         self.set_interval(POLL_SECONDS, self._poll, name="live-refresh")
 
     def _poll(self) -> None:
-        if self.app.screen is not self:
+        try:
+            current = self.app.screen
+        except ScreenStackError:
+            return  # the app is closing: its screens are gone while their timers may still fire
+        if current is not self:
             return
         self._check_changes(self.watched_paths())
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from okstra_tui.screens.runs import RunsScreen
 from okstra_tui.screens.task import TaskScreen
 from okstra_tui.widgets.error_panel import ErrorPanel
 
-from .conftest import SIZE, make_app, settle
+from .conftest import SIZE, make_app, settle, workers_done
 
 
 @pytest.fixture
@@ -123,11 +122,8 @@ async def test_walk_every_view_over_a_broken_tree(broken_demo: tuple[Path, dict[
 
 
 async def quick_settle(pilot) -> None:  # type: ignore[no-untyped-def]
-    from textual.worker import WorkerCancelled
-
     await pilot.pause()
-    with contextlib.suppress(WorkerCancelled):
-        await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
 
 

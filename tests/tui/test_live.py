@@ -129,3 +129,23 @@ def test_a_file_replaced_by_rename_is_a_change(tmp_path: Path, monkeypatch: pyte
     os.utime(other, ns=(stamp, stamp))  # same mtime and size (and, as stat is pinned here, ctime): only the inode
     os.replace(other, path)
     assert changed(first, signature([path], clock=lambda: stamp + 10_000_000_000))
+
+
+async def test_a_poll_while_the_app_closes_does_nothing(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from textual.app import ScreenStackError
+
+    from okstra_tui.app import OkstraApp
+
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+
+        def no_screens(self: OkstraApp) -> None:
+            raise ScreenStackError("No screens on stack")
+
+        # Closing, the app pops its screens before their poll timers stop: a tick can come in between.
+        monkeypatch.setattr(OkstraApp, "screen", property(no_screens))
+        screen._poll()
+        monkeypatch.undo()
