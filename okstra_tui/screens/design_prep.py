@@ -18,6 +18,7 @@ from okstra_core.text import visible
 
 from ..data.preview import PreviewTarget, artifact_for
 from ..navigation import Location, View
+from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.preview import ArtifactPreview
@@ -178,7 +179,7 @@ class DesignPrepScreen(ViewScreen):
     def _load(self) -> None:
         self.mark_seen()
         result = resolve(self.open_task(self.task_root))
-        self.app.call_from_thread(self._show, result)
+        call_ui(self.app, self._show, result)
 
     def _show(self, res: Resolution) -> None:
         summary = self.query_one("#dp-summary", Static)

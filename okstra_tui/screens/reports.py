@@ -172,7 +172,7 @@ class ReportsScreen(ViewScreen):
         task = self.open_task(self.task_root)
         reports = [a for rd in task.run_dirs for a in rd.of_kind("final-report-data")]
         checks = chain_checks(task)
-        self.app.call_from_thread(self._show, reports, checks)
+        call_ui(self.app, self._show, reports, checks)
 
     def _show(self, reports: list[Artifact], checks: list[ChainCheck] | str) -> None:
         table = self.table

@@ -408,6 +408,8 @@ class WizardScreen(ModalScreen[Path | None]):
 
     @work(thread=True, exclusive=True, group="wizard-write")
     def _write_worker(self, values: dict[str, Any], baseline: Fingerprint) -> None:
+        # Handed back with call_from_thread, not call_ui: a write's outcome is always shown, never dropped as
+        # superseded (the wizard is busy while one runs, so no second write starts).
         changed = stale_paths(baseline, fingerprint(self.sources(), self.root))
         if changed:
             self.app.call_from_thread(self._stale_refused, changed)
