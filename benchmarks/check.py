@@ -29,11 +29,12 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _timing import timed_run
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -58,15 +59,6 @@ for base in sys.argv[1:]:
                 parsed += 1
 print(files, parsed)
 """
-
-
-def _timed(cmd: list[str], ok: tuple[int, ...] = (0, 1)) -> tuple[float, str]:
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if proc.returncode not in ok:
-        raise SystemExit(f"{cmd[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    return elapsed, proc.stdout
 
 
 def _schema_groups(tree: Path) -> dict[str, list[str]]:
@@ -126,7 +118,7 @@ def _check_jsonschema(groups: dict[str, list[str]]) -> float:
                 "python",
                 *files[i : i + 2000],
             ]
-            total += _timed(cmd, ok=(0, 1))[0]
+            total += timed_run(cmd, ok=(0, 1))[0]
     return total
 
 
@@ -170,14 +162,14 @@ def main() -> int:
     check_cmd = [*okstra, "check", str(tree), "--home", str(home), "--format", "json", "--no-cache"]
     groups = _schema_groups(tree)
     cjs_files = sum(len(v) for v in groups.values())
-    _timed(floor_cmd)  # warm the page cache so every contender reads from memory
+    timed_run(floor_cmd)  # warm the page cache so every contender reads from memory
     times: dict[str, list[float]] = {"floor": [], "checker": [], "checker1": [], "cjs": []}
     for _ in range(args.repeat):
-        elapsed, floor_out = _timed(floor_cmd)
+        elapsed, floor_out = timed_run(floor_cmd)
         times["floor"].append(elapsed)
-        elapsed, out = _timed([*check_cmd, "--jobs", str(args.jobs)])
+        elapsed, out = timed_run([*check_cmd, "--jobs", str(args.jobs)])
         times["checker"].append(elapsed)
-        times["checker1"].append(_timed([*check_cmd, "--jobs", "1"])[0])
+        times["checker1"].append(timed_run([*check_cmd, "--jobs", "1"])[0])
         times["cjs"].append(_check_jsonschema(groups))
     files, parsed = (int(x) for x in floor_out.split())
     summary = json.loads(out)["summary"]

@@ -23,11 +23,11 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from _timing import timed_run
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -39,15 +39,6 @@ SECTION = "## Inbox"
 def _okstra() -> list[str]:
     exe = Path(sys.executable).parent / "okstra"
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "okstra_core.cli"]
-
-
-def _once(cmd: list[str], ok: tuple[int, ...]) -> tuple[float, str]:
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if proc.returncode not in ok:
-        raise SystemExit(f"{' '.join(cmd[:3])} failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    return elapsed, proc.stdout
 
 
 def measure(tree: Path, repeat: int) -> dict[str, object]:
@@ -75,11 +66,11 @@ def measure(tree: Path, repeat: int) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="okstra-inbox-empty-") as empty:
         (Path(empty) / ".okstra").mkdir()
         for _ in range(repeat):
-            elapsed, inbox_out = _once(inbox_cmd, (0,))
+            elapsed, inbox_out = timed_run(inbox_cmd, (0,))
             inbox_times.append(elapsed)
-            elapsed, check_out = _once(check_cmd, (0, 1))
+            elapsed, check_out = timed_run(check_cmd, (0, 1))
             check_times.append(elapsed)
-            start_times.append(_once([*okstra, "inbox", empty, "--json"], (0,))[0])
+            start_times.append(timed_run([*okstra, "inbox", empty, "--json"], (0,))[0])
     items = json.loads(inbox_out)["items"]
     kinds: dict[str, int] = {}
     for item in items:
