@@ -190,13 +190,7 @@ def _choice_checks(report: LoadedReport, ids: set[str]) -> tuple[list[ChainCheck
     header = loaded.header
     assert isinstance(header, UserResponseHeader)
     chosen = header.selected_option
-    digest_ok = header.source_data_sha256 == report.sha256
-    detail = (
-        "matches the report bytes"
-        if digest_ok
-        else f"{header.source_data_sha256} differs from the SHA-256 of the report bytes ({report.sha256})"
-    )
-    checks = [ChainCheck("sidecar source-data-sha256", digest_ok, detail, sidecar)]
+    checks = [_digest_check("sidecar source-data-sha256", header.source_data_sha256, report, sidecar)]
     if chosen is None:
         return [*checks, ChainCheck("sidecar option", True, "the header names no selected-option", sidecar)], None
     option_ok = chosen in ids
@@ -204,6 +198,13 @@ def _choice_checks(report: LoadedReport, ids: set[str]) -> tuple[list[ChainCheck
     if not option_ok:
         detail = f"selected-option {chosen!r} is not a candidate (expected one of: {', '.join(sorted(ids)) or 'none'})"
     return [*checks, ChainCheck("sidecar option", option_ok, detail, sidecar)], chosen
+
+
+def _digest_check(name: str, recorded: str, report: LoadedReport, path: Path) -> ChainCheck:
+    """Whether a recorded SHA-256 names the report's bytes (the sidecar's and the snapshot's link to the report)."""
+    if recorded == report.sha256:
+        return ChainCheck(name, True, "matches the report bytes", path)
+    return ChainCheck(name, False, f"{recorded} differs from the SHA-256 of the report bytes ({report.sha256})", path)
 
 
 def _snapshot_checks(task: Task, report: LoadedReport, ids: set[str], chosen: str | None) -> list[ChainCheck]:
@@ -214,13 +215,7 @@ def _snapshot_checks(task: Task, report: LoadedReport, ids: set[str], chosen: st
         return [ChainCheck("selected-direction snapshot", False, "not written yet (planning prepare)", sd_path)]
     if isinstance(selected, reading.LoadError):
         return [ChainCheck("selected-direction snapshot", False, selected.reason, sd_path)]
-    ok = selected.source_data_sha256 == report.sha256
-    detail = (
-        "matches the report bytes"
-        if ok
-        else f"{selected.source_data_sha256} differs from the SHA-256 of the report bytes ({report.sha256})"
-    )
-    checks = [ChainCheck("snapshot sourceDataSha256", ok, detail, sd_path)]
+    checks = [_digest_check("snapshot sourceDataSha256", selected.source_data_sha256, report, sd_path)]
     if selected.option_id is not None:
         ok = selected.option_id in ids and (chosen is None or selected.option_id == chosen)
         detail = f"{selected.option_id}"
