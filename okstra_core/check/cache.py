@@ -27,7 +27,6 @@ an empty one, never an error.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import operator
@@ -295,6 +294,8 @@ class CheckCache:
         self.directory = Path(os.path.abspath(directory))
         self.hits = 0
         self.misses = 0
+        #: Why the last :meth:`save` wrote nothing (one line naming the file), or None.
+        self.unsaved: str | None = None
 
     def file_for(self, root: str, home: str | None) -> Path:
         """The cache file of one project root and manager home."""
@@ -342,9 +343,14 @@ class CheckCache:
         data = {"format": CACHE_FORMAT, "checker": checker_fingerprint(), "root": root, "home": home}
         data["shapes"] = [list(shape) for shape in shapes]
         data["tasks"] = tasks
-        # The cache only saves time: a read-only or full disk, or a symlink planted there, must not fail the check.
-        with contextlib.suppress(OkstraError, OSError):
+        # The cache only saves time: a read-only or full disk, or a symlink planted there, must not fail the
+        # check; the reason is kept for the command to say once.
+        try:
             writes.replace_file(target, json.dumps(data, separators=(",", ":")).encode("ascii"))
+        except OkstraError as exc:
+            self.unsaved = f"{exc.path or target}: {exc.reason}"
+        except OSError as exc:
+            self.unsaved = f"{target}: {exc.strerror or exc}"
 
 
 def inside(path: Path, folder: Path) -> bool:

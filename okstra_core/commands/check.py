@@ -144,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
     from ..check.cache import CheckCache
     from ..check.engine import CheckError, run_check
 
+    check_cache = None if args.no_cache else CheckCache(layout.okstra_cache_dir(args.cache_dir))
     try:
         with terminal_progress("checking", "tasks", quiet=args.quiet) as progress:
             report = run_check(
@@ -153,11 +154,13 @@ def run(args: argparse.Namespace) -> int:
                 jobs=args.jobs,
                 home=args.home,
                 progress=progress,
-                check_cache=None if args.no_cache else CheckCache(layout.okstra_cache_dir(args.cache_dir)),
+                check_cache=check_cache,
             )
     except CheckError as exc:
         print(f"okstra check: {exc}", file=sys.stderr)
         return EXIT_CANNOT_RUN
+    if check_cache is not None and check_cache.unsaved:
+        print(f"okstra check: warning: cache not saved: {visible(check_cache.unsaved)}", file=sys.stderr)
     out = args.output
     if args.colour == "always":
         colour = True

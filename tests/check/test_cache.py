@@ -317,3 +317,20 @@ def test_cli_cache_dir_default_and_no_cache(
     assert list((chosen / "check").glob("*.json"))
     assert main_check([str(fresh_demo), "--cache-dir", str(fresh_demo / ".okstra" / "c"), *home]) == 2
     assert "inside the store" in capsys.readouterr().err
+
+
+def test_a_cache_that_cannot_be_saved_is_said_once_and_changes_nothing_else(
+    fresh_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = ["--home", str(fresh_demo / ".okstra-home")]
+    assert main_check([str(fresh_demo), "--no-cache", *home]) == 0
+    plain = capsys.readouterr()
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    assert main_check([str(fresh_demo), "--cache-dir", str(blocker), *home]) == 0
+    out, err = capsys.readouterr()
+    assert out == plain.out, "the report is the same"
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("okstra check: warning: cache not saved: ")
+    assert str(blocker) in lines[0] and "Not a directory" in lines[0]
+    assert blocker.read_text() == "not a folder\n"
