@@ -6,10 +6,12 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from textual.app import App
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from okstra_core.store import Project
 from okstra_tui.app import OkstraApp
@@ -57,6 +59,19 @@ async def settle(pilot: Pilot[None]) -> None:
     for _ in range(3):
         await workers_done(pilot.app)
         await pilot.pause()
+
+
+S = TypeVar("S", bound=Screen[Any])
+
+
+async def open_view(pilot: Pilot[None], key: str, kind: type[S]) -> S:
+    """Settle, press *key*, settle: the screen it opened, which must be a *kind*."""
+    await settle(pilot)
+    await pilot.press(key)
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, kind), screen
+    return screen
 
 
 async def wait_until(pilot: Pilot[None], predicate: Callable[[], object], what: str) -> None:

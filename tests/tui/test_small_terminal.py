@@ -19,7 +19,7 @@ from okstra_tui.widgets.footer import BindingsFooter, FooterKey, fit_keys
 from okstra_tui.widgets.summary_line import fit_parts
 from okstra_tui.widgets.virtual_table import Column, VirtualTable, column_widths
 
-from .conftest import make_app, plain, settle
+from .conftest import make_app, open_view, plain, settle
 
 SMALL = (80, 24)
 REPORTS = "runs/**/reports/final-report-*.data.json"
@@ -138,11 +138,8 @@ async def test_inbox_at_80x24_shows_the_summary_and_drops_the_time_first(demo_ro
 
     app = make_app(demo_root)
     async with app.run_test(size=SMALL) as pilot:
-        await settle(pilot)
-        await pilot.press("i")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, InboxScreen) and screen.decisions
+        screen = await open_view(pilot, "i", InboxScreen)
+        assert screen.decisions
         table: DataTable[object] = screen.query_one("#inbox-table", DataTable)
 
         def shown() -> tuple[list[str], str]:

@@ -24,7 +24,7 @@ from okstra_tui.screens.task import TaskScreen
 from okstra_tui.widgets.error_panel import ErrorPanel
 from okstra_tui.widgets.virtual_table import GroupHeader, VirtualTable
 
-from .conftest import SIZE, make_app, plain, settle
+from .conftest import SIZE, make_app, open_view, plain, settle
 
 
 def _rendered_text(widget: Static) -> str:
@@ -200,11 +200,7 @@ async def test_checks_view_groups_findings_and_jumps(fresh_demo: Path) -> None:
     team_states[0].write_text("{ not json", encoding="utf-8")
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("x")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ChecksScreen)
+        screen = await open_view(pilot, "x", ChecksScreen)
         tree = screen.query_one("#checks-tree", Tree)
         files = [n for n in tree.root.children if n.data]
         broken_rel = team_states[0].relative_to(fresh_demo).as_posix()
@@ -221,11 +217,7 @@ async def test_checks_view_groups_findings_and_jumps(fresh_demo: Path) -> None:
 async def test_managers_view(demo_root: Path, demo_home: Path) -> None:
     app = make_app(demo_root)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("m")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ManagersScreen)
+        screen = await open_view(pilot, "m", ManagersScreen)
         tree = screen.query_one("#mgr-tree", Tree)
         managers = tree.root.children
         assert managers
@@ -253,11 +245,7 @@ async def test_managers_view_refuses_a_task_group_linked_outside(
     group.symlink_to(tmp_path / "outside")
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("m")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ManagersScreen)
+        screen = await open_view(pilot, "m", ManagersScreen)
         tree = screen.query_one("#mgr-tree", Tree)
         task = next(
             n for n in _all(tree.root) if isinstance(n.data, TaskNode) and n.data.task.folder == manifest.parent

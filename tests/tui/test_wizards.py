@@ -9,12 +9,13 @@ changed on disk under an open wizard is caught at the write.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ from okstra_tui.screens.wizard_respond import ChooseStep, ClarificationWizard, D
 from okstra_tui.screens.wizard_steps import QuestionStep
 from okstra_tui.widgets.virtual_table import VirtualTable
 
-from .conftest import SIZE, make_app, plain, settle
+from .conftest import SIZE, make_app, open_view, plain, settle
 
 START = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
 
@@ -88,11 +89,7 @@ def verb(*argv: str) -> None:
 async def open_from_inbox(pilot: Pilot[None], wanted: PendingDecision) -> WizardScreen:
     """``i``, the decision's row, Enter: the wizard it opens."""
     app = pilot.app
-    await settle(pilot)
-    await pilot.press("i")
-    await settle(pilot)
-    inbox = app.screen
-    assert isinstance(inbox, InboxScreen)
+    inbox = await open_view(pilot, "i", InboxScreen)
     table = inbox.query_one("#inbox-table", DataTable)
     for row in range(table.row_count):
         table.move_cursor(row=row)
@@ -111,6 +108,14 @@ async def open_from_inbox(pilot: Pilot[None], wanted: PendingDecision) -> Wizard
     wizard = app.screen
     assert isinstance(wizard, WizardScreen)
     return wizard
+
+
+@contextlib.asynccontextmanager
+async def wizard_on(root: Path, wanted: PendingDecision) -> AsyncIterator[tuple[Pilot[None], WizardScreen]]:
+    """The app over *root*, with the wizard of *wanted* opened from the inbox."""
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        yield pilot, await open_from_inbox(pilot, wanted)
 
 
 def error_line(wizard: WizardScreen) -> str:
@@ -142,17 +147,17 @@ async def answer_question(pilot: Pilot[None], step: QuestionStep, answers: dict[
 async def test_clarification_wizard_writes_what_the_verbs_write(fresh_demo: Path, tmp_path: Path) -> None:
     wanted = decision(fresh_demo, "clarification")
     copy = copy_of(fresh_demo, tmp_path)
-    app = make_app(fresh_demo)
     answers: dict[str, str] = {}
-    async with app.run_test(size=SIZE) as pilot:
-        wizard = await open_from_inbox(pilot, wanted)
+    async with wizard_on(fresh_demo, wanted) as (pilot, wizard):
         assert isinstance(wizard, ClarificationWizard)
         questions = [s for s in wizard.steps if isinstance(s, QuestionStep)]
         assert questions and any(q.item.options for q in questions), "one question lists options"
         assert f"step 1 of {len(wizard.steps)} " in plain(wizard.query_one("#wiz-progress", Static))
         for i, step in enumerate(questions):
             assert wizard.step is step
-            assert app.focused is not None and step in app.focused.ancestors_with_self, "the first field has focus"
+            assert pilot.app.focused is not None and step in pilot.app.focused.ancestors_with_self, (
+                "the first field has focus"
+            )
             # An empty answer is refused until it is left empty on purpose.
             await next_step(pilot)
             assert wizard.step is step and error_line(wizard)
@@ -182,7 +187,7 @@ async def test_clarification_wizard_writes_what_the_verbs_write(fresh_demo: Path
         await settle(pilot)
         assert "attached" in plain(wizard.query_one("#attach-result", Static))
         await next_step(pilot)  # Close
-        assert isinstance(app.screen, InboxScreen)
+        assert isinstance(pilot.app.screen, InboxScreen)
 
     written = (fresh_demo / sidecar_rel).read_bytes()
     assert shown.strip() == written.decode("utf-8").strip(), "the review shows the bytes written"
@@ -321,10 +326,8 @@ async def test_direction_wizard_and_planning_prepare_write_what_the_verbs_write(
 ) -> None:
     wanted = decision(fresh_demo, "direction-choice")
     copy = copy_of(fresh_demo, tmp_path)
-    app = make_app(fresh_demo)
     answers: dict[str, str] = {}
-    async with app.run_test(size=SIZE) as pilot:
-        wizard = await open_from_inbox(pilot, wanted)
+    async with wizard_on(fresh_demo, wanted) as (pilot, wizard):
         assert isinstance(wizard, DirectionWizard)
         choose = wizard.step
         assert isinstance(choose, ChooseStep)
@@ -358,7 +361,7 @@ async def test_direction_wizard_and_planning_prepare_write_what_the_verbs_write(
         assert "check of this task: 0 error(s)" in result
         await pilot.press("escape")
         await settle(pilot)
-        assert isinstance(app.screen, InboxScreen)
+        assert isinstance(pilot.app.screen, InboxScreen)
 
     report_rel = Path(wanted.report_path or "").relative_to(fresh_demo).as_posix()
     sidecar_rel = sidecar.relative_to(fresh_demo).as_posix()
@@ -382,9 +385,7 @@ async def test_prepare_wizard_for_a_choice_made_but_not_prepared(
 ) -> None:
     wanted = decision(fresh_demo, "planning-prepare")
     copy = copy_of(fresh_demo, tmp_path)
-    app = make_app(fresh_demo)
-    async with app.run_test(size=SIZE) as pilot:
-        wizard = await open_from_inbox(pilot, wanted)
+    async with wizard_on(fresh_demo, wanted) as (pilot, wizard):
         assert isinstance(wizard, PrepareWizard)
         facts = plain(wizard.query_one("#review-facts", Static))
         assert "sidecar source-data-sha256  matches the report bytes" in facts
@@ -408,10 +409,8 @@ async def test_design_prep_wizard_appends_what_the_verb_appends(
 ) -> None:
     wanted = decision(fresh_demo, "design-prep")
     copy = copy_of(fresh_demo, tmp_path)
-    app = make_app(fresh_demo)
     answers: dict[str, str] = {}
-    async with app.run_test(size=SIZE) as pilot:
-        wizard = await open_from_inbox(pilot, wanted)
+    async with wizard_on(fresh_demo, wanted) as (pilot, wizard):
         assert isinstance(wizard, DesignPrepWizard) and wizard.prep_id == wanted.item
         facts = plain(wizard.query_one("#request-facts", Static))
         state = "on disk, matches the approved snapshot" if wizard.request.exists() else "not materialised yet"
