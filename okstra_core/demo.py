@@ -68,6 +68,8 @@ from .workflows.tasks import (
 )
 
 PROJECT_ID = "demo-shop"
+#: The largest demo asked for in one go (the benchmark trees use 10,000): a typo must not run until killed.
+MAX_TASKS = 1_000_000
 START = dt.datetime(2026, 11, 2, 9, 0, 0, tzinfo=dt.UTC)
 
 ANALYSERS = [

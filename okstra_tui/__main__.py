@@ -81,6 +81,13 @@ def _main(argv: Sequence[str] | None) -> int:
     args = parser.parse_args(args_list)
     if not args.serve and (args.host is not None or args.port is not None):
         parser.error("--host and --port go with --serve")
+    if args.demo_tasks is not None:
+        from okstra_core.demo import MAX_TASKS
+
+        if not args.demo:
+            parser.error("--demo-tasks goes with --demo")
+        if not 0 <= args.demo_tasks <= MAX_TASKS:
+            parser.error(f"--demo-tasks must be between 0 and {MAX_TASKS:,}")
     demo_parent: Path | None = None
     if args.demo:
         from okstra_core.demo import generate

@@ -7,9 +7,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-#: The largest demo asked for in one go (the benchmark trees use 10,000): a typo must not run until killed.
-MAX_TASKS = 1_000_000
-
 
 def register(sub: Any) -> None:
     p = sub.add_parser("demo", help="write a demo project (made by the core's own write path)")
@@ -23,7 +20,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..demo import generate
+    from ..demo import MAX_TASKS, generate
     from ..layout import demo_home
     from ..progress import terminal_progress
 

@@ -56,3 +56,20 @@ def test_demo_opens_a_fresh_demo_with_its_manager_home(monkeypatch: pytest.Monke
     assert seen["catalog"] is True
     assert seen["home"] == str(root / ".okstra-home")
     assert not root.exists(), "the temporary demo is removed when the app exits"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--demo-tasks", "50"], "--demo-tasks goes with --demo"),
+        (["--demo", "--demo-tasks", "-5"], "--demo-tasks must be between 0 and"),
+        (["--demo", "--demo-tasks", "2000000"], "--demo-tasks must be between 0 and"),
+    ],
+)
+def test_demo_tasks_out_of_place_or_range_is_a_usage_error(
+    args: list[str], said: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(OkstraApp, "run", lambda self: pytest.fail("the workbench must not open"))
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(args)
+    assert exit_.value.code == 2 and said in capsys.readouterr().err
