@@ -395,6 +395,20 @@ def demo_home(project_root: Path) -> Path:
     return project_root / DEMO_HOME_DIR
 
 
+#: The checker's settings files at a project root, in the order they are looked for (the first found wins),
+#: as ruff looks for ``.ruff.toml``, ``ruff.toml`` and ``pyproject.toml``; ``pyproject.toml`` counts only
+#: when it has a ``[tool.okstra]`` table.
+OKSTRA_TOML_HIDDEN: Final = ".okstra.toml"
+OKSTRA_TOML: Final = "okstra.toml"
+PYPROJECT_TOML: Final = "pyproject.toml"
+CHECK_SETTINGS_FILES: Final = (OKSTRA_TOML_HIDDEN, OKSTRA_TOML, PYPROJECT_TOML)
+
+
+def check_settings_candidates(project_root: Path) -> list[Path]:
+    """Where the checker looks for its settings at *project_root*, in order."""
+    return [project_root / name for name in CHECK_SETTINGS_FILES]
+
+
 def okstra_cache_dir(override: Path | str | None = None) -> Path:
     """The user's cache folder for okstra (never inside a store): *override*, else ``$OKSTRA_CACHE_DIR``,
     else ``$XDG_CACHE_HOME/okstra``, else ``~/.cache/okstra``."""

@@ -1,18 +1,21 @@
-"""Output formats of a check run: text, json, github, sarif, junit."""
+"""Output formats of a check run: text, json, json-lines, github, gitlab, sarif, junit; and per-rule statistics."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 from collections import Counter
 from itertools import groupby
+from pathlib import Path
 from typing import Final
 
 from ..text import visible
 from .catalog import RULES, RULES_BY_ID
 from .findings import CheckReport, Finding
 
-FORMATS: Final = ("text", "json", "github", "sarif", "junit")
+FORMATS: Final = ("text", "json", "json-lines", "github", "gitlab", "sarif", "junit")
 JSON_VERSION: Final = 1
 TOOL_NAME: Final = "okstra check"
 INFO_URI: Final = "https://github.com/okstra/okstra-workbench/blob/main/docs/rules.md"
@@ -56,20 +59,28 @@ def render_text(report: CheckReport, *, colour: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
+def finding_dict(f: Finding) -> dict[str, object]:
+    """One finding in the JSON shape: ``rule``, ``severity``, ``path``, ``message``, and ``line`` when known."""
+    item: dict[str, object] = {
+        "rule": f.rule,
+        "severity": f.severity,
+        "path": _json_safe(f.path),
+        "message": _json_safe(f.message),
+    }
+    if f.line is not None:
+        item["line"] = f.line
+    return item
+
+
 def report_dict(report: CheckReport) -> dict[str, object]:
     """The stable JSON shape (version 1)."""
-    findings = []
-    for f in report.findings:
-        item: dict[str, object] = {
-            "rule": f.rule,
-            "severity": f.severity,
-            "path": _json_safe(f.path),
-            "message": _json_safe(f.message),
-        }
-        if f.line is not None:
-            item["line"] = f.line
-        findings.append(item)
+    findings = [finding_dict(f) for f in report.findings]
     return {"version": JSON_VERSION, "root": _json_safe(report.root), "summary": report.summary, "findings": findings}
+
+
+def render_json_lines(report: CheckReport) -> str:
+    """One finding per line, each a JSON object of the ``json`` format's findings; nothing when clean."""
+    return "".join(json.dumps(finding_dict(f), ensure_ascii=False) + "\n" for f in report.findings)
 
 
 def _json_safe(text: str) -> str:
@@ -207,12 +218,103 @@ def _xml_safe(text: str) -> str:
     )
 
 
+#: GitLab's Code Quality severities (info, minor, major, critical, blocker) for the checker's three.
+GITLAB_SEVERITY: Final = {"error": "major", "warning": "minor", "info": "info"}
+#: Stands for the project root's absolute path in a fingerprinted message, so clones at other paths agree.
+_ROOT_MARK: Final = "<project>"
+
+
+def fingerprints(report: CheckReport) -> list[str]:
+    """A stable fingerprint per finding, for GitLab to track a finding from one pipeline to the next.
+
+    The SHA-256 of the rule id, the project-relative path and the message (the finding's identity: it names
+    what is wrong, never where it stands in the output), with the project root's absolute path in the message
+    replaced by a mark; findings that share all three are told apart by their order among themselves
+    (by line). The line number and the position in the report are left out, so an edit elsewhere in the file
+    or the store keeps the fingerprint.
+    """
+    roots = sorted({report.root, os.path.realpath(report.root)}, key=len, reverse=True)
+    seen: Counter[tuple[str, str, str]] = Counter()
+    out = []
+    for f in report.findings:
+        message = f.message
+        for root in roots:
+            message = message.replace(root, _ROOT_MARK)
+        identity = (f.rule, f.path, message)
+        nth = seen[identity]
+        seen[identity] += 1
+        text = "\0".join((*identity, str(nth)))
+        out.append(hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
+    return out
+
+
+def _gitlab_path(root: str, rel: str) -> str:
+    """*rel* relative to ``$CI_PROJECT_DIR`` (else the current folder) when the project lies inside it, as ruff does."""
+    if rel.startswith("$"):
+        return visible(rel)
+    base = os.environ.get("CI_PROJECT_DIR") or os.getcwd()
+    real_root, real_base = Path(os.path.realpath(root)), Path(os.path.realpath(base))
+    if real_root != real_base and real_root.is_relative_to(real_base):
+        return visible((real_root.relative_to(real_base) / rel).as_posix())
+    return visible(rel)
+
+
+def render_gitlab(report: CheckReport) -> str:
+    """GitLab Code Quality JSON: an array of issues, one per finding (see :func:`fingerprints`).
+
+    ``location.lines.begin`` is the finding's line, or 1 for a finding about a whole file or folder.
+    """
+    issues = [
+        {
+            "check_name": f.rule,
+            "description": visible(f"{f.rule} {RULES_BY_ID[f.rule].title}: {f.message}"),
+            "severity": GITLAB_SEVERITY[f.severity],
+            "fingerprint": fingerprint,
+            "location": {"path": _gitlab_path(report.root, f.path), "lines": {"begin": f.line or 1}},
+        }
+        for f, fingerprint in zip(report.findings, fingerprints(report), strict=True)
+    ]
+    return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"
+
+
+def statistics(report: CheckReport) -> list[dict[str, object]]:
+    """Findings per rule: ``id``, ``name`` (the rule's title), ``severity``, ``count``; most frequent first."""
+    counts = Counter(f.rule for f in report.findings)
+    return [
+        {"id": rule, "name": RULES_BY_ID[rule].title, "severity": RULES_BY_ID[rule].severity, "count": n}
+        for rule, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
+
+
+#: The formats ``--statistics`` prints in.
+STATISTICS_FORMATS: Final = ("text", "json", "json-lines")
+
+
+def render_statistics(report: CheckReport, fmt: str) -> str:
+    """:func:`statistics` as an aligned table and a total (text), a JSON array, or one object per line."""
+    rows = statistics(report)
+    if fmt == "json":
+        return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "json-lines":
+        return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    width = max([len(str(row["count"])) for row in rows] + [5])
+    lines = [f"{'count':>{width}}  rule    severity  name"]
+    lines += [f"{row['count']:>{width}}  {row['id']}  {row['severity']:<8}  {row['name']}" for row in rows]
+    total = len(report.findings)
+    lines.append(f"{total} finding{'s' * (total != 1)} of {len(rows)} rule{'s' * (len(rows) != 1)}")
+    return "\n".join(lines) + "\n"
+
+
 def render(report: CheckReport, fmt: str, *, colour: bool = False) -> str:
     """The report in one of :data:`FORMATS`."""
     if fmt == "text":
         return render_text(report, colour=colour)
     if fmt == "json":
         return render_json(report)
+    if fmt == "json-lines":
+        return render_json_lines(report)
+    if fmt == "gitlab":
+        return render_gitlab(report)
     if fmt == "github":
         return render_github(report)
     if fmt == "sarif":

@@ -8,12 +8,16 @@ import os
 import stat
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import layout
 from ..check.catalog import RULES, markdown, text_table
-from ..check.formats import FORMATS, render
+from ..check.formats import FORMATS, STATISTICS_FORMATS, render, render_statistics
 from ..progress import terminal_progress
 from ..text import visible
+
+if TYPE_CHECKING:
+    from ..check.settings import CheckSettings
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -39,8 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
         choices=(*FORMATS, "markdown"),
-        default="text",
-        help="output format (markdown only with --list-rules)",
+        default=None,
+        help="output format (default: text; markdown only with --list-rules)",
     )
     parser.add_argument(
         "--select",
@@ -58,12 +62,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="IDS",
         help="skip these rule ids or prefixes (comma-separated, repeatable)",
     )
-    parser.add_argument("--strict", action="store_true", help="warnings fail the check too")
+    parser.add_argument(
+        "--strict", action=argparse.BooleanOptionalAction, default=None, help="warnings fail the check too"
+    )
     parser.add_argument(
         "--jobs",
         "-j",
         type=int,
-        default=0,
+        default=None,
         metavar="N",
         help="worker processes for the per-task part (default: all cores)",
     )
@@ -97,11 +103,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-cache", action="store_true", help="check every task afresh, without reading or writing the cache"
     )
+    _add_ci_arguments(parser)
     parser.add_argument(
         "--quiet",
         "-q",
         action="store_true",
         help="no progress display (it is shown only on a terminal's stderr, never in CI)",
+    )
+
+
+def _add_ci_arguments(parser: argparse.ArgumentParser) -> None:
+    """The settings file and the report shapes a CI pipeline asks for."""
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="read the settings from FILE ([tool.okstra.check] in a pyproject.toml, else [check]) instead of "
+        "the project's .okstra.toml, okstra.toml or pyproject.toml",
+    )
+    parser.add_argument("--isolated", action="store_true", help="read no settings file")
+    parser.add_argument(
+        "--show-settings", action="store_true", help="print the resolved settings and where each came from, and exit"
+    )
+    parser.add_argument(
+        "--statistics", action="store_true", help="print the number of findings per rule instead of the findings"
+    )
+    parser.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when findings fail the check (2 still means it could not run)",
     )
 
 
@@ -133,8 +164,17 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "markdown":
         print("okstra check: error: --format markdown is for --list-rules", file=sys.stderr)
         return EXIT_CANNOT_RUN
-    select = [i for group in args.select for i in group]
-    ignore = [i for group in args.ignore for i in group]
+    settings = _settings(args)
+    if settings is None:
+        return EXIT_CANNOT_RUN
+    if args.show_settings:
+        return _emit(args, settings.show(as_json=settings.format in ("json", "json-lines")))
+    if args.statistics and settings.format not in STATISTICS_FORMATS:
+        print(
+            f"okstra check: error: --statistics prints {', '.join(STATISTICS_FORMATS)}, not {settings.format}",
+            file=sys.stderr,
+        )
+        return EXIT_CANNOT_RUN
     refusal = _output_refusal(args) if args.output is not None else None
     if refusal is not None:  # refused before the check runs, not after
         print(f"okstra check: {visible(str(args.output))}: {refusal}", file=sys.stderr)
@@ -144,17 +184,11 @@ def run(args: argparse.Namespace) -> int:
     from ..check.cache import CheckCache
     from ..check.engine import CheckError, run_check
 
-    check_cache = None if args.no_cache else CheckCache(layout.okstra_cache_dir(args.cache_dir))
+    check_cache = None if args.no_cache else CheckCache(layout.okstra_cache_dir(settings.cache_dir))
     try:
         with terminal_progress("checking", "tasks", quiet=args.quiet) as progress:
             report = run_check(
-                Path(args.project),
-                select=select or None,
-                ignore=ignore or None,
-                jobs=args.jobs,
-                home=args.home,
-                progress=progress,
-                check_cache=check_cache,
+                Path(args.project), jobs=settings.jobs, home=args.home, progress=progress, check_cache=check_cache
             )
     except CheckError as exc:
         print(f"okstra check: {exc}", file=sys.stderr)
@@ -168,8 +202,36 @@ def run(args: argparse.Namespace) -> int:
         colour = False
     else:
         colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    code = _emit(args, render(report, args.format, colour=colour))
-    return code if code else report.exit_code(strict=args.strict)
+    report = settings.apply(report)  # rule selection and per-path ignores
+    if args.statistics:
+        code = _emit(args, render_statistics(report, settings.format))
+    else:
+        code = _emit(args, render(report, settings.format, colour=colour))
+    if code:
+        return code
+    return EXIT_CLEAN if args.exit_zero else report.exit_code(strict=settings.strict)
+
+
+def _settings(args: argparse.Namespace) -> CheckSettings | None:
+    """The run's settings: the flags over the settings file over the defaults; None (said on stderr) when unusable."""
+    from ..check.settings import Flags, SettingsError, resolve
+
+    if args.config is not None and args.isolated:
+        print("okstra check: error: --config and --isolated exclude each other", file=sys.stderr)
+        return None
+    flags = Flags(
+        select=[i for group in args.select for i in group],
+        ignore=[i for group in args.ignore for i in group],
+        strict=args.strict,
+        jobs=args.jobs,
+        cache_dir=args.cache_dir,
+        format=args.format,
+    )
+    try:
+        return resolve(Path(args.project), flags, config=args.config, isolated=args.isolated)
+    except SettingsError as exc:
+        print(f"okstra check: {visible(str(exc))}", file=sys.stderr)
+        return None
 
 
 def _emit(args: argparse.Namespace, text: str) -> int:
