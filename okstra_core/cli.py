@@ -37,6 +37,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "okstra_core.commands.convergence",
     "okstra_core.commands.task",
     "okstra_core.commands.inbox",
+    "okstra_core.commands.completion",
 )
 
 EXIT_OK = 0
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    parser.set_defaults(okstra_parser=parser)  # `okstra completion` generates its script from the whole parser
     return parser
 
 

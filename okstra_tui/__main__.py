@@ -60,6 +60,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=_port, default=None, metavar="N", help="with --serve: port (default: 8000)")
     parser.add_argument("--version", action=VersionAction)
     parser.add_argument("--check", action="store_true", help="run the contract checker headless and exit with its code")
+    parser.add_argument(
+        "--print-completion",
+        choices=("bash", "zsh", "fish"),
+        default=None,
+        metavar="SHELL",
+        help="print okstra-tui's shell completion script for bash, zsh or fish, and exit",
+    )
+    return parser
+
+
+def completion_parser() -> argparse.ArgumentParser:
+    """The parser okstra-tui's completion is generated from: its own flags and, for ``--check``, the checker's."""
+    from okstra_core.commands.check import add_arguments
+
+    parser = build_parser()
+    checker = argparse.ArgumentParser(add_help=False)
+    add_arguments(checker)
+    taken = set(parser._option_string_actions)
+    for action in checker._actions:
+        if action.option_strings and not taken & set(action.option_strings):
+            parser._add_action(action)
     return parser
 
 
@@ -79,6 +100,11 @@ def _main(argv: Sequence[str] | None) -> int:
         return _check(rest)
     parser = build_parser()
     args = parser.parse_args(args_list)
+    if args.print_completion is not None:
+        from okstra_core.commands.completion import script
+
+        sys.stdout.write(script(completion_parser(), args.print_completion))
+        return 0
     if not args.serve and (args.host is not None or args.port is not None):
         parser.error("--host and --port go with --serve")
     if args.demo_tasks is not None:

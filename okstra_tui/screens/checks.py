@@ -29,14 +29,23 @@ SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def run_checker(root: Path, home: Path, progress: Callable[[int, int], None] | None = None) -> CheckReport | str:
-    """The checker's report, or a one-line reason it could not run; *progress* gets ``(tasks checked, tasks)``."""
+    """The checker's report, or a one-line reason it could not run; *progress* gets ``(tasks checked, tasks)``.
+
+    The project's settings file applies as it does to ``okstra check`` (rule selection, per-path ignores, the
+    cache folder); the check runs in this process (``jobs`` is not used: no worker processes forked from the app).
+    """
     from okstra_core.check import run_check
     from okstra_core.check.cache import CheckCache
+    from okstra_core.check.settings import SettingsError, resolve
 
-    # The same cache as `okstra check`: a re-check after an edit re-reads only the tasks that changed.
-    check_cache = CheckCache(layout.okstra_cache_dir())
     try:
-        return run_check(root, home=home, jobs=1, progress=progress, check_cache=check_cache)
+        settings = resolve(root)
+    except SettingsError as exc:
+        return f"the check could not run: {exc}"
+    # The same cache as `okstra check`: a re-check after an edit re-reads only the tasks that changed.
+    check_cache = CheckCache(layout.okstra_cache_dir(settings.cache_dir))
+    try:
+        return settings.apply(run_check(root, home=home, jobs=1, progress=progress, check_cache=check_cache))
     except Exception as exc:  # CheckError and anything unexpected: shown, never raised
         return f"the check could not run: {exc}"
 
