@@ -1,0 +1,115 @@
+"""Shell completion: the scripts shtab makes from the parsers load in each shell and complete verbs, flags, keys."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def shell(argv: list[str], cwd: Path | None = None) -> str:
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=ENV, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def needs(program: str) -> pytest.MarkDecorator:
+    """Skip where *program* is missing on a developer's machine; CI installs it (.ci/run), so there it must run."""
+    return pytest.mark.skipif(
+        shutil.which(program) is None and not os.environ.get("CI"), reason=f"{program} is not installed"
+    )
+
+
+def bash_complete(command: str, words: list[str], cwd: Path | None = None, *, load: str | None = None) -> list[str]:
+    """What bash's completion function offers for *words* (the last one being completed)."""
+    function = "_shtab_" + command.replace("-", "_")
+    quoted = " ".join("'" + w.replace("'", "'\\''") + "'" for w in words)
+    script = (
+        f"source <({load or f'{command} completion bash'})\n"
+        f"COMP_WORDS=({quoted}); COMP_CWORD={len(words) - 1}\n"
+        f'{function}\nprintf "%s\\n" "${{COMPREPLY[@]}}"\n'
+    )
+    return [line for line in shell(["bash", "-c", script], cwd).splitlines() if line]
+
+
+def test_the_bash_script_loads() -> None:
+    out = shell(["bash", "-c", "source <(okstra completion bash); complete -p okstra"])
+    assert out.strip() == "complete -o bashdefault -F _shtab_okstra okstra"
+
+
+def test_bash_completes_a_verb_and_a_flag() -> None:
+    assert bash_complete("okstra", ["okstra", "ch"]) == ["check"]
+    assert "completion" in bash_complete("okstra", ["okstra", "comp"])
+    assert bash_complete("okstra", ["okstra", "check", "--stat"]) == ["--statistics"]
+    assert bash_complete("okstra", ["okstra", "check", "--format", "g"]) == ["github", "gitlab"]
+    assert bash_complete("okstra", ["okstra", "completion", ""]) == ["bash", "zsh", "fish"]
+
+
+def test_bash_completes_task_keys_from_the_project_on_the_line(demo_root: Path, tmp_path: Path) -> None:
+    keys = shell(["okstra", "task", "keys", str(demo_root)]).split()
+    assert len(keys) >= 10 and all(k.count(":") == 2 for k in keys)
+    words = ["okstra", "task", "refresh-fix-cycles", str(demo_root), "--task", ""]
+    assert bash_complete("okstra", words, cwd=tmp_path) == keys
+    prefix = keys[0].rsplit(":", 1)[0] + ":"
+    words[-1] = prefix
+    assert bash_complete("okstra", words, cwd=tmp_path) == [k for k in keys if k.startswith(prefix)]
+    # No project on the line: the current folder's.
+    assert bash_complete("okstra", ["okstra", "task", "refresh-fix-cycles", "--task", ""], cwd=demo_root) == keys
+
+
+def test_task_keys_leave_out_what_cannot_be_a_completion_word(fresh_demo: Path) -> None:
+    import json
+
+    from okstra_core import layout
+
+    catalog = layout.task_catalog_path(fresh_demo)
+    doc = json.loads(catalog.read_text(encoding="utf-8"))
+    tasks = doc["tasks"] if isinstance(doc, dict) else doc
+    tasks[0]["taskKey"] = "evil:\x1b[2J:key"
+    tasks[1]["taskKey"] = "two words:x:y"
+    catalog.write_text(json.dumps(doc), encoding="utf-8")
+    keys = shell(["okstra", "task", "keys", str(fresh_demo)]).splitlines()
+    assert keys == [t["taskKey"] for t in tasks[2:]]
+
+
+def test_okstra_tui_completion_loads_and_completes_its_flags_and_the_checkers() -> None:
+    load = "okstra-tui --print-completion bash"
+    out = shell(["bash", "-c", f"source <({load}); complete -p okstra-tui"])
+    assert out.strip() == "complete -o bashdefault -F _shtab_okstra_tui okstra-tui"
+    assert bash_complete("okstra-tui", ["okstra-tui", "--dem"], load=load) == ["--demo", "--demo-tasks"]
+    assert bash_complete("okstra-tui", ["okstra-tui", "--check", "--exit"], load=load) == ["--exit-zero"]
+
+
+@needs("zsh")
+def test_the_zsh_script_registers_its_function() -> None:
+    script = shell(["okstra", "completion", "zsh"])
+    assert script.startswith("#compdef okstra")
+    probe = 'autoload -U compinit && compinit -u -D; eval "$(okstra completion zsh)"; print -r -- ${_comps[okstra]}'
+    assert shell(["zsh", "-fc", probe]).strip() == "_shtab_okstra"
+    tui = (
+        'autoload -U compinit && compinit -u -D; eval "$(okstra-tui --print-completion zsh)"; '
+        "print -r -- ${_comps[okstra-tui]}"
+    )
+    assert shell(["zsh", "-fc", tui]).strip() == "_shtab_okstra_tui"
+
+
+@needs("fish")
+def test_fish_completes_a_verb_a_flag_and_task_keys(demo_root: Path, tmp_path: Path) -> None:
+    script = tmp_path / "okstra.fish"
+    script.write_text(shell(["okstra", "completion", "fish"]), encoding="utf-8")
+
+    def complete(line: str) -> list[str]:
+        out = shell(["fish", "--no-config", "-c", f"source {script}; complete -C {line!r}"], cwd=tmp_path)
+        return [row.split("\t")[0] for row in out.splitlines()]
+
+    assert complete("okstra ch") == ["check"]
+    assert complete("okstra check --stat") == ["--statistics"]
+    keys = shell(["okstra", "task", "keys", str(demo_root)]).split()
+    assert sorted(complete(f"okstra task refresh-fix-cycles {demo_root} --task ")) == sorted(keys)
