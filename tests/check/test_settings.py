@@ -324,3 +324,13 @@ def test_the_settings_file_is_never_written(fresh_demo: Path, capsys: pytest.Cap
     )
     capsys.readouterr()
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+
+
+def test_the_pre_commit_hook_runs_when_the_store_or_a_settings_file_is_staged() -> None:
+    import re
+
+    hooks = (Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
+    (files,) = re.findall(r"^  files: (.+)$", hooks, flags=re.MULTILINE)
+    staged = [".okstra/tasks/a/b/manifest.json", "pyproject.toml", "okstra.toml", ".okstra.toml"]
+    assert all(re.search(files, name) for name in staged)
+    assert not any(re.search(files, name) for name in ["src/app.py", "docs/pyproject.toml.md", "sub/okstra.tomlx"])
