@@ -29,21 +29,27 @@ def cmd_task_refresh_fix_cycles(args: argparse.Namespace) -> int:
 def cmd_task_keys(args: argparse.Namespace) -> int:
     """Print the catalog's task keys, one per line (what shell completion offers for ``--task``).
 
-    A key holding whitespace or a control character is left out: it could not be one completion word, and
-    nothing from the store reaches the terminal raw.
+    Only keys made of letters, digits and ``._:@+-/=,%`` (not starting with ``-``) are printed: bash expands
+    the words it completes from (``$(...)``, backquotes, globs, braces, ``~``), and the catalog is written by
+    agents, so a key that could run or expand anything in a shell, or that is not one word, is left out.
     """
     from ..errors import LoadError
-    from ..text import has_controls
 
     project = open_project(args)
     listing = project.catalog_listing()
     if isinstance(listing, LoadError):
         raise OkstraError(listing.path, listing.reason)
-    keys = dict.fromkeys(e.task_key for e in listing if e.task_key and not has_controls(e.task_key))
-    for key in keys:
-        if not any(ch.isspace() for ch in key):
+    for key in dict.fromkeys(e.task_key for e in listing):
+        if completion_word(key):
             say(key)
     return 0
+
+
+def completion_word(text: str) -> bool:
+    """Whether *text* can be offered to a shell as a completion word as it is (see :func:`cmd_task_keys`)."""
+    return (
+        bool(text) and text[0] != "-" and all((ch.isalnum() and ch.isprintable()) or ch in "._:@+-/=,%" for ch in text)
+    )
 
 
 def register(sub: Any) -> None:

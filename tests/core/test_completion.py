@@ -72,11 +72,17 @@ def test_task_keys_leave_out_what_cannot_be_a_completion_word(fresh_demo: Path) 
     catalog = layout.task_catalog_path(fresh_demo)
     doc = json.loads(catalog.read_text(encoding="utf-8"))
     tasks = doc["tasks"] if isinstance(doc, dict) else doc
-    tasks[0]["taskKey"] = "evil:\x1b[2J:key"
-    tasks[1]["taskKey"] = "two words:x:y"
+    hostile = ["evil:\x1b[2J:key", "two words:x:y", "$(touch PWNED):x:y", "`touch PWNED`:x:y", "{a,b}:x:y", "-x:y:z"]
+    for task, key in zip(tasks, hostile, strict=False):
+        task["taskKey"] = key
+    tasks[len(hostile)]["taskKey"] = "déjà-vu:group:task"
     catalog.write_text(json.dumps(doc), encoding="utf-8")
     keys = shell(["okstra", "task", "keys", str(fresh_demo)]).splitlines()
-    assert keys == [t["taskKey"] for t in tasks[2:]]
+    assert keys == [t["taskKey"] for t in tasks[len(hostile) :]]
+    # Completing in bash runs nothing a key says.
+    offered = bash_complete("okstra", ["okstra", "task", "refresh-fix-cycles", "--task", ""], cwd=fresh_demo)
+    assert offered == keys
+    assert not (fresh_demo / "PWNED").exists()
 
 
 def test_okstra_tui_completion_loads_and_completes_its_flags_and_the_checkers() -> None:
