@@ -36,7 +36,7 @@ def _run(root: Path, fmt: str) -> bytes:
     return proc.stdout
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "github", "junit", "sarif"])
+@pytest.mark.parametrize("fmt", ["text", "json", "json-lines", "github", "gitlab", "junit", "sarif"])
 def test_no_raw_control_characters_in_any_format(hostile_store: Path, fmt: str) -> None:
     out = _run(hostile_store, fmt)
     assert b"evil-" in out, "the hostile file is reported"
@@ -44,8 +44,10 @@ def test_no_raw_control_characters_in_any_format(hostile_store: Path, fmt: str) 
         assert raw not in out, f"{raw!r} reached the {fmt} output"
     if fmt == "junit":
         ET.fromstring(out)
-    if fmt in ("json", "sarif"):
+    if fmt in ("json", "sarif", "gitlab"):
         json.loads(out)
+    if fmt == "json-lines":
+        assert all(json.loads(line) for line in out.splitlines())
 
 
 def test_a_fifo_run_manifest_is_not_reported_as_missing(fresh_demo: Path) -> None:

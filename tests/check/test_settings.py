@@ -334,3 +334,17 @@ def test_the_pre_commit_hook_runs_when_the_store_or_a_settings_file_is_staged() 
     staged = [".okstra/tasks/a/b/manifest.json", "pyproject.toml", "okstra.toml", ".okstra.toml"]
     assert all(re.search(files, name) for name in staged)
     assert not any(re.search(files, name) for name in ["src/app.py", "docs/pyproject.toml.md", "sub/okstra.tomlx"])
+
+
+def test_control_characters_in_the_file_never_reach_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(tmp_path)
+    write(root / "okstra.toml", '[check]\nper-path-ignores = { "x\\u001b[2J/**" = ["OKS017"] }\n')
+    assert main_check([str(root), "--show-settings"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "x␛[2J/**" in out
+    write(root / "okstra.toml", '[check]\n"bad\\u001b[2J" = 1\n')
+    assert main_check([str(root)]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and 'check."bad\\u001b[2J": unknown key' in err
