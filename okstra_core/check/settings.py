@@ -76,6 +76,7 @@ class CheckSettings:
 
     file: Path | None = None
     table: str | None = None
+    found_by: str = ""
     file_select: list[str] | None = None
     file_ignore: list[str] = field(default_factory=list)
     flag_select: list[str] = field(default_factory=list)
@@ -129,7 +130,7 @@ class CheckSettings:
         return {
             "settings-file": {
                 "value": str(self.file) if self.file is not None else None,
-                "source": self.table or "none found",
+                "source": f"{self.table}, {self.found_by}" if self.table else self.found_by,
             },
             "select": {"value": self.flag_select or self.file_select, "source": self.sources["select"]},
             "ignore": {"value": [*self.file_ignore, *self.flag_ignore], "source": self.sources["ignore"]},
@@ -380,7 +381,14 @@ def resolve(
         return default
 
     sources: dict[str, str] = {}
-    settings = CheckSettings(file=path, table=table)
+    names = ", ".join(layout.CHECK_SETTINGS_FILES)
+    if isolated:
+        found_by = "--isolated: no settings file read"
+    elif config is not None:
+        found_by = "--config"
+    else:
+        found_by = f"first found of {names}" if path is not None else f"looked for {names}: none found"
+    settings = CheckSettings(file=path, table=table, found_by=found_by)
     settings.strict = pick("strict", flags.strict, "--strict" if flags.strict else "--no-strict", False)
     settings.jobs = pick("jobs", flags.jobs, "--jobs", 0)
     settings.cache_dir = pick("cache-dir", flags.cache_dir, "--cache-dir", None)

@@ -208,13 +208,16 @@ def test_show_settings_says_where_each_value_came_from(tmp_path: Path, capsys: p
     write(root / "pyproject.toml", f"[tool.okstra.check]\n{ALL_KEYS}")
     assert main_check([str(root), "--show-settings", "--jobs", "2"]) == 0
     shown = json.loads(capsys.readouterr().out)  # format = "json" in the file
-    assert shown["settings-file"] == {"value": str(root / "pyproject.toml"), "source": "[tool.okstra.check]"}
+    assert shown["settings-file"] == {
+        "value": str(root / "pyproject.toml"),
+        "source": "[tool.okstra.check], first found of .okstra.toml, okstra.toml, pyproject.toml",
+    }
     assert shown["jobs"] == {"value": 2, "source": "--jobs"}
     assert shown["strict"] == {"value": True, "source": str(root / "pyproject.toml")}
     assert shown["cache-dir"]["value"] == str(root / "cache/okstra")
     assert main_check([str(root), "--show-settings", "--isolated"]) == 0
     text = capsys.readouterr().out
-    assert "settings-file     none  (none found)" in text
+    assert "settings-file     none  (--isolated: no settings file read)" in text
     assert f"rules             {len(RULES)} of {len(RULES)} selected" in text
 
 
