@@ -106,6 +106,18 @@ def test_the_zsh_script_registers_its_function() -> None:
     assert shell(["zsh", "-fc", tui]).strip() == "_shtab_okstra_tui"
 
 
+@needs("zsh")
+def test_zsh_offers_the_task_keys_of_the_project_on_the_line(demo_root: Path, tmp_path: Path) -> None:
+    keys = shell(["okstra", "task", "keys", str(demo_root)]).split()
+    # compadd stubbed to print what it is given: the function's own logic, without a terminal.
+    probe = (
+        'autoload -U compinit && compinit -u -D; eval "$(okstra completion zsh)"; '
+        'compadd() { print -rl -- "${(@P)${@[-1]}}" }; '
+        f"words=(okstra task refresh-fix-cycles {demo_root} --task ''); CURRENT=6; _okstra_task_keys"
+    )
+    assert shell(["zsh", "-fc", probe], cwd=tmp_path).split() == keys
+
+
 @needs("fish")
 def test_fish_completes_a_verb_a_flag_and_task_keys(demo_root: Path, tmp_path: Path) -> None:
     script = tmp_path / "okstra.fish"
