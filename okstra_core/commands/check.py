@@ -300,7 +300,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "check",
         help="check a project's .okstra/ store against the storage contract",
-        description="Check a project's .okstra/ store against the storage contract (read-only).",
+        description="Check a project's .okstra/ store against the storage contract (read-only). Settings are read "
+        "from [tool.okstra.check] in the project's pyproject.toml, or [check] in its .okstra.toml or okstra.toml "
+        "(the first found); a flag overrides them. --show-settings shows what applies.",
     )
     add_arguments(parser)
     parser.set_defaults(func=run)

@@ -351,3 +351,22 @@ def test_control_characters_in_the_file_never_reach_the_terminal(
     assert main_check([str(root)]) == 2
     err = capsys.readouterr().err
     assert "\x1b" not in err and 'check."bad\\u001b[2J": unknown key' in err
+
+
+def test_okstra_check_finds_the_settings_of_the_current_folder(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = project(tmp_path)
+    write(root / "pyproject.toml", '[tool.okstra.check]\nignore = ["OKS005"]\nformat = "json"\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "okstra_core.cli", "check", "--show-settings"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    shown = json.loads(proc.stdout)
+    assert shown["settings-file"]["value"] == "pyproject.toml"
+    assert shown["ignore"] == {"value": ["OKS005"], "source": "pyproject.toml"}
