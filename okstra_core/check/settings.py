@@ -32,7 +32,7 @@ from typing import Any, Final
 from .. import layout
 from ..errors import OkstraError
 from ..text import visible
-from .catalog import RULES, expand
+from .catalog import FLAT_LEGACY_ARTIFACT, RULES, expand
 from .findings import CheckReport, Finding
 from .formats import FORMATS
 
@@ -47,8 +47,8 @@ EXPECTED: Final = {
     "jobs": "a whole number of worker processes, 0 or more (0: all cores)",
     "cache-dir": "a folder path (relative to the settings file's folder)",
     "format": "one of " + ", ".join(FORMATS),
-    "per-path-ignores": 'a table of globs relative to .okstra/ to lists of rule ids, e.g. { "tasks/legacy/**" = '
-    '["OKS017"] }',
+    "per-path-ignores": "a table of globs relative to .okstra/ to lists of rule ids, e.g. "
+    f'{{ "tasks/legacy/**" = ["{FLAT_LEGACY_ARTIFACT}"] }}',
 }
 
 DEFAULT: Final = "default"
@@ -268,7 +268,9 @@ def _key_text(table: str, key: str) -> str:
 def _rule_list(path: Path, key: str, value: object) -> list[str]:
     """A list of known rule ids or prefixes, or a refusal naming *key*."""
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise SettingsError(path, f'{key}: expected a list of rule ids or prefixes, e.g. ["OKS017", "OKS06"]')
+        raise SettingsError(
+            path, f'{key}: expected a list of rule ids or prefixes, e.g. ["{FLAT_LEGACY_ARTIFACT}", "OKS06"]'
+        )
     for item in value:
         try:
             expand([item])
