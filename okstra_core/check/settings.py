@@ -133,7 +133,11 @@ class CheckSettings:
                 "source": f"{self.table}, {self.found_by}" if self.table else self.found_by,
             },
             "select": {"value": self.flag_select or self.file_select, "source": self.sources["select"]},
-            "ignore": {"value": [*self.file_ignore, *self.flag_ignore], "source": self.sources["ignore"]},
+            "ignore": {
+                # A --select starts afresh (as ruff's does): the file's ignore no longer applies.
+                "value": self.flag_ignore if self.flag_select else [*self.file_ignore, *self.flag_ignore],
+                "source": self.sources["ignore"],
+            },
             "strict": {"value": self.strict, "source": self.sources["strict"]},
             "jobs": {"value": self.jobs, "source": self.sources["jobs"]},
             "cache-dir": {"value": str(layout.okstra_cache_dir(self.cache_dir)), "source": self.sources["cache-dir"]},
@@ -402,7 +406,10 @@ def resolve(
     settings.flag_select = list(flags.select)
     settings.flag_ignore = list(flags.ignore)
     sources["select"] = _layered(flags.select, "select" in values, "--select", label)
-    sources["ignore"] = _layered(flags.ignore, "ignore" in values, "--ignore", label, stacked=True)
+    if flags.select:
+        sources["ignore"] = "--ignore" if flags.ignore else f"{DEFAULT} (--select starts afresh)"
+    else:
+        sources["ignore"] = _layered(flags.ignore, "ignore" in values, "--ignore", label, stacked=True)
     settings.sources = sources
     settings._matchers = [(glob_pattern(g), frozenset(expand(ids))) for g, ids in settings.per_path_ignores.items()]
     return settings

@@ -213,6 +213,15 @@ def test_show_settings_says_where_each_value_came_from(tmp_path: Path, capsys: p
         "source": "[tool.okstra.check], first found of .okstra.toml, okstra.toml, pyproject.toml",
     }
     assert shown["jobs"] == {"value": 2, "source": "--jobs"}
+    assert shown["ignore"] == {"value": ["OKS005"], "source": str(root / "pyproject.toml")}
+    assert main_check([str(root), "--show-settings", "--select", "OKS0"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["select"] == {"value": ["OKS0"], "source": "--select"}
+    assert shown["ignore"] == {"value": [], "source": "default (--select starts afresh)"}
+    assert len(shown["rules"]["value"]) == len([r for r in RULES if r.id.startswith("OKS0")])
+    assert main_check([str(root), "--show-settings", "--ignore", "OKS1"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["ignore"]["value"] == ["OKS005", "OKS1"]
     assert shown["strict"] == {"value": True, "source": str(root / "pyproject.toml")}
     assert shown["cache-dir"]["value"] == str(root / "cache/okstra")
     assert main_check([str(root), "--show-settings", "--isolated"]) == 0
