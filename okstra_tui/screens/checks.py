@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,8 +29,11 @@ if TYPE_CHECKING:
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
-def run_checker(root: Path, home: Path, progress: Callable[[int, int], None] | None = None) -> CheckReport | str:
-    """The checker's report, or a one-line reason it could not run; *progress* gets ``(tasks checked, tasks)``.
+def run_checker(
+    root: Path, home: Path, progress: Callable[[int, int], None] | None = None
+) -> tuple[CheckReport, str | None] | str:
+    """The checker's report and the settings file it applied (project-relative, or None), or a one-line reason
+    it could not run; *progress* gets ``(tasks checked, tasks)``.
 
     The project's settings file applies as it does to ``okstra check`` (rule selection, per-path ignores, the
     cache folder); the check runs in this process (``jobs`` is not used: no worker processes forked from the app).
@@ -44,8 +48,12 @@ def run_checker(root: Path, home: Path, progress: Callable[[int, int], None] | N
         return f"the check could not run: {exc}"
     # The same cache as `okstra check`: a re-check after an edit re-reads only the tasks that changed.
     check_cache = CheckCache(layout.okstra_cache_dir(settings.cache_dir))
+    shown = None
+    if settings.file is not None:
+        file, base = Path(os.path.abspath(settings.file)), Path(os.path.abspath(root))
+        shown = layout.rel(file, base) if file.is_relative_to(base) else str(file)
     try:
-        return settings.apply(run_check(root, home=home, jobs=1, progress=progress, check_cache=check_cache))
+        return settings.apply(run_check(root, home=home, jobs=1, progress=progress, check_cache=check_cache)), shown
     except Exception as exc:  # CheckError and anything unexpected: shown, never raised
         return f"the check could not run: {exc}"
 
@@ -130,17 +138,18 @@ class ChecksScreen(ViewScreen):
         self.query_one("#checks-summary", Static).update(f"Running the checker… {done:,} of {total:,} tasks checked")
         self.query_one("#checks-progress", ProgressBar).update(total=total, progress=done)
 
-    def _show(self, report: CheckReport | str) -> None:
+    def _show(self, outcome: tuple[CheckReport, str | None] | str) -> None:
         summary = self.query_one("#checks-summary", Static)
         self.query_one("#checks-progress", ProgressBar).display = False
         tree = self.findings_tree
         tree.clear()
         for old in self.query(ErrorPanel):
             old.remove()
-        if isinstance(report, str):
+        if isinstance(outcome, str):
             summary.update("")
-            self.mount(ErrorPanel(report, title="Checker"), after=summary)
+            self.mount(ErrorPanel(outcome, title="Checker"), after=summary)
             return
+        report, settings_file = outcome
         by_file: dict[str, list[Finding]] = {}
         for finding in report.findings:
             by_file.setdefault(finding.path, []).append(finding)
@@ -151,6 +160,7 @@ class ChecksScreen(ViewScreen):
                 (f"{report.warnings} warnings", "yellow" if report.warnings else ""),
                 ", ",
                 f"{report.infos} infos in {len(by_file)} files ({report.files} files checked)",
+                f" · settings: {visible(settings_file)}" if settings_file else "",
             )
         )
         for path, findings in by_file.items():

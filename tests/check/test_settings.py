@@ -178,8 +178,11 @@ def test_the_checks_view_reads_the_same_settings(fresh_demo: Path) -> None:
 
     home = fresh_demo / ".okstra-home"
     write(fresh_demo / ".okstra.toml", '[check]\nselect = ["OKS017"]\n')
-    report = run_checker(fresh_demo, home)
-    assert not isinstance(report, str) and report.findings and {f.rule for f in report.findings} == {"OKS017"}
+    outcome = run_checker(fresh_demo, home)
+    assert not isinstance(outcome, str)
+    report, shown = outcome
+    assert report.findings and {f.rule for f in report.findings} == {"OKS017"}
+    assert shown == ".okstra.toml"
     write(fresh_demo / ".okstra.toml", "[check]\nstrict = 1\n")
     refusal = run_checker(fresh_demo, home)
     assert isinstance(refusal, str) and ".okstra.toml: check.strict: expected true or false" in refusal

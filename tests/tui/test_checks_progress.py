@@ -11,6 +11,7 @@ from textual.widgets import ProgressBar, Static, Tree
 
 from okstra_tui.screens import checks
 from okstra_tui.screens.checks import ChecksScreen
+from okstra_tui.widgets.error_panel import ErrorPanel
 
 from .conftest import SIZE, WAIT_SECONDS, make_app, plain, settle, wait_until
 
@@ -70,3 +71,24 @@ async def test_checks_view_uses_the_check_cache(fresh_demo: Path, monkeypatch: p
         await pilot.press("R")
         await settle(pilot)
         assert plain(app.screen.query_one("#checks-summary", Static)) == first
+
+
+async def test_checks_view_applies_and_names_the_settings_file(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OKSTRA_HOME", str(fresh_demo / ".okstra-home"))
+    (fresh_demo / "okstra.toml").write_text('[check]\nselect = ["OKS017"]\n', encoding="utf-8")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("x")
+        await settle(pilot)
+        summary = plain(app.screen.query_one("#checks-summary", Static)).strip()
+        assert summary.startswith("0 errors, 3 warnings, 0 infos in 3 files") and summary.endswith(
+            " · settings: okstra.toml"
+        )
+        (fresh_demo / "okstra.toml").write_text("[check]\nselect = 17\n", encoding="utf-8")
+        await pilot.press("R")
+        await settle(pilot)
+        panel = app.screen.query_one(ErrorPanel)
+        assert "okstra.toml: check.select: expected a list of rule ids or prefixes" in plain(panel)
