@@ -409,12 +409,16 @@ def check_settings_candidates(project_root: Path) -> list[Path]:
     return [project_root / name for name in CHECK_SETTINGS_FILES]
 
 
+#: Moves the cache folder (as ruff's ``RUFF_CACHE_DIR``: over a settings file's ``cache-dir``, under ``--cache-dir``).
+CACHE_DIR_ENV: Final = "OKSTRA_CACHE_DIR"
+
+
 def okstra_cache_dir(override: Path | str | None = None) -> Path:
     """The user's cache folder for okstra (never inside a store): *override*, else ``$OKSTRA_CACHE_DIR``,
     else ``$XDG_CACHE_HOME/okstra``, else ``~/.cache/okstra``."""
     if override is not None:
         return Path(override)
-    env = os.environ.get("OKSTRA_CACHE_DIR")
+    env = os.environ.get(CACHE_DIR_ENV)
     if env:
         return Path(env)
     xdg = os.environ.get("XDG_CACHE_HOME")

@@ -397,7 +397,12 @@ def resolve(
     settings = CheckSettings(file=path, table=table, found_by=found_by)
     settings.strict = pick("strict", flags.strict, "--strict" if flags.strict else "--no-strict", False)
     settings.jobs = pick("jobs", flags.jobs, "--jobs", 0)
-    settings.cache_dir = pick("cache-dir", flags.cache_dir, "--cache-dir", None)
+    # $OKSTRA_CACHE_DIR counts as the flag, as RUFF_CACHE_DIR does for ruff: a CI job can move the cache.
+    env_cache = os.environ.get(layout.CACHE_DIR_ENV)
+    if flags.cache_dir is None and env_cache:
+        settings.cache_dir = pick("cache-dir", Path(env_cache), f"${layout.CACHE_DIR_ENV}", None)
+    else:
+        settings.cache_dir = pick("cache-dir", flags.cache_dir, "--cache-dir", None)
     settings.format = pick("format", flags.format, "--format", "text")
     settings.per_path_ignores = values.get("per-path-ignores", {})
     sources["per-path-ignores"] = label if "per-path-ignores" in values else DEFAULT

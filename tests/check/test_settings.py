@@ -116,6 +116,17 @@ def test_flags_override_the_file_which_overrides_the_defaults(tmp_path: Path) ->
     assert s.sources["ignore"].endswith("then --ignore")
 
 
+def test_the_cache_folder_variable_counts_as_the_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = project(tmp_path)
+    write(root / "okstra.toml", '[check]\ncache-dir = "from-file"\n')
+    assert resolve(root).cache_dir == root / "from-file"
+    monkeypatch.setenv("OKSTRA_CACHE_DIR", str(tmp_path / "from-env"))
+    s = resolve(root)
+    assert (s.cache_dir, s.sources["cache-dir"]) == (tmp_path / "from-env", "$OKSTRA_CACHE_DIR")
+    s = resolve(root, Flags(cache_dir=tmp_path / "from-flag"))
+    assert (s.cache_dir, s.sources["cache-dir"]) == (tmp_path / "from-flag", "--cache-dir")
+
+
 def test_isolated_reads_no_file_not_even_a_broken_one(tmp_path: Path) -> None:
     root = project(tmp_path)
     write(root / "pyproject.toml", f"[tool.okstra.check]\n{ALL_KEYS}")
