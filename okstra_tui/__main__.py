@@ -54,8 +54,16 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _host_name(text: str) -> str:
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9.-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a host name (name or name:port)")
+    return text
+
+
 #: The options that only mean something with --serve.
-SERVE_ONLY = ("host", "port", "token_file", "no_token", "max_sessions", "idle_timeout")
+SERVE_ONLY = ("host", "port", "token_file", "no_token", "max_sessions", "idle_timeout", "allow_host")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -106,6 +114,14 @@ def _serve_access_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-token",
         action="store_true",
         help="with --serve on a loopback address only: require no token (every user of this machine can connect)",
+    )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        type=_host_name,
+        default=None,
+        metavar="NAME",
+        help="with --serve on a loopback address: also answer to this Host (a TLS proxy's public name); repeatable",
     )
     parser.add_argument(
         "--max-sessions",
@@ -224,6 +240,7 @@ def _serve(root: Path, args: argparse.Namespace) -> int:
         read_only=args.read_only,
         max_sessions=args.max_sessions or DEFAULT_MAX_SESSIONS,
         idle_timeout=args.idle_timeout,
+        extra_hosts=tuple(args.allow_host or ()),
     )
     return serve(root, options)
 

@@ -21,6 +21,7 @@ from okstra_core.text import visible
 from .navigation import TOP_VIEWS, History, Location, OpenView, View
 from .screens.base import ViewScreen
 from .views import build_screen
+from .widgets import read_only
 
 if TYPE_CHECKING:
     from okstra_core.workflows.inbox import PendingDecision
@@ -93,6 +94,14 @@ class OkstraApp(App[None]):
 
     def on_mount(self) -> None:
         self.sub_title = visible(str(self.project.root))
+        if read_only.read_only():
+            self.title = f"{self.TITLE} (read-only)"
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Keys that could write (the editor) are shown disabled under the read-only guard."""
+        if read_only.disabled(action):
+            return None
+        return True
 
     def notify(
         self,
@@ -217,6 +226,9 @@ class OkstraApp(App[None]):
             self.notify(f"Cannot run {command[0]}: {exc}", severity="error")
 
     def action_editor(self) -> None:
+        if read_only.disabled("editor"):
+            self.notify(read_only.REASON, severity="warning")
+            return
         self._run_external("EDITOR", "vi")
 
     def action_pager(self) -> None:
@@ -238,6 +250,13 @@ class OkstraApp(App[None]):
             if not binding.description or binding.action in seen or binding.action in ("quit",):
                 continue
             seen.add(binding.action)
+            if not active.enabled and read_only.disabled(binding.action):
+                yield SystemCommand(
+                    f"{binding.description} (disabled: {read_only.REASON})",
+                    f"key: {_key_label(key)}",
+                    partial(self.notify, read_only.REASON, severity="warning"),
+                )
+                continue
             yield SystemCommand(
                 binding.description, f"key: {_key_label(key)}", partial(self.run_action, binding.action, active.node)
             )
@@ -259,6 +278,8 @@ class OkstraApp(App[None]):
             title = f"Decide: {KIND_LABELS.get(decision.kind, decision.kind)} · {decision.task}"
             if decision.item:
                 title += f" {decision.item}"
+            if read_only.read_only():
+                title += " (read-only: review only)"
             yield SystemCommand(title, decision.summary, partial(self.open_decision, decision))
 
     def open_decision(self, decision: PendingDecision) -> None:

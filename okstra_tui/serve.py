@@ -70,6 +70,8 @@ class ServeOptions:
     max_sessions: int = DEFAULT_MAX_SESSIONS
     #: Seconds without input after which a session is ended (None: never).
     idle_timeout: float | None = None
+    #: More names the ``Host`` header may give on a loopback address (a reverse proxy's public name).
+    extra_hosts: tuple[str, ...] = ()
 
 
 def is_loopback(host: str) -> bool:
@@ -99,8 +101,11 @@ def exposure_warning(host: str, port: int, *, token: bool = True, read_only: boo
     )
 
 
-def allowed_hosts(host: str, port: int) -> frozenset[str] | None:
-    """Host headers accepted when bound to a loopback address (None: any, for a deliberately exposed server)."""
+def allowed_hosts(host: str, port: int, extra: tuple[str, ...] = ()) -> frozenset[str] | None:
+    """Host headers accepted when bound to a loopback address (None: any, for a deliberately exposed server).
+
+    *extra* are names a reverse proxy passes on (``--allow-host``), accepted as given.
+    """
     if not is_loopback(host):
         return None
     names = {"localhost", "127.0.0.1", "[::1]"}
@@ -108,7 +113,8 @@ def allowed_hosts(host: str, port: int) -> frozenset[str] | None:
         names.add(f"[{host}]")
     else:
         names.add(host.lower())
-    return frozenset({*(f"{n}:{port}" for n in names), *(names if port == 80 else ())})
+    given = {name.lower() for name in extra}
+    return frozenset({*(f"{n}:{port}" for n in names), *(names if port == 80 else ()), *given})
 
 
 def command_for(project: Path, *, read_only: bool = False) -> str:

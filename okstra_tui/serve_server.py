@@ -90,7 +90,7 @@ def _without_token(request: web.Request) -> str:
 
 def make_gate(options: ServeOptions) -> Any:
     """The middleware that admits a request: right host, right token or cookie, same origin for the websocket."""
-    accepted = allowed_hosts(options.host, options.port)
+    accepted = allowed_hosts(options.host, options.port, options.extra_hosts)
     name = cookie_name(options.port)
     token = options.token.value if options.token is not None else None
     expected_cookie = cookie_value(token) if token is not None else ""

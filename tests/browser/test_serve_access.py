@@ -365,3 +365,19 @@ def test_read_only_sessions(demo_root: Path, tmp_path: Path) -> None:
 
         asyncio.run(one())
         wait_until(lambda: server.children() == [], "the session's process is reaped")
+
+
+def test_behind_a_tls_proxy(demo_root: Path, tmp_path: Path) -> None:
+    """A proxy passing its public Host and ``X-Forwarded-Proto: https``: a Secure cookie, a wss:// websocket."""
+    public = "workbench.example.org"
+    with serving(demo_root, tmp_path, "--allow-host", public) as server:
+        proxied = {"Host": public, "X-Forwarded-Proto": "https"}
+        status, _, _, cookies = _get(f"{server.url}/?token={server.token}", headers=proxied)
+        assert status == 303 and "Secure" in cookies[0]
+        status, _, page, _ = _get(server.url + "/", headers={**proxied, **_cookie(server)})
+        assert status == 200 and f"wss://{public}/ws" in page
+        origin = {**proxied, **_cookie(server), "Origin": f"https://{public}"}
+        assert _ws_status(_ws_url(server), origin) == 101
+        assert _ws_status(_ws_url(server), {**origin, "Origin": "https://elsewhere.example.org"}) == 403
+        assert _get(server.url + "/", headers={**_cookie(server), "Host": "other.example.org"})[0] == 403
+        wait_until(lambda: server.children() == [], "the session's process is reaped")

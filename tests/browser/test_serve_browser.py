@@ -184,3 +184,62 @@ def test_port_taken_is_one_line(demo_root: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and f"127.0.0.1:{port}" in done.stderr and "Traceback" not in done.stderr
     assert "token=" not in done.stdout, "nothing is announced before the port is bound"
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    """Every file and folder under *root*: the SHA-256 of its bytes, or ``dir``."""
+    import hashlib
+
+    out: dict[str, str] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs:
+            out[os.path.relpath(os.path.join(folder, name), root)] = "dir"
+        for name in files:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as fh:
+                out[os.path.relpath(path, root)] = hashlib.sha256(fh.read()).hexdigest()
+    return out
+
+
+#: Each wizard's palette entry ("Decide: <kind> · <task> …") is found by these words.
+WIZARDS = ("choose a direction", "prepare planning", "answer questions", "confirm design item")
+READ_ONLY_LINE = r"read-only: nothing will be written"
+
+
+def test_read_only_in_the_browser(browser: Any, fresh_demo: Path, tmp_path: Path) -> None:  # noqa: F811
+    """Served read-only: every wizard opens from the palette and walks to its write step; no byte changes."""
+    before = _tree_digest(fresh_demo)
+    frames: list[bytes] = []
+    with serving(fresh_demo, tmp_path, "--read-only") as server:
+        assert "read-only: writes refused" in server.output()
+        page = _open_page(browser, frames)
+        try:
+            page.goto(f"{server.url}/?token={server.token}", wait_until="domcontentloaded", timeout=WAIT * 1000)
+            _wait_for(frames, page, r"READ-ONLY")
+            page.locator(".textual-terminal").click()
+            for words in WIZARDS:
+                start = len(frames)
+                page.keyboard.press("Control+p")
+                _wait_for(frames, page, r"Search for commands|🔎", start)
+                page.keyboard.type(f"Decide {words}")
+                _wait_for(frames, page, r"review only", start)
+                page.keyboard.press("Enter")
+                _wait_for(frames, page, r"step 1 of", start)
+                for _ in range(12):  # every step: choose (Enter), answer (typed), Next
+                    if re.search(READ_ONLY_LINE, _screen_text(frames[start:])):
+                        break
+                    page.keyboard.press("Enter")
+                    page.keyboard.type("answer")
+                    page.keyboard.press("Control+n")
+                    page.wait_for_timeout(700)
+                _wait_for(frames, page, READ_ONLY_LINE, start)
+                page.keyboard.press("Control+n")  # the write step's Next: nothing happens
+                page.wait_for_timeout(500)
+                page.screenshot(path=str(tmp_path / f"read-only-{words.replace(' ', '-')}.png"))
+                assert "wrote " not in _screen_text(frames[start:]).lower()
+                page.keyboard.press("Escape")
+                _wait_for(frames, page, r"Catalog|Inbox", len(frames) - 1)
+        finally:
+            page.close()
+        wait_until(lambda: server.children() == [], "the closed tab's process is reaped", timeout=30)
+    assert _tree_digest(fresh_demo) == before, "a read-only session changed the store"
