@@ -232,11 +232,18 @@ def startup_lines(project: Path, options: ServeOptions) -> list[str]:
         f"okstra-tui: serving {visible(str(project))} on {options.host}:{options.port} · {access} · {writes} · "
         f"at most {options.max_sessions} sessions",
     ]
-    if token is None:
-        lines.append(f"open {base}")
-    elif token.generated:
-        lines.append(f"open {base}?token={quote(token.value, safe='')}")
-    else:
-        lines.append(f"open {base}?token=… (the token from {token.source})")
+    bases = [base]
+    if options.host in ("0.0.0.0", "::"):  # a wildcard address: this machine's own address works too
+        bases.append(
+            f"http://127.0.0.1:{options.port}/" if options.host == "0.0.0.0" else f"http://[::1]:{options.port}/"
+        )
+    for i, address in enumerate(bases):
+        prefix = "open" if i == 0 else "  or"
+        if token is None:
+            lines.append(f"{prefix} {address}")
+        elif token.generated:
+            lines.append(f"{prefix} {address}?token={quote(token.value, safe='')}")
+        else:
+            lines.append(f"{prefix} {address}?token=… (the token from {token.source})")
     lines.append("Ctrl+C stops the server")
     return lines

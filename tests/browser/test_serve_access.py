@@ -381,3 +381,47 @@ def test_behind_a_tls_proxy(demo_root: Path, tmp_path: Path) -> None:
         assert _ws_status(_ws_url(server), {**origin, "Origin": "https://elsewhere.example.org"}) == 403
         assert _get(server.url + "/", headers={**_cookie(server), "Host": "other.example.org"})[0] == 403
         wait_until(lambda: server.children() == [], "the session's process is reaped")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_stopping_the_server_ends_its_sessions(demo_root: Path, tmp_path: Path) -> None:
+    import signal
+
+    with serving(demo_root, tmp_path) as server:
+
+        async def open_then_stop() -> list[int]:
+            async with (
+                aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as client,
+                client.ws_connect(_ws_url(server), headers={**_cookie(server), "Origin": server.url}),
+            ):
+                wait_until(lambda: len(server.children()) == 1, "the session's process")
+                sessions = server.children()
+                os.kill(server.proc.pid, signal.SIGTERM)  # the server alone, as Ctrl+C or a service manager
+                await asyncio.to_thread(server.proc.wait, WAIT)
+                return sessions
+
+        sessions = asyncio.run(open_then_stop())
+        assert server.proc.returncode == 0
+        wait_until(lambda: not any(_alive(pid) for pid in sessions), "the session's process ended with the server")
+
+
+def test_the_startup_lines_say_address_token_and_writes() -> None:
+    from okstra_tui.serve import ServeOptions, Token, startup_lines
+
+    project = Path("/srv/shop")
+    generated = Token("g" * 43, "generated")
+    lines = startup_lines(project, ServeOptions(token=generated))
+    assert lines[0].startswith("okstra-tui: serving /srv/shop on 127.0.0.1:8000 · token required · writes possible")
+    assert lines[1] == f"open http://127.0.0.1:8000/?token={'g' * 43}"
+    fixed = startup_lines(project, ServeOptions(token=Token("f" * 20, "OKSTRA_SERVE_TOKEN"), read_only=True))
+    assert "read-only: writes refused" in fixed[0] and all("f" * 20 not in line for line in fixed)
+    assert "no token (--no-token)" in startup_lines(project, ServeOptions(token=None))[0]
+    wild = startup_lines(project, ServeOptions(host="0.0.0.0", port=9000, token=generated))
+    assert wild[2] == f"  or http://127.0.0.1:9000/?token={'g' * 43}"
