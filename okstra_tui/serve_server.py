@@ -33,6 +33,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from aiohttp.abc import AbstractAccessLogger
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
+from yarl import URL
 
 from okstra_core.text import visible
 
@@ -82,10 +83,14 @@ def _https(request: web.Request) -> bool:
 
 
 def _without_token(request: web.Request) -> str:
-    """The address the browser used, without the token (other query parameters kept)."""
+    """The address the browser used, without the token (other query parameters kept), on this server.
+
+    Leading slashes and backslashes are folded into one slash, so ``//elsewhere.example`` stays a path here.
+    """
     query = request.rel_url.query.copy()
     query.popall("token", None)
-    return str(request.rel_url.with_query(query))
+    path = "/" + request.rel_url.path.lstrip("/\\")
+    return str(URL.build(path=path, query=query))
 
 
 def make_gate(options: ServeOptions) -> Any:

@@ -97,6 +97,11 @@ def test_the_token_sets_a_cookie_and_leaves_the_address(served: Served) -> None:
     assert cookie.startswith(f"{served.cookie_name}={cookie_value(token)};")
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Secure" not in cookie
     assert token not in cookie
+    # The redirect stays on this server, whatever the path looks like.
+    for path in ("//elsewhere.example/", "/\\elsewhere.example/", "/static/../x"):
+        status, headers, _, _ = _get(f"{served.url}{path}?token={token}")
+        location = headers["Location"]
+        assert status == 303 and location.startswith("/") and location[1:2] not in ("/", "\\"), location
     # Behind a TLS proxy that says so, the cookie is Secure.
     _, _, _, proxied = _get(f"{served.url}/?token={token}", headers={"X-Forwarded-Proto": "https"})
     assert "Secure" in proxied[0]
