@@ -52,8 +52,9 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 #: Seconds between websocket pings; a browser that misses a pong for half of it is gone.
 HEARTBEAT = 10.0
-#: Seconds a session's process has to quit when asked, then again after SIGTERM, before SIGKILL.
-QUIT_GRACE = 5.0
+#: Seconds a session's process has to quit when asked, then again after SIGTERM, before SIGKILL. With the
+#: heartbeat, the process of a browser that went silent is gone within 10 + 5 + 3 * 3 seconds (under 30).
+QUIT_GRACE = 3.0
 
 WEBSOCKET_PATH = "/ws"
 LOGIN_HINT = (
@@ -309,12 +310,16 @@ class WorkbenchServer(Server):
 async def end_process(service: AppService) -> None:
     """End a session's process: ask it to quit, then SIGTERM, then SIGKILL; always wait for it (reaped)."""
     process = service._process
+
+    async def quit_and_wait() -> None:
+        await service.stop()  # the quit message; returns once the process closed its output
+        if process is not None:
+            await process.wait()
+
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(service.stop(), QUIT_GRACE)
+        await asyncio.wait_for(quit_and_wait(), QUIT_GRACE)
     if process is None:
         return
-    with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(process.wait(), QUIT_GRACE)
     for stop in (process.terminate, process.kill):
         if process.returncode is not None:
             break

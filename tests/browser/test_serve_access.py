@@ -430,3 +430,30 @@ def test_the_startup_lines_say_address_token_and_writes() -> None:
     assert "no token (--no-token)" in startup_lines(project, ServeOptions(token=None))[0]
     wild = startup_lines(project, ServeOptions(host="0.0.0.0", port=9000, token=generated))
     assert wild[2] == f"  or http://127.0.0.1:9000/?token={'g' * 43}"
+
+
+def test_a_process_that_ignores_quit_and_sigterm_is_killed_and_reaped() -> None:
+    from okstra_tui.serve_server import end_process
+
+    class Stuck:
+        """A session whose process ignores the quit message and SIGTERM."""
+
+        _process: asyncio.subprocess.Process | None = None
+
+        async def stop(self) -> None:
+            await asyncio.sleep(3600)  # never answers the quit
+
+    async def scenario() -> int | None:
+        stuck = Stuck()
+        stuck._process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(1, flush=True); time.sleep(600)",
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert stuck._process.stdout is not None
+        await stuck._process.stdout.readline()  # SIGTERM is ignored from here on
+        await end_process(stuck)  # type: ignore[arg-type]
+        return stuck._process.returncode
+
+    assert asyncio.run(scenario()) == -9

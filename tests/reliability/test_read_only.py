@@ -54,7 +54,9 @@ def guarded(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[bool], None]]
         if on:
             monkeypatch.setenv(writes.READ_ONLY_ENV, "1")
         else:
-            monkeypatch.delenv(writes.READ_ONLY_ENV, raising=False)
+            # setenv first, so the variable's absence is what the test's end restores (enable_read_only sets it).
+            monkeypatch.setenv(writes.READ_ONLY_ENV, "")
+            monkeypatch.delenv(writes.READ_ONLY_ENV)
 
     switch(False)
     yield switch

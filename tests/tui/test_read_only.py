@@ -9,6 +9,7 @@ Each wizard's own write, called directly, is refused by the core as well.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -153,7 +154,10 @@ def test_the_flag_switches_the_guard_on(demo_root: Path, monkeypatch: pytest.Mon
 
     seen: list[bool] = []
     monkeypatch.setattr(writes, "_read_only", False)
-    monkeypatch.delenv(writes.READ_ONLY_ENV, raising=False)
+    # setenv first, so the variable's absence is what the test's end restores (the flag sets it).
+    monkeypatch.setenv(writes.READ_ONLY_ENV, "")
+    monkeypatch.delenv(writes.READ_ONLY_ENV)
     monkeypatch.setattr("okstra_tui.app.OkstraApp.run", lambda self: seen.append(writes.read_only()))
     assert entry.main([str(demo_root), "--read-only"]) == 0
     assert seen == [True]
+    assert os.environ[writes.READ_ONLY_ENV] == "1", "inherited by what the workbench starts"
