@@ -4,6 +4,9 @@ The server runs on 127.0.0.1 only, every wait is bounded, and the server is
 always stopped. The page draws on a canvas, so what it shows is read from the
 terminal output the page receives over its websocket (escape sequences
 removed); the key press goes through the page's own keyboard handling.
+The browser gets in the way a person does: the printed address with its
+token, then the cookie. Served read-only, every wizard walks to its write
+step from the palette and the store keeps every byte.
 """
 
 from __future__ import annotations
