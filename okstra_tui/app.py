@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 #: Name under which the kept task view is installed (installed screens stay mounted when popped).
 KEPT_TASK_SCREEN = "okstra-task-view"
 
+#: Textual's own palette commands that write a file.
+FILE_WRITING_COMMANDS = frozenset({"Screenshot"})
+
 #: Above this many tasks the palette does not read the inbox on every opening (the inbox view, i, lists it).
 PALETTE_INBOX_TASKS = 1000
 
@@ -238,7 +241,16 @@ class OkstraApp(App[None]):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """Every key binding with a description, so the palette offers every action."""
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title in FILE_WRITING_COMMANDS and read_only.read_only():
+                # Textual's screenshot saves a file in the working folder: disabled, with the reason.
+                yield SystemCommand(
+                    f"{command.title} (disabled: {read_only.REASON})",
+                    command.help,
+                    partial(self.notify, read_only.REASON, severity="warning"),
+                )
+                continue
+            yield command
         seen: set[str] = set()
         base = screen
         from .screens.help import HelpScreen

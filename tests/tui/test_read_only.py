@@ -131,6 +131,7 @@ async def test_writing_keys_are_disabled_with_the_reason(
         editor = next(title for title in commands if title.startswith("Open in $EDITOR"))
         assert editor.endswith(f"(disabled: {REASON})")
         assert all(t.endswith("(read-only: review only)") for t in commands if t.startswith("Decide:"))
+        assert f"Screenshot (disabled: {REASON})" in commands, "Textual's screenshot would save a file"
         await pilot.press("e")
         await settle(pilot)
         commands[editor].callback()
@@ -145,7 +146,8 @@ async def test_no_badge_when_writes_are_possible(demo_root: Path, monkeypatch: p
         await settle(pilot)
         assert "READ-ONLY" not in app.screen.query_one(Breadcrumbs).line(120).plain
         assert app.check_action("editor", ()) is True
-        assert not any("disabled" in c.title for c in app.get_system_commands(app.screen))
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Screenshot" in titles and not any("disabled" in t for t in titles)
 
 
 def test_the_flag_switches_the_guard_on(demo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
