@@ -240,13 +240,25 @@ class WorkbenchServer(Server):
     async def _run_session(self, request: web.Request, websocket: web.WebSocketResponse) -> None:
         await websocket.prepare(request)
 
+        # Once the browser is gone its output is dropped, not an error: the process's output is still read to
+        # its end, so a process quitting never blocks on a full pipe.
+        async def send_bytes(data: bytes) -> None:
+            if not websocket.closed:
+                with contextlib.suppress(ConnectionError, RuntimeError):
+                    await websocket.send_bytes(data)
+
+        async def send_str(data: str) -> None:
+            if not websocket.closed:
+                with contextlib.suppress(ConnectionError, RuntimeError):
+                    await websocket.send_str(data)
+
         async def close() -> None:
             await websocket.close()
 
         service = AppService(
             self.command,
-            write_bytes=websocket.send_bytes,
-            write_str=websocket.send_str,
+            write_bytes=send_bytes,
+            write_str=send_str,
             close=close,
             download_manager=self.download_manager,
             debug=self.debug,
