@@ -45,6 +45,10 @@ class WriteRefused(OkstraError):
     """A write that would break a contract rule; nothing was changed."""
 
 
+class ReadOnly(WriteRefused):
+    """A write attempted under the read-only guard (``okstra-tui --read-only``, ``OKSTRA_READ_ONLY``)."""
+
+
 class PathEscape(WriteRefused):
     """A target outside its authorised root, or reached through a symlink escape."""
 

@@ -15,6 +15,11 @@
 * :func:`replace_file`: the one write outside any store (the check cache):
   a temp file beside the target, fsync, rename; never through a final symlink.
 
+Every store primitive first consults the process's read-only guard
+(:func:`enable_read_only`, or ``OKSTRA_READ_ONLY=1`` in the environment): under
+it each one refuses with :class:`~okstra_core.errors.ReadOnly` before touching
+anything, so a read-only workbench cannot change a store whatever its screens do.
+
 Each store primitive resolves its target with symlinks followed and refuses a
 path outside its authorised root or reached through a symlink escape
 (DECISIONS section 5).
@@ -39,7 +44,7 @@ import filelock
 
 from . import layout
 from .digests import pretty_json
-from .errors import LayoutError, LockTimeout, OkstraError, PathEscape, WriteFailed, WriteRefused
+from .errors import LayoutError, LockTimeout, OkstraError, PathEscape, ReadOnly, WriteFailed, WriteRefused
 from .layout import TEMP_PREFIX, lock_path
 from .names import format_seq
 
@@ -63,6 +68,40 @@ def relaxed_durability() -> Iterator[None]:
 def _fsync(fd: int) -> None:
     if _durable.get():
         os.fsync(fd)
+
+
+# -------------------------------------------------------------- read-only guard
+
+#: The environment variable that puts a process (and the processes it starts) under the read-only guard.
+READ_ONLY_ENV = "OKSTRA_READ_ONLY"
+
+_read_only = False
+
+
+def enable_read_only() -> None:
+    """Refuse every store write in this process from now on, and in the processes it starts.
+
+    There is no way back: a read-only workbench stays read-only until it exits.
+    """
+    global _read_only
+    _read_only = True
+    os.environ[READ_ONLY_ENV] = "1"
+
+
+def read_only() -> bool:
+    """Whether store writes are refused: :func:`enable_read_only` was called, or ``OKSTRA_READ_ONLY`` is set.
+
+    Any value but empty or ``0`` counts as set, so a typo errs on the safe side.
+    """
+    return _read_only or os.environ.get(READ_ONLY_ENV, "") not in ("", "0")
+
+
+def refuse_if_read_only(target: Path | str) -> None:
+    """Raise :class:`ReadOnly` naming *target* under the read-only guard; every store primitive calls it first."""
+    if read_only():
+        raise ReadOnly(
+            target, "read-only: this workbench writes nothing (started with --read-only or OKSTRA_READ_ONLY)"
+        )
 
 
 class Outcome(enum.Enum):
@@ -140,6 +179,7 @@ def allocate_seq(root: Path, run_directory: Path, category: str) -> int:
     number. Gaps are allowed. The claim folder is made with containment
     checked: nothing is made through a folder symlinked outside *root*.
     """
+    refuse_if_read_only(run_directory)
     if category not in layout.SEQ_CATEGORIES:
         raise LayoutError(None, f"{category!r} does not allocate seqs")
     folder = layout.category_dir(run_directory, category)
@@ -164,6 +204,7 @@ def ensure_root(root: Path) -> None:
     It is the root itself, so nothing contains it; an existing folder (or a
     symlink to one) is fine, a file standing there is refused.
     """
+    refuse_if_read_only(root)
     with _io_failure(root, "create folder"):
         try:
             os.makedirs(root, exist_ok=True)
@@ -177,6 +218,7 @@ def ensure_dir(root: Path, folder: Path) -> None:
     The check before matters: ``makedirs`` through a symlinked parent would
     otherwise create folders outside the root before the refusal.
     """
+    refuse_if_read_only(folder)
     real_root = _real_root(root)
     candidate = folder if folder.is_absolute() else root / folder
     if not Path(os.path.realpath(candidate)).is_relative_to(real_root):
@@ -335,6 +377,7 @@ def lock_path_for(resource: Path) -> Path:
     The private lock folder must be a real folder inside the resource's folder:
     a symlink planted in its place is refused, so no lock file is made elsewhere.
     """
+    refuse_if_read_only(resource)
     path = lock_path(resource)
     folder = path.parent
     try:
@@ -368,6 +411,7 @@ def locked(resource: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterator[No
 
 def create_only(root: Path, target: Path | str, data: bytes) -> Outcome:
     """Create *target* with *data*; identical existing bytes succeed, different bytes are refused."""
+    refuse_if_read_only(target)
     final = resolve_target(root, target)
     ensure_dir(root, final.parent)
     with _io_failure(target, "create"):
@@ -407,6 +451,7 @@ def jsonl_line(record: Any) -> bytes:
 
 def append_jsonl(root: Path, target: Path | str, record: Any, *, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Outcome:
     """Append one record as one whole line, under the file's lock."""
+    refuse_if_read_only(target)
     line = jsonl_line(record)
     final = resolve_target(root, target)
     ensure_dir(root, final.parent)
@@ -471,6 +516,7 @@ def replace_locked(
     returns the new bytes, or None to leave the file as it is. It may raise to
     refuse; nothing is written then.
     """
+    refuse_if_read_only(target)
     final = resolve_target(root, target)
     ensure_dir(root, final.parent)
     with locked(final, timeout), _io_failure(target, "replace"):
@@ -501,6 +547,7 @@ def replace_keeping(
     Identical bytes are :attr:`Outcome.IDENTICAL`. Returns what happened and the
     kept copy's path (None when nothing was kept).
     """
+    refuse_if_read_only(target)
     final = resolve_target(root, target)
     ensure_dir(root, final.parent)
     with locked(final, timeout), _io_failure(target, "replace"):
@@ -550,6 +597,7 @@ def move_no_overwrite(root: Path, source: Path, target: Path | str) -> Outcome:
 
     Identical bytes already at *target* count as done and the source is removed.
     """
+    refuse_if_read_only(target)
     src = resolve_target(root, source)
     final = resolve_target(root, target)
     ensure_dir(root, final.parent)
@@ -577,6 +625,7 @@ def remove_archived(root: Path, target: Path | str, archive: Path | str) -> Outc
 
     This is how replaced state leaves its place: never without a matching archive.
     """
+    refuse_if_read_only(target)
     final = resolve_target(root, target)
     saved = resolve_target(root, archive)
     with locked(final), _io_failure(target, "remove"):
@@ -630,6 +679,7 @@ def populate_fresh_tree(root: Path, files: dict[Path, bytes]) -> int:
     file or fsync because a half-built disposable tree is simply rebuilt.
     Returns the number of files written.
     """
+    refuse_if_read_only(root)
     real_root = str(_real_root(root))
     made: set[str] = set()
     count = 0

@@ -1,4 +1,4 @@
-"""``okstra-tui [PROJECT]``, ``--demo``, ``--serve`` and ``okstra-tui --check [PROJECT] [checker flags...]``."""
+"""``okstra-tui [PROJECT]``, ``--demo``, ``--serve``, ``--read-only``, ``okstra-tui --check [PROJECT] [flags...]``."""
 
 from __future__ import annotations
 
@@ -34,6 +34,38 @@ def _port(text: str) -> int:
     return port
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of sessions (1-1000)")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 1 <= value <= 30 * 86400:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (1 to 2592000)")
+    return value
+
+
+def _host_name(text: str) -> str:
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9.-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a host name (name or name:port)")
+    return text
+
+
+#: The options that only mean something with --serve.
+SERVE_ONLY = ("host", "port", "token_file", "no_token", "max_sessions", "idle_timeout", "allow_host")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="okstra-tui",
@@ -55,9 +87,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="ADDRESS",
         help="with --serve: address to bind (default: 127.0.0.1, this machine only); another address is "
-        "reachable by whoever can reach the port, writes included",
+        "reachable by whoever can reach the port (and holds the token)",
     )
     parser.add_argument("--port", type=_port, default=None, metavar="N", help="with --serve: port (default: 8000)")
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="open the workbench with every write refused (wizards show what they would write and write nothing)",
+    )
+    _serve_access_arguments(parser)
     parser.add_argument("--version", action=VersionAction)
     parser.add_argument("--check", action="store_true", help="run the contract checker headless and exit with its code")
     parser.add_argument(
@@ -84,6 +122,44 @@ def completion_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _serve_access_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="with --serve: require the token held by FILE (mode 600) instead of a generated one; "
+        "OKSTRA_SERVE_TOKEN may hold it instead",
+    )
+    parser.add_argument(
+        "--no-token",
+        action="store_true",
+        help="with --serve on a loopback address only: require no token (every user of this machine can connect)",
+    )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        type=_host_name,
+        default=None,
+        metavar="NAME",
+        help="with --serve on a loopback address: also answer to this Host (a TLS proxy's public name); repeatable",
+    )
+    parser.add_argument(
+        "--max-sessions",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="with --serve: browser sessions (one workbench process each) open at once (default: 8)",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="with --serve: end a session after this long without input (default: never)",
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``okstra-tui``; a reader that closes the pipe early ends it quietly (as ``okstra``)."""
     from okstra_core.cli import quiet_on_broken_pipe
@@ -105,8 +181,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
         sys.stdout.write(script(completion_parser(), args.print_completion))
         return 0
-    if not args.serve and (args.host is not None or args.port is not None):
-        parser.error("--host and --port go with --serve")
+    if not args.serve:
+        given = [name for name in SERVE_ONLY if getattr(args, name) not in (None, False)]
+        if given:
+            parser.error(f"--{given[0].replace('_', '-')} goes with --serve")
     if args.demo_tasks is not None:
         from okstra_core.demo import MAX_TASKS
 
@@ -152,13 +230,45 @@ def _open(root: Path, args: argparse.Namespace, demo_parent: Path | None) -> int
         print(f"okstra-tui: {project}", file=sys.stderr)
         return EXIT_USAGE
     if args.serve:
-        from .serve import DEFAULT_HOST, DEFAULT_PORT, serve
+        return _serve(project.root, args)
+    if args.read_only:
+        from okstra_core.writes import enable_read_only
 
-        return serve(project.root, args.host or DEFAULT_HOST, args.port or DEFAULT_PORT)
+        enable_read_only()
     from .app import OkstraApp
 
     OkstraApp(project, demo_dir=demo_parent).run()
     return 0
+
+
+def _serve(root: Path, args: argparse.Namespace) -> int:
+    """``--serve``: check the access options, then serve until interrupted."""
+    from .serve import DEFAULT_HOST, DEFAULT_MAX_SESSIONS, DEFAULT_PORT, ServeOptions, ServeRefused, choose_token
+
+    host = args.host or DEFAULT_HOST
+    try:
+        token = choose_token(args.token_file, args.no_token, host)
+    except ServeRefused as exc:
+        print(f"okstra-tui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        from .serve_server import serve
+    except ImportError as exc:
+        print(
+            f"okstra-tui: --serve needs textual-serve ({exc.name} is missing): pip install 'okstra-workbench[serve]'",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    options = ServeOptions(
+        host=host,
+        port=args.port or DEFAULT_PORT,
+        token=token,
+        read_only=args.read_only,
+        max_sessions=args.max_sessions or DEFAULT_MAX_SESSIONS,
+        idle_timeout=args.idle_timeout,
+        extra_hosts=tuple(args.allow_host or ()),
+    )
+    return serve(root, options)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,6 +21,7 @@ from okstra_core.text import visible
 from .navigation import TOP_VIEWS, History, Location, OpenView, View
 from .screens.base import ViewScreen
 from .views import build_screen
+from .widgets import read_only
 
 if TYPE_CHECKING:
     from okstra_core.workflows.inbox import PendingDecision
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
 
 #: Name under which the kept task view is installed (installed screens stay mounted when popped).
 KEPT_TASK_SCREEN = "okstra-task-view"
+
+#: Textual's own palette commands that write a file.
+FILE_WRITING_COMMANDS = frozenset({"Screenshot"})
 
 #: Above this many tasks the palette does not read the inbox on every opening (the inbox view, i, lists it).
 PALETTE_INBOX_TASKS = 1000
@@ -93,6 +97,14 @@ class OkstraApp(App[None]):
 
     def on_mount(self) -> None:
         self.sub_title = visible(str(self.project.root))
+        if read_only.read_only():
+            self.title = f"{self.TITLE} (read-only)"
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Keys that could write (the editor) are shown disabled under the read-only guard."""
+        if read_only.disabled(action):
+            return None
+        return True
 
     def notify(
         self,
@@ -217,6 +229,9 @@ class OkstraApp(App[None]):
             self.notify(f"Cannot run {command[0]}: {exc}", severity="error")
 
     def action_editor(self) -> None:
+        if read_only.disabled("editor"):
+            self.notify(read_only.REASON, severity="warning")
+            return
         self._run_external("EDITOR", "vi")
 
     def action_pager(self) -> None:
@@ -226,7 +241,16 @@ class OkstraApp(App[None]):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """Every key binding with a description, so the palette offers every action."""
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title in FILE_WRITING_COMMANDS and read_only.read_only():
+                # Textual's screenshot saves a file in the working folder: disabled, with the reason.
+                yield SystemCommand(
+                    f"{command.title} (disabled: {read_only.REASON})",
+                    command.help,
+                    partial(self.notify, read_only.REASON, severity="warning"),
+                )
+                continue
+            yield command
         seen: set[str] = set()
         base = screen
         from .screens.help import HelpScreen
@@ -238,6 +262,13 @@ class OkstraApp(App[None]):
             if not binding.description or binding.action in seen or binding.action in ("quit",):
                 continue
             seen.add(binding.action)
+            if not active.enabled and read_only.disabled(binding.action):
+                yield SystemCommand(
+                    f"{binding.description} (disabled: {read_only.REASON})",
+                    f"key: {_key_label(key)}",
+                    partial(self.notify, read_only.REASON, severity="warning"),
+                )
+                continue
             yield SystemCommand(
                 binding.description, f"key: {_key_label(key)}", partial(self.run_action, binding.action, active.node)
             )
@@ -259,6 +290,8 @@ class OkstraApp(App[None]):
             title = f"Decide: {KIND_LABELS.get(decision.kind, decision.kind)} · {decision.task}"
             if decision.item:
                 title += f" {decision.item}"
+            if read_only.read_only():
+                title += " (read-only: review only)"
             yield SystemCommand(title, decision.summary, partial(self.open_decision, decision))
 
     def open_decision(self, decision: PendingDecision) -> None:

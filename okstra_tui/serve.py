@@ -1,25 +1,77 @@
 """``okstra-tui PROJECT --serve``: the workbench in a web browser, through textual-serve.
 
 Each browser tab that opens the page starts its own workbench process on the
-project, drawn in the page by xterm.js. The server binds to 127.0.0.1 unless
-``--host`` names another address; it then warns that whoever can reach the
-port can use the workbench, writes included. Requests naming another host
-than the one served (a page on another site that resolves its name to this
-machine: DNS rebinding) and websockets opened from another origin are refused.
+project, drawn in the page by xterm.js (:mod:`okstra_tui.serve_server`). This
+module holds what is decided before the server starts: the address and its
+exposure, the token (generated, from ``--token-file`` or from
+``OKSTRA_SERVE_TOKEN``), the cookie that stands for it, and the startup lines.
+
+A token is required by default, as in Jupyter: the page, its assets and the
+websocket need the token (``?token=…``) or the cookie its first use sets.
+``--no-token`` is accepted only on a loopback address. Requests naming another
+host than the one served (DNS rebinding) and websockets opened from another
+origin are refused.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import ipaddress
+import os
+import secrets
 import shlex
+import socket
+import stat
 import sys
-from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote
+
+from okstra_core.text import visible
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+DEFAULT_MAX_SESSIONS = 8
+#: The environment variable that can hold a fixed token (removed from the environment once read).
+TOKEN_ENV = "OKSTRA_SERVE_TOKEN"
+#: Bytes of randomness in a generated token (256 bits; at least 128 are required).
+TOKEN_BYTES = 32
+#: A fixed token shorter than this is refused: it could be guessed.
+MIN_TOKEN_CHARS = 16
+#: A token file larger than this is not a token.
+MAX_TOKEN_FILE = 4096
+
+
+class ServeRefused(Exception):
+    """A serving option that cannot be honoured; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Token:
+    """The secret that opens the workbench, and where it came from (``generated``, a file, the environment)."""
+
+    value: str
+    source: str
+
+    @property
+    def generated(self) -> bool:
+        return self.source == "generated"
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """How the workbench is served."""
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    token: Token | None = None
+    read_only: bool = False
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    #: Seconds without input after which a session is ended (None: never).
+    idle_timeout: float | None = None
+    #: More names the ``Host`` header may give on a loopback address (a reverse proxy's public name).
+    extra_hosts: tuple[str, ...] = ()
 
 
 def is_loopback(host: str) -> bool:
@@ -32,18 +84,28 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def exposure_warning(host: str, port: int) -> str | None:
-    """The warning printed when the workbench is served beyond this machine, or None for a loopback address."""
+def exposure_warning(host: str, port: int, *, token: bool = True, read_only: bool = False) -> str | None:
+    """The warning printed when the workbench is reachable by others, or None when it is not."""
+    writes = "" if read_only else ", including its writes (responses, confirmations) to the project's store"
+    if not token:
+        # --no-token is only accepted on a loopback address.
+        return (
+            f"okstra-tui: warning: serving on {host}:{port} without a token: every user of this machine "
+            f"can use the workbench{writes}"
+        )
     if is_loopback(host):
         return None
     return (
-        f"okstra-tui: warning: serving on {host}:{port}: whoever can reach this port can use the workbench, "
-        "including its writes (responses, confirmations) to the project's store"
+        f"okstra-tui: warning: serving on {host}:{port}: whoever can reach this port and holds the token "
+        f"can use the workbench{writes}; put TLS in front of it (see docs/serve.md)"
     )
 
 
-def allowed_hosts(host: str, port: int) -> frozenset[str] | None:
-    """Host headers accepted when bound to a loopback address (None: any, for a deliberately exposed server)."""
+def allowed_hosts(host: str, port: int, extra: tuple[str, ...] = ()) -> frozenset[str] | None:
+    """Host headers accepted when bound to a loopback address (None: any, for a deliberately exposed server).
+
+    *extra* are names a reverse proxy passes on (``--allow-host``), accepted as given.
+    """
     if not is_loopback(host):
         return None
     names = {"localhost", "127.0.0.1", "[::1]"}
@@ -51,56 +113,137 @@ def allowed_hosts(host: str, port: int) -> frozenset[str] | None:
         names.add(f"[{host}]")
     else:
         names.add(host.lower())
-    return frozenset({*(f"{n}:{port}" for n in names), *(names if port == 80 else ())})
+    given = {name.lower() for name in extra}
+    return frozenset({*(f"{n}:{port}" for n in names), *(names if port == 80 else ()), *given})
 
 
-def command_for(project: Path) -> str:
-    """The shell command textual-serve runs for each browser session: this interpreter's workbench on *project*."""
-    return f"{shlex.quote(sys.executable)} -m okstra_tui {shlex.quote(str(project))}"
+def command_for(project: Path, *, read_only: bool = False) -> str:
+    """The shell command textual-serve runs for each browser session: this interpreter's workbench on *project*.
+
+    ``exec`` makes the shell become the workbench, so ending the session's process ends the workbench itself.
+    """
+    command = f"exec {shlex.quote(sys.executable)} -m okstra_tui {shlex.quote(str(project))}"
+    return command + " --read-only" if read_only else command
 
 
-def serve(project: Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> int:
-    """Serve the workbench on *project* until interrupted; returns the exit status."""
+# ------------------------------------------------------------------- tokens
+
+
+def new_token() -> Token:
+    """A fresh random token from :mod:`secrets` (URL-safe, 256 bits)."""
+    return Token(secrets.token_urlsafe(TOKEN_BYTES), "generated")
+
+
+def _checked(value: str, where: str) -> str:
+    value = value.strip()
+    if not value:
+        raise ServeRefused(f"{where}: the token is empty")
+    if any(not (0x21 <= ord(c) <= 0x7E) for c in value):
+        raise ServeRefused(f"{where}: the token must be printable ASCII without spaces")
+    if len(value) < MIN_TOKEN_CHARS:
+        raise ServeRefused(f"{where}: the token is too short (at least {MIN_TOKEN_CHARS} characters)")
+    return value
+
+
+def read_token_file(path: Path) -> Token:
+    """The token held by *path*; refused when the file is readable or writable by group or others."""
+    where = visible(str(path))
     try:
-        from aiohttp import web
-        from textual_serve.server import Server
-    except ImportError as exc:
-        print(
-            f"okstra-tui: --serve needs textual-serve ({exc.name} is missing): pip install 'okstra-workbench[serve]'",
-            file=sys.stderr,
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise ServeRefused(f"{where}: cannot open the token file: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ServeRefused(f"{where}: the token file is not a regular file")
+        if st.st_mode & 0o077:
+            raise ServeRefused(
+                f"{where}: the token file is open to group or others (mode {stat.S_IMODE(st.st_mode):04o}); "
+                f"chmod 600 it"
+            )
+        data = os.read(fd, MAX_TOKEN_FILE + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_TOKEN_FILE:
+        raise ServeRefused(f"{where}: the token file is larger than {MAX_TOKEN_FILE} bytes")
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        raise ServeRefused(f"{where}: the token must be printable ASCII without spaces") from None
+    return Token(_checked(text, where), f"--token-file {where}")
+
+
+def token_from_environment() -> Token | None:
+    """The token in ``OKSTRA_SERVE_TOKEN``, taken out of the environment so no session process inherits it."""
+    value = os.environ.pop(TOKEN_ENV, None)
+    if value is None:
+        return None
+    return Token(_checked(value, TOKEN_ENV), TOKEN_ENV)
+
+
+def choose_token(token_file: Path | None, no_token: bool, host: str) -> Token | None:
+    """The token the server requires (None with ``--no-token``), or :class:`ServeRefused`."""
+    from_env = token_from_environment()
+    if no_token:
+        if token_file is not None or from_env is not None:
+            raise ServeRefused(f"--no-token cannot go with --token-file or {TOKEN_ENV}")
+        if not is_loopback(host):
+            raise ServeRefused(
+                f"--no-token is only accepted on a loopback address (127.0.0.1, ::1, localhost), not {visible(host)}"
+            )
+        return None
+    if token_file is not None:
+        return read_token_file(token_file)
+    return from_env or new_token()
+
+
+def cookie_name(port: int) -> str:
+    """The cookie's name; it names the port, since browsers share cookies between ports of one host."""
+    return f"okstra-serve-{port}"
+
+
+def cookie_value(token: str) -> str:
+    """What the cookie holds: a digest of the token (the cookie never carries the token itself)."""
+    return hmac.new(token.encode("ascii"), b"okstra-serve-cookie", hashlib.sha256).hexdigest()
+
+
+def same_secret(given: str, expected: str) -> bool:
+    """Whether *given* is *expected*, compared in constant time (any text, never an exception)."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8"))
+
+
+# ------------------------------------------------------------------ startup
+
+
+def url_host(host: str) -> str:
+    """The host part of the URL to open: this machine's name for a wildcard address, brackets for IPv6."""
+    if host in ("0.0.0.0", "::", ""):
+        return socket.gethostname()
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def startup_lines(project: Path, options: ServeOptions) -> list[str]:
+    """What the server prints once it listens: the address, the token rule, whether writes are possible."""
+    base = f"http://{url_host(options.host)}:{options.port}/"
+    token = options.token
+    access = "token required" if token is not None else "no token (--no-token)"
+    writes = "read-only: writes refused" if options.read_only else "writes possible"
+    lines = [
+        f"okstra-tui: serving {visible(str(project))} on {options.host}:{options.port} · {access} · {writes} · "
+        f"at most {options.max_sessions} sessions",
+    ]
+    bases = [base]
+    if options.host in ("0.0.0.0", "::"):  # a wildcard address: this machine's own address works too
+        bases.append(
+            f"http://127.0.0.1:{options.port}/" if options.host == "0.0.0.0" else f"http://[::1]:{options.port}/"
         )
-        return 2
-    warning = exposure_warning(host, port)
-    if warning is not None:
-        print(warning, file=sys.stderr)
-    accepted = allowed_hosts(host, port)
-    Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-    @web.middleware
-    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if accepted is not None and request.host.lower() not in accepted:
-            raise web.HTTPForbidden(text="okstra workbench: this server answers only to its own address\n")
-        origin = request.headers.get("Origin")
-        if request.path == "/ws" and origin is not None and urlsplit(origin).netloc.lower() != request.host.lower():
-            raise web.HTTPForbidden(text="okstra workbench: websocket from another origin\n")
-        return await handler(request)
-
-    class WorkbenchServer(Server):
-        async def _make_app(self) -> web.Application:
-            app: web.Application = await super()._make_app()
-            app.middlewares.append(guard)
-            return app
-
-        async def handle_index(self, request: web.Request) -> Any:
-            # The page's links and websocket follow the address the browser used (an exposed server is
-            # reached by a name other than the address it binds); the guard has vetted that address.
-            self.public_url = f"{request.scheme}://{request.host}"
-            return await super().handle_index(request)
-
-    server = WorkbenchServer(command_for(project), host=host, port=port, title=f"okstra {project.name}")
-    try:
-        server.serve()
-    except OSError as exc:  # the port is taken, the address is not this machine's, ...
-        print(f"okstra-tui: cannot serve on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    return 0
+    for i, address in enumerate(bases):
+        prefix = "open" if i == 0 else "  or"
+        if token is None:
+            lines.append(f"{prefix} {address}")
+        elif token.generated:
+            lines.append(f"{prefix} {address}?token={quote(token.value, safe='')}")
+        else:
+            lines.append(f"{prefix} {address}?token=… (the token from {token.source})")
+    lines.append("Ctrl+C stops the server")
+    return lines

@@ -19,6 +19,7 @@ from okstra_core.text import visible
 
 from ..navigation import Location, OpenView, View
 from ..ui_thread import call_ui
+from ..widgets import read_only
 
 #: Below this many columns a view lays its panels out for a small terminal (80x24 is most terminals' default).
 NARROW_COLUMNS = 100
@@ -93,7 +94,7 @@ class Workbench(Protocol):
 
 
 class Breadcrumbs(Widget):
-    """The one line at the top naming the project and the path to this view.
+    """The one line at the top naming the project and the path to this view (after a READ-ONLY badge, if so).
 
     When the line is too narrow the crumbs nearest the project give way to
     "…" first: the last crumb (where the view is) is the one to keep.
@@ -123,7 +124,10 @@ class Breadcrumbs(Widget):
         return text
 
     def _text(self, crumbs: list[str]) -> Text:
-        text = Text(no_wrap=True)
+        text = read_only.badge()
+        text.no_wrap = True
+        if text:
+            text.append(" ")
         text.append("okstra ", style="bold")
         text.append(visible(self.project), style="bold")
         for part in crumbs:

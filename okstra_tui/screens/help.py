@@ -15,6 +15,7 @@ from textual.widgets import Static
 
 from okstra_core.text import visible
 
+from ..widgets import read_only
 from .base import ViewScreen
 
 
@@ -61,7 +62,10 @@ def help_rows(screen: Screen[object]) -> list[HelpRow]:
         if not b.description or (key, b.action) in seen or not works(active):
             continue
         seen.add((key, b.action))
-        rows.append(HelpRow(key, key_label(key), b.description, where(active.node)))
+        description = b.description
+        if not active.enabled and read_only.disabled(b.action):
+            description += f" (disabled: {read_only.REASON})"
+        rows.append(HelpRow(key, key_label(key), description, where(active.node)))
     return rows
 
 

@@ -32,6 +32,7 @@ from okstra_core.errors import OkstraError
 from okstra_core.store import Task
 from okstra_core.text import visible
 
+from ..widgets import read_only
 from ..widgets.footer import BindingsFooter
 
 if TYPE_CHECKING:
@@ -327,13 +328,16 @@ class WizardScreen(ModalScreen[Path | None]):
         step = self.step
         self.query_one("#wiz-steps", ContentSwitcher).current = step.id
         step.shown()
-        self.query_one("#wiz-error", Static).update("")
+        note = Text(read_only.WIZARD_LINE, style="bold yellow") if self._read_only_write() else ""
+        self.query_one("#wiz-error", Static).update(note)
         self._show_head()
         step.focus_first()
 
     def _show_head(self) -> None:
         step = self.step
-        subject = Text()
+        subject = read_only.badge()
+        if subject:
+            subject.append(" ")
         subject.append(f"{self.KIND}  ", style="bold")
         subject.append_text(store_text(" ".join(self.subject().split())))
         self.query_one("#wiz-subject", Static).update(subject)
@@ -347,15 +351,22 @@ class WizardScreen(ModalScreen[Path | None]):
         back.disabled = self.index == 0 or after_write or self.busy
         nxt = self.query_one("#wiz-next", Button)
         nxt.label = "Close" if step.FINAL else ("Write ▶" if step.WRITES else "Next ▶")
-        nxt.disabled = self.busy or (step.FINAL and not after_write)
+        nxt.disabled = self.busy or (step.FINAL and not after_write) or self._read_only_write()
+        if self._read_only_write():
+            nxt.label = "Read-only"
+            nxt.tooltip = read_only.REASON
         self.query_one("#wiz-cancel", Button).display = not after_write
         self.refresh_bindings()
+
+    def _read_only_write(self) -> bool:
+        """The current step is the write step and the workbench is read-only."""
+        return self.step.WRITES and read_only.read_only()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back_step":
             return self.index > 0 and self.written is None and not self.busy
         if action == "next_step":
-            return not self.busy
+            return None if self._read_only_write() else not self.busy
         return True
 
     def refuse(self, line: str) -> None:
@@ -384,6 +395,9 @@ class WizardScreen(ModalScreen[Path | None]):
             return
         step.store(self.values)
         if step.WRITES:
+            if read_only.read_only():
+                self.query_one("#wiz-error", Static).update(Text(read_only.WIZARD_LINE, style="bold yellow"))
+                return
             self._start_write()
             return
         self.go(self.index + 1)

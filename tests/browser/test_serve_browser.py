@@ -4,14 +4,15 @@ The server runs on 127.0.0.1 only, every wait is bounded, and the server is
 always stopped. The page draws on a canvas, so what it shows is read from the
 terminal output the page receives over its websocket (escape sequences
 removed); the key press goes through the page's own keyboard handling.
+The browser gets in the way a person does: the printed address with its
+token, then the cookie. Served read-only, every wizard walks to its write
+step from the palette and the store keeps every byte.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -23,54 +24,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from serve_helpers import WAIT, Served, serving, wait_until
 from test_report_browser import browser  # noqa: F401 - the shared Chromium fixture (this folder is on sys.path)
 
 from okstra_core.store import Project
-from okstra_tui.serve import allowed_hosts, command_for, exposure_warning, is_loopback
-
-WAIT = 60.0
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from okstra_tui.serve import allowed_hosts, command_for, cookie_value, exposure_warning, is_loopback
 
 
 @pytest.fixture
-def served(demo_root: Path, tmp_path: Path) -> Iterator[str]:
-    """The demo's workbench served on 127.0.0.1; yields its URL and always stops the server."""
-    port = _free_port()
-    env = {**os.environ, "OKSTRA_HOME": str(demo_root / ".okstra-home"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    log = (tmp_path / "server.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "okstra_tui", str(demo_root), "--serve", "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=env,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + WAIT
-        while True:
-            assert proc.poll() is None, (tmp_path / "server.log").read_text(errors="replace")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not start listening"
-                time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        # The server and the workbench processes it started for the browser.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=15)
-        log.close()
+def served(demo_root: Path, tmp_path: Path) -> Iterator[Served]:
+    """The demo's workbench served on 127.0.0.1 with a generated token; always stopped."""
+    with serving(demo_root, tmp_path) as server:
+        yield server
 
 
 def _screen_text(frames: list[bytes]) -> str:
@@ -95,51 +60,79 @@ def _shots_dir(tmp_path: Path) -> Path:
     return Path(__file__).resolve().parents[2] / "screenshots" if wanted else tmp_path
 
 
-def test_workbench_in_the_browser(browser: Any, served: str, demo_root: Path, tmp_path: Path) -> None:  # noqa: F811
-    project = Project.open(demo_root)
-    assert isinstance(project, Project)
-    task_ids = sorted(ref.root.name for ref in project.task_refs)
-    frames: list[bytes] = []
+def _open_page(chromium: Any, frames: list[bytes]) -> Any:
+    """A new page that records what its websockets receive and asks nothing of other hosts."""
 
     def on_socket(ws: Any) -> None:
         ws.on("framereceived", lambda payload: frames.append(payload if isinstance(payload, bytes) else b""))
 
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page = chromium.new_page(viewport={"width": 1400, "height": 900})
+    # The page asks Google for a font; the test machine is offline, and nothing waits on it.
+    page.route(re.compile(r"^https?://(?!127\.0\.0\.1)"), lambda route: route.abort())
+    page.on("websocket", on_socket)
+    return page
+
+
+def _catalog_shown(page: Any, frames: list[bytes], task_ids: list[str], start: int = 0) -> None:
+    page.wait_for_selector(".textual-terminal canvas, .xterm-screen", timeout=WAIT * 1000)
+    catalog = _wait_for(frames, page, re.escape(task_ids[0]), start)
+    shown = [t for t in task_ids if t in catalog]
+    assert len(shown) >= len(task_ids) - 1, f"the catalog shows the demo's tasks: {shown} of {task_ids}"
+
+
+def test_workbench_in_the_browser(browser: Any, served: Served, demo_root: Path, tmp_path: Path) -> None:  # noqa: F811
+    project = Project.open(demo_root)
+    assert isinstance(project, Project)
+    task_ids = sorted(ref.root.name for ref in project.task_refs)
+    frames: list[bytes] = []
+    page = _open_page(browser, frames)
     try:
-        # The page asks Google for a font; the test machine is offline, and nothing waits on it.
-        page.route(re.compile(r"^https?://(?!127\.0\.0\.1)"), lambda route: route.abort())
-        page.on("websocket", on_socket)
-        page.goto(served + "/", wait_until="domcontentloaded", timeout=WAIT * 1000)
-        page.wait_for_selector(".textual-terminal canvas, .xterm-screen", timeout=WAIT * 1000)
-        catalog = _wait_for(frames, page, re.escape(task_ids[0]))
-        shown = [t for t in task_ids if t in catalog]
-        assert len(shown) >= len(task_ids) - 1, f"the catalog shows the demo's tasks: {shown} of {task_ids}"
+        # Without the token: the one-line page saying how to get in, and no session.
+        refused = page.goto(served.url + "/", wait_until="domcontentloaded", timeout=WAIT * 1000)
+        assert refused is not None and refused.status == 403
+        assert "?token=" in page.inner_text("body") and served.children() == []
+        # With it: redirected to the address without it, the cookie set, the catalog shown.
+        opened = page.goto(f"{served.url}/?token={served.token}", wait_until="domcontentloaded", timeout=WAIT * 1000)
+        assert opened is not None and opened.status == 200 and page.url == served.url + "/"
+        assert opened.request.redirected_from is not None
+        cookies = {c["name"]: c for c in page.context.cookies()}
+        cookie = cookies[served.cookie_name]
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and served.token not in cookie["value"]
+        assert served.token not in page.content()
+        _catalog_shown(page, frames, task_ids)
         page.screenshot(path=str(_shots_dir(tmp_path) / "serve-catalog.png"))
         before = len(frames)
         page.locator(".textual-terminal").click()
         page.keyboard.press("Enter")
         # The task view: its breadcrumb names the task's group/task folder, its panels are the task's.
-        opened = _wait_for(frames, page, r"Catalog\s*›\s*[a-z0-9-]+/[a-z0-9-]+", before)
-        opened = _wait_for(frames, page, r"Timeline of runs", before)
-        crumb = re.search(r"Catalog\s*›\s*([a-z0-9-]+)/([a-z0-9-]+)", opened)
+        opened_text = _wait_for(frames, page, r"Catalog\s*›\s*[a-z0-9-]+/[a-z0-9-]+", before)
+        opened_text = _wait_for(frames, page, r"Timeline of runs", before)
+        crumb = re.search(r"Catalog\s*›\s*([a-z0-9-]+)/([a-z0-9-]+)", opened_text)
         assert crumb is not None and crumb.group(2) in task_ids, "the task opened is one of the demo's"
         page.wait_for_timeout(500)
         page.screenshot(path=str(_shots_dir(tmp_path) / "serve-task.png"))
+        # A reload: the cookie alone opens a new session.
+        before = len(frames)
+        reloaded = page.reload(wait_until="domcontentloaded", timeout=WAIT * 1000)
+        assert reloaded is not None and reloaded.status == 200
+        _catalog_shown(page, frames, task_ids, before)
     finally:
         page.close()
+    wait_until(lambda: served.children() == [], "the closed tab's process is reaped", timeout=30)
 
 
-def test_other_hosts_and_origins_are_refused(served: str) -> None:
-    port = served.rsplit(":", 1)[1]
-    ok = urllib.request.urlopen(urllib.request.Request(served + "/"), timeout=WAIT)
+def test_other_hosts_and_origins_are_refused(served: Served) -> None:
+    port = served.port
+    cookie = {"Cookie": f"{served.cookie_name}={cookie_value(served.token or '')}"}
+    ok = urllib.request.urlopen(urllib.request.Request(served.url + "/", headers=cookie), timeout=WAIT)
     assert ok.status == 200 and b"textual" in ok.read().lower()
-    rebinding = urllib.request.Request(served + "/", headers={"Host": f"attacker.example:{port}"})
+    rebinding = urllib.request.Request(served.url + "/", headers={**cookie, "Host": f"attacker.example:{port}"})
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(rebinding, timeout=WAIT)
     assert refused.value.code == 403
     cross = urllib.request.Request(
-        served + "/ws",
-        headers={"Origin": "http://attacker.example", "Connection": "Upgrade", "Upgrade": "websocket"},
+        served.url + "/ws",
+        headers={**cookie, "Origin": "http://attacker.example", "Connection": "Upgrade", "Upgrade": "websocket"},
     )
     with pytest.raises(urllib.error.HTTPError) as refused_ws:
         urllib.request.urlopen(cross, timeout=WAIT)
@@ -167,6 +160,17 @@ def test_serve_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     with pytest.raises(SystemExit):
         main([str(tmp_path), "--serve", "--port", "0"])
     assert "not a port" in capsys.readouterr().err
+    for flags, said in (
+        (["--token-file", "t"], "--token-file goes with --serve"),
+        (["--no-token"], "--no-token goes with --serve"),
+        (["--max-sessions", "3"], "--max-sessions goes with --serve"),
+        (["--idle-timeout", "60"], "--idle-timeout goes with --serve"),
+        (["--serve", "--max-sessions", "0"], "not a number of sessions"),
+        (["--serve", "--idle-timeout", "nan"], "not a number of seconds"),
+    ):
+        with pytest.raises(SystemExit) as usage:
+            main([str(tmp_path), *flags])
+        assert usage.value.code == 2 and said in capsys.readouterr().err
 
 
 def test_port_taken_is_one_line(demo_root: Path) -> None:
@@ -182,3 +186,63 @@ def test_port_taken_is_one_line(demo_root: Path) -> None:
         )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and f"127.0.0.1:{port}" in done.stderr and "Traceback" not in done.stderr
+    assert "token=" not in done.stdout, "nothing is announced before the port is bound"
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    """Every file and folder under *root*: the SHA-256 of its bytes, or ``dir``."""
+    import hashlib
+
+    out: dict[str, str] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs:
+            out[os.path.relpath(os.path.join(folder, name), root)] = "dir"
+        for name in files:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as fh:
+                out[os.path.relpath(path, root)] = hashlib.sha256(fh.read()).hexdigest()
+    return out
+
+
+#: Each wizard's palette entry ("Decide: <kind> · <task> …") is found by these words.
+WIZARDS = ("choose a direction", "prepare planning", "answer questions", "confirm design item")
+READ_ONLY_LINE = r"read-only: nothing will be written"
+
+
+def test_read_only_in_the_browser(browser: Any, fresh_demo: Path, tmp_path: Path) -> None:  # noqa: F811
+    """Served read-only: every wizard opens from the palette and walks to its write step; no byte changes."""
+    before = _tree_digest(fresh_demo)
+    frames: list[bytes] = []
+    with serving(fresh_demo, tmp_path, "--read-only") as server:
+        assert "read-only: writes refused" in server.output()
+        page = _open_page(browser, frames)
+        try:
+            page.goto(f"{server.url}/?token={server.token}", wait_until="domcontentloaded", timeout=WAIT * 1000)
+            _wait_for(frames, page, r"READ-ONLY")
+            page.locator(".textual-terminal").click()
+            for words in WIZARDS:
+                start = len(frames)
+                page.keyboard.press("Control+p")
+                _wait_for(frames, page, r"Search for commands|🔎", start)
+                page.keyboard.type(f"Decide {words}")
+                _wait_for(frames, page, r"review only", start)
+                page.keyboard.press("Enter")
+                _wait_for(frames, page, r"step 1 of", start)
+                for _ in range(12):  # every step: choose (Enter), answer (typed), Next
+                    if re.search(READ_ONLY_LINE, _screen_text(frames[start:])):
+                        break
+                    page.keyboard.press("Enter")
+                    page.keyboard.type("answer")
+                    page.keyboard.press("Control+n")
+                    page.wait_for_timeout(700)
+                _wait_for(frames, page, READ_ONLY_LINE, start)
+                page.keyboard.press("Control+n")  # the write step's Next: nothing happens
+                page.wait_for_timeout(500)
+                page.screenshot(path=str(tmp_path / f"read-only-{words.replace(' ', '-')}.png"))
+                assert "wrote " not in _screen_text(frames[start:]).lower()
+                page.keyboard.press("Escape")
+                _wait_for(frames, page, r"Catalog|Inbox", len(frames) - 1)
+        finally:
+            page.close()
+        wait_until(lambda: server.children() == [], "the closed tab's process is reaped", timeout=30)
+    assert _tree_digest(fresh_demo) == before, "a read-only session changed the store"
