@@ -25,7 +25,15 @@ from . import scenario as sc
 from .test_faults import CASES, RETRY_ONLY, TASKS
 
 #: Verbs that never write: they only read the store and print.
-READING_VERBS = {"check", "design-prep resolve", "agent-prompt verify-completion", "inbox", "log-report"}
+READING_VERBS = {
+    "check",
+    "design-prep resolve",
+    "agent-prompt verify-completion",
+    "inbox",
+    "log-report",
+    "completion",
+    "task keys",
+}
 
 
 def tree_digest(root: Path) -> dict[str, str]:
