@@ -60,7 +60,7 @@ def first_question():
         return False
     try:
         step = screen.step
-    except (IndexError, AttributeError):
+    except LookupError:  # no step on screen yet (IndexError before the steps were built lazily)
         return False
     return isinstance(step, QuestionStep) and step.is_mounted and step.display
 

@@ -36,7 +36,7 @@ from okstra_tui.screens.wizard_respond import ChooseStep, ClarificationWizard, D
 from okstra_tui.screens.wizard_steps import QuestionStep
 from okstra_tui.widgets.virtual_table import VirtualTable
 
-from .conftest import SIZE, make_app, open_view, plain, settle
+from .conftest import SIZE, WAIT_SECONDS, make_app, open_view, plain, settle, wait_until
 
 START = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
 
@@ -150,21 +150,25 @@ async def test_clarification_wizard_writes_what_the_verbs_write(fresh_demo: Path
     answers: dict[str, str] = {}
     async with wizard_on(fresh_demo, wanted) as (pilot, wizard):
         assert isinstance(wizard, ClarificationWizard)
-        questions = [s for s in wizard.steps if isinstance(s, QuestionStep)]
-        assert questions and any(q.item.options for q in questions), "one question lists options"
+        count = sum(1 for s in wizard.steps if s.kind is QuestionStep)
+        assert count > 1 and any(item.options for item in wizard.report.model.clarification_items), (
+            "one question lists options"
+        )
         assert f"step 1 of {len(wizard.steps)} " in plain(wizard.query_one("#wiz-progress", Static))
-        for i, step in enumerate(questions):
-            assert wizard.step is step
+        for i in range(count):
+            step = wizard.step
+            assert isinstance(step, QuestionStep)
+            assert list(wizard.query(QuestionStep)) == [step], "only the step on screen exists as widgets"
             assert pilot.app.focused is not None and step in pilot.app.focused.ancestors_with_self, (
                 "the first field has focus"
             )
             # An empty answer is refused until it is left empty on purpose.
             await next_step(pilot)
             assert wizard.step is step and error_line(wizard)
-            if i == len(questions) - 1 and not step.item.options:
+            if i == count - 1 and not step.item.options:
                 await pilot.click(step.query_one(Checkbox))
                 answers[step.item.item_id] = ""
-            elif i == len(questions) - 1:
+            elif i == count - 1:
                 await pilot.click(list(step.query(RadioButton))[-1])  # "Leave unanswered"
                 answers[step.item.item_id] = ""
             else:
@@ -476,7 +480,7 @@ async def _walk_and_cancel(pilot: Pilot[None], wanted: PendingDecision, steps: i
         elif isinstance(step, FieldStep):
             await pilot.press(*"an answer")
         await next_step(pilot)
-    before_write = next(i for i, s in enumerate(wizard.steps) if s.WRITES)
+    before_write = next(i for i, s in enumerate(wizard.steps) if s.writes)
     if by_button:
         await pilot.click("#wiz-cancel")
     else:
@@ -520,6 +524,87 @@ def _touch_report(path: Path) -> None:
     """Another writer re-publishes the report with the same data (its bytes, and so its digest, change)."""
     value = json.loads(path.read_text(encoding="utf-8"))
     path.write_text(json.dumps(value, indent=4, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+# ------------------------------------------------------------ a large report
+
+
+def _ask_many(report: Path, count: int) -> None:
+    """Make *report* ask *count* clarification questions (every other one with options)."""
+    value = json.loads(report.read_text(encoding="utf-8"))
+    value["clarificationItems"] = [
+        {"itemId": f"CQ-{i:03d}", "question": f"Question {i}?", "context": "ledger " * 40}
+        | ({"options": ["first", "second"]} if i % 2 else {})
+        for i in range(1, count + 1)
+    ]
+    report.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+
+
+async def test_a_large_report_opens_in_a_worker_and_builds_only_the_step_on_screen(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from okstra_tui.screens import wizard_respond
+    from okstra_tui.screens.wizard_respond import load_report
+
+    wanted = decision(fresh_demo, "clarification")
+    _ask_many(Path(wanted.report_path or ""), 999)
+    release = threading.Event()
+    read_on: list[str] = []
+
+    def held_back(task: object, path: Path) -> object:
+        read_on.append(threading.current_thread().name)
+        if threading.current_thread() is threading.main_thread():
+            raise AssertionError("the report is read on the UI thread")
+        release.wait(WAIT_SECONDS)
+        return load_report(task, path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(wizard_respond, "load_report", held_back)
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        inbox = await open_view(pilot, "i", InboxScreen)
+        table = inbox.query_one("#inbox-table", DataTable)
+        row = next(r for r in range(table.row_count) if _at(inbox, table, r, wanted))
+        table.move_cursor(row=row)
+        await pilot.press("enter")  # no settle: the reading is held back
+        wizard = pilot.app.screen
+        assert isinstance(wizard, ClarificationWizard)
+        await wait_until(pilot, lambda: "reading and checking" in plain(wizard.query_one("#wiz-progress", Static)), "")
+        assert "opening" in plain(wizard.query_one("#wiz-progress", Static))
+        assert wizard.current is None and not wizard.query(QuestionStep)
+        await pilot.press("ctrl+n")  # nothing to step to yet: ignored
+        await pilot.press("escape")  # handled while the report is still being read
+        assert pilot.app.screen is inbox, "Esc closes the wizard before the report is read"
+        release.set()
+        await settle(pilot)
+        assert pilot.app.screen is inbox, "the reading that ends after the wizard closed is dropped"
+
+        await pilot.press("enter")
+        await settle(pilot)
+        wizard = pilot.app.screen
+        assert isinstance(wizard, ClarificationWizard) and read_on and "MainThread" not in read_on
+        assert f"step 1 of {999 + 2} " in plain(wizard.query_one("#wiz-progress", Static))
+        first = wizard.step
+        assert isinstance(first, QuestionStep) and first.item.item_id == "CQ-001"
+        await answer_question(pilot, first, {})
+        await next_step(pilot)
+        second = wizard.step
+        assert isinstance(second, QuestionStep) and second.item.item_id == "CQ-002"
+        assert list(wizard.query(QuestionStep)) == [second], "only the step on screen exists as widgets"
+        assert "step 2 of 1001 " in plain(wizard.query_one("#wiz-progress", Static))
+        await pilot.press("ctrl+b")
+        await settle(pilot)
+        again = wizard.step
+        assert isinstance(again, QuestionStep) and again is not first and again.item.item_id == "CQ-001"
+        assert again.query_one(RadioSet).pressed_index == 0, "the answer given is kept when the step is built again"
+        assert list(wizard.query(QuestionStep)) == [again]
+
+
+def _at(inbox: InboxScreen, table: DataTable[object], row: int, wanted: PendingDecision) -> bool:
+    table.move_cursor(row=row)
+    got = inbox.selected()
+    return got is not None and (got.kind, got.item, got.path) == (wanted.kind, wanted.item, wanted.path)
 
 
 @pytest.mark.parametrize("kind", ["clarification", "direction-choice", "planning-prepare"])
