@@ -38,6 +38,7 @@ from okstra_core.store import Task
 from okstra_core.text import visible
 
 from ..widgets.footer import BindingsFooter
+from ..widgets.text_lines import TextLines
 
 if TYPE_CHECKING:
     from okstra_core.workflows.common import Clock
@@ -213,14 +214,15 @@ class ReviewStep(WizardStep):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="review-facts")
-        body = VerticalScroll(Static("", id="review-bytes"), id="review-body", can_focus=True)
+        # Folded at the cell, never at a space, with a ↪ gutter on continued rows: one line of the file is one line.
+        body = VerticalScroll(TextLines("", gutter=True, id="review-bytes"), id="review-body", can_focus=True)
         body.border_title = self.box
         yield body
 
     def shown(self) -> None:
         facts, body = self._make_review()
         self.query_one("#review-facts", Static).update(facts)
-        self.query_one("#review-bytes", Static).update(store_text(body))
+        self.query_one("#review-bytes", TextLines).update(visible(body, multiline=True))
 
     def focus_first(self) -> None:
         self.query_one("#review-body").focus()

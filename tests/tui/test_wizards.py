@@ -34,6 +34,7 @@ from okstra_tui.screens.wizard import WizardScreen
 from okstra_tui.screens.wizard_design import DesignPrepWizard, FieldStep
 from okstra_tui.screens.wizard_respond import ChooseStep, ClarificationWizard, DirectionWizard, PrepareWizard
 from okstra_tui.screens.wizard_steps import QuestionStep
+from okstra_tui.widgets.text_lines import TextLines
 from okstra_tui.widgets.virtual_table import VirtualTable
 
 from .conftest import SIZE, WAIT_SECONDS, make_app, open_view, plain, settle, wait_until
@@ -182,7 +183,7 @@ async def test_clarification_wizard_writes_what_the_verbs_write(fresh_demo: Path
         )
         facts = plain(wizard.query_one("#review-facts", Static))
         assert sidecar_rel in facts
-        shown = plain(wizard.query_one("#review-bytes", Static))
+        shown = wizard.query_one("#review-bytes", TextLines).text
         await next_step(pilot)  # Write
         assert wizard.step.FINAL and wizard.written is not None
         done = plain(wizard.query_one("#done-result", Static))
@@ -243,7 +244,7 @@ async def _review_unchanged(pilot: Pilot[None], wizard: ClarificationWizard) -> 
         await next_step(pilot)
         assert not error_line(wizard), error_line(wizard)
     assert wizard.step.WRITES
-    return shown, plain(wizard.query_one("#review-bytes", Static)).strip()
+    return shown, wizard.query_one("#review-bytes", TextLines).text.strip()
 
 
 async def test_clarification_wizard_starts_from_the_newest_sidecar(
@@ -518,6 +519,28 @@ async def _to_review(pilot: Pilot[None], wanted: PendingDecision) -> WizardScree
             await pilot.press(*"an answer")
         await next_step(pilot)
     return wizard
+
+
+async def test_the_review_shows_each_line_of_the_file_as_one_line(fresh_demo: Path) -> None:
+    """At 120 columns the direction sidecar's ``report:`` line is longer than the box: its continuation is marked."""
+    wanted = decision(fresh_demo, "direction-choice")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        wizard = await _to_review(pilot, wanted)
+        box = wizard.query_one("#review-bytes")
+        rows = [box.render_line(y).text.rstrip() for y in range(box.size.height)]  # as drawn on screen
+        lines: list[str] = []
+        for row in rows:
+            if row.startswith("↪ "):
+                lines[-1] += row[2:]
+            else:
+                assert row[:2].strip() == "", row
+                lines.append(row[2:])
+        assert isinstance(wizard, DirectionWizard)
+        want = wizard.sidecar_text(wizard.values).rstrip("\n").split("\n")
+        assert [line.rstrip() for line in lines] == [line.rstrip() for line in want]
+        report_row = next(i for i, row in enumerate(rows) if row.startswith("  report: "))
+        assert rows[report_row + 1].startswith("↪ "), "the report line goes on past the box, marked as continued"
 
 
 def _touch_report(path: Path) -> None:
