@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Checkbox, DataTable, RadioButton, RadioSet, Static, TextArea
+from textual.widgets import Button, Checkbox, DataTable, RadioButton, RadioSet, Static, TextArea
 
 from okstra_core import layout
 from okstra_core.cli import main as okstra
@@ -30,7 +30,7 @@ from okstra_core.workflows.inbox import PendingDecision, pending_decisions
 from okstra_tui.app import OkstraApp
 from okstra_tui.navigation import Location
 from okstra_tui.screens.inbox import InboxScreen
-from okstra_tui.screens.wizard import WizardScreen
+from okstra_tui.screens.wizard import ReviewStep, WizardScreen
 from okstra_tui.screens.wizard_design import DesignPrepWizard, FieldStep
 from okstra_tui.screens.wizard_respond import ChooseStep, ClarificationWizard, DirectionWizard, PrepareWizard
 from okstra_tui.screens.wizard_steps import QuestionStep
@@ -622,6 +622,38 @@ async def test_a_large_report_opens_in_a_worker_and_builds_only_the_step_on_scre
         assert isinstance(again, QuestionStep) and again is not first and again.item.item_id == "CQ-001"
         assert again.query_one(RadioSet).pressed_index == 0, "the answer given is kept when the step is built again"
         assert list(wizard.query(QuestionStep)) == [again]
+
+
+async def test_an_option_report_offering_no_comparison_is_answered_as_a_clarification(fresh_demo: Path) -> None:
+    from okstra_tui.screens.wizard_respond import AttachDone, wizard_for_report
+
+    wanted = decision(fresh_demo, "direction-choice")
+    report = Path(wanted.report_path or "")
+    value = json.loads(report.read_text(encoding="utf-8"))
+    value["optionCandidates"]["mode"] = "preselected-validation"
+    report.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        task = Project(fresh_demo).find_task(wanted.task)
+        assert task is not None
+        wizard = wizard_for_report(task, report)
+        assert isinstance(wizard, DirectionWizard)
+        pilot.app.push_screen(wizard)
+        await settle(pilot)
+        assert "nothing to answer" in error_line(wizard), "no questions and no choice: said in the wizard"
+        assert wizard.current is None and wizard.query_one("#wiz-next", Button).disabled, "only Cancel leads on"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert pilot.app.screen is not wizard
+
+        _ask_many(report, 2)
+        again = wizard_for_report(task, report)
+        assert isinstance(again, DirectionWizard)
+        pilot.app.push_screen(again)
+        await settle(pilot)
+        assert [s.kind for s in again.steps] == [QuestionStep, QuestionStep, ReviewStep, AttachDone]
+        assert plain(again.query_one("#wiz-subject", Static)).startswith(ClarificationWizard.KIND)
+        assert isinstance(again.step, QuestionStep) and again.selected(again.values) is None
 
 
 def _at(inbox: InboxScreen, table: DataTable[object], row: int, wanted: PendingDecision) -> bool:
