@@ -37,6 +37,7 @@ from okstra_core.errors import OkstraError
 from okstra_core.store import Task
 from okstra_core.text import visible
 
+from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
 from ..widgets.text_lines import TextLines
 
@@ -374,7 +375,7 @@ class WizardScreen(ModalScreen[Path | None]):
 
     def progress(self, line: str) -> None:
         """Say on the progress line what the opening worker does now (callable from the worker)."""
-        self.app.call_from_thread(self._show_progress, line)
+        call_ui(self.app, self._show_progress, line)
 
     def _show_progress(self, line: str) -> None:
         if self.closed or not self.opening:
@@ -400,9 +401,10 @@ class WizardScreen(ModalScreen[Path | None]):
             baseline = fingerprint(self.sources(), self.root)
             steps = self.build_steps()
         except OkstraError as exc:
-            self.app.call_from_thread(self._open_failed, exc.line(self.root), stale)
+            call_ui(self.app, self._open_failed, exc.line(self.root), stale)
             return
-        self.app.call_from_thread(self._opened, baseline, steps, stale)
+        # Dropped when the wizard was closed meanwhile (its workers are cancelled with it).
+        call_ui(self.app, self._opened, baseline, steps, stale)
 
     def _open_failed(self, line: str, stale: list[str] | None) -> None:
         if self.closed:
