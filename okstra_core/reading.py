@@ -326,15 +326,25 @@ def decode_text(path: Path, data: bytes) -> str | LoadError:
         return LoadError(path, f"not UTF-8 (invalid byte at offset {exc.start})")
 
 
+def over_limit(path: Path, size: int, *, max_bytes: int = MAX_BYTES) -> LoadError | None:
+    """The loaders' refusal of a file of *size* bytes at *path*, or None when it is within *max_bytes*.
+
+    The one size rule of the store: the loaders refuse such a file, and the
+    write primitives (:mod:`okstra_core.writes`) refuse to make one.
+    """
+    if size > max_bytes:
+        return LoadError(path, f"too large ({size} bytes; the reader's limit is {max_bytes})")
+    return None
+
+
 def text_of_bytes(path: Path, data: bytes, *, max_bytes: int = MAX_BYTES) -> str | LoadError:
     """What :func:`read_text` would make of a file holding *data*: the size limit, then :func:`decode_text`.
 
     Writers run the bytes they are about to write through this (or
     :func:`sidecar_of_bytes`), so nothing is written that the reader refuses later.
     """
-    if len(data) > max_bytes:
-        return LoadError(path, f"too large ({len(data)} bytes; the reader's limit is {max_bytes})")
-    return decode_text(path, data)
+    refused = over_limit(path, len(data), max_bytes=max_bytes)
+    return refused if refused is not None else decode_text(path, data)
 
 
 def read_tail(path: Path, *, root: Path | None = None, max_bytes: int = 1 << 20) -> str | LoadError:

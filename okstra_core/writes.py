@@ -20,6 +20,10 @@ Every store primitive first consults the process's read-only guard
 it each one refuses with :class:`~okstra_core.errors.ReadOnly` before touching
 anything, so a read-only workbench cannot change a store whatever its screens do.
 
+No primitive makes a file the reader refuses: a write whose result would be
+larger than the loaders' limit (:data:`okstra_core.reading.MAX_BYTES`) is
+refused before anything is written, an append counting the file it adds to.
+
 Each store primitive resolves its target with symlinks followed and refuses a
 path outside its authorised root or reached through a symlink escape
 (DECISIONS section 5).
@@ -42,7 +46,7 @@ from typing import Any
 
 import filelock
 
-from . import layout
+from . import layout, reading
 from .digests import pretty_json
 from .errors import LayoutError, LockTimeout, OkstraError, PathEscape, ReadOnly, WriteFailed, WriteRefused
 from .layout import TEMP_PREFIX, lock_path
@@ -368,6 +372,25 @@ def _io_failure(target: Path | str, what: str) -> Iterator[None]:
         raise WriteFailed(target, f"{what} failed: {exc.strerror or exc}") from exc
 
 
+# ------------------------------------------------------------------- size limit
+
+#: The size limit a store write keeps to: the loaders' own (a file over it is one they refuse).
+STORE_LIMIT: int | None = reading.MAX_BYTES
+
+
+def _refuse_over_limit(target: Path | str, size: int, max_bytes: int | None) -> None:
+    """Refuse a write whose resulting file (*size* bytes) the reader would refuse as too large.
+
+    Called before the first byte is written; *max_bytes* None is no limit
+    (a file no loader with a limit reads: the check cache, a check report).
+    """
+    if max_bytes is None or reading.over_limit(Path(target), size, max_bytes=max_bytes) is None:
+        return
+    raise WriteRefused(
+        target, f"would be {size} bytes, over the reader's limit of {max_bytes} bytes; nothing was written"
+    )
+
+
 # ------------------------------------------------------------------------ locks
 
 
@@ -409,9 +432,13 @@ def locked(resource: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterator[No
 # ------------------------------------------------------------------- primitives
 
 
-def create_only(root: Path, target: Path | str, data: bytes) -> Outcome:
-    """Create *target* with *data*; identical existing bytes succeed, different bytes are refused."""
+def create_only(root: Path, target: Path | str, data: bytes, *, max_bytes: int | None = STORE_LIMIT) -> Outcome:
+    """Create *target* with *data*; identical existing bytes succeed, different bytes are refused.
+
+    *data* over *max_bytes* (the reader's limit) is refused before anything is written.
+    """
     refuse_if_read_only(target)
+    _refuse_over_limit(target, len(data), max_bytes)
     final = resolve_target(root, target)
     ensure_dir(root, final.parent)
     with _io_failure(target, "create"):
@@ -449,10 +476,23 @@ def jsonl_line(record: Any) -> bytes:
     return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
-def append_jsonl(root: Path, target: Path | str, record: Any, *, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Outcome:
-    """Append one record as one whole line, under the file's lock."""
+def append_jsonl(
+    root: Path,
+    target: Path | str,
+    record: Any,
+    *,
+    timeout: float = DEFAULT_LOCK_TIMEOUT,
+    max_bytes: int | None = STORE_LIMIT,
+) -> Outcome:
+    """Append one record as one whole line, under the file's lock.
+
+    An append that would make the file larger than *max_bytes* (the reader's
+    limit; the size after cutting a torn tail, plus the line) is refused and
+    the file is left exactly as it was.
+    """
     refuse_if_read_only(target)
     line = jsonl_line(record)
+    _refuse_over_limit(target, len(line), max_bytes)
     final = resolve_target(root, target)
     ensure_dir(root, final.parent)
     with locked(final, timeout), _io_failure(target, "append"):
@@ -466,9 +506,13 @@ def append_jsonl(root: Path, target: Path | str, record: Any, *, timeout: float 
             if st.st_nlink > 1:
                 # Appending (or cutting a torn tail) would change the other names' file too, maybe outside the root.
                 raise WriteRefused(target, f"target has {st.st_nlink} hard links; an append never writes through one")
-            size = st.st_size
+            size = keep = st.st_size
             if size:
-                size = _cut_torn_tail(final, fd, size)
+                keep = _torn_tail_end(fd, size)
+            _refuse_over_limit(target, keep + len(line), max_bytes)
+            if keep != size:
+                os.ftruncate(fd, keep)
+                size = keep
             try:
                 _write_all(fd, line)
                 _fsync(fd)
@@ -484,8 +528,8 @@ def append_jsonl(root: Path, target: Path | str, record: Any, *, timeout: float 
     return Outcome.APPENDED
 
 
-def _cut_torn_tail(path: Path, fd: int, size: int) -> int:
-    """Drop a trailing fragment without a newline: a crashed append, never a record. Returns the new size."""
+def _torn_tail_end(fd: int, size: int) -> int:
+    """Where a trailing fragment without a newline (a crashed append, never a record) starts: the size to keep."""
     last = os.pread(fd, 1, size - 1)
     if last == b"\n":
         return size
@@ -499,7 +543,6 @@ def _cut_torn_tail(path: Path, fd: int, size: int) -> int:
             keep = start + idx + 1
             break
         offset = start
-    os.ftruncate(fd, keep)
     return keep
 
 
@@ -509,12 +552,14 @@ def replace_locked(
     update: Callable[[bytes | None], bytes | None],
     *,
     timeout: float = DEFAULT_LOCK_TIMEOUT,
+    max_bytes: int | None = STORE_LIMIT,
 ) -> Outcome:
     """Locked read-modify-replace.
 
     *update* receives the current bytes (None when the file is missing) and
     returns the new bytes, or None to leave the file as it is. It may raise to
-    refuse; nothing is written then.
+    refuse; nothing is written then. New bytes over *max_bytes* (the reader's
+    limit) are refused the same way.
     """
     refuse_if_read_only(target)
     final = resolve_target(root, target)
@@ -525,6 +570,7 @@ def replace_locked(
         new = update(current)
         if new is None or new == current:
             return Outcome.UNCHANGED
+        _refuse_over_limit(target, len(new), max_bytes)
         _publish(final, new)
     return Outcome.REPLACED
 
@@ -536,6 +582,7 @@ def replace_keeping(
     keep_as: Callable[[], Path | str],
     *,
     timeout: float = DEFAULT_LOCK_TIMEOUT,
+    max_bytes: int | None = STORE_LIMIT,
 ) -> tuple[Outcome, Path | None]:
     """Publish *data* at *target*; a different current file keeps its bytes under the name ``keep_as()``.
 
@@ -545,9 +592,11 @@ def replace_keeping(
     any failure before that rename the live file is still the old one and the
     second name is removed again, so a failure never loses the live file.
     Identical bytes are :attr:`Outcome.IDENTICAL`. Returns what happened and the
-    kept copy's path (None when nothing was kept).
+    kept copy's path (None when nothing was kept). *data* over *max_bytes* (the
+    reader's limit) is refused before anything is written.
     """
     refuse_if_read_only(target)
+    _refuse_over_limit(target, len(data), max_bytes)
     final = resolve_target(root, target)
     ensure_dir(root, final.parent)
     with locked(final, timeout), _io_failure(target, "replace"):
@@ -596,6 +645,8 @@ def move_no_overwrite(root: Path, source: Path, target: Path | str) -> Outcome:
     """Give *source* the name *target* without ever replacing an existing file.
 
     Identical bytes already at *target* count as done and the source is removed.
+    A move makes no new bytes, so the size limit of the other writes does not
+    apply: a file the reader refuses stays one under its new name.
     """
     refuse_if_read_only(target)
     src = resolve_target(root, source)
@@ -639,7 +690,7 @@ def remove_archived(root: Path, target: Path | str, archive: Path | str) -> Outc
     return Outcome.REPLACED
 
 
-def replace_file(target: Path, data: bytes) -> Outcome:
+def replace_file(target: Path, data: bytes, *, max_bytes: int | None = None) -> Outcome:
     """Publish *data* at *target*, a file outside any store (a cache), whole or not at all.
 
     There is no authorised root: the folders above *target* are created and
@@ -649,7 +700,10 @@ def replace_file(target: Path, data: bytes) -> Outcome:
     (:data:`~okstra_core.layout.TEMP_PREFIX`), is fsynced and renamed over the
     target, so a reader sees the old file or the new one. There is no lock:
     concurrent writers each publish a whole file and the last one wins.
+    No store loader reads such a file, so there is no size limit unless the
+    caller's own reader has one (*max_bytes*).
     """
+    _refuse_over_limit(target, len(data), max_bytes)
     final = Path(os.path.abspath(target))
     if final.name in ("", ".", ".."):
         raise WriteRefused(target, "target does not name a file")
@@ -671,15 +725,18 @@ def replace_file(target: Path, data: bytes) -> Outcome:
     return Outcome.REPLACED if st is not None else Outcome.CREATED
 
 
-def populate_fresh_tree(root: Path, files: dict[Path, bytes]) -> int:
+def populate_fresh_tree(root: Path, files: dict[Path, bytes], *, max_bytes: int | None = STORE_LIMIT) -> int:
     """Create many files in a tree being built from nothing (bulk demo and benchmark trees).
 
     Each file is created exclusively (an existing file is an error, never
     overwritten) and containment is checked against *root*; there is no temp
     file or fsync because a half-built disposable tree is simply rebuilt.
-    Returns the number of files written.
+    A file over *max_bytes* (the reader's limit) refuses the whole tree before
+    anything is written. Returns the number of files written.
     """
     refuse_if_read_only(root)
+    for path, data in files.items():
+        _refuse_over_limit(path, len(data), max_bytes)
     real_root = str(_real_root(root))
     made: set[str] = set()
     count = 0

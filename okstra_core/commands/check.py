@@ -255,7 +255,8 @@ def _emit(args: argparse.Namespace, text: str) -> int:
         if args.force:
             writes.replace_file(out, data)  # whole or not at all; never through a symlink
         else:
-            writes.create_only(parent, parent / out.name, data)
+            # A report for people and CI tools, never read back by a store loader: no store size limit.
+            writes.create_only(parent, parent / out.name, data, max_bytes=None)
     except (OkstraError, OSError) as exc:
         reason = exc.reason if isinstance(exc, OkstraError) else (exc.strerror or str(exc))
         print(f"okstra check: {visible(str(out))}: cannot write: {reason}", file=sys.stderr)

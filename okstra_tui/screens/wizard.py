@@ -1,6 +1,11 @@
 """The guided wizard frame: one decision, one step at a time.
 
-A wizard is a full-screen modal of steps. Every step has a title and shows
+A wizard is a full-screen modal of steps. It opens at once and reads what it
+shows in a thread worker, saying on its progress line what it reads; Esc
+cancels meanwhile. Steps are listed as :class:`StepSpec` and only the step on
+screen exists as widgets (a report may ask hundreds of questions): what a step
+holds is kept in the wizard's values when it is left and given to it again
+when it is built anew. Every step has a title and shows
 "step k of n"; Back and Next (the buttons, or ``ctrl+b`` / ``ctrl+n``) move
 between steps and Esc cancels, writing nothing. The review step shows exactly
 what will be written and where; its Next writes through one core workflow in a
@@ -15,16 +20,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Button, ContentSwitcher, Static
+from textual.widgets import Button, Static
 
 from okstra_core import layout, reading
 from okstra_core.digests import sha256_bytes
@@ -32,8 +37,10 @@ from okstra_core.errors import OkstraError
 from okstra_core.store import Task
 from okstra_core.text import visible
 
+from ..ui_thread import call_ui
 from ..widgets import read_only
 from ..widgets.footer import BindingsFooter
+from ..widgets.text_lines import TextLines
 
 if TYPE_CHECKING:
     from okstra_core.workflows.common import Clock
@@ -159,6 +166,37 @@ class WizardStep(Vertical):
                 widget.focus()
                 return
 
+    @on(events.Mount)
+    def _entered(self) -> None:
+        # Built and mounted when it comes on screen: the wizard fills and focuses it now.
+        screen = self.screen
+        if isinstance(screen, WizardScreen):
+            screen.step_mounted(self)
+
+
+S = TypeVar("S", bound=WizardStep)
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    """A step as the wizard lists it: its class, and how to build it when it comes on screen."""
+
+    kind: type[WizardStep]
+    make: Callable[[], WizardStep]
+
+    @property
+    def writes(self) -> bool:
+        return self.kind.WRITES
+
+    @property
+    def final(self) -> bool:
+        return self.kind.FINAL
+
+
+def spec(kind: type[S], make: Callable[[], S]) -> StepSpec:
+    """The step *make* builds (a *kind*); called each time the step comes on screen, so it reads the values then."""
+    return StepSpec(kind, make)
+
 
 class ReviewStep(WizardStep):
     """What will be written, byte for byte, and where; Next writes it."""
@@ -178,14 +216,15 @@ class ReviewStep(WizardStep):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="review-facts")
-        body = VerticalScroll(Static("", id="review-bytes"), id="review-body", can_focus=True)
+        # Folded at the cell, never at a space, with a ↪ gutter on continued rows: one line of the file is one line.
+        body = VerticalScroll(TextLines("", gutter=True, id="review-bytes"), id="review-body", can_focus=True)
         body.border_title = self.box
         yield body
 
     def shown(self) -> None:
         facts, body = self._make_review()
         self.query_one("#review-facts", Static).update(facts)
-        self.query_one("#review-bytes", Static).update(store_text(body))
+        self.query_one("#review-bytes", TextLines).update(visible(body, multiline=True))
 
     def focus_first(self) -> None:
         self.query_one("#review-body").focus()
@@ -210,6 +249,11 @@ class DoneStep(WizardStep):
     def follow_ups(self) -> list[Widget]:
         """Widgets offering the next step (a button running a follow-up write, a verdict)."""
         return []
+
+    def shown(self) -> None:
+        wizard = self.wizard
+        if wizard.written is not None:
+            self.show_result(wizard.written, wizard.written_check)
 
     def show_result(self, written: Written, check: Any) -> None:
         root = self.wizard.bundle.project.root
@@ -268,9 +312,17 @@ class WizardScreen(ModalScreen[Path | None]):
         self.values: dict[str, Any] = {}
         self.index = 0
         self.written: Written | None = None
+        #: The check of the task after the write (a ``CheckReport`` or a reason), shown with it.
+        self.written_check: Any = None
         self.busy = False
+        #: True while the worker reads what the wizard shows (at opening, and after a stale write).
+        self.opening = True
+        #: Set by a subclass that read everything in its constructor: opening then reads nothing more.
+        self.loaded = False
+        self.closed = False
         self.baseline: Fingerprint = {}
-        self.steps: list[WizardStep] = []
+        self.steps: list[StepSpec] = []
+        self.current: WizardStep | None = None
         #: Where the writes that record a time take it (the system clock: the moment of writing; a picture fixes it).
         self.clock: Clock = SYSTEM_CLOCK
 
@@ -279,7 +331,15 @@ class WizardScreen(ModalScreen[Path | None]):
     def subject(self) -> str:
         raise NotImplementedError
 
-    def build_steps(self) -> list[WizardStep]:
+    def heading(self) -> str:
+        """What the wizard decides, before the subject."""
+        return self.KIND
+
+    def opening_text(self) -> str:
+        """What the wizard reads while it opens (its progress line)."""
+        return f"reading {self.bundle.rel}"
+
+    def build_steps(self) -> list[StepSpec]:
         raise NotImplementedError
 
     def sources(self) -> list[Path]:
@@ -287,7 +347,7 @@ class WizardScreen(ModalScreen[Path | None]):
         raise NotImplementedError
 
     def load(self) -> None:
-        """(Re-)read what the wizard shows; raises ``OkstraError`` when it cannot."""
+        """(Re-)read what the wizard shows (in a worker: no widget access); raises ``OkstraError`` when it cannot."""
 
     def write(self, values: dict[str, Any]) -> Written:
         """Write through the core (runs in a worker: no widget access); an ``OkstraError`` is a refusal."""
@@ -299,19 +359,11 @@ class WizardScreen(ModalScreen[Path | None]):
     def root(self) -> Path:
         return self.bundle.project.root
 
-    def on_mount(self) -> None:
-        self.go(0)
-
     def compose(self) -> ComposeResult:
-        self.baseline = fingerprint(self.sources(), self.root)
-        self.steps = self.build_steps()
-        for i, step in enumerate(self.steps):
-            step.id = f"wiz-step-{i}"
         with Vertical(id="wiz-head"):
             yield Static("", id="wiz-subject")
             yield Static("", id="wiz-progress")
-        with ContentSwitcher(id="wiz-steps", initial="wiz-step-0"):
-            yield from self.steps
+        yield Vertical(id="wiz-steps")
         yield Static("", id="wiz-error")
         with Horizontal(id="wiz-buttons"):
             yield Button("Cancel", id="wiz-cancel", compact=True)
@@ -319,39 +371,124 @@ class WizardScreen(ModalScreen[Path | None]):
             yield Button("Next ▶", id="wiz-next", variant="primary", compact=True)
         yield BindingsFooter()
 
+    def on_mount(self) -> None:
+        self._start_open(None)
+
+    def progress(self, line: str) -> None:
+        """Say on the progress line what the opening worker does now (callable from the worker)."""
+        call_ui(self.app, self._show_progress, line)
+
+    def _show_progress(self, line: str) -> None:
+        if self.closed or not self.opening:
+            return
+        text = Text()
+        text.append(" opening ", style="bold reverse")
+        text.append("  ")
+        text.append_text(store_text(" ".join(line.split()), "dim"))
+        self.query_one("#wiz-progress", Static).update(text)
+
+    def _start_open(self, stale: list[str] | None) -> None:
+        self.opening = True
+        self._show_head()
+        self._show_progress(self.opening_text())
+        self.query_one("#wiz-cancel", Button).focus()
+        self._open_worker(stale, load=stale is not None or not self.loaded)
+
+    @work(thread=True, exclusive=True, group="wizard-open")
+    def _open_worker(self, stale: list[str] | None, load: bool) -> None:
+        try:
+            if load:
+                self.load()
+            baseline = fingerprint(self.sources(), self.root)
+            steps = self.build_steps()
+        except OkstraError as exc:
+            call_ui(self.app, self._open_failed, exc.line(self.root), stale)
+            return
+        # Dropped when the wizard was closed meanwhile (its workers are cancelled with it).
+        call_ui(self.app, self._opened, baseline, steps, stale)
+
+    def _open_failed(self, line: str, stale: list[str] | None) -> None:
+        if self.closed:
+            return
+        if stale is not None:
+            # The steps of before stay; the write stays refused until the sources read again.
+            self.opening = False
+            self._show_head()
+            names = ", ".join(stale)
+            self.refuse(f"{names} changed on disk since this wizard opened; nothing was written. {line}")
+            return
+        self.query_one("#wiz-progress", Static).update(Text(" cannot open ", style="bold reverse"))
+        self.refuse(line)
+
+    def _opened(self, baseline: Fingerprint, steps: list[StepSpec], stale: list[str] | None) -> None:
+        if self.closed:
+            return  # cancelled while it was read
+        self.opening = False
+        self.baseline = baseline
+        self.steps = steps
+        if stale is None:
+            self.go(0)
+            return
+        review = next((i for i, s in enumerate(steps) if s.writes), 0)
+        self.go(review)
+        names = ", ".join(stale)
+        self.refuse(
+            f"{names} changed on disk since this wizard opened; nothing was written. The wizard has re-read it: "
+            "check the review and write again."
+        )
+
     @property
     def step(self) -> WizardStep:
-        return self.steps[self.index]
+        """The step on screen (the only one that exists as widgets)."""
+        if self.current is None:
+            raise LookupError("the wizard shows no step yet")
+        return self.current
 
     def go(self, index: int) -> None:
+        """Show step *index*: the step on screen is removed and this one built (filled when mounted)."""
         self.index = index
-        step = self.step
-        self.query_one("#wiz-steps", ContentSwitcher).current = step.id
-        step.shown()
+        old = self.current
+        step = self.steps[index].make()
+        self.current = step
+        if old is not None:
+            old.remove()
+        self.query_one("#wiz-steps", Vertical).mount(step)
         note = Text(read_only.WIZARD_LINE, style="bold yellow") if self._read_only_write() else ""
         self.query_one("#wiz-error", Static).update(note)
         self._show_head()
+
+    def step_mounted(self, step: WizardStep) -> None:
+        """A step came on screen: fill it and give it the focus."""
+        if step is not self.current:
+            return
+        step.shown()
         step.focus_first()
 
     def _show_head(self) -> None:
-        step = self.step
         subject = read_only.badge()
         if subject:
             subject.append(" ")
-        subject.append(f"{self.KIND}  ", style="bold")
-        subject.append_text(store_text(" ".join(self.subject().split())))
+        subject.append(f"{self.heading()}  ", style="bold")
+        if self.current is None:
+            subject.append_text(store_text(" ".join(self.opening_text().split()), "dim"))
+        else:
+            subject.append_text(store_text(" ".join(self.subject().split())))
         self.query_one("#wiz-subject", Static).update(subject)
-        progress = Text()
-        progress.append(f" step {self.index + 1} of {len(self.steps)} ", style="bold reverse")
-        progress.append("  ")
-        progress.append_text(store_text(" ".join(step.title.split()), "bold"))
-        self.query_one("#wiz-progress", Static).update(progress)
+        step = self.current
+        if step is not None:
+            progress = Text()
+            progress.append(f" step {self.index + 1} of {len(self.steps)} ", style="bold reverse")
+            progress.append("  ")
+            progress.append_text(store_text(" ".join(step.title.split()), "bold"))
+            self.query_one("#wiz-progress", Static).update(progress)
         after_write = self.written is not None
+        waiting = self.busy or self.opening or step is None
         back = self.query_one("#wiz-back", Button)
-        back.disabled = self.index == 0 or after_write or self.busy
+        back.disabled = self.index == 0 or after_write or waiting
         nxt = self.query_one("#wiz-next", Button)
-        nxt.label = "Close" if step.FINAL else ("Write ▶" if step.WRITES else "Next ▶")
-        nxt.disabled = self.busy or (step.FINAL and not after_write) or self._read_only_write()
+        final = step is not None and step.FINAL
+        nxt.label = "Close" if final else ("Write ▶" if step is not None and step.WRITES else "Next ▶")
+        nxt.disabled = waiting or (final and not after_write) or self._read_only_write()
         if self._read_only_write():
             nxt.label = "Read-only"
             nxt.tooltip = read_only.REASON
@@ -359,14 +496,18 @@ class WizardScreen(ModalScreen[Path | None]):
         self.refresh_bindings()
 
     def _read_only_write(self) -> bool:
-        """The current step is the write step and the workbench is read-only."""
-        return self.step.WRITES and read_only.read_only()
+        """The step on screen is the write step and the workbench is read-only."""
+        step = self.current
+        return step is not None and step.WRITES and read_only.read_only()
+
+    def _can_move(self) -> bool:
+        return not self.busy and not self.opening and self.current is not None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back_step":
-            return self.index > 0 and self.written is None and not self.busy
+            return self.index > 0 and self.written is None and self._can_move()
         if action == "next_step":
-            return None if self._read_only_write() else not self.busy
+            return None if self._read_only_write() else self._can_move()
         return True
 
     def refuse(self, line: str) -> None:
@@ -376,18 +517,18 @@ class WizardScreen(ModalScreen[Path | None]):
 
     @on(Button.Pressed, "#wiz-back")
     def action_back_step(self) -> None:
-        if self.index == 0 or self.written is not None or self.busy:
+        if self.index == 0 or self.written is not None or not self._can_move():
             return
         self.step.store(self.values)
         self.go(self.index - 1)
 
     @on(Button.Pressed, "#wiz-next")
     def action_next_step(self) -> None:
-        if self.busy:
+        if not self._can_move():
             return
         step = self.step
         if step.FINAL:
-            self.dismiss(self.written.path if self.written else None)
+            self._close(self.written.path if self.written else None)
             return
         problem = step.validate()
         if problem is not None:
@@ -406,7 +547,11 @@ class WizardScreen(ModalScreen[Path | None]):
     def action_cancel(self) -> None:
         if self.busy:
             return
-        self.dismiss(self.written.path if self.written else None)
+        self._close(self.written.path if self.written else None)
+
+    def _close(self, result: Path | None) -> None:
+        self.closed = True  # a reading still under way is dropped when it ends
+        self.dismiss(result)
 
     # ----------------------------------------------------------- writing
 
@@ -441,44 +586,15 @@ class WizardScreen(ModalScreen[Path | None]):
         self.refuse(line)
 
     def _stale_refused(self, changed: list[str]) -> None:
-        self.run_worker(self._stale(changed), group="wizard-reload", exclusive=True)
-
-    async def _stale(self, changed: list[str]) -> None:
-        """Refuse the write of a stale view: re-read the sources, rebuild the steps, back to the review."""
-        self._set_busy(False)
-        names = ", ".join(changed)
-        try:
-            self.load()
-        except OkstraError as exc:
-            self.refuse(f"{names} changed on disk since this wizard opened; nothing was written. {exc.line(self.root)}")
-            return
-        review = next((i for i, s in enumerate(self.steps) if s.WRITES), self.index)
-        await self._rebuild()
-        review = next((i for i, s in enumerate(self.steps) if s.WRITES), review)
-        self.go(review)
-        self.refuse(
-            f"{names} changed on disk since this wizard opened; nothing was written. The wizard has re-read it: "
-            "check the review and write again."
-        )
-
-    async def _rebuild(self) -> None:
-        switcher = self.query_one("#wiz-steps", ContentSwitcher)
-        await switcher.remove_children()
-        self.baseline = fingerprint(self.sources(), self.root)
-        self.steps = self.build_steps()
-        for i, step in enumerate(self.steps):
-            step.id = f"wiz-step-{i}"
-            step.display = False
-        await switcher.mount_all(self.steps)
+        """Refuse the write of a stale view: re-read the sources (in the worker), rebuild the steps, show the review."""
+        self.busy = False
+        self._start_open(changed)
 
     def _written(self, written: Written, check: Any) -> None:
         self.written = written
+        self.written_check = check
         self.busy = False
-        final = next(i for i, s in enumerate(self.steps) if s.FINAL)
-        done = self.steps[final]
-        assert isinstance(done, DoneStep)
-        done.show_result(written, check)
-        self.go(final)
+        self.go(next(i for i, s in enumerate(self.steps) if s.final))
         self.notify(visible(f"Wrote {layout.rel(written.path, self.root)}"), timeout=4)
 
     # ------------------------------------------------------- follow-ups

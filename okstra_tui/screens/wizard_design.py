@@ -11,6 +11,7 @@ confirm``, from the answer document ``design_prep.answers_text`` makes.
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from okstra_core import names, reading
 from okstra_core.errors import OkstraError
 from okstra_core.store import Task
 
-from .wizard import DoneStep, ReviewStep, WizardScreen, WizardStep, Written, store_text
+from .wizard import DoneStep, ReviewStep, StepSpec, WizardScreen, WizardStep, Written, spec, store_text
 from .wizard_steps import fresh_task, rel, report_facts
 
 #: Longest field answer the wizard takes (a design answer, not a document).
@@ -131,7 +132,8 @@ class DesignReview(ReviewStep):
         values["by"] = self.query_one("#design-by", Input).value.strip()
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        if event.value.strip() and not self.validate():
+        # The Input reports its first value when mounted: that one is already shown.
+        if event.value.strip() != self.wizard.values.get("by") and event.value.strip() and not self.validate():
             self.store(self.wizard.values)
             self.shown()
 
@@ -152,7 +154,9 @@ class DesignPrepWizard(WizardScreen):
         super().__init__(task)
         self.prep_id = prep_id
         self.values["by"] = "user"
+        # Read here: whether the item takes input decides whether the wizard opens at all.
         self.load()
+        self.loaded = True
 
     def load(self) -> None:
         from okstra_core.workflows.design_prep import design_item
@@ -226,14 +230,21 @@ class DesignPrepWizard(WizardScreen):
         ]
         return report_facts(rows), body
 
-    def build_steps(self) -> list[WizardStep]:
+    def build_steps(self) -> list[StepSpec]:
         fields = self.fields
-        steps: list[WizardStep] = [RequestStep(self)]
+        steps = [spec(RequestStep, lambda: RequestStep(self))]
         for i, name in enumerate(fields):
-            steps.append(FieldStep(self.item, name, i + 1, len(fields), str(self.values.get(f"field:{name}", ""))))
-        steps.append(DesignReview("Review the revision to append", self.review, str(self.values.get("by") or "user")))
-        steps.append(VerdictDone("Written: the resolver's verdict"))
+            steps.append(spec(FieldStep, partial(self._field, name, i + 1, len(fields))))
+        steps.append(spec(DesignReview, self._design_review))
+        steps.append(spec(VerdictDone, lambda: VerdictDone("Written: the resolver's verdict")))
         return steps
+
+    def _design_review(self) -> DesignReview:
+        return DesignReview("Review the revision to append", self.review, str(self.values.get("by") or "user"))
+
+    def _field(self, name: str, number: int, total: int) -> FieldStep:
+        """The step of field *name*, built when it comes on screen, from the answer held now."""
+        return FieldStep(self.item, name, number, total, str(self.values.get(f"field:{name}", "")))
 
     def write(self, values: dict[str, Any]) -> Written:
         from okstra_core.workflows import design_prep

@@ -11,6 +11,7 @@ bytes reviewed are the bytes written.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,10 +23,10 @@ from textual.widget import Widget
 from textual.widgets import Button, RadioButton, RadioSet, Static
 
 from okstra_core import layout, reading
-from okstra_core.errors import OkstraError, WriteRefused
+from okstra_core.errors import WriteRefused
 from okstra_core.store import Task
 
-from .wizard import DoneStep, ReviewStep, WizardScreen, WizardStep, Written, check_lines, store_text
+from .wizard import DoneStep, ReviewStep, StepSpec, WizardScreen, WizardStep, Written, check_lines, spec, store_text
 from .wizard_steps import QuestionStep, answers_of, fresh_task, rel, report_facts, state_for
 
 if TYPE_CHECKING:
@@ -40,18 +41,21 @@ def load_report(task: Task, report_path: Path) -> Any:
 
 
 def wizard_for_report(task: Task, report_path: Path) -> WizardScreen | str:
-    """The wizard that answers this report, or a one-line reason there is none."""
-    from okstra_core.workflows.user_response import sidecar_mode
+    """The wizard that answers this report, or a one-line reason there is none.
 
-    try:
-        report = load_report(task, report_path)
-    except OkstraError as exc:
-        return exc.line(task.project.root)
-    if sidecar_mode(report.model) == "comparison":
-        return DirectionWizard(task, report_path)
-    if not report.model.clarification_items:
-        return f"{report.rel()}: asks no clarification questions and offers no choice; nothing to answer"
-    return ClarificationWizard(task, report_path)
+    Nothing is read here but the task's listing: the wizard reads the report
+    itself, in a worker, once it is on screen (a report may be large). An
+    option-selection report opens the direction wizard, which asks the
+    report's questions only when the report offers no comparison.
+    """
+    real = report_path.resolve()
+    for rd in task.run_dirs:
+        for art in rd.of_kind("final-report-data"):
+            if art.path.resolve() == real:
+                if art.name.task_type == "option-selection":
+                    return DirectionWizard(task, report_path)
+                return ClarificationWizard(task, report_path)
+    return f"{rel(report_path, task.project.root)}: is not a final-report data file of this task"
 
 
 def _sidecar_state(path: Path, data: bytes, root: Path) -> str:
@@ -88,12 +92,12 @@ class _ReportWizard(WizardScreen):
     def __init__(self, task: Task, report_path: Path) -> None:
         super().__init__(task)
         self.report_path = report_path
-        self.report: Any = load_report(task, report_path)
+        #: The report (``LoadedReport``), read by :meth:`load` in the opening worker.
+        self.report: Any = None
         #: The sidecar the answers start from (the newest for this report), if there is one.
         self.prefilled_from: Path | None = None
         #: The question states read from that sidecar, by item id.
-        self.recorded = self._recorded_answers()
-        self.values.update(self.recorded)
+        self.recorded: dict[str, Any] = {}
 
     def newest_sidecar(self) -> Path | None:
         """The report's sidecar, or, when it is gone, its newest superseded copy."""
@@ -125,9 +129,27 @@ class _ReportWizard(WizardScreen):
             self.prefilled_from = path
         return {item_id: state_for(items[item_id], answer) for item_id, answer in answers.items()}
 
+    def opening_text(self) -> str:
+        return f"reading {rel(self.report_path, self.root)}"
+
     def load(self) -> None:
+        from okstra_core.workflows.user_response import sidecar_mode
+
+        first = self.report is None
+        try:
+            size = f" ({self.report_path.stat().st_size / 1e6:.1f} MB)"
+        except OSError:
+            size = ""
+        self.progress(f"reading and checking {rel(self.report_path, self.root)}{size}")
         self.bundle = fresh_task(self.bundle)
-        self.report = load_report(self.bundle, self.report_path)
+        report = load_report(self.bundle, self.report_path)
+        if sidecar_mode(report.model) != "comparison" and not report.model.clarification_items:
+            raise WriteRefused(report.path, "asks no clarification questions and offers no choice; nothing to answer")
+        self.report = report
+        if first:
+            self.progress(f"reading the answers recorded for its {len(report.model.clarification_items)} questions")
+            self.recorded = self._recorded_answers()
+            self.values.update(self.recorded)
 
     @property
     def sidecar(self) -> Path:
@@ -144,19 +166,15 @@ class _ReportWizard(WizardScreen):
     def selected(self, values: dict[str, Any]) -> str | None:
         return None
 
-    def question_steps(self) -> list[WizardStep]:
+    def question_steps(self) -> list[StepSpec]:
         items = list(self.report.model.clarification_items)
+        return [spec(QuestionStep, partial(self._question, item, i + 1, len(items))) for i, item in enumerate(items)]
+
+    def _question(self, item: Any, number: int, total: int) -> QuestionStep:
+        """The question step of *item*, built when it comes on screen, from the answer held now."""
         source = self.prefilled_from
-        return [
-            QuestionStep(
-                item,
-                i + 1,
-                len(items),
-                self.values.get(item.item_id),
-                rel(source, self.root) if source is not None and item.item_id in self.recorded else None,
-            )
-            for i, item in enumerate(items)
-        ]
+        prefilled = rel(source, self.root) if source is not None and item.item_id in self.recorded else None
+        return QuestionStep(item, number, total, self.values.get(item.item_id), prefilled)
 
     def sidecar_text(self, values: dict[str, Any]) -> str:
         from okstra_core.workflows.user_response import ExportInput, render_sidecar
@@ -225,11 +243,11 @@ class ClarificationWizard(_ReportWizard):
 
     KIND = "Answer the clarification questions"
 
-    def build_steps(self) -> list[WizardStep]:
+    def build_steps(self) -> list[StepSpec]:
         return [
             *self.question_steps(),
-            ReviewStep("Review the user response", self.review),
-            AttachDone("Written: attach the answers for the next run"),
+            spec(ReviewStep, lambda: ReviewStep("Review the user response", self.review)),
+            spec(AttachDone, lambda: AttachDone("Written: attach the answers for the next run")),
         ]
 
     def write(self, values: dict[str, Any]) -> Written:
@@ -384,6 +402,7 @@ class PrepareOffer(DoneStep):
         ]
 
     def shown(self) -> None:
+        super().shown()
         if self.wizard.written is not None:
             chain = Text("digest check now:", style="bold")
             chain.append("\n")
@@ -400,14 +419,31 @@ class PrepareOffer(DoneStep):
         _show_follow_up(self, result, check, "prepare", "✔ wrote ", "\n")
 
 
-class DirectionWizard(_ReportWizard):
-    """Candidates side by side, choose, the report's questions, review the sidecar, write, then prepare."""
+class DirectionWizard(ClarificationWizard):
+    """Candidates side by side, choose, the report's questions, review the sidecar, write, then prepare.
+
+    An option-selection report that offers no comparison (preselected
+    validation) is answered as a clarification: its questions, the review, the write.
+    """
 
     KIND = "Choose a direction"
 
     def __init__(self, task: Task, report_path: Path) -> None:
         super().__init__(task, report_path)
-        self.values["option"] = self._recorded_choice()
+        #: The report offers candidates to choose from (known once it is read).
+        self.comparison = True
+
+    def heading(self) -> str:
+        return self.KIND if self.comparison else ClarificationWizard.KIND
+
+    def load(self) -> None:
+        from okstra_core.workflows.user_response import sidecar_mode
+
+        first = self.report is None
+        super().load()
+        self.comparison = sidecar_mode(self.report.model) == "comparison"
+        if first and self.comparison:
+            self.values["option"] = self._recorded_choice()
 
     def _recorded_choice(self) -> str | None:
         """The option the sidecar on disk records, if any (the wizard starts from it)."""
@@ -424,20 +460,24 @@ class DirectionWizard(_ReportWizard):
         return [*super().sources(), layout.selected_direction_path(self.bundle.root)]
 
     def selected(self, values: dict[str, Any]) -> str | None:
-        option = values.get("option")
+        option = values.get("option") if self.comparison else None
         return str(option) if option else None
 
-    def build_steps(self) -> list[WizardStep]:
+    def build_steps(self) -> list[StepSpec]:
+        if not self.comparison:
+            return super().build_steps()
         return [
-            ChooseStep(self.report, self.values.get("option")),
+            spec(ChooseStep, lambda: ChooseStep(self.report, self.values.get("option"))),
             *self.question_steps(),
-            ReviewStep("Review the choice", self.review),
-            PrepareOffer("Written: prepare planning"),
+            spec(ReviewStep, lambda: ReviewStep("Review the choice", self.review)),
+            spec(PrepareOffer, lambda: PrepareOffer("Written: prepare planning")),
         ]
 
     def write(self, values: dict[str, Any]) -> Written:
         from okstra_core.workflows.direction import select_direction
 
+        if not self.comparison:
+            return super().write(values)
         option = self.selected(values)
         if option is None:
             raise WriteRefused(self.report.path, "choose a direction first")
@@ -462,9 +502,11 @@ class PrepareWizard(WizardScreen):
 
     def __init__(self, task: Task) -> None:
         super().__init__(task)
-        from okstra_core.workflows.reports import require_latest
+        #: The latest option-selection report, read by :meth:`load` in the opening worker.
+        self.report: Any = None
 
-        self.report: Any = require_latest(task, "option-selection")
+    def opening_text(self) -> str:
+        return f"reading the option-selection report of {self.bundle.rel}"
 
     def load(self) -> None:
         from okstra_core.workflows.reports import require_latest
@@ -505,10 +547,15 @@ class PrepareWizard(WizardScreen):
             body = data if isinstance(data, str) else f"(cannot read it: {data.reason})"
         return facts, body
 
-    def build_steps(self) -> list[WizardStep]:
+    def build_steps(self) -> list[StepSpec]:
         return [
-            PrepareReview("Check the digest chain", self.review, box="the sidecar the choice is taken from"),
-            DoneStep("Written: the selected direction"),
+            spec(
+                PrepareReview,
+                lambda: PrepareReview(
+                    "Check the digest chain", self.review, box="the sidecar the choice is taken from"
+                ),
+            ),
+            spec(DoneStep, lambda: DoneStep("Written: the selected direction")),
         ]
 
     def write(self, values: dict[str, Any]) -> Written:
@@ -561,10 +608,13 @@ class AttachWizard(WizardScreen):
         body = "\n".join(f"{text.rstrip()}\n" for _, text in pending) or "(nothing to append)"
         return report_facts(rows), body
 
-    def build_steps(self) -> list[WizardStep]:
+    def build_steps(self) -> list[StepSpec]:
         return [
-            ReviewStep("Review what is attached", self.review, box="appended after the file's text"),
-            DoneStep("Written: attached for the next run"),
+            spec(
+                ReviewStep,
+                lambda: ReviewStep("Review what is attached", self.review, box="appended after the file's text"),
+            ),
+            spec(DoneStep, lambda: DoneStep("Written: attached for the next run")),
         ]
 
     def write(self, values: dict[str, Any]) -> Written:

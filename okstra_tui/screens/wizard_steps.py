@@ -8,6 +8,7 @@ from typing import Any
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.containers import VerticalScroll
 from textual.widgets import Checkbox, RadioButton, RadioSet, Static, TextArea
 
 from okstra_core import layout
@@ -60,7 +61,8 @@ class QuestionStep(WizardStep):
 
     DEFAULT_CSS = """
     QuestionStep #q-question { margin-top: 1; text-style: bold; }
-    QuestionStep #q-context { color: $text-muted; margin-top: 1; }
+    QuestionStep #q-context-box { height: auto; max-height: 40%; margin-top: 1; }
+    QuestionStep #q-context { color: $text-muted; }
     QuestionStep RadioSet { margin-top: 1; width: 1fr; }
     """
 
@@ -82,7 +84,9 @@ class QuestionStep(WizardStep):
         yield Static(store_text(item.question), id="q-question")
         context = Text("from: ", style="bold")
         context.append_text(store_text(item.context or "(the report records no context for this question)"))
-        yield Static(context, id="q-context")
+        # A long context scrolls in its own box: the choice and the answer below it stay on screen.
+        with VerticalScroll(id="q-context-box"):
+            yield Static(context, id="q-context")
         if self.prefilled_from is not None:
             note = Text("answer filled in from ", style="dim")
             note.append_text(store_text(self.prefilled_from))
@@ -100,6 +104,9 @@ class QuestionStep(WizardStep):
             yield Static("answer", classes="wiz-label")
             yield TextArea(self.state.get("text", ""), id="q-text")
             yield Checkbox("Leave unanswered (written as “_(no answer)_”)", self.state.get("none", False), id="q-none")
+
+    def focus_first(self) -> None:
+        self.query_one("#q-choice" if self.item.options else "#q-text").focus()
 
     def _read(self) -> dict[str, Any]:
         text = self.query_one("#q-text", TextArea).text

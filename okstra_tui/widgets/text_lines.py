@@ -5,7 +5,10 @@ text whenever it is measured or drawn: for the 200,000 characters a preview
 may show that is seconds on the UI thread and a copy of every styled line.
 This widget only measures the lines (their cell widths) to know its height;
 a line is highlighted when it first comes into view, and folds onto as many
-rows as the width needs (cut at the cell, not at a word).
+rows as the width needs (cut at the cell, not at a word, so no space is lost).
+With a gutter, each row starts with two cells: blank on a line's first row,
+a dim ``↪`` on the rows it continues onto, so that one line of the file never
+looks like two (the wizards' review of the exact bytes).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from collections import OrderedDict
 from itertools import accumulate
 
 from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.geometry import Size
@@ -26,6 +31,10 @@ CACHED_LINES = 512
 
 #: Tabs are drawn as this many cells, as ``Syntax`` does.
 TAB_SIZE = 4
+
+#: The gutter of a row a line continues onto, and of a line's first row.
+CONTINUED = Strip([Segment("↪ ", Style(dim=True))], 2)
+FIRST_ROW = Strip([Segment("  ")], 2)
 
 
 class TextLines(Widget):
@@ -39,21 +48,31 @@ class TextLines(Widget):
     TextLines { height: auto; }
     """
 
-    def __init__(self, text: str, lexer: str | None = None, *, id: str | None = None) -> None:
+    def __init__(self, text: str, lexer: str | None = None, *, gutter: bool = False, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.lines = [line.expandtabs(TAB_SIZE) for line in text.split("\n")]
-        if len(self.lines) > 1 and self.lines[-1] == "":
-            self.lines.pop()
         self._syntax = (
             Syntax("", lexer, theme="ansi_dark", background_color="default", tab_size=TAB_SIZE)
             if lexer is not None
             else None
         )
+        #: Cells before each row: the continuation gutter, when asked for.
+        self.continued_gutter = 2 if gutter else 0
+        self._set_lines(text)
+
+    def _set_lines(self, text: str) -> None:
+        self.lines = [line.expandtabs(TAB_SIZE) for line in text.split("\n")]
+        if len(self.lines) > 1 and self.lines[-1] == "":
+            self.lines.pop()
         self._cells = [cell_len(line) for line in self.lines]
         self._width = 0
         #: Row where each line starts at ``_width``, plus the total row count at the end.
         self._starts: list[int] = [0]
         self._cache: OrderedDict[int, Strip] = OrderedDict()
+
+    def update(self, text: str) -> None:
+        """Show *text* instead (already made visible)."""
+        self._set_lines(text)
+        self.refresh(layout=True)
 
     @property
     def text(self) -> str:
@@ -61,8 +80,8 @@ class TextLines(Widget):
         return "\n".join(self.lines)
 
     def _fold(self, width: int) -> None:
-        """Work out where each line starts when lines fold at *width* cells."""
-        width = max(width, 1)
+        """Work out where each line starts when lines fold at *width* cells (the gutter's taken off)."""
+        width = max(width - self.continued_gutter, 1)
         if width == self._width:
             return
         self._width = width
@@ -99,5 +118,9 @@ class TextLines(Widget):
         index = bisect_right(self._starts, y) - 1
         if not 0 <= index < len(self.lines):
             return Strip.blank(width)
-        offset = (y - self._starts[index]) * self._width
-        return self._line_strip(index).crop(offset, offset + self._width).extend_cell_length(width)
+        row = y - self._starts[index]
+        offset = row * self._width
+        body = self._line_strip(index).crop(offset, offset + self._width)
+        if not self.continued_gutter:
+            return body.extend_cell_length(width)
+        return Strip.join([CONTINUED if row else FIRST_ROW, body]).extend_cell_length(width)

@@ -254,3 +254,90 @@ def test_replace_keeping_never_reads_a_kept_name_of_another_size(
         writes.replace_keeping(tmp_path, "live.md", b"new\n", lambda: "live.kept.md")
     assert "live.kept.md" not in [p.name for p in read], "its size alone tells it is not the copy"
     assert (tmp_path / "live.md").read_bytes() == b"old\n"
+
+
+# ------------------------------------------------------------ the reader's size limit
+
+LIMIT = writes.reading.MAX_BYTES
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    """Every file under *root* but lock files (taking a lock writes nothing)."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".locks" not in p.parts
+    }
+
+
+def _refused_over_limit(root: Path, write: object) -> None:
+    """*write* (a call) is refused naming the limit, and nothing under *root* changes."""
+    before = _files(root)
+    with pytest.raises(WriteRefused) as refused:
+        write()  # type: ignore[operator]
+    assert f"the reader's limit of {LIMIT} bytes" in refused.value.reason
+    assert "\n" not in refused.value.line(root)
+    assert _files(root) == before
+
+
+def test_create_only_refuses_data_over_the_reader_limit(tmp_path: Path) -> None:
+    assert writes.create_only(tmp_path, "at-limit.md", b"x" * LIMIT) is writes.Outcome.CREATED
+    _refused_over_limit(tmp_path, lambda: writes.create_only(tmp_path, "over.md", b"x" * (LIMIT + 1)))
+    _refused_over_limit(tmp_path, lambda: writes.create_only(tmp_path, "new/folder/over.md", b"x" * (LIMIT + 1)))
+    assert not (tmp_path / "new").exists()  # refused before any folder is made
+    # A file no loader with a limit reads (a check report) may be larger.
+    assert writes.create_only(tmp_path, "report.txt", b"x" * (LIMIT + 1), max_bytes=None) is writes.Outcome.CREATED
+
+
+def test_append_jsonl_counts_the_file_it_appends_to(tmp_path: Path) -> None:
+    line = writes.jsonl_line({"n": 1})
+    # The file as it is, plus the line, is what the reader would get.
+    (tmp_path / "log.jsonl").write_bytes(b"x" * (LIMIT - 2 * len(line) - 1) + b"\n")
+    assert writes.append_jsonl(tmp_path, "log.jsonl", {"n": 1}) is writes.Outcome.APPENDED
+    assert (tmp_path / "log.jsonl").stat().st_size == LIMIT - len(line)
+    assert writes.append_jsonl(tmp_path, "log.jsonl", {"n": 1}) is writes.Outcome.APPENDED
+    assert (tmp_path / "log.jsonl").stat().st_size == LIMIT
+    _refused_over_limit(tmp_path, lambda: writes.append_jsonl(tmp_path, "log.jsonl", {"n": 1}))
+    _refused_over_limit(tmp_path, lambda: writes.append_jsonl(tmp_path, "new.jsonl", {"big": "y" * LIMIT}))
+    assert not (tmp_path / "new.jsonl").exists()
+
+
+def test_append_jsonl_over_the_limit_keeps_a_torn_tail_as_it_is(tmp_path: Path) -> None:
+    """The refusal comes before the torn tail is cut: a refused append changes nothing at all."""
+    line = writes.jsonl_line({"n": 1})
+    torn = b'{"n":'
+    (tmp_path / "log.jsonl").write_bytes(b"x" * (LIMIT - len(line)) + b"\n" + torn)
+    _refused_over_limit(tmp_path, lambda: writes.append_jsonl(tmp_path, "log.jsonl", {"n": 1}))
+    assert (tmp_path / "log.jsonl").read_bytes().endswith(b"\n" + torn)
+    # Cutting the torn tail makes room: the size after the cut is what counts.
+    (tmp_path / "log.jsonl").write_bytes(b"x" * (LIMIT - len(line) - 1) + b"\n" + torn)
+    assert writes.append_jsonl(tmp_path, "log.jsonl", {"n": 1}) is writes.Outcome.APPENDED
+    assert (tmp_path / "log.jsonl").stat().st_size == LIMIT
+
+
+def test_replace_locked_refuses_new_bytes_over_the_limit(tmp_path: Path) -> None:
+    writes.create_only(tmp_path, "state.json", b"{}")
+    _refused_over_limit(tmp_path, lambda: writes.replace_locked(tmp_path, "state.json", lambda cur: b" " * (LIMIT + 1)))
+    assert writes.replace_locked(tmp_path, "state.json", lambda cur: b" " * LIMIT) is writes.Outcome.REPLACED
+
+
+def test_replace_keeping_refuses_data_over_the_limit(tmp_path: Path) -> None:
+    writes.create_only(tmp_path, "sidecar.md", b"old")
+    _refused_over_limit(
+        tmp_path, lambda: writes.replace_keeping(tmp_path, "sidecar.md", b"n" * (LIMIT + 1), lambda: "kept.md")
+    )
+    assert not (tmp_path / "kept.md").exists()
+
+
+def test_replace_file_keeps_to_a_limit_its_reader_names(tmp_path: Path) -> None:
+    target = tmp_path / "cache" / "entry.json"
+    _refused_over_limit(tmp_path, lambda: writes.replace_file(target, b"c" * (LIMIT + 1), max_bytes=LIMIT))
+    assert not target.parent.exists()
+    # Outside any store by default no loader with a limit reads it (the check cache).
+    assert writes.replace_file(target, b"c" * (LIMIT + 1)) is writes.Outcome.CREATED
+
+
+def test_populate_fresh_tree_refuses_a_file_over_the_limit_before_writing_any(tmp_path: Path) -> None:
+    files = {tmp_path / "a" / "small.md": b"small", tmp_path / "b" / "big.md": b"b" * (LIMIT + 1)}
+    _refused_over_limit(tmp_path, lambda: writes.populate_fresh_tree(tmp_path, files))
+    assert list(tmp_path.iterdir()) == []

@@ -56,3 +56,31 @@ async def test_a_long_line_folds_onto_the_rows_it_needs() -> None:
         rows = [lines.render_line(y).text for y in range(lines.size.height)]
         assert rows[0].rstrip() == "short" and rows[-1].rstrip() == "end"
         assert "".join(r.rstrip() for r in rows[1:-1]) == "x" * 250
+
+
+class Gutter(App[None]):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield TextLines(self.text, gutter=True)
+
+
+async def test_with_a_gutter_a_continued_row_is_marked_and_no_space_is_lost() -> None:
+    words = "report: " + " ".join(f"word{i}" for i in range(30))
+    app = Gutter(f"---\n{words}\nend\n")
+    async with app.run_test(size=(60, 24)) as pilot:
+        await settle(pilot)
+        lines = app.query_one(TextLines)
+        fold = lines.content_size.width - 2
+        rows = [lines.render_line(y).text for y in range(lines.size.height)]
+        assert lines.size.height == 1 + -(-len(words) // fold) + 1
+        assert rows[0].rstrip() == "  ---" and rows[-1].rstrip() == "  end"
+        assert rows[1].startswith("  report: ") and all(r.startswith("↪ ") for r in rows[2:-1])
+        # Each row holds exactly the next cells of the line: a space at the fold is kept, not swallowed.
+        assert "".join(r[2 : 2 + fold] for r in rows[1:-1]).rstrip() == words
+        lines.update("one\ntwo\n")
+        await settle(pilot)
+        assert [lines.render_line(y).text.rstrip() for y in range(lines.size.height)] == ["  one", "  two"]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Checkbox, DataTable, RadioButton, RadioSet, Static, TextArea
+from textual.widgets import Button, Checkbox, DataTable, RadioButton, RadioSet, Static, TextArea
 
 from okstra_core import layout
 from okstra_core.cli import main as okstra
@@ -30,13 +30,14 @@ from okstra_core.workflows.inbox import PendingDecision, pending_decisions
 from okstra_tui.app import OkstraApp
 from okstra_tui.navigation import Location
 from okstra_tui.screens.inbox import InboxScreen
-from okstra_tui.screens.wizard import WizardScreen
+from okstra_tui.screens.wizard import ReviewStep, WizardScreen
 from okstra_tui.screens.wizard_design import DesignPrepWizard, FieldStep
 from okstra_tui.screens.wizard_respond import ChooseStep, ClarificationWizard, DirectionWizard, PrepareWizard
 from okstra_tui.screens.wizard_steps import QuestionStep
+from okstra_tui.widgets.text_lines import TextLines
 from okstra_tui.widgets.virtual_table import VirtualTable
 
-from .conftest import SIZE, make_app, open_view, plain, settle
+from .conftest import SIZE, WAIT_SECONDS, make_app, open_view, plain, settle, wait_until
 
 START = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
 
@@ -150,21 +151,25 @@ async def test_clarification_wizard_writes_what_the_verbs_write(fresh_demo: Path
     answers: dict[str, str] = {}
     async with wizard_on(fresh_demo, wanted) as (pilot, wizard):
         assert isinstance(wizard, ClarificationWizard)
-        questions = [s for s in wizard.steps if isinstance(s, QuestionStep)]
-        assert questions and any(q.item.options for q in questions), "one question lists options"
+        count = sum(1 for s in wizard.steps if s.kind is QuestionStep)
+        assert count > 1 and any(item.options for item in wizard.report.model.clarification_items), (
+            "one question lists options"
+        )
         assert f"step 1 of {len(wizard.steps)} " in plain(wizard.query_one("#wiz-progress", Static))
-        for i, step in enumerate(questions):
-            assert wizard.step is step
+        for i in range(count):
+            step = wizard.step
+            assert isinstance(step, QuestionStep)
+            assert list(wizard.query(QuestionStep)) == [step], "only the step on screen exists as widgets"
             assert pilot.app.focused is not None and step in pilot.app.focused.ancestors_with_self, (
                 "the first field has focus"
             )
             # An empty answer is refused until it is left empty on purpose.
             await next_step(pilot)
             assert wizard.step is step and error_line(wizard)
-            if i == len(questions) - 1 and not step.item.options:
+            if i == count - 1 and not step.item.options:
                 await pilot.click(step.query_one(Checkbox))
                 answers[step.item.item_id] = ""
-            elif i == len(questions) - 1:
+            elif i == count - 1:
                 await pilot.click(list(step.query(RadioButton))[-1])  # "Leave unanswered"
                 answers[step.item.item_id] = ""
             else:
@@ -178,7 +183,7 @@ async def test_clarification_wizard_writes_what_the_verbs_write(fresh_demo: Path
         )
         facts = plain(wizard.query_one("#review-facts", Static))
         assert sidecar_rel in facts
-        shown = plain(wizard.query_one("#review-bytes", Static))
+        shown = wizard.query_one("#review-bytes", TextLines).text
         await next_step(pilot)  # Write
         assert wizard.step.FINAL and wizard.written is not None
         done = plain(wizard.query_one("#done-result", Static))
@@ -239,7 +244,7 @@ async def _review_unchanged(pilot: Pilot[None], wizard: ClarificationWizard) -> 
         await next_step(pilot)
         assert not error_line(wizard), error_line(wizard)
     assert wizard.step.WRITES
-    return shown, plain(wizard.query_one("#review-bytes", Static)).strip()
+    return shown, wizard.query_one("#review-bytes", TextLines).text.strip()
 
 
 async def test_clarification_wizard_starts_from_the_newest_sidecar(
@@ -476,7 +481,7 @@ async def _walk_and_cancel(pilot: Pilot[None], wanted: PendingDecision, steps: i
         elif isinstance(step, FieldStep):
             await pilot.press(*"an answer")
         await next_step(pilot)
-    before_write = next(i for i, s in enumerate(wizard.steps) if s.WRITES)
+    before_write = next(i for i, s in enumerate(wizard.steps) if s.writes)
     if by_button:
         await pilot.click("#wiz-cancel")
     else:
@@ -516,10 +521,145 @@ async def _to_review(pilot: Pilot[None], wanted: PendingDecision) -> WizardScree
     return wizard
 
 
+async def test_the_review_shows_each_line_of_the_file_as_one_line(fresh_demo: Path) -> None:
+    """At 120 columns the direction sidecar's ``report:`` line is longer than the box: its continuation is marked."""
+    wanted = decision(fresh_demo, "direction-choice")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        wizard = await _to_review(pilot, wanted)
+        box = wizard.query_one("#review-bytes")
+        rows = [box.render_line(y).text.rstrip() for y in range(box.size.height)]  # as drawn on screen
+        lines: list[str] = []
+        for row in rows:
+            if row.startswith("↪ "):
+                lines[-1] += row[2:]
+            else:
+                assert row[:2].strip() == "", row
+                lines.append(row[2:])
+        assert isinstance(wizard, DirectionWizard)
+        want = wizard.sidecar_text(wizard.values).rstrip("\n").split("\n")
+        assert [line.rstrip() for line in lines] == [line.rstrip() for line in want]
+        report_row = next(i for i, row in enumerate(rows) if row.startswith("  report: "))
+        assert rows[report_row + 1].startswith("↪ "), "the report line goes on past the box, marked as continued"
+
+
 def _touch_report(path: Path) -> None:
     """Another writer re-publishes the report with the same data (its bytes, and so its digest, change)."""
     value = json.loads(path.read_text(encoding="utf-8"))
     path.write_text(json.dumps(value, indent=4, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+# ------------------------------------------------------------ a large report
+
+
+def _ask_many(report: Path, count: int) -> None:
+    """Make *report* ask *count* clarification questions (every other one with options)."""
+    value = json.loads(report.read_text(encoding="utf-8"))
+    value["clarificationItems"] = [
+        {"itemId": f"CQ-{i:03d}", "question": f"Question {i}?", "context": "ledger " * 40}
+        | ({"options": ["first", "second"]} if i % 2 else {})
+        for i in range(1, count + 1)
+    ]
+    report.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+
+
+async def test_a_large_report_opens_in_a_worker_and_builds_only_the_step_on_screen(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from okstra_tui.screens import wizard_respond
+    from okstra_tui.screens.wizard_respond import load_report
+
+    wanted = decision(fresh_demo, "clarification")
+    _ask_many(Path(wanted.report_path or ""), 999)
+    release = threading.Event()
+    read_on: list[str] = []
+
+    def held_back(task: object, path: Path) -> object:
+        read_on.append(threading.current_thread().name)
+        if threading.current_thread() is threading.main_thread():
+            raise AssertionError("the report is read on the UI thread")
+        release.wait(WAIT_SECONDS)
+        return load_report(task, path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(wizard_respond, "load_report", held_back)
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        inbox = await open_view(pilot, "i", InboxScreen)
+        table = inbox.query_one("#inbox-table", DataTable)
+        row = next(r for r in range(table.row_count) if _at(inbox, table, r, wanted))
+        table.move_cursor(row=row)
+        await pilot.press("enter")  # no settle: the reading is held back
+        wizard = pilot.app.screen
+        assert isinstance(wizard, ClarificationWizard)
+        await wait_until(pilot, lambda: "reading and checking" in plain(wizard.query_one("#wiz-progress", Static)), "")
+        assert "opening" in plain(wizard.query_one("#wiz-progress", Static))
+        assert wizard.current is None and not wizard.query(QuestionStep)
+        await pilot.press("ctrl+n")  # nothing to step to yet: ignored
+        await pilot.press("escape")  # handled while the report is still being read
+        assert pilot.app.screen is inbox, "Esc closes the wizard before the report is read"
+        release.set()
+        await settle(pilot)
+        assert pilot.app.screen is inbox, "the reading that ends after the wizard closed is dropped"
+
+        await pilot.press("enter")
+        await settle(pilot)
+        wizard = pilot.app.screen
+        assert isinstance(wizard, ClarificationWizard) and read_on and "MainThread" not in read_on
+        assert f"step 1 of {999 + 2} " in plain(wizard.query_one("#wiz-progress", Static))
+        first = wizard.step
+        assert isinstance(first, QuestionStep) and first.item.item_id == "CQ-001"
+        await answer_question(pilot, first, {})
+        await next_step(pilot)
+        second = wizard.step
+        assert isinstance(second, QuestionStep) and second.item.item_id == "CQ-002"
+        assert list(wizard.query(QuestionStep)) == [second], "only the step on screen exists as widgets"
+        assert "step 2 of 1001 " in plain(wizard.query_one("#wiz-progress", Static))
+        await pilot.press("ctrl+b")
+        await settle(pilot)
+        again = wizard.step
+        assert isinstance(again, QuestionStep) and again is not first and again.item.item_id == "CQ-001"
+        assert again.query_one(RadioSet).pressed_index == 0, "the answer given is kept when the step is built again"
+        assert list(wizard.query(QuestionStep)) == [again]
+
+
+async def test_an_option_report_offering_no_comparison_is_answered_as_a_clarification(fresh_demo: Path) -> None:
+    from okstra_tui.screens.wizard_respond import AttachDone, wizard_for_report
+
+    wanted = decision(fresh_demo, "direction-choice")
+    report = Path(wanted.report_path or "")
+    value = json.loads(report.read_text(encoding="utf-8"))
+    value["optionCandidates"]["mode"] = "preselected-validation"
+    report.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        task = Project(fresh_demo).find_task(wanted.task)
+        assert task is not None
+        wizard = wizard_for_report(task, report)
+        assert isinstance(wizard, DirectionWizard)
+        pilot.app.push_screen(wizard)
+        await settle(pilot)
+        assert "nothing to answer" in error_line(wizard), "no questions and no choice: said in the wizard"
+        assert wizard.current is None and wizard.query_one("#wiz-next", Button).disabled, "only Cancel leads on"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert pilot.app.screen is not wizard
+
+        _ask_many(report, 2)
+        again = wizard_for_report(task, report)
+        assert isinstance(again, DirectionWizard)
+        pilot.app.push_screen(again)
+        await settle(pilot)
+        assert [s.kind for s in again.steps] == [QuestionStep, QuestionStep, ReviewStep, AttachDone]
+        assert plain(again.query_one("#wiz-subject", Static)).startswith(ClarificationWizard.KIND)
+        assert isinstance(again.step, QuestionStep) and again.selected(again.values) is None
+
+
+def _at(inbox: InboxScreen, table: DataTable[object], row: int, wanted: PendingDecision) -> bool:
+    table.move_cursor(row=row)
+    got = inbox.selected()
+    return got is not None and (got.kind, got.item, got.path) == (wanted.kind, wanted.item, wanted.path)
 
 
 @pytest.mark.parametrize("kind", ["clarification", "direction-choice", "planning-prepare"])

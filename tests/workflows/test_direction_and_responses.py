@@ -322,6 +322,29 @@ def test_attach_is_idempotent_and_picks_up_new_exports(
     assert target.read_text() == text
 
 
+def test_attach_until_the_reader_limit_refuses_the_last_attach(
+    fresh_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each attach appends the current sidecar; the one that would pass the reader's limit is refused whole."""
+    target = layout.clarification_response_path(fresh_demo / ".okstra/tasks/payments/refund-ledger")
+    export = ("user-response", "export", fresh_demo, "--task", REFUND, "--report", REFUND_REPORT, "--answers")
+    answer = "All of them. " * (5 * 1024 * 1024 // 13)  # about 5 MB: three attaches fit, a fourth does not
+    for n in range(4):
+        answers = _answers(tmp_path, {"CQ-001": f"{n}: {answer}", "CQ-002": "gateway"})
+        assert okstra(capsys, *export, answers).code == 0
+        if n < 3:
+            result = okstra(capsys, "clarification", "attach", fresh_demo, "--task", REFUND)
+            assert result.code == 0 and "attached" in result.out, result.err
+            assert target.stat().st_size <= reading.MAX_BYTES
+    kept = target.read_bytes()
+    line = refuses(
+        capsys, fresh_demo, "clarification", "attach", fresh_demo, "--task", REFUND, names="clarification-response.md"
+    )
+    assert f"over the reader's limit of {reading.MAX_BYTES} bytes" in line, line
+    assert target.read_bytes() == kept
+    assert not isinstance(reading.read_text(target), reading.LoadError)  # the file stays readable
+
+
 def test_attach_refuses_unknown_task(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     refuses(capsys, fresh_demo, "clarification", "attach", fresh_demo, "--task", "nope", names="task-catalog.json")
 
