@@ -30,6 +30,7 @@ from okstra_tui.screens.wizard_design import FieldStep
 from okstra_tui.screens.wizard_respond import ChooseStep
 from okstra_tui.screens.wizard_steps import QuestionStep
 from okstra_tui.widgets.read_only import REASON
+from okstra_tui.widgets.text_lines import TextLines
 
 from .conftest import SIZE, make_app, plain, settle
 from .test_wizards import answer_question, error_line, next_step, tree, verb
@@ -93,7 +94,7 @@ async def test_every_wizard_walks_to_its_write_step_and_writes_nothing(
             walked.add(type(wizard).__name__)
             assert "READ-ONLY" in plain(wizard.query_one("#wiz-subject", Static))
             assert "read-only" in error_line(wizard)
-            assert plain(wizard.query_one("#review-bytes", Static)).strip(), "the review shows the bytes"
+            assert wizard.query_one("#review-bytes", TextLines).text.strip(), "the review shows the bytes"
             write = wizard.query_one("#wiz-next", Button)
             assert write.disabled and "Read-only" in str(write.label)
             step = wizard.step
