@@ -75,7 +75,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="manager state root (default: $OKSTRA_HOME or ~/.okstra); checked when it exists",
     )
     parser.add_argument(
-        "--output", "-o", type=Path, default=None, metavar="FILE", help="write the report to FILE (a new file)"
+        "--output",
+        "-o",
+        default=None,
+        metavar="FILE",
+        help="write the report to FILE (a new file; relative to the current folder)",
     )
     parser.add_argument("--force", action="store_true", help="with -o: replace FILE when it is a regular file")
     parser.add_argument(
@@ -181,19 +185,13 @@ def _emit(args: argparse.Namespace, text: str) -> int:
     if refusal is not None:
         print(f"okstra check: {visible(str(args.output))}: {refusal}", file=sys.stderr)
         return EXIT_CANNOT_RUN
-    from .. import writes
-    from ..errors import OkstraError, WriteRefused
+    from ..errors import OkstraError
+    from .output import write_output_file
 
-    out: Path = args.output
-    data = text.encode("utf-8", "replace")
-    parent = out.parent  # "." for a bare file name
+    out: str = args.output
     try:
-        if not parent.is_dir():
-            raise WriteRefused(out, "output folder does not exist")
-        if args.force:
-            writes.replace_file(out, data)  # whole or not at all; never through a symlink
-        else:
-            writes.create_only(parent, parent / out.name, data)
+        # Whole or not at all with --force (never through a symlink); create-only otherwise.
+        write_output_file(out, text.encode("utf-8", "replace"), replace=args.force)
     except (OkstraError, OSError) as exc:
         reason = exc.reason if isinstance(exc, OkstraError) else (exc.strerror or str(exc))
         print(f"okstra check: {visible(str(out))}: cannot write: {reason}", file=sys.stderr)
@@ -208,9 +206,12 @@ def _output_refusal(args: argparse.Namespace) -> str | None:
     regular file), never written inside the store or the manager home, never
     through a symlink, and never into a FIFO or device (which could block).
     """
-    path: Path = args.output
-    if not str(path) or path.name in ("", ".", ".."):
+    from .output import names_no_file, output_path
+
+    given: str = args.output
+    if names_no_file(given):
         return "does not name a file"
+    path = output_path(given)  # relative to the working folder, as the write resolves it
     real = Path(os.path.realpath(path.parent)) / path.name
     roots = [layout.okstra_home(args.home)]
     if getattr(args, "project", None) is not None:
