@@ -8,12 +8,16 @@ import os
 import stat
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import layout
 from ..check.catalog import RULES, markdown, text_table
 from ..check.formats import FORMATS, render
 from ..progress import terminal_progress
 from ..text import visible
+
+if TYPE_CHECKING:
+    from ..check.cache import CheckCache
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -163,8 +167,8 @@ def run(args: argparse.Namespace) -> int:
     except CheckError as exc:
         print(f"okstra check: {exc}", file=sys.stderr)
         return EXIT_CANNOT_RUN
-    if check_cache is not None and check_cache.unsaved:
-        print(f"okstra check: warning: cache not saved: {visible(check_cache.unsaved)}", file=sys.stderr)
+    if check_cache is not None:
+        _cache_warnings(check_cache)
     out = args.output
     if args.colour == "always":
         colour = True
@@ -174,6 +178,25 @@ def run(args: argparse.Namespace) -> int:
         colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     code = _emit(args, render(report, args.format, colour=colour))
     return code if code else report.exit_code(strict=args.strict)
+
+
+def _cache_warnings(check_cache: CheckCache) -> None:
+    """At most one line per cache problem of this run, on stderr (never per task)."""
+    from ..check.cache import KEY_ENV
+
+    if check_cache.unusable:
+        print(f"okstra check: warning: cache not used: {visible(check_cache.unusable)}", file=sys.stderr)
+    if check_cache.rejected:
+        n = check_cache.rejected
+        entries = "entry" if n == 1 else "entries"
+        were = "was" if n == 1 else "were"
+        print(
+            f"okstra check: warning: {n} cache {entries} failed the integrity check (changed, or made under "
+            f"another {KEY_ENV}) and {were} checked afresh",
+            file=sys.stderr,
+        )
+    if check_cache.unsaved:
+        print(f"okstra check: warning: cache not saved: {visible(check_cache.unsaved)}", file=sys.stderr)
 
 
 def _emit(args: argparse.Namespace, text: str) -> int:
