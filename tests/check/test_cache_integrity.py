@@ -46,7 +46,7 @@ class Runner:
         return code, out
 
     def file(self) -> Path:
-        (path,) = (self.cache / layout.CHECK_CACHE_DIR).glob("*.json")
+        (path,) = self.cache.rglob("*.json")
         return path
 
     def edit(self, change: Any) -> None:
