@@ -125,3 +125,18 @@ def test_a_missing_output_folder_is_refused_not_made(
     assert code == (2 if verb == "check" else 1)
     assert err.count("\n") == 1 and "nowhere/report.txt: " in err and "output folder does not exist" in err, err
     assert not (fresh_demo / "nowhere").exists()
+
+
+def test_the_workbench_check_resolves_output_the_same_way(
+    fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``okstra-tui --check -o FILE`` shares the checker's flags, and so the one resolution."""
+    from okstra_core.commands.check import main_check
+
+    monkeypatch.setenv("OKSTRA_HOME", str(tmp_path / "home"))
+    cwd = fresh_demo / "docs"
+    (cwd / "out").mkdir(parents=True)
+    monkeypatch.chdir(cwd)
+    before = _files(fresh_demo)
+    assert main_check(["..", "--quiet", "--no-cache", "-o", "out/report.txt"]) == 0, capsys.readouterr().err
+    assert _files(fresh_demo) - before == {"docs/out/report.txt"}
