@@ -398,6 +398,25 @@ class CheckCache:
                 self.unusable = f"{exc.filename or KEY_ENV}: {exc.strerror or exc}"
         return self._key
 
+    def problems(self) -> list[str]:
+        """What went wrong with the cache in this run, one line each (never one per task); [] when nothing did.
+
+        The report is the same either way: these only say why the run was slower than a cached one.
+        """
+        out = []
+        if self.unusable:
+            out.append(f"cache not used: {self.unusable}")
+        if self.rejected:
+            n = self.rejected
+            entries, were = ("entry", "was") if n == 1 else ("entries", "were")
+            out.append(
+                f"{n} cache {entries} failed the integrity check (changed, or made under another {KEY_ENV}) "
+                f"and {were} checked afresh"
+            )
+        if self.unsaved:
+            out.append(f"cache not saved: {self.unsaved}")
+        return out
+
     def file_for(self, root: str, home: str | None) -> Path:
         """The cache file of one project root and manager home."""
         ident = hashlib.sha256(f"{root}\0{home or ''}".encode(errors="surrogateescape")).hexdigest()[:32]

@@ -182,21 +182,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _cache_warnings(check_cache: CheckCache) -> None:
     """At most one line per cache problem of this run, on stderr (never per task)."""
-    from ..check.cache import KEY_ENV
-
-    if check_cache.unusable:
-        print(f"okstra check: warning: cache not used: {visible(check_cache.unusable)}", file=sys.stderr)
-    if check_cache.rejected:
-        n = check_cache.rejected
-        entries = "entry" if n == 1 else "entries"
-        were = "was" if n == 1 else "were"
-        print(
-            f"okstra check: warning: {n} cache {entries} failed the integrity check (changed, or made under "
-            f"another {KEY_ENV}) and {were} checked afresh",
-            file=sys.stderr,
-        )
-    if check_cache.unsaved:
-        print(f"okstra check: warning: cache not saved: {visible(check_cache.unsaved)}", file=sys.stderr)
+    for line in check_cache.problems():
+        print(f"okstra check: warning: {visible(line)}", file=sys.stderr)
 
 
 def _emit(args: argparse.Namespace, text: str) -> int:
