@@ -302,18 +302,31 @@ def cut_at_line_end(text: str, max_chars: int) -> str:
     return text[: cut + 1] if cut >= 0 else text[:max_chars]
 
 
-def unlistable(folder: Path) -> LoadError | None:
-    """Why *folder* cannot be listed (permission denied, not a folder), or None when it lists or is missing.
+def list_folder(folder: Path) -> list[str] | LoadError:
+    """Every name in *folder*, sorted; ``[]`` when it is missing or not a folder; a :class:`LoadError`
+    (``cannot list folder: reason``) when it exists but cannot be listed (permission denied, an I/O error).
 
-    Listings elsewhere treat an unlistable folder as empty; a view uses this to say so instead.
+    The one listing of the read side: :mod:`okstra_core.store` lists through it and counts the folders it
+    could not list, so that a reader never takes an unlistable folder for an empty one. A checker that
+    listed the folder already lends its listing (:func:`known_names`).
     """
+    known = known_names(folder)
+    if known is not None:
+        return known
     try:
-        os.listdir(folder)
-    except FileNotFoundError:
-        return None
+        return sorted(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
     except OSError as exc:
         return LoadError(folder, f"cannot list folder: {exc.strerror or exc}")
-    return None
+
+
+def unlistable(folder: Path) -> LoadError | None:
+    """Why *folder* cannot be listed (permission denied, not a folder), or None when it lists or is missing."""
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        return LoadError(folder, "cannot list folder: Not a directory")
+    listed = list_folder(folder)
+    return listed if isinstance(listed, LoadError) else None
 
 
 def decode_text(path: Path, data: bytes) -> str | LoadError:

@@ -104,14 +104,15 @@ class _SidecarHeaders(Mapping[str, "type[smodels.Header]"]):
 SIDECAR_HEADERS: Mapping[str, type[smodels.Header]] = _SidecarHeaders()
 
 
-def _listdir(path: Path) -> list[str]:
-    known = reading.known_names(path)  # a checker that listed the folder already lends its listing
-    if known is not None:
-        return known
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
+def _listdir(path: Path, unlisted: dict[Path, LoadError] | None = None) -> list[str]:
+    """The names in *path* (:func:`okstra_core.reading.list_folder`); a folder that cannot be listed reads as
+    empty and, with *unlisted* (a project's :attr:`Project.unlisted`), is recorded there with its reason."""
+    listed = reading.list_folder(path)
+    if isinstance(listed, LoadError):
+        if unlisted is not None:
+            unlisted[path] = listed
         return []
+    return listed
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +204,7 @@ class RunDir:
 
         folder = self.path / category
         found = []
-        for entry in _listdir(folder):
+        for entry in _listdir(folder, self.task.project.unlisted):
             if layout.is_private_entry(entry):
                 continue
             parsed = names.parse_in_category(category, entry)
@@ -259,7 +260,7 @@ class RunDir:
         out = []
         for category in layout.RUN_CATEGORIES:
             folder = self.path / category
-            for entry in _listdir(folder):
+            for entry in _listdir(folder, self.task.project.unlisted):
                 if category == "state" and entry == layout.MIGRATIONS_DIR and (folder / entry).is_dir():
                     continue  # the contract's archive folder (see :meth:`migrations`)
                 if not layout.is_private_entry(entry) and names.parse_in_category(category, entry) is None:
@@ -271,7 +272,7 @@ class RunDir:
         from . import names
 
         out = []
-        for entry in _listdir(self.path):
+        for entry in _listdir(self.path, self.task.project.unlisted):
             if (self.path / entry).is_dir() or layout.is_private_entry(entry):
                 continue
             parsed = names.classify_flat(entry)
@@ -336,7 +337,9 @@ class RunDir:
     def migrations(self) -> list[Path]:
         """Archives under ``state/migrations/``: byte-for-byte copies of state a Round 0 restart replaced."""
         folder = self.path / "state" / layout.MIGRATIONS_DIR
-        return [folder / name for name in _listdir(folder) if not layout.is_private_entry(name)]
+        return [
+            folder / name for name in _listdir(folder, self.task.project.unlisted) if not layout.is_private_entry(name)
+        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,6 +413,10 @@ class Task:
     def rel(self) -> str:
         return layout.rel(self.root, self.project.root)
 
+    def entries(self) -> list[str]:
+        """The names in the task folder; when it cannot be listed, ``[]`` and the folder in :attr:`Project.unlisted`."""
+        return _listdir(self.root, self.project.unlisted)
+
     @cached_property
     def manifest(self) -> tmodels.TaskManifest | LoadError:
         return reading.load_model(layout.task_manifest_path(self.root), tmodels.TaskManifest, root=self.project.root)
@@ -432,7 +439,7 @@ class Task:
 
     def instruction_files(self) -> list[Path]:
         folder = layout.instruction_set_dir(self.root)
-        return [folder / n for n in _listdir(folder) if not layout.is_private_entry(n)]
+        return [folder / n for n in _listdir(folder, self.project.unlisted) if not layout.is_private_entry(n)]
 
     def selected_direction(self) -> rmodels.SelectedDirection | LoadError | None:
         path = layout.selected_direction_path(self.root)
@@ -442,7 +449,7 @@ class Task:
 
     def notes(self) -> list[Path]:
         folder = layout.notes_dir(self.root)
-        return [folder / n for n in _listdir(folder)]
+        return [folder / n for n in _listdir(folder, self.project.unlisted)]
 
     @cached_property
     def run_dirs(self) -> list[RunDir]:
@@ -451,11 +458,12 @@ class Task:
 
         out: list[RunDir] = []
         runs = layout.runs_dir(self.root)
-        for task_type in _listdir(runs):
+        unlisted = self.project.unlisted
+        for task_type in _listdir(runs, unlisted):
             base = runs / task_type
             if not base.is_dir() or layout.is_private_entry(task_type):
                 continue
-            entries = _listdir(base)
+            entries = _listdir(base, unlisted)
             stages = sorted(s for s in (layout.parse_stage_dir(e) for e in entries) if s is not None)
             has_own = any(e in layout.RUN_CATEGORIES for e in entries) or any(names.classify_flat(e) for e in entries)
             if task_type != "implementation" and (has_own or not stages):
@@ -475,7 +483,7 @@ class Task:
 
         folder = layout.task_type_run_dir(self.root, "implementation") / layout.CARRY_DIR
         out = []
-        for entry in _listdir(folder):
+        for entry in _listdir(folder, self.project.unlisted):
             if names.parse_carry(entry) is not None:
                 out.append(
                     (folder / entry, reading.load_model(folder / entry, rmodels.CarryStage, root=self.project.root))
@@ -657,6 +665,9 @@ class Project:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        #: Every folder of this project's tree that a listing through this object could not list, with why.
+        #: The listing read as empty; a reader that must not take it for empty (the inbox) reports these.
+        self.unlisted: dict[Path, LoadError] = {}
 
     @classmethod
     def open(cls, root: Path | str) -> Project | LoadError:
@@ -726,7 +737,10 @@ class Project:
         refs: list[TaskRef] = []
         seen: set[Path] = set()
         base = layout.tasks_dir(self.root)
-        folders = [(group, task_id) for group in _listdir(base) for task_id in _listdir(base / group)]
+        unlisted = self.unlisted
+        folders = [
+            (group, task_id) for group in _listdir(base, unlisted) for task_id in _listdir(base / group, unlisted)
+        ]
         # A folder that breaks the slug rule still holds the task whose values slug to it: listed once, as that task.
         by_slug = {
             base / layout.slug(group) / layout.slug(task_id): base / group / task_id
@@ -761,9 +775,10 @@ class Project:
     def invocations(self) -> list[Invocation]:
         base = layout.agent_invocations_dir(self.root)
         out = []
-        for purpose in _listdir(base):
+        for purpose in _listdir(base, self.unlisted):
             folder = base / purpose
-            ids = sorted({n.split(".", 1)[0] for n in _listdir(folder) if not layout.is_private_entry(n)})
+            names = _listdir(folder, self.unlisted)
+            ids = sorted({n.split(".", 1)[0] for n in names if not layout.is_private_entry(n)})
             for inv_id in ids:
                 out.append(Invocation(self, layout.InvocationPaths(folder, inv_id), purpose))
         return out

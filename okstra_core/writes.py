@@ -14,6 +14,8 @@
 * :func:`allocate_seq`: the race-free per-category ``<seq>`` claim.
 * :func:`replace_file`: the one write outside any store (the check cache):
   a temp file beside the target, fsync, rename; never through a final symlink.
+* :func:`create_private`: a create-only file of mode 0600 outside any store
+  (the check cache's key).
 
 Every store primitive first consults the process's read-only guard
 (:func:`enable_read_only`, or ``OKSTRA_READ_ONLY=1`` in the environment): under
@@ -723,6 +725,53 @@ def replace_file(target: Path, data: bytes, *, max_bytes: int | None = None) -> 
             raise WriteRefused(target, "target exists and is not a regular file")
         _publish(final, data)
     return Outcome.REPLACED if st is not None else Outcome.CREATED
+
+
+#: Mode of a private file (a secret key): its owner's only, whatever the umask.
+PRIVATE_MODE = 0o600
+#: Mode of the folders made above a private file.
+PRIVATE_DIR_MODE = 0o700
+
+
+def create_private(target: Path, data: bytes) -> Outcome:
+    """Create *target*, outside any store, readable and writable by its owner only (the check cache's key).
+
+    Missing folders above it are made with mode 0700 (existing ones are left
+    as they are). The content goes to a temp file of mode 0600 beside the
+    target and is published with ``link()``: a reader never sees a partial
+    file, and of two concurrent creators the first wins (the other gets a
+    refusal and reads the winner's file). Identical existing bytes are a
+    success; a symlink in the final component is never followed.
+    """
+    final = Path(os.path.abspath(target))
+    if final.name in ("", ".", ".."):
+        raise WriteRefused(target, "target does not name a file")
+    with _io_failure(target, "create"):
+        try:
+            os.makedirs(final.parent, mode=PRIVATE_DIR_MODE, exist_ok=True)
+        except FileExistsError:
+            raise WriteRefused(final.parent, "a file stands where a folder is needed") from None
+        final = Path(os.path.realpath(final.parent)) / final.name
+        existing = _read_regular(final)
+        if existing is not None:
+            if existing == data:
+                return Outcome.IDENTICAL
+            raise WriteRefused(target, "exists with different content")
+        name = os.path.join(final.parent, f"{TEMP_PREFIX}{final.name}.{secrets.token_hex(6)}")
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, PRIVATE_MODE)
+        try:
+            try:
+                _write_all(fd, data)
+                _fsync(fd)
+            finally:
+                os.close(fd)
+            os.link(name, final, follow_symlinks=False)
+        except FileExistsError:
+            raise WriteRefused(target, "was created concurrently") from None
+        finally:
+            _unlink_quiet(Path(name))
+        _fsync_dir(final.parent)
+    return Outcome.CREATED
 
 
 def populate_fresh_tree(root: Path, files: dict[Path, bytes], *, max_bytes: int | None = STORE_LIMIT) -> int:

@@ -25,6 +25,14 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
 
 
+@pytest.fixture(autouse=True)
+def _isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never write the user's real state folder (``~/.local/state/okstra``: the check cache's key)."""
+    monkeypatch.delenv("OKSTRA_CACHE_KEY", raising=False)
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.setenv("OKSTRA_STATE_DIR", str(tmp_path_factory.mktemp("okstra-state")))
+
+
 @pytest.fixture(scope="session")
 def demo_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A demo project generated once per session. Treat it as read-only."""

@@ -11,6 +11,17 @@ A task's record is keyed by:
 * every folder listed and file read outside that plain tree (through a
   symlinked folder, or elsewhere in the project), with the same metadata.
 
+Each task's record carries a MAC (HMAC-SHA256) over its content, its task
+folder, its shape and the file's scope (format, checker, project root,
+manager home), under a key kept apart from the cache: ``$OKSTRA_CACHE_KEY``,
+else a key file of mode 0600 in the user's state folder
+(:func:`okstra_core.layout.okstra_state_dir`), made on first use. Whoever can
+write the cache folder but not read the key cannot forge a record: an entry
+whose MAC does not check (edited findings, a record moved to another task,
+a cache made under another key) is ignored and its task checked afresh;
+:attr:`CheckCache.rejected` counts them for one warning. When no key can be
+had, the cache is not used at all (:attr:`CheckCache.unusable` says why).
+
 The whole cache is keyed by the checker itself (package version, the metadata
 of its source files, Python and pydantic versions) and by the project and
 manager-home folders. Findings are stored before ``--select``/``--ignore`` are
@@ -28,9 +39,11 @@ an empty one, never an error.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import operator
 import os
+import secrets
 import stat
 import sys
 from collections.abc import Iterable
@@ -38,13 +51,18 @@ from functools import cache as memoised
 from pathlib import Path
 from typing import Any, Final
 
-from .. import writes
+from .. import layout, writes
 from ..errors import OkstraError
 from .catalog import RULES_BY_ID
 from .findings import SEVERITIES, Finding
 
 #: Bumped whenever the file's layout changes; other values are ignored.
-CACHE_FORMAT: Final = 2
+CACHE_FORMAT: Final = 3
+
+#: The environment variable holding the key that signs the cache (CI: a secret shared by the runs sharing a cache).
+KEY_ENV: Final = "OKSTRA_CACHE_KEY"
+#: Random bytes of a key made for the user (written as hex).
+KEY_BYTES: Final = 32
 
 #: Inputs changed this close to the run's start are not trusted to show a later change in their metadata.
 RACY_SECONDS: float = 2.0
@@ -283,27 +301,135 @@ def _read_json(path: Path) -> Any:
         return json.load(fh)
 
 
+def cache_key() -> bytes:
+    """The key that signs cache records: ``$OKSTRA_CACHE_KEY``, else the user's key file, made on first use.
+
+    Raises :class:`OkstraError` naming the key file and why it cannot serve (another owner, readable by
+    others, a symlink, not a key, cannot be made).
+    """
+    env = os.environ.get(KEY_ENV)
+    if env:
+        return env.encode("utf-8", "surrogateescape")
+    path = layout.okstra_state_dir() / layout.CACHE_KEY_FILE
+    key = _read_key(path)
+    if key is None:
+        try:
+            writes.create_private(path, secrets.token_hex(KEY_BYTES).encode("ascii") + b"\n")
+        except OkstraError as exc:
+            if "concurrently" not in exc.reason and "different content" not in exc.reason:
+                raise OkstraError(path, f"cannot make the cache key: {exc.reason}") from exc
+        key = _read_key(path)  # ours, or the one a concurrent run made first
+        if key is None:
+            raise OkstraError(path, "cannot make the cache key: it vanished after it was made")
+    return key
+
+
+def _read_key(path: Path) -> bytes | None:
+    """The key held by *path*; None when there is no such file; a refusal when it cannot be trusted."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        why = "is a symlink" if os.path.islink(path) else f"cannot be read: {exc.strerror or exc}"
+        raise OkstraError(path, f"the cache key {why}") from exc
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OkstraError(path, "the cache key is not a regular file")
+        if st.st_uid != os.getuid():
+            raise OkstraError(path, "the cache key belongs to another user")
+        if st.st_mode & 0o077:
+            raise OkstraError(path, "the cache key is open to other users (chmod 600 it)")
+        text = fh.read(4096).strip()
+    if len(text) < KEY_BYTES:
+        raise OkstraError(path, "does not hold a cache key (remove it and a new one is made)")
+    return text
+
+
+def _scope(root: str, home: str | None) -> bytes:
+    """What every record of one cache file is bound to besides itself: the format, the checker, the folders."""
+    return json.dumps([CACHE_FORMAT, checker_fingerprint(), root, home]).encode("ascii") + b"\n"
+
+
+def _shape_digest(shape: list[str]) -> bytes:
+    return hashlib.sha256("\0".join(shape).encode("utf-8", "surrogateescape")).digest()
+
+
+def record_mac(key: bytes, scope: bytes, rel: str, rec: Record, shape_digest: bytes) -> str:
+    """The MAC of one task's record: its task folder, content and shape, within the file's *scope*."""
+    body = json.dumps([rel, rec["key"], rec["entry"], rec["files"], rec["deps"], rec["findings"]])
+    return hmac.digest(key, scope + shape_digest + body.encode("ascii"), "sha256").hex()
+
+
+def _mac_holds(stored: Any, expected: str) -> bool:
+    # compare_digest takes ASCII text only: anything else in the file is simply a mismatch.
+    return isinstance(stored, str) and stored.isascii() and hmac.compare_digest(stored, expected)
+
+
 class CheckCache:
     """One folder of check caches (one file per project and manager home); :func:`run_check` reads and writes it.
 
     After a run, :attr:`hits` and :attr:`misses` count the tasks whose findings
-    were reused and those checked afresh.
+    were reused and those checked afresh; :attr:`rejected` the records ignored
+    because their MAC did not check; :attr:`unusable` says why no key could be
+    had (the cache was then neither read nor written).
     """
 
     def __init__(self, directory: Path) -> None:
         self.directory = Path(os.path.abspath(directory))
         self.hits = 0
         self.misses = 0
+        self.rejected = 0
         #: Why the last :meth:`save` wrote nothing (one line naming the file), or None.
         self.unsaved: str | None = None
+        #: Why the cache could not be used at all (one line naming the key file), or None.
+        self.unusable: str | None = None
+        self._key: bytes | None = None
+
+    def key(self) -> bytes | None:
+        """The signing key (read or made once per cache object); None, with :attr:`unusable` set, when there is none."""
+        if self._key is None and self.unusable is None:
+            try:
+                self._key = cache_key()
+            except OkstraError as exc:
+                self.unusable = str(exc)
+            except OSError as exc:
+                self.unusable = f"{exc.filename or KEY_ENV}: {exc.strerror or exc}"
+        return self._key
+
+    def problems(self) -> list[str]:
+        """What went wrong with the cache in this run, one line each (never one per task); [] when nothing did.
+
+        The report is the same either way: these only say why the run was slower than a cached one.
+        """
+        out = []
+        if self.unusable:
+            out.append(f"cache not used: {self.unusable}")
+        if self.rejected:
+            n = self.rejected
+            entries, were = ("entry", "was") if n == 1 else ("entries", "were")
+            out.append(
+                f"{n} cache {entries} failed the integrity check (changed, or made under another {KEY_ENV}) "
+                f"and {were} checked afresh"
+            )
+        if self.unsaved:
+            out.append(f"cache not saved: {self.unsaved}")
+        return out
 
     def file_for(self, root: str, home: str | None) -> Path:
         """The cache file of one project root and manager home."""
         ident = hashlib.sha256(f"{root}\0{home or ''}".encode(errors="surrogateescape")).hexdigest()[:32]
-        return self.directory / "check" / f"{ident}.json"
+        return self.directory / layout.CHECK_CACHE_DIR / f"{ident}.json"
 
     def load(self, root: str, home: str | None) -> dict[str, Record]:
-        """The task records stored for *root* and *home* by this same checker; ``{}`` when none are usable."""
+        """The task records stored for *root* and *home* by this same checker under this key; ``{}`` when none are.
+
+        A record whose MAC does not check is left out and counted in :attr:`rejected`.
+        """
+        key = self.key()
+        if key is None:
+            return {}
         try:
             data = _read_json(self.file_for(root, home))
         except (OSError, ValueError, RecursionError):
@@ -320,26 +446,50 @@ class CheckCache:
         shapes = data.get("shapes")
         if not isinstance(shapes, list):
             return {}
-        # Checked and split once, not once per task.
+        # Checked, split and digested once, not once per task.
         splits = [split_shape(shape) if _valid_shape(shape) else None for shape in shapes]
+        digests = [_shape_digest(shape) if split else b"" for shape, split in zip(shapes, splits, strict=True)]
+        scope = _scope(root, home)
         out: dict[str, Record] = {}
         for rel, rec in data["tasks"].items():
-            index = rec.get("shape") if isinstance(rec, dict) else None
-            if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(shapes) and splits[index]:
-                rec["shape"] = shapes[index]  # shared by every task of the same shape
-                rec["split"] = splits[index]
-                if isinstance(rel, str) and _valid_record(rec):
-                    out[rel] = rec
+            found = rec.get("shape") if isinstance(rec, dict) else None
+            index = found if isinstance(found, int) and not isinstance(found, bool) else -1
+            if not (0 <= index < len(shapes) and splits[index] and isinstance(rel, str) and _valid_record(rec)):
+                self.rejected += 1
+                continue
+            if not _mac_holds(rec.get("mac"), record_mac(key, scope, rel, rec, digests[index])):
+                self.rejected += 1
+                continue
+            out[rel] = {
+                "key": rec["key"],
+                "entry": rec["entry"],
+                "deps": rec["deps"],
+                "findings": rec["findings"],
+                "files": rec["files"],
+                "shape": shapes[index],  # shared by every task of the same shape
+                "split": splits[index],
+            }
         return out
 
     def save(self, root: str, home: str | None, records: dict[str, Record]) -> None:
         """Replace the stored records of *root* and *home* (``writes.replace_file``); failures are ignored."""
+        key = self.key()
+        if key is None:
+            return
         target = self.file_for(root, home)
         shapes: dict[tuple[str, ...], int] = {}
+        digests: list[bytes] = []
+        scope = _scope(root, home)
         tasks: dict[str, Record] = {}
         for rel, rec in records.items():
-            index = shapes.setdefault(tuple(rec["shape"]), len(shapes))
-            tasks[rel] = {k: v for k, v in rec.items() if k != "split"} | {"shape": index}
+            shape = tuple(rec["shape"])
+            index = shapes.setdefault(shape, len(shapes))
+            if index == len(digests):
+                digests.append(_shape_digest(list(shape)))
+            tasks[rel] = {k: rec[k] for k in ("key", "entry", "deps", "findings", "files")} | {
+                "shape": index,
+                "mac": record_mac(key, scope, rel, rec, digests[index]),
+            }
         data = {"format": CACHE_FORMAT, "checker": checker_fingerprint(), "root": root, "home": home}
         data["shapes"] = [list(shape) for shape in shapes]
         data["tasks"] = tasks

@@ -264,8 +264,7 @@ def run_check(
                 records[rel] = record
         step(len(results))
 
-    if progress is not None:
-        progress(0, len(tasks))
+    step(0)  # progress starts at 0 of all tasks
     pending = tasks
     if previous is not None and check_cache is not None:
         pending, reused_files = _reuse_cached(root, tasks, previous, check_cache, findings, records, step)
@@ -277,4 +276,5 @@ def run_check(
     _run_chunks(_chunks(pending, CHUNK_TASKS), work, collect, jobs if len(pending) >= PARALLEL_MIN_TASKS else 1)
     if check_cache is not None and (check_cache.misses or records.keys() != (previous or {}).keys()):
         check_cache.save(str(root), home_text, records)
-    return CheckReport(root=str(root), findings=_kept(_narrowed(findings, only_tasks), selected, ignored), files=files)
+    problems = check_cache.problems() if check_cache is not None else []
+    return CheckReport(str(root), _kept(_narrowed(findings, only_tasks), selected, ignored), files, problems)

@@ -35,6 +35,9 @@ class CheckReport:
     root: str
     findings: list[Finding] = field(default_factory=list)
     files: int = 0
+    #: What went wrong with the check cache in this run (:meth:`CheckCache.problems`): it never changes the
+    #: findings, only says why the run was slower than a cached one.
+    cache_problems: list[str] = field(default_factory=list)
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity == severity)

@@ -18,6 +18,7 @@ from ..text import visible
 
 if TYPE_CHECKING:
     from ..check.settings import CheckSettings
+    from ..check.cache import CheckCache
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -81,7 +82,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="manager state root (default: $OKSTRA_HOME or ~/.okstra); checked when it exists",
     )
     parser.add_argument(
-        "--output", "-o", type=Path, default=None, metavar="FILE", help="write the report to FILE (a new file)"
+        "--output",
+        "-o",
+        default=None,
+        metavar="FILE",
+        help="write the report to FILE (a new file; relative to the current folder)",
     )
     parser.add_argument("--force", action="store_true", help="with -o: replace FILE when it is a regular file")
     parser.add_argument(
@@ -193,8 +198,8 @@ def run(args: argparse.Namespace) -> int:
     except CheckError as exc:
         print(f"okstra check: {exc}", file=sys.stderr)
         return EXIT_CANNOT_RUN
-    if check_cache is not None and check_cache.unsaved:
-        print(f"okstra check: warning: cache not saved: {visible(check_cache.unsaved)}", file=sys.stderr)
+    if check_cache is not None:
+        _cache_warnings(check_cache)
     out = args.output
     if args.colour == "always":
         colour = True
@@ -234,6 +239,12 @@ def _settings(args: argparse.Namespace) -> CheckSettings | None:
         return None
 
 
+def _cache_warnings(check_cache: CheckCache) -> None:
+    """At most one line per cache problem of this run, on stderr (never per task)."""
+    for line in check_cache.problems():
+        print(f"okstra check: warning: {visible(line)}", file=sys.stderr)
+
+
 def _emit(args: argparse.Namespace, text: str) -> int:
     if args.output is None:
         sys.stdout.write(text)
@@ -243,20 +254,13 @@ def _emit(args: argparse.Namespace, text: str) -> int:
     if refusal is not None:
         print(f"okstra check: {visible(str(args.output))}: {refusal}", file=sys.stderr)
         return EXIT_CANNOT_RUN
-    from .. import writes
-    from ..errors import OkstraError, WriteRefused
+    from ..errors import OkstraError
+    from .output import write_output_file
 
-    out: Path = args.output
-    data = text.encode("utf-8", "replace")
-    parent = out.parent  # "." for a bare file name
+    out: str = args.output
     try:
-        if not parent.is_dir():
-            raise WriteRefused(out, "output folder does not exist")
-        if args.force:
-            writes.replace_file(out, data)  # whole or not at all; never through a symlink
-        else:
-            # A report for people and CI tools, never read back by a store loader: no store size limit.
-            writes.create_only(parent, parent / out.name, data, max_bytes=None)
+        # Whole or not at all with --force (never through a symlink); create-only otherwise.
+        write_output_file(out, text.encode("utf-8", "replace"), replace=args.force)
     except (OkstraError, OSError) as exc:
         reason = exc.reason if isinstance(exc, OkstraError) else (exc.strerror or str(exc))
         print(f"okstra check: {visible(str(out))}: cannot write: {reason}", file=sys.stderr)
@@ -271,9 +275,12 @@ def _output_refusal(args: argparse.Namespace) -> str | None:
     regular file), never written inside the store or the manager home, never
     through a symlink, and never into a FIFO or device (which could block).
     """
-    path: Path = args.output
-    if not str(path) or path.name in ("", ".", ".."):
+    from .output import names_no_file, output_path
+
+    given: str = args.output
+    if names_no_file(given):
         return "does not name a file"
+    path = output_path(given)  # relative to the working folder, as the write resolves it
     real = Path(os.path.realpath(path.parent)) / path.name
     roots = [layout.okstra_home(args.home)]
     if getattr(args, "project", None) is not None:

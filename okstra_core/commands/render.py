@@ -1,8 +1,9 @@
 """Verbs: ``render-final-report``, ``render-task-index`` and ``log-report``.
 
-Output goes to stdout, or create-only to ``-o OUT`` (the OUT's folder is the
-authorised root): identical existing bytes are fine, different bytes are
-refused and nothing is overwritten. Inputs are only read.
+Output goes to stdout, or create-only to ``-o OUT`` (relative to the working
+folder, resolved by :mod:`.output` as for every verb with ``-o``): identical
+existing bytes are fine, different bytes are refused and nothing is
+overwritten. Inputs are only read.
 """
 
 from __future__ import annotations
@@ -14,26 +15,25 @@ from pathlib import Path
 from typing import Any
 
 from .. import layout, reading
-from ..errors import LoadError, OkstraError, ValidationFailed, WriteRefused
+from ..errors import LoadError, OkstraError, ValidationFailed
+from ..text import visible
 
 # The renderers, models and writers are imported by the verb that runs, not at every command's start.
 
 
-def write_output(text: str, out: Path | None) -> None:
-    """Print *text*, or create *out* with it (never overwriting different bytes)."""
-    from ..writes import Outcome, create_only
+def write_output(text: str, out: Path | str | None) -> None:
+    """Print *text*, or create *out* with it (never overwriting different bytes); see :mod:`.output`."""
+    from ..writes import Outcome
+    from .output import write_output_file
 
     data = text.encode("utf-8")
     if out is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
         return
-    parent = out.parent if str(out.parent) else Path(".")
-    if not parent.is_dir():
-        raise WriteRefused(out, "output folder does not exist")
-    outcome = create_only(parent, parent / out.name, data)  # a refusal names the whole path
+    outcome = write_output_file(out, data)
     what = "already up to date" if outcome is Outcome.IDENTICAL else "written"
-    print(f"{out}: {what} ({len(data)} bytes)", file=sys.stderr)
+    print(f"{visible(str(out))}: {what} ({len(data)} bytes)", file=sys.stderr)
 
 
 def _refuse(error: LoadError) -> OkstraError:
@@ -52,7 +52,7 @@ def cmd_render_final_report(args: argparse.Namespace) -> int:
         text = render_html(source.report, source.data, source.report_rel, source.report_stem)
     else:
         text = render_markdown(source.report)
-    write_output(text, Path(args.output) if args.output is not None else None)
+    write_output(text, args.output)
     return 0
 
 
@@ -63,7 +63,7 @@ def cmd_render_task_index(args: argparse.Namespace) -> int:
     manifest = reading.load_model(layout.task_manifest_path(Path(args.task_root)), TaskManifest)
     if isinstance(manifest, LoadError):
         raise _refuse(manifest)
-    write_output(render_task_index(manifest), Path(args.output) if args.output is not None else None)
+    write_output(render_task_index(manifest), args.output)
     return 0
 
 
@@ -91,7 +91,12 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("data_json", metavar="DATA_JSON", help="the final-report data file")
     p.add_argument("--html", action="store_true", help="the self-contained HTML report instead of Markdown")
-    p.add_argument("-o", "--output", metavar="OUT", help="write to OUT (create-only) instead of stdout")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="write to OUT (create-only; relative to the current folder) instead of stdout",
+    )
     p.set_defaults(func=cmd_render_final_report)
 
     p = subparsers.add_parser(
@@ -99,7 +104,12 @@ def register(subparsers: Any) -> None:
         help="render task-index.md from a task root's task-manifest.json",
     )
     p.add_argument("task_root", metavar="TASK_ROOT", help="the task folder holding task-manifest.json")
-    p.add_argument("-o", "--output", metavar="OUT", help="write to OUT (create-only) instead of stdout")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="write to OUT (create-only; relative to the current folder) instead of stdout",
+    )
     p.set_defaults(func=cmd_render_task_index)
 
     p = subparsers.add_parser(

@@ -40,14 +40,16 @@ reports, ``selected-direction.json``, ``clarification-response.md`` and the
 design-prep folders of the approved snapshot; never every artifact. Nothing
 here writes; a file that cannot be read leaves its decision out (the checker
 names it), and :func:`read_inbox` lists it among the unreadable files so that
-the reader knows the list may be incomplete.
+the reader knows the list may be incomplete. A folder that cannot be listed
+(``tasks/``, a task folder, ``runs/``, a run dir, a category folder) is never
+taken for an empty one: :func:`read_inbox` lists it among the unlisted folders.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -124,10 +126,24 @@ class Inbox:
     user-response sidecar, ``selected-direction.json`` or
     ``clarification-response.md``. A decision they hold may be missing from
     ``items`` or shown with a ``detail`` saying so; ``okstra check`` says why.
+
+    ``unlisted`` lists (project-relative POSIX with a final ``/``, sorted) the
+    folders the inbox had to list and could not (``.okstra/tasks/``, a task
+    folder, its ``runs/``, a run dir or a category folder of it), with
+    ``unlisted_reasons`` saying why for each: every decision below them is
+    missing from ``items``. The list is complete only when both are empty
+    (:attr:`complete`).
     """
 
     items: list[PendingDecision]
     unreadable: list[str]
+    unlisted: list[str] = field(default_factory=list)
+    unlisted_reasons: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        """Whether everything the inbox had to read was read (no unreadable file, no unlisted folder)."""
+        return not self.unreadable and not self.unlisted
 
 
 def read_inbox(project: Project) -> Inbox:
@@ -135,10 +151,27 @@ def read_inbox(project: Project) -> Inbox:
     found: list[PendingDecision] = []
     unreadable: set[str] = set()
     for ref in project.task_refs:
-        scan = _TaskScan(ref.open())
+        task = ref.open()
+        task.entries()  # an unlistable task folder is recorded, never taken for an empty one
+        scan = _TaskScan(task)
         found.extend(scan.all())
         unreadable.update(scan.rel(path) for path in scan.unreadable)
-    return Inbox(sort_newest_first(found), sorted(unreadable))
+    unlisted = set(project.unlisted)
+    # A folder below an unlisted one fails because of it (as git names only the folder it cannot open).
+    reasons = {
+        _folder_rel(path, project.root): error.reason
+        for path, error in project.unlisted.items()
+        if not any(parent in unlisted for parent in path.parents)
+    }
+    return Inbox(sort_newest_first(found), sorted(unreadable), sorted(reasons), reasons)
+
+
+def _folder_rel(path: Path, root: Path) -> str:
+    """A folder as the inbox names it: project-relative POSIX with a final ``/`` (as git names folders)."""
+    try:
+        return layout.rel(path, root) + "/"
+    except ValueError:
+        return str(path) + "/"
 
 
 def pending_decisions(project: Project) -> list[PendingDecision]:

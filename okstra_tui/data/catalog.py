@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from okstra_core import layout
+from okstra_core import layout, reading
 from okstra_core.errors import LoadError
 from okstra_core.store import CatalogListingEntry, Project, TaskRef
 
@@ -115,6 +114,8 @@ class CatalogData:
     error: LoadError | None
     latest_key: str | None
     latest_error: LoadError | None
+    #: Folders under ``.okstra/tasks/`` that could not be listed (the rows may lack the tasks inside them).
+    unlisted: list[LoadError] = field(default_factory=list)
 
 
 def load_catalog(project: Project) -> CatalogData:
@@ -177,27 +178,49 @@ def same_catalog(a: CatalogData, b: CatalogData) -> bool:
 
 
 def uncatalogued_rows(project: Project, known: list[CatalogRow]) -> list[CatalogRow]:
-    """Task folders under ``.okstra/tasks/`` that no catalog entry names."""
+    """Task folders under ``.okstra/tasks/`` that no catalog entry names.
+
+    Listed through the core's one listing (:func:`okstra_core.reading.list_folder`): a folder that cannot be
+    listed is recorded in ``project.unlisted`` (see :func:`unlisted_folders`), never taken for an empty one.
+    """
     base = layout.tasks_dir(project.root)
     seen = {(layout.slug(r.group), layout.slug(r.task_id)) for r in known}
     out: list[CatalogRow] = []
-    try:
-        groups = sorted(os.scandir(base), key=lambda e: e.name)
-    except OSError:
+    groups = reading.list_folder(base)
+    if isinstance(groups, LoadError):
+        project.unlisted[base] = groups
         return out
     for group in groups:
-        if not group.is_dir():
+        group_path = base / group
+        if not group_path.is_dir():
             continue
-        try:
-            tasks = sorted(os.scandir(group.path), key=lambda e: e.name)
-        except OSError:
+        tasks = reading.list_folder(group_path)
+        if isinstance(tasks, LoadError):
+            project.unlisted[group_path] = tasks
             continue
         for task in tasks:
-            if task.is_dir() and (group.name, task.name) not in seen:
-                entry = CatalogListingEntry(
-                    f"{group.name}/{task.name}", group.name, task.name, "?", "not in catalog", None, None, None
-                )
-                out.append(CatalogRow(project, entry, catalogued=False, root=Path(task.path)))
+            task_path = group_path / task
+            if (group, task) not in seen and task_path.is_dir():
+                entry = CatalogListingEntry(f"{group}/{task}", group, task, "?", "not in catalog", None, None, None)
+                out.append(CatalogRow(project, entry, catalogued=False, root=task_path))
+    return out
+
+
+def unlisted_folders(project: Project) -> list[LoadError]:
+    """The folders of *project* that its listings could not list, sorted, each named once (not those below one).
+
+    The same folders as ``okstra inbox`` reports, project-relative; the reason says each is a folder.
+    """
+    unlisted = project.unlisted
+    out = []
+    for path in sorted(unlisted):
+        if any(parent in unlisted for parent in path.parents):
+            continue
+        try:
+            shown = Path(layout.rel(path, project.root))
+        except ValueError:
+            shown = path
+        out.append(LoadError(shown, unlisted[path].reason))
     return out
 
 

@@ -17,7 +17,7 @@ from textual.reactive import var
 from textual.widgets import Input, Static
 
 from okstra_core import layout
-from okstra_core.errors import OkstraError
+from okstra_core.errors import LoadError, OkstraError
 from okstra_core.store import Project
 
 from ..data.catalog import (
@@ -31,6 +31,7 @@ from ..data.catalog import (
     same_catalog,
     shared_key_prefix,
     uncatalogued_rows,
+    unlisted_folders,
 )
 from ..navigation import Location, View
 from ..ui_thread import call_ui
@@ -262,13 +263,15 @@ class CatalogScreen(ViewScreen):
         if quick is not None and same_catalog(quick, data):
             # The rows on screen stand; the task folders the catalog does not name are added below them.
             extra = uncatalogued_rows(project, quick.rows)
-            if extra:
-                call_ui(self.app, self._add_rows, quick, extra)
+            unlisted = unlisted_folders(project)
+            if extra or unlisted:
+                call_ui(self.app, self._add_rows, quick, extra, unlisted)
             data = quick
         else:
             # A new reading replaces the rows in one step, folders not in the catalog included: the table
             # never shows the catalog's rows without them (nor, when the catalog is gone, no rows at all).
             data.rows.extend(uncatalogued_rows(project, data.rows))
+            data.unlisted = unlisted_folders(project)
             call_ui(self.app, self._loaded, data)
         # Opening a task should not wait for its view's module: import it here, off the UI thread.
         importlib.import_module("okstra_tui.screens.task")
@@ -304,9 +307,12 @@ class CatalogScreen(ViewScreen):
         self._matched = None
         self._rebuild()
 
-    def _add_rows(self, data: CatalogData, extra: list[CatalogRow]) -> None:
+    def _add_rows(self, data: CatalogData, extra: list[CatalogRow], unlisted: list[LoadError]) -> None:
         if self.data is not data:
             return
+        if unlisted:
+            data.unlisted = unlisted
+            self._show_problems(data)
         data.rows.extend(extra)
         self._set_key_prefix(data)
         self._matched = None
@@ -332,12 +338,23 @@ class CatalogScreen(ViewScreen):
         self._pending.clear()
         self._validated.clear()
         self._haystack = {}
-        errors = self.query_one("#catalog-errors", Static)
-        problems = [e for e in (data.error, data.latest_error) if e is not None]
-        errors.remove_children()
-        if problems:
-            errors.mount_all([ErrorPanel(e) for e in problems])
+        self._show_problems(data)
         self._rebuild()
+
+    #: Unlisted folders shown as panels; more are counted in the last one.
+    UNLISTED_PANELS = 3
+
+    def _show_problems(self, data: CatalogData) -> None:
+        """A panel per broken catalog file, and per folder of tasks that could not be listed (as okstra inbox)."""
+        errors = self.query_one("#catalog-errors", Static)
+        panels = [ErrorPanel(e) for e in (data.error, data.latest_error) if e is not None]
+        shown = data.unlisted[: self.UNLISTED_PANELS]
+        panels += [ErrorPanel(e, title="Cannot list") for e in shown]
+        if len(data.unlisted) > len(shown):
+            panels.append(ErrorPanel(f"and {len(data.unlisted) - len(shown)} more folders", title="Cannot list"))
+        errors.remove_children()
+        if panels:
+            errors.mount_all(panels)
 
     def _hay(self, row: CatalogRow) -> tuple[str, str]:
         hay = " ".join((row.key, row.group, row.task_type, row.status, row.title)).lower()

@@ -161,6 +161,8 @@ class ChecksScreen(ViewScreen):
                 ", ",
                 f"{report.infos} infos in {len(by_file)} files ({report.files} files checked)",
                 f" · settings: {visible(settings_file)}" if settings_file else "",
+                # The cache's problems (a signed entry that failed, a key that cannot serve), as okstra check warns.
+                *[("\n" + visible(problem), "yellow") for problem in report.cache_problems],
             )
         )
         for path, findings in by_file.items():

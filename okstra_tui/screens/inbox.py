@@ -121,6 +121,35 @@ def what_to_do(decision: Any) -> Text:
     return text
 
 
+def _summary(decisions: list[Any], unreadable: int, unlisted: tuple[tuple[str, str], ...]) -> Text:
+    """The summary line: what waits, and what could not be read (the same counts as ``okstra inbox``)."""
+    count = len(decisions)
+    if not count:
+        complete = not unreadable and not unlisted
+        head = (
+            Text("Nothing waits for you.", style="bold green")
+            if complete
+            else Text("Nothing waits in what could be read.", style="bold yellow")
+        )
+    else:
+        tasks = len({d.task for d in decisions})
+        head = Text(f"{count} waiting for you", style="bold")
+        head.append(f" in {tasks} task{'s' if tasks != 1 else ''}; Enter opens a decision's wizard", style="dim")
+    if unlisted:
+        # Whole folders were not seen: every decision below them is missing. Name the first, as okstra inbox does.
+        n = len(unlisted)
+        folder, reason = unlisted[0]
+        head.append(f"  {n} folder{'s' if n != 1 else ''} could not be listed", style="bold red")
+        why = reason.removeprefix("cannot list folder: ")
+        head.append(visible(f" ({folder}: {why}{', …' if n > 1 else ''})"), style="red")  # one line, inert
+    if unreadable:
+        # The list may lack what those files hold: say so, and where the reasons are.
+        head.append(f"  {unreadable} file{'s' if unreadable != 1 else ''} could not be read", style="bold yellow")
+    if unlisted or unreadable:
+        head.append("; x runs the checks", style="dim")
+    return head
+
+
 class InboxScreen(ViewScreen):
     """Decisions waiting for a person, grouped by task, newest first."""
 
@@ -143,6 +172,8 @@ class InboxScreen(ViewScreen):
         self.key_prefix = ""
         #: How many files the last reading could not read (said in the summary line).
         self.unreadable = 0
+        #: The folders the last reading could not list, each with why (said in the summary line).
+        self.unlisted: tuple[tuple[str, str], ...] = ()
 
     @property
     def location(self) -> Location:
@@ -188,7 +219,7 @@ class InboxScreen(ViewScreen):
             for label in shown:
                 table.add_column(self._column_label(label), width=widths[label], key=label)
             if self.decisions:
-                self._show(self.decisions, self.unreadable, previous)
+                self._show(self.decisions, self.unreadable, previous, self.unlisted)
             return
         for key, column in table.columns.items():
             column.width = widths[str(key.value)]
@@ -216,29 +247,26 @@ class InboxScreen(ViewScreen):
         self._watched = watched
         self.mark_seen()
         inbox = read_inbox(project)
-        call_ui(self.app, self._show, inbox.items, len(inbox.unreadable))
+        unlisted = tuple((folder, inbox.unlisted_reasons.get(folder, "")) for folder in inbox.unlisted)
+        call_ui(self.app, self._show, inbox.items, len(inbox.unreadable), None, unlisted)
 
-    def _show(self, decisions: list[Any], unreadable: int = 0, previous: str | None = None) -> None:
+    def _show(
+        self,
+        decisions: list[Any],
+        unreadable: int = 0,
+        previous: str | None = None,
+        unlisted: tuple[tuple[str, str], ...] = (),
+    ) -> None:
         """Fill the table; the cursor stays on the row it was on (*previous*: that row's key, when it is gone)."""
         table: DataTable[Any] = self.query_one("#inbox-table", DataTable)
         if previous is None:
             previous = self._current_key()
         self.decisions = decisions
         self.unreadable = unreadable
+        self.unlisted = unlisted
         table.clear()
         count = len(decisions)
-        summary = self.query_one("#inbox-summary", Static)
-        if not count:
-            head = Text("Nothing waits for you.", style="bold green")
-        else:
-            tasks = len({d.task for d in decisions})
-            head = Text(f"{count} waiting for you", style="bold")
-            head.append(f" in {tasks} task{'s' if tasks != 1 else ''}; Enter opens a decision's wizard", style="dim")
-        if unreadable:
-            # The list may lack what those files hold: say so, and where the reasons are.
-            head.append(f"  {unreadable} file{'s' if unreadable != 1 else ''} could not be read", style="bold yellow")
-            head.append("; x runs the checks", style="dim")
-        summary.update(head)
+        self.query_one("#inbox-summary", Static).update(_summary(decisions, unreadable, unlisted))
         prefix = shared_key_prefix(d.task for d in decisions)
         if prefix != self.key_prefix:
             self.key_prefix = prefix

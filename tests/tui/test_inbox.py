@@ -242,3 +242,66 @@ async def test_the_cursor_stays_on_its_decision_when_the_columns_are_refitted(de
         await settle(pilot)
         assert len(table.columns) == 3
         assert inbox.selected() == chosen
+
+
+def _deny_listing(monkeypatch: pytest.MonkeyPatch, *folders: Path) -> None:
+    """Listing any of *folders* raises PermissionError (root obeys it: no chmod involved)."""
+    denied = {str(f) for f in folders}
+    real = os.listdir
+
+    def listdir(path: object = ".") -> list[str]:
+        if os.fspath(path) in denied:  # type: ignore[arg-type]
+            raise PermissionError(13, "Permission denied", os.fspath(path))  # type: ignore[arg-type]
+        return real(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "listdir", listdir)
+
+
+async def test_an_unlistable_tasks_folder_is_said_in_the_inbox_and_the_catalog(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from okstra_tui.widgets.error_panel import ErrorPanel
+
+    _deny_listing(monkeypatch, fresh_demo / ".okstra/tasks")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        catalog = app.screen
+        assert isinstance(catalog, CatalogScreen)
+        await wait_until(pilot, lambda: bool(catalog.query(ErrorPanel)), "the catalog names the folder")
+        panels = [plain(p) for p in catalog.query(ErrorPanel)]
+        assert any(".okstra/tasks" in p and "cannot list folder: Permission denied" in p for p in panels), panels
+        inbox = await open_inbox(pilot)
+        summary = plain(inbox.query_one("#inbox-summary"))
+        assert "1 folder could not be listed (.okstra/tasks/: Permission denied)" in summary, summary
+        assert "x runs the checks" in summary
+
+
+async def test_an_unlistable_runs_folder_is_said_in_the_inbox(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = pending_decisions(Project(fresh_demo))
+    runs = fresh_demo / ".okstra/tasks/checkout/saved-cards/runs"
+    _deny_listing(monkeypatch, runs)
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        inbox = await open_inbox(pilot)
+        assert len(inbox.decisions) == len(before) - 2, "the two design items under runs/ are not seen"
+        summary = plain(inbox.query_one("#inbox-summary"))
+        assert "1 folder could not be listed (.okstra/tasks/checkout/saved-cards/runs/: Permission denied)" in summary
+        await pilot.resize_terminal(80, 24)  # the rows are redrawn with the narrow columns: the count stays
+        await settle(pilot)
+        assert "1 folder could not be listed" in plain(inbox.query_one("#inbox-summary"))
+
+
+async def test_nothing_readable_is_not_nothing_waiting(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from okstra_core import layout
+
+    layout.task_catalog_path(fresh_demo).unlink()
+    _deny_listing(monkeypatch, fresh_demo / ".okstra/tasks")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        inbox = await open_inbox(pilot)
+        summary = plain(inbox.query_one("#inbox-summary"))
+        assert inbox.decisions == [] and "Nothing waits for you" not in summary
+        assert summary.startswith("Nothing waits in what could be read.") and "1 folder could not be listed" in summary

@@ -96,7 +96,7 @@ def test_text_counts_the_files_it_could_not_read(fresh_demo: Path, capsys: pytes
     assert "could not be read" not in whole, "a readable store gets no such line"
     _break_two(fresh_demo)
     result = okstra(capsys, "inbox", fresh_demo)
-    assert result.code == 0 and result.err == ""
+    assert result.code == 1 and result.err == "", "the list may be incomplete: exit 1"
     lines = result.out.splitlines()
     assert lines[-1] == f"2 files could not be read; run okstra check {fresh_demo}"
     assert lines[-2] == "6 decisions waiting in 5 tasks", "the list is what could be read: checkout's open ones"
@@ -127,8 +127,8 @@ def test_nothing_waiting_but_a_file_unreadable(fresh_demo: Path, capsys: pytest.
     (fresh_demo / REFUND_MANIFEST).write_text("{", encoding="utf-8")
     result = okstra(capsys, "inbox", fresh_demo)
     assert (result.code, result.out) == (
-        0,
-        f"nothing is waiting for you\n1 file could not be read; run okstra check {fresh_demo}\n",
+        1,
+        f"nothing is waiting in what could be read\n1 file could not be read; run okstra check {fresh_demo}\n",
     )
 
 
@@ -138,7 +138,7 @@ def test_unreadable_sidecar_is_counted_and_its_choice_listed(
     (fresh_demo / RETRY_SD).unlink()  # the sidecar is read again: its choice is not consumed yet
     (fresh_demo / OPT_SIDECAR).write_bytes(b"\x00\x01 not a sidecar")
     result = okstra(capsys, "inbox", fresh_demo)
-    assert result.code == 0
+    assert result.code == 1
     assert "direction-choice [sidecar-invalid]" in result.out
     assert result.out.splitlines()[-1] == f"1 file could not be read; run okstra check {fresh_demo}"
     assert json.loads(okstra(capsys, "inbox", fresh_demo, "--json").out)["unreadablePaths"] == [OPT_SIDECAR]
