@@ -17,8 +17,8 @@ from ..progress import terminal_progress
 from ..text import visible
 
 if TYPE_CHECKING:
-    from ..check.settings import CheckSettings
     from ..check.cache import CheckCache
+    from ..check.settings import CheckSettings
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
