@@ -469,3 +469,57 @@ __all__ = [
     "pending_for_task",
     "read_inbox",
 ]
+
+
+#: The run-dir folders whose entries the inbox reads (a new report, sidecar or design-prep file shows in them).
+_WATCHED_CATEGORIES = ("reports", "user-responses", *layout.DESIGN_PREP_CATEGORIES)
+
+
+def watched_paths(project: Project) -> list[Path]:
+    """What to look at to see the inbox change, when polling: the folders and files its reads depend on.
+
+    Folders change their mtime when an entry is added, renamed or removed, and
+    our writers publish every file by a create or a rename, so a folder stands
+    for its entries; the files the inbox reads in place (the task manifest,
+    ``selected-direction.json``, ``clarification-response.md``) are named too.
+    """
+    root = project.root
+    out = [layout.okstra_dir(root), layout.tasks_dir(root), layout.task_catalog_path(root)]
+    tasks = layout.tasks_dir(root)
+    for group in _entries(tasks):
+        out.append(tasks / group)
+    for ref in project.task_refs:
+        task = ref.open()
+        out += [
+            task.root,
+            layout.task_manifest_path(task.root),
+            layout.instruction_set_dir(task.root),
+            layout.selected_direction_path(task.root),
+            layout.clarification_response_path(task.root),
+            layout.runs_dir(task.root),
+        ]
+        for rd in task.run_dirs:
+            out.append(rd.path)
+            out += [layout.category_dir(rd.path, category) for category in _WATCHED_CATEGORIES]
+    return out
+
+
+def _entries(folder: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
+
+
+def decision_key(decision: PendingDecision) -> tuple[str, str, str, str, str]:
+    """What tells two decisions apart across two reads of the inbox (its summary and time may be re-worded)."""
+    return (decision.kind, decision.task, decision.path, decision.item or "", decision.detail or "")
+
+
+def inbox_changes(
+    before: list[PendingDecision], after: list[PendingDecision]
+) -> tuple[list[PendingDecision], list[PendingDecision]]:
+    """The decisions that started waiting (in *after*'s order) and those that stopped (in *before*'s order)."""
+    old = {decision_key(d) for d in before}
+    new = {decision_key(d) for d in after}
+    return [d for d in after if decision_key(d) not in old], [d for d in before if decision_key(d) not in new]
