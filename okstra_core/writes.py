@@ -94,6 +94,30 @@ def _real_root(root: Path) -> Path:
     return real
 
 
+#: Called with each store file this process is about to write: the workbench tells its own writes from others'.
+_write_observers: list[Callable[[Path], None]] = []
+
+
+def observe_writes(callback: Callable[[Path], None]) -> Callable[[], None]:
+    """Call *callback* with the real path of every store file a primitive is about to write; returns an undo.
+
+    *callback* runs in the writing thread, before the write; it must be quick and must not raise.
+    """
+    _write_observers.append(callback)
+
+    def stop() -> None:
+        with suppress(ValueError):
+            _write_observers.remove(callback)
+
+    return stop
+
+
+def _writing(final: Path) -> Path:
+    for callback in tuple(_write_observers):
+        callback(final)
+    return final
+
+
 def resolve_target(root: Path, target: Path | str) -> Path:
     """Resolve *target* (relative to *root*, or absolute) and check containment.
 
@@ -368,7 +392,7 @@ def locked(resource: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterator[No
 
 def create_only(root: Path, target: Path | str, data: bytes) -> Outcome:
     """Create *target* with *data*; identical existing bytes succeed, different bytes are refused."""
-    final = resolve_target(root, target)
+    final = _writing(resolve_target(root, target))
     ensure_dir(root, final.parent)
     with _io_failure(target, "create"):
         return _create_only(final, target, data)
@@ -408,7 +432,7 @@ def jsonl_line(record: Any) -> bytes:
 def append_jsonl(root: Path, target: Path | str, record: Any, *, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Outcome:
     """Append one record as one whole line, under the file's lock."""
     line = jsonl_line(record)
-    final = resolve_target(root, target)
+    final = _writing(resolve_target(root, target))
     ensure_dir(root, final.parent)
     with locked(final, timeout), _io_failure(target, "append"):
         final = resolve_target(root, target)
@@ -471,7 +495,7 @@ def replace_locked(
     returns the new bytes, or None to leave the file as it is. It may raise to
     refuse; nothing is written then.
     """
-    final = resolve_target(root, target)
+    final = _writing(resolve_target(root, target))
     ensure_dir(root, final.parent)
     with locked(final, timeout), _io_failure(target, "replace"):
         final = resolve_target(root, target)
@@ -501,7 +525,7 @@ def replace_keeping(
     Identical bytes are :attr:`Outcome.IDENTICAL`. Returns what happened and the
     kept copy's path (None when nothing was kept).
     """
-    final = resolve_target(root, target)
+    final = _writing(resolve_target(root, target))
     ensure_dir(root, final.parent)
     with locked(final, timeout), _io_failure(target, "replace"):
         final = resolve_target(root, target)
@@ -550,8 +574,8 @@ def move_no_overwrite(root: Path, source: Path, target: Path | str) -> Outcome:
 
     Identical bytes already at *target* count as done and the source is removed.
     """
-    src = resolve_target(root, source)
-    final = resolve_target(root, target)
+    src = _writing(resolve_target(root, source))
+    final = _writing(resolve_target(root, target))
     ensure_dir(root, final.parent)
     with _io_failure(target, "move"):
         return _move_no_overwrite(src, final, target)
@@ -577,7 +601,7 @@ def remove_archived(root: Path, target: Path | str, archive: Path | str) -> Outc
 
     This is how replaced state leaves its place: never without a matching archive.
     """
-    final = resolve_target(root, target)
+    final = _writing(resolve_target(root, target))
     saved = resolve_target(root, archive)
     with locked(final), _io_failure(target, "remove"):
         current = _read_regular(final)

@@ -14,6 +14,8 @@ from pathlib import Path
 from okstra_core import layout
 from okstra_core.version import VersionAction
 
+from .notices import NOTIFY_ENV, NOTIFY_MODES
+
 EXIT_USAGE = 2
 
 
@@ -58,6 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
         "reachable by whoever can reach the port, writes included",
     )
     parser.add_argument("--port", type=_port, default=None, metavar="N", help="with --serve: port (default: 8000)")
+    parser.add_argument(
+        "--notify",
+        choices=NOTIFY_MODES,
+        default=None,
+        help="how to tell you when a decision starts waiting or a run ends: a toast (default), also the "
+        "terminal bell, also the terminal's desktop notification (OSC 9 / OSC 777), or off",
+    )
     parser.add_argument("--version", action=VersionAction)
     parser.add_argument("--check", action="store_true", help="run the contract checker headless and exit with its code")
     return parser
@@ -125,6 +134,8 @@ def _open(root: Path, args: argparse.Namespace, demo_parent: Path | None) -> int
     if isinstance(project, LoadError):
         print(f"okstra-tui: {project}", file=sys.stderr)
         return EXIT_USAGE
+    if args.notify is not None:
+        os.environ[NOTIFY_ENV] = args.notify  # the sessions of --serve inherit it
     if args.serve:
         from .serve import DEFAULT_HOST, DEFAULT_PORT, serve
 

@@ -25,6 +25,12 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
 
 
+@pytest.fixture(autouse=True)
+def _quiet_notices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workbench watches the store for notices only in the tests about them (they ask for it)."""
+    monkeypatch.setenv("OKSTRA_NOTIFY", "off")
+
+
 @pytest.fixture(scope="session")
 def demo_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A demo project generated once per session. Treat it as read-only."""

@@ -465,9 +465,12 @@ __all__ = [
     "InboxDetail",
     "InboxKind",
     "PendingDecision",
+    "decision_key",
+    "inbox_changes",
     "pending_decisions",
     "pending_for_task",
     "read_inbox",
+    "watched_paths",
 ]
 
 
