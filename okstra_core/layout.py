@@ -409,6 +409,19 @@ def okstra_cache_dir(override: Path | str | None = None) -> Path:
     return Path.home() / ".cache" / "okstra"
 
 
+def okstra_state_dir() -> Path:
+    """The user's state folder for okstra (never inside a store): ``$OKSTRA_STATE_DIR``, else
+    ``$XDG_STATE_HOME/okstra``, else ``~/.local/state/okstra``. It holds what must outlive the cache and
+    must not sit beside it (the key that signs the check cache)."""
+    env = os.environ.get("OKSTRA_STATE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_STATE_HOME")
+    if xdg and os.path.isabs(xdg):  # the XDG spec: a relative value is invalid and ignored
+        return Path(xdg) / "okstra"
+    return Path.home() / ".local" / "state" / "okstra"
+
+
 def managers_dir(home: Path) -> Path:
     return home / "managers"
 

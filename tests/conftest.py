@@ -26,6 +26,14 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 
 
 @pytest.fixture(autouse=True)
+def _isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never write the user's real state folder (``~/.local/state/okstra``: the check cache's key)."""
+    monkeypatch.delenv("OKSTRA_CACHE_KEY", raising=False)
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.setenv("OKSTRA_STATE_DIR", str(tmp_path_factory.mktemp("okstra-state")))
+
+
+@pytest.fixture(autouse=True)
 def _quiet_notices(monkeypatch: pytest.MonkeyPatch) -> None:
     """The workbench watches the store for notices only in the tests about them (they ask for it)."""
     monkeypatch.setenv("OKSTRA_NOTIFY", "off")
