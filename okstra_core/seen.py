@@ -72,14 +72,22 @@ class SeenState:
         }
 
     def seen_at(self, key: str) -> dt.datetime | None:
-        """When the task *key* was last looked at (None: never, or the first launch took it as seen)."""
+        """When the task *key* was last looked at (None: never)."""
         mark = self.marks.get(key)
-        if mark is None or not mark.at:
-            return None
-        try:
-            return dt.datetime.fromisoformat(mark.at)
-        except ValueError:
-            return None
+        return None if mark is None else _moment(mark.at)
+
+    def last_look(self) -> dt.datetime | None:
+        """When the person last looked at any task of the project (None: never)."""
+        times = [t for t in (_moment(m.at) for m in self.marks.values()) if t is not None]
+        return max(times) if times else None
+
+
+def _moment(text: str) -> dt.datetime | None:
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment
 
 
 def state_path(project_root: Path) -> Path:

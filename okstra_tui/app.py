@@ -51,6 +51,8 @@ class OkstraApp(App[None]):
         Binding("c", "catalog", "Catalog", show=False),
         Binding("x", "checks", "Checks"),
         Binding("m", "managers", "Managers"),
+        Binding("A", "activity", "Activity", show=False),
+        Binding("N", "running", "Now running", show=False),
         Binding("y", "copy_path", "Copy path", show=False),
         Binding("e", "editor", "Open in $EDITOR", show=False),
         Binding("P", "pager", "Open in $PAGER", show=False),
@@ -248,6 +250,12 @@ class OkstraApp(App[None]):
 
     def action_inbox(self) -> None:
         self._go_top(View.INBOX)
+
+    def action_activity(self) -> None:
+        self._go_top(View.ACTIVITY)
+
+    def action_running(self) -> None:
+        self._go_top(View.RUNNING)
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen

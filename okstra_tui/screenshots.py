@@ -87,6 +87,26 @@ async def catalog_unread(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
+async def activity(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await pilot.press("A")
+    await settle(pilot)
+
+
+async def running(pilot: Pilot[None]) -> None:
+    """The runs in progress, aged from a fixed time (the demo's running stage went quiet weeks before it)."""
+    from .screens.running import RunningScreen
+
+    await settle(pilot)
+    await pilot.press("N")
+    await settle(pilot)
+    screen = _app(pilot).screen
+    assert isinstance(screen, RunningScreen)
+    screen.fixed_now = PREVIEW_TIME
+    screen.refresh_ages()
+    await settle(pilot)
+
+
 async def task(pilot: Pilot[None]) -> None:
     app = _app(pilot)
     await settle(pilot)
@@ -291,6 +311,8 @@ async def wizard_design_written(pilot: Pilot[None]) -> None:
 SCENES: dict[str, Scene] = {
     "catalog": catalog,
     "catalog-unread": catalog_unread,
+    "activity": activity,
+    "running": running,
     "task": task,
     "runs": runs,
     "convergence": convergence,

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from .. import layout, reading
+from .. import layout, names, reading
 from ..digests import sha256_bytes
 from ..models.report import ClarificationItem, SelectedDirection
 from ..models.sidecars import UserResponseHeader
@@ -474,8 +474,11 @@ __all__ = [
 ]
 
 
+_DESIGN_PREP_KINDS = ("design-prep-request", "design-prep-input")
 #: The run-dir folders whose entries the inbox reads (a new report, sidecar or design-prep file shows in them).
-_WATCHED_CATEGORIES = ("reports", "user-responses", *layout.DESIGN_PREP_CATEGORIES)
+_WATCHED_CATEGORIES = tuple(
+    names.KINDS_BY_NAME[kind].category for kind in ("final-report-data", "user-response", *_DESIGN_PREP_KINDS)
+)
 
 
 def watched_paths(project: Project) -> list[Path]:
