@@ -27,7 +27,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Final, Literal
 
@@ -56,6 +56,9 @@ MODE_ENV: Final = "OKSTRA_WATCH"
 #: File events are used only while the folders to watch take at most this share of the system's watch limit,
 #: so that an editor or another watcher of the same user keeps the rest.
 WATCH_SHARE: Final = 0.5
+
+#: More changed paths than this between two readings are not listed: the caller re-reads everything.
+CHANGED_MAX: Final = 2000
 
 #: Where Linux says how many folders one user may watch.
 INOTIFY_LIMIT_FILE: Final = Path("/proc/sys/fs/inotify/max_user_watches")
@@ -164,7 +167,9 @@ class StoreWatcher:
     poll, so that new folders join); file events watch the whole of *root*.
     :meth:`wait` returns True after a change (a burst of changes counts once,
     once it has been quiet for *settle* seconds or has lasted *poll_seconds*),
-    False on timeout or after :meth:`close`.
+    False on timeout or after :meth:`close`; :meth:`take_changed` then says
+    which paths changed (at most :data:`CHANGED_MAX`; more, or a store folder
+    replaced, is "everything"), so that a caller can re-read only what they touch.
     """
 
     def __init__(
@@ -182,6 +187,9 @@ class StoreWatcher:
         self.settle = settle
         self.mode, self.why = choose_mode(root, mode)
         self._dirty = threading.Event()
+        #: Paths changed since the caller last took them; None once more than CHANGED_MAX (or unknown).
+        self._changed: set[str] | None = set()
+        self._changed_lock = threading.Lock()
         self._stop = threading.Event()
         self._identity = _identity(root)
         self._events_thread: threading.Thread | None = None
@@ -210,10 +218,12 @@ class StoreWatcher:
                 raise_interrupt=False,
                 ignore_permission_denied=True,
             ):
-                self._dirty.set()  # the batch itself is dropped: callers re-read the files
+                self._note_changed(path for _change, path in _batch)
+                self._dirty.set()
         except (OSError, RuntimeError):
             pass  # the root went away (or the watch failed): the identity check below starts afresh
         if not stop.is_set():
+            self._note_changed(None)
             self._dirty.set()
 
     def _restart_events_if_replaced(self) -> bool:
@@ -228,6 +238,7 @@ class StoreWatcher:
             self._start_events()
         else:
             self._events_thread = None
+        self._note_changed(None)
         return True
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -249,9 +260,30 @@ class StoreWatcher:
                     return False
                 current = signature(self.poll_paths())
                 if differs(self._baseline, current):
+                    old = self._baseline
+                    self._note_changed(k for k in old.keys() | current.keys() if old.get(k) != current.get(k))
                     self._baseline = current
                     return True
         return False
+
+    def _note_changed(self, paths: Iterable[str] | None) -> None:
+        with self._changed_lock:
+            if self._changed is None:
+                return
+            if paths is None:
+                self._changed = None
+                return
+            for path in paths:
+                self._changed.add(path)
+                if len(self._changed) > CHANGED_MAX:
+                    self._changed = None
+                    return
+
+    def take_changed(self) -> set[Path] | None:
+        """The paths changed since the last call (None: too many to list, or not known: re-read everything)."""
+        with self._changed_lock:
+            taken, self._changed = self._changed, set()
+        return None if taken is None else {Path(p) for p in taken}
 
     def close(self) -> None:
         """Stop watching; a :meth:`wait` in progress returns False."""

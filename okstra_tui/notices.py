@@ -130,8 +130,8 @@ class NoticeWatcher:
         from okstra_core import layout
         from okstra_core.store import Project
         from okstra_core.watch import StoreWatcher
-        from okstra_core.workflows.inbox import watched_paths
-        from okstra_core.workflows.pulse import notices, read_pulse
+        from okstra_core.workflows.inbox import task_root_of, watched_paths
+        from okstra_core.workflows.pulse import notices, read_pulse, refresh_pulse
 
         watcher = StoreWatcher(layout.okstra_dir(self.root), lambda: watched_paths(Project(self.root)))
         self._watcher = watcher
@@ -140,7 +140,12 @@ class NoticeWatcher:
             return
         before = read_pulse(Project(self.root))
         while watcher.wait():
-            after = read_pulse(Project(self.root))
+            changed = watcher.take_changed()
+            roots = None if changed is None else {task_root_of(self.root, path) for path in changed}
+            if roots is None or None in roots:
+                after = read_pulse(Project(self.root))
+            else:
+                after = refresh_pulse(Project(self.root), before, {r for r in roots if r is not None})
             found = self._not_own(notices(before, after))
             before = after
             if found and not self._closed.is_set():

@@ -127,7 +127,7 @@ def watch(args: argparse.Namespace) -> int:
         watcher = StoreWatcher(layout.okstra_dir(root), lambda: watched_paths(Project(root)))
         print(f"okstra inbox: watching {visible(str(root))} ({watcher.why}); Ctrl-C stops", file=sys.stderr)
         while watcher.wait():
-            current = read_inbox(Project(root))
+            current = _reread(root, inbox, watcher.take_changed())
             _emit_changes(args, inbox, current)
             inbox = current
     except _Stopped:
@@ -138,6 +138,18 @@ def watch(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0
+
+
+def _reread(root: Path, before: Inbox, changed: set[Path] | None) -> Inbox:
+    """The inbox after a change: only the task folders the changed paths lie in, when they all lie in one."""
+    from ..store import Project
+    from ..workflows.inbox import read_inbox, refresh_inbox, task_root_of
+
+    project = Project(root)
+    roots = None if changed is None else {task_root_of(root, path) for path in changed}
+    if roots is None or None in roots:
+        return read_inbox(project)
+    return refresh_inbox(project, before, {r for r in roots if r is not None})
 
 
 def _emit_snapshot(args: argparse.Namespace, root: Path, inbox: Inbox) -> None:

@@ -141,6 +141,30 @@ def read_inbox(project: Project) -> Inbox:
     return Inbox(sort_newest_first(found), sorted(unreadable))
 
 
+def refresh_inbox(project: Project, before: Inbox, task_roots: set[Path]) -> Inbox:
+    """*before* with the tasks at *task_roots* read again (and the others as they were): what a watcher does
+    after a change it can place in a few task folders. A root no task has any more drops its decisions."""
+    kept = [d for d in before.items if d.task_root not in task_roots]
+    rels = tuple(layout.rel(r, project.root) + "/" for r in task_roots)
+    unreadable = {u for u in before.unreadable if not (u + "/").startswith(rels)}
+    for ref in project.task_refs:
+        if ref.root in task_roots:
+            scan = _TaskScan(ref.open())
+            kept.extend(scan.all())
+            unreadable.update(scan.rel(path) for path in scan.unreadable)
+    return Inbox(sort_newest_first(kept), sorted(unreadable))
+
+
+def task_root_of(project_root: Path, path: Path) -> Path | None:
+    """The task folder *path* lies in (or is), or None when it lies in no task folder."""
+    tasks = layout.tasks_dir(project_root)
+    try:
+        parts = path.relative_to(tasks).parts
+    except ValueError:
+        return None
+    return tasks / parts[0] / parts[1] if len(parts) >= 2 else None
+
+
 def pending_decisions(project: Project) -> list[PendingDecision]:
     """Every decision waiting for a person in *project*, newest first (ties: task, kind, item)."""
     return read_inbox(project).items
@@ -470,6 +494,8 @@ __all__ = [
     "pending_decisions",
     "pending_for_task",
     "read_inbox",
+    "refresh_inbox",
+    "task_root_of",
     "watched_paths",
 ]
 

@@ -11,6 +11,7 @@ the inbox, so a notice never disagrees with what the views show.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
@@ -73,11 +74,13 @@ class Notice:
     decision: PendingDecision | None = None
 
 
-def read_pulse(project: Project) -> Pulse:
-    """The pulse of *project* now (each task's manifest is read once, shared with its decisions)."""
+def read_pulse(project: Project, only: Callable[[Path], bool] | None = None) -> Pulse:
+    """The pulse of *project* now (or of the tasks whose root *only* accepts); each manifest is read once."""
     decisions: dict[tuple[str, str, str, str, str], PendingDecision] = {}
     runs: dict[str, RunState] = {}
     for ref in project.task_refs:
+        if only is not None and not only(ref.root):
+            continue
         task = ref.open()
         for decision in pending_for_task(task):
             decisions[decision_key(decision)] = decision
@@ -87,6 +90,16 @@ def read_pulse(project: Project) -> Pulse:
         runs[manifest.task_key] = RunState(
             manifest.latest_run_path, manifest.latest_run_status, manifest.latest_report_record_path, task.root
         )
+    return Pulse(decisions, runs)
+
+
+def refresh_pulse(project: Project, before: Pulse, task_roots: set[Path]) -> Pulse:
+    """*before* with the tasks at *task_roots* read again (the others as they were)."""
+    decisions = {k: d for k, d in before.decisions.items() if d.task_root not in task_roots}
+    runs = {k: r for k, r in before.runs.items() if r.task_root not in task_roots}
+    fresh = read_pulse(project, lambda root: root in task_roots)
+    decisions.update(fresh.decisions)
+    runs.update(fresh.runs)
     return Pulse(decisions, runs)
 
 

@@ -184,3 +184,45 @@ def test_not_a_project_is_one_line(tmp_path: Path) -> None:
     )
     assert result.returncode != 0 and result.stdout == ""
     assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_reading_only_the_changed_tasks_agrees_with_reading_everything(fresh_demo: Path) -> None:
+    from okstra_core.store import Project
+    from okstra_core.workflows.inbox import read_inbox, refresh_inbox, task_root_of
+
+    project = Project(fresh_demo)
+    before = read_inbox(project)
+    sidecar = fresh_demo / SIDECAR
+    sidecar.unlink()
+    manifest = fresh_demo / ".okstra/tasks/payments/refund-ledger/task-manifest.json"
+    manifest.write_text("{broken", encoding="utf-8")
+    roots = {task_root_of(fresh_demo, p) for p in (sidecar, manifest)}
+    assert None not in roots and len(roots) == 2
+    refreshed = refresh_inbox(Project(fresh_demo), before, {r for r in roots if r is not None})
+    full = read_inbox(Project(fresh_demo))
+    assert refreshed == full
+    assert ".okstra/tasks/payments/refund-ledger/task-manifest.json" in refreshed.unreadable
+    assert task_root_of(fresh_demo, fresh_demo / ".okstra/discovery/task-catalog.json") is None
+    assert task_root_of(fresh_demo, fresh_demo / ".okstra/tasks/payments") is None
+
+
+@pytest.mark.parametrize("mode", ["events", "poll"])
+def test_the_watcher_says_which_paths_changed(tmp_path: Path, mode: str) -> None:
+    from okstra_core.watch import CHANGED_MAX, StoreWatcher
+
+    root = tmp_path / ".okstra"
+    folder = root / "tasks/g/t"
+    folder.mkdir(parents=True)
+    for made in (root, root / "tasks", root / "tasks/g", folder):  # older than a clock tick: settled
+        os.utime(made, ns=(made.stat().st_atime_ns, made.stat().st_mtime_ns - 60_000_000_000))
+    watcher = StoreWatcher(root, lambda: [root, folder, *folder.iterdir()], mode=mode, poll_seconds=0.2)  # type: ignore[arg-type]
+    try:
+        (folder / "a.json").write_text("{}", encoding="utf-8")
+        assert watcher.wait(timeout=LINE_TIMEOUT)
+        changed = watcher.take_changed()
+        assert changed is not None and changed <= {folder, folder / "a.json"} and changed
+        assert watcher.take_changed() == set()
+        watcher._note_changed(str(n) for n in range(CHANGED_MAX + 1))
+        assert watcher.take_changed() is None  # too many: the caller reads everything again
+    finally:
+        watcher.close()
