@@ -139,7 +139,7 @@ class OkstraApp(App[None]):
         else:
             for n, notice in enumerate(found):
                 title, body = TITLES[notice.kind], f"{notice.task}: {notice.text}"
-                severity: SeverityLevel = "error" if notice.kind == "run-failed" else "information"
+                severity: SeverityLevel = "error" if notice.kind in ("run-failed", "check-failed") else "information"
                 hint = (" · g opens it" if len(found) == 1 else " · g opens this one") if n == 0 else ""
                 self.notify(body + hint, title=title, severity=severity, timeout=10)
         if self.notify_mode in ("bell", "desktop"):
@@ -162,6 +162,8 @@ class OkstraApp(App[None]):
         notice = self.latest_notices[0]
         if notice.kind == "decision":
             self._go_top(View.INBOX)
+        elif notice.kind == "check-failed":
+            self._go_top(View.CHECKS)
         elif notice.task_root is not None:
             self.navigate(Location(View.TASK, task=notice.task_root))
 

@@ -21,7 +21,7 @@ from ..store import Project
 from ..text import visible
 from .inbox import PendingDecision, decision_key, pending_for_task, sort_newest_first
 
-NoticeKind = Literal["decision", "run-completed", "run-failed"]
+NoticeKind = Literal["decision", "run-completed", "run-failed", "check-failed"]
 
 #: Run statuses that end a run badly (``okstra_core.models.run.RUN_STATUSES`` lists them all).
 FAILED_STATUSES: Final = frozenset({"error", "failed", "timeout", "cancelled"})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -180,3 +181,25 @@ def test_summary_counts_kinds_and_tasks() -> None:
         Notice("run-completed", "p:g:c", "", None),
     ]
     assert summary(found) == "2 decisions waiting, 1 run completed, 1 run failed in 3 tasks"
+
+
+async def test_a_task_that_newly_fails_the_check_is_a_toast(fresh_demo: Path) -> None:
+    app = _app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _watching(pilot, app)
+        notices = app._notices
+        assert notices is not None
+        await wait_until(pilot, lambda: notices._checks is not None and notices._checks.ready(), "the baseline check")
+        manifest = next((fresh_demo / TASKS / "search/stale-cache/runs").rglob("run-manifest-*.json"))
+        elsewhere(f"open({str(manifest)!r}, 'w').write('{{broken')")
+        await wait_until(pilot, lambda: any(n.kind == "check-failed" for n in app.latest_notices), "a check notice")
+        (notice,) = [n for n in app.latest_notices if n.kind == "check-failed"]
+        assert notice.task == "demo-shop:search:stale-cache"
+        assert re.fullmatch(r"[0-9]+ check errors?: invalid JSON: .*", notice.text), notice.text
+        assert ("Check failed", f"{notice.task}: {notice.text} · g opens it") in _toasts(app)
+        await pilot.press("g")
+        await settle(pilot)
+        from okstra_tui.screens.checks import ChecksScreen
+
+        assert isinstance(app.screen, ChecksScreen)
