@@ -632,10 +632,11 @@ def _retry_direction(root: Path, troot: Path, spec: TaskSpec, clock: Clock) -> s
     )
     task = Project(root).find_task(spec.key)
     assert task is not None
-    direction.select_direction(root, task, "IO-001", clock=clock)
+    _date_by_clock(direction.select_direction(root, task, "IO-001", clock=clock), clock)
     task = Project(root).find_task(spec.key)
     assert task is not None
     sd = direction.planning_prepare(root, task, clock)
+    _date_by_clock(sd, clock)
     sd_rel = layout.rel(sd, root)
     return sd_rel
 
@@ -812,12 +813,13 @@ def _task_refund_ledger(root: Path, clock: Clock) -> None:
     )
     task = Project(root).find_task(spec.key)
     assert task is not None
-    user_response_export.export(
+    sidecar, _kept = user_response_export.export(
         root, task, rep, {"CQ-001": "No, only the last 90 days.", "CQ-002": "bank"}, clock=clock
     )
+    _date_by_clock(sidecar, clock)
     task = Project(root).find_task(spec.key)
     assert task is not None
-    user_response_export.attach_clarification(root, task)
+    _date_by_clock(user_response_export.attach_clarification(root, task)[0], clock)
 
 
 def _task_currency_rounding(root: Path, clock: Clock) -> None:
@@ -843,7 +845,7 @@ def _task_currency_rounding(root: Path, clock: Clock) -> None:
     _close(run, rep, clock, next_phase=layout.IMPLEMENTATION_PLANNING, rationale="direction preselected and validated")
     task = Project(root).find_task(spec.key)
     assert task is not None
-    direction.planning_prepare(root, task, clock)
+    _date_by_clock(direction.planning_prepare(root, task, clock), clock)
 
 
 def _task_index_rebuild(root: Path, clock: Clock) -> None:
@@ -860,6 +862,7 @@ def _task_index_rebuild(root: Path, clock: Clock) -> None:
     troot = create_task(root, spec, clock)
     run = _run(root, troot, layout.IMPLEMENTATION_PLANNING, [ANALYSERS[0], WRITER], clock, v2=False, rich_team=False)
     rep = _report(run, "Online reindex plan", "Dual-write then swap aliases.", _plan(False), version="2.0", clock=clock)
+    _date_by_clock(rep, clock)  # a historical report records no generatedAt: it is dated by its mtime
     _close(
         run, rep, clock, next_phase="implementation", next_status="pending", rationale="legacy plan proceeds unassessed"
     )
@@ -998,6 +1001,10 @@ def _task_ci_speedup(root: Path, clock: Clock) -> None:
     )
     troot = create_task(root, spec, clock)
     _run(root, troot, "implementation", [EXECUTOR, VERIFIER], clock, stage=1)
+    # Its files are dated by the demo's clock: the workers went quiet then (the now-running view shows it stalled).
+    for folder, _dirs, files in os.walk(layout.run_dir(troot, "implementation", 1)):
+        for name in files:
+            _date_by_clock(Path(folder) / name, clock)
 
 
 def _task_observability(root: Path, clock: Clock) -> None:
@@ -1145,8 +1152,15 @@ OPEN_GROUP = "checkout"
 
 
 def _pin_mtime(path: Path, clock: Clock) -> None:
-    """Give a file the demo clock's time: a sidecar records no time, and the inbox dates it by its mtime."""
+    """Give a file the demo clock's next time: a sidecar records no time, and the inbox dates it by its mtime."""
     stamp = clock.now().timestamp()
+    os.utime(path, (stamp, stamp))
+
+
+def _date_by_clock(path: Path, clock: Clock) -> None:
+    """Give a file that records no time (a sidecar, the selected direction, the attached answers, a historical
+    report) the time of the write that made it, without stepping the clock: the activity view dates it so."""
+    stamp = clock.last().timestamp()
     os.utime(path, (stamp, stamp))
 
 

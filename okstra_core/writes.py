@@ -139,6 +139,30 @@ def _real_root(root: Path) -> Path:
     return real
 
 
+#: Called with each store file this process is about to write: the workbench tells its own writes from others'.
+_write_observers: list[Callable[[Path], None]] = []
+
+
+def observe_writes(callback: Callable[[Path], None]) -> Callable[[], None]:
+    """Call *callback* with the real path of every store file a primitive is about to write; returns an undo.
+
+    *callback* runs in the writing thread, before the write; it must be quick and must not raise.
+    """
+    _write_observers.append(callback)
+
+    def stop() -> None:
+        with suppress(ValueError):
+            _write_observers.remove(callback)
+
+    return stop
+
+
+def _writing(final: Path) -> Path:
+    for callback in tuple(_write_observers):
+        callback(final)
+    return final
+
+
 def resolve_target(root: Path, target: Path | str) -> Path:
     """Resolve *target* (relative to *root*, or absolute) and check containment.
 
@@ -441,7 +465,7 @@ def create_only(root: Path, target: Path | str, data: bytes, *, max_bytes: int |
     """
     refuse_if_read_only(target)
     _refuse_over_limit(target, len(data), max_bytes)
-    final = resolve_target(root, target)
+    final = _writing(resolve_target(root, target))
     ensure_dir(root, final.parent)
     with _io_failure(target, "create"):
         return _create_only(final, target, data)
@@ -495,7 +519,7 @@ def append_jsonl(
     refuse_if_read_only(target)
     line = jsonl_line(record)
     _refuse_over_limit(target, len(line), max_bytes)
-    final = resolve_target(root, target)
+    final = _writing(resolve_target(root, target))
     ensure_dir(root, final.parent)
     with locked(final, timeout), _io_failure(target, "append"):
         final = resolve_target(root, target)
@@ -564,7 +588,7 @@ def replace_locked(
     limit) are refused the same way.
     """
     refuse_if_read_only(target)
-    final = resolve_target(root, target)
+    final = _writing(resolve_target(root, target))
     ensure_dir(root, final.parent)
     with locked(final, timeout), _io_failure(target, "replace"):
         final = resolve_target(root, target)
@@ -599,7 +623,7 @@ def replace_keeping(
     """
     refuse_if_read_only(target)
     _refuse_over_limit(target, len(data), max_bytes)
-    final = resolve_target(root, target)
+    final = _writing(resolve_target(root, target))
     ensure_dir(root, final.parent)
     with locked(final, timeout), _io_failure(target, "replace"):
         final = resolve_target(root, target)
@@ -651,8 +675,8 @@ def move_no_overwrite(root: Path, source: Path, target: Path | str) -> Outcome:
     apply: a file the reader refuses stays one under its new name.
     """
     refuse_if_read_only(target)
-    src = resolve_target(root, source)
-    final = resolve_target(root, target)
+    src = _writing(resolve_target(root, source))
+    final = _writing(resolve_target(root, target))
     ensure_dir(root, final.parent)
     with _io_failure(target, "move"):
         return _move_no_overwrite(src, final, target)
@@ -679,7 +703,7 @@ def remove_archived(root: Path, target: Path | str, archive: Path | str) -> Outc
     This is how replaced state leaves its place: never without a matching archive.
     """
     refuse_if_read_only(target)
-    final = resolve_target(root, target)
+    final = _writing(resolve_target(root, target))
     saved = resolve_target(root, archive)
     with locked(final), _io_failure(target, "remove"):
         current = _read_regular(final)

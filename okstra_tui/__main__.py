@@ -14,6 +14,8 @@ from pathlib import Path
 from okstra_core import layout
 from okstra_core.version import VersionAction
 
+from .notices import NOTIFY_ENV, NOTIFY_MODES
+
 EXIT_USAGE = 2
 
 
@@ -94,6 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--read-only",
         action="store_true",
         help="open the workbench with every write refused (wizards show what they would write and write nothing)",
+    )
+    parser.add_argument(
+        "--notify",
+        choices=NOTIFY_MODES,
+        default=None,
+        help="how to tell you when a decision starts waiting or a run ends: a toast (default), also the "
+        "terminal bell, also the terminal's desktop notification (OSC 9 / OSC 777), or off",
     )
     _serve_access_arguments(parser)
     parser.add_argument("--version", action=VersionAction)
@@ -229,6 +238,8 @@ def _open(root: Path, args: argparse.Namespace, demo_parent: Path | None) -> int
     if isinstance(project, LoadError):
         print(f"okstra-tui: {project}", file=sys.stderr)
         return EXIT_USAGE
+    if args.notify is not None:
+        os.environ[NOTIFY_ENV] = args.notify  # the sessions of --serve inherit it
     if args.serve:
         return _serve(project.root, args)
     if args.read_only:

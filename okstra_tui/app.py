@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,12 +19,14 @@ from okstra_core.store import Project
 from okstra_core.text import visible
 
 from .navigation import TOP_VIEWS, History, Location, OpenView, View
+from .notices import BURST, TITLES, NoticeWatcher, NotifyMode, desktop_sequence, mode_from_env, summary
 from .screens.base import ViewScreen
 from .views import build_screen
 from .widgets import read_only
 
 if TYPE_CHECKING:
     from okstra_core.workflows.inbox import PendingDecision
+    from okstra_core.workflows.pulse import Notice
 
     from .screens.task import TaskScreen
 
@@ -53,18 +55,26 @@ class OkstraApp(App[None]):
         Binding("c", "catalog", "Catalog", show=False),
         Binding("x", "checks", "Checks"),
         Binding("m", "managers", "Managers"),
+        Binding("A", "activity", "Activity", show=False),
+        Binding("N", "running", "Now running", show=False),
         Binding("y", "copy_path", "Copy path", show=False),
         Binding("e", "editor", "Open in $EDITOR", show=False),
         Binding("P", "pager", "Open in $PAGER", show=False),
+        Binding("g", "latest_notice", "Go to the latest notice", show=False),
         Binding("q", "quit", "Quit"),
     ]
 
-    def __init__(self, project: Project, *, demo_dir: Path | None = None) -> None:
+    def __init__(self, project: Project, *, demo_dir: Path | None = None, notify: NotifyMode | None = None) -> None:
         super().__init__()
         self.project = project
         self.demo_dir = demo_dir
         self.history = History()
         self._kept_task: TaskScreen | None = None
+        self.notify_mode: NotifyMode = notify if notify is not None else mode_from_env()
+        self._notices: NoticeWatcher | None = None
+        self._stop_observing: Callable[[], None] = lambda: None
+        #: The notices of the latest announcement, newest first (``g`` opens the first).
+        self.latest_notices: list[Notice] = []
 
     def fresh_project(self) -> Project:
         """A new read-side handle (the old one caches what it read)."""
@@ -100,11 +110,76 @@ class OkstraApp(App[None]):
         if read_only.read_only():
             self.title = f"{self.TITLE} (read-only)"
 
+        if self.notify_mode != "off":
+            # After the first frame: the first reading of the store competes with nothing on screen.
+            self.call_after_refresh(self._start_notices)
+
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that could write (the editor) are shown disabled under the read-only guard."""
         if read_only.disabled(action):
             return None
         return True
+
+    def on_unmount(self) -> None:
+        self._stop_observing()
+        if self._notices is not None:
+            self._notices.close()
+
+    # ------------------------------------------------------------- notices
+
+    def _start_notices(self) -> None:
+        from okstra_core.writes import observe_writes
+
+        self._notices = NoticeWatcher(self.project.root, self._deliver_notices)
+        self._stop_observing = observe_writes(self._notices.own_write)
+        self._notices.start()
+
+    def _deliver_notices(self, found: list[Notice]) -> None:
+        """From the watching thread: show *found* on the UI thread (nothing once the app is closing)."""
+        try:
+            self.call_from_thread(self.announce, found)
+        except RuntimeError:
+            return  # the app stopped between the reading and now
+
+    def announce(self, found: list[Notice]) -> None:
+        """Tell the person about *found*: a toast each, or one for a burst; the bell or the desktop as asked."""
+        if not found:
+            return
+        self.latest_notices = found
+        if len(found) > BURST:
+            title, body = "Since the last look", summary(found)
+            self.notify(f"{body} · g opens the first", title=title, timeout=10)
+        else:
+            for n, notice in enumerate(found):
+                title, body = TITLES[notice.kind], f"{notice.task}: {notice.text}"
+                severity: SeverityLevel = "error" if notice.kind in ("run-failed", "check-failed") else "information"
+                hint = (" · g opens it" if len(found) == 1 else " · g opens this one") if n == 0 else ""
+                self.notify(body + hint, title=title, severity=severity, timeout=10)
+        if self.notify_mode in ("bell", "desktop"):
+            self.bell()
+        if self.notify_mode == "desktop":
+            self.write_to_terminal(desktop_sequence(title, body))
+
+    def write_to_terminal(self, sequence: str) -> None:
+        """Send *sequence* (built by us, never store text) to the terminal the app draws on."""
+        driver = self._driver
+        if driver is not None:
+            driver.write(sequence)
+            driver.flush()
+
+    def action_latest_notice(self) -> None:
+        """Open what the latest notice is about: the inbox for a decision, the task for a run."""
+        if not self.latest_notices:
+            self.notify("No notice yet.", timeout=2)
+            return
+        notice = self.latest_notices[0]
+        if notice.kind == "decision":
+            self._go_top(View.INBOX)
+        elif notice.kind == "check-failed":
+            self._go_top(View.CHECKS)
+        elif notice.task_root is not None:
+            self.navigate(Location(View.TASK, task=notice.task_root))
 
     def notify(
         self,
@@ -191,6 +266,12 @@ class OkstraApp(App[None]):
 
     def action_inbox(self) -> None:
         self._go_top(View.INBOX)
+
+    def action_activity(self) -> None:
+        self._go_top(View.ACTIVITY)
+
+    def action_running(self) -> None:
+        self._go_top(View.RUNNING)
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen

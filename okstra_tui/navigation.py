@@ -27,10 +27,12 @@ class View(StrEnum):
     CHECKS = "checks"
     MANAGERS = "managers"
     INBOX = "inbox"
+    ACTIVITY = "activity"
+    RUNNING = "running"
 
 
-#: The views reachable from anywhere by one key (``c``, ``x``, ``m``, ``i``).
-TOP_VIEWS: tuple[View, ...] = (View.CATALOG, View.CHECKS, View.MANAGERS, View.INBOX)
+#: The views reachable from anywhere by one key (``c``, ``x``, ``m``, ``i``, ``A``, ``N``).
+TOP_VIEWS: tuple[View, ...] = (View.CATALOG, View.CHECKS, View.MANAGERS, View.INBOX, View.ACTIVITY, View.RUNNING)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from okstra_core.workflows.common import Clock
 
 from .app import OkstraApp
 from .navigation import Location, View
+from .screens.base import ViewScreen
 from .screens.wizard import WizardScreen
 
 SIZE = (120, 40)
@@ -66,6 +67,43 @@ def _has(pattern: str) -> Callable[[Path], bool]:
 async def catalog(pilot: Pilot[None]) -> None:
     await settle(pilot)
     await pilot.press("L")
+    await settle(pilot)
+
+
+async def catalog_unread(pilot: Pilot[None]) -> None:
+    """The catalog after two tasks changed since the person last looked (the seen state says so; no store write)."""
+    from okstra_core import seen
+
+    app = _app(pilot)
+    await settle(pilot)
+    root = app.project.root
+    sigs = seen.signatures(root, [ref.root for ref in app.project.task_refs])
+    changed = {"payments/refund-ledger", "search/index-rebuild"}
+    marks = {key: "(before)" if key in changed else sig for key, sig in sigs.items()}
+    seen.mark_seen(root, marks, now=PREVIEW_TIME, replace_all=True)
+    screen = app.screen
+    assert isinstance(screen, ViewScreen)
+    screen.reload()
+    await settle(pilot)
+
+
+async def activity(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await pilot.press("A")
+    await settle(pilot)
+
+
+async def running(pilot: Pilot[None]) -> None:
+    """The runs in progress, aged from a fixed time (the demo's running stage went quiet weeks before it)."""
+    from .screens.running import RunningScreen
+
+    await settle(pilot)
+    await pilot.press("N")
+    await settle(pilot)
+    screen = _app(pilot).screen
+    assert isinstance(screen, RunningScreen)
+    screen.fixed_now = PREVIEW_TIME
+    screen.refresh_ages()
     await settle(pilot)
 
 
@@ -272,6 +310,9 @@ async def wizard_design_written(pilot: Pilot[None]) -> None:
 #: View name -> how to get there from start.
 SCENES: dict[str, Scene] = {
     "catalog": catalog,
+    "catalog-unread": catalog_unread,
+    "activity": activity,
+    "running": running,
     "task": task,
     "runs": runs,
     "convergence": convergence,

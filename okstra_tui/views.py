@@ -26,6 +26,8 @@ SCREENS: dict[View, str] = {
     View.CHECKS: "okstra_tui.screens.checks:ChecksScreen",
     View.MANAGERS: "okstra_tui.screens.managers:ManagersScreen",
     View.INBOX: "okstra_tui.screens.inbox:InboxScreen",
+    View.ACTIVITY: "okstra_tui.screens.activity:ActivityScreen",
+    View.RUNNING: "okstra_tui.screens.running:RunningScreen",
 }
 
 

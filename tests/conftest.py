@@ -33,6 +33,12 @@ def _isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     monkeypatch.setenv("OKSTRA_STATE_DIR", str(tmp_path_factory.mktemp("okstra-state")))
 
 
+@pytest.fixture(autouse=True)
+def _quiet_notices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workbench watches the store for notices only in the tests about them (they ask for it)."""
+    monkeypatch.setenv("OKSTRA_NOTIFY", "off")
+
+
 @pytest.fixture(scope="session")
 def demo_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A demo project generated once per session. Treat it as read-only."""

@@ -1,4 +1,4 @@
-"""``okstra inbox PROJECT [--json]``: the decisions waiting for a person.
+"""``okstra inbox PROJECT [--json] [--watch]``: the decisions waiting for a person.
 
 Exit 0 when the list is complete, whether or not anything waits; 1 when it
 may not be: a folder the inbox had to list could not be listed, or a file it
@@ -18,6 +18,14 @@ Everything printed comes from the store and is untrusted: text output shows
 store strings through :func:`okstra_core.text.visible` (control characters as
 visible stand-ins); the JSON is ASCII (``ensure_ascii``), so it carries them
 only as ``\\u`` escapes.
+
+``--watch`` prints the same list, then one line each time a decision starts
+(``+``) or stops (``-``) waiting, until SIGINT or SIGTERM (exit 0). With
+``--json`` it writes JSON Lines, each flushed: first ``{"version": 1, "event":
+"snapshot", ...}`` (the ``--json`` document), then ``{"version": 1, "event":
+"added"|"removed", "item": {...}}`` with the ``--json`` item fields. Changes are
+seen through :class:`okstra_core.watch.StoreWatcher` (file events, else
+polling) and coalesced: a burst is one re-read of the inbox.
 """
 
 from __future__ import annotations
@@ -25,9 +33,10 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..text import visible
 from .common import open_project
@@ -35,6 +44,9 @@ from .common import open_project
 INBOX_JSON_VERSION = 1
 #: The JSON lists at most this many unreadable files (sorted); ``unreadable`` counts them all.
 UNREADABLE_PATHS_MAX = 50
+
+if TYPE_CHECKING:
+    from ..workflows.inbox import Inbox
 
 
 #: Unlisted folders named on stderr, one line each; more are counted in one last line.
@@ -56,35 +68,34 @@ def register(sub: Any) -> None:
     )
     p.add_argument("project", type=Path, help="project root holding .okstra/")
     p.add_argument("--json", action="store_true", help="print the list as JSON (version 1)")
+    p.add_argument(
+        "--watch",
+        action="store_true",
+        help="keep running: print the list, then one line each time a decision starts or stops waiting "
+        "(with --json: JSON Lines); Ctrl-C or SIGTERM ends it with exit 0",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..workflows.inbox import read_inbox
 
+    if args.watch:
+        return watch(args)
     project = open_project(args)
     inbox = read_inbox(project)
     items = inbox.items
     status = 0 if inbox.complete else 1
     _say_unlisted(inbox.unlisted, inbox.unlisted_reasons)
     if args.json:
-        paths = sorted([*inbox.unreadable, *inbox.unlisted])
-        doc = {
-            "version": INBOX_JSON_VERSION,
-            "project": str(project.root),
-            "items": [d.to_json() for d in items],
-            "unreadable": len(paths),
-            "unreadablePaths": paths[:UNREADABLE_PATHS_MAX],
-        }
-        print(json.dumps(doc, indent=2, ensure_ascii=True))
+        print(json.dumps(inbox_document(project.root, inbox), indent=2, ensure_ascii=True))
         return status
     if not items:
         print("nothing is waiting for you" if inbox.complete else "nothing is waiting in what could be read")
     else:
-        _print_groups(items)
+        print_groups(items)
     if not inbox.complete:
-        where = visible(shlex.quote(str(args.project)))
-        print(f"{_unread_count(len(inbox.unlisted), len(inbox.unreadable))}; run okstra check {where}")
+        _print_unreadable(inbox, args.project)
     return status
 
 
@@ -111,7 +122,19 @@ def _say_unlisted(folders: list[str], reasons: dict[str, str]) -> None:
         print(f"okstra inbox: and {len(folders) - UNLISTED_LINES_MAX} more folders", file=sys.stderr)
 
 
-def _print_groups(items: list[Any]) -> None:
+def inbox_document(root: Path, inbox: Inbox) -> dict[str, Any]:
+    """The ``--json`` document of *inbox* (version :data:`INBOX_JSON_VERSION`)."""
+    paths = sorted([*inbox.unreadable, *inbox.unlisted])
+    return {
+        "version": INBOX_JSON_VERSION,
+        "project": str(root),
+        "items": [d.to_json() for d in inbox.items],
+        "unreadable": len(paths),
+        "unreadablePaths": paths[:UNREADABLE_PATHS_MAX],
+    }
+
+
+def print_groups(items: list[Any]) -> None:
     groups: dict[str, list[Any]] = {}
     for decision in items:
         groups.setdefault(decision.task, []).append(decision)
@@ -125,3 +148,98 @@ def _print_groups(items: list[Any]) -> None:
     count = len(items)
     tasks = len(groups)
     print(f"{count} decision{'s' if count != 1 else ''} waiting in {tasks} task{'s' if tasks != 1 else ''}")
+
+
+class _Stopped(Exception):
+    """SIGINT or SIGTERM asked ``--watch`` to end."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise _Stopped
+
+
+def watch(args: argparse.Namespace) -> int:
+    """``okstra inbox PROJECT --watch``: the inbox, then each decision that starts or stops waiting."""
+    from .. import layout
+    from ..store import Project
+    from ..watch import StoreWatcher
+    from ..workflows.inbox import read_inbox, watched_paths
+
+    root = open_project(args).root
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    watcher: StoreWatcher | None = None
+    try:
+        inbox = read_inbox(Project(root))
+        _emit_snapshot(args, root, inbox)
+        watcher = StoreWatcher(layout.okstra_dir(root), lambda: watched_paths(Project(root)))
+        print(f"okstra inbox: watching {visible(str(root))} ({watcher.why}); Ctrl-C stops", file=sys.stderr)
+        while watcher.wait():
+            current = _reread(root, inbox, watcher.take_changed())
+            _emit_changes(args, inbox, current)
+            inbox = current
+    except _Stopped:
+        pass
+    finally:
+        if watcher is not None:
+            watcher.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0
+
+
+def _reread(root: Path, before: Inbox, changed: set[Path] | None) -> Inbox:
+    """The inbox after a change: only the task folders the changed paths lie in, when they all lie in one."""
+    from ..store import Project
+    from ..workflows.inbox import read_inbox, refresh_inbox, task_root_of
+
+    project = Project(root)
+    roots = None if changed is None else {task_root_of(root, path) for path in changed}
+    if roots is None or None in roots:
+        return read_inbox(project)
+    return refresh_inbox(project, before, {r for r in roots if r is not None})
+
+
+def _emit_snapshot(args: argparse.Namespace, root: Path, inbox: Inbox) -> None:
+    if args.json:
+        doc = {"version": INBOX_JSON_VERSION, "event": "snapshot", **inbox_document(root, inbox)}
+        print(json.dumps(doc, ensure_ascii=True), flush=True)
+        return
+    _say_unlisted(inbox.unlisted, inbox.unlisted_reasons)
+    if inbox.items:
+        print_groups(inbox.items)
+    else:
+        print("nothing is waiting for you" if inbox.complete else "nothing is waiting in what could be read")
+    if not inbox.complete:
+        _print_unreadable(inbox, args.project)
+    sys.stdout.flush()
+
+
+def _emit_changes(args: argparse.Namespace, before: Inbox, after: Inbox) -> None:
+    from ..workflows.inbox import inbox_changes
+
+    added, removed = inbox_changes(before.items, after.items)
+    for event, decisions in (("removed", removed), ("added", added)):
+        for d in decisions:
+            if args.json:
+                line = json.dumps(
+                    {"version": INBOX_JSON_VERSION, "event": event, "item": d.to_json()}, ensure_ascii=True
+                )
+            else:
+                label = d.kind + (f" {d.item}" if d.item else "")
+                mark = "+" if event == "added" else "-"
+                line = f"{mark} {d.since}  {visible(d.task)}  {visible(label)}: {visible(d.summary)}"
+            print(line, flush=True)
+    if args.json:
+        return
+    if (after.unlisted, after.unreadable) != (before.unlisted, before.unreadable):
+        _say_unlisted([u for u in after.unlisted if u not in before.unlisted], after.unlisted_reasons)
+        if after.complete:
+            print("everything could be read again", flush=True)
+        else:
+            _print_unreadable(after, args.project)
+        sys.stdout.flush()
+
+
+def _print_unreadable(inbox: Inbox, project: Path) -> None:
+    where = visible(shlex.quote(str(project)))
+    print(f"{_unread_count(len(inbox.unlisted), len(inbox.unreadable))}; run okstra check {where}")

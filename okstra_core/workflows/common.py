@@ -33,6 +33,12 @@ class Clock:
         self._ticks += 1
         return self.start + self.step * self._ticks
 
+    def last(self) -> dt.datetime:
+        """The time :meth:`now` gave last (a stepping clock does not step for it)."""
+        if self.start is None:
+            return dt.datetime.now(dt.UTC)
+        return self.start + self.step * self._ticks
+
 
 SYSTEM_CLOCK = Clock()
 

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from .. import layout, reading
+from .. import layout, names, reading
 from ..digests import sha256_bytes
 from ..models.report import ClarificationItem, SelectedDirection
 from ..models.sidecars import UserResponseHeader
@@ -172,6 +172,38 @@ def _folder_rel(path: Path, root: Path) -> str:
         return layout.rel(path, root) + "/"
     except ValueError:
         return str(path) + "/"
+
+
+def refresh_inbox(project: Project, before: Inbox, task_roots: set[Path]) -> Inbox:
+    """*before* with the tasks at *task_roots* read again (and the others as they were): what a watcher does
+    after a change it can place in a few task folders. A root no task has any more drops its decisions."""
+    kept = [d for d in before.items if d.task_root not in task_roots]
+    rels = tuple(layout.rel(r, project.root) + "/" for r in task_roots)
+    unreadable = {u for u in before.unreadable if not (u + "/").startswith(rels)}
+    reasons = {u: r for u, r in before.unlisted_reasons.items() if not u.startswith(rels)}
+    for ref in project.task_refs:
+        if ref.root in task_roots:
+            task = ref.open()
+            task.entries()
+            scan = _TaskScan(task)
+            kept.extend(scan.all())
+            unreadable.update(scan.rel(path) for path in scan.unreadable)
+    unlisted = set(project.unlisted)
+    for path, error in project.unlisted.items():
+        if any(path == r or path.is_relative_to(r) for r in task_roots):
+            if not any(parent in unlisted for parent in path.parents):
+                reasons[_folder_rel(path, project.root)] = error.reason
+    return Inbox(sort_newest_first(kept), sorted(unreadable), sorted(reasons), reasons)
+
+
+def task_root_of(project_root: Path, path: Path) -> Path | None:
+    """The task folder *path* lies in (or is), or None when it lies in no task folder."""
+    tasks = layout.tasks_dir(project_root)
+    try:
+        parts = path.relative_to(tasks).parts
+    except ValueError:
+        return None
+    return tasks / parts[0] / parts[1] if len(parts) >= 2 else None
 
 
 def pending_decisions(project: Project) -> list[PendingDecision]:
@@ -498,7 +530,67 @@ __all__ = [
     "InboxDetail",
     "InboxKind",
     "PendingDecision",
+    "decision_key",
+    "inbox_changes",
     "pending_decisions",
     "pending_for_task",
     "read_inbox",
+    "refresh_inbox",
+    "task_root_of",
+    "watched_paths",
 ]
+
+
+_DESIGN_PREP_KINDS = ("design-prep-request", "design-prep-input")
+#: The run-dir folders whose entries the inbox reads (a new report, sidecar or design-prep file shows in them).
+_WATCHED_CATEGORIES = tuple(
+    names.KINDS_BY_NAME[kind].category for kind in ("final-report-data", "user-response", *_DESIGN_PREP_KINDS)
+)
+
+
+def watched_paths(project: Project) -> list[Path]:
+    """What to look at to see the inbox change, when polling: the folders and files its reads depend on.
+
+    Folders change their mtime when an entry is added, renamed or removed, and
+    our writers publish every file by a create or a rename, so a folder stands
+    for its entries; the files the inbox reads in place (the task manifest,
+    ``selected-direction.json``, ``clarification-response.md``) are named too.
+    """
+    root = project.root
+    out = [layout.okstra_dir(root), layout.tasks_dir(root), layout.task_catalog_path(root)]
+    tasks = layout.tasks_dir(root)
+    for group in _entries(tasks):
+        out.append(tasks / group)
+    for ref in project.task_refs:
+        task = ref.open()
+        out += [
+            task.root,
+            layout.task_manifest_path(task.root),
+            layout.instruction_set_dir(task.root),
+            layout.selected_direction_path(task.root),
+            layout.clarification_response_path(task.root),
+            layout.runs_dir(task.root),
+        ]
+        for rd in task.run_dirs:
+            out.append(rd.path)
+            out += [layout.category_dir(rd.path, category) for category in _WATCHED_CATEGORIES]
+    return out
+
+
+def _entries(folder: Path) -> list[str]:
+    listed = reading.list_folder(folder)
+    return [] if isinstance(listed, reading.LoadError) else listed
+
+
+def decision_key(decision: PendingDecision) -> tuple[str, str, str, str, str]:
+    """What tells two decisions apart across two reads of the inbox (its summary and time may be re-worded)."""
+    return (decision.kind, decision.task, decision.path, decision.item or "", decision.detail or "")
+
+
+def inbox_changes(
+    before: list[PendingDecision], after: list[PendingDecision]
+) -> tuple[list[PendingDecision], list[PendingDecision]]:
+    """The decisions that started waiting (in *after*'s order) and those that stopped (in *before*'s order)."""
+    old = {decision_key(d) for d in before}
+    new = {decision_key(d) for d in after}
+    return [d for d in after if decision_key(d) not in old], [d for d in before if decision_key(d) not in new]

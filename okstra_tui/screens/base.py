@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar, Protocol, Self, runtime_checkable
 
@@ -16,6 +13,7 @@ from textual.widget import Widget
 
 from okstra_core.store import Project, Task, TaskRef
 from okstra_core.text import visible
+from okstra_core.watch import Signature, changed, signature
 
 from ..navigation import Location, OpenView, View
 from ..ui_thread import call_ui
@@ -26,57 +24,6 @@ NARROW_COLUMNS = 100
 
 #: Seconds between two looks at the folders in view; changes show within two polls at most.
 POLL_SECONDS = 1.0
-
-#: A path modified this close to the moment it was looked at is looked at again at the next poll: a second
-#: write within the same timestamp tick would give it the same mtime (and, same size, go unseen). Kernels
-#: stamp files from a clock that moves in ticks of at most 10 ms.
-RACY_NS = 50_000_000
-
-#: The same for a file system whose timestamps are whole seconds (ext4 with small inodes, HFS+) or two (FAT),
-#: recognised by an mtime that is a whole second.
-RACY_WHOLE_SECONDS_NS = 2_000_000_000
-
-#: What a path that cannot be looked at (missing, unreadable) is recorded as.
-MISSING = (-1, -1, -1, -1)
-
-#: What a path modified too recently to be trusted is recorded as: it differs from any real state.
-UNSETTLED = (-2, -2, -2, -2)
-
-Signature = dict[str, tuple[int, int, int, int]]
-
-
-def racy(mtime_ns: int, now_ns: int) -> bool:
-    """True when a write after a look taken at *now_ns* could leave *mtime_ns* as it is (same timestamp tick).
-
-    An mtime ahead of the clock by more than the window (a file server's clock) is not held as racy forever.
-    """
-    window = RACY_WHOLE_SECONDS_NS if mtime_ns % 1_000_000_000 == 0 else RACY_NS
-    return abs(now_ns - mtime_ns) < window
-
-
-def signature(paths: list[Path], clock: Callable[[], int] = time.time_ns) -> Signature:
-    """mtime, ctime, size and inode of each path (folders change mtime when an entry is added, renamed or removed).
-
-    The inode tells a file replaced by a rename from the one it replaced; a path
-    modified right before the look (:func:`racy`) is recorded as :data:`UNSETTLED`,
-    so that the next poll reloads once more, when a new write would show.
-    """
-    out: Signature = {}
-    for path in paths:
-        looked = clock()  # before the look: never later than the moment the kernel read the mtime
-        try:
-            st = os.stat(path)
-        except OSError:
-            out[str(path)] = MISSING
-            continue
-        unsettled = racy(st.st_mtime_ns, looked)
-        out[str(path)] = UNSETTLED if unsettled else (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-    return out
-
-
-def changed(old: Signature, new: Signature) -> bool:
-    """True when a path seen before has changed or was unsettled; paths newly in view are only remembered."""
-    return any(key in old and (old[key] != value or value == UNSETTLED) for key, value in new.items())
 
 
 @runtime_checkable

@@ -135,7 +135,8 @@ class CatalogScreen(ViewScreen):
         "Phase columns come from each task's manifest, read as rows come into view. "
         "Type / to filter (words match key, group, type, status and title; the word waiting matches the tasks "
         "with a decision waiting for you, marked ◆); s cycles the sort order, one of which puts those tasks first. "
-        "The line above the table says how many decisions wait; i opens them."
+        "The line above the table says how many decisions wait; i opens them. "
+        "Tasks that changed since you last opened them are marked • (u jumps to the next one, U marks all read)."
     )
 
     BINDINGS = [
@@ -143,6 +144,8 @@ class CatalogScreen(ViewScreen):
         Binding("s", "sort", "Sort"),
         Binding("S", "reverse", "Reverse sort", show=False),
         Binding("L", "latest", "Latest task"),
+        Binding("u", "next_unread", "Next changed task", show=False),
+        Binding("U", "mark_all_read", "Mark all read", show=False),
         Binding("enter", "open_task", "Open task", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
@@ -175,6 +178,8 @@ class CatalogScreen(ViewScreen):
         self._quick: CatalogData | None = None
         #: Decisions waiting for a person, per task root (None until the inbox has been read).
         self.waiting: dict[str, int] | None = None
+        #: Rows (idents) whose task changed since the person last opened it (None until read).
+        self.unread: set[str] | None = None
 
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
@@ -185,6 +190,7 @@ class CatalogScreen(ViewScreen):
                 # On a narrow terminal columns give way, current phase first; the key never does.
                 Column("latest", " ", 1),
                 Column("waiting", " ", 1),
+                Column("unread", " ", 1),
                 Column("key", KEY_LABEL, min_width=24),
                 Column("type", "type", 18, give_way=3),
                 Column("status", "status", 14, give_way=5),
@@ -276,6 +282,33 @@ class CatalogScreen(ViewScreen):
         # Opening a task should not wait for its view's module: import it here, off the UI thread.
         importlib.import_module("okstra_tui.screens.task")
         self._read_waiting(project, data)
+        self._read_unread(project, data)
+
+    def _read_unread(self, project: Project, data: CatalogData) -> None:
+        """Which rows changed since the person last opened them (the first launch takes everything as seen)."""
+        from okstra_core import seen
+
+        root = project.root
+        state = seen.load(root)
+        sigs = seen.signatures(root, (row.root for row in data.rows))
+        unread: set[str] = set()
+        if state.first:
+            try:
+                seen.mark_seen(root, sigs, replace_all=True)
+            except OkstraError as exc:
+                call_ui(self.app, self.notify, f"{exc}", severity="warning", timeout=8)
+        else:
+            changed = state.unread(sigs)
+            unread = {row.ident for row in data.rows if seen.task_key(root, row.root) in changed}
+        if state.warning:
+            call_ui(self.app, self.notify, state.warning, severity="warning", timeout=8)
+        call_ui(self.app, self._unread_read, unread)
+
+    def _unread_read(self, unread: set[str]) -> None:
+        if unread == self.unread:
+            return
+        self.unread = unread
+        self._rebuild()
 
     def _read_waiting(self, project: Project, data: CatalogData) -> None:
         """What waits for a person, per row (the core's inbox), read after the catalog is on screen."""
@@ -387,6 +420,10 @@ class CatalogScreen(ViewScreen):
         if self.waiting:
             waiting = sum(self.waiting.values())
             parts.insert(2, (Text.assemble("   ", (f"◆ {waiting} waiting for you", "bold magenta"), " (i)"), 0))
+        if self.unread:
+            count = len(self.unread)
+            changed = f"• {count} changed since you last looked"
+            parts.insert(-1, (Text.assemble("   ", (changed, "bold cyan"), " (u)"), 4))
         if self.filter_text:
             parts.append((Text(f"   filter: {self.filter_text!r}", style="italic"), 1))
         self.query_one("#catalog-summary", SummaryLine).show(parts)
@@ -428,6 +465,7 @@ class CatalogScreen(ViewScreen):
         return [
             Text("★", style="bold yellow") if row.latest else "",
             Text("◆", style="bold magenta") if self.waiting and row.ident in self.waiting else "",
+            Text("•", style="bold cyan") if self.unread and row.ident in self.unread else "",
             Text(row.key.removeprefix(self.key_prefix)),
             row.task_type,
             Text(row.status, style=STATUS_STYLES.get(row.status, "")),
@@ -538,12 +576,54 @@ class CatalogScreen(ViewScreen):
     def action_open_task(self) -> None:
         row = self.table.current_row
         if isinstance(row, CatalogRow):
-            self.open_view(Location(View.TASK, row.root))
+            self._open(row)
 
     @on(VirtualTable.Selected, "#catalog-table")
     def _selected(self, event: VirtualTable.Selected) -> None:
         if isinstance(event.row, CatalogRow):
-            self.open_view(Location(View.TASK, event.row.root))
+            self._open(event.row)
+
+    def _open(self, row: CatalogRow) -> None:
+        """Open *row*'s task; it counts as read from now on."""
+        if self.unread and row.ident in self.unread:
+            self.unread.discard(row.ident)
+            self._rebuild()
+        self._mark_read([row])
+        self.open_view(Location(View.TASK, row.root))
+
+    @work(thread=True, group="catalog-seen")
+    def _mark_read(self, rows: list[CatalogRow]) -> None:
+        from okstra_core import seen
+
+        root = self.okstra.project.root
+        try:
+            seen.mark_seen(root, seen.signatures(root, (row.root for row in rows)))
+        except OkstraError as exc:
+            call_ui(self.app, self.notify, f"{exc}", severity="warning", timeout=8)
+
+    def action_next_unread(self) -> None:
+        """Move to the next task that changed since it was last opened (after the cursor, wrapping)."""
+        rows = self.table.rows
+        if not self.unread:
+            self.notify("Nothing changed since you last looked.", timeout=3)
+            return
+        count = len(rows)
+        for step in range(1, count + 1):
+            i = (self.table.cursor + step) % count
+            row = rows[i]
+            if isinstance(row, CatalogRow) and row.ident in self.unread:
+                self.table.cursor = i
+                return
+        self.notify("The changed tasks are hidden by the filter.", timeout=3)
+
+    def action_mark_all_read(self) -> None:
+        """Take every task as seen now."""
+        data = self.data
+        if data is None:
+            return
+        self.unread = set()
+        self._rebuild()
+        self._mark_read(list(data.rows))
 
     def current_path(self) -> Path | None:
         row = self.table.current_row

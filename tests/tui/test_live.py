@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from okstra_core.watch import UNSETTLED, changed, signature
 from okstra_tui.data.catalog import CatalogRow
 from okstra_tui.data.preview import PreviewTarget
 from okstra_tui.navigation import Location, View
-from okstra_tui.screens.base import UNSETTLED, changed, signature
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.runs import RunsScreen
 from okstra_tui.widgets.error_panel import ErrorPanel
@@ -112,14 +112,14 @@ def test_whole_second_timestamps_are_looked_at_again_within_two_seconds(tmp_path
 
 
 def test_a_file_replaced_by_rename_is_a_change(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from okstra_tui.screens import base
+    from okstra_core import watch
 
     def same_ctime(path: Path) -> SimpleNamespace:
         # A rename within one ctime tick (or a file system without ctime) leaves the inode as the only sign.
         st = os.stat(path)
         return SimpleNamespace(st_mtime_ns=st.st_mtime_ns, st_ctime_ns=0, st_size=st.st_size, st_ino=st.st_ino)
 
-    monkeypatch.setattr(base, "os", SimpleNamespace(stat=same_ctime))
+    monkeypatch.setattr(watch, "os", SimpleNamespace(stat=same_ctime))
     path = tmp_path / "state.json"
     path.write_text("{}\n", encoding="utf-8")
     stamp = os.stat(path).st_mtime_ns

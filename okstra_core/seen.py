@@ -1,0 +1,197 @@
+"""What a person has seen of a project: the per-user state behind "since you last looked".
+
+Per user and project, a small JSON file in the user's state folder
+(:func:`okstra_core.layout.okstra_state_dir`, ``seen/<digest of the project's
+real path>.json``; never inside the store) records, per task folder, the
+task's *signature* when the person last looked at it and the time they did.
+A task whose signature differs from the recorded one has changed since: it is
+*unread*. A task the file does not name yet (a task that appeared since) is
+unread too; on the very first launch (no file) everything present is taken as
+seen, so nothing is unread.
+
+A task's signature is the metadata (mtime, size, inode) of its
+``task-manifest.json`` and ``history/timeline.json``: okstra rewrites the
+manifest when a run is prepared and when it ends (its status, report and
+next-phase pointer), and appends to the timeline for each run, so a new run,
+report or decision changes one of them; reading it costs two ``stat`` calls.
+
+The file is replaced whole under a lock, and each update is a change merged
+into the file as it is at that moment, so two workbenches on the same project
+never lose each other's updates. A missing file is the first launch; a corrupt
+file, or one of another version, is replaced (with a warning), never trusted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import filelock
+
+from . import layout, writes
+from .errors import OkstraError
+
+SEEN_VERSION: Final = 1
+SEEN_DIR: Final = "seen"
+#: A state file larger than this is not read (a task entry takes about 120 bytes).
+SEEN_MAX_BYTES: Final = 64 * 1024 * 1024
+LOCK_TIMEOUT: Final = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """What the person saw of one task: its signature then, and when (ISO-8601 UTC)."""
+
+    signature: str
+    at: str
+
+
+@dataclass(slots=True)
+class SeenState:
+    """The marks of one project, as read from the state file."""
+
+    project: Path
+    marks: dict[str, Mark] = field(default_factory=dict)
+    #: True when there was no state file: everything present counts as seen.
+    first: bool = False
+    #: One line saying why the file was replaced, when it was unusable.
+    warning: str | None = None
+
+    def unread(self, signatures: Mapping[str, str]) -> set[str]:
+        """The tasks (folder keys) of *signatures* that changed since they were seen, or were never seen."""
+        if self.first:
+            return set()
+        return {
+            key for key, sig in signatures.items() if (mark := self.marks.get(key)) is None or mark.signature != sig
+        }
+
+    def seen_at(self, key: str) -> dt.datetime | None:
+        """When the task *key* was last looked at (None: never)."""
+        mark = self.marks.get(key)
+        return None if mark is None else _moment(mark.at)
+
+    def last_look(self) -> dt.datetime | None:
+        """When the person last looked at any task of the project (None: never)."""
+        times = [t for t in (_moment(m.at) for m in self.marks.values()) if t is not None]
+        return max(times) if times else None
+
+
+def _moment(text: str) -> dt.datetime | None:
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment
+
+
+def state_path(project_root: Path) -> Path:
+    """The state file of the project at *project_root* (keyed by its real path)."""
+    real = os.path.realpath(project_root)
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return layout.okstra_state_dir() / SEEN_DIR / f"{digest}.json"
+
+
+def task_key(project_root: Path, task_root: Path) -> str:
+    """How the state file names a task: its folder under ``.okstra/tasks/`` (``group/task``)."""
+    return layout.rel(task_root, layout.tasks_dir(project_root))
+
+
+def task_signature(task_root: Path) -> str:
+    """The metadata of the task's manifest and timeline, as one string (missing files count as missing)."""
+    parts = []
+    for path in (layout.task_manifest_path(task_root), layout.timeline_path(task_root)):
+        try:
+            st = os.stat(path)
+        except OSError:
+            parts.append("-")
+            continue
+        parts.append(f"{st.st_mtime_ns}.{st.st_size}.{st.st_ino}")
+    return ":".join(parts)
+
+
+def signatures(project_root: Path, task_roots: Iterable[Path]) -> dict[str, str]:
+    """The signature of each task, by folder key."""
+    return {task_key(project_root, root): task_signature(root) for root in task_roots}
+
+
+def load(project_root: Path) -> SeenState:
+    """The project's seen state; a missing file is the first launch, an unusable one is reported and not trusted."""
+    path = state_path(project_root)
+    state = SeenState(Path(os.path.realpath(project_root)))
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(SEEN_MAX_BYTES + 1)
+    except FileNotFoundError:
+        state.first = True
+        return state
+    except OSError as exc:
+        state.first, state.warning = True, f"{path}: cannot be read ({exc.strerror}); it will be replaced"
+        return state
+    marks, problem = _parse(data, state.project)
+    if problem is not None:
+        state.first, state.warning = True, f"{path}: {problem}; it will be replaced"
+        return state
+    state.marks = marks
+    return state
+
+
+def _parse(data: bytes, project: Path) -> tuple[dict[str, Mark], str | None]:
+    if len(data) > SEEN_MAX_BYTES:
+        return {}, f"larger than {SEEN_MAX_BYTES:,} bytes"
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return {}, "not valid JSON"
+    if not isinstance(doc, dict) or doc.get("version") != SEEN_VERSION:
+        return {}, f"not a version {SEEN_VERSION} seen-state file"
+    if doc.get("project") != str(project):
+        return {}, "written for another project"
+    tasks = doc.get("tasks")
+    if not isinstance(tasks, dict):
+        return {}, "has no task list"
+    marks: dict[str, Mark] = {}
+    for key, value in tasks.items():
+        if isinstance(value, dict) and isinstance(value.get("signature"), str) and isinstance(value.get("at"), str):
+            marks[key] = Mark(value["signature"], value["at"])
+    return marks, None
+
+
+def mark_seen(
+    project_root: Path, seen: Mapping[str, str], *, now: dt.datetime | None = None, replace_all: bool = False
+) -> None:
+    """Record that the person saw the tasks of *seen* (folder key -> signature) at *now*.
+
+    Merged into the file as it is (under its lock), so another workbench's marks
+    stay; *replace_all* drops the marks of tasks *seen* does not name (mark
+    everything read, the first launch). An unusable file is replaced. Raises
+    :class:`~okstra_core.errors.OkstraError` when the state cannot be written.
+    """
+    path = state_path(project_root)
+    at = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    project = Path(os.path.realpath(project_root))
+    try:
+        os.makedirs(path.parent, exist_ok=True)
+        lock = filelock.FileLock(str(path) + layout.LOCK_SUFFIX, timeout=LOCK_TIMEOUT)
+        with lock:
+            current = {} if replace_all else load(project_root).marks
+            current.update({key: Mark(sig, at) for key, sig in seen.items()})
+            writes.replace_file(path, _dump(project, current))
+    except filelock.Timeout:
+        raise OkstraError(path, f"is locked by another workbench for over {LOCK_TIMEOUT:.0f} s") from None
+    except OSError as exc:
+        raise OkstraError(path, f"cannot be written ({exc.strerror or exc})") from None
+
+
+def _dump(project: Path, marks: Mapping[str, Mark]) -> bytes:
+    doc: dict[str, Any] = {
+        "version": SEEN_VERSION,
+        "project": str(project),
+        "tasks": {key: {"signature": m.signature, "at": m.at} for key, m in sorted(marks.items())},
+    }
+    return (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8")

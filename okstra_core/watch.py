@@ -1,0 +1,301 @@
+"""Change detection: the one owner of "has anything changed?" for the workbench and ``okstra inbox --watch``.
+
+Two ways of looking:
+
+* :func:`signature` / :func:`changed` compare the metadata (mtime, ctime,
+  size, inode) of a list of paths between two looks. The workbench's views poll
+  the few files and folders they show this way; it is exact for a handful of
+  paths and costs one ``stat`` each.
+* :class:`StoreWatcher` says when anything under a store folder may have
+  changed. It uses the platform's file events (inotify, FSEvents, … through
+  ``watchfiles``) when they are available and the folders to watch fit well
+  within the system's watch limit, and otherwise polls a list of paths the
+  caller names with :func:`signature`. Either way a burst of changes wakes the
+  caller once (changes are coalesced: nothing but a flag is kept, so memory
+  stays bounded whatever the flood), and the caller re-reads what it needs.
+
+Events miss nothing a caller re-reads from scratch: whatever the events were,
+the caller looks at the files as they are after the burst. A store folder
+removed and made again (a rename away and back, a restore from a backup) is
+noticed by its identity (device and inode), looked at once a second, and the
+events are watched afresh.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Final, Literal
+
+#: A path modified this close to the moment it was looked at is looked at again at the next poll: a second
+#: write within the same timestamp tick would give it the same mtime (and, same size, go unseen). Kernels
+#: stamp files from a clock that moves in ticks of at most 10 ms.
+RACY_NS = 50_000_000
+
+#: The same for a file system whose timestamps are whole seconds (ext4 with small inodes, HFS+) or two (FAT),
+#: recognised by an mtime that is a whole second.
+RACY_WHOLE_SECONDS_NS = 2_000_000_000
+
+#: What a path that cannot be looked at (missing, unreadable) is recorded as.
+MISSING = (-1, -1, -1, -1)
+
+#: What a path modified too recently to be trusted is recorded as: it differs from any real state.
+UNSETTLED = (-2, -2, -2, -2)
+
+Signature = dict[str, tuple[int, int, int, int]]
+
+Mode = Literal["auto", "events", "poll"]
+
+#: Environment variable that forces a way of looking (``events`` or ``poll``); unset or ``auto`` chooses.
+MODE_ENV: Final = "OKSTRA_WATCH"
+
+#: File events are used only while the folders to watch take at most this share of the system's watch limit,
+#: so that an editor or another watcher of the same user keeps the rest.
+WATCH_SHARE: Final = 0.5
+
+#: More changed paths than this between two readings are not listed: the caller re-reads everything.
+CHANGED_MAX: Final = 2000
+
+#: Where Linux says how many folders one user may watch.
+INOTIFY_LIMIT_FILE: Final = Path("/proc/sys/fs/inotify/max_user_watches")
+
+
+def racy(mtime_ns: int, now_ns: int) -> bool:
+    """True when a write after a look taken at *now_ns* could leave *mtime_ns* as it is (same timestamp tick).
+
+    An mtime ahead of the clock by more than the window (a file server's clock) is not held as racy forever.
+    """
+    window = RACY_WHOLE_SECONDS_NS if mtime_ns % 1_000_000_000 == 0 else RACY_NS
+    return abs(now_ns - mtime_ns) < window
+
+
+def signature(paths: list[Path], clock: Callable[[], int] = time.time_ns) -> Signature:
+    """mtime, ctime, size and inode of each path (folders change mtime when an entry is added, renamed or removed).
+
+    The inode tells a file replaced by a rename from the one it replaced; a path
+    modified right before the look (:func:`racy`) is recorded as :data:`UNSETTLED`,
+    so that the next poll reloads once more, when a new write would show.
+    """
+    out: Signature = {}
+    for path in paths:
+        looked = clock()  # before the look: never later than the moment the kernel read the mtime
+        try:
+            st = os.stat(path)
+        except OSError:
+            out[str(path)] = MISSING
+            continue
+        unsettled = racy(st.st_mtime_ns, looked)
+        out[str(path)] = UNSETTLED if unsettled else (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+    return out
+
+
+def changed(old: Signature, new: Signature) -> bool:
+    """True when a path seen before has changed or was unsettled; paths newly in view are only remembered."""
+    return any(key in old and (old[key] != value or value == UNSETTLED) for key, value in new.items())
+
+
+def differs(old: Signature, new: Signature) -> bool:
+    """True when the two looks disagree in any path, including paths that appeared or went away."""
+    return old.keys() != new.keys() or changed(old, new)
+
+
+def folder_count(root: Path, stop_at: int) -> int:
+    """How many folders *root* holds, itself included, counting no further than *stop_at*.
+
+    Entry types come from the listing (no ``stat`` per entry); symlinks are not followed.
+    """
+    count = 0
+    pending = [str(root)]
+    while pending and count < stop_at:
+        folder = pending.pop()
+        count += 1
+        try:
+            with os.scandir(folder) as entries:
+                pending.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
+    return count
+
+
+def watch_limit() -> int | None:
+    """How many folders this user may watch with file events (None where the system sets no readable limit)."""
+    try:
+        return int(INOTIFY_LIMIT_FILE.read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return None
+
+
+def events_available() -> bool:
+    """True when file events can be had here: ``watchfiles`` imports."""
+    try:
+        import watchfiles  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def choose_mode(root: Path, requested: Mode = "auto") -> tuple[Literal["events", "poll"], str]:
+    """The way to look at *root* and why (one short phrase, for ``--watch``'s first line and the docs).
+
+    ``OKSTRA_WATCH`` (``events`` or ``poll``) overrides *requested* ``auto``.
+    """
+    env = os.environ.get(MODE_ENV, "").strip().lower()
+    if requested == "auto" and env in ("events", "poll"):
+        requested = env  # type: ignore[assignment]
+    if requested == "poll":
+        return "poll", "polling (asked for)"
+    if not events_available():
+        return "poll", "polling (file events unavailable)"
+    if requested == "events":
+        return "events", "file events (asked for)"
+    limit = watch_limit() if sys.platform.startswith("linux") else None
+    if limit is not None:
+        budget = int(limit * WATCH_SHARE)
+        if folder_count(root, budget + 1) > budget:
+            return "poll", f"polling (more folders than half the system's watch limit of {limit})"
+    return "events", "file events"
+
+
+class StoreWatcher:
+    """Wakes its caller when something under *root* may have changed.
+
+    *poll_paths* names what to look at when polling (called afresh at every
+    poll, so that new folders join); file events watch the whole of *root*.
+    :meth:`wait` returns True after a change (a burst of changes counts once,
+    once it has been quiet for *settle* seconds or has lasted *poll_seconds*),
+    False on timeout or after :meth:`close`; :meth:`take_changed` then says
+    which paths changed (at most :data:`CHANGED_MAX`; more, or a store folder
+    replaced, is "everything"), so that a caller can re-read only what they touch.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        poll_paths: Callable[[], list[Path]],
+        *,
+        mode: Mode = "auto",
+        poll_seconds: float = 1.0,
+        settle: float = 0.2,
+    ) -> None:
+        self.root = root
+        self.poll_paths = poll_paths
+        self.poll_seconds = poll_seconds
+        self.settle = settle
+        self.mode, self.why = choose_mode(root, mode)
+        self._dirty = threading.Event()
+        #: Paths changed since the caller last took them; None once more than CHANGED_MAX (or unknown).
+        self._changed: set[str] | None = set()
+        self._changed_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._identity = _identity(root)
+        self._events_thread: threading.Thread | None = None
+        self._events_stop: threading.Event | None = None
+        self._baseline: Signature = {}
+        if self.mode == "events":
+            self._start_events()
+        else:
+            self._baseline = signature(self.poll_paths())
+
+    def _start_events(self) -> None:
+        stop = threading.Event()
+        thread = threading.Thread(target=self._watch_events, args=(stop,), name="okstra-watch", daemon=True)
+        self._events_stop, self._events_thread = stop, thread
+        thread.start()
+
+    def _watch_events(self, stop: threading.Event) -> None:
+        import watchfiles
+
+        try:
+            for _batch in watchfiles.watch(
+                self.root,
+                stop_event=stop,
+                debounce=int(self.settle * 1000),
+                step=50,
+                raise_interrupt=False,
+                ignore_permission_denied=True,
+            ):
+                self._note_changed(path for _change, path in _batch)
+                self._dirty.set()
+        except (OSError, RuntimeError):
+            pass  # the root went away (or the watch failed): the identity check below starts afresh
+        if not stop.is_set():
+            self._note_changed(None)
+            self._dirty.set()
+
+    def _restart_events_if_replaced(self) -> bool:
+        """Watch *root* afresh when it was removed, replaced or made again; True when it was."""
+        identity = _identity(self.root)
+        if identity == self._identity and (self._events_thread is None or self._events_thread.is_alive()):
+            return False
+        self._identity = identity
+        if self._events_stop is not None:
+            self._events_stop.set()
+        if identity is not None:
+            self._start_events()
+        else:
+            self._events_thread = None
+        self._note_changed(None)
+        return True
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until a change (True), *timeout* seconds (False) or :meth:`close` (False)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._stop.is_set():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            step = self.poll_seconds if left is None else min(self.poll_seconds, left)
+            if self.mode == "events":
+                if self._dirty.wait(step):
+                    self._dirty.clear()
+                    return not self._stop.is_set()
+                if self._restart_events_if_replaced():
+                    return True
+            else:
+                if self._stop.wait(step):
+                    return False
+                current = signature(self.poll_paths())
+                if differs(self._baseline, current):
+                    old = self._baseline
+                    self._note_changed(k for k in old.keys() | current.keys() if old.get(k) != current.get(k))
+                    self._baseline = current
+                    return True
+        return False
+
+    def _note_changed(self, paths: Iterable[str] | None) -> None:
+        with self._changed_lock:
+            if self._changed is None:
+                return
+            if paths is None:
+                self._changed = None
+                return
+            for path in paths:
+                self._changed.add(path)
+                if len(self._changed) > CHANGED_MAX:
+                    self._changed = None
+                    return
+
+    def take_changed(self) -> set[Path] | None:
+        """The paths changed since the last call (None: too many to list, or not known: re-read everything)."""
+        with self._changed_lock:
+            taken, self._changed = self._changed, set()
+        return None if taken is None else {Path(p) for p in taken}
+
+    def close(self) -> None:
+        """Stop watching; a :meth:`wait` in progress returns False."""
+        self._stop.set()
+        self._dirty.set()
+        if self._events_stop is not None:
+            self._events_stop.set()
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino

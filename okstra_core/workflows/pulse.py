@@ -1,0 +1,127 @@
+"""What a person should hear about while the workbench is open: decisions that start waiting, runs that end.
+
+A :class:`Pulse` is what the project looks like for that purpose at one
+moment: the decisions waiting (the inbox's own items, from
+:func:`okstra_core.workflows.inbox.pending_for_task`) and each task's latest
+run and its status, as the task manifest records them (``latestRunPath``,
+``latestRunStatus``). :func:`notices` compares two pulses and says what
+happened between them. Both read the store only, through the same readers as
+the inbox, so a notice never disagrees with what the views show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal
+
+from .. import reading
+from ..store import Project
+from ..text import visible
+from .inbox import PendingDecision, decision_key, pending_for_task, sort_newest_first
+
+NoticeKind = Literal["decision", "run-completed", "run-failed", "check-failed"]
+
+#: Run statuses that end a run badly (``okstra_core.models.run.RUN_STATUSES`` lists them all).
+FAILED_STATUSES: Final = frozenset({"error", "failed", "timeout", "cancelled"})
+COMPLETED: Final = "completed"
+
+#: What the inbox calls each decision kind in a notice.
+DECISION_WORDS: Final = {
+    "direction-choice": "a direction to choose",
+    "planning-prepare": "a choice to hand to planning",
+    "clarification": "questions to answer",
+    "design-prep": "a design item to confirm",
+    "approval": "a phase to approve",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RunState:
+    """A task's latest run as its manifest records it."""
+
+    path: str | None  # latestRunPath: the run dir
+    status: str | None  # latestRunStatus
+    report: str | None  # latestReportRecordPath: tells a rerun in the same run dir from the run before it
+    task_root: Path
+
+    @property
+    def label(self) -> str:
+        """The run dir from its task type on (``analysis``, ``implementation/stage-2``), else "latest run"."""
+        if not self.path:
+            return "latest run"
+        parts = Path(self.path).parts
+        return "/".join(parts[parts.index("runs") + 1 :]) if "runs" in parts[:-1] else parts[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class Pulse:
+    """The decisions waiting and each task's latest run, at one moment."""
+
+    decisions: dict[tuple[str, str, str, str, str], PendingDecision] = field(default_factory=dict)
+    runs: dict[str, RunState] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """One thing that happened: a decision started waiting, or a run ended."""
+
+    kind: NoticeKind
+    task: str  # the task key
+    text: str  # one line, store text with control characters made visible
+    task_root: Path | None
+    decision: PendingDecision | None = None
+
+
+def read_pulse(project: Project, only: Callable[[Path], bool] | None = None) -> Pulse:
+    """The pulse of *project* now (or of the tasks whose root *only* accepts); each manifest is read once."""
+    decisions: dict[tuple[str, str, str, str, str], PendingDecision] = {}
+    runs: dict[str, RunState] = {}
+    for ref in project.task_refs:
+        if only is not None and not only(ref.root):
+            continue
+        task = ref.open()
+        for decision in pending_for_task(task):
+            decisions[decision_key(decision)] = decision
+        manifest = task.manifest
+        if isinstance(manifest, reading.LoadError):
+            continue
+        runs[manifest.task_key] = RunState(
+            manifest.latest_run_path, manifest.latest_run_status, manifest.latest_report_record_path, task.root
+        )
+    return Pulse(decisions, runs)
+
+
+def refresh_pulse(project: Project, before: Pulse, task_roots: set[Path]) -> Pulse:
+    """*before* with the tasks at *task_roots* read again (the others as they were)."""
+    decisions = {k: d for k, d in before.decisions.items() if d.task_root not in task_roots}
+    runs = {k: r for k, r in before.runs.items() if r.task_root not in task_roots}
+    fresh = read_pulse(project, lambda root: root in task_roots)
+    decisions.update(fresh.decisions)
+    runs.update(fresh.runs)
+    return Pulse(decisions, runs)
+
+
+def notices(before: Pulse, after: Pulse) -> list[Notice]:
+    """What happened between two pulses: new decisions (newest first), then runs that ended, by task.
+
+    A run "ended" when a task's latest run is now ``completed`` or a failure
+    status and was not so before (a new latest run, or the same run's status
+    changing). Tasks that appear with a finished run (a task copied in, a
+    store restored) are not news: only a change seen while watching is.
+    """
+    out: list[Notice] = []
+    fresh = [d for key, d in after.decisions.items() if key not in before.decisions]
+    for d in sort_newest_first(fresh):
+        what = DECISION_WORDS.get(d.kind, d.kind) + (f" ({d.item})" if d.item else "")
+        out.append(Notice("decision", d.task, visible(f"{what}: {d.summary}"), d.task_root, d))
+    for key in sorted(after.runs.keys() & before.runs.keys()):
+        old, new = before.runs[key], after.runs[key]
+        if (old.path, old.status, old.report) == (new.path, new.status, new.report) or new.status is None:
+            continue
+        if new.status == COMPLETED:
+            out.append(Notice("run-completed", key, visible(f"{new.label} run completed"), new.task_root))
+        elif new.status in FAILED_STATUSES:
+            out.append(Notice("run-failed", key, visible(f"{new.label} run ended: {new.status}"), new.task_root))
+    return out

@@ -1,0 +1,274 @@
+"""Notices: the workbench tells the person when agents need them or a run ends, while it is open.
+
+A daemon thread waits on :class:`okstra_core.watch.StoreWatcher` (one owner
+of change detection, shared with ``okstra inbox --watch``), reads the
+project's :class:`~okstra_core.workflows.pulse.Pulse` after each burst of
+changes and hands the :func:`~okstra_core.workflows.pulse.notices` to the app,
+which shows them as toasts. ``--notify`` (or ``OKSTRA_NOTIFY``, which the
+sessions of ``--serve`` inherit) chooses what else happens: ``bell`` rings the
+terminal bell, ``desktop`` also sends the terminal's own notification sequence,
+built here from text with every control character removed, never from raw
+store bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, Literal, get_args
+
+if TYPE_CHECKING:
+    from okstra_core.watch import StoreWatcher
+    from okstra_core.workflows.pulse import Notice, Pulse
+
+NotifyMode = Literal["off", "toast", "bell", "desktop"]
+NOTIFY_MODES: Final[tuple[NotifyMode, ...]] = get_args(NotifyMode)
+NOTIFY_ENV: Final = "OKSTRA_NOTIFY"
+DEFAULT_MODE: NotifyMode = "toast"
+
+#: More notices than this at once (a migration, a demo written into place) make one summary toast.
+BURST: Final = 3
+
+#: A desktop notification's title and body are cut to this many characters.
+DESKTOP_TEXT_MAX: Final = 200
+
+#: How a kind of notice is titled.
+TITLES: Final = {
+    "decision": "Waiting for you",
+    "run-completed": "Run completed",
+    "run-failed": "Run failed",
+    "check-failed": "Check failed",
+}
+
+
+def mode_from_env(default: NotifyMode = DEFAULT_MODE) -> NotifyMode:
+    """``OKSTRA_NOTIFY`` when it names a mode, else *default*."""
+    value = os.environ.get(NOTIFY_ENV, "").strip().lower()
+    for mode in NOTIFY_MODES:
+        if value == mode:
+            return mode
+    return default
+
+
+def plain(text: str, limit: int = DESKTOP_TEXT_MAX) -> str:
+    """*text* with every control character (C0, DEL, C1) and the OSC separator ``;`` replaced, cut to *limit*."""
+    out = "".join(" " if (ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F) else ("," if c == ";" else c) for c in text)
+    return out if len(out) <= limit else out[: limit - 1] + "…"
+
+
+def desktop_sequence(title: str, body: str, environ: dict[str, str] | None = None) -> str:
+    """The terminal's own notification sequence for *title* and *body*.
+
+    OSC 777 (``notify``) for the terminals that read it and not OSC 9 (foot,
+    urxvt), OSC 9 for the others (iTerm2, WezTerm, kitty, Windows Terminal,
+    ConEmu). Title and body go through :func:`plain`, so no byte of them can end
+    the sequence early or start another.
+    """
+    env = os.environ if environ is None else environ
+    term = env.get("TERM", "")
+    if term.startswith(("foot", "rxvt")):
+        return f"\x1b]777;notify;{plain(title)};{plain(body)}\x1b\\"
+    return f"\x1b]9;{plain(f'{title}: {body}')}\x1b\\"
+
+
+def summary(found: list[Notice]) -> str:
+    """One line for a burst: how many of each kind, and in how many tasks."""
+    counts = Counter(n.kind for n in found)
+    parts = []
+    if counts["decision"]:
+        parts.append(f"{counts['decision']} decision{'s' if counts['decision'] != 1 else ''} waiting")
+    if counts["run-completed"]:
+        parts.append(f"{counts['run-completed']} run{'s' if counts['run-completed'] != 1 else ''} completed")
+    if counts["run-failed"]:
+        parts.append(f"{counts['run-failed']} run{'s' if counts['run-failed'] != 1 else ''} failed")
+    if counts["check-failed"]:
+        parts.append(f"{counts['check-failed']} task{'s' if counts['check-failed'] != 1 else ''} failing the check")
+    tasks = len({n.task for n in found})
+    return f"{', '.join(parts)} in {tasks} task{'s' if tasks != 1 else ''}"
+
+
+class CheckBaseline:
+    """Per task folder, the errors of the last check known; a task whose errors go from none to some is news.
+
+    The baseline is one ``okstra check --format json`` run in a child process when watching starts (it uses
+    the check cache, and a child process keeps the checker's work off the workbench's interpreter); until it
+    has finished, no check notice is raised. After a change placed in a few task folders, those tasks alone
+    are checked again, in process, and compared with it.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.errors: dict[Path, int] | None = None
+        command = [sys.executable, "-c", CHECK_CHILD, str(root)]
+        try:
+            self._child: subprocess.Popen[str] | None = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True
+            )
+        except OSError:
+            self._child = None
+
+    def ready(self) -> bool:
+        """True once the baseline is known (reads the child's report when it has ended)."""
+        child = self._child
+        if self.errors is not None or child is None or child.poll() is None:
+            return self.errors is not None
+        out, _ = child.communicate()
+        self._child = None
+        try:
+            findings = json.loads(out)["findings"]
+        except (ValueError, KeyError, TypeError):
+            return False  # the check could not run: no check notices, the Checks view says why
+        self.errors = self._count(findings)
+        return True
+
+    def _count(self, findings: list[dict[str, str]]) -> dict[Path, int]:
+        from okstra_core.workflows.inbox import task_root_of
+
+        counts: dict[Path, int] = {}
+        for f in findings:
+            task = task_root_of(self.root, self.root / str(f.get("path", "")))
+            if task is not None and f.get("severity") == "error":
+                counts[task] = counts.get(task, 0) + 1
+        return counts
+
+    def newly_failing(self, task_roots: set[Path]) -> dict[Path, tuple[int, str]]:
+        """Of *task_roots*, those without errors before and with errors now: (errors, the first message)."""
+        from okstra_core import layout
+        from okstra_core.check import run_check
+
+        if not self.ready() or not task_roots:
+            return {}
+        assert self.errors is not None
+        try:
+            report = run_check(self.root, only_tasks=[layout.rel(t, self.root) for t in task_roots], jobs=1)
+        except Exception:  # the check cannot run now (the Checks view names why): no notice
+            return {}
+        first: dict[Path, str] = {}
+        counts = self._count([{"path": f.path, "severity": f.severity} for f in report.findings])
+        for f in report.findings:
+            task = task_root_of_finding(self.root, f.path)
+            if f.severity == "error" and task is not None:
+                first.setdefault(task, f.message)
+        out = {t: (counts[t], first.get(t, "")) for t in task_roots if counts.get(t, 0) and not self.errors.get(t, 0)}
+        for t in task_roots:
+            self.errors[t] = counts.get(t, 0)
+        return out
+
+    def close(self) -> None:
+        if self._child is not None and self._child.poll() is None:
+            self._child.kill()
+            self._child.wait()
+
+
+def task_root_of_finding(root: Path, rel: str) -> Path | None:
+    from okstra_core.workflows.inbox import task_root_of
+
+    return task_root_of(root, root / rel)
+
+
+#: The baseline check's child: ``okstra check --format json`` through the library (no console script needed).
+CHECK_CHILD = (
+    "import sys\n"
+    "from okstra_core.cli import main\n"
+    "sys.exit(main(['check', sys.argv[1], '--format', 'json', '--quiet']))\n"
+)
+
+
+class NoticeWatcher:
+    """Watches *root*'s store in a daemon thread and hands each burst's notices to *deliver*.
+
+    *deliver* is called from that thread; the app passes a function that moves
+    the notices to its UI thread.
+    """
+
+    def __init__(self, root: Path, deliver: Callable[[list[Notice]], None]) -> None:
+        self.root = root
+        self.deliver = deliver
+        self._closed = threading.Event()
+        self._watcher: StoreWatcher | None = None
+        self._checks: CheckBaseline | None = None
+        #: Store files this process wrote since the last reading: what the person did here is no news to them.
+        self._own: set[Path] = set()
+        self._own_lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="okstra-notices", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def own_write(self, path: Path) -> None:
+        """Note that this process is writing *path* (from :func:`okstra_core.writes.observe_writes`)."""
+        with self._own_lock:
+            self._own.add(path)
+
+    def _not_own(self, found: list[Notice]) -> list[Notice]:
+        """*found* less the notices about tasks this process wrote in since the last reading."""
+        with self._own_lock:
+            own, self._own = self._own, set()
+        return [n for n in found if n.task_root is None or not any(p.is_relative_to(n.task_root) for p in own)]
+
+    def close(self) -> None:
+        self._closed.set()
+        if self._watcher is not None:
+            self._watcher.close()
+        if self._checks is not None:
+            self._checks.close()
+
+    def _run(self) -> None:
+        try:
+            self._watch()
+        except Exception:  # a reading the readers did not foresee: notices stop, the workbench goes on
+            return
+
+    def _watch(self) -> None:
+        # Imported here, in the watching thread: the workbench's start does not wait for them.
+        from okstra_core import layout
+        from okstra_core.store import Project
+        from okstra_core.watch import StoreWatcher
+        from okstra_core.workflows.inbox import task_root_of, watched_paths
+        from okstra_core.workflows.pulse import notices, read_pulse, refresh_pulse
+
+        watcher = StoreWatcher(layout.okstra_dir(self.root), lambda: watched_paths(Project(self.root)))
+        self._watcher = watcher
+        if self._closed.is_set():
+            watcher.close()
+            return
+        before = read_pulse(Project(self.root))
+        checks = self._checks = CheckBaseline(self.root)
+        if self._closed.is_set():
+            checks.close()
+            return
+        while watcher.wait():
+            changed = watcher.take_changed()
+            roots = None if changed is None else {task_root_of(self.root, path) for path in changed}
+            if roots is None or None in roots:
+                after = read_pulse(Project(self.root))
+                failing: dict[Path, tuple[int, str]] = {}
+            else:
+                touched = {r for r in roots if r is not None}
+                after = refresh_pulse(Project(self.root), before, touched)
+                failing = checks.newly_failing(touched)
+            found = self._not_own(notices(before, after) + _check_notices(self.root, after, failing))
+            before = after
+            if found and not self._closed.is_set():
+                self.deliver(found)
+
+
+def _check_notices(root: Path, pulse: Pulse, failing: dict[Path, tuple[int, str]]) -> list[Notice]:
+    """A notice per task that newly fails the check, named by its task key."""
+    from okstra_core import layout
+    from okstra_core.text import visible
+    from okstra_core.workflows.pulse import Notice
+
+    keys = {run.task_root: key for key, run in pulse.runs.items()}
+    out = []
+    for task_root, (count, message) in sorted(failing.items()):
+        key = keys.get(task_root) or layout.rel(task_root, root)
+        text = f"{count} check error{'s' if count != 1 else ''}: {message}"
+        out.append(Notice("check-failed", key, visible(text)[:200], task_root))
+    return out

@@ -1,0 +1,99 @@
+"""``okstra_core.seen``: what a person has seen of a project, kept in the user's state folder."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from pathlib import Path
+
+from okstra_core import layout, seen
+
+TASK = "payments/refund-ledger"
+
+
+def snapshot(root: Path) -> dict[Path, bytes | None]:
+    return {p: (p.read_bytes() if p.is_file() else None) for p in root.rglob("*")}
+
+
+def _roots(root: Path) -> list[Path]:
+    return sorted(p.parent for p in layout.tasks_dir(root).glob("*/*/task-manifest.json"))
+
+
+def _touch_manifest(root: Path, task: str) -> None:
+    path = layout.tasks_dir(root) / task / "task-manifest.json"
+    value = json.loads(path.read_text(encoding="utf-8"))
+    value["latestRunStatus"] = "error"
+    path.with_suffix(".new").write_text(json.dumps(value), encoding="utf-8")
+    os.replace(path.with_suffix(".new"), path)
+
+
+def test_the_first_launch_has_nothing_unread_and_a_change_is(fresh_demo: Path) -> None:
+    state = seen.load(fresh_demo)
+    assert state.first and state.warning is None
+    sigs = seen.signatures(fresh_demo, _roots(fresh_demo))
+    assert state.unread(sigs) == set()
+    seen.mark_seen(fresh_demo, sigs, replace_all=True)
+    assert seen.load(fresh_demo).unread(sigs) == set()
+    _touch_manifest(fresh_demo, TASK)
+    now = seen.signatures(fresh_demo, _roots(fresh_demo))
+    assert seen.load(fresh_demo).unread(now) == {TASK}
+    seen.mark_seen(fresh_demo, {TASK: now[TASK]})
+    assert seen.load(fresh_demo).unread(now) == set()
+
+
+def test_a_task_that_appears_later_is_unread(fresh_demo: Path) -> None:
+    sigs = seen.signatures(fresh_demo, _roots(fresh_demo))
+    del sigs[TASK]
+    seen.mark_seen(fresh_demo, sigs, replace_all=True)
+    assert seen.load(fresh_demo).unread(seen.signatures(fresh_demo, _roots(fresh_demo))) == {TASK}
+
+
+def test_state_lives_outside_the_store_and_leaves_it_untouched(fresh_demo: Path) -> None:
+    before = snapshot(fresh_demo)
+    mtimes = {p: p.stat().st_mtime_ns for p in fresh_demo.rglob("*")}
+    seen.mark_seen(fresh_demo, seen.signatures(fresh_demo, _roots(fresh_demo)), replace_all=True)
+    seen.load(fresh_demo)
+    assert snapshot(fresh_demo) == before
+    assert {p: p.stat().st_mtime_ns for p in fresh_demo.rglob("*")} == mtimes
+    path = seen.state_path(fresh_demo)
+    assert path.is_file() and path.is_relative_to(layout.okstra_state_dir())
+    assert not path.is_relative_to(fresh_demo)
+
+
+def test_a_corrupt_or_foreign_file_is_replaced_with_a_warning(fresh_demo: Path) -> None:
+    path = seen.state_path(fresh_demo)
+    sigs = seen.signatures(fresh_demo, _roots(fresh_demo))
+    for bad, reason in (
+        (b"{not json", "not valid JSON"),
+        (json.dumps({"version": 99, "tasks": {}}).encode(), "not a version 1 seen-state file"),
+        (json.dumps({"version": 1, "project": "/elsewhere", "tasks": {}}).encode(), "written for another project"),
+    ):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(bad)
+        state = seen.load(fresh_demo)
+        assert state.first and state.unread(sigs) == set()  # never trusted: nothing is unread
+        assert state.warning == f"{path}: {reason}; it will be replaced"
+        seen.mark_seen(fresh_demo, sigs, replace_all=True)
+        assert seen.load(fresh_demo).warning is None
+
+
+def _marker(root: str, keys: list[str], state_dir: str) -> None:
+    os.environ["OKSTRA_STATE_DIR"] = state_dir
+    for key in keys:
+        seen.mark_seen(Path(root), {key: "sig-" + key})
+
+
+def test_two_processes_lose_none_of_each_others_marks(fresh_demo: Path) -> None:
+    seen.mark_seen(fresh_demo, {}, replace_all=True)
+    keys = [f"group/task-{n}" for n in range(60)]
+    ctx = multiprocessing.get_context("spawn")
+    state_dir = str(layout.okstra_state_dir())
+    workers = [ctx.Process(target=_marker, args=(str(fresh_demo), keys[i::2], state_dir)) for i in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=300)
+        assert w.exitcode == 0
+    marks = seen.load(fresh_demo).marks
+    assert {k: m.signature for k, m in marks.items()} == {k: "sig-" + k for k in keys}

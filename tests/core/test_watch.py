@@ -1,0 +1,76 @@
+"""``okstra_core.watch``: the one owner of change detection."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from okstra_core import watch
+from okstra_core.watch import StoreWatcher, choose_mode, folder_count
+
+
+def _store(tmp_path: Path) -> Path:
+    """A small store whose folders were last changed a minute ago (a fresh mtime is looked at twice)."""
+    root = tmp_path / ".okstra"
+    (root / "tasks/g/t").mkdir(parents=True)
+    for folder in (root, root / "tasks", root / "tasks/g", root / "tasks/g/t"):
+        st = folder.stat()
+        os.utime(folder, ns=(st.st_atime_ns, st.st_mtime_ns - 60_000_000_000))
+    return root
+
+
+@pytest.mark.parametrize("mode", ["events", "poll"])
+def test_a_change_wakes_the_waiter_once(tmp_path: Path, mode: watch.Mode) -> None:
+    root = _store(tmp_path)
+    watcher = StoreWatcher(root, lambda: [root, root / "tasks", *(root / "tasks").glob("*/*")], mode=mode)
+    try:
+        assert watcher.mode == mode
+        assert watcher.wait(timeout=1.5) is False  # nothing changed
+        (root / "tasks/g/t/new.json").write_text("{}", encoding="utf-8")
+        assert watcher.wait(timeout=60) is True
+    finally:
+        watcher.close()
+
+
+def test_close_ends_a_wait_in_progress(tmp_path: Path) -> None:
+    root = _store(tmp_path)
+    watcher = StoreWatcher(root, lambda: [root], mode="poll", poll_seconds=0.05)
+    result: list[bool] = []
+    waiter = threading.Thread(target=lambda: result.append(watcher.wait()))
+    waiter.start()
+    watcher.close()
+    waiter.join(timeout=60)
+    assert result == [False]
+
+
+def test_a_new_folder_in_view_counts_as_a_change_when_polling(tmp_path: Path) -> None:
+    root = _store(tmp_path)
+    watcher = StoreWatcher(root, lambda: sorted((root / "tasks").glob("*/*")), mode="poll", poll_seconds=0.05)
+    (root / "tasks/g/u").mkdir()
+    assert watcher.wait(timeout=60) is True
+    watcher.close()
+
+
+def test_events_give_way_to_polling_past_half_the_watch_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _store(tmp_path)  # 4 folders
+    limit = tmp_path / "max_user_watches"
+    monkeypatch.setattr(watch, "INOTIFY_LIMIT_FILE", limit)
+    monkeypatch.setattr(watch.sys, "platform", "linux")
+    monkeypatch.delenv(watch.MODE_ENV, raising=False)
+    limit.write_text("6\n", encoding="ascii")  # half: 3 folders
+    assert choose_mode(root)[0] == "poll" and "watch limit of 6" in choose_mode(root)[1]
+    limit.write_text("8\n", encoding="ascii")  # half: 4 folders
+    assert choose_mode(root) == ("events", "file events")
+    monkeypatch.setenv(watch.MODE_ENV, "poll")
+    assert choose_mode(root) == ("poll", "polling (asked for)")
+
+
+def test_folder_count_stops_early(tmp_path: Path) -> None:
+    root = _store(tmp_path)
+    for n in range(10):
+        (root / f"f{n}").mkdir()
+    assert folder_count(root, 1000) == 14
+    assert folder_count(root, 3) == 3

@@ -1,0 +1,205 @@
+"""Notices: a toast when a decision starts waiting or a run ends, written by another process while the app runs."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from okstra_core import writes
+from okstra_core.store import Project
+from okstra_tui.app import OkstraApp
+from okstra_tui.notices import desktop_sequence, plain, summary
+from okstra_tui.screens.inbox import InboxScreen
+from okstra_tui.screens.task import TaskScreen
+
+from .conftest import SIZE, settle, wait_until
+
+TASKS = ".okstra/tasks"
+SIDECAR = "checkout/address-validation/runs/option-selection/user-responses/user-response-option-selection-001.md"
+QUIET_TASKS = ("payments/retry-policy", "search/index-rebuild", "search/query-latency", "search/stale-cache")
+
+
+def _app(root: Path, notify: str = "toast") -> OkstraApp:
+    project = Project.open(root)
+    assert isinstance(project, Project)
+    return OkstraApp(project, notify=notify)  # type: ignore[arg-type]
+
+
+def elsewhere(code: str) -> None:
+    """Run *code* in another process (as an agent writing the store would)."""
+    subprocess.run([sys.executable, "-c", textwrap.dedent(code)], check=True, timeout=120)
+
+
+def _set_manifests(root: Path, tasks: tuple[str, ...], **fields: object) -> None:
+    """Rewrite the manifests of *tasks* (group/task) in one other process, each published by a rename."""
+    elsewhere(f"""
+        import json, os
+        for task in {list(tasks)!r}:
+            path = os.path.join({str(root / TASKS)!r}, task, "task-manifest.json")
+            value = json.load(open(path, encoding="utf-8"))
+            for dotted, new in {fields!r}.items():
+                *parents, last = dotted.split(".")
+                node = value
+                for key in parents:
+                    node = node.setdefault(key, {{}})
+                node[last] = new
+            with open(path + ".new", "w", encoding="utf-8") as fh:
+                json.dump(value, fh)
+            os.replace(path + ".new", path)
+    """)
+
+
+def _toasts(app: OkstraApp) -> list[tuple[str, str]]:
+    return [(n.title, n.message) for n in app._notifications]
+
+
+async def _watching(pilot: Pilot[None], app: OkstraApp) -> None:
+    await wait_until(pilot, lambda: app._notices is not None and app._notices._watcher is not None, "watching")
+
+
+async def test_a_decision_that_starts_waiting_is_a_toast_and_g_opens_the_inbox(fresh_demo: Path) -> None:
+    app = _app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _watching(pilot, app)
+        elsewhere(f"import os; os.unlink({str(fresh_demo / TASKS / SIDECAR)!r})")
+        await wait_until(pilot, lambda: app.latest_notices, "a notice")
+        assert [(n.kind, n.task) for n in app.latest_notices] == [("decision", "demo-shop:checkout:address-validation")]
+        (title, message), *_ = _toasts(app)
+        assert title == "Waiting for you"
+        assert message.startswith("demo-shop:checkout:address-validation: a direction to choose: choose a direction")
+        assert message.endswith(" · g opens it")
+        await pilot.press("g")
+        await settle(pilot)
+        assert isinstance(app.screen, InboxScreen)
+
+
+async def test_runs_that_end_are_toasts_and_g_opens_the_task(fresh_demo: Path) -> None:
+    app = _app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _watching(pilot, app)
+        _set_manifests(fresh_demo, ("search/index-rebuild",), latestRunStatus="error")
+        await wait_until(pilot, lambda: app.latest_notices, "a failed run")
+        assert [(n.kind, n.task) for n in app.latest_notices] == [("run-failed", "demo-shop:search:index-rebuild")]
+        assert "run ended: error" in app.latest_notices[0].text
+        app.latest_notices = []
+        _set_manifests(fresh_demo, ("search/index-rebuild",), latestRunStatus="completed")
+        await wait_until(pilot, lambda: app.latest_notices, "a completed run")
+        assert [(n.kind, n.text.endswith("run completed")) for n in app.latest_notices] == [("run-completed", True)]
+        titles = [title for title, _ in _toasts(app)]
+        assert titles.count("Run failed") == 1 and titles.count("Run completed") == 1
+        await pilot.press("g")
+        await settle(pilot)
+        assert isinstance(app.screen, TaskScreen)
+        assert app.screen.location.task == fresh_demo / TASKS / "search/index-rebuild"
+
+
+async def test_a_burst_is_one_summary_toast(fresh_demo: Path) -> None:
+    app = _app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _watching(pilot, app)
+        before = len(_toasts(app))
+        _set_manifests(fresh_demo, QUIET_TASKS, **{"workflow.awaitingApproval": True})
+        await wait_until(pilot, lambda: len(app.latest_notices) == len(QUIET_TASKS), "four approvals")
+        toasts = _toasts(app)[before:]
+        assert toasts == [("Since the last look", "4 decisions waiting in 4 tasks · g opens the first")]
+
+
+async def test_desktop_notices_carry_our_sequence_and_no_store_byte_raw(fresh_demo: Path) -> None:
+    app = _app(fresh_demo, notify="desktop")
+    sent: list[str] = []
+    rang: list[bool] = []
+    app.write_to_terminal = sent.append  # type: ignore[method-assign]
+    app.bell = lambda: rang.append(True)  # type: ignore[method-assign]
+    hostile = "ship it\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\u009b31m;done"
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _watching(pilot, app)
+        _set_manifests(
+            fresh_demo,
+            ("search/stale-cache",),
+            **{"workflow.awaitingApproval": True, "workflow.nextRecommendedPhase.rationale": hostile},
+        )
+        await wait_until(pilot, lambda: sent, "a desktop notification")
+    assert rang == [True]
+    (sequence,) = sent
+    assert sequence.startswith("\x1b]9;Waiting for you: demo-shop:search:stale-cache: a phase to approve")
+    assert sequence.endswith("\x1b\\")
+    inner = sequence[len("\x1b]9;") : -2]
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in inner)
+    assert ";" not in inner and "ship it" in inner and "52" in inner
+
+
+async def test_own_writes_raise_no_notice(fresh_demo: Path) -> None:
+    app = _app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _watching(pilot, app)
+        manifest = fresh_demo / TASKS / "search/query-latency/task-manifest.json"
+
+        def approve(current: bytes | None) -> bytes:
+            assert current is not None
+            value = json.loads(current)
+            value["workflow"]["awaitingApproval"] = True
+            return json.dumps(value).encode()
+
+        writes.replace_locked(fresh_demo, manifest, approve)  # the workbench's own write
+        _set_manifests(fresh_demo, ("search/stale-cache",), **{"workflow.awaitingApproval": True})  # an agent's
+        await wait_until(pilot, lambda: app.latest_notices, "the agent's notice")
+        await settle(pilot)
+        assert {n.task for n in app.latest_notices} == {"demo-shop:search:stale-cache"}
+
+
+async def test_notify_off_watches_nothing(fresh_demo: Path) -> None:
+    app = _app(fresh_demo, notify="off")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app._notices is None
+
+
+def test_desktop_sequences_are_built_from_plain_text() -> None:
+    assert desktop_sequence("T", "a;b\x07c", {"TERM": "xterm-256color"}) == "\x1b]9;T: a,b c\x1b\\"
+    assert desktop_sequence("T\x1b", "body", {"TERM": "foot"}) == "\x1b]777;notify;T ;body\x1b\\"
+    assert plain("x" * 300).endswith("…") and len(plain("x" * 300)) == 200
+
+
+def test_summary_counts_kinds_and_tasks() -> None:
+    from okstra_core.workflows.pulse import Notice
+
+    found = [
+        Notice("decision", "p:g:a", "", None),
+        Notice("decision", "p:g:b", "", None),
+        Notice("run-failed", "p:g:a", "", None),
+        Notice("run-completed", "p:g:c", "", None),
+    ]
+    assert summary(found) == "2 decisions waiting, 1 run completed, 1 run failed in 3 tasks"
+
+
+async def test_a_task_that_newly_fails_the_check_is_a_toast(fresh_demo: Path) -> None:
+    app = _app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _watching(pilot, app)
+        notices = app._notices
+        assert notices is not None
+        await wait_until(pilot, lambda: notices._checks is not None and notices._checks.ready(), "the baseline check")
+        manifest = next((fresh_demo / TASKS / "search/stale-cache/runs").rglob("run-manifest-*.json"))
+        elsewhere(f"open({str(manifest)!r}, 'w').write('{{broken')")
+        await wait_until(pilot, lambda: any(n.kind == "check-failed" for n in app.latest_notices), "a check notice")
+        (notice,) = [n for n in app.latest_notices if n.kind == "check-failed"]
+        assert notice.task == "demo-shop:search:stale-cache"
+        assert re.fullmatch(r"[0-9]+ check errors?: invalid JSON: .*", notice.text), notice.text
+        assert ("Check failed", f"{notice.task}: {notice.text} · g opens it") in _toasts(app)
+        await pilot.press("g")
+        await settle(pilot)
+        from okstra_tui.screens.checks import ChecksScreen
+
+        assert isinstance(app.screen, ChecksScreen)

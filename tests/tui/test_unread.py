@@ -1,0 +1,104 @@
+"""Since you last looked: tasks that changed since the person opened them are marked in the catalog."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from okstra_core import seen
+from okstra_tui.data.catalog import CatalogRow
+from okstra_tui.screens.catalog import CatalogScreen
+from okstra_tui.screens.task import TaskScreen
+
+from .conftest import SIZE, make_app, plain, settle, wait_until
+
+REFUND = "payments/refund-ledger"
+INDEX = "search/index-rebuild"
+
+
+def _rewrite_manifest(root: Path, task: str) -> None:
+    """Another process (an agent) records a failed run in *task*'s manifest."""
+    path = root / ".okstra/tasks" / task / "task-manifest.json"
+    code = (
+        "import json, os, sys\n"
+        "p = sys.argv[1]\n"
+        "v = json.load(open(p, encoding='utf-8'))\n"
+        "v['latestRunStatus'] = 'error'\n"
+        "open(p + '.new', 'w', encoding='utf-8').write(json.dumps(v))\n"
+        "os.replace(p + '.new', p)\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True, timeout=120)
+
+
+def _catalog(app: object) -> CatalogScreen:
+    screen = app.screen  # type: ignore[attr-defined]
+    assert isinstance(screen, CatalogScreen), screen
+    return screen
+
+
+def _row_index(screen: CatalogScreen, ident: str) -> int:
+    return next(i for i, r in enumerate(screen.table.rows) if isinstance(r, CatalogRow) and r.ident == ident)
+
+
+async def test_first_launch_has_nothing_unread_and_an_external_write_marks_its_task(fresh_demo: Path) -> None:
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = _catalog(app)
+        await wait_until(pilot, lambda: screen.unread is not None, "the seen state read")
+        assert screen.unread == set()
+        assert "changed since you last looked" not in plain(screen.query_one("#catalog-summary"))
+        assert seen.state_path(fresh_demo).is_file()  # the first launch took everything as seen
+        manifest = str(fresh_demo / ".okstra/tasks" / REFUND / "task-manifest.json")
+        await wait_until(pilot, lambda: manifest in (screen._signature or {}), "the row's manifest watched")
+        _rewrite_manifest(fresh_demo, REFUND)  # its row is in view: the catalog watches its manifest
+        await wait_until(pilot, lambda: screen.unread == {REFUND}, "the changed task marked")
+        assert "• 1 changed since you last looked (u)" in screen.query_one("#catalog-summary").content.plain
+        index = _row_index(screen, REFUND)
+        assert screen._cells(screen.table.rows[index])[2].plain == "•"
+        await pilot.press("u")
+        assert screen.table.cursor == index
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, TaskScreen)
+        assert screen.unread == set()
+    # Read stays read in the next workbench.
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = _catalog(app)
+        await wait_until(pilot, lambda: screen.unread is not None, "the seen state read")
+        assert screen.unread == set()
+
+
+async def test_changes_while_away_are_unread_and_shift_u_marks_all_read(fresh_demo: Path) -> None:
+    roots = sorted(p.parent for p in (fresh_demo / ".okstra/tasks").glob("*/*/task-manifest.json"))
+    seen.mark_seen(fresh_demo, seen.signatures(fresh_demo, roots), replace_all=True)
+    _rewrite_manifest(fresh_demo, REFUND)
+    _rewrite_manifest(fresh_demo, INDEX)
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = _catalog(app)
+        await wait_until(pilot, lambda: screen.unread == {REFUND, INDEX}, "two changed tasks")
+        await pilot.press("U")
+        assert screen.unread == set()
+        await settle(pilot)
+    assert seen.load(fresh_demo).unread(seen.signatures(fresh_demo, roots)) == set()
+
+
+async def test_a_corrupt_state_file_is_replaced_with_a_warning(fresh_demo: Path) -> None:
+    path = seen.state_path(fresh_demo)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x00not json")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = _catalog(app)
+        await wait_until(pilot, lambda: screen.unread is not None, "the seen state read")
+        assert screen.unread == set()
+        messages = [n.message for n in app._notifications]
+        assert f"{path}: not valid JSON; it will be replaced" in messages
+    assert json.loads(path.read_bytes())["version"] == seen.SEEN_VERSION

@@ -1,0 +1,228 @@
+"""``okstra inbox PROJECT --watch [--json]``: the inbox, then a line per decision that starts or stops waiting."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from okstra_core.workflows.inbox import KINDS
+
+#: Long enough for a loaded machine; a healthy run sees each line within about a second.
+LINE_TIMEOUT = 60.0
+
+OKSTRA = str(Path(sys.executable).with_name("okstra"))
+CHECKOUT = ".okstra/tasks/checkout"
+SIDECAR = f"{CHECKOUT}/address-validation/runs/option-selection/user-responses/user-response-option-selection-001.md"
+
+
+class Watch:
+    """A running ``okstra inbox --watch`` whose output lines are read with a timeout."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.errors: list[str] = []
+        threading.Thread(target=self._pump, args=(proc.stdout, self.lines), daemon=True).start()
+        threading.Thread(target=self._drain, args=(proc.stderr,), daemon=True).start()
+
+    @staticmethod
+    def _pump(stream: IO[str] | None, into: queue.Queue[str | None]) -> None:
+        assert stream is not None
+        for line in stream:
+            into.put(line.rstrip("\n"))
+        into.put(None)
+
+    def _drain(self, stream: IO[str] | None) -> None:
+        assert stream is not None
+        self.errors.extend(stream)
+
+    def line(self) -> str:
+        got = self.lines.get(timeout=LINE_TIMEOUT)
+        assert got is not None, f"okstra inbox --watch ended early: {''.join(self.errors)}"
+        return got
+
+    def events(self, count: int) -> list[dict[str, Any]]:
+        return [json.loads(self.line()) for _ in range(count)]
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        self.proc.send_signal(sig)
+        return self.proc.wait(timeout=LINE_TIMEOUT)
+
+
+@contextmanager
+def watching(root: Path, *extra: str, mode: str = "auto") -> Iterator[Watch]:
+    env = {**os.environ, "OKSTRA_WATCH": mode}
+    proc = subprocess.Popen(
+        [OKSTRA, "inbox", str(root), "--watch", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    watch = Watch(proc)
+    try:
+        yield watch
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=LINE_TIMEOUT)
+
+
+def _wait_watching(watch: Watch) -> None:
+    """Wait until the watcher is set up (its stderr line), so that a change made next is seen."""
+    deadline = threading.Event()
+    for _ in range(int(LINE_TIMEOUT * 20)):
+        if any("watching" in e for e in watch.errors):
+            return
+        deadline.wait(0.05)
+    raise AssertionError(f"no 'watching' line: {watch.errors}")
+
+
+def _keyed(items: list[dict[str, Any]]) -> set[tuple[str, str, str, str | None]]:
+    return {(i["kind"], i["task"], i["path"], i["item"]) for i in items}
+
+
+@pytest.mark.parametrize("mode", ["events", "poll"])
+def test_json_lines_report_every_kind_leaving_and_coming_back(fresh_demo: Path, mode: str) -> None:
+    with watching(fresh_demo, "--json", mode=mode) as watch:
+        snapshot = json.loads(watch.line())
+        assert (snapshot["version"], snapshot["event"]) == (1, "snapshot")
+        items = snapshot["items"]
+        assert {i["kind"] for i in items} == set(KINDS)  # the demo keeps one decision of each kind open
+        _wait_watching(watch)
+        checkout = fresh_demo / CHECKOUT
+        checkout.rename(fresh_demo / ".okstra/checkout-away")
+        waiting = [i for i in items if ":checkout:" in i["task"]]
+        gone = watch.events(len(waiting))
+        assert {e["event"] for e in gone} == {"removed"}
+        assert _keyed([e["item"] for e in gone]) == _keyed(waiting)
+        (fresh_demo / ".okstra/checkout-away").rename(checkout)
+        back = watch.events(len(waiting))
+        assert {e["event"] for e in back} == {"added"}
+        assert _keyed([e["item"] for e in back]) == _keyed(waiting)
+        assert all(list(e["item"]) == ["kind", "task", "path", "item", "summary", "since"] for e in back)
+        assert watch.stop(signal.SIGTERM) == 0
+    assert not any("Traceback" in e for e in watch.errors)
+
+
+def test_a_decision_made_and_undone_by_another_process(fresh_demo: Path) -> None:
+    sidecar = fresh_demo / SIDECAR
+    data = sidecar.read_bytes()
+    with watching(fresh_demo, "--json") as watch:
+        watch.line()
+        _wait_watching(watch)
+        sidecar.unlink()  # the choice is gone: planning-prepare leaves, direction-choice comes
+        events = watch.events(2)
+        assert [(e["event"], e["item"]["kind"]) for e in events] == [
+            ("removed", "planning-prepare"),
+            ("added", "direction-choice"),
+        ]
+        sidecar.write_bytes(data)
+        events = watch.events(2)
+        assert [(e["event"], e["item"]["kind"]) for e in events] == [
+            ("removed", "direction-choice"),
+            ("added", "planning-prepare"),
+        ]
+        assert watch.stop(signal.SIGINT) == 0
+
+
+def test_the_store_removed_and_made_again(fresh_demo: Path) -> None:
+    okstra = fresh_demo / ".okstra"
+    with watching(fresh_demo, "--json") as watch:
+        count = len(json.loads(watch.line())["items"])
+        _wait_watching(watch)
+        okstra.rename(fresh_demo / "okstra-backup")
+        assert {e["event"] for e in watch.events(count)} == {"removed"}
+        (fresh_demo / "okstra-backup").rename(okstra)
+        assert {e["event"] for e in watch.events(count)} == {"added"}
+        assert watch.stop() == 0
+
+
+def test_a_flood_of_files_is_one_reread(fresh_demo: Path) -> None:
+    flood = fresh_demo / CHECKOUT / "fraud-rules/notes"
+    with watching(fresh_demo, "--json") as watch:
+        watch.line()
+        _wait_watching(watch)
+        flood.mkdir(exist_ok=True)
+        for n in range(3000):
+            (flood / f"20261130T0000{n:04d}Z-note.md").write_text("x", encoding="utf-8")
+        (fresh_demo / SIDECAR).unlink()
+        events = watch.events(2)  # nothing about the notes: they change no decision
+        assert [(e["event"], e["item"]["kind"]) for e in events] == [
+            ("removed", "planning-prepare"),
+            ("added", "direction-choice"),
+        ]
+        assert watch.stop() == 0
+
+
+def test_text_lines_mark_added_and_removed(fresh_demo: Path) -> None:
+    with watching(fresh_demo) as watch:
+        while not watch.line().endswith("tasks"):  # the snapshot ends with its count line
+            pass
+        _wait_watching(watch)
+        (fresh_demo / SIDECAR).unlink()
+        removed, added = watch.line(), watch.line()
+        assert removed.startswith("- ") and "demo-shop:checkout:address-validation  planning-prepare IO-" in removed
+        assert added.startswith("+ ") and "demo-shop:checkout:address-validation  direction-choice:" in added
+        assert watch.stop() == 0
+
+
+def test_not_a_project_is_one_line(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [OKSTRA, "inbox", str(tmp_path / "missing"), "--watch"], capture_output=True, text=True, timeout=LINE_TIMEOUT
+    )
+    assert result.returncode != 0 and result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_reading_only_the_changed_tasks_agrees_with_reading_everything(fresh_demo: Path) -> None:
+    from okstra_core.store import Project
+    from okstra_core.workflows.inbox import read_inbox, refresh_inbox, task_root_of
+
+    project = Project(fresh_demo)
+    before = read_inbox(project)
+    sidecar = fresh_demo / SIDECAR
+    sidecar.unlink()
+    manifest = fresh_demo / ".okstra/tasks/payments/refund-ledger/task-manifest.json"
+    manifest.write_text("{broken", encoding="utf-8")
+    roots = {task_root_of(fresh_demo, p) for p in (sidecar, manifest)}
+    assert None not in roots and len(roots) == 2
+    refreshed = refresh_inbox(Project(fresh_demo), before, {r for r in roots if r is not None})
+    full = read_inbox(Project(fresh_demo))
+    assert refreshed == full
+    assert ".okstra/tasks/payments/refund-ledger/task-manifest.json" in refreshed.unreadable
+    assert task_root_of(fresh_demo, fresh_demo / ".okstra/discovery/task-catalog.json") is None
+    assert task_root_of(fresh_demo, fresh_demo / ".okstra/tasks/payments") is None
+
+
+@pytest.mark.parametrize("mode", ["events", "poll"])
+def test_the_watcher_says_which_paths_changed(tmp_path: Path, mode: str) -> None:
+    from okstra_core.watch import CHANGED_MAX, StoreWatcher
+
+    root = tmp_path / ".okstra"
+    folder = root / "tasks/g/t"
+    folder.mkdir(parents=True)
+    for made in (root, root / "tasks", root / "tasks/g", folder):  # older than a clock tick: settled
+        os.utime(made, ns=(made.stat().st_atime_ns, made.stat().st_mtime_ns - 60_000_000_000))
+    watcher = StoreWatcher(root, lambda: [root, folder, *folder.iterdir()], mode=mode, poll_seconds=0.2)  # type: ignore[arg-type]
+    try:
+        (folder / "a.json").write_text("{}", encoding="utf-8")
+        assert watcher.wait(timeout=LINE_TIMEOUT)
+        changed = watcher.take_changed()
+        assert changed is not None and changed <= {folder, folder / "a.json"} and changed
+        assert watcher.take_changed() == set()
+        watcher._note_changed(str(n) for n in range(CHANGED_MAX + 1))
+        assert watcher.take_changed() is None  # too many: the caller reads everything again
+    finally:
+        watcher.close()
