@@ -57,6 +57,9 @@ MODE_ENV: Final = "OKSTRA_WATCH"
 #: so that an editor or another watcher of the same user keeps the rest.
 WATCH_SHARE: Final = 0.5
 
+#: Polling looks again only after this many times as long as one look took: at most 1 % of a core.
+POLL_SHARE: Final = 0.01
+
 #: More changed paths than this between two readings are not listed: the caller re-reads everything.
 CHANGED_MAX: Final = 2000
 
@@ -156,7 +159,10 @@ def choose_mode(root: Path, requested: Mode = "auto") -> tuple[Literal["events",
     if limit is not None:
         budget = int(limit * WATCH_SHARE)
         if folder_count(root, budget + 1) > budget:
-            return "poll", f"polling (more folders than half the system's watch limit of {limit})"
+            return "poll", (
+                f"polling (more folders than half the system's watch limit of {limit}; "
+                "raise fs.inotify.max_user_watches for immediate notices)"
+            )
     return "events", "file events"
 
 
@@ -184,6 +190,8 @@ class StoreWatcher:
         self.root = root
         self.poll_paths = poll_paths
         self.poll_seconds = poll_seconds
+        #: Seconds between two polls: *poll_seconds*, longer when one poll costs more than POLL_SHARE of that.
+        self.poll_interval = poll_seconds
         self.settle = settle
         self.mode, self.why = choose_mode(root, mode)
         self._dirty = threading.Event()
@@ -198,7 +206,9 @@ class StoreWatcher:
         if self.mode == "events":
             self._start_events()
         else:
+            started = time.monotonic()
             self._baseline = signature(self.poll_paths())
+            self.poll_interval = max(poll_seconds, (time.monotonic() - started) / POLL_SHARE)
 
     def _start_events(self) -> None:
         stop = threading.Event()
@@ -248,7 +258,8 @@ class StoreWatcher:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 return False
-            step = self.poll_seconds if left is None else min(self.poll_seconds, left)
+            interval = self.poll_seconds if self.mode == "events" else self.poll_interval
+            step = interval if left is None else min(interval, left)
             if self.mode == "events":
                 if self._dirty.wait(step):
                     self._dirty.clear()
@@ -258,7 +269,10 @@ class StoreWatcher:
             else:
                 if self._stop.wait(step):
                     return False
+                started = time.monotonic()
                 current = signature(self.poll_paths())
+                # Polling a large store costs: look less often, so that it takes at most POLL_SHARE of a core.
+                self.poll_interval = max(self.poll_seconds, (time.monotonic() - started) / POLL_SHARE)
                 if differs(self._baseline, current):
                     old = self._baseline
                     self._note_changed(k for k in old.keys() | current.keys() if old.get(k) != current.get(k))
