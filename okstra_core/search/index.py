@@ -1,0 +1,563 @@
+"""The search index of one project: an SQLite FTS5 database in the user's cache folder, never in the store.
+
+One file per project (``<cache>/search/<digest of the root>.sqlite``), in WAL
+mode, so that a workbench and a command can read it while a third process
+brings it up to date. Each indexed file is recorded with the same freshness
+key as the check cache uses (size, mtime, ctime, inode), each walked folder
+with its own key and its listing: an unchanged folder is confirmed by one
+``stat`` (a name added, removed or renamed changes its mtime), an unchanged
+file by one more, and only changed, added and removed files are read again.
+Anything whose mtime is within :data:`RACY_NS` of the look is recorded as
+unsettled and looked at again next time (a second write in the same clock
+tick would keep the same metadata).
+
+The database is trusted only when it is ours: its ``application_id`` and
+``user_version`` (:data:`INDEX_FORMAT`) and the project it names. A file
+that is not, or that SQLite finds corrupt, truncated or locked past
+:data:`BUSY_SECONDS`, is removed and built afresh, with one line in
+:attr:`SearchIndex.notices`. Nothing here writes in the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import stat
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from .. import layout
+from ..progress import Progress
+from .extract import INDEX_CHARS, child_role, extract, file_kind
+from .query import Query
+from .tokens import FTS_TOKENIZER
+
+#: ``PRAGMA user_version`` of the index; bumped whenever its tables or what they hold change.
+INDEX_FORMAT: Final = 1
+#: ``PRAGMA application_id`` of the index ("oks1"): a database without it is not ours.
+APPLICATION_ID: Final = 0x6F6B7331
+#: How long a write waits for another process's before the index is taken as locked.
+BUSY_SECONDS: float = 15.0
+#: Files and folders modified this close to the look are not trusted to show a later change.
+RACY_NS: int = 2_000_000_000
+#: Snippet markers around a match (control characters, which the indexed text never holds).
+MATCH_START: Final = "\x02"
+MATCH_END: Final = "\x03"
+#: Tokens of context in a snippet.
+SNIPPET_TOKENS: Final = 14
+
+_UNSETTLED: Final = "racy"
+_SQLITE_CORRUPT: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+_SQLITE_BUSY: Final = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
+
+_SCHEMA: Final = f"""
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE dirs(path TEXT PRIMARY KEY, stat TEXT NOT NULL, role TEXT NOT NULL, children TEXT NOT NULL);
+CREATE TABLE files(
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, stat TEXT NOT NULL, kind TEXT NOT NULL,
+    task TEXT NOT NULL, run_type TEXT, mtime INTEGER NOT NULL, capped INTEGER NOT NULL, error TEXT,
+    chars INTEGER NOT NULL
+);
+CREATE TABLE sections(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, kind TEXT NOT NULL, label TEXT);
+CREATE INDEX sections_by_file ON sections(file);
+CREATE TABLE tasks(rel TEXT PRIMARY KEY, key TEXT NOT NULL, type TEXT);
+CREATE VIRTUAL TABLE body USING fts5(text, tokenize='{FTS_TOKENIZER}');
+PRAGMA application_id = {APPLICATION_ID};
+PRAGMA user_version = {INDEX_FORMAT};
+"""
+
+
+class SearchError(Exception):
+    """The index cannot be used at all (its folder is unusable); the message is one line naming it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One matching section of one file."""
+
+    task: str
+    task_folder: str
+    task_type: str | None
+    kind: str
+    label: str | None
+    #: The file, relative to the project root (POSIX).
+    path: str
+    #: Text around the match; matched tokens between :data:`MATCH_START` and :data:`MATCH_END`.
+    snippet: str
+    capped: bool
+    modified_ns: int
+    score: float
+
+    def snippet_parts(self) -> list[tuple[str, bool]]:
+        """The snippet as (text, is a match) pieces."""
+        parts: list[tuple[str, bool]] = []
+        for i, piece in enumerate(self.snippet.split(MATCH_START)):
+            if i == 0:
+                parts.append((piece, False))
+                continue
+            match, _, rest = piece.partition(MATCH_END)
+            parts.append((match, True))
+            parts.append((rest, False))
+        return [(text, matched) for text, matched in parts if text]
+
+    @property
+    def plain_snippet(self) -> str:
+        return self.snippet.replace(MATCH_START, "").replace(MATCH_END, "")
+
+
+@dataclass(frozen=True, slots=True)
+class Results:
+    hits: list[Hit]
+    #: Matching sections in all (the hits are the first ``limit`` of them).
+    total: int
+
+
+@dataclass(slots=True)
+class Update:
+    """What one update did."""
+
+    read: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    rebuilt: bool = False
+
+
+def index_path(cache_dir: Path, root: Path) -> Path:
+    """The index file of the project *root* in the cache folder *cache_dir*."""
+    ident = hashlib.sha256(os.fsencode(os.path.abspath(root))).hexdigest()[:32]
+    return Path(os.path.abspath(cache_dir)) / "search" / f"{ident}.sqlite"
+
+
+def _key(st: os.stat_result, now_ns: int) -> str:
+    if abs(now_ns - st.st_mtime_ns) < RACY_NS or abs(now_ns - st.st_ctime_ns) < RACY_NS:
+        return _UNSETTLED
+    return f"{st.st_size},{st.st_mtime_ns},{st.st_ctime_ns},{st.st_ino}"
+
+
+@dataclass(slots=True)
+class _Walk:
+    """The store as one look found it: folders (key, role, children) and files (kind, key, mtime)."""
+
+    dirs: dict[str, tuple[str, str, str]]
+    files: dict[str, tuple[str, str, int]]
+    #: Folders whose key or listing differs from the index's.
+    changed_dirs: set[str]
+
+
+class SearchIndex:
+    """The index of the project *root*, kept in *cache_dir*. Open it with :meth:`open`, close with :meth:`close`."""
+
+    def __init__(self, root: Path, cache_dir: Path, *, include_logs: bool = False) -> None:
+        self.root = Path(os.path.abspath(root))
+        self.path = index_path(cache_dir, self.root)
+        self.include_logs = include_logs
+        #: One line per index found unusable and rebuilt.
+        self.notices: list[str] = []
+        self._conn: sqlite3.Connection | None = None
+        store = layout.okstra_dir(self.root)
+        real_cache, real_store = os.path.realpath(self.path.parent), os.path.realpath(store)
+        if real_cache == real_store or real_cache.startswith(real_store.rstrip(os.sep) + os.sep):
+            raise SearchError(f"{cache_dir}: the cache folder is inside the store; the index is never kept there")
+
+    # ------------------------------------------------------------- opening
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.open()
+        assert self._conn is not None
+        return self._conn
+
+    def open(self) -> None:
+        """Open the index, building it afresh when there is none or it is not ours."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise SearchError(f"{self.path.parent}: cannot create the index folder: {exc.strerror or exc}") from None
+        problem = self._unusable_file()
+        if problem is not None:
+            self._discard(problem)
+        try:
+            self._conn = self._connect()
+            problem = self._foreign()
+        except sqlite3.DatabaseError as exc:
+            problem = self._problem(exc)
+        if problem is not None:
+            self._discard(problem)
+            self._conn = self._connect()
+            self._create()
+
+    def _unusable_file(self) -> str | None:
+        try:
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise SearchError(f"{self.path}: cannot look at the index: {exc.strerror or exc}") from None
+        if not stat.S_ISREG(st.st_mode):
+            return "not a regular file"
+        return None
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise SearchError(f"{self.path}: cannot open the index: {exc}") from None
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        return conn
+
+    def _foreign(self) -> str | None:
+        """Why the open database is not an index of this project in this format (None when it is)."""
+        conn = self.conn
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app_id == 0 and version == 0 and tables == 0:
+            self._create()
+            return None
+        if app_id != APPLICATION_ID:
+            return "not an okstra search index"
+        if version != INDEX_FORMAT:
+            return f"index format {version}, this okstra reads format {INDEX_FORMAT}"
+        row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+        if row is None or row[0] != str(self.root):
+            return "an index of another project"
+        return None
+
+    def _create(self) -> None:
+        conn = self.conn
+        conn.executescript(_SCHEMA)
+        conn.execute("INSERT INTO meta VALUES ('root', ?)", (str(self.root),))
+
+    def _problem(self, exc: sqlite3.DatabaseError) -> str:
+        """What a database error says of the index: corrupt or locked (rebuilt); anything else is raised."""
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code in _SQLITE_CORRUPT or (code is None and not isinstance(exc, sqlite3.OperationalError)):
+            return f"corrupt ({exc})"
+        if code in _SQLITE_BUSY:
+            return f"locked by another process for over {BUSY_SECONDS:g}s"
+        if isinstance(exc, sqlite3.OperationalError) and "fts5" in str(exc).lower():
+            return f"corrupt ({exc})"
+        raise SearchError(f"{self.path}: cannot use the index: {exc}") from None
+
+    def _discard(self, reason: str) -> None:
+        """Remove the index file (and its WAL and shared-memory files) and say so once."""
+        self.close()
+        self.notices.append(f"the search index {self.path} was {reason}; rebuilt it")
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.unlink(f"{self.path}{suffix}")
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise SearchError(f"{self.path}{suffix}: cannot remove the unusable index: {exc.strerror}") from None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> SearchIndex:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _guarded(self) -> Iterator[None]:
+        """Run a block; an index found corrupt or locked meanwhile is rebuilt and the block run once more."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            self._discard(self._problem(exc))
+            self._conn = self._connect()
+            self._create()
+            raise _Retry from None
+
+    # ------------------------------------------------------------- updating
+
+    def update(self, progress: Progress | None = None) -> Update:
+        """Bring the index up to date with the store: read changed and added files, forget removed ones."""
+        for attempt in (0, 1):
+            try:
+                with self._guarded():
+                    result = self._update(progress)
+                    result.rebuilt = bool(self.notices)
+                    return result
+            except _Retry:
+                if attempt:
+                    raise SearchError(f"{self.path}: the index could not be rebuilt") from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _wants_logs(self) -> bool:
+        if self.include_logs:
+            return True
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'logs'").fetchone()
+        return row is not None
+
+    def _update(self, progress: Progress | None) -> Update:
+        known_dirs, known_files = self._known()
+        logs = self._wants_logs()
+        walk = self._walk(known_dirs, logs)
+        stale = self._stale(walk, known_files)
+        removed = [p for p in known_files if p not in walk.files]
+        catalog_key = self._catalog_key()
+        if not stale and not removed and not walk.changed_dirs and not self._catalog_changed(catalog_key) and (
+            not self.include_logs or self._logs_recorded()
+        ):
+            return Update(unchanged=len(walk.files))
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have brought the index up to date while this one waited for the lock.
+            known_dirs, known_files = self._known()
+            walk = self._walk(known_dirs, logs)
+            stale = self._stale(walk, known_files)
+            removed = [p for p in known_files if p not in walk.files]
+            self._forget([known_files[p][0] for p in [*removed, *(s for s in stale if s in known_files)]])
+            self._read(stale, walk, progress)
+            self._save_dirs(walk, known_dirs)
+            if self._catalog_changed(catalog_key):
+                self._save_tasks(catalog_key)
+            if self.include_logs:
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('logs', '1')")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return Update(read=len(stale), removed=len(removed), unchanged=len(walk.files) - len(stale))
+
+    def _logs_recorded(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM meta WHERE key = 'logs'").fetchone() is not None
+
+    def _known(self) -> tuple[dict[str, tuple[str, str, str]], dict[str, tuple[int, str]]]:
+        conn = self.conn
+        dirs = {path: (key, role, children) for path, key, role, children in conn.execute("SELECT * FROM dirs")}
+        files = {path: (ident, key) for ident, path, key in conn.execute("SELECT id, path, stat FROM files")}
+        return dirs, files
+
+    def _walk(self, known: dict[str, tuple[str, str, str]], logs: bool) -> _Walk:
+        """Look at every walked folder (listing only those whose key changed) and every file in them."""
+        now = time.time_ns()
+        base = str(self.root) + os.sep
+        start = layout.rel(layout.tasks_dir(self.root), self.root)
+        out = _Walk({}, {}, set())
+        stack = [(start, "tasks")]
+        while stack:
+            rel, role = stack.pop()
+            try:
+                st = os.lstat(base + rel)
+            except OSError:
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                continue
+            key = _key(st, now)
+            previous = known.get(rel)
+            if previous is not None and previous[0] == key and previous[1] == role and key != _UNSETTLED:
+                children = previous[2]
+            else:
+                children = _listing(base + rel, role)  # listed after the stat: a later change shows next time
+                out.changed_dirs.add(rel)
+            out.dirs[rel] = (key, role, children)
+            for entry in json.loads(children):
+                name, what = entry[1:], entry[0]
+                if what == "d":
+                    sub = child_role(role, name, True)
+                    if sub is not None:
+                        stack.append((f"{rel}/{name}", sub))
+                    continue
+                kind = file_kind(role, name)
+                if kind is None or (kind == "log" and not logs):
+                    continue
+                path = f"{rel}/{name}"
+                try:
+                    fst = os.stat(base + path)
+                except OSError:
+                    continue
+                if stat.S_ISREG(fst.st_mode):
+                    out.files[path] = (kind, _key(fst, now), fst.st_mtime_ns)
+        return out
+
+    @staticmethod
+    def _stale(walk: _Walk, known: dict[str, tuple[int, str]]) -> list[str]:
+        return [
+            p for p, (_, key, _) in walk.files.items() if key == _UNSETTLED or p not in known or known[p][1] != key
+        ]
+
+    def _forget(self, ids: list[int]) -> None:
+        conn = self.conn
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            conn.execute(f"DELETE FROM body WHERE rowid IN (SELECT id FROM sections WHERE file IN ({marks}))", chunk)
+            conn.execute(f"DELETE FROM sections WHERE file IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM files WHERE id IN ({marks})", chunk)
+
+    def _read(self, paths: list[str], walk: _Walk, progress: Progress | None) -> None:
+        conn = self.conn
+        total = len(paths)
+        for done, rel in enumerate(sorted(paths), start=1):
+            kind, key, mtime = walk.files[rel]
+            got = extract(self.root / rel, self.root, kind)
+            parts = rel.split("/")
+            task = "/".join(parts[2:4])
+            run_type = parts[5] if len(parts) > 6 and parts[4] == "runs" else None
+            chars = sum(len(s.text) for s in got.sections)
+            cur = conn.execute(
+                "INSERT INTO files(path, stat, kind, task, run_type, mtime, capped, error, chars) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (rel, key, kind, task, run_type, mtime, int(got.capped), got.error, chars),
+            )
+            file_id = cur.lastrowid
+            for section in got.sections:
+                cur = conn.execute(
+                    "INSERT INTO sections(file, kind, label) VALUES (?, ?, ?)", (file_id, section.kind, section.label)
+                )
+                conn.execute("INSERT INTO body(rowid, text) VALUES (?, ?)", (cur.lastrowid, section.text))
+            if progress is not None and (done % 200 == 0 or done == total):
+                progress(done, total)
+
+    def _save_dirs(self, walk: _Walk, known: dict[str, tuple[str, str, str]]) -> None:
+        conn = self.conn
+        gone = [(p,) for p in known if p not in walk.dirs]
+        conn.executemany("DELETE FROM dirs WHERE path = ?", gone)
+        conn.executemany(
+            "INSERT OR REPLACE INTO dirs VALUES (?, ?, ?, ?)",
+            [(p, *walk.dirs[p]) for p in walk.changed_dirs | {p for p in walk.dirs if walk.dirs[p] != known.get(p)}],
+        )
+
+    def _catalog_key(self) -> str:
+        try:
+            return _key(os.stat(layout.task_catalog_path(self.root)), time.time_ns())
+        except OSError:
+            return "missing"
+
+    def _catalog_changed(self, key: str) -> bool:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'catalog'").fetchone()
+        return row is None or row[0] != key or key == _UNSETTLED
+
+    def _save_tasks(self, key: str) -> None:
+        from ..store import Project
+
+        listing = Project(self.root).catalog_listing()
+        conn = self.conn
+        conn.execute("DELETE FROM tasks")
+        if isinstance(listing, list):
+            tasks_prefix = layout.rel(layout.tasks_dir(self.root), self.root) + "/"
+            rows = {
+                layout.task_root_rel(e.task_group, e.task_id).removeprefix(tasks_prefix): (e.task_key, e.task_type)
+                for e in listing
+            }
+            conn.executemany("INSERT INTO tasks VALUES (?, ?, ?)", [(rel, *v) for rel, v in rows.items()])
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('catalog', ?)", (key,))
+
+    # ------------------------------------------------------------- querying
+
+    def search(self, query: Query, *, limit: int = 50) -> Results:
+        """The sections matching *query*, best first (bm25; newest first on ties), at most *limit* of them."""
+        for attempt in (0, 1):
+            try:
+                with self._guarded():
+                    return self._search(query, limit)
+            except _Retry:
+                if attempt:
+                    raise SearchError(f"{self.path}: the index could not be rebuilt") from None
+                self.update()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _where(self, query: Query) -> tuple[list[str], list[Any]]:
+        where: list[str] = []
+        args: list[Any] = []
+        match = query.fts()
+        if match is not None:
+            where.append("body MATCH ?")
+            args.append(match)
+        if query.kinds:
+            where.append(f"s.kind IN ({','.join('?' * len(query.kinds))})")
+            args.extend(sorted(query.kinds))
+        elif not self.include_logs:
+            where.append("s.kind != 'log'")
+        if query.tasks:
+            one = "(t.key GLOB ? OR f.task GLOB ? OR substr(f.task, instr(f.task, '/') + 1) GLOB ?)"
+            where.append("(" + " OR ".join([one] * len(query.tasks)) + ")")
+            for pattern in query.tasks:
+                args.extend([pattern] * 3)
+        if query.types:
+            where.append(f"coalesce(f.run_type, t.type) IN ({','.join('?' * len(query.types))})")
+            args.extend(sorted(query.types))
+        if query.since_ns is not None:
+            where.append("f.mtime >= ?")
+            args.append(query.since_ns)
+        return where, args
+
+    def _search(self, query: Query, limit: int) -> Results:
+        where, args = self._where(query)
+        joins = "FROM body JOIN sections s ON s.id = body.rowid JOIN files f ON f.id = s.file LEFT JOIN tasks t ON t.rel = f.task"
+        cond = " WHERE " + " AND ".join(where) if where else ""
+        if query.node is not None:
+            snippet = f"snippet(body, 0, char(2), char(3), '…', {SNIPPET_TOKENS})"
+            order = "ORDER BY rank, f.mtime DESC, f.path, s.id"
+            score = "rank"
+        else:
+            snippet = "substr(body.text, 1, 200)"
+            order = "ORDER BY f.mtime DESC, f.path, s.id"
+            score = "0.0"
+        sql = (
+            f"SELECT coalesce(t.key, f.task), f.task, coalesce(f.run_type, t.type), s.kind, s.label, f.path, "
+            f"{snippet}, f.capped, f.mtime, {score} {joins}{cond} {order} LIMIT ?"
+        )
+        rows = self.conn.execute(sql, [*args, limit]).fetchall()
+        hits = [Hit(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8], float(r[9])) for r in rows]
+        total = len(hits)
+        if total >= limit:
+            total = self.conn.execute(f"SELECT count(*) {joins}{cond}", args).fetchone()[0]
+        return Results(hits, total)
+
+    def stats(self) -> dict[str, int]:
+        """Files, sections and characters indexed, and the index's size on disk (with its WAL) in bytes."""
+        conn = self.conn
+        files, chars = conn.execute("SELECT count(*), coalesce(sum(chars), 0) FROM files").fetchone()
+        sections = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+        size = 0
+        for suffix in ("", "-wal"):
+            try:
+                size += os.stat(f"{self.path}{suffix}").st_size
+            except OSError:
+                pass
+        return {"files": files, "sections": sections, "chars": chars, "bytes": size}
+
+
+class _Retry(Exception):
+    """The index was rebuilt under a running operation: run it once more."""
+
+
+def _listing(folder: str, role: str) -> str:
+    """The entries of *folder* that the walk may use, as JSON (``d<name>`` folders, ``f<name>`` files)."""
+    out: list[str] = []
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if is_dir:
+                    if child_role(role, entry.name, True) is not None:
+                        out.append("d" + entry.name)
+                elif file_kind(role, entry.name) is not None:
+                    out.append("f" + entry.name)
+    except OSError:
+        pass
+    return json.dumps(sorted(out), ensure_ascii=False)
+
+
+__all__ = ["INDEX_CHARS", "Hit", "Results", "SearchError", "SearchIndex", "Update", "index_path"]
