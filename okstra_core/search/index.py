@@ -21,14 +21,13 @@ that is not, or that SQLite finds corrupt, truncated or locked past
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sqlite3
 import stat
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -53,19 +52,24 @@ MATCH_END: Final = "\x03"
 SNIPPET_TOKENS: Final = 14
 
 _UNSETTLED: Final = "racy"
+_MISSING: Final = "!"
 _SQLITE_CORRUPT: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 _SQLITE_BUSY: Final = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
 
 _SCHEMA: Final = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE dirs(path TEXT PRIMARY KEY, stat TEXT NOT NULL, role TEXT NOT NULL, children TEXT NOT NULL);
+CREATE TABLE dirs(
+    path TEXT PRIMARY KEY, stat TEXT NOT NULL, role TEXT NOT NULL, subdirs TEXT NOT NULL, files TEXT NOT NULL,
+    filekeys TEXT NOT NULL
+);
 CREATE TABLE files(
-    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, stat TEXT NOT NULL, kind TEXT NOT NULL,
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, dir TEXT NOT NULL, stat TEXT NOT NULL, kind TEXT NOT NULL,
     task TEXT NOT NULL, run_type TEXT, mtime INTEGER NOT NULL, capped INTEGER NOT NULL, error TEXT,
     chars INTEGER NOT NULL
 );
 CREATE TABLE sections(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, kind TEXT NOT NULL, label TEXT);
 CREATE INDEX sections_by_file ON sections(file);
+CREATE INDEX files_by_dir ON files(dir);
 CREATE TABLE tasks(rel TEXT PRIMARY KEY, key TEXT NOT NULL, type TEXT);
 CREATE VIRTUAL TABLE body USING fts5(text, tokenize='{FTS_TOKENIZER}');
 PRAGMA application_id = {APPLICATION_ID};
@@ -141,13 +145,36 @@ def _key(st: os.stat_result, now_ns: int) -> str:
 
 
 @dataclass(slots=True)
-class _Walk:
-    """The store as one look found it: folders (key, role, children) and files (kind, key, mtime)."""
+class _Look:
+    """The store as one look found it."""
 
-    dirs: dict[str, tuple[str, str, str]]
-    files: dict[str, tuple[str, str, int]]
-    #: Folders whose key or listing differs from the index's.
-    changed_dirs: set[str]
+    #: Every walked folder: its key, role, sub-folders, files and the keys of those files.
+    dirs: dict[str, tuple[str, str, str, str, str]] = field(default_factory=dict)
+    #: Folders listed afresh or holding a file whose key changed: each file (name, kind, key, mtime).
+    dirty: dict[str, list[tuple[str, str, str, int]]] = field(default_factory=dict)
+    #: Folders in the index that are no longer there.
+    gone: list[str] = field(default_factory=list)
+    #: Files looked at.
+    files: int = 0
+    #: Files read again in place (counted in both stale and removed).
+    replaced: int = 0
+
+
+def _look_files(folder: str, files: str, logs: bool, now: int) -> list[tuple[str, str, str, int]]:
+    """Each file of a folder's ``kind\tname`` lines: (name, kind, key, mtime); a file gone or not regular has
+    the key :data:`_MISSING`."""
+    found: list[tuple[str, str, str, int]] = []
+    for line in files.split("\n") if files else ():
+        kind, _, name = line.partition("\t")
+        if kind == "log" and not logs:
+            continue
+        try:
+            st = os.stat(folder + name)
+        except OSError:
+            found.append((name, kind, _MISSING, 0))
+            continue
+        found.append((name, kind, _key(st, now) if stat.S_ISREG(st.st_mode) else _MISSING, st.st_mtime_ns))
+    return found
 
 
 class SearchIndex:
@@ -247,10 +274,17 @@ class SearchIndex:
             return f"corrupt ({exc})"
         raise SearchError(f"{self.path}: cannot use the index: {exc}") from None
 
-    def _discard(self, reason: str) -> None:
-        """Remove the index file (and its WAL and shared-memory files) and say so once."""
+    def rebuild(self) -> None:
+        """Start the index afresh: the next :meth:`update` reads every file."""
+        self._discard(None)
+        self._conn = self._connect()
+        self._create()
+
+    def _discard(self, reason: str | None) -> None:
+        """Remove the index file (and its WAL and shared-memory files); say why, when there is a reason."""
         self.close()
-        self.notices.append(f"the search index {self.path} was {reason}; rebuilt it")
+        if reason is not None:
+            self.notices.append(f"the search index {self.path} was {reason}; rebuilt it")
         for suffix in ("", "-wal", "-shm", "-journal"):
             try:
                 os.unlink(f"{self.path}{suffix}")
@@ -304,27 +338,25 @@ class SearchIndex:
         return row is not None
 
     def _update(self, progress: Progress | None) -> Update:
-        known_dirs, known_files = self._known()
         logs = self._wants_logs()
-        walk = self._walk(known_dirs, logs)
-        stale = self._stale(walk, known_files)
-        removed = [p for p in known_files if p not in walk.files]
+        look = self._look(self._known_dirs(), logs)
         catalog_key = self._catalog_key()
-        if not stale and not removed and not walk.changed_dirs and not self._catalog_changed(catalog_key) and (
-            not self.include_logs or self._logs_recorded()
+        if (
+            not look.dirty
+            and not look.gone
+            and not self._catalog_changed(catalog_key)
+            and (not self.include_logs or self._logs_recorded())
         ):
-            return Update(unchanged=len(walk.files))
+            return Update(unchanged=look.files)
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             # Another process may have brought the index up to date while this one waited for the lock.
-            known_dirs, known_files = self._known()
-            walk = self._walk(known_dirs, logs)
-            stale = self._stale(walk, known_files)
-            removed = [p for p in known_files if p not in walk.files]
-            self._forget([known_files[p][0] for p in [*removed, *(s for s in stale if s in known_files)]])
-            self._read(stale, walk, progress)
-            self._save_dirs(walk, known_dirs)
+            look = self._look(self._known_dirs(), logs)
+            stale, removed = self._changes(look)
+            self._forget(removed)
+            self._read(stale, progress)
+            self._save_dirs(look)
             if self._catalog_changed(catalog_key):
                 self._save_tasks(catalog_key)
             if self.include_logs:
@@ -334,24 +366,21 @@ class SearchIndex:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-        return Update(read=len(stale), removed=len(removed), unchanged=len(walk.files) - len(stale))
+        return Update(read=len(stale), removed=len(removed) - look.replaced, unchanged=look.files - len(stale))
 
     def _logs_recorded(self) -> bool:
         return self.conn.execute("SELECT 1 FROM meta WHERE key = 'logs'").fetchone() is not None
 
-    def _known(self) -> tuple[dict[str, tuple[str, str, str]], dict[str, tuple[int, str]]]:
-        conn = self.conn
-        dirs = {path: (key, role, children) for path, key, role, children in conn.execute("SELECT * FROM dirs")}
-        files = {path: (ident, key) for ident, path, key in conn.execute("SELECT id, path, stat FROM files")}
-        return dirs, files
+    def _known_dirs(self) -> dict[str, tuple[str, str, str, str, str]]:
+        rows = self.conn.execute("SELECT path, stat, role, subdirs, files, filekeys FROM dirs")
+        return {row[0]: row[1:] for row in rows}
 
-    def _walk(self, known: dict[str, tuple[str, str, str]], logs: bool) -> _Walk:
+    def _look(self, known: dict[str, tuple[str, str, str, str, str]], logs: bool) -> _Look:
         """Look at every walked folder (listing only those whose key changed) and every file in them."""
         now = time.time_ns()
         base = str(self.root) + os.sep
-        start = layout.rel(layout.tasks_dir(self.root), self.root)
-        out = _Walk({}, {}, set())
-        stack = [(start, "tasks")]
+        out = _Look()
+        stack = [(layout.rel(layout.tasks_dir(self.root), self.root), "tasks")]
         while stack:
             rel, role = stack.pop()
             try:
@@ -363,35 +392,48 @@ class SearchIndex:
             key = _key(st, now)
             previous = known.get(rel)
             if previous is not None and previous[0] == key and previous[1] == role and key != _UNSETTLED:
-                children = previous[2]
+                _, _, subdirs, files, filekeys = previous
+                listed = False
             else:
-                children = _listing(base + rel, role)  # listed after the stat: a later change shows next time
-                out.changed_dirs.add(rel)
-            out.dirs[rel] = (key, role, children)
-            for entry in json.loads(children):
-                name, what = entry[1:], entry[0]
-                if what == "d":
-                    sub = child_role(role, name, True)
-                    if sub is not None:
-                        stack.append((f"{rel}/{name}", sub))
-                    continue
-                kind = file_kind(role, name)
-                if kind is None or (kind == "log" and not logs):
-                    continue
-                path = f"{rel}/{name}"
-                try:
-                    fst = os.stat(base + path)
-                except OSError:
-                    continue
-                if stat.S_ISREG(fst.st_mode):
-                    out.files[path] = (kind, _key(fst, now), fst.st_mtime_ns)
+                # Listed after the stat: a change in between shows as a new key next time.
+                subdirs, files = _listing(base + rel, role)
+                filekeys, listed = "", True
+            for line in subdirs.split("\n") if subdirs else ():
+                sub_role, _, name = line.partition("\t")
+                stack.append((f"{rel}/{name}", sub_role))
+            found = _look_files(base + rel + "/", files, logs, now)
+            keys = "\n".join(f[2] for f in found)
+            out.files += len(found)
+            out.dirs[rel] = (key, role, subdirs, files, keys)
+            if listed or keys != filekeys or _UNSETTLED in keys:
+                out.dirty[rel] = found
+        out.gone = [p for p in known if p not in out.dirs]
         return out
 
-    @staticmethod
-    def _stale(walk: _Walk, known: dict[str, tuple[int, str]]) -> list[str]:
-        return [
-            p for p, (_, key, _) in walk.files.items() if key == _UNSETTLED or p not in known or known[p][1] != key
-        ]
+    def _changes(self, look: _Look) -> tuple[list[tuple[str, str, str, int]], list[int]]:
+        """The files to read (path, kind, key, mtime) and the ids of the rows to forget."""
+        stale: list[tuple[str, str, str, int]] = []
+        removed: list[int] = []
+        conn = self.conn
+        for rel in look.gone:
+            removed.extend(i for (i,) in conn.execute("SELECT id FROM files WHERE dir = ?", (rel,)))
+        for rel, found in look.dirty.items():
+            rows = conn.execute("SELECT id, path, stat FROM files WHERE dir = ?", (rel,))
+            stored = {path: (ident, key) for ident, path, key in rows}
+            current = set()
+            for name, kind, key, mtime in found:
+                path = f"{rel}/{name}"
+                if key == _MISSING:
+                    continue
+                current.add(path)
+                old = stored.get(path)
+                if old is None or old[1] != key or key == _UNSETTLED:
+                    stale.append((path, kind, key, mtime))
+                    if old is not None:
+                        removed.append(old[0])
+                        look.replaced += 1
+            removed.extend(ident for path, (ident, _) in stored.items() if path not in current)
+        return stale, removed
 
     def _forget(self, ids: list[int]) -> None:
         conn = self.conn
@@ -402,20 +444,19 @@ class SearchIndex:
             conn.execute(f"DELETE FROM sections WHERE file IN ({marks})", chunk)
             conn.execute(f"DELETE FROM files WHERE id IN ({marks})", chunk)
 
-    def _read(self, paths: list[str], walk: _Walk, progress: Progress | None) -> None:
+    def _read(self, stale: list[tuple[str, str, str, int]], progress: Progress | None) -> None:
         conn = self.conn
-        total = len(paths)
-        for done, rel in enumerate(sorted(paths), start=1):
-            kind, key, mtime = walk.files[rel]
+        total = len(stale)
+        for done, (rel, kind, key, mtime) in enumerate(sorted(stale), start=1):
             got = extract(self.root / rel, self.root, kind)
             parts = rel.split("/")
             task = "/".join(parts[2:4])
             run_type = parts[5] if len(parts) > 6 and parts[4] == "runs" else None
             chars = sum(len(s.text) for s in got.sections)
             cur = conn.execute(
-                "INSERT INTO files(path, stat, kind, task, run_type, mtime, capped, error, chars) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (rel, key, kind, task, run_type, mtime, int(got.capped), got.error, chars),
+                "INSERT INTO files(path, dir, stat, kind, task, run_type, mtime, capped, error, chars) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (rel, rel.rpartition("/")[0], key, kind, task, run_type, mtime, int(got.capped), got.error, chars),
             )
             file_id = cur.lastrowid
             for section in got.sections:
@@ -426,14 +467,11 @@ class SearchIndex:
             if progress is not None and (done % 200 == 0 or done == total):
                 progress(done, total)
 
-    def _save_dirs(self, walk: _Walk, known: dict[str, tuple[str, str, str]]) -> None:
+    def _save_dirs(self, look: _Look) -> None:
         conn = self.conn
-        gone = [(p,) for p in known if p not in walk.dirs]
-        conn.executemany("DELETE FROM dirs WHERE path = ?", gone)
-        conn.executemany(
-            "INSERT OR REPLACE INTO dirs VALUES (?, ?, ?, ?)",
-            [(p, *walk.dirs[p]) for p in walk.changed_dirs | {p for p in walk.dirs if walk.dirs[p] != known.get(p)}],
-        )
+        conn.executemany("DELETE FROM dirs WHERE path = ?", [(p,) for p in look.gone])
+        rows = [(p, *look.dirs[p]) for p in look.dirty]
+        conn.executemany("INSERT OR REPLACE INTO dirs VALUES (?, ?, ?, ?, ?, ?)", rows)
 
     def _catalog_key(self) -> str:
         try:
@@ -501,7 +539,10 @@ class SearchIndex:
 
     def _search(self, query: Query, limit: int) -> Results:
         where, args = self._where(query)
-        joins = "FROM body JOIN sections s ON s.id = body.rowid JOIN files f ON f.id = s.file LEFT JOIN tasks t ON t.rel = f.task"
+        joins = (
+            "FROM body JOIN sections s ON s.id = body.rowid JOIN files f ON f.id = s.file "
+            "LEFT JOIN tasks t ON t.rel = f.task"
+        )
         cond = " WHERE " + " AND ".join(where) if where else ""
         if query.node is not None:
             snippet = f"snippet(body, 0, char(2), char(3), '…', {SNIPPET_TOKENS})"
@@ -529,10 +570,8 @@ class SearchIndex:
         sections = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
         size = 0
         for suffix in ("", "-wal"):
-            try:
+            with suppress(OSError):
                 size += os.stat(f"{self.path}{suffix}").st_size
-            except OSError:
-                pass
         return {"files": files, "sections": sections, "chars": chars, "bytes": size}
 
 
@@ -540,9 +579,10 @@ class _Retry(Exception):
     """The index was rebuilt under a running operation: run it once more."""
 
 
-def _listing(folder: str, role: str) -> str:
-    """The entries of *folder* that the walk may use, as JSON (``d<name>`` folders, ``f<name>`` files)."""
-    out: list[str] = []
+def _listing(folder: str, role: str) -> tuple[str, str]:
+    """The entries of *folder* the walk uses: its sub-folders (``role\tname`` lines) and files (``kind\tname``)."""
+    subdirs: list[str] = []
+    files: list[str] = []
     try:
         with os.scandir(folder) as it:
             for entry in it:
@@ -551,13 +591,14 @@ def _listing(folder: str, role: str) -> str:
                 except OSError:
                     continue
                 if is_dir:
-                    if child_role(role, entry.name, True) is not None:
-                        out.append("d" + entry.name)
-                elif file_kind(role, entry.name) is not None:
-                    out.append("f" + entry.name)
+                    role_of = child_role(role, entry.name, True)
+                    if role_of is not None:
+                        subdirs.append(f"{role_of}\t{entry.name}")
+                elif (kind := file_kind(role, entry.name)) is not None:
+                    files.append(f"{kind}\t{entry.name}")
     except OSError:
         pass
-    return json.dumps(sorted(out), ensure_ascii=False)
+    return "\n".join(sorted(subdirs)), "\n".join(sorted(files))
 
 
 __all__ = ["INDEX_CHARS", "Hit", "Results", "SearchError", "SearchIndex", "Update", "index_path"]

@@ -186,7 +186,7 @@ def _lex(text: str) -> list[_Lexeme]:
         if c == '"':
             end = text.find('"', i + 1)
             if end < 0:
-                raise QueryError(f"unclosed quote: {text[i:]!r} needs a closing \"")
+                raise QueryError(f'unclosed quote: {text[i:]!r} needs a closing "')
             lexeme = _Lexeme("phrase", text[i + 1 : end], negated=negated)
             i = end + 1
             if i < n and text[i] == "*":
@@ -217,9 +217,7 @@ def _since(value: str, now: dt.datetime) -> int:
         try:
             day = dt.date.fromisoformat(value)
         except ValueError:
-            raise QueryError(
-                f"since:{value} is not a date (2026-11-30) or an age (12h, 7d, 2w)"
-            ) from None
+            raise QueryError(f"since:{value} is not a date (2026-11-30) or an age (12h, 7d, 2w)") from None
         moment = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
     return int(moment.timestamp()) * 1_000_000_000
 
@@ -344,7 +342,7 @@ def parse(text: str, *, now: dt.datetime | None = None) -> Query:
     parser = _Parser(_lex(text), filters, now or dt.datetime.now(dt.UTC))
     node = parser.parse()
     if node is None and not (filters.kinds or filters.tasks or filters.types or filters.since_ns is not None):
-        raise QueryError("nothing to search for: give a word, a \"phrase\" or a filter (kind:, task:, type:, since:)")
+        raise QueryError('nothing to search for: give a word, a "phrase" or a filter (kind:, task:, type:, since:)')
     return Query(
         text,
         node,
