@@ -219,7 +219,8 @@ def _since(value: str, now: dt.datetime) -> int:
         except ValueError:
             raise QueryError(f"since:{value} is not a date (2026-11-30) or an age (12h, 7d, 2w)") from None
         moment = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
-    return int(moment.timestamp()) * 1_000_000_000
+    # Nanoseconds fit a signed 64-bit integer until 2262; a later date is as good as the largest one.
+    return max(0, min(int(moment.timestamp()) * 1_000_000_000, 2**63 - 1))
 
 
 def _filter(lexeme: _Lexeme, filters: _Filters, now: dt.datetime) -> None:
