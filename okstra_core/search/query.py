@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-from .tokens import tokens
+from .tokens import spans, tokens
 
 #: Every artifact kind the index knows, in help order.
 KINDS: Final = (
@@ -144,6 +144,21 @@ class Query:
         if self.node is not None:
             walk(self.node)
         return out
+
+    def match_spans(self, text: str) -> list[tuple[int, int]]:
+        """Where the query's terms (those not excluded) occur in *text*: ``[start, end)`` offsets, in order."""
+        terms = self.terms()
+        if not terms:
+            return []
+        found = list(spans(text))
+        words = [w for _, _, w in found]
+        out: set[tuple[int, int]] = set()
+        for term in terms:
+            n = len(term.tokens)
+            for i in range(len(words) - n + 1):
+                if term.matches(words[i : i + n]):
+                    out.add((found[i][0], found[i + n - 1][1]))
+        return sorted(out)
 
     @property
     def wants_logs(self) -> bool:
