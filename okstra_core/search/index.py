@@ -21,6 +21,7 @@ that is not, or that SQLite finds corrupt, truncated or locked past
 from __future__ import annotations
 
 import hashlib
+import operator
 import os
 import sqlite3
 import stat
@@ -38,7 +39,7 @@ from .query import Query
 from .tokens import FTS_TOKENIZER
 
 #: ``PRAGMA user_version`` of the index; bumped whenever its tables or what they hold change.
-INDEX_FORMAT: Final = 1
+INDEX_FORMAT: Final = 2
 #: ``PRAGMA application_id`` of the index ("oks1"): a database without it is not ours.
 APPLICATION_ID: Final = 0x6F6B7331
 #: How long a write waits for another process's before the index is taken as locked.
@@ -52,7 +53,6 @@ MATCH_END: Final = "\x03"
 SNIPPET_TOKENS: Final = 14
 
 _UNSETTLED: Final = "racy"
-_MISSING: Final = "!"
 _SQLITE_CORRUPT: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 _SQLITE_BUSY: Final = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
 
@@ -60,7 +60,7 @@ _SCHEMA: Final = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE dirs(
     path TEXT PRIMARY KEY, stat TEXT NOT NULL, role TEXT NOT NULL, subdirs TEXT NOT NULL, files TEXT NOT NULL,
-    filekeys TEXT NOT NULL
+    plain TEXT NOT NULL, logged TEXT NOT NULL, plain_hash TEXT NOT NULL, log_hash TEXT NOT NULL
 );
 CREATE TABLE files(
     id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, dir TEXT NOT NULL, stat TEXT NOT NULL, kind TEXT NOT NULL,
@@ -148,33 +148,47 @@ def _key(st: os.stat_result, now_ns: int) -> str:
 class _Look:
     """The store as one look found it."""
 
-    #: Every walked folder: its key, role, sub-folders, files and the keys of those files.
-    dirs: dict[str, tuple[str, str, str, str, str]] = field(default_factory=dict)
-    #: Folders listed afresh or holding a file whose key changed: each file (name, kind, key, mtime).
-    dirty: dict[str, list[tuple[str, str, str, int]]] = field(default_factory=dict)
+    #: Every walked folder: key, role, sub-folders, files (``kind\tname``), the names of its files and of its
+    #: transcripts, and the hashes of their metadata.
+    dirs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Folders listed afresh or whose files' hash changed: looked at file by file.
+    dirty: list[str] = field(default_factory=list)
     #: Folders in the index that are no longer there.
     gone: list[str] = field(default_factory=list)
     #: Files looked at.
     files: int = 0
     #: Files read again in place (counted in both stale and removed).
     replaced: int = 0
+    #: Whether transcripts were looked at.
+    logs: bool = False
 
 
-def _look_files(folder: str, files: str, logs: bool, now: int) -> list[tuple[str, str, str, int]]:
-    """Each file of a folder's ``kind\tname`` lines: (name, kind, key, mtime); a file gone or not regular has
-    the key :data:`_MISSING`."""
-    found: list[tuple[str, str, str, int]] = []
-    for line in files.split("\n") if files else ():
-        kind, _, name = line.partition("\t")
-        if kind == "log" and not logs:
-            continue
-        try:
-            st = os.stat(folder + name)
-        except OSError:
-            found.append((name, kind, _MISSING, 0))
-            continue
-        found.append((name, kind, _key(st, now) if stat.S_ISREG(st.st_mode) else _MISSING, st.st_mtime_ns))
-    return found
+#: A file's metadata as the folder hash holds it (the check cache's key, less the device).
+_META: Final = operator.attrgetter("st_mode", "st_size", "st_mtime_ns", "st_ctime_ns", "st_ino")
+_MTIME: Final = operator.itemgetter(2)
+_CTIME: Final = operator.itemgetter(3)
+
+
+def _split(line: str) -> tuple[str, str, str]:
+    return line.partition("\t")
+
+
+def _files_hash(folder: str, names: str, now: int) -> str:
+    """The hash of the metadata of the files *names* (newline-separated) in *folder*; :data:`_UNSETTLED` when
+    one is gone or was modified within :data:`RACY_NS` of *now*.
+
+    One ``stat`` per file, the loop in C (``map``); Python's hash of a tuple of integers is the same in every
+    process of one Python build, and a different build only makes every folder be looked at file by file once.
+    """
+    if not names:
+        return "0"
+    try:
+        metas = tuple(map(_META, map(os.stat, map(folder.__add__, names.split("\n")))))
+    except OSError:
+        return _UNSETTLED
+    if now - max(max(map(_MTIME, metas)), max(map(_CTIME, metas))) < RACY_NS:
+        return _UNSETTLED
+    return str(hash(metas))
 
 
 class SearchIndex:
@@ -339,6 +353,7 @@ class SearchIndex:
 
     def _update(self, progress: Progress | None) -> Update:
         logs = self._wants_logs()
+        generation = self._generation()
         look = self._look(self._known_dirs(), logs)
         catalog_key = self._catalog_key()
         if (
@@ -351,8 +366,9 @@ class SearchIndex:
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            # Another process may have brought the index up to date while this one waited for the lock.
-            look = self._look(self._known_dirs(), logs)
+            if self._generation() != generation:
+                # Another process changed the index while this one looked or waited for the lock: look again.
+                look = self._look(self._known_dirs(), logs)
             stale, removed = self._changes(look)
             self._forget(removed)
             self._read(stale, progress)
@@ -361,6 +377,7 @@ class SearchIndex:
                 self._save_tasks(catalog_key)
             if self.include_logs:
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('logs', '1')")
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (str(generation + 1),))
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -368,15 +385,25 @@ class SearchIndex:
             raise
         return Update(read=len(stale), removed=len(removed) - look.replaced, unchanged=look.files - len(stale))
 
+    def _generation(self) -> int:
+        """How many updates the index has had (each one adds one)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row[0]) if row is not None else 0
+
     def _logs_recorded(self) -> bool:
         return self.conn.execute("SELECT 1 FROM meta WHERE key = 'logs'").fetchone() is not None
 
-    def _known_dirs(self) -> dict[str, tuple[str, str, str, str, str]]:
-        rows = self.conn.execute("SELECT path, stat, role, subdirs, files, filekeys FROM dirs")
+    def _known_dirs(self) -> dict[str, tuple[str, ...]]:
+        rows = self.conn.execute("SELECT * FROM dirs")
         return {row[0]: row[1:] for row in rows}
 
-    def _look(self, known: dict[str, tuple[str, str, str, str, str]], logs: bool) -> _Look:
-        """Look at every walked folder (listing only those whose key changed) and every file in them."""
+    def _look(self, known: dict[str, tuple[str, ...]], logs: bool) -> _Look:
+        """Look at every walked folder (listing only those whose key changed) and the files in them.
+
+        An unchanged folder's files are confirmed together: their metadata, read by one ``stat`` each in C
+        (``map``), hashed and compared with the hash recorded; only a folder whose hash differs (or that was
+        listed afresh) is looked at file by file, in :meth:`_changes`.
+        """
         now = time.time_ns()
         base = str(self.root) + os.sep
         out = _Look()
@@ -392,22 +419,29 @@ class SearchIndex:
             key = _key(st, now)
             previous = known.get(rel)
             if previous is not None and previous[0] == key and previous[1] == role and key != _UNSETTLED:
-                _, _, subdirs, files, filekeys = previous
+                subdirs, files, plain, logged, plain_hash, log_hash = previous[2:]
                 listed = False
             else:
                 # Listed after the stat: a change in between shows as a new key next time.
-                subdirs, files = _listing(base + rel, role)
-                filekeys, listed = "", True
-            for line in subdirs.split("\n") if subdirs else ():
-                sub_role, _, name = line.partition("\t")
-                stack.append((f"{rel}/{name}", sub_role))
-            found = _look_files(base + rel + "/", files, logs, now)
-            keys = "\n".join(f[2] for f in found)
-            out.files += len(found)
-            out.dirs[rel] = (key, role, subdirs, files, keys)
-            if listed or keys != filekeys or _UNSETTLED in keys:
-                out.dirty[rel] = found
+                subdirs, files, plain, logged = _listing(base + rel, role)
+                plain_hash = log_hash = _UNSETTLED
+                listed = True
+            if subdirs:
+                stack.extend((f"{rel}/{name}", sub) for sub, _, name in map(_split, subdirs.split("\n")))
+            folder = base + rel + "/"
+            now_plain = _files_hash(folder, plain, now)
+            now_logs = _files_hash(folder, logged, now) if logs else log_hash
+            out.dirs[rel] = (key, role, subdirs, files, plain, logged, now_plain, now_logs)
+            out.files += plain.count("\n") + 1 if plain else 0
+            if logs:
+                out.files += logged.count("\n") + 1 if logged else 0
+            changed = now_plain != plain_hash or now_plain == _UNSETTLED
+            if logs:  # the transcripts' hash counts only while they are indexed
+                changed = changed or now_logs != log_hash or now_logs == _UNSETTLED
+            if listed or changed:
+                out.dirty.append(rel)
         out.gone = [p for p in known if p not in out.dirs]
+        out.logs = logs
         return out
 
     def _changes(self, look: _Look) -> tuple[list[tuple[str, str, str, int]], list[int]]:
@@ -415,20 +449,30 @@ class SearchIndex:
         stale: list[tuple[str, str, str, int]] = []
         removed: list[int] = []
         conn = self.conn
+        now = time.time_ns()
+        base = str(self.root) + os.sep
         for rel in look.gone:
             removed.extend(i for (i,) in conn.execute("SELECT id FROM files WHERE dir = ?", (rel,)))
-        for rel, found in look.dirty.items():
+        for rel in look.dirty:
             rows = conn.execute("SELECT id, path, stat FROM files WHERE dir = ?", (rel,))
             stored = {path: (ident, key) for ident, path, key in rows}
             current = set()
-            for name, kind, key, mtime in found:
-                path = f"{rel}/{name}"
-                if key == _MISSING:
+            files = look.dirs[rel][3]
+            for kind, _, name in map(_split, files.split("\n") if files else ()):
+                if kind == "log" and not look.logs:
                     continue
+                path = f"{rel}/{name}"
+                try:
+                    st = os.stat(base + path)
+                except OSError:
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    continue
+                key = _key(st, now)
                 current.add(path)
                 old = stored.get(path)
                 if old is None or old[1] != key or key == _UNSETTLED:
-                    stale.append((path, kind, key, mtime))
+                    stale.append((path, kind, key, st.st_mtime_ns))
                     if old is not None:
                         removed.append(old[0])
                         look.replaced += 1
@@ -471,7 +515,7 @@ class SearchIndex:
         conn = self.conn
         conn.executemany("DELETE FROM dirs WHERE path = ?", [(p,) for p in look.gone])
         rows = [(p, *look.dirs[p]) for p in look.dirty]
-        conn.executemany("INSERT OR REPLACE INTO dirs VALUES (?, ?, ?, ?, ?, ?)", rows)
+        conn.executemany("INSERT OR REPLACE INTO dirs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def _catalog_key(self) -> str:
         try:
@@ -500,19 +544,23 @@ class SearchIndex:
 
     # ------------------------------------------------------------- querying
 
-    def search(self, query: Query, *, limit: int = 50) -> Results:
-        """The sections matching *query*, best first (bm25; newest first on ties), at most *limit* of them."""
+    def search(self, query: Query, *, limit: int = 50, logs: bool | None = None) -> Results:
+        """The sections matching *query*, best first (bm25; newest first on ties), at most *limit* of them.
+
+        Transcripts (``kind:log``) are among them when *logs* is true (default: when the index was opened to
+        include them) or when the query asks for that kind.
+        """
         for attempt in (0, 1):
             try:
                 with self._guarded():
-                    return self._search(query, limit)
+                    return self._search(query, limit, self.include_logs if logs is None else logs)
             except _Retry:
                 if attempt:
                     raise SearchError(f"{self.path}: the index could not be rebuilt") from None
                 self.update()
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _where(self, query: Query) -> tuple[list[str], list[Any]]:
+    def _where(self, query: Query, logs: bool) -> tuple[list[str], list[Any]]:
         where: list[str] = []
         args: list[Any] = []
         match = query.fts()
@@ -522,7 +570,7 @@ class SearchIndex:
         if query.kinds:
             where.append(f"s.kind IN ({','.join('?' * len(query.kinds))})")
             args.extend(sorted(query.kinds))
-        elif not self.include_logs:
+        elif not logs:
             where.append("s.kind != 'log'")
         if query.tasks:
             one = "(t.key GLOB ? OR f.task GLOB ? OR substr(f.task, instr(f.task, '/') + 1) GLOB ?)"
@@ -537,8 +585,8 @@ class SearchIndex:
             args.append(query.since_ns)
         return where, args
 
-    def _search(self, query: Query, limit: int) -> Results:
-        where, args = self._where(query)
+    def _search(self, query: Query, limit: int, logs: bool) -> Results:
+        where, args = self._where(query, logs)
         joins = (
             "FROM body JOIN sections s ON s.id = body.rowid JOIN files f ON f.id = s.file "
             "LEFT JOIN tasks t ON t.rel = f.task"
@@ -579,10 +627,11 @@ class _Retry(Exception):
     """The index was rebuilt under a running operation: run it once more."""
 
 
-def _listing(folder: str, role: str) -> tuple[str, str]:
-    """The entries of *folder* the walk uses: its sub-folders (``role\tname`` lines) and files (``kind\tname``)."""
+def _listing(folder: str, role: str) -> tuple[str, str, str, str]:
+    """What the walk uses of *folder*: its sub-folders (``role\tname`` lines), its files (``kind\tname``), and
+    the names of its files other than transcripts and of its transcripts (newline-separated)."""
     subdirs: list[str] = []
-    files: list[str] = []
+    files: list[tuple[str, str]] = []
     try:
         with os.scandir(folder) as it:
             for entry in it:
@@ -595,10 +644,14 @@ def _listing(folder: str, role: str) -> tuple[str, str]:
                     if role_of is not None:
                         subdirs.append(f"{role_of}\t{entry.name}")
                 elif (kind := file_kind(role, entry.name)) is not None:
-                    files.append(f"{kind}\t{entry.name}")
+                    files.append((entry.name, kind))
     except OSError:
         pass
-    return "\n".join(sorted(subdirs)), "\n".join(sorted(files))
+    files.sort()
+    lines = "\n".join(f"{kind}\t{name}" for name, kind in files)
+    plain = "\n".join(name for name, kind in files if kind != "log")
+    logged = "\n".join(name for name, kind in files if kind == "log")
+    return "\n".join(sorted(subdirs)), lines, plain, logged
 
 
 __all__ = ["INDEX_CHARS", "Hit", "Results", "SearchError", "SearchIndex", "Update", "index_path"]

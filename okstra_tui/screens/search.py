@@ -174,10 +174,13 @@ class SearchScreen(ViewScreen):
             query = parse(text)
             with self._lock:
                 index = self._open()
+                if query.wants_logs and not index.include_logs:
+                    index.include_logs = True  # kind:log: the transcripts are indexed from now on
+                    self._looked_at = 0.0
                 if time.monotonic() - self._looked_at > FRESH_SECONDS:
                     index.update(self._progress)
                     self._looked_at = time.monotonic()
-                results = index.search(query, limit=SHOWN_HITS)
+                results = index.search(query, limit=SHOWN_HITS, logs=query.wants_logs)
                 notices = list(index.notices)
                 index.notices.clear()
         except (QueryError, SearchError) as exc:
