@@ -39,7 +39,7 @@ from .query import Query
 from .tokens import FTS_TOKENIZER
 
 #: ``PRAGMA user_version`` of the index; bumped whenever its tables or what they hold change.
-INDEX_FORMAT: Final = 2
+INDEX_FORMAT: Final = 3
 #: ``PRAGMA application_id`` of the index ("oks1"): a database without it is not ours.
 APPLICATION_ID: Final = 0x6F6B7331
 #: How long a write waits for another process's before the index is taken as locked.
@@ -59,8 +59,8 @@ _SQLITE_BUSY: Final = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
 _SCHEMA: Final = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE dirs(
-    path TEXT PRIMARY KEY, stat TEXT NOT NULL, role TEXT NOT NULL, subdirs TEXT NOT NULL, files TEXT NOT NULL,
-    plain TEXT NOT NULL, logged TEXT NOT NULL, plain_hash TEXT NOT NULL, log_hash TEXT NOT NULL
+    path TEXT PRIMARY KEY, stat TEXT NOT NULL, role TEXT NOT NULL, subdirs TEXT NOT NULL, plain TEXT NOT NULL,
+    logged TEXT NOT NULL, plain_hash TEXT NOT NULL, log_hash TEXT NOT NULL, files TEXT NOT NULL
 );
 CREATE TABLE files(
     id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, dir TEXT NOT NULL, stat TEXT NOT NULL, kind TEXT NOT NULL,
@@ -148,9 +148,9 @@ def _key(st: os.stat_result, now_ns: int) -> str:
 class _Look:
     """The store as one look found it."""
 
-    #: Every walked folder: key, role, sub-folders, files (``kind\tname``), the names of its files and of its
-    #: transcripts, and the hashes of their metadata.
-    dirs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Every walked folder: key, role, sub-folders, the names of its files and of its transcripts, the hashes
+    #: of their metadata, and its files' ``kind\tname`` lines (None until a file-by-file look needs them).
+    dirs: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     #: Folders listed afresh or whose files' hash changed: looked at file by file.
     dirty: list[str] = field(default_factory=list)
     #: Folders in the index that are no longer there.
@@ -334,11 +334,12 @@ class SearchIndex:
 
     def update(self, progress: Progress | None = None) -> Update:
         """Bring the index up to date with the store: read changed and added files, forget removed ones."""
+        before = len(self.notices)
         for attempt in (0, 1):
             try:
                 with self._guarded():
                     result = self._update(progress)
-                    result.rebuilt = bool(self.notices)
+                    result.rebuilt = len(self.notices) > before
                     return result
             except _Retry:
                 if attempt:
@@ -394,7 +395,8 @@ class SearchIndex:
         return self.conn.execute("SELECT 1 FROM meta WHERE key = 'logs'").fetchone() is not None
 
     def _known_dirs(self) -> dict[str, tuple[str, ...]]:
-        rows = self.conn.execute("SELECT * FROM dirs")
+        # Not the files' kinds (the last column): only a folder looked at file by file needs them.
+        rows = self.conn.execute("SELECT path, stat, role, subdirs, plain, logged, plain_hash, log_hash FROM dirs")
         return {row[0]: row[1:] for row in rows}
 
     def _look(self, known: dict[str, tuple[str, ...]], logs: bool) -> _Look:
@@ -419,7 +421,8 @@ class SearchIndex:
             key = _key(st, now)
             previous = known.get(rel)
             if previous is not None and previous[0] == key and previous[1] == role and key != _UNSETTLED:
-                subdirs, files, plain, logged, plain_hash, log_hash = previous[2:]
+                subdirs, plain, logged, plain_hash, log_hash = previous[2:]
+                files: str | None = None
                 listed = False
             else:
                 # Listed after the stat: a change in between shows as a new key next time.
@@ -431,7 +434,7 @@ class SearchIndex:
             folder = base + rel + "/"
             now_plain = _files_hash(folder, plain, now)
             now_logs = _files_hash(folder, logged, now) if logs else log_hash
-            out.dirs[rel] = (key, role, subdirs, files, plain, logged, now_plain, now_logs)
+            out.dirs[rel] = (key, role, subdirs, plain, logged, now_plain, now_logs, files)
             out.files += plain.count("\n") + 1 if plain else 0
             if logs:
                 out.files += logged.count("\n") + 1 if logged else 0
@@ -457,7 +460,11 @@ class SearchIndex:
             rows = conn.execute("SELECT id, path, stat FROM files WHERE dir = ?", (rel,))
             stored = {path: (ident, key) for ident, path, key in rows}
             current = set()
-            files = look.dirs[rel][3]
+            files = look.dirs[rel][-1]
+            if files is None:
+                row = conn.execute("SELECT files FROM dirs WHERE path = ?", (rel,)).fetchone()
+                files = row[0] if row is not None else ""
+                look.dirs[rel] = (*look.dirs[rel][:-1], files)
             for kind, _, name in map(_split, files.split("\n") if files else ()):
                 if kind == "log" and not look.logs:
                     continue

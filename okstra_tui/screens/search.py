@@ -37,8 +37,9 @@ from .base import ViewScreen
 
 #: Hits shown at most (the count says how many there are).
 SHOWN_HITS = 200
-#: An index looked at this recently is searched without looking at the store again.
-FRESH_SECONDS = 2.0
+#: An index looked at this recently is searched without looking at the store again (a look costs one stat per
+#: indexed file: typing must not pay for it at every key).
+FRESH_SECONDS = 10.0
 
 PLACEHOLDER = 'words, "a phrase", prefix*, OR, NOT, kind: task: type: since:'
 HINT = (
@@ -125,6 +126,7 @@ class SearchScreen(ViewScreen):
     def on_mount(self) -> None:
         super().on_mount()
         self.focus_query()
+        self._prepare()
         if self.initial.strip():
             self._search(self.initial)
 
@@ -167,6 +169,27 @@ class SearchScreen(ViewScreen):
 
     # ------------------------------------------------------------ the worker
 
+    @work(thread=True, exclusive=True, group="search-index")
+    def _prepare(self) -> None:
+        """Bring the index up to date as the view opens (built with a progress line on first use)."""
+        try:
+            with self._lock:
+                index = self._open()
+                index.update(self._progress)
+                self._looked_at = time.monotonic()
+                notices = list(index.notices)
+                index.notices.clear()
+        except SearchError as exc:
+            call_ui(self.app, self._failed, self.typed, str(exc))
+            return
+        call_ui(self.app, self._prepared, notices)
+
+    def _prepared(self, notices: list[str]) -> None:
+        for notice in notices:
+            self.app.notify(notice, severity="warning", timeout=8)
+        if not self.typed.strip():
+            self._show_status(Text(HINT, style="dim"))
+
     @work(thread=True, exclusive=True, group="search")
     def _search(self, text: str) -> None:
         started = time.monotonic()
@@ -178,7 +201,7 @@ class SearchScreen(ViewScreen):
                     index.include_logs = True  # kind:log: the transcripts are indexed from now on
                     self._looked_at = 0.0
                 if time.monotonic() - self._looked_at > FRESH_SECONDS:
-                    index.update(self._progress)
+                    index.update()
                     self._looked_at = time.monotonic()
                 results = index.search(query, limit=SHOWN_HITS, logs=query.wants_logs)
                 notices = list(index.notices)
