@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import operator
 import os
+import re
 import sqlite3
 import stat
 import time
@@ -53,6 +54,7 @@ MATCH_END: Final = "\x03"
 SNIPPET_TOKENS: Final = 14
 
 _UNSETTLED: Final = "racy"
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _SQLITE_CORRUPT: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 _SQLITE_BUSY: Final = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
 
@@ -642,6 +644,8 @@ def _listing(folder: str, role: str) -> tuple[str, str, str, str]:
     try:
         with os.scandir(folder) as it:
             for entry in it:
+                if _SURROGATE.search(entry.name):
+                    continue  # a name that is not UTF-8 cannot be recorded (nor shown as itself): left out
                 try:
                     is_dir = entry.is_dir(follow_symlinks=False)
                 except OSError:

@@ -143,3 +143,15 @@ def test_colour_marks_matches_only_when_asked(demo_root: Path, capsys: pytest.Ca
     assert "\x1b[1;31m" in out
     _, out, _ = _run(capsys, str(demo_root), "idempotency", "-q")
     assert "\x1b" not in out
+
+
+def test_a_file_name_that_is_not_utf8_is_left_out_quietly(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    folder = layout.instruction_set_dir(layout.tasks_dir(fresh_demo) / TASK)
+    with open(os.path.join(os.fsencode(folder), b"bad-\xff-name.md"), "wb") as fh:
+        fh.write(b"the axolotlcove text\n")
+    (folder / "good-name.md").write_text("the axolotlcove twin\n")
+    code, out, err = _run(capsys, str(fresh_demo), "axolotlcove", "-q", "--json")
+    assert code == 0, err
+    assert [h["path"].rsplit("/", 1)[1] for h in json.loads(out)["hits"]] == ["good-name.md"]
