@@ -102,6 +102,8 @@ class SearchScreen(ViewScreen):
         self._index: SearchIndex | None = None
         self._lock = threading.Lock()
         self._looked_at = 0.0
+        #: Set when the view is gone: a worker still holding the index closes it as it lets go.
+        self._closed = False
 
     @classmethod
     def from_location(cls, location: Location) -> Self:
@@ -131,10 +133,20 @@ class SearchScreen(ViewScreen):
             self._search(self.initial)
 
     def on_unmount(self) -> None:
-        with self._lock:
-            if self._index is not None:
-                self._index.close()
-                self._index = None
+        # Never wait here for a worker that holds the index (a first build takes minutes on a large store):
+        # the worker closes it when it lets go.
+        self._closed = True
+        if self._lock.acquire(blocking=False):
+            try:
+                self._close_index()
+            finally:
+                self._lock.release()
+
+    def _close_index(self) -> None:
+        """Close the index (the lock held)."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
 
     def focus_query(self) -> None:
         self.query_one("#search-query", Input).focus()
@@ -179,6 +191,8 @@ class SearchScreen(ViewScreen):
                 self._looked_at = time.monotonic()
                 notices = list(index.notices)
                 index.notices.clear()
+                if self._closed:
+                    self._close_index()
         except SearchError as exc:
             call_ui(self.app, self._failed, self.typed, str(exc))
             return
@@ -206,6 +220,8 @@ class SearchScreen(ViewScreen):
                 results = index.search(query, limit=SHOWN_HITS, logs=query.wants_logs)
                 notices = list(index.notices)
                 index.notices.clear()
+                if self._closed:
+                    self._close_index()
         except (QueryError, SearchError) as exc:
             call_ui(self.app, self._failed, text, str(exc))
             return
