@@ -155,3 +155,32 @@ def test_a_file_name_that_is_not_utf8_is_left_out_quietly(fresh_demo: Path, caps
     code, out, err = _run(capsys, str(fresh_demo), "axolotlcove", "-q", "--json")
     assert code == 0, err
     assert [h["path"].rsplit("/", 1)[1] for h in json.loads(out)["hits"]] == ["good-name.md"]
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"]], ids=["text", "json"])
+def test_a_closed_pipe_ends_the_search_quietly(demo_root: Path, tmp_path: Path, extra: list[str]) -> None:
+    """``okstra search DEMO retry | head -1``: no "Broken pipe", the status of a program killed by SIGPIPE."""
+    import os
+    import subprocess
+    import sys
+
+    from okstra_core.cli import EXIT_BROKEN_PIPE
+
+    okstra = str(Path(sys.executable).parent / "okstra")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("OKSTRA_CACHE_DIR", None)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [okstra, "search", str(demo_root), "retry", "-q", *extra],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            env=env,
+            timeout=180,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.stderr == b"", proc.stderr.decode(errors="replace")
+    assert proc.returncode == EXIT_BROKEN_PIPE
