@@ -38,6 +38,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "okstra_core.commands.task",
     "okstra_core.commands.inbox",
     "okstra_core.commands.completion",
+    "okstra_core.commands.search",
 )
 
 EXIT_OK = 0

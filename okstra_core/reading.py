@@ -33,6 +33,10 @@ M = TypeVar("M", bound="BaseModel")
 #: Largest file a loader reads; bigger ones are refused with a clear reason.
 MAX_BYTES = 16 * 1024 * 1024
 
+#: Characters of one file a reader shows or indexes (the workbench's preview, the search index); the rest is
+#: not read.
+PREVIEW_CHARS = 200_000
+
 
 class Source(Protocol):
     """Answers a reader already holds for this tree (a checker that read every file once).
@@ -191,6 +195,26 @@ def read_bytes(
                 return LoadError(path, f"file is too large (over {max_bytes} bytes)")
             chunks.append(chunk)
         return b"".join(chunks)
+    except OSError as exc:
+        return LoadError(path, f"read failed: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
+
+
+def read_prefix(path: Path, *, root: Path | None = None, max_bytes: int) -> tuple[bytes, int] | LoadError:
+    """The first *max_bytes* bytes of a regular file and its size, whatever its size (the same containment
+    as :func:`read_bytes`); the rest is not read. Nothing is decoded: the caller decides how."""
+    opened = _open_regular(path, root)
+    if isinstance(opened, LoadError):
+        return opened
+    fd, st = opened
+    try:
+        chunks: list[bytes] = []
+        total = 0
+        while total < max_bytes and (chunk := os.read(fd, min(max_bytes - total, 1 << 20))):
+            chunks.append(chunk)
+            total += len(chunk)
+        return b"".join(chunks), max(st.st_size, total)
     except OSError as exc:
         return LoadError(path, f"read failed: {exc.strerror or exc}")
     finally:

@@ -57,6 +57,8 @@ class OkstraApp(App[None]):
         Binding("m", "managers", "Managers"),
         Binding("A", "activity", "Activity", show=False),
         Binding("N", "running", "Now running", show=False),
+        # Priority: ctrl+f opens Search from any view, even while a text field has the focus.
+        Binding("ctrl+f", "search", "Search", priority=True),
         Binding("y", "copy_path", "Copy path", show=False),
         Binding("e", "editor", "Open in $EDITOR", show=False),
         Binding("P", "pager", "Open in $PAGER", show=False),
@@ -272,6 +274,14 @@ class OkstraApp(App[None]):
 
     def action_running(self) -> None:
         self._go_top(View.RUNNING)
+    def action_search(self) -> None:
+        """Open Search (or, on it already, put the cursor back in its query)."""
+        screen = self.screen
+        if isinstance(screen, ViewScreen) and screen.VIEW_NAME is View.SEARCH:
+            screen.focus_query()
+            return
+        if isinstance(screen, ViewScreen):
+            self.navigate(Location(View.SEARCH))
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen

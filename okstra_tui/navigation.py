@@ -29,6 +29,7 @@ class View(StrEnum):
     INBOX = "inbox"
     ACTIVITY = "activity"
     RUNNING = "running"
+    SEARCH = "search"
 
 
 #: The views reachable from anywhere by one key (``c``, ``x``, ``m``, ``i``, ``A``, ``N``).
@@ -41,7 +42,9 @@ class Location:
 
     ``task`` is the task root; ``target`` the run dir (runs), file (file), report
     (reports) or left-hand file (diff) inside it; ``artifact`` the artifact to
-    select in the runs view; ``partner`` the right-hand file of a diff.
+    select in the runs view; ``partner`` the right-hand file of a diff;
+    ``query`` the search typed (search) or whose matches a file shows (file);
+    ``anchor`` the text (a finding id) near which the file shows its first match.
     """
 
     view: View
@@ -49,6 +52,8 @@ class Location:
     target: Path | None = None
     artifact: Path | None = None
     partner: Path | None = None
+    query: str | None = None
+    anchor: str | None = None
 
     def __post_init__(self) -> None:
         # A plain string names a view too ("task"); an unknown one fails here, not when the view is built.

@@ -307,6 +307,27 @@ async def wizard_design_written(pilot: Pilot[None]) -> None:
     await _write(pilot, "design-prep")
 
 
+#: What the Search scenes type.
+SEARCH_QUERY = "retry kind:finding"
+
+
+async def search(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await pilot.press("ctrl+f")
+    await settle(pilot)
+    await pilot.press(*("space" if c == " " else c for c in SEARCH_QUERY))
+    await settle(pilot)
+
+
+async def search_match(pilot: Pilot[None]) -> None:
+    """A hit opened at its match (the third hit: a finding of an analysis report), then the next match."""
+    await search(pilot)
+    await pilot.press("down", "down", "down", "enter")
+    await settle(pilot)
+    await pilot.press("n")
+    await settle(pilot)
+
+
 #: View name -> how to get there from start.
 SCENES: dict[str, Scene] = {
     "catalog": catalog,
@@ -324,6 +345,8 @@ SCENES: dict[str, Scene] = {
     "managers": managers,
     "help": help_screen,
     "inbox": inbox,
+    "search": search,
+    "search-match": search_match,
     "wizard-clarification-question": wizard_clarification_question,
     "wizard-clarification-review": wizard_clarification_review,
     "wizard-direction-choose": wizard_direction_choose,

@@ -28,6 +28,7 @@ SCREENS: dict[View, str] = {
     View.INBOX: "okstra_tui.screens.inbox:InboxScreen",
     View.ACTIVITY: "okstra_tui.screens.activity:ActivityScreen",
     View.RUNNING: "okstra_tui.screens.running:RunningScreen",
+    View.SEARCH: "okstra_tui.screens.search:SearchScreen",
 }
 
 

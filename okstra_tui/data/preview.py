@@ -50,8 +50,9 @@ class PreviewTarget:
 
 #: Rows of a table or a JSONL file a preview shows; the rest is counted, not read (``P`` opens the whole file).
 PREVIEW_ROWS = 500
-#: Characters of text a preview shows; the rest is not read (or, for JSON, not pretty-printed).
-PREVIEW_CHARS = 200_000
+#: Characters of text a preview shows; the rest is not read (or, for JSON, not pretty-printed). The search
+#: index keeps the same number of each file, so that every match it finds is in the preview.
+PREVIEW_CHARS = reading.PREVIEW_CHARS
 #: Above this size a Markdown file is shown as highlighted text, not rendered (rendering is slow).
 MARKDOWN_RENDER_LIMIT = 200_000
 #: Rendered Markdown is a widget per block and several per list item, laid out on the UI thread: about 1 ms a

@@ -172,6 +172,9 @@ class ViewScreen(Screen[None]):
         """The file or folder that "copy path", "editor" and "pager" act on."""
         return None
 
+    def focus_query(self) -> None:
+        """Put the cursor in the view's text field, for a view that has one (Search)."""
+
     def open_form(self, form: ModalScreen[Path | None]) -> None:
         """Show a decision wizard; once it wrote a file (it says which), re-read the view."""
 

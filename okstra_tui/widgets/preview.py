@@ -18,6 +18,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Markdown, Static
 
 from okstra_core.models.run import TeamState
+from okstra_core.search.query import Query
 from okstra_core.text import visible
 
 from ..data.preview import (
@@ -28,7 +29,7 @@ from ..data.preview import (
 )
 from ..ui_thread import call_ui
 from .error_panel import ErrorPanel
-from .text_lines import TextLines
+from .text_lines import Mark, TextLines
 
 #: Up to this many characters text is laid out whole (a ``Static``, words kept together when it wraps); longer
 #: text is drawn a row at a time (:class:`TextLines`), so that its cost does not grow with its length.
@@ -60,14 +61,29 @@ class ArtifactPreview(VerticalScroll):
         super().__init__(id=id, classes=classes)
         self.target: PreviewTarget | None = None
         self.root: Path | None = None
+        #: A search whose matches are highlighted (the text is then shown plain, never rendered).
+        self.find: Query | None = None
+        #: Text (a finding id) after whose first line the first match shown is looked for.
+        self.anchor_text: str | None = None
 
     def on_mount(self) -> None:
         self.mount(Static("Select an artifact to preview it.", classes="preview-note"))
 
-    def show(self, target: PreviewTarget, root: Path, *, keep_scroll: bool = False) -> None:
-        """Load *target* (off the UI thread) and replace the pane's content."""
+    def show(
+        self,
+        target: PreviewTarget,
+        root: Path,
+        *,
+        keep_scroll: bool = False,
+        find: Query | None = None,
+        anchor: str | None = None,
+    ) -> None:
+        """Load *target* (off the UI thread) and replace the pane's content; with *find*, at its first match
+        (the first after the line holding *anchor*, when there is one)."""
         self.target = target
         self.root = root
+        self.find = find
+        self.anchor_text = anchor
         self._load(target, root, keep_scroll)
 
     def reload(self) -> None:
@@ -83,13 +99,68 @@ class ArtifactPreview(VerticalScroll):
         if loaded.target is not self.target:
             return
         y = self.scroll_y
+        shown = self._matches()
+        current = shown.current if shown is not None else None
         with self.app.batch_update():
             await self.remove_children()
             await self.mount_all(self._widgets_for(loaded))
+        matches = self._matches()
+        if matches is not None and matches.marks:
+            if keep_scroll and current is not None and current < len(matches.marks):
+                matches.set_current(current)
+            else:
+                matches.set_current(self._first_after_anchor(matches))
+            if not keep_scroll:
+                self.call_after_refresh(self._scroll_to_current)
         if keep_scroll:
             self.scroll_to(y=y, animate=False)
-        else:
+        elif matches is None or not matches.marks:
             self.scroll_home(animate=False)
+        self._say_matches()
+
+    # ---------------------------------------------------------- search matches
+
+    def _matches(self) -> TextLines | None:
+        """The text holding the search's matches, when a search is shown."""
+        if self.find is None:
+            return None
+        found = self.query(TextLines)
+        return found.first() if found else None
+
+    def _first_after_anchor(self, matches: TextLines) -> int:
+        """The first match at or after the first line holding the anchor (the first match when none does)."""
+        if self.anchor_text:
+            for i, line in enumerate(matches.lines):
+                if self.anchor_text in line:
+                    return next((k for k, mark in enumerate(matches.marks) if mark[0] >= i), 0)
+        return 0
+
+    def step_match(self, step: int) -> None:
+        """Move to the next (*step* 1) or previous (-1) match, wrapping around."""
+        matches = self._matches()
+        if matches is None or not matches.marks:
+            return
+        current = -1 if matches.current is None else matches.current
+        matches.set_current((current + step) % len(matches.marks))
+        self._scroll_to_current()
+        self._say_matches()
+
+    def _scroll_to_current(self) -> None:
+        matches = self._matches()
+        if matches is None or matches.current is None:
+            return
+        row = matches.virtual_region.y + matches.row_of(matches.current)
+        self.scroll_to(y=max(row - 3, 0), animate=False)
+
+    def _say_matches(self) -> None:
+        if self.find is None:
+            self.border_subtitle = None
+            return
+        matches = self._matches()
+        if matches is None or not matches.marks:
+            self.border_subtitle = "no match in the text shown"
+        else:
+            self.border_subtitle = f"match {(matches.current or 0) + 1} of {len(matches.marks)} · n / N"
 
     def _widgets_for(self, loaded: LoadedPreview) -> list[Widget]:
         target = loaded.target
@@ -105,13 +176,25 @@ class ArtifactPreview(VerticalScroll):
             out.append(Static(syntax(loaded.header, "yaml")))
         if loaded.cut is not None:
             out.append(Static(Text(loaded.cut), classes="preview-note"))
-        out.append(_body(target.fmt, loaded))
+        out.append(_body(target.fmt, loaded, self.find))
         return out
 
 
-def _body(fmt: str, loaded: LoadedPreview) -> Widget:
-    """The file's text (already cut to the preview's size and made visible), the way its format reads best."""
+def _marks(text: str, find: Query) -> list[Mark]:
+    """Where *find* matches in each line of *text* (tabs expanded, as :class:`TextLines` shows them)."""
+    marks: list[Mark] = []
+    for i, line in enumerate(text.split("\n")):
+        marks.extend((i, start, end) for start, end in find.match_spans(line.expandtabs(4)))
+    return marks
+
+
+def _body(fmt: str, loaded: LoadedPreview, find: Query | None = None) -> Widget:
+    """The file's text (already cut to the preview's size and made visible), the way its format reads best;
+    with *find*, as plain lines with the search's matches marked."""
     text = loaded.pretty if loaded.pretty is not None else (loaded.text or "")
+    if find is not None:
+        lexer = {"json": "json", "jsonl": "json", "sh": "bash"}.get(fmt)
+        return TextLines(text, lexer, marks=_marks(text, find))
     if fmt == "md" and loaded.render_markdown:
         return Markdown(text)
     lexer = {"json": "json", "jsonl": "json", "md": "markdown", "sh": "bash", "html": "html"}.get(fmt)

@@ -36,20 +36,42 @@ TAB_SIZE = 4
 CONTINUED = Strip([Segment("↪ ", Style(dim=True))], 2)
 FIRST_ROW = Strip([Segment("  ")], 2)
 
+#: How a search match is drawn, and the match the view is at.
+MARK_STYLE = "reverse"
+CURRENT_MARK_STYLE = "bold black on yellow"
+
+#: A search match: line index, and start and end offsets in that line (tabs expanded).
+Mark = tuple[int, int, int]
+
 
 class TextLines(Widget):
     """Text given as lines already made visible (see ``okstra_core.text.visible``), optionally highlighted.
 
     *lexer* is a Pygments lexer name; each line is highlighted on its own, which
-    is exact for JSON and JSONL and close for Markdown and shell.
+    is exact for JSON and JSONL and close for Markdown and shell. *marks* are
+    search matches drawn over it; :attr:`current` is the one the view is at.
     """
 
     DEFAULT_CSS = """
     TextLines { height: auto; }
     """
 
-    def __init__(self, text: str, lexer: str | None = None, *, gutter: bool = False, id: str | None = None) -> None:
+    def __init__(
+        self,
+        text: str,
+        lexer: str | None = None,
+        *,
+        gutter: bool = False,
+        id: str | None = None,
+        marks: list[Mark] | None = None,
+    ) -> None:
         super().__init__(id=id)
+        self.marks: list[Mark] = sorted(marks or [])
+        self._marks_by_line: dict[int, list[int]] = {}
+        for i, (line, _, _) in enumerate(self.marks):
+            self._marks_by_line.setdefault(line, []).append(i)
+        #: The index in :attr:`marks` of the match the view is at (None: none is).
+        self.current: int | None = None
         self._syntax = (
             Syntax("", lexer, theme="ansi_dark", background_color="default", tab_size=TAB_SIZE)
             if lexer is not None
@@ -73,6 +95,20 @@ class TextLines(Widget):
         """Show *text* instead (already made visible)."""
         self._set_lines(text)
         self.refresh(layout=True)
+
+    def set_current(self, index: int | None) -> None:
+        """Make match *index* the current one (drawn apart from the others)."""
+        for mark in (self.current, index):
+            if mark is not None:
+                self._cache.pop(self.marks[mark][0], None)
+        self.current = index
+        self.refresh()
+
+    def row_of(self, index: int) -> int:
+        """The row (at the current width) where match *index* starts."""
+        line, start, _ = self.marks[index]
+        self._fold(self.content_size.width or self.size.width or 80)
+        return self._starts[line] + cell_len(self.lines[line][:start]) // self._width
 
     @property
     def text(self) -> str:
@@ -104,6 +140,9 @@ class TextLines(Widget):
                 text.right_crop(1)
         else:
             text = Text(line)
+        for i in self._marks_by_line.get(index, ()):
+            _, start, end = self.marks[i]
+            text.stylize(CURRENT_MARK_STYLE if i == self.current else MARK_STYLE, start, end)
         text.no_wrap = True
         text.end = ""
         strip = Strip(text.render(self.app.console))

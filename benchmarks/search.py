@@ -1,0 +1,214 @@
+"""Benchmark: the search index against ``okstra check --no-cache`` and ``grep -rli``, on one demo tree.
+
+    python benchmarks/search.py [--tasks 2000] [--tree DIR] [--write-docs]
+
+Makes (or reuses, ``--tree``) a demo tree, then measures in one run, each command a fresh process unless said:
+
+* **check**: ``okstra check TREE --no-cache`` (every rule, every core);
+* **build**: ``okstra search TREE --reindex`` (the whole index, from nothing);
+* **after an edit**: one task's brief edited and a note added, then ``okstra search TREE WORD`` (the update
+  of the index included);
+* **grep**: ``grep -rli WORD TREE/.okstra`` for each of :data:`WORDS` (20 words, from every task to none);
+* **query in process**: :meth:`SearchIndex.search` on the up-to-date index, for the same words;
+* **end to end**: ``okstra search TREE WORD`` on the up-to-date index (process start and the freshness look
+  included), for the same words;
+* the index's size on disk against the text it holds and the bytes of the files it read.
+
+Targets: build / check at most 1.0; after an edit / build at most 0.05; query / grep at most 0.01; end to end /
+grep at most 0.05 (medians over the 20 words). ``--write-docs`` replaces the "Search" section of
+``docs/performance.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _timing import timed_run
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+SECTION = "## Search"
+#: Words of every selectivity: in every task, in some, in the rich tasks only, in none.
+WORDS = (
+    "gateway",
+    "retry",
+    "idempotency",
+    "analysis",
+    "worker",
+    "ledger",
+    "tenant",
+    "rounding",
+    "outbox",
+    "vat",
+    "fraud",
+    "receipt",
+    "backoff",
+    "latency",
+    "alias",
+    "observability",
+    "currency",
+    "address",
+    "wombatfjord",
+    "zzqqxx",
+)
+
+
+def _okstra() -> list[str]:
+    exe = Path(sys.executable).parent / "okstra"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "okstra_core.cli"]
+
+
+def _edit_one_task(tree: Path) -> tuple[Path, bytes, Path]:
+    from okstra_core import layout
+
+    task = sorted((layout.tasks_dir(tree)).glob("*/*"))[len(WORDS)]
+    brief = layout.instruction_set_dir(task) / "task-brief.md"
+    before = brief.read_bytes()
+    brief.write_bytes(before + b"\nAdded for the benchmark: wombatfjord.\n")
+    note = layout.notes_dir(task)
+    note.mkdir(exist_ok=True)
+    added = note / "20261201T120000Z-benchmark.md"
+    added.write_text("A note about the wombatfjord.\n")
+    return brief, before, added
+
+
+def measure(tree: Path) -> dict[str, object]:
+    from okstra_core.search import index as search_index
+    from okstra_core.search.index import SearchIndex
+    from okstra_core.search.query import parse
+
+    okstra = _okstra()
+    out: dict[str, object] = {"load_start": os.getloadavg()[0]}
+    with tempfile.TemporaryDirectory(prefix="okstra-search-bench-") as cache:
+        base = ["--cache-dir", cache, "-q"]
+        out["check"] = timed_run([*okstra, "check", str(tree), "--no-cache", "--quiet", "--format", "json"])[0]
+        out["build"] = timed_run([*okstra, "search", str(tree), "--reindex", *base], (0,))[0]
+        time.sleep(search_index.RACY_NS / 1e9)  # what was just indexed is settled
+        brief, before, added = _edit_one_task(tree)
+        time.sleep(search_index.RACY_NS / 1e9)
+        try:
+            out["after_edit"] = timed_run([*okstra, "search", str(tree), "wombatfjord", *base])[0]
+        finally:
+            brief.write_bytes(before)
+            added.unlink()
+        time.sleep(search_index.RACY_NS / 1e9)
+        timed_run([*okstra, "search", str(tree), "x", *base])  # up to date again
+        greps, queries, ends, hits = [], [], [], []
+        with SearchIndex(tree, Path(cache)) as index:
+            looks = []
+            for _ in range(5):
+                start = time.perf_counter()
+                index.update()
+                looks.append(time.perf_counter() - start)
+            out["look"] = statistics.median(looks)
+            out["start"] = timed_run([*okstra, "--version"], (0,))[0]
+            for word in WORDS:
+                start = time.perf_counter()
+                subprocess.run(["grep", "-rli", word, str(tree / ".okstra")], capture_output=True)
+                greps.append(time.perf_counter() - start)
+                query = parse(word)
+                start = time.perf_counter()
+                found = index.search(query, limit=50)
+                queries.append(time.perf_counter() - start)
+                hits.append(found.total)
+                ends.append(timed_run([*okstra, "search", str(tree), word, "--limit", "50", *base])[0])
+            stats = index.stats()
+    out.update(grep=greps, query=queries, end=ends, hits=hits, stats=stats, load_end=os.getloadavg()[0])
+    return out
+
+
+def table(r: dict[str, object], tasks: int) -> str:
+    check, build, edit = (float(r[k]) for k in ("check", "build", "after_edit"))  # type: ignore[arg-type]
+    grep = statistics.median(r["grep"])  # type: ignore[arg-type]
+    query = statistics.median(r["query"])  # type: ignore[arg-type]
+    end = statistics.median(r["end"])  # type: ignore[arg-type]
+    stats = r["stats"]
+    assert isinstance(stats, dict)
+    hits = r["hits"]
+    assert isinstance(hits, list)
+    cpu = platform.processor() or platform.machine()
+    rows = [
+        ("build / `okstra check --no-cache`", build / check, 1.0),
+        ("next query after one task edited / build", edit / build, 0.05),
+        ("query in process / `grep -rli`", query / grep, 0.01),
+        ("`okstra search` end to end / `grep -rli`", end / grep, 0.05),
+    ]
+    return "\n".join(
+        [
+            SECTION,
+            "",
+            f"`python benchmarks/search.py --tree DEMO` on a demo tree of {tasks:,} tasks, every figure from one run",
+            f"(machine: {cpu}, {os.cpu_count()} cores, shared; load average {r['load_start']:.1f} at the start, "
+            f"{r['load_end']:.1f} at the end; Python {platform.python_version()}, SQLite "
+            f"{__import__('sqlite3').sqlite_version}).",
+            "",
+            "| what | wall time |",
+            "|---|---:|",
+            f"| `okstra check --no-cache` (every core) | {check:.2f} s |",
+            f"| `okstra search --reindex` (build from nothing) | {build:.2f} s |",
+            f"| `okstra search WORD` after one task's brief was edited and a note added | {edit:.2f} s |",
+            f"| `grep -rli WORD .okstra`, median of {len(WORDS)} words | {grep:.3f} s |",
+            f"| query in process on the up-to-date index, median of {len(WORDS)} words | {query * 1000:.1f} ms |",
+            f"| `okstra search WORD` end to end, median of {len(WORDS)} words | {end:.3f} s |",
+            f"| of which: the look at an up-to-date store, in process (median of 5) | {float(r['look']):.3f} s |",  # type: ignore[arg-type]
+            f"| of which: interpreter start, `okstra --version` | {float(r['start']):.3f} s |",  # type: ignore[arg-type]
+            "",
+            "| ratio | measured | target |",
+            "|---|---:|---:|",
+            *(f"| {name} | {value:.3f} | {target:g} |" for name, value, target in rows),
+            "",
+            f"Hits per word ({', '.join(WORDS)}): {', '.join(str(h) for h in hits)}.",
+            f"The index holds {stats['files']:,} files as {stats['sections']:,} sections, "
+            f"{stats['chars']:,} characters of text, in {stats['bytes']:,} bytes on disk "
+            f"({stats['bytes'] / max(stats['chars'], 1):.1f} bytes per character indexed; FTS5 keeps the text "
+            "itself for snippets, plus its inverted index).",
+            "",
+        ]
+    )
+
+
+def write_docs(text: str) -> None:
+    path = REPO / "docs" / "performance.md"
+    doc = path.read_text(encoding="utf-8")
+    if SECTION in doc:
+        start = doc.index(SECTION)
+        nxt = doc.find("\n## ", start + len(SECTION))
+        doc = doc[:start] + text + (doc[nxt + 1 :] if nxt != -1 else "")
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + text
+    path.write_text(doc, encoding="utf-8")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--tasks", type=int, default=2000)
+    parser.add_argument("--tree", type=Path, default=None, help="reuse (or create) the demo tree here")
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args()
+    from okstra_core.demo import generate
+
+    with tempfile.TemporaryDirectory(prefix="okstra-search-tree-") as tmp:
+        tree = args.tree or Path(tmp) / "project"
+        if not (tree / ".okstra").is_dir():
+            print(f"generating a demo of {args.tasks} tasks in {tree} ...", file=sys.stderr)
+            generate(tree, tasks=args.tasks)
+        tasks = sum(1 for _ in (tree / ".okstra" / "tasks").glob("*/*"))
+        result = measure(tree.resolve())
+        text = table(result, tasks)
+    print(text)
+    if args.write_docs:
+        write_docs(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

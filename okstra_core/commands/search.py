@@ -1,0 +1,196 @@
+"""``okstra search PROJECT QUERY``: find what the agents wrote, through the project's full-text index.
+
+Exit 0 when something matched, 1 when nothing did (as ``grep`` and ``rg``), 2
+when the search cannot run (a malformed query, no store, an unusable cache
+folder): one line on standard error saying why. Text output lists the hits
+best first, each as a line naming the task, the kind (and the finding,
+question or design item) and the file, then the snippet around the match;
+``--json`` prints ``{"version": 1, "project", "query", "total", "hits": [...],
+"notices": [...]}`` with each hit ``{task, taskFolder, taskType, kind, label,
+path, snippet, matches, capped, modified, score}`` (``matches``: the
+``[start, end)`` character offsets of the matched words in ``snippet``).
+
+Everything printed from the index is store text made inert when it was
+indexed (:func:`okstra_core.text.visible`); the JSON is ASCII.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import layout
+from ..progress import terminal_progress
+from ..text import visible
+
+if TYPE_CHECKING:
+    from ..search.index import Hit, Results
+
+SEARCH_JSON_VERSION = 1
+EXIT_FOUND = 0
+EXIT_NOTHING = 1
+EXIT_CANNOT_RUN = 2
+DEFAULT_LIMIT = 50
+
+_MATCH_STYLE = "\x1b[1;31m"
+_TASK_STYLE = "\x1b[1m"
+_RESET = "\x1b[0m"
+
+
+def _limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "search",
+        help="search what the agents wrote (reports, findings, questions, prompts …) through a full-text index",
+        description='Words must all match; "exact phrases", prefix*, OR, NOT (or -word), parentheses; filters '
+        "kind:KIND, task:GLOB, type:TASK-TYPE, since:DATE|AGE (7d). Exit 0: hits, 1: none, 2: cannot run.",
+    )
+    p.add_argument("project", type=Path, help="project root holding .okstra/")
+    p.add_argument("query", nargs="*", help="the query (its words are joined with spaces)")
+    p.add_argument("--json", action="store_true", help=f"print the hits as JSON (version {SEARCH_JSON_VERSION})")
+    p.add_argument("--limit", type=_limit, default=DEFAULT_LIMIT, metavar="N", help="at most N hits (default 50)")
+    p.add_argument("--reindex", action="store_true", help="rebuild the index from scratch first")
+    p.add_argument(
+        "--include-logs", action="store_true", help="index and search agent transcripts (*.log) too; they are large"
+    )
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="where the index is kept (default: $OKSTRA_CACHE_DIR, else $XDG_CACHE_HOME/okstra, else "
+        "~/.cache/okstra); never inside the store",
+    )
+    p.add_argument("--colour", "--color", choices=("auto", "always", "never"), default="auto", help="highlight matches")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress display while the index is built")
+    p.set_defaults(func=run)
+
+
+def _fail(message: str) -> int:
+    print(f"okstra search: {visible(message)}", file=sys.stderr)
+    return EXIT_CANNOT_RUN
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..search.index import SearchError, SearchIndex
+    from ..search.query import QueryError, parse
+
+    text = " ".join(args.query)
+    query = None
+    if text.strip() or not args.reindex:
+        try:
+            query = parse(text)
+        except QueryError as exc:
+            return _fail(f"bad query: {exc}")
+    root = Path(args.project)
+    if not layout.okstra_dir(root).is_dir():
+        return _fail(f"{root}: no .okstra/ store in this folder")
+    root = Path(os.path.realpath(root))
+    include_logs = args.include_logs or (query is not None and query.wants_logs)
+    try:
+        index = SearchIndex(root, layout.okstra_cache_dir(args.cache_dir), include_logs=include_logs)
+        with index:
+            if args.reindex:
+                index.rebuild()
+            with terminal_progress("indexing", "files", quiet=args.quiet or args.json) as progress:
+                index.update(progress)
+            results = index.search(query, limit=args.limit) if query is not None else None
+    except SearchError as exc:
+        return _fail(str(exc))
+    for notice in index.notices:
+        print(f"okstra search: notice: {visible(notice)}", file=sys.stderr)
+    if results is None:
+        stats = index_stats(index)
+        print(f"index rebuilt: {stats}")
+        return EXIT_FOUND
+    if args.json:
+        _print_json(root, text, results, index.notices)
+    else:
+        colour = args.colour == "always" or (
+            args.colour == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        )
+        _print_text(results, args.limit, colour)
+    return EXIT_FOUND if results.hits else EXIT_NOTHING
+
+
+def index_stats(index: Any) -> str:
+    stats = index.stats()
+    return f"{stats['files']:,} files, {stats['sections']:,} sections, {stats['bytes']:,} bytes"
+
+
+def _hit_json(hit: Hit) -> dict[str, Any]:
+    plain, matches = "", []
+    for piece, matched in hit.snippet_parts():
+        if matched:
+            matches.append([len(plain), len(plain) + len(piece)])
+        plain += piece
+    modified = dt.datetime.fromtimestamp(hit.modified_ns / 1e9, dt.UTC).isoformat().replace("+00:00", "Z")
+    return {
+        "task": hit.task,
+        "taskFolder": hit.task_folder,
+        "taskType": hit.task_type,
+        "kind": hit.kind,
+        "label": hit.label,
+        "path": hit.path,
+        "snippet": plain,
+        "matches": matches,
+        "capped": hit.capped,
+        "modified": modified,
+        "score": round(hit.score, 6),
+    }
+
+
+def _print_json(root: Path, text: str, results: Results, notices: list[str]) -> None:
+    doc = {
+        "version": SEARCH_JSON_VERSION,
+        "project": str(root),
+        "query": text,
+        "total": results.total,
+        "hits": [_hit_json(h) for h in results.hits],
+        "notices": notices,
+    }
+    print(json.dumps(doc, indent=2, ensure_ascii=True))
+
+
+def _print_text(results: Results, limit: int, colour: bool) -> None:
+    from ..search.extract import INDEX_CHARS
+
+    for hit in results.hits:
+        what = hit.kind + (f" {hit.label}" if hit.label else "")
+        task = f"{_TASK_STYLE}{visible(hit.task)}{_RESET}" if colour else visible(hit.task)
+        capped = f"  (only the first {INDEX_CHARS:,} characters are indexed)" if hit.capped else ""
+        print(f"{task}  {visible(what)}  {visible(hit.path)}{capped}")
+        snippet = ""
+        for piece, matched in hit.snippet_parts():
+            # Whitespace runs (a line break inside a snippet) read as one space on a result line.
+            piece = visible(" ".join(piece.replace("\n", " ").replace("\t", " ").split(" ")))
+            snippet += f"{_MATCH_STYLE}{piece}{_RESET}" if matched and colour else piece
+        print(f"    {_one_line_keep(snippet)}")
+    count = results.total
+    if not results.hits:
+        print("no matches")
+    elif count > len(results.hits):
+        print(f"showing the best {len(results.hits):,} of {count:,} hits (--limit {count} shows all)")
+    else:
+        print(f"{count:,} hit{'s' if count != 1 else ''}")
+
+
+def _one_line_keep(text: str) -> str:
+    """*text* with runs of spaces squeezed to one (escape sequences of the highlight untouched)."""
+    while "  " in text:
+        text = text.replace("  ", " ")
+    return text.strip()

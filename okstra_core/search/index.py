@@ -1,0 +1,668 @@
+"""The search index of one project: an SQLite FTS5 database in the user's cache folder, never in the store.
+
+One file per project (``<cache>/search/<digest of the root>.sqlite``), in WAL
+mode, so that a workbench and a command can read it while a third process
+brings it up to date. Each indexed file is recorded with the same freshness
+key as the check cache uses (size, mtime, ctime, inode), each walked folder
+with its own key and its listing: an unchanged folder is confirmed by one
+``stat`` (a name added, removed or renamed changes its mtime), an unchanged
+file by one more, and only changed, added and removed files are read again.
+Anything whose mtime is within :data:`RACY_NS` of the look is recorded as
+unsettled and looked at again next time (a second write in the same clock
+tick would keep the same metadata).
+
+The database is trusted only when it is ours: its ``application_id`` and
+``user_version`` (:data:`INDEX_FORMAT`) and the project it names. A file
+that is not, or that SQLite finds corrupt, truncated or locked past
+:data:`BUSY_SECONDS`, is removed and built afresh, with one line in
+:attr:`SearchIndex.notices`. Nothing here writes in the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import operator
+import os
+import re
+import sqlite3
+import stat
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from .. import layout
+from ..progress import Progress
+from .extract import INDEX_CHARS, child_role, extract, file_kind
+from .query import Query
+from .tokens import FTS_TOKENIZER
+
+#: ``PRAGMA user_version`` of the index; bumped whenever its tables or what they hold change.
+INDEX_FORMAT: Final = 3
+#: ``PRAGMA application_id`` of the index ("oks1"): a database without it is not ours.
+APPLICATION_ID: Final = 0x6F6B7331
+#: How long a write waits for another process's before the index is taken as locked.
+BUSY_SECONDS: float = 15.0
+#: Files and folders modified this close to the look are not trusted to show a later change.
+RACY_NS: int = 2_000_000_000
+#: Snippet markers around a match (control characters, which the indexed text never holds).
+MATCH_START: Final = "\x02"
+MATCH_END: Final = "\x03"
+#: Tokens of context in a snippet.
+SNIPPET_TOKENS: Final = 14
+
+_UNSETTLED: Final = "racy"
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_SQLITE_CORRUPT: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+_SQLITE_BUSY: Final = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
+
+_SCHEMA: Final = f"""
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE dirs(
+    path TEXT PRIMARY KEY, stat TEXT NOT NULL, role TEXT NOT NULL, subdirs TEXT NOT NULL, plain TEXT NOT NULL,
+    logged TEXT NOT NULL, plain_hash TEXT NOT NULL, log_hash TEXT NOT NULL, files TEXT NOT NULL
+);
+CREATE TABLE files(
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, dir TEXT NOT NULL, stat TEXT NOT NULL, kind TEXT NOT NULL,
+    task TEXT NOT NULL, run_type TEXT, mtime INTEGER NOT NULL, capped INTEGER NOT NULL, error TEXT,
+    chars INTEGER NOT NULL
+);
+CREATE TABLE sections(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, kind TEXT NOT NULL, label TEXT);
+CREATE INDEX sections_by_file ON sections(file);
+CREATE INDEX files_by_dir ON files(dir);
+CREATE TABLE tasks(rel TEXT PRIMARY KEY, key TEXT NOT NULL, type TEXT);
+CREATE VIRTUAL TABLE body USING fts5(text, tokenize='{FTS_TOKENIZER}');
+PRAGMA application_id = {APPLICATION_ID};
+PRAGMA user_version = {INDEX_FORMAT};
+"""
+
+
+class SearchError(Exception):
+    """The index cannot be used at all (its folder is unusable); the message is one line naming it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One matching section of one file."""
+
+    task: str
+    task_folder: str
+    task_type: str | None
+    kind: str
+    label: str | None
+    #: The file, relative to the project root (POSIX).
+    path: str
+    #: Text around the match; matched tokens between :data:`MATCH_START` and :data:`MATCH_END`.
+    snippet: str
+    capped: bool
+    modified_ns: int
+    score: float
+
+    def snippet_parts(self) -> list[tuple[str, bool]]:
+        """The snippet as (text, is a match) pieces."""
+        parts: list[tuple[str, bool]] = []
+        for i, piece in enumerate(self.snippet.split(MATCH_START)):
+            if i == 0:
+                parts.append((piece, False))
+                continue
+            match, _, rest = piece.partition(MATCH_END)
+            parts.append((match, True))
+            parts.append((rest, False))
+        return [(text, matched) for text, matched in parts if text]
+
+    @property
+    def plain_snippet(self) -> str:
+        return self.snippet.replace(MATCH_START, "").replace(MATCH_END, "")
+
+
+@dataclass(frozen=True, slots=True)
+class Results:
+    hits: list[Hit]
+    #: Matching sections in all (the hits are the first ``limit`` of them).
+    total: int
+
+
+@dataclass(slots=True)
+class Update:
+    """What one update did."""
+
+    read: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    rebuilt: bool = False
+
+
+def index_path(cache_dir: Path, root: Path) -> Path:
+    """The index file of the project *root* in the cache folder *cache_dir*."""
+    ident = hashlib.sha256(os.fsencode(os.path.abspath(root))).hexdigest()[:32]
+    return Path(os.path.abspath(cache_dir)) / "search" / f"{ident}.sqlite"
+
+
+def _key(st: os.stat_result, now_ns: int) -> str:
+    if abs(now_ns - st.st_mtime_ns) < RACY_NS or abs(now_ns - st.st_ctime_ns) < RACY_NS:
+        return _UNSETTLED
+    return f"{st.st_size},{st.st_mtime_ns},{st.st_ctime_ns},{st.st_ino}"
+
+
+@dataclass(slots=True)
+class _Look:
+    """The store as one look found it."""
+
+    #: Every walked folder: key, role, sub-folders, the names of its files and of its transcripts, the hashes
+    #: of their metadata, and its files' ``kind\tname`` lines (None until a file-by-file look needs them).
+    dirs: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    #: Folders listed afresh or whose files' hash changed: looked at file by file.
+    dirty: list[str] = field(default_factory=list)
+    #: Folders in the index that are no longer there.
+    gone: list[str] = field(default_factory=list)
+    #: Files looked at.
+    files: int = 0
+    #: Files read again in place (counted in both stale and removed).
+    replaced: int = 0
+    #: Whether transcripts were looked at.
+    logs: bool = False
+
+
+#: A file's metadata as the folder hash holds it (the check cache's key, less the device).
+_META: Final = operator.attrgetter("st_mode", "st_size", "st_mtime_ns", "st_ctime_ns", "st_ino")
+_MTIME: Final = operator.itemgetter(2)
+_CTIME: Final = operator.itemgetter(3)
+
+
+def _split(line: str) -> tuple[str, str, str]:
+    return line.partition("\t")
+
+
+def _files_hash(folder: str, names: str, now: int) -> str:
+    """The hash of the metadata of the files *names* (newline-separated) in *folder*; :data:`_UNSETTLED` when
+    one is gone or was modified within :data:`RACY_NS` of *now*.
+
+    One ``stat`` per file, the loop in C (``map``); Python's hash of a tuple of integers is the same in every
+    process of one Python build, and a different build only makes every folder be looked at file by file once.
+    """
+    if not names:
+        return "0"
+    try:
+        metas = tuple(map(_META, map(os.stat, map(folder.__add__, names.split("\n")))))
+    except OSError:
+        return _UNSETTLED
+    if now - max(max(map(_MTIME, metas)), max(map(_CTIME, metas))) < RACY_NS:
+        return _UNSETTLED
+    return str(hash(metas))
+
+
+class SearchIndex:
+    """The index of the project *root*, kept in *cache_dir*. Open it with :meth:`open`, close with :meth:`close`."""
+
+    def __init__(self, root: Path, cache_dir: Path, *, include_logs: bool = False) -> None:
+        self.root = Path(os.path.abspath(root))
+        self.path = index_path(cache_dir, self.root)
+        self.include_logs = include_logs
+        #: One line per index found unusable and rebuilt.
+        self.notices: list[str] = []
+        self._conn: sqlite3.Connection | None = None
+        store = layout.okstra_dir(self.root)
+        real_cache, real_store = os.path.realpath(self.path.parent), os.path.realpath(store)
+        if real_cache == real_store or real_cache.startswith(real_store.rstrip(os.sep) + os.sep):
+            raise SearchError(f"{cache_dir}: the cache folder is inside the store; the index is never kept there")
+
+    # ------------------------------------------------------------- opening
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.open()
+        assert self._conn is not None
+        return self._conn
+
+    def open(self) -> None:
+        """Open the index, building it afresh when there is none or it is not ours."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise SearchError(f"{self.path.parent}: cannot create the index folder: {exc.strerror or exc}") from None
+        problem = self._unusable_file()
+        if problem is not None:
+            self._discard(problem)
+        try:
+            self._conn = self._connect()
+            problem = self._foreign()
+        except sqlite3.DatabaseError as exc:
+            problem = self._problem(exc)
+        if problem is not None:
+            self._discard(problem)
+            self._conn = self._connect()
+            self._create()
+
+    def _unusable_file(self) -> str | None:
+        try:
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise SearchError(f"{self.path}: cannot look at the index: {exc.strerror or exc}") from None
+        if not stat.S_ISREG(st.st_mode):
+            return "not a regular file"
+        return None
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise SearchError(f"{self.path}: cannot open the index: {exc}") from None
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        return conn
+
+    def _foreign(self) -> str | None:
+        """Why the open database is not an index of this project in this format (None when it is)."""
+        conn = self.conn
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app_id == 0 and version == 0 and tables == 0:
+            self._create()
+            return None
+        if app_id != APPLICATION_ID:
+            return "not an okstra search index"
+        if version != INDEX_FORMAT:
+            return f"index format {version}, this okstra reads format {INDEX_FORMAT}"
+        row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+        if row is None or row[0] != str(self.root):
+            return "an index of another project"
+        return None
+
+    def _create(self) -> None:
+        conn = self.conn
+        conn.executescript(_SCHEMA)
+        conn.execute("INSERT INTO meta VALUES ('root', ?)", (str(self.root),))
+
+    def _problem(self, exc: sqlite3.DatabaseError) -> str:
+        """What a database error says of the index: corrupt or locked (rebuilt); anything else is raised."""
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code in _SQLITE_CORRUPT or (code is None and not isinstance(exc, sqlite3.OperationalError)):
+            return f"corrupt ({exc})"
+        if code in _SQLITE_BUSY:
+            return f"locked by another process for over {BUSY_SECONDS:g}s"
+        if isinstance(exc, sqlite3.OperationalError) and "fts5" in str(exc).lower():
+            return f"corrupt ({exc})"
+        raise SearchError(f"{self.path}: cannot use the index: {exc}") from None
+
+    def rebuild(self) -> None:
+        """Start the index afresh: the next :meth:`update` reads every file."""
+        self._discard(None)
+        self._conn = self._connect()
+        self._create()
+
+    def _discard(self, reason: str | None) -> None:
+        """Remove the index file (and its WAL and shared-memory files); say why, when there is a reason."""
+        self.close()
+        if reason is not None:
+            self.notices.append(f"the search index {self.path} was {reason}; rebuilt it")
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.unlink(f"{self.path}{suffix}")
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise SearchError(f"{self.path}{suffix}: cannot remove the unusable index: {exc.strerror}") from None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> SearchIndex:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _guarded(self) -> Iterator[None]:
+        """Run a block; an index found corrupt or locked meanwhile is rebuilt and the block run once more."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            self._discard(self._problem(exc))
+            self._conn = self._connect()
+            self._create()
+            raise _Retry from None
+
+    # ------------------------------------------------------------- updating
+
+    def update(self, progress: Progress | None = None) -> Update:
+        """Bring the index up to date with the store: read changed and added files, forget removed ones."""
+        before = len(self.notices)
+        for attempt in (0, 1):
+            try:
+                with self._guarded():
+                    result = self._update(progress)
+                    result.rebuilt = len(self.notices) > before
+                    return result
+            except _Retry:
+                if attempt:
+                    raise SearchError(f"{self.path}: the index could not be rebuilt") from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _wants_logs(self) -> bool:
+        if self.include_logs:
+            return True
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'logs'").fetchone()
+        return row is not None
+
+    def _update(self, progress: Progress | None) -> Update:
+        logs = self._wants_logs()
+        generation = self._generation()
+        look = self._look(self._known_dirs(), logs)
+        catalog_key = self._catalog_key()
+        if (
+            not look.dirty
+            and not look.gone
+            and not self._catalog_changed(catalog_key)
+            and (not self.include_logs or self._logs_recorded())
+        ):
+            return Update(unchanged=look.files)
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if self._generation() != generation:
+                # Another process changed the index while this one looked or waited for the lock: look again.
+                look = self._look(self._known_dirs(), logs)
+            stale, removed = self._changes(look)
+            self._forget(removed)
+            self._read(stale, progress)
+            self._save_dirs(look)
+            if self._catalog_changed(catalog_key):
+                self._save_tasks(catalog_key)
+            if self.include_logs:
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('logs', '1')")
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (str(generation + 1),))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return Update(read=len(stale), removed=len(removed) - look.replaced, unchanged=look.files - len(stale))
+
+    def _generation(self) -> int:
+        """How many updates the index has had (each one adds one)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def _logs_recorded(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM meta WHERE key = 'logs'").fetchone() is not None
+
+    def _known_dirs(self) -> dict[str, tuple[str, ...]]:
+        # Not the files' kinds (the last column): only a folder looked at file by file needs them.
+        rows = self.conn.execute("SELECT path, stat, role, subdirs, plain, logged, plain_hash, log_hash FROM dirs")
+        return {row[0]: row[1:] for row in rows}
+
+    def _look(self, known: dict[str, tuple[str, ...]], logs: bool) -> _Look:
+        """Look at every walked folder (listing only those whose key changed) and the files in them.
+
+        An unchanged folder's files are confirmed together: their metadata, read by one ``stat`` each in C
+        (``map``), hashed and compared with the hash recorded; only a folder whose hash differs (or that was
+        listed afresh) is looked at file by file, in :meth:`_changes`.
+        """
+        now = time.time_ns()
+        base = str(self.root) + os.sep
+        out = _Look()
+        stack = [(layout.rel(layout.tasks_dir(self.root), self.root), "tasks")]
+        while stack:
+            rel, role = stack.pop()
+            try:
+                st = os.lstat(base + rel)
+            except OSError:
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                continue
+            key = _key(st, now)
+            previous = known.get(rel)
+            if previous is not None and previous[0] == key and previous[1] == role and key != _UNSETTLED:
+                subdirs, plain, logged, plain_hash, log_hash = previous[2:]
+                files: str | None = None
+                listed = False
+            else:
+                # Listed after the stat: a change in between shows as a new key next time.
+                subdirs, files, plain, logged = _listing(base + rel, role)
+                plain_hash = log_hash = _UNSETTLED
+                listed = True
+            if subdirs:
+                stack.extend((f"{rel}/{name}", sub) for sub, _, name in map(_split, subdirs.split("\n")))
+            folder = base + rel + "/"
+            now_plain = _files_hash(folder, plain, now)
+            now_logs = _files_hash(folder, logged, now) if logs else log_hash
+            out.dirs[rel] = (key, role, subdirs, plain, logged, now_plain, now_logs, files)
+            out.files += plain.count("\n") + 1 if plain else 0
+            if logs:
+                out.files += logged.count("\n") + 1 if logged else 0
+            changed = now_plain != plain_hash or now_plain == _UNSETTLED
+            if logs:  # the transcripts' hash counts only while they are indexed
+                changed = changed or now_logs != log_hash or now_logs == _UNSETTLED
+            if listed or changed:
+                out.dirty.append(rel)
+        out.gone = [p for p in known if p not in out.dirs]
+        out.logs = logs
+        return out
+
+    def _changes(self, look: _Look) -> tuple[list[tuple[str, str, str, int]], list[int]]:
+        """The files to read (path, kind, key, mtime) and the ids of the rows to forget."""
+        stale: list[tuple[str, str, str, int]] = []
+        removed: list[int] = []
+        conn = self.conn
+        now = time.time_ns()
+        base = str(self.root) + os.sep
+        for rel in look.gone:
+            removed.extend(i for (i,) in conn.execute("SELECT id FROM files WHERE dir = ?", (rel,)))
+        for rel in look.dirty:
+            rows = conn.execute("SELECT id, path, stat FROM files WHERE dir = ?", (rel,))
+            stored = {path: (ident, key) for ident, path, key in rows}
+            current = set()
+            files = look.dirs[rel][-1]
+            if files is None:
+                row = conn.execute("SELECT files FROM dirs WHERE path = ?", (rel,)).fetchone()
+                files = row[0] if row is not None else ""
+                look.dirs[rel] = (*look.dirs[rel][:-1], files)
+            for kind, _, name in map(_split, files.split("\n") if files else ()):
+                if kind == "log" and not look.logs:
+                    continue
+                path = f"{rel}/{name}"
+                try:
+                    st = os.stat(base + path)
+                except OSError:
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    continue
+                key = _key(st, now)
+                current.add(path)
+                old = stored.get(path)
+                if old is None or old[1] != key or key == _UNSETTLED:
+                    stale.append((path, kind, key, st.st_mtime_ns))
+                    if old is not None:
+                        removed.append(old[0])
+                        look.replaced += 1
+            removed.extend(ident for path, (ident, _) in stored.items() if path not in current)
+        return stale, removed
+
+    def _forget(self, ids: list[int]) -> None:
+        conn = self.conn
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            conn.execute(f"DELETE FROM body WHERE rowid IN (SELECT id FROM sections WHERE file IN ({marks}))", chunk)
+            conn.execute(f"DELETE FROM sections WHERE file IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM files WHERE id IN ({marks})", chunk)
+
+    def _read(self, stale: list[tuple[str, str, str, int]], progress: Progress | None) -> None:
+        conn = self.conn
+        total = len(stale)
+        for done, (rel, kind, key, mtime) in enumerate(sorted(stale), start=1):
+            got = extract(self.root / rel, self.root, kind)
+            parts = rel.split("/")
+            task = "/".join(parts[2:4])
+            run_type = parts[5] if len(parts) > 6 and parts[4] == "runs" else None
+            chars = sum(len(s.text) for s in got.sections)
+            cur = conn.execute(
+                "INSERT INTO files(path, dir, stat, kind, task, run_type, mtime, capped, error, chars) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (rel, rel.rpartition("/")[0], key, kind, task, run_type, mtime, int(got.capped), got.error, chars),
+            )
+            file_id = cur.lastrowid
+            for section in got.sections:
+                cur = conn.execute(
+                    "INSERT INTO sections(file, kind, label) VALUES (?, ?, ?)", (file_id, section.kind, section.label)
+                )
+                conn.execute("INSERT INTO body(rowid, text) VALUES (?, ?)", (cur.lastrowid, section.text))
+            if progress is not None and (done % 200 == 0 or done == total):
+                progress(done, total)
+
+    def _save_dirs(self, look: _Look) -> None:
+        conn = self.conn
+        conn.executemany("DELETE FROM dirs WHERE path = ?", [(p,) for p in look.gone])
+        rows = [(p, *look.dirs[p]) for p in look.dirty]
+        conn.executemany("INSERT OR REPLACE INTO dirs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def _catalog_key(self) -> str:
+        try:
+            return _key(os.stat(layout.task_catalog_path(self.root)), time.time_ns())
+        except OSError:
+            return "missing"
+
+    def _catalog_changed(self, key: str) -> bool:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'catalog'").fetchone()
+        return row is None or row[0] != key or key == _UNSETTLED
+
+    def _save_tasks(self, key: str) -> None:
+        from ..store import Project
+
+        listing = Project(self.root).catalog_listing()
+        conn = self.conn
+        conn.execute("DELETE FROM tasks")
+        if isinstance(listing, list):
+            tasks_prefix = layout.rel(layout.tasks_dir(self.root), self.root) + "/"
+            rows = {
+                layout.task_root_rel(e.task_group, e.task_id).removeprefix(tasks_prefix): (e.task_key, e.task_type)
+                for e in listing
+            }
+            conn.executemany("INSERT INTO tasks VALUES (?, ?, ?)", [(rel, *v) for rel, v in rows.items()])
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('catalog', ?)", (key,))
+
+    # ------------------------------------------------------------- querying
+
+    def search(self, query: Query, *, limit: int = 50, logs: bool | None = None) -> Results:
+        """The sections matching *query*, best first (bm25; newest first on ties), at most *limit* of them.
+
+        Transcripts (``kind:log``) are among them when *logs* is true (default: when the index was opened to
+        include them) or when the query asks for that kind.
+        """
+        for attempt in (0, 1):
+            try:
+                with self._guarded():
+                    return self._search(query, limit, self.include_logs if logs is None else logs)
+            except _Retry:
+                if attempt:
+                    raise SearchError(f"{self.path}: the index could not be rebuilt") from None
+                self.update()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _where(self, query: Query, logs: bool) -> tuple[list[str], list[Any]]:
+        where: list[str] = []
+        args: list[Any] = []
+        match = query.fts()
+        if match is not None:
+            where.append("body MATCH ?")
+            args.append(match)
+        if query.kinds:
+            where.append(f"s.kind IN ({','.join('?' * len(query.kinds))})")
+            args.extend(sorted(query.kinds))
+        elif not logs:
+            where.append("s.kind != 'log'")
+        if query.tasks:
+            one = "(t.key GLOB ? OR f.task GLOB ? OR substr(f.task, instr(f.task, '/') + 1) GLOB ?)"
+            where.append("(" + " OR ".join([one] * len(query.tasks)) + ")")
+            for pattern in query.tasks:
+                args.extend([pattern] * 3)
+        if query.types:
+            where.append(f"coalesce(f.run_type, t.type) IN ({','.join('?' * len(query.types))})")
+            args.extend(sorted(query.types))
+        if query.since_ns is not None:
+            where.append("f.mtime >= ?")
+            args.append(query.since_ns)
+        return where, args
+
+    def _search(self, query: Query, limit: int, logs: bool) -> Results:
+        where, args = self._where(query, logs)
+        joins = (
+            "FROM body JOIN sections s ON s.id = body.rowid JOIN files f ON f.id = s.file "
+            "LEFT JOIN tasks t ON t.rel = f.task"
+        )
+        cond = " WHERE " + " AND ".join(where) if where else ""
+        if query.node is not None:
+            snippet = f"snippet(body, 0, char(2), char(3), '…', {SNIPPET_TOKENS})"
+            order = "ORDER BY rank, f.mtime DESC, f.path, s.id"
+            score = "rank"
+        else:
+            snippet = "substr(body.text, 1, 200)"
+            order = "ORDER BY f.mtime DESC, f.path, s.id"
+            score = "0.0"
+        sql = (
+            f"SELECT coalesce(t.key, f.task), f.task, coalesce(f.run_type, t.type), s.kind, s.label, f.path, "
+            f"{snippet}, f.capped, f.mtime, {score} {joins}{cond} {order} LIMIT ?"
+        )
+        rows = self.conn.execute(sql, [*args, limit]).fetchall()
+        hits = [Hit(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8], float(r[9])) for r in rows]
+        total = len(hits)
+        if total >= limit:
+            total = self.conn.execute(f"SELECT count(*) {joins}{cond}", args).fetchone()[0]
+        return Results(hits, total)
+
+    def stats(self) -> dict[str, int]:
+        """Files, sections and characters indexed, and the index's size on disk (with its WAL) in bytes."""
+        conn = self.conn
+        files, chars = conn.execute("SELECT count(*), coalesce(sum(chars), 0) FROM files").fetchone()
+        sections = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+        size = 0
+        for suffix in ("", "-wal"):
+            with suppress(OSError):
+                size += os.stat(f"{self.path}{suffix}").st_size
+        return {"files": files, "sections": sections, "chars": chars, "bytes": size}
+
+
+class _Retry(Exception):
+    """The index was rebuilt under a running operation: run it once more."""
+
+
+def _listing(folder: str, role: str) -> tuple[str, str, str, str]:
+    """What the walk uses of *folder*: its sub-folders (``role\tname`` lines), its files (``kind\tname``), and
+    the names of its files other than transcripts and of its transcripts (newline-separated)."""
+    subdirs: list[str] = []
+    files: list[tuple[str, str]] = []
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                if _SURROGATE.search(entry.name):
+                    continue  # a name that is not UTF-8 cannot be recorded (nor shown as itself): left out
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if is_dir:
+                    role_of = child_role(role, entry.name, True)
+                    if role_of is not None:
+                        subdirs.append(f"{role_of}\t{entry.name}")
+                elif (kind := file_kind(role, entry.name)) is not None:
+                    files.append((entry.name, kind))
+    except OSError:
+        pass
+    files.sort()
+    lines = "\n".join(f"{kind}\t{name}" for name, kind in files)
+    plain = "\n".join(name for name, kind in files if kind != "log")
+    logged = "\n".join(name for name, kind in files if kind == "log")
+    return "\n".join(sorted(subdirs)), lines, plain, logged
+
+
+__all__ = ["INDEX_CHARS", "Hit", "Results", "SearchError", "SearchIndex", "Update", "index_path"]

@@ -1,0 +1,30 @@
+"""Fixtures of the search tests: an index kept in the test's own cache folder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from okstra_core.search import index as search_index
+from okstra_core.search.index import SearchIndex
+
+
+@pytest.fixture(autouse=True)
+def _settled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files written by a test are trusted at once (the racy window is for real clocks, not asserted on)."""
+    monkeypatch.setattr(search_index, "RACY_NS", 0)
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path) -> Path:
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def fresh_index(fresh_demo: Path, cache_dir: Path) -> Iterator[SearchIndex]:
+    """An up-to-date index of a private copy of the demo."""
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        index.update()
+        yield index

@@ -1,0 +1,235 @@
+"""The index: kept up to date file by file, rebuilt when it cannot be trusted, never writing in the store."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from okstra_core import layout
+from okstra_core.search import index as search_index
+from okstra_core.search.index import SearchError, SearchIndex, index_path
+from okstra_core.search.query import parse
+
+TASK = "payments/retry-policy"
+
+
+def _note(root: Path, name: str = "20261201T120000Z-scratch.md") -> Path:
+    folder = layout.notes_dir(layout.tasks_dir(root) / TASK)
+    folder.mkdir(exist_ok=True)
+    return folder / name
+
+
+def _paths(index: SearchIndex, text: str) -> set[str]:
+    return {h.path for h in index.search(parse(text), limit=10_000).hits}
+
+
+def test_an_up_to_date_index_reads_nothing(fresh_index: SearchIndex) -> None:
+    update = fresh_index.update()
+    assert update.read == 0 and update.removed == 0 and update.unchanged > 300
+
+
+def test_an_edited_file_is_read_again_alone(fresh_demo: Path, fresh_index: SearchIndex) -> None:
+    brief = layout.instruction_set_dir(layout.tasks_dir(fresh_demo) / TASK) / "task-brief.md"
+    rel = layout.rel(brief, fresh_demo)
+    brief.write_text(brief.read_text() + "\nThe quokkazebra clause.\n")
+    update = fresh_index.update()
+    assert (update.read, update.removed) == (1, 0)
+    assert _paths(fresh_index, "quokkazebra") == {rel}
+    assert rel in _paths(fresh_index, "kind:brief task:*retry-policy*")
+
+
+def test_an_added_file_is_indexed_and_a_removed_one_forgotten(fresh_demo: Path, fresh_index: SearchIndex) -> None:
+    note = _note(fresh_demo)
+    note.write_text("Remember the wombatfjord.\n")
+    update = fresh_index.update()
+    assert (update.read, update.removed) == (1, 0)
+    assert _paths(fresh_index, "wombatfjord") == {layout.rel(note, fresh_demo)}
+    note.unlink()
+    update = fresh_index.update()
+    assert (update.read, update.removed) == (0, 1)
+    assert _paths(fresh_index, "wombatfjord") == set()
+
+
+def test_a_renamed_file_is_found_under_its_new_name(fresh_demo: Path, fresh_index: SearchIndex) -> None:
+    note = _note(fresh_demo)
+    note.write_text("The narwhalquay memo.\n")
+    fresh_index.update()
+    renamed = note.with_name("20261201T130000Z-renamed.md")
+    note.rename(renamed)
+    update = fresh_index.update()
+    assert (update.read, update.removed) == (1, 1)
+    assert _paths(fresh_index, "narwhalquay") == {layout.rel(renamed, fresh_demo)}
+
+
+def test_a_size_change_under_the_same_mtime_is_seen(fresh_demo: Path, fresh_index: SearchIndex) -> None:
+    note = _note(fresh_demo)
+    note.write_text("first draft\n")
+    fresh_index.update()
+    st = note.stat()
+    with open(note, "a") as fh:  # in place: same inode, same folder
+        fh.write("the ocelotmarsh line\n")
+    os.utime(note, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert note.stat().st_mtime_ns == st.st_mtime_ns and note.stat().st_ino == st.st_ino
+    update = fresh_index.update()
+    assert update.read == 1
+    assert _paths(fresh_index, "ocelotmarsh") == {layout.rel(note, fresh_demo)}
+
+
+def test_a_removed_task_is_forgotten(fresh_demo: Path, fresh_index: SearchIndex) -> None:
+    import shutil
+
+    assert _paths(fresh_index, "task:*retry-policy* idempotency")
+    shutil.rmtree(layout.tasks_dir(fresh_demo) / TASK)
+    update = fresh_index.update()
+    assert update.removed > 10 and update.read == 0
+    assert not _paths(fresh_index, "task:*retry-policy* idempotency")
+
+
+def test_a_file_touched_in_the_racy_window_is_read_again(
+    fresh_demo: Path, fresh_index: SearchIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_index, "RACY_NS", 10**18)  # everything counts as just written
+    note = _note(fresh_demo)
+    note.write_text("an unsettled note\n")
+    assert fresh_index.update().read >= 1
+    assert fresh_index.update().read >= 1  # not trusted: looked at again
+
+
+def _store_state(root: Path) -> dict[str, tuple[bytes, int]]:
+    out: dict[str, tuple[bytes, int]] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            st = os.lstat(path)
+            data = Path(path).read_bytes() if os.path.isfile(path) and not os.path.islink(path) else b""
+            out[path] = (data, st.st_mtime_ns)
+    return out
+
+
+def test_indexing_and_searching_leave_the_store_as_it_was(fresh_demo: Path, cache_dir: Path) -> None:
+    before = _store_state(fresh_demo)
+    with SearchIndex(fresh_demo, cache_dir, include_logs=True) as index:
+        index.update()
+        index.search(parse("idempotency OR retry"), limit=100)
+        index.update()
+    assert _store_state(fresh_demo) == before
+    assert index_path(cache_dir, fresh_demo).is_file()
+
+
+def test_the_index_is_never_kept_in_the_store(fresh_demo: Path) -> None:
+    with pytest.raises(SearchError, match="inside the store"):
+        SearchIndex(fresh_demo, layout.okstra_dir(fresh_demo) / "cache")
+
+
+def _rebuilt_after(fresh_demo: Path, cache_dir: Path, damage: str) -> SearchIndex:
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        index.update()
+    path = index_path(cache_dir, fresh_demo)
+    if damage == "garbage":
+        path.write_bytes(b"this is not a database at all" * 100)
+    elif damage == "truncated":
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 3])
+    elif damage == "foreign-version":
+        conn = sqlite3.connect(path)
+        conn.execute("PRAGMA user_version = 99")
+        conn.close()
+    elif damage == "other-application":
+        path.unlink()
+        conn = sqlite3.connect(path)
+        conn.execute("CREATE TABLE mine(x)")
+        conn.close()
+    elif damage == "symlink":
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        target = cache_dir / "elsewhere"
+        target.write_bytes(b"keep me")
+        path.symlink_to(target)
+    index = SearchIndex(fresh_demo, cache_dir)
+    index.open()
+    index.update()
+    return index
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign-version", "other-application", "symlink"])
+def test_an_untrustworthy_index_is_rebuilt_with_one_notice(fresh_demo: Path, cache_dir: Path, damage: str) -> None:
+    index = _rebuilt_after(fresh_demo, cache_dir, damage)
+    try:
+        assert len(index.notices) == 1, index.notices
+        assert "rebuilt" in index.notices[0] and "\n" not in index.notices[0]
+        assert _paths(index, "idempotency")
+        assert index.update().read == 0
+    finally:
+        index.close()
+    if damage == "symlink":
+        assert (cache_dir / "elsewhere").read_bytes() == b"keep me"
+
+
+def test_an_index_locked_past_the_wait_is_rebuilt(
+    fresh_demo: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        index.update()
+    monkeypatch.setattr(search_index, "BUSY_SECONDS", 0.2)
+    holder = sqlite3.connect(index_path(cache_dir, fresh_demo), isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # a process that never lets go
+    try:
+        _note(fresh_demo).write_text("the lemurgrove note\n")
+        with SearchIndex(fresh_demo, cache_dir) as index:
+            index.update()
+            assert any("locked" in n for n in index.notices)
+            assert _paths(index, "lemurgrove")
+    finally:
+        holder.close()
+
+
+def _query_loop(root: str, cache: str, rounds: int, out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    search_index.RACY_NS = 0
+    try:
+        seen = set()
+        for _ in range(rounds):
+            with SearchIndex(Path(root), Path(cache)) as index:
+                index.update()
+                hits = index.search(parse("idempotency"), limit=1000).hits
+                seen.add(len(hits))
+                assert hits
+        out.put(("ok", sorted(seen), []))
+    except BaseException as exc:  # reported to the test, which fails on it
+        out.put(("error", [], [repr(exc)]))
+
+
+def _edit_loop(root: str, cache: str, rounds: int, out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    search_index.RACY_NS = 0
+    try:
+        note = _note(Path(root))
+        for i in range(rounds):
+            note.write_text(f"edit {i} of the capybaraloft note\n" * (i + 1))
+            with SearchIndex(Path(root), Path(cache)) as index:
+                index.update()
+        out.put(("ok", [], []))
+    except BaseException as exc:
+        out.put(("error", [], [repr(exc)]))
+
+
+def test_two_processes_query_while_one_updates(fresh_demo: Path, cache_dir: Path) -> None:
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        index.update()
+    ctx = multiprocessing.get_context("spawn")
+    out: multiprocessing.Queue = ctx.Queue()  # type: ignore[type-arg]
+    args = (str(fresh_demo), str(cache_dir), 15, out)
+    procs = [ctx.Process(target=_edit_loop, args=args)] + [ctx.Process(target=_query_loop, args=args) for _ in (0, 1)]
+    for p in procs:
+        p.start()
+    reports = [out.get(timeout=300) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+    assert all(status == "ok" for status, _, _ in reports), reports
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        index.update()
+        assert not index.notices
+        assert _paths(index, "capybaraloft") == {layout.rel(_note(fresh_demo), fresh_demo)}
+        assert index.update().read == 0
