@@ -116,7 +116,6 @@ class OkstraApp(App[None]):
             # After the first frame: the first reading of the store competes with nothing on screen.
             self.call_after_refresh(self._start_notices)
 
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that could write (the editor) are shown disabled under the read-only guard."""
         if read_only.disabled(action):
@@ -274,6 +273,7 @@ class OkstraApp(App[None]):
 
     def action_running(self) -> None:
         self._go_top(View.RUNNING)
+
     def action_search(self) -> None:
         """Open Search (or, on it already, put the cursor back in its query)."""
         screen = self.screen

@@ -190,9 +190,9 @@ def refresh_inbox(project: Project, before: Inbox, task_roots: set[Path]) -> Inb
             unreadable.update(scan.rel(path) for path in scan.unreadable)
     unlisted = set(project.unlisted)
     for path, error in project.unlisted.items():
-        if any(path == r or path.is_relative_to(r) for r in task_roots):
-            if not any(parent in unlisted for parent in path.parents):
-                reasons[_folder_rel(path, project.root)] = error.reason
+        inside = any(path.is_relative_to(r) for r in task_roots)
+        if inside and not any(parent in unlisted for parent in path.parents):
+            reasons[_folder_rel(path, project.root)] = error.reason
     return Inbox(sort_newest_first(kept), sorted(unreadable), sorted(reasons), reasons)
 
 
