@@ -33,6 +33,7 @@ READING_VERBS = {
     "log-report",
     "completion",
     "task keys",
+    "search",
 }
 
 
@@ -205,8 +206,16 @@ def test_every_primitive_refuses(tmp_path: Path, guarded: Callable[[bool], None]
         and callable(getattr(writes, name))
         and getattr(writes, name).__module__ == writes.__name__
     }
-    not_writes = {"Outcome", "resolve_target", "jsonl_line", "enable_read_only", "read_only", "refuse_if_read_only"}
-    outside_stores = {"replace_file", "relaxed_durability"}
+    not_writes = {
+        "Outcome",
+        "resolve_target",
+        "jsonl_line",
+        "enable_read_only",
+        "read_only",
+        "refuse_if_read_only",
+        "observe_writes",
+    }
+    outside_stores = {"replace_file", "relaxed_durability", "create_private"}
     assert public - not_writes - outside_stores == set(attempts), "every write primitive is attempted"
     before = tree_digest(tmp_path)
     guarded(True)
