@@ -37,6 +37,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "okstra_core.commands.convergence",
     "okstra_core.commands.task",
     "okstra_core.commands.inbox",
+    "okstra_core.commands.stats",
 )
 
 EXIT_OK = 0
