@@ -49,6 +49,7 @@ class OkstraApp(App[None]):
         Binding("c", "catalog", "Catalog", show=False),
         Binding("x", "checks", "Checks"),
         Binding("m", "managers", "Managers"),
+        Binding("I", "insights", "Insights", show=False),
         Binding("y", "copy_path", "Copy path", show=False),
         Binding("e", "editor", "Open in $EDITOR", show=False),
         Binding("P", "pager", "Open in $PAGER", show=False),
@@ -179,6 +180,9 @@ class OkstraApp(App[None]):
 
     def action_inbox(self) -> None:
         self._go_top(View.INBOX)
+
+    def action_insights(self) -> None:
+        self._go_top(View.INSIGHTS)
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen

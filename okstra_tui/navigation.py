@@ -27,6 +27,7 @@ class View(StrEnum):
     CHECKS = "checks"
     MANAGERS = "managers"
     INBOX = "inbox"
+    INSIGHTS = "insights"
 
 
 #: The views reachable from anywhere by one key (``c``, ``x``, ``m``, ``i``).

@@ -153,6 +153,12 @@ async def inbox(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
+async def insights(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await pilot.press("I")
+    await settle(pilot)
+
+
 async def _open_decision(pilot: Pilot[None], kind: str) -> WizardScreen:
     """From the inbox, Enter on the first decision of *kind*: its wizard, at step 1."""
     from textual.widgets import DataTable
@@ -283,6 +289,7 @@ SCENES: dict[str, Scene] = {
     "managers": managers,
     "help": help_screen,
     "inbox": inbox,
+    "insights": insights,
     "wizard-clarification-question": wizard_clarification_question,
     "wizard-clarification-review": wizard_clarification_review,
     "wizard-direction-choose": wizard_direction_choose,

@@ -26,6 +26,7 @@ SCREENS: dict[View, str] = {
     View.CHECKS: "okstra_tui.screens.checks:ChecksScreen",
     View.MANAGERS: "okstra_tui.screens.managers:ManagersScreen",
     View.INBOX: "okstra_tui.screens.inbox:InboxScreen",
+    View.INSIGHTS: "okstra_tui.screens.insights:InsightsScreen",
 }
 
 

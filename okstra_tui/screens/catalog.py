@@ -142,6 +142,7 @@ class CatalogScreen(ViewScreen):
         Binding("s", "sort", "Sort"),
         Binding("S", "reverse", "Reverse sort", show=False),
         Binding("L", "latest", "Latest task"),
+        Binding("I", "insights", "Insights"),
         Binding("enter", "open_task", "Open task", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
@@ -510,6 +511,9 @@ class CatalogScreen(ViewScreen):
         index = by_column.get(event.column.key)
         if index is not None:
             self.sort = self.sort.by(index)
+
+    def action_insights(self) -> None:
+        self.open_view(Location(View.INSIGHTS))
 
     def action_latest(self) -> None:
         for i, row in enumerate(self.table.rows):
