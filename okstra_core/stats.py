@@ -519,6 +519,16 @@ def compute(project: Project, filters: Filters | None = None) -> Stats:
     return stats
 
 
+def task_runs(task: Task) -> tuple[list[RunPoint], list[str]]:
+    """One task's runs with their start and end times (read as :func:`compute` reads them), and the notes."""
+    tally = _Tally()
+    ref = task.ref
+    item = TaskItem(ref.key or f"{ref.task_group}/{ref.task_id}", ref.root)
+    runs = _Reader(task.project, tally, set()).runs(task, item)
+    tally.unknown_types = 0  # the funnel's note: no funnel here
+    return runs, tally.notes()
+
+
 def _phase_order(types: Iterable[str]) -> list[str]:
     return sorted(types, key=lambda t: (_phase_index(t) is None, _phase_index(t) or 0, t))
 
@@ -566,4 +576,4 @@ def _count_sizes(worker: WorkerSizes, prompt_bytes: int | None, transcript_bytes
         worker.transcript_bytes += transcript_bytes
 
 
-__all__ = ["Filters", "Stats", "compute", "parse_since", "parse_time", "spread"]
+__all__ = ["Filters", "Stats", "compute", "parse_since", "parse_time", "spread", "task_runs"]
