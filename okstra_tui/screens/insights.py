@@ -128,11 +128,14 @@ class InsightsScreen(ViewScreen):
         project = Project(self.okstra.project.root)
         self.mark_seen()
         stats = compute(project, self.filters)
-        call_ui(self.app, self._show, stats, charts(stats))
+        made = charts(stats)
+        built = self.query_one("#ins-chart", ChartPlot).build_all(made)  # drawing, too, off the UI thread
+        call_ui(self.app, self._show, stats, made, built)
 
-    def _show(self, stats: Any, made: list[Chart]) -> None:
+    def _show(self, stats: Any, made: list[Chart], built: dict[Any, Any] | None = None) -> None:
         self.stats = stats
         self.charts = made
+        self.query_one("#ins-chart", ChartPlot).built = built or {}
         head = Text(f"{len(stats.tasks)} tasks, {len(stats.runs)} runs", style="bold")
         said = describe_filters(stats.filters)
         if said:

@@ -16,6 +16,7 @@ from okstra_core.store import Project
 from okstra_tui.data.insights import PATTERNS, charts, describe_filters, parse_filters
 from okstra_tui.screens.insights import InsightsScreen, TasksBehind
 from okstra_tui.screens.task import TaskScreen
+from okstra_tui.widgets import chart as chart_widget
 from okstra_tui.widgets.chart import ChartPlot
 
 from .conftest import SIZE, make_app, open_view, plain, settle, wait_until
@@ -88,11 +89,21 @@ async def test_i_opens_insights_computed_in_a_worker(demo_root: Path, monkeypatc
         threads.append(threading.current_thread())
         return real(project, filters)
 
+    built: list[threading.Thread] = []
+    real_build = chart_widget.build
+
+    def building(*args: Any) -> Any:
+        built.append(threading.current_thread())
+        return real_build(*args)
+
     monkeypatch.setattr(core_stats, "compute", recording)
+    monkeypatch.setattr(chart_widget, "build", building)
     app = make_app(demo_root)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_insights(pilot)
         assert threads and all(t is not threading.main_thread() for t in threads)
+        # Every chart is drawn in the worker; the first paint only shows the picture.
+        assert len(built) == 6 and all(t is not threading.main_thread() for t in built)
         assert "13 tasks, 22 runs" in plain(screen.query_one("#ins-summary"))
         plot = screen.query_one("#ins-chart", ChartPlot)
         assert plot.chart is not None and plot.chart.name == "runs"
