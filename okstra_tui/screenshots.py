@@ -157,6 +157,8 @@ async def insights(pilot: Pilot[None]) -> None:
     await settle(pilot)
     await pilot.press("I")
     await settle(pilot)
+    await pilot.press("3")  # the funnel: where the demo's tasks stop
+    await settle(pilot)
 
 
 async def _open_decision(pilot: Pilot[None], kind: str) -> WizardScreen:
@@ -309,7 +311,7 @@ WRITING_SCENES: dict[str, Scene] = {
 }
 
 #: Scenes whose 80x24 picture is kept in screenshots/ too (the snapshot tests draw every scene at 80x24).
-SMALL_PICTURES: tuple[str, ...] = ("inbox", "wizard-clarification-question", "wizard-direction-choose")
+SMALL_PICTURES: tuple[str, ...] = ("inbox", "insights", "wizard-clarification-question", "wizard-direction-choose")
 
 
 async def capture(root: Path, name: str, scene: Scene, out: Path, size: tuple[int, int] = SIZE) -> Path:
