@@ -28,15 +28,24 @@ BuildKey = tuple[int, Size, str]
 def build(chart: Chart, size: Size, theme: str) -> Text:
     """*chart* drawn by plotext at *size* in the plotext *theme* (any thread: the plot is its own)."""
     plot = Plot()
-    draw(plot, chart)
+    draw(plot, chart, size)
     plot.plotsize(size.width, size.height)
     plot._set_size(size.width, size.height)  # as PlotextPlot.render does: plotsize alone does not always take
     plot.theme(theme)
     return Text.from_ansi(plot.build())
 
 
-def draw(plot: Plot, chart: Chart) -> None:
-    """Put *chart*'s bars, title, axis labels and ticks on *plot*."""
+#: Rows a vertical chart spends on things other than its plot: title, frame, tick labels, axis labels.
+CHART_CHROME_ROWS = 6
+
+
+def draw(plot: Plot, chart: Chart, size: Size) -> None:
+    """Put *chart*'s bars, title, axis labels and ticks on *plot*, for a widget of *size*.
+
+    A vertical chart gets headroom above its tallest bar for the legend (which plotext draws in the
+    plot's top left corner), and at most a tick every third row, so that no label sits on a bar or on
+    another label.
+    """
     # textual-plotext's stubs name ``label``/one marker for stacked and multiple bars; plotext itself takes
     # ``labels`` and a marker per series (what lets each series have its own pattern).
     plt: Any = plot
@@ -57,9 +66,15 @@ def draw(plot: Plot, chart: Chart) -> None:
         top = max((sum(col) for col in zip(*values, strict=True)), default=0)
     else:
         top = max((max(v, default=0) for v in values), default=0)
+    rows = max(size.height - CHART_CHROME_ROWS, 4)
+    if not chart.horizontal and top > 0:
+        legend = len(chart.series) + 1
+        top = top * rows / max(rows - legend, 1)
+        plt.ylim(0, top)
     if all(float(v).is_integer() for s in values for v in s):  # counts: whole-number ticks
-        step = max(1, math.ceil(top / 6))
-        ticks = list(range(0, int(top) + step, step))
+        most = max(2, (size.width if chart.horizontal else rows) // (8 if chart.horizontal else 3))
+        step = max(1, math.ceil(top / most))
+        ticks = list(range(0, int(top) + 1, step))
         (plt.xticks if chart.horizontal else plt.yticks)(ticks)
 
 
