@@ -154,3 +154,19 @@ async def test_the_filter_narrows_like_the_cli(demo_root: Path) -> None:
         await pilot.press("enter")
         await settle(pilot)
         assert screen.stats.filters.task_type == "analysis"  # a bad line changes nothing
+
+
+async def test_an_empty_store_says_there_is_nothing_to_draw(tmp_path: Path) -> None:
+    (tmp_path / ".okstra").mkdir()
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_insights(pilot)
+        assert "0 tasks, 0 runs" in plain(screen.query_one("#ins-summary"))
+        plot = screen.query_one("#ins-chart", ChartPlot)
+        assert plot.render().plain == "Runs per day, by outcome: no run starts in view"
+        for key in "23456":
+            await pilot.press(key)
+            assert plot.chart is not None and not plot.chart.has_data
+            assert plot.render().plain.startswith(plot.chart.title + ": ")
+        await pilot.press("enter")  # no row: nothing happens
+        assert isinstance(app.screen, InsightsScreen)
