@@ -144,7 +144,6 @@ class InsightsScreen(ViewScreen):
         self.query_one("#ins-summary", Static).update(head)
         notes = Text("\n").join(Text.assemble(("note: ", "bold"), (visible(note), "dim")) for note in stats.notes)
         self.query_one("#ins-notes", Static).update(notes)
-        self.query_one("#ins-notes", Static).display = bool(stats.notes)
         self._draw()
 
     def _draw(self) -> None:

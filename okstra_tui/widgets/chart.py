@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import plotext._utility as _plotext_utility  # type: ignore[import-untyped]
 from rich.text import Text
 from textual.geometry import Size
 from textual_plotext import Plot, PlotextPlot
@@ -23,6 +24,16 @@ from ..data.insights import Chart
 
 #: What a built chart is kept under: the chart, the size it was built for, the plotext theme.
 BuildKey = tuple[int, Size, str]
+
+
+def _ordered_unique(data: Any) -> list[Any]:
+    return list(dict.fromkeys(data))
+
+
+# plotext removes duplicate points and tick labels through a set, whose order follows the process's string
+# hash seed: where two tick labels meet, which one wins changed from one run to the next. The same removal,
+# keeping the first occurrence in order, draws the same picture every time.
+_plotext_utility.no_duplicates = _ordered_unique
 
 
 def build(chart: Chart, size: Size, theme: str) -> Text:
