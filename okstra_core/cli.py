@@ -39,6 +39,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "okstra_core.commands.inbox",
     "okstra_core.commands.completion",
     "okstra_core.commands.search",
+    "okstra_core.commands.stats",
 )
 
 EXIT_OK = 0

@@ -59,6 +59,7 @@ class OkstraApp(App[None]):
         Binding("N", "running", "Now running", show=False),
         # Priority: ctrl+f opens Search from any view, even while a text field has the focus.
         Binding("ctrl+f", "search", "Search", priority=True),
+        Binding("I", "insights", "Insights", show=False),
         Binding("y", "copy_path", "Copy path", show=False),
         Binding("e", "editor", "Open in $EDITOR", show=False),
         Binding("P", "pager", "Open in $PAGER", show=False),
@@ -282,6 +283,8 @@ class OkstraApp(App[None]):
             return
         if isinstance(screen, ViewScreen):
             self.navigate(Location(View.SEARCH))
+    def action_insights(self) -> None:
+        self._go_top(View.INSIGHTS)
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen

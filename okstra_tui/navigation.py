@@ -30,6 +30,7 @@ class View(StrEnum):
     ACTIVITY = "activity"
     RUNNING = "running"
     SEARCH = "search"
+    INSIGHTS = "insights"
 
 
 #: The views reachable from anywhere by one key (``c``, ``x``, ``m``, ``i``, ``A``, ``N``).

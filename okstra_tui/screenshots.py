@@ -191,6 +191,14 @@ async def inbox(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
+async def insights(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await pilot.press("I")
+    await settle(pilot)
+    await pilot.press("3")  # the funnel: where the demo's tasks stop
+    await settle(pilot)
+
+
 async def _open_decision(pilot: Pilot[None], kind: str) -> WizardScreen:
     """From the inbox, Enter on the first decision of *kind*: its wizard, at step 1."""
     from textual.widgets import DataTable
@@ -347,6 +355,7 @@ SCENES: dict[str, Scene] = {
     "inbox": inbox,
     "search": search,
     "search-match": search_match,
+    "insights": insights,
     "wizard-clarification-question": wizard_clarification_question,
     "wizard-clarification-review": wizard_clarification_review,
     "wizard-direction-choose": wizard_direction_choose,
@@ -366,7 +375,7 @@ WRITING_SCENES: dict[str, Scene] = {
 }
 
 #: Scenes whose 80x24 picture is kept in screenshots/ too (the snapshot tests draw every scene at 80x24).
-SMALL_PICTURES: tuple[str, ...] = ("inbox", "wizard-clarification-question", "wizard-direction-choose")
+SMALL_PICTURES: tuple[str, ...] = ("inbox", "insights", "wizard-clarification-question", "wizard-direction-choose")
 
 
 async def capture(root: Path, name: str, scene: Scene, out: Path, size: tuple[int, int] = SIZE) -> Path:

@@ -29,6 +29,7 @@ SCREENS: dict[View, str] = {
     View.ACTIVITY: "okstra_tui.screens.activity:ActivityScreen",
     View.RUNNING: "okstra_tui.screens.running:RunningScreen",
     View.SEARCH: "okstra_tui.screens.search:SearchScreen",
+    View.INSIGHTS: "okstra_tui.screens.insights:InsightsScreen",
 }
 
 

@@ -12,6 +12,7 @@ from okstra_core.store import RunDir, Task
 if TYPE_CHECKING:
     from okstra_core.models.task import TaskManifest, Timeline
     from okstra_core.reading import JsonlDoc
+    from okstra_core.stats import RunPoint
 
 
 @dataclass(slots=True)
@@ -25,10 +26,33 @@ class TaskOverview:
     instruction_files: list[Path]
     notes: list[Path]
     run_dirs: list[RunDir]
+    #: The timeline's runs with their start and end times (for the picture; None: not read), and the notes.
+    runs: list[RunPoint] | None
+    run_notes: list[str]
 
 
-def load_task(task: Task) -> TaskOverview:
-    """Read the task's overview (milliseconds: a manifest, a timeline and a few listings)."""
+def load_task(task: Task, *, with_runs: bool = True) -> TaskOverview:
+    """Read the task's overview (milliseconds: a manifest, a timeline and a few listings).
+
+    *with_runs* also reads each run's end time (its report's ``generatedAt``): one report per run, so a
+    caller on the UI thread leaves it to a worker (:func:`load_runs`).
+    """
+    runs, notes = load_runs(task) if with_runs else (None, [])
     return TaskOverview(
-        task, task.manifest, task.timeline, task.fix_cycles(), task.instruction_files(), task.notes(), task.run_dirs
+        task,
+        task.manifest,
+        task.timeline,
+        task.fix_cycles(),
+        task.instruction_files(),
+        task.notes(),
+        task.run_dirs,
+        runs,
+        notes,
     )
+
+
+def load_runs(task: Task) -> tuple[list[RunPoint], list[str]]:
+    """The task's runs with their start and end times, and the notes on the times that could not serve."""
+    from okstra_core.stats import task_runs
+
+    return task_runs(task)

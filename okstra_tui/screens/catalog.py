@@ -146,6 +146,7 @@ class CatalogScreen(ViewScreen):
         Binding("L", "latest", "Latest task"),
         Binding("u", "next_unread", "Next changed task", show=False),
         Binding("U", "mark_all_read", "Mark all read", show=False),
+        Binding("I", "insights", "Insights"),
         Binding("enter", "open_task", "Open task", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
@@ -565,6 +566,9 @@ class CatalogScreen(ViewScreen):
         index = by_column.get(event.column.key)
         if index is not None:
             self.sort = self.sort.by(index)
+
+    def action_insights(self) -> None:
+        self.open_view(Location(View.INSIGHTS))
 
     def action_latest(self) -> None:
         for i, row in enumerate(self.table.rows):

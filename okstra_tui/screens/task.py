@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from rich.console import Group
 from rich.text import Text
@@ -17,16 +17,21 @@ from textual.widgets import Static
 from okstra_core import layout
 from okstra_core.errors import LoadError
 from okstra_core.models.task import NextRecommendedPhase, TaskManifest, Workflow
+from okstra_core.store import Task
 from okstra_core.text import visible
 
-from ..data.task import TaskOverview, load_task
+from ..data.task import TaskOverview, load_runs, load_task
 from ..navigation import Location, View
 from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.key_values import KeyValues
+from ..widgets.run_timeline import RunTimeline
 from ..widgets.virtual_table import Column, VirtualTable
-from .base import ViewScreen
+from .base import NARROW_COLUMNS, ViewScreen
+
+if TYPE_CHECKING:
+    from okstra_core.stats import RunPoint
 
 NEXT_STYLES = {"ready": "bold green", "pending": "yellow", "blocked": "bold red", "terminal": "dim"}
 STATE_STYLES = {
@@ -172,9 +177,11 @@ class TaskScreen(ViewScreen):
             with VerticalScroll(id="task-overview", classes="pane"):
                 yield Static("Loading…", id="task-manifest")
             with Vertical(id="task-side"):
-                timeline = VirtualTable(TIMELINE_COLUMNS, _side_cells, id="task-timeline", classes="pane")
-                timeline.border_title = "Timeline of runs"
-                yield timeline
+                with Vertical(id="task-runs"):
+                    yield RunTimeline(id="task-picture", classes="pane")
+                    timeline = VirtualTable(TIMELINE_COLUMNS, _side_cells, id="task-timeline", classes="pane")
+                    timeline.border_title = "Timeline of runs"
+                    yield timeline
                 with Vertical(id="task-refs"):
                     files = VirtualTable(FILES_COLUMNS, _side_cells, id="task-files", classes="pane")
                     files.border_title = "Instruction set, history & notes"
@@ -183,6 +190,12 @@ class TaskScreen(ViewScreen):
                     related.border_title = "Related tasks"
                     yield related
         yield BindingsFooter()
+
+    def fit_width(self, width: int) -> None:
+        """Below :data:`NARROW_COLUMNS` the runs picture is one line (the timeline table keeps its rows)."""
+        super().fit_width(width)
+        for picture in self.query(RunTimeline):
+            picture.set_compact(width < NARROW_COLUMNS)
 
     def _table(self, name: str) -> VirtualTable:
         return self.query_one(f"#task-{name}", VirtualTable)
@@ -201,7 +214,8 @@ class TaskScreen(ViewScreen):
         Live reloads still read in a worker.
         """
         self.mark_seen()
-        self._loaded(load_task(self.bundle), fresh=True)
+        self._loaded(load_task(self.bundle, with_runs=False), fresh=True)
+        self._load_picture(self.bundle)
 
     def show_task(self, task_root: Path) -> None:
         """Re-aim this (kept, currently hidden) view at *task_root*.
@@ -261,6 +275,18 @@ class TaskScreen(ViewScreen):
         self._fill_timeline(ov, fresh)
         self._fill_files(ov, fresh)
         self._fill_related(ov, fresh)
+        if ov.runs is not None:
+            self._show_picture(ov.task.root, ov.runs, ov.run_notes)
+
+    @work(thread=True, exclusive=True, group="task-picture")
+    def _load_picture(self, task: Task) -> None:
+        """The runs picture reads one report per run (its end time): off the UI thread, after the first paint."""
+        runs, notes = load_runs(task)
+        call_ui(self.app, self._show_picture, task.root, runs, notes)
+
+    def _show_picture(self, root: Path, runs: list[RunPoint], notes: list[str]) -> None:
+        if root == self.task_root:
+            self.query_one("#task-picture", RunTimeline).show(runs, notes)
 
     def _fill(self, name: str, rows: list[SideRow], fresh: bool) -> None:
         """Show *rows*; a reload keeps the cursor on the same target, a new task starts at the top."""

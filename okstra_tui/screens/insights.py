@@ -1,0 +1,211 @@
+"""Insights: pictures of how the agents are working, across every task (the numbers of ``okstra stats``).
+
+Six charts, one at a time (``1``-``6``, ``n``/``p``): runs per day by outcome,
+time per phase (median and quartiles), the funnel of tasks by phase reached,
+fix cycles per task, convergence rounds until agreement, and transcript and
+prompt sizes by worker. Beside the chart, its bars as a list; Enter on a row
+lists the tasks behind it, and Enter there opens one. ``/`` narrows with the
+CLI's filters. The statistics are computed in a thread worker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from okstra_core import layout
+from okstra_core.store import Project
+from okstra_core.text import visible
+
+from ..data.insights import Chart, charts, describe_filters, parse_filters
+from ..navigation import Location, View
+from ..ui_thread import call_ui
+from ..widgets.chart import ChartPlot
+from ..widgets.footer import BindingsFooter
+from .base import ViewScreen
+
+#: The list of tasks behind a bar shows at most this many (the count says how many there are).
+TASKS_SHOWN = 500
+
+
+class TasksBehind(ModalScreen[Path | None]):
+    """The tasks behind one chart item; Enter opens one (dismisses with its root)."""
+
+    BINDINGS = [Binding("escape", "dismiss_none", "Close")]
+
+    def __init__(self, title: str, tasks: list[Any]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.tasks = tasks[:TASKS_SHOWN]
+        self.total = len(tasks)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="ins-behind", classes="pane") as box:
+            box.border_title = "Tasks behind this bar"
+            more = f" (the first {TASKS_SHOWN})" if self.total > TASKS_SHOWN else ""
+            yield Static(Text(f"{visible(self.title_text)}: {self.total} tasks{more}; Enter opens one", style="bold"))
+            options = [Option(Text(visible(t.key)), id=str(i)) for i, t in enumerate(self.tasks)]
+            yield OptionList(*options, id="ins-behind-list")
+
+    @on(OptionList.OptionSelected, "#ins-behind-list")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.tasks[int(event.option.id or 0)].root)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class InsightsScreen(ViewScreen):
+    """Charts over every task in view, each with the list of what its bars stand for."""
+
+    VIEW_NAME = View.INSIGHTS
+    HELP = (
+        "How the agents are working, across tasks (the numbers of `okstra stats`): runs per day by outcome, time "
+        "per phase (median and quartiles), the funnel of tasks by phase reached and where they stop, fix cycles "
+        "per task, convergence rounds until agreement, transcript and prompt sizes by worker. 1-6, n and p pick "
+        "a chart; the list beside it holds its bars, and Enter on one lists the tasks behind it. / narrows with "
+        "since:YYYY-MM-DD, type:TYPE and task:GLOB (the CLI's --since, --type, --task). Series differ by pattern "
+        "as well as colour; the notes line counts runs whose times could not serve."
+    )
+    BINDINGS = [
+        Binding("n", "next_chart", "Next chart"),
+        Binding("p", "previous_chart", "Previous chart", show=False),
+        Binding("slash", "filter", "Filter"),
+        Binding("R", "reread", "Re-read"),
+        *(Binding(str(i), f"chart({i - 1})", f"Chart {i}", show=False) for i in range(1, 7)),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stats: Any = None
+        self.charts: list[Chart] = []
+        self.index = 0
+        self.filters: Any = None
+
+    def crumbs(self) -> list[str]:
+        return ["Insights"]
+
+    def compose(self) -> ComposeResult:
+        yield self.breadcrumbs()
+        yield Static(Text("Reading the store…", style="dim"), id="ins-summary")
+        yield Input(placeholder="since:YYYY-MM-DD type:TYPE task:GLOB  (Enter applies, empty clears)", id="ins-filter")
+        with Horizontal(id="ins-main"):
+            yield ChartPlot(id="ins-chart")
+            table: DataTable[Any] = DataTable(id="ins-items", cursor_type="row", classes="pane")
+            table.border_title = "Bars"
+            table.add_column("item", key="item")
+            table.add_column("value", key="value")
+            yield table
+        yield Static("", id="ins-notes")
+        yield BindingsFooter()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#ins-filter", Input).display = False
+        self.query_one("#ins-items", DataTable).focus()
+        self._load()
+
+    def watched_paths(self) -> list[Path]:
+        root = self.okstra.project.root
+        return [layout.task_catalog_path(root), layout.tasks_dir(root)]
+
+    def reload(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="insights")
+    def _load(self) -> None:
+        from okstra_core.stats import compute
+
+        project = Project(self.okstra.project.root)
+        self.mark_seen()
+        stats = compute(project, self.filters)
+        made = charts(stats)
+        built = self.query_one("#ins-chart", ChartPlot).build_all(made)  # drawing, too, off the UI thread
+        call_ui(self.app, self._show, stats, made, built)
+
+    def _show(self, stats: Any, made: list[Chart], built: dict[Any, Any] | None = None) -> None:
+        self.stats = stats
+        self.charts = made
+        self.query_one("#ins-chart", ChartPlot).built = built or {}
+        head = Text(f"{len(stats.tasks)} tasks, {len(stats.runs)} runs", style="bold")
+        said = describe_filters(stats.filters)
+        if said:
+            head.append(f"  filter {visible(said)}", style="bold yellow")
+        head.append("  1-6/n/p: chart · Enter on a bar: its tasks · /: filter", style="dim")
+        self.query_one("#ins-summary", Static).update(head)
+        notes = Text("\n").join(Text.assemble(("note: ", "bold"), (visible(note), "dim")) for note in stats.notes)
+        self.query_one("#ins-notes", Static).update(notes)
+        self._draw()
+
+    def _draw(self) -> None:
+        if not self.charts:
+            return
+        chart = self.charts[self.index]
+        self.query_one("#ins-chart", ChartPlot).show(chart)
+        table: DataTable[Any] = self.query_one("#ins-items", DataTable)
+        table.clear()
+        table.border_title = f"{self.index + 1}/{len(self.charts)} · {chart.title}"
+        for i, item in enumerate(chart.items):
+            table.add_row(Text(item.label), Text(item.value, style="dim"), key=str(i))
+
+    def action_chart(self, index: int) -> None:
+        if 0 <= index < max(len(self.charts), 1):
+            self.index = index
+            self._draw()
+
+    def action_next_chart(self) -> None:
+        if self.charts:
+            self.action_chart((self.index + 1) % len(self.charts))
+
+    def action_previous_chart(self) -> None:
+        if self.charts:
+            self.action_chart((self.index - 1) % len(self.charts))
+
+    def action_reread(self) -> None:
+        self._load()
+
+    # ---------------------------------------------------------- filter
+
+    def action_filter(self) -> None:
+        box = self.query_one("#ins-filter", Input)
+        box.display = True
+        box.value = describe_filters(self.filters) if self.filters is not None else ""
+        box.focus()
+
+    @on(Input.Submitted, "#ins-filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        parsed = parse_filters(event.value)
+        if isinstance(parsed, str):
+            self.notify(parsed, severity="warning", timeout=5)
+            return
+        self.filters = parsed
+        event.input.display = False
+        self.query_one("#ins-items", DataTable).focus()
+        self._load()
+
+    # ----------------------------------------------------- drill down
+
+    @on(DataTable.RowSelected, "#ins-items")
+    def _item_selected(self, event: DataTable.RowSelected) -> None:
+        if not self.charts or self.stats is None:
+            return
+        item = self.charts[self.index].items[int(str(event.row_key.value))]
+        tasks = self.stats.behind(item.key)
+        if not tasks:
+            self.notify("No task behind this item.", timeout=3)
+            return
+
+        def chosen(root: Path | None) -> None:
+            if root is not None:
+                self.open_view(Location(View.TASK, root))
+
+        self.app.push_screen(TasksBehind(f"{item.label.strip()} ({item.value})", tasks), chosen)

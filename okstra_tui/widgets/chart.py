@@ -1,0 +1,127 @@
+"""One Insights chart drawn with textual-plotext: title, axis labels with units, a pattern per series.
+
+Series differ by fill pattern (``█ ▒ ░``) as well as colour, and the legend
+names each pattern, so a chart reads on a monochrome terminal. Counts get
+whole-number ticks.
+
+A plotext build takes tens of milliseconds, so a chart is built once per
+chart, size and theme: :meth:`ChartPlot.build_all` builds them off the UI
+thread (each build on a plot object of its own), and the first paint only
+shows the result.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import plotext._utility as _plotext_utility  # type: ignore[import-untyped]
+from rich.text import Text
+from textual.geometry import Size
+from textual_plotext import Plot, PlotextPlot
+
+from ..data.insights import Chart
+
+#: What a built chart is kept under: the chart, the size it was built for, the plotext theme.
+BuildKey = tuple[int, Size, str]
+
+
+def _ordered_unique(data: Any) -> list[Any]:
+    return list(dict.fromkeys(data))
+
+
+# plotext removes duplicate points and tick labels through a set, whose order follows the process's string
+# hash seed: where two tick labels meet, which one wins changed from one run to the next. The same removal,
+# keeping the first occurrence in order, draws the same picture every time.
+_plotext_utility.no_duplicates = _ordered_unique
+
+
+def build(chart: Chart, size: Size, theme: str) -> Text:
+    """*chart* drawn by plotext at *size* in the plotext *theme* (any thread: the plot is its own)."""
+    plot = Plot()
+    draw(plot, chart, size)
+    plot.plotsize(size.width, size.height)
+    plot._set_size(size.width, size.height)  # as PlotextPlot.render does: plotsize alone does not always take
+    plot.theme(theme)
+    return Text.from_ansi(plot.build())
+
+
+#: Rows a vertical chart spends on things other than its plot: title, frame, tick labels, axis labels.
+CHART_CHROME_ROWS = 6
+
+
+def draw(plot: Plot, chart: Chart, size: Size) -> None:
+    """Put *chart*'s bars, title, axis labels and ticks on *plot*, for a widget of *size*.
+
+    A vertical chart gets headroom above its tallest bar for the legend (which plotext draws in the
+    plot's top left corner), and at most a tick every third row, so that no label sits on a bar or on
+    another label.
+    """
+    # textual-plotext's stubs name ``label``/one marker for stacked and multiple bars; plotext itself takes
+    # ``labels`` and a marker per series (what lets each series have its own pattern).
+    plt: Any = plot
+    values = [s.values for s in chart.series]
+    labels = [s.label for s in chart.series]
+    markers = [s.pattern for s in chart.series]
+    orientation = "horizontal" if chart.horizontal else "vertical"
+    if len(chart.series) == 1:
+        plt.bar(chart.x, values[0], marker=markers[0], label=labels[0], orientation=orientation)
+    elif chart.stacked:
+        plt.stacked_bar(chart.x, values, marker=markers, labels=labels, orientation=orientation)
+    else:
+        plt.multiple_bar(chart.x, values, marker=markers, labels=labels, orientation=orientation)
+    plt.title(chart.title)
+    plt.xlabel(chart.x_label)
+    plt.ylabel(chart.y_label)
+    if chart.stacked:
+        top = max((sum(col) for col in zip(*values, strict=True)), default=0)
+    else:
+        top = max((max(v, default=0) for v in values), default=0)
+    rows = max(size.height - CHART_CHROME_ROWS, 4)
+    if not chart.horizontal and top > 0:
+        legend = len(chart.series) + 1
+        top = top * rows / max(rows - legend, 1)
+        plt.ylim(0, top)
+    if all(float(v).is_integer() for s in values for v in s):  # counts: whole-number ticks
+        most = max(2, (size.width if chart.horizontal else rows) // (8 if chart.horizontal else 3))
+        step = max(1, math.ceil(top / most))
+        ticks = list(range(0, int(top) + 1, step))
+        (plt.xticks if chart.horizontal else plt.yticks)(ticks)
+
+
+class ChartPlot(PlotextPlot):
+    """Draws one :class:`~okstra_tui.data.insights.Chart` (or says why there is nothing to draw)."""
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.chart: Chart | None = None
+        self.message = "Reading the store…"
+        self.built: dict[BuildKey, Text] = {}
+
+    def key(self, chart: Chart, size: Size | None = None) -> BuildKey:
+        return (id(chart), size or self.size, self._get_plotext_theme_name(self.app.theme))
+
+    def build_all(self, charts: list[Chart]) -> dict[BuildKey, Text]:
+        """Every chart of *charts* built at the widget's current size and theme (for a worker thread)."""
+        size = self.size
+        if not size.area:
+            return {}
+        return {self.key(c, size): build(c, size, self.key(c, size)[2]) for c in charts if c.has_data}
+
+    def show(self, chart: Chart | None, message: str = "", built: dict[BuildKey, Text] | None = None) -> None:
+        """Show *chart* (*built*: its pictures built already); without data say *message* (or the chart's own)."""
+        self.chart = chart
+        self.message = message
+        if built is not None:
+            self.built = built
+        self.refresh()
+
+    def render(self) -> Text:
+        chart = self.chart
+        if chart is None or not chart.has_data:
+            said = self.message or (chart.empty if chart is not None else "")
+            return Text(f"{chart.title}: {said}" if chart is not None else said, style="dim")
+        key = self.key(chart)
+        if key not in self.built:  # a new size or theme: built here, once
+            self.built[key] = build(chart, self.size, key[2])
+        return self.built[key]

@@ -1,0 +1,172 @@
+"""The Insights view: charts of ``okstra_core.stats`` over the demo, the list behind each bar, the filters."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import DataTable, OptionList
+
+from okstra_core import stats as core_stats
+from okstra_core.stats import Filters, compute
+from okstra_core.store import Project
+from okstra_tui.data.insights import PATTERNS, charts, describe_filters, parse_filters
+from okstra_tui.screens.insights import InsightsScreen, TasksBehind
+from okstra_tui.screens.task import TaskScreen
+from okstra_tui.widgets import chart as chart_widget
+from okstra_tui.widgets.chart import ChartPlot
+
+from .conftest import SIZE, make_app, open_view, plain, settle, wait_until
+
+
+def test_every_chart_has_a_title_axes_with_units_and_a_pattern_per_series(demo_root: Path) -> None:
+    made = charts(compute(Project(demo_root)))
+    assert [c.name for c in made] == ["runs", "phases", "funnel", "fix-cycles", "rounds", "sizes"]
+    units = {"runs": "runs", "phases": "minutes", "funnel": "tasks", "fix-cycles": "tasks", "rounds": "runs"}
+    for chart in made:
+        assert chart.title and chart.x_label and chart.y_label
+        assert chart.has_data, chart.name
+        patterns = [s.pattern for s in chart.series]
+        assert len(set(patterns)) == len(patterns) and set(patterns) <= set(PATTERNS)
+        assert all(len(s.values) == len(chart.x) for s in chart.series)
+        assert chart.items
+    for chart in made[:-1]:
+        assert chart.y_label == units[chart.name]
+    assert made[-1].x_label == "KiB" and made[-1].horizontal
+
+
+def test_each_item_names_the_tasks_behind_it(demo_root: Path) -> None:
+    stats = compute(Project(demo_root))
+    funnel = next(c for c in charts(stats) if c.name == "funnel")
+    stops = [i for i in funnel.items if i.key.count(":") == 2]
+    assert stops and all(len(stats.behind(i.key)) == int(i.value) for i in stops)
+    runs = next(c for c in charts(stats) if c.name == "runs")
+    assert len(stats.behind(runs.items[0].key)) == len(stats.tasks)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", Filters()),
+        ("since:2026-11-02", Filters(since=dt.date(2026, 11, 2))),
+        ("type:analysis task:'payments/*'", Filters(task="payments/*", task_type="analysis")),
+        ("--since 2026-11-02 --type=analysis", Filters(since=dt.date(2026, 11, 2), task_type="analysis")),
+    ],
+)
+def test_filter_line(text: str, expected: Filters) -> None:
+    assert parse_filters(text) == expected
+    assert parse_filters(describe_filters(expected)) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("since:yesterday", "since: 'yesterday' is not a date (YYYY-MM-DD)"),
+        ("owner:me", "unknown filter 'owner:me'"),
+        ("type:", "unknown filter 'type:'"),
+        ("task:'open", "cannot read the filter"),
+    ],
+)
+def test_bad_filter_line_says_why(text: str, said: str) -> None:
+    result = parse_filters(text)
+    assert isinstance(result, str) and result.startswith(said)
+
+
+async def open_insights(pilot: Any) -> InsightsScreen:
+    screen = await open_view(pilot, "I", InsightsScreen)
+    await wait_until(pilot, lambda: screen.stats is not None, "the statistics shown")
+    return screen
+
+
+async def test_i_opens_insights_computed_in_a_worker(demo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    threads: list[threading.Thread] = []
+    real = core_stats.compute
+
+    def recording(project: Project, filters: Filters | None = None) -> Any:
+        threads.append(threading.current_thread())
+        return real(project, filters)
+
+    built: list[threading.Thread] = []
+    real_build = chart_widget.build
+
+    def building(*args: Any) -> Any:
+        built.append(threading.current_thread())
+        return real_build(*args)
+
+    monkeypatch.setattr(core_stats, "compute", recording)
+    monkeypatch.setattr(chart_widget, "build", building)
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_insights(pilot)
+        assert threads and all(t is not threading.main_thread() for t in threads)
+        # Every chart is drawn in the worker; the first paint only shows the picture.
+        assert len(built) == 6 and all(t is not threading.main_thread() for t in built)
+        assert "13 tasks, 22 runs" in plain(screen.query_one("#ins-summary"))
+        plot = screen.query_one("#ins-chart", ChartPlot)
+        assert plot.chart is not None and plot.chart.name == "runs"
+        await pilot.press("3")
+        assert plot.chart is not None and plot.chart.name == "funnel"
+        await pilot.press("n")
+        assert plot.chart is not None and plot.chart.name == "fix-cycles"
+        await pilot.press("p", "p", "p", "p")
+        assert plot.chart is not None and plot.chart.name == "sizes"
+
+
+async def test_enter_on_a_bar_lists_its_tasks_and_opens_one(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_insights(pilot)
+        await pilot.press("3")  # the funnel: its first stop row is analysis / error
+        table = screen.query_one("#ins-items", DataTable)
+        rows = screen.charts[2].items
+        target = next(i for i, item in enumerate(rows) if item.key == "funnel:analysis:error")
+        table.move_cursor(row=target)
+        await pilot.press("enter")
+        await settle(pilot)
+        behind = app.screen
+        assert isinstance(behind, TasksBehind)
+        assert [t.key for t in behind.tasks] == ["demo-shop:platform:observability"]
+        assert behind.query_one(OptionList).option_count == 1
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, TaskScreen)
+        assert app.screen.location.task_root.name == "observability"
+
+
+async def test_the_filter_narrows_like_the_cli(demo_root: Path) -> None:
+    expected = compute(Project(demo_root), Filters(task_type="analysis"))
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_insights(pilot)
+        await pilot.press("slash")
+        await pilot.press(*"type:analysis", "enter")
+        await wait_until(pilot, lambda: screen.stats.filters.task_type == "analysis", "the filtered statistics")
+        await settle(pilot)
+        summary = plain(screen.query_one("#ins-summary"))
+        assert f"{len(expected.tasks)} tasks, {len(expected.runs)} runs" in summary
+        assert "filter type:analysis" in summary
+        await pilot.press("slash")
+        box = screen.query_one("#ins-filter")
+        box.value = "since:never"  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert screen.stats.filters.task_type == "analysis"  # a bad line changes nothing
+
+
+async def test_an_empty_store_says_there_is_nothing_to_draw(tmp_path: Path) -> None:
+    (tmp_path / ".okstra").mkdir()
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_insights(pilot)
+        assert "0 tasks, 0 runs" in plain(screen.query_one("#ins-summary"))
+        plot = screen.query_one("#ins-chart", ChartPlot)
+        assert plot.render().plain == "Runs per day, by outcome: no run starts in view"
+        for key in "23456":
+            await pilot.press(key)
+            assert plot.chart is not None and not plot.chart.has_data
+            assert plot.render().plain.startswith(plot.chart.title + ": ")
+        await pilot.press("enter")  # no row: nothing happens
+        assert isinstance(app.screen, InsightsScreen)
