@@ -283,6 +283,7 @@ class OkstraApp(App[None]):
             return
         if isinstance(screen, ViewScreen):
             self.navigate(Location(View.SEARCH))
+
     def action_insights(self) -> None:
         self._go_top(View.INSIGHTS)
 

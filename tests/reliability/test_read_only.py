@@ -34,6 +34,7 @@ READING_VERBS = {
     "completion",
     "task keys",
     "search",
+    "stats",
 }
 
 
