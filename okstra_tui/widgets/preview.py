@@ -15,7 +15,7 @@ from rich.text import Text
 from textual import work
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import DataTable, Markdown, Static
+from textual.widgets import DataTable, Static
 
 from okstra_core.models.run import TeamState
 from okstra_core.text import visible
@@ -28,6 +28,7 @@ from ..data.preview import (
 )
 from ..ui_thread import call_ui
 from .error_panel import ErrorPanel
+from .store_markdown import StoreMarkdown
 from .text_lines import TextLines
 
 #: Up to this many characters text is laid out whole (a ``Static``, words kept together when it wraps); longer
@@ -113,7 +114,7 @@ def _body(fmt: str, loaded: LoadedPreview) -> Widget:
     """The file's text (already cut to the preview's size and made visible), the way its format reads best."""
     text = loaded.pretty if loaded.pretty is not None else (loaded.text or "")
     if fmt == "md" and loaded.render_markdown:
-        return Markdown(text)
+        return StoreMarkdown(text)  # already made visible; visible() leaves its stand-ins alone
     lexer = {"json": "json", "jsonl": "json", "md": "markdown", "sh": "bash", "html": "html"}.get(fmt)
     if fmt == "html":
         text = text[:20_000]
