@@ -8,7 +8,7 @@ from collections import Counter
 from itertools import groupby
 from typing import Final
 
-from ..text import visible
+from ..text import json_escaped, visible
 from .catalog import RULES, RULES_BY_ID
 from .findings import CheckReport, Finding
 
@@ -78,7 +78,8 @@ def _json_safe(text: str) -> str:
 
 
 def render_json(report: CheckReport) -> str:
-    return json.dumps(report_dict(report), indent=2, ensure_ascii=False) + "\n"
+    """The JSON document; non-ASCII text is kept, every control character is a ``\\u`` escape."""
+    return json_escaped(json.dumps(report_dict(report), indent=2, ensure_ascii=False)) + "\n"
 
 
 def gh_data(text: str) -> str:
@@ -160,7 +161,7 @@ def render_sarif(report: CheckReport, version: str = "0") -> str:
             }
         ],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_escaped(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
 
 
 def render_junit(report: CheckReport) -> str:

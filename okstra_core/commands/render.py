@@ -8,13 +8,13 @@ refused and nothing is overwritten. Inputs are only read.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from .. import layout, reading
 from ..errors import LoadError, OkstraError, ValidationFailed, WriteRefused
+from .common import write_json, write_stdout
 
 # The renderers, models and writers are imported by the verb that runs, not at every command's start.
 
@@ -23,11 +23,10 @@ def write_output(text: str, out: Path | None) -> None:
     """Print *text*, or create *out* with it (never overwriting different bytes)."""
     from ..writes import Outcome, create_only
 
-    data = text.encode("utf-8")
     if out is None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
+        write_stdout(text)  # exact bytes to a pipe or file; control characters made visible on a terminal
         return
+    data = text.encode("utf-8")
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
         raise WriteRefused(out, "output folder does not exist")
@@ -75,9 +74,9 @@ def cmd_log_report(args: argparse.Namespace) -> int:
         raise OkstraError(report.run_dir, "; ".join(report.problems))
     if args.json:
         doc: dict[str, Any] = report.to_json()
-        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        write_json(doc)
     else:
-        sys.stdout.write(report.to_text())
+        write_stdout(report.to_text())
     return 0
 
 
