@@ -105,3 +105,34 @@ def test_unreadable_folder_is_a_finding(fresh_demo: Path) -> None:
         assert any(r == "OKS001" for r, _ in _finding(fresh_demo, rel(fresh_demo, folder)))
     finally:
         os.chmod(folder, 0o755)
+
+
+@pytest.mark.parametrize(
+    "repeat",
+    [
+        '"status": "completed", "status": "failed"',
+        '"status" :"completed",\n\t"status"\r\n:\t"failed"',  # any JSON whitespace around the colon
+        '"status": "completed", "note": "a\\": b", "status": "failed"',
+    ],
+)
+def test_a_repeated_key_is_one_finding_naming_it(fresh_demo: Path, repeat: str) -> None:
+    path = fresh_demo / TARGET
+    text = path.read_text(encoding="utf-8")
+    # Two keys repeat: still one finding for the file, naming the first.
+    text = text.replace("{", "{" + repeat + ', "x": 1, "x": 2, ', 1)
+    path.write_text(text, encoding="utf-8")
+    found = [(r, m) for r, m in _finding(fresh_demo, TARGET) if r == "OKS007"]
+    assert found == [
+        (
+            "OKS007",
+            "key 'status' appears more than once in one object; "
+            "readers disagree on which value counts (okstra's keep the last)",
+        )
+    ]
+
+
+def test_equal_keys_in_different_objects_are_fine(fresh_demo: Path) -> None:
+    path = fresh_demo / TARGET
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("{", '{"extra": {"status": 1, "inner": {"status": 2}}, ', 1), encoding="utf-8")
+    assert [r for r, _ in _finding(fresh_demo, TARGET) if r == "OKS007"] == []
