@@ -193,7 +193,8 @@ RULES: Final[tuple[Rule, ...]] = (
        open: okstra's readers (Python) keep the last value, other tools keep the
        first or refuse the file, so two readers of the store disagree. One finding
        per file names a repeated key; the checker goes on with the value
-       the readers use (the last). Write each key once.""",
+       the readers use (the last). Write each key once. (Lines of `.jsonl`
+       files are not searched for repeated keys.)""",
     ),
     _r(
         RULE_FAILED,
