@@ -14,7 +14,10 @@ from .conftest import SIZE, make_app, settle, wait_until
 
 TASK = ".okstra/tasks/payments/refund-ledger"
 REPORT = f"{TASK}/runs/analysis/reports/final-report-analysis-001.data.json"
-SUMMARY = "Use `List<int>` here, not <b>bold</b>.\n\n```java\nList<Rule> rules;\n```\n\nAlso a < b."
+SUMMARY = (
+    "Use `List<int>` here, not <b>bold</b>.<!-- a note -->\n\n```java\nList<Rule> rules;\n```\n\n"
+    "<div>a block</div>\n\nAlso a < b."
+)
 
 
 def _shown(md: Markdown) -> str:
@@ -42,4 +45,7 @@ async def test_the_reading_copy_shows_angle_brackets_as_written(fresh_demo: Path
     assert "List<Rule> rules;" in shown  # a fenced block
     assert "not <b>bold</b>." in shown  # raw HTML is text, never dropped
     assert "Adopt <RetryPolicy>" in shown
+    assert "<div>a block</div>" in shown  # an HTML block, verbatim
     assert "a < b" in shown
+    # Comments are hidden, as in any Markdown viewer: the data's, and the reading copy's own first line.
+    assert "a note" not in shown and "Reading copy rendered" not in shown
