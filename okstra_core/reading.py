@@ -394,15 +394,18 @@ def repeated_key(text: str, value: Any) -> str | None:
 
 
 def _count_keys(value: Any) -> int:
+    # ``json.loads`` makes plain dicts and lists only: exact type tests are the cheap ones.
     count = 0
     stack = [value]
+    pop, push = stack.pop, stack.extend
     while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
+        item = pop()
+        kind = type(item)
+        if kind is dict:
             count += len(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
+            push(item.values())
+        elif kind is list:
+            push(item)
     return count
 
 
