@@ -394,12 +394,12 @@ def repeated_key(text: str, value: Any) -> str | None:
 
 
 def _count_keys(value: Any) -> int:
-    # ``json.loads`` makes plain dicts and lists only: exact type tests are the cheap ones.
+    # ``json.loads`` makes plain dicts and lists only: exact type tests are the cheap ones, and iterating
+    # the growing list (instead of popping a stack) visits every value once with the fewest calls.
     count = 0
-    stack = [value]
-    pop, push = stack.pop, stack.extend
-    while stack:
-        item = pop()
+    items = [value]
+    push = items.extend
+    for item in items:
         kind = type(item)
         if kind is dict:
             count += len(item)
