@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -412,6 +413,47 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise _DuplicateKey(key)
         out[key] = value
     return out
+
+
+#: Where every key of a JSON object ends: its closing quote, optional whitespace, the colon.
+_KEY_END = re.compile(r'"[ \t\n\r]*:')
+
+
+def repeated_key(text: str, value: Any) -> str | None:
+    """A key that appears twice in one object of the JSON *text* (already parsed as *value*), or None.
+
+    ``json.loads`` keeps the last of two equal keys without a word; another
+    reader may keep the first. The common case stays cheap: every key ends in
+    a quote and a colon, so when the text holds no more of those than *value*
+    holds keys, no pair was dropped (a string holding ``":`` only raises the
+    count). Only otherwise is the text parsed again, keeping every pair, to
+    name the key.
+    """
+    if len(_KEY_END.findall(text)) <= _count_keys(value):
+        return None
+    try:
+        json.loads(text, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as exc:
+        return exc.key
+    except (ValueError, RecursionError):
+        return None
+    return None
+
+
+def _count_keys(value: Any) -> int:
+    # ``json.loads`` makes plain dicts and lists only: exact type tests are the cheap ones, and iterating
+    # the growing list (instead of popping a stack) visits every value once with the fewest calls.
+    count = 0
+    items = [value]
+    push = items.extend
+    for item in items:
+        kind = type(item)
+        if kind is dict:
+            count += len(item)
+            push(item.values())
+        elif kind is list:
+            push(item)
+    return count
 
 
 def parse_json(path: Path, text: str, line_offset: int = 0, *, unique_keys: bool = False) -> Any | LoadError:

@@ -52,3 +52,21 @@ def visible(text: str, *, multiline: bool = False) -> str:
 def has_controls(text: str, *, multiline: bool = False) -> bool:
     """True when :func:`visible` with the same *multiline* would change *text*."""
     return (_UNSAFE_MULTI if multiline else _UNSAFE).search(text) is not None
+
+
+# What JSON's own escaping leaves raw with ``ensure_ascii=False``: DEL, the C1 controls, the line and
+# paragraph separators (a line break to many readers and to JavaScript before ES2019), the bidi marks and
+# lone surrogates. Each of these can occur in ``json.dumps`` output only inside a string.
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def json_escaped(json_text: str) -> str:
+    """*json_text* (``json.dumps(..., ensure_ascii=False)`` output) with the characters above as ``\\uXXXX``.
+
+    The value is unchanged (a JSON parser reads ``\\u009b`` as U+009B); only
+    what reaches a terminal or a log differs: no control character raw, other
+    non-ASCII text kept as it is.
+    """
+    if _JSON_RAW.search(json_text) is None:
+        return json_text
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)

@@ -30,6 +30,7 @@ SYMLINK_DANGLING: Final = "OKS003"
 INVALID_JSON: Final = "OKS004"
 UNNAMED_ENTRY: Final = "OKS005"
 LEFTOVER_TEMP_FILE: Final = "OKS006"
+DUPLICATE_KEY: Final = "OKS007"
 RULE_FAILED: Final = "OKS009"
 UNKNOWN_RUN_FOLDER: Final = "OKS010"
 BAD_NAME: Final = "OKS011"
@@ -181,6 +182,19 @@ RULES: Final[tuple[Rule, ...]] = (
        Readers never see it, but it can be of any size. The next write of
        `<name>` through okstra removes its own temp files once they are older
        than an hour; deleting it by hand is safe when no writer is running.""",
+    ),
+    _r(
+        DUPLICATE_KEY,
+        "error",
+        "files",
+        "Key repeated in a JSON object",
+        """One object of a `.json` artifact names the same key twice
+       (`"status": "completed", …, "status": "failed"`). JSON leaves the meaning
+       open: okstra's readers (Python) keep the last value, other tools keep the
+       first or refuse the file, so two readers of the store disagree. One finding
+       per file names a repeated key; the checker goes on with the value
+       the readers use (the last). Write each key once. (Lines of `.jsonl`
+       files are not searched for repeated keys.)""",
     ),
     _r(
         RULE_FAILED,

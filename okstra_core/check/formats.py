@@ -11,7 +11,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Final
 
-from ..text import visible
+from ..text import json_escaped, visible
 from .catalog import RULES, RULES_BY_ID
 from .findings import CheckReport, Finding
 
@@ -89,7 +89,8 @@ def _json_safe(text: str) -> str:
 
 
 def render_json(report: CheckReport) -> str:
-    return json.dumps(report_dict(report), indent=2, ensure_ascii=False) + "\n"
+    """The JSON document; non-ASCII text is kept, every control character is a ``\\u`` escape."""
+    return json_escaped(json.dumps(report_dict(report), indent=2, ensure_ascii=False)) + "\n"
 
 
 def gh_data(text: str) -> str:
@@ -171,7 +172,7 @@ def render_sarif(report: CheckReport, version: str = "0") -> str:
             }
         ],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_escaped(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
 
 
 def render_junit(report: CheckReport) -> str:

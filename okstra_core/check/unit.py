@@ -31,6 +31,7 @@ from .catalog import (
     BAD_PROVENANCE,
     BAD_SIDECAR_HEADER,
     CONVERGENCE_FINAL_VERSION,
+    DUPLICATE_KEY,
     FILE_UNREADABLE,
     INVALID_JSON,
     LEFTOVER_TEMP_FILE,
@@ -427,8 +428,20 @@ class Unit:
                     self.report(INVALID_JSON, p, parsed.reason, parsed.line)
                 else:
                     value = parsed
+            if value is not None:
+                self._report_repeated_key(key, text, value)
         self._json[key] = value
         return value
+
+    def _report_repeated_key(self, key: str, text: str, value: Any) -> None:
+        repeated = reading.repeated_key(text, value)
+        if repeated is not None:
+            self.report(
+                DUPLICATE_KEY,
+                Path(key),
+                f"key {repeated!r} appears more than once in one object; "
+                "readers disagree on which value counts (okstra's keep the last)",
+            )
 
     def doc(self, path: Path | str, model: type[M]) -> M | None:
         """*path* validated as *model*; schema problems are reported (once) and give None."""

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from .. import layout
 from ..store import Project
-from .common import add_group, input_path, named, named_refusals, open_project, read_input, rel, say
+from .common import add_group, input_path, named, named_refusals, open_project, read_input, rel, say, write_stdout
 
 
 def _add_invocation_args(p: argparse.ArgumentParser) -> None:
@@ -57,8 +56,7 @@ def cmd_agent_verify(args: argparse.Namespace) -> int:
     _slugs(project, args)
     body = invocations.verify_completion(project.root, args.purpose, args.invocation_id)
     # Consumers parse exactly returnedBody: nothing else goes to stdout, not even a newline.
-    sys.stdout.write(body)
-    sys.stdout.flush()
+    write_stdout(body)
     return 0
 
 

@@ -11,6 +11,7 @@ refusal changes nothing.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -21,6 +22,7 @@ from typing import Any
 from .. import layout, reading
 from ..errors import OkstraError, ValidationFailed
 from ..store import Project, RunDir, Task
+from ..text import json_escaped, visible
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -38,6 +40,10 @@ def open_task(project: Project, key: str) -> Task:
     """The task named by *key* (key, ``group/task`` folder or task id), or a refusal naming the catalog."""
     task = project.find_task(key)
     if task is None:
+        catalog = project.catalog
+        if isinstance(catalog, reading.LoadError) and os.path.lexists(catalog.path):
+            # The key may well be in the catalog: say why it could not be read, not that the task is absent.
+            raise OkstraError(catalog.path, f"cannot look up task {key!r}: {catalog.reason}")
         raise OkstraError(
             layout.task_catalog_path(project.root), f"no task {key!r} (by key, group/task folder or task id)"
         )
@@ -153,9 +159,32 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def write_stdout(text: str, *, one_line: bool = False, end: str = "") -> None:
+    """Write store text to standard output: to a pipe or a file, its exact bytes; on a terminal, made visible.
+
+    A report, a returned body or a path from the store may hold escape
+    sequences (``ESC ]52;…BEL`` sets the clipboard). A terminal gets every
+    control character as a visible stand-in (:func:`okstra_core.text.visible`;
+    newlines and tabs kept unless *one_line*), as ``git`` and ``less`` show
+    what they print; a pipe or a file gets the bytes unchanged, so
+    ``> copy.md`` keeps the document exact. *end* is written after, as is.
+    """
+    out = sys.stdout
+    if out.isatty():
+        text = visible(text, multiline=not one_line)
+    out.flush()  # anything print() buffered goes first
+    out.buffer.write((text + end).encode("utf-8", "surrogateescape"))
+    out.flush()
+
+
+def write_json(value: Any) -> None:
+    """Print *value* as indented JSON: non-ASCII kept, every control character a ``\\u`` escape."""
+    write_stdout(json_escaped(json.dumps(value, indent=2, ensure_ascii=False)) + "\n")
+
+
 def say(line: str) -> None:
-    """Print one line of a verb's report."""
-    print(line)
+    """Print one line of a verb's report (a path from the store shown safely on a terminal)."""
+    write_stdout(line, one_line=True, end="\n")
 
 
 def read_answers(path: Path) -> dict[str, str]:

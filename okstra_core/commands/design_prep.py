@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from .. import layout, names
 from ..errors import OkstraError
-from .common import add_group, add_task_args, input_path, named_refusals, open_project, open_task, read_input, rel, say
+from .common import (
+    add_group,
+    add_task_args,
+    input_path,
+    named_refusals,
+    open_project,
+    open_task,
+    read_input,
+    rel,
+    say,
+    write_json,
+)
 
 
 def cmd_design_prep_materialize(args: argparse.Namespace) -> int:
@@ -54,7 +64,7 @@ def cmd_design_prep_resolve(args: argparse.Namespace) -> int:
     task = open_task(project, args.task)
     res = design_prep.resolve(task)
     if args.json:
-        print(json.dumps(res.to_json(project.root), indent=2, ensure_ascii=False))
+        write_json(res.to_json(project.root))
         return 0 if res.error is None else 1
     if res.report is None:
         say(f"{task.rel}: no implementation-planning report; nothing to resolve")

@@ -9,7 +9,6 @@ overwritten. Inputs are only read.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from .. import layout, reading
 from ..errors import LoadError, OkstraError, ValidationFailed
 from ..text import visible
+from .common import write_json, write_stdout
 
 # The renderers, models and writers are imported by the verb that runs, not at every command's start.
 
@@ -26,11 +26,10 @@ def write_output(text: str, out: Path | str | None) -> None:
     from ..writes import Outcome
     from .output import write_output_file
 
-    data = text.encode("utf-8")
     if out is None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
+        write_stdout(text)  # exact bytes to a pipe or file; control characters made visible on a terminal
         return
+    data = text.encode("utf-8")
     outcome = write_output_file(out, data)
     what = "already up to date" if outcome is Outcome.IDENTICAL else "written"
     print(f"{visible(str(out))}: {what} ({len(data)} bytes)", file=sys.stderr)
@@ -75,9 +74,9 @@ def cmd_log_report(args: argparse.Namespace) -> int:
         raise OkstraError(report.run_dir, "; ".join(report.problems))
     if args.json:
         doc: dict[str, Any] = report.to_json()
-        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        write_json(doc)
     else:
-        sys.stdout.write(report.to_text())
+        write_stdout(report.to_text())
     return 0
 
 

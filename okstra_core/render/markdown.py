@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
+from contextvars import ContextVar
 
 from .. import layout
 from ..models.report import (
@@ -34,11 +35,15 @@ TEMPLATE = "reports/final-report-v2.template.md"
 
 
 _HTML_START = re.compile(r"<(?=[A-Za-z/!?])")
+#: False while rendering for a viewer that shows no HTML at all (see :func:`render_markdown`).
+_NEUTRALISE_HTML: ContextVar[bool] = ContextVar("neutralise_html", default=True)
 
 
 def no_html(text: str) -> str:
     """Report data never becomes raw HTML in the reading copy: a ``<`` that would open a tag or comment is
     written as ``&lt;`` (it reads the same once rendered); ``a < b`` is left alone."""
+    if not _NEUTRALISE_HTML.get():
+        return text
     return _HTML_START.sub("&lt;", text)
 
 
@@ -241,8 +246,23 @@ def _clarifications(items: list[ClarificationItem], lab: dict[str, str]) -> str:
     return "\n\n".join(out)
 
 
-def render_markdown(report: Report) -> str:
-    """The reading copy of *report*. Deterministic: the same model gives the same text."""
+def render_markdown(report: Report, *, neutralise_html: bool = True) -> str:
+    """The reading copy of *report*. Deterministic: the same model gives the same text.
+
+    With *neutralise_html* (the reading copy), a ``<`` of report data that
+    would open a tag is written ``&lt;``; that reads as ``<`` in prose, but a
+    code span or block shows it as written. A viewer that treats all HTML as
+    text (the workbench's Markdown view parses with HTML off) passes False
+    and gets every ``<`` as the data has it.
+    """
+    token = _NEUTRALISE_HTML.set(neutralise_html)
+    try:
+        return _render(report)
+    finally:
+        _NEUTRALISE_HTML.reset(token)
+
+
+def _render(report: Report) -> str:
     lab = labels_for(report.report_language)
     text = fill_template(
         TEMPLATE,

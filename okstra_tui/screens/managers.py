@@ -12,20 +12,20 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Markdown, Static, Tree
+from textual.widgets import Static, Tree
 
 from okstra_core import layout
 from okstra_core.errors import LoadError
 from okstra_core.models.manager import ManagerFile, ProjectsFile
 from okstra_core.reading import JsonlDoc
 from okstra_core.store import Manager, ManagerTask, list_managers
-from okstra_core.text import visible
 
 from ..navigation import View
 from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.shown import shown, shown_block
+from ..widgets.store_markdown import StoreMarkdown
 from ..widgets.store_tree import StoreTree
 from .base import ViewScreen
 
@@ -181,7 +181,7 @@ def file_detail(task: ManagerTask, path: Path) -> list[Widget]:
     text = task.read_child_context(path)
     if isinstance(text, LoadError):
         return [ErrorPanel(text, title=path.name)]
-    return [Markdown(visible(text, multiline=True))]
+    return [StoreMarkdown(text)]
 
 
 def detail(node: Node) -> list[Widget]:

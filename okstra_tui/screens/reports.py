@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 from okstra_core import layout, names
 from okstra_core.errors import LoadError
@@ -23,6 +23,7 @@ from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.shown import shown
+from ..widgets.store_markdown import StoreMarkdown
 from ..widgets.virtual_table import Column, VirtualTable
 from .base import ViewScreen
 
@@ -41,7 +42,8 @@ def reading_copy(art: Artifact) -> tuple[str | None, LoadError | None]:
     if isinstance(model, LoadError):
         return None, model
     try:
-        return render_markdown(model), None
+        # The Markdown view parses with HTML off, so the data's own ``<`` is kept (no ``&lt;`` in code).
+        return render_markdown(model, neutralise_html=False), None
     except Exception as exc:  # the renderer must never take the view down
         return None, LoadError(art.path, f"cannot render: {exc}")
 
@@ -214,7 +216,7 @@ class ReportsScreen(ViewScreen):
         if note is not None:
             widgets.append(ErrorPanel(note, title="Report data"))
         if text is not None:
-            widgets.append(Markdown(visible(text, multiline=True), id="rep-markdown"))
+            widgets.append(StoreMarkdown(text, id="rep-markdown"))
         with self.app.batch_update():
             await body.remove_children()
             await body.mount_all(widgets)

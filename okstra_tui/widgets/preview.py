@@ -15,7 +15,7 @@ from rich.text import Text
 from textual import work
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import DataTable, Markdown, Static
+from textual.widgets import DataTable, Static
 
 from okstra_core.models.run import TeamState
 from okstra_core.search.query import Query
@@ -29,6 +29,7 @@ from ..data.preview import (
 )
 from ..ui_thread import call_ui
 from .error_panel import ErrorPanel
+from .store_markdown import StoreMarkdown
 from .text_lines import Mark, TextLines
 
 #: Up to this many characters text is laid out whole (a ``Static``, words kept together when it wraps); longer
@@ -196,7 +197,7 @@ def _body(fmt: str, loaded: LoadedPreview, find: Query | None = None) -> Widget:
         lexer = {"json": "json", "jsonl": "json", "sh": "bash"}.get(fmt)
         return TextLines(text, lexer, marks=_marks(text, find))
     if fmt == "md" and loaded.render_markdown:
-        return Markdown(text)
+        return StoreMarkdown(text)  # already made visible; visible() leaves its stand-ins alone
     lexer = {"json": "json", "jsonl": "json", "md": "markdown", "sh": "bash", "html": "html"}.get(fmt)
     if fmt == "html":
         text = text[:20_000]

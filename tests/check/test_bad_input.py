@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,16 +93,56 @@ def test_unreadable_file(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert any(r == "OKS001" and "permission denied" in m for r, m in _finding(fresh_demo, TARGET))
 
 
-def test_unreadable_folder_is_a_finding(fresh_demo: Path) -> None:
+def test_unreadable_folder_is_a_finding(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import okstra_core.check.unit as unit
+
+    # The listing itself is refused, as chmod 000 refuses it to anyone but root (and CI runs as root).
     folder = fresh_demo / TASK / "history"
-    if os.geteuid() == 0:
-        # root reads any folder; make it a file where a folder is expected instead.
-        shutil.rmtree(folder)
-        folder.write_text("not a folder")
-        assert any(r == "OKS005" for r, _ in _finding(fresh_demo, rel(fresh_demo, folder)))
-        return
-    os.chmod(folder, 0)
-    try:
-        assert any(r == "OKS001" for r, _ in _finding(fresh_demo, rel(fresh_demo, folder)))
-    finally:
-        os.chmod(folder, 0o755)
+    real_scandir = os.scandir
+
+    def deny(path: Any) -> Any:
+        if str(path) == str(folder):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(unit.os, "scandir", deny)
+    found = _finding(fresh_demo, rel(fresh_demo, folder))
+    assert ("OKS001", "folder cannot be listed: Permission denied") in found, found
+
+
+def test_a_file_where_a_folder_belongs_is_named(fresh_demo: Path) -> None:
+    folder = fresh_demo / TASK / "history"
+    shutil.rmtree(folder)
+    folder.write_text("not a folder")
+    assert any(r == "OKS005" for r, _ in _finding(fresh_demo, rel(fresh_demo, folder)))
+
+
+@pytest.mark.parametrize(
+    "repeat",
+    [
+        '"status": "completed", "status": "failed"',
+        '"status" :"completed",\n\t"status"\r\n:\t"failed"',  # any JSON whitespace around the colon
+        '"status": "completed", "note": "a\\": b", "status": "failed"',
+    ],
+)
+def test_a_repeated_key_is_one_finding_naming_it(fresh_demo: Path, repeat: str) -> None:
+    path = fresh_demo / TARGET
+    text = path.read_text(encoding="utf-8")
+    # Two keys repeat: still one finding for the file, naming the first.
+    text = text.replace("{", "{" + repeat + ', "x": 1, "x": 2, ', 1)
+    path.write_text(text, encoding="utf-8")
+    found = [(r, m) for r, m in _finding(fresh_demo, TARGET) if r == "OKS007"]
+    assert found == [
+        (
+            "OKS007",
+            "key 'status' appears more than once in one object; "
+            "readers disagree on which value counts (okstra's keep the last)",
+        )
+    ]
+
+
+def test_equal_keys_in_different_objects_are_fine(fresh_demo: Path) -> None:
+    path = fresh_demo / TARGET
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("{", '{"extra": {"status": 1, "inner": {"status": 2}}, ', 1), encoding="utf-8")
+    assert [r for r, _ in _finding(fresh_demo, TARGET) if r == "OKS007"] == []

@@ -16,15 +16,50 @@ def test_demo_has_no_errors(demo_root: Path) -> None:
     assert report.files > 100
 
 
+_CARDS = ".okstra/tasks/checkout/saved-cards/runs/implementation-planning/design-prep-inputs"
+_RETRY = ".okstra/tasks/payments/retry-policy/runs"
+_QUERY = ".okstra/tasks/search/query-latency/runs/analysis"
+#: What the demo holds on purpose, file by file: a stale fingerprint and a duplicate design-prep revision in two
+#: plans, reverify prompts without metadata, a markerless plan, and one flat legacy execution.
+INTENDED = {
+    ("OKS083", f"{_CARDS}/design-prep-input-001-PREP-002-r1-20261102T113027000000Z.md"),
+    ("OKS082", f"{_CARDS}/design-prep-input-002-PREP-001-r1-20261102T113658000000Z.md"),
+    ("OKS082", f"{_CARDS}/design-prep-input-002-PREP-001-r1-20261102T113715000000Z.md"),
+    *(
+        ("OKS050", f"{_RETRY}/analysis/prompts/{analyser}-analyser-reverify-r{r}-analysis-001.md")
+        for analyser in ("claude", "codex", "gemini")
+        for r in (1, 2)
+    ),
+    (
+        "OKS083",
+        f"{_RETRY}/implementation-planning/design-prep-inputs/design-prep-input-001-PREP-002-r1-20261102T103404000000Z.md",
+    ),
+    (
+        "OKS082",
+        f"{_RETRY}/implementation-planning/design-prep-inputs/design-prep-input-002-PREP-002-r2-20261102T104143000000Z.md",
+    ),
+    (
+        "OKS082",
+        f"{_RETRY}/implementation-planning/design-prep-inputs/design-prep-input-002-PREP-002-r2-20261102T104200000000Z.md",
+    ),
+    (
+        "OKS084",
+        ".okstra/tasks/search/index-rebuild/runs/implementation-planning/reports/"
+        "final-report-implementation-planning-001.data.json",
+    ),
+    ("OKS017", f"{_QUERY}/final-analysis-007.status"),
+    ("OKS017", f"{_QUERY}/lead-execution-prompt-analysis-007.md"),
+    ("OKS050", f"{_QUERY}/lead-execution-prompt-analysis-007.md"),
+    ("OKS017", f"{_QUERY}/run-manifest-analysis-007.json"),
+}
+
+
 def test_demo_warnings_are_the_intended_ones(demo_root: Path) -> None:
     report = check(demo_root)
-    rules = {f.rule for f in report.findings}
-    # The demo deliberately holds flat legacy artifacts, reverify prompts without
-    # metadata, a duplicate design-prep revision, a stale fingerprint and a markerless plan.
-    assert {"OKS017", "OKS050", "OKS082", "OKS083", "OKS084"} <= rules
-    assert all(RULES_BY_ID[r].severity == "warning" for r in rules)
-    stale = findings_of(report, "OKS083")
-    assert stale and all("design-prep-inputs/" in f.path for f in stale)
+    found = [(f.rule, f.path) for f in report.findings]
+    assert len(found) == len(set(found)), "one finding per rule and file"
+    assert set(found) == INTENDED
+    assert all(RULES_BY_ID[f.rule].severity == "warning" for f in report.findings)
 
 
 def test_parallel_run_gives_the_same_findings(demo_root: Path) -> None:

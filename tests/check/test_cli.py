@@ -38,9 +38,31 @@ def test_errors_exit_1_and_select_ignore(fresh_demo: Path, capsys: pytest.Captur
     assert rules and all(r.startswith("OKS08") or r == "OKS017" for r in rules)
 
 
-@pytest.mark.parametrize("argv", [["--select", "OKS999"], ["--format", "yaml"], ["--jobs", "x"]])
-def test_bad_flags_exit_2(demo_root: Path, argv: list[str]) -> None:
-    assert main_check([str(demo_root), *argv]) == 2
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--select", "OKS999"], "okstra check: unknown rule id or prefix 'OKS999'"),
+        (
+            ["--format", "yaml"],
+            "okstra check: error: argument --format: invalid choice: 'yaml' "
+            "(choose from 'text', 'json', 'github', 'sarif', 'junit', 'markdown')",
+        ),
+        (["--jobs", "x"], "okstra check: error: argument --jobs/-j: invalid int value: 'x'"),
+    ],
+)
+def test_bad_flags_exit_2(demo_root: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    assert main_check([str(demo_root), *argv]) == 2  # okstra-tui --check: the same flags and exit codes
+    capsys.readouterr()
+    proc = subprocess.run(
+        [sys.executable, "-m", "okstra_core.cli", "check", str(demo_root), *argv], capture_output=True, text=True
+    )
+    assert proc.returncode == 2
+    out, err = proc.stdout, proc.stderr
+    assert out == ""
+    # One line says what is wrong; the rest, if any, is the usage (as git and ruff print it).
+    said = [line for line in err.splitlines() if line.startswith("okstra check:")]
+    assert said == [message], err
+    assert err.rstrip("\n").endswith(message)
 
 
 def test_no_project_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

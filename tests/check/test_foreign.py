@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from okstra_core import layout
 from okstra_core.check import CheckReport, run_check
 
 FOREIGN = Path(__file__).resolve().parents[1] / "fixtures" / "foreign"
@@ -177,20 +178,49 @@ def test_a_request_of_another_template_version_is_a_warning_naming_it(tmp_path: 
 @pytest.mark.parametrize("name", VALID)
 def test_the_read_side_reads_every_foreign_document(name: str, tmp_path: Path) -> None:
     from okstra_core.errors import LoadError
-    from okstra_core.store import Project
+    from okstra_core.store import Project, list_managers
 
     root = materialise("valid", name, tmp_path)
     project = Project(root)
-    assert not isinstance(project.catalog, LoadError)
+    loaded: dict[Path, object] = {
+        layout.task_catalog_path(root): project.catalog,
+        layout.latest_task_path(root): project.latest_task,
+    }
     assert not isinstance(project.catalog_listing(), LoadError)
     for ref in project.task_refs:
         task = ref.open()
-        assert not isinstance(task.manifest, LoadError), task.manifest
+        loaded[layout.task_manifest_path(task.root)] = task.manifest
         for rd in task.run_dirs:
             assert rd.unrecognised() == []
             for art in rd.artifacts():
-                loaded = art.load()
-                assert not isinstance(loaded, LoadError), loaded
+                loaded[art.path] = art.load()
+    for inv in project.invocations():
+        loaded[inv.paths.meta] = inv.meta()
+        loaded[inv.paths.result] = inv.result()
+        loaded[inv.paths.completion] = inv.completion()
+    for manager in list_managers(root / "okstra-home"):
+        loaded[manager.folder / layout.MANAGER_INFO] = manager.info()
+        loaded[manager.folder / layout.MANAGER_PROJECTS] = manager.projects()
+        for mtask in manager.tasks():
+            loaded[mtask.folder / layout.MANAGER_TASK_MANIFEST] = mtask.manifest()
+            loaded[mtask.folder / layout.MANAGER_CHILDREN] = mtask.children()
+            loaded[mtask.folder / layout.MANAGER_SNAPSHOTS] = mtask.snapshots()
+            for path, doc in (
+                (mtask.folder / layout.MANAGER_EVENTS, mtask.events()),
+                (mtask.folder / layout.MANAGER_DIRECTIVES, mtask.directives()),
+            ):
+                assert isinstance(doc, LoadError) or doc.errors == [], doc.errors
+                loaded[path] = doc
+            for path in mtask.child_contexts():
+                loaded[path] = mtask.read_child_context(path)
+    problems = [value for value in loaded.values() if isinstance(value, LoadError)]
+    assert problems == []
+    assert len(loaded) > 2, "each fixture has documents beyond its catalog"
+    # The stores without tasks: every invocation and manager document was read through the read side.
+    others = [layout.agent_invocations_dir(root), root / "okstra-home"]
+    documents = {p for folder in others for p in folder.rglob("*.json*") if ".tmp" not in p.parent.name}
+    assert documents - set(loaded) == set()
+    assert name not in ("agent-invocations", "manager") or documents
 
 
 def test_executions_group_by_segment_without_run_contexts(tmp_path: Path) -> None:

@@ -61,3 +61,23 @@ def test_a_fifo_run_manifest_is_not_reported_as_missing(fresh_demo: Path) -> Non
     mentions = [f for f in report.findings if rel in f.message or f.path == rel]
     assert any(f.path == rel and "FIFO" in f.message for f in mentions), mentions
     assert not any(rel in f.message and "does not exist" in f.message for f in mentions), mentions
+
+
+# Valid UTF-8 (no undecodable byte, so no stand-in is needed for the name as a whole): a C1 CSI, DEL,
+# the line and paragraph separators and a bidi override, which JSON's own escaping leaves raw.
+UNESCAPED_BY_JSON = "evil-\x9b31m-\x7f-\u2028-\u2029-\u202e.md"
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_json_formats_escape_what_json_leaves_raw(fresh_demo: Path, fmt: str) -> None:
+    folder = fresh_demo / TASK / "runs" / "analysis" / "reports"
+    (folder / UNESCAPED_BY_JSON).write_bytes(b"hostile\n")
+    out = _run(fresh_demo, fmt)
+    text = out.decode("utf-8")
+    for raw in "\x9b\x7f\u2028\u2029\u202e":
+        assert raw not in text, f"{raw!r} reached the {fmt} output"
+    doc = json.loads(out)
+    if fmt == "json":
+        assert "\\u009b" in text and "\\u2028" in text
+        # Escaped, not replaced: the finding names the file exactly.
+        assert any(f["path"].endswith(UNESCAPED_BY_JSON) for f in doc["findings"])

@@ -28,8 +28,12 @@ def _one_line_refusal(proc: subprocess.CompletedProcess[str], path: Path | str, 
 
 def test_creates_a_new_file(fresh_demo: Path, tmp_path: Path) -> None:
     out = tmp_path / "report.txt"
-    assert _check(fresh_demo, "-o", str(out)).returncode in (0, 1)
-    assert "files checked" in out.read_text(encoding="utf-8")
+    proc = _check(fresh_demo, "-o", str(out), "--no-cache")
+    assert proc.returncode == 0, proc.stderr  # the demo has warnings only
+    assert proc.stdout == ""
+    # The file holds exactly the report stdout would have shown.
+    assert out.read_text(encoding="utf-8") == _check(fresh_demo, "--no-cache").stdout
+    assert "0 errors" in out.read_text(encoding="utf-8")
 
 
 def test_existing_file_needs_force(fresh_demo: Path, tmp_path: Path) -> None:

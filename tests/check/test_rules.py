@@ -44,6 +44,12 @@ def _truncated_json(root: Path) -> str:
     return rel(root, p)
 
 
+def _repeated_key(root: Path) -> str:
+    p = one(root, f"{RUNS}/analysis/state/team-state-analysis-*.json")
+    p.write_text(p.read_text(encoding="utf-8").replace("{", '{"status": "completed", "status": "failed", ', 1))
+    return rel(root, p)
+
+
 def _unknown_file(root: Path) -> str:
     p = root / TASK / "notes.txt"
     p.write_text("scratch\n")
@@ -471,6 +477,7 @@ CASES: dict[str, Mutation] = {
     "OKS003": _dangling_symlink,
     "OKS004": _truncated_json,
     "OKS005": _unknown_file,
+    "OKS007": _repeated_key,
     "OKS010": _unknown_folder,
     "OKS011": _bad_name,
     "OKS012": _bad_seq,

@@ -69,3 +69,33 @@ def test_log_report_refuses_a_folder_that_is_no_run_dir(fresh_demo: Path, where:
     proc = okstra("log-report", str(fresh_demo) if where == "." else where)
     assert proc.returncode == 1 and "not a run dir" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+CATALOG = ".okstra/discovery/task-catalog.json"
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [(b'{"tasks": [', "invalid JSON"), (b'{"tasks": 3}', "does not match TaskCatalog"), (b"\xff\xfe", "UTF-8")],
+)
+def test_an_unreadable_catalog_is_named_with_its_reason(fresh_demo: Path, content: bytes, reason: str) -> None:
+    (fresh_demo / CATALOG).write_bytes(content)
+    proc = okstra("task", "refresh-fix-cycles", str(fresh_demo), "--task", RP)
+    assert proc.returncode == 1
+    line = proc.stderr.strip()
+    assert len(line.splitlines()) == 1, proc.stderr
+    assert line.startswith(f"okstra: {fresh_demo / CATALOG}: cannot look up task {RP!r}: "), line
+    assert reason in line and "no task" not in line
+
+
+def test_an_unreadable_catalog_still_finds_a_task_by_its_folder(fresh_demo: Path) -> None:
+    (fresh_demo / CATALOG).write_bytes(b'{"tasks": [')
+    proc = okstra("task", "refresh-fix-cycles", str(fresh_demo), "--task", "payments/retry-policy")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_missing_catalog_says_no_task(fresh_demo: Path) -> None:
+    (fresh_demo / CATALOG).unlink()
+    proc = okstra("task", "refresh-fix-cycles", str(fresh_demo), "--task", RP)
+    assert proc.returncode == 1
+    assert f"no task {RP!r}" in proc.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -81,11 +82,19 @@ def test_design_prep_resolve_grants_no_authority_to_inputs_stored_outside(
     assert main(["design-prep", "resolve", str(fresh_demo), "--task", RP]) == 0
     before = capsys.readouterr().out
     assert "design-prep-inputs/design-prep-input-" in before, "the demo has authoritative inputs"
+    names = sorted(p.name for p in inputs.iterdir() if p.name.startswith("design-prep-input-"))
     _swap_for_outside_link(inputs, tmp_path / "outside")
-    main(["design-prep", "resolve", str(fresh_demo), "--task", RP])
+    # Inputs it cannot trust are skipped with a warning, like duplicates and stale fingerprints: exit 0.
+    assert main(["design-prep", "resolve", str(fresh_demo), "--task", RP]) == 0
     after = capsys.readouterr().out
     authoritative = [line for line in after.splitlines() if line.startswith("PREP-") and "design-prep-input-" in line]
     assert authoritative == []
+    reason = "(a folder on its path is a symlink leading outside the project root)"
+    assert sorted(line.split()[1] for line in after.splitlines() if line.endswith(reason)) == names
+    assert main(["design-prep", "resolve", str(fresh_demo), "--task", RP, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["error"] is None
+    assert all(i["authoritative"] is None for i in doc["items"]), doc["items"]
 
 
 def test_append_jsonl_refuses_a_hard_linked_target(tmp_path: Path) -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from okstra_core import reading
 from okstra_core.errors import LoadError
@@ -175,3 +178,38 @@ def test_read_head_keeps_to_the_root(tmp_path: Path) -> None:
     (root / "link.txt").symlink_to(outside)
     head = reading.read_head(root / "link.txt", root=root, max_chars=100)
     assert isinstance(head, LoadError) and "escapes" in head.reason
+
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.text(alphabet='a:" \\\n{}', max_size=6))
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(alphabet='ab:" ', max_size=3), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+_KEY_SEPS = st.sampled_from([":", ": ", " :", "\t:\r\n", "\n:\n"])
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(value=_VALUES, sep=_KEY_SEPS)
+def test_repeated_key_sees_no_repeat_where_there_is_none(value: object, sep: str) -> None:
+    text = json.dumps(value, separators=(",", sep), ensure_ascii=False)
+    assert reading.repeated_key(text, json.loads(text)) is None
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(st.text(alphabet='ab:" ', max_size=3), _VALUES), min_size=1, max_size=4),
+    at=st.integers(min_value=0, max_value=3),
+    sep=_KEY_SEPS,
+    around=_VALUES,
+)
+def test_repeated_key_names_every_repeat(pairs: list[tuple[str, object]], at: int, sep: str, around: object) -> None:
+    key, value = pairs[at % len(pairs)]
+    pairs = [*pairs, (key, value)]  # the same key again, even with the same value
+    obj = "{" + ",".join(f"{json.dumps(k)}{sep}{json.dumps(v)}" for k, v in pairs) + "}"
+    text = f'[{json.dumps(around)}, {{"inner"{sep}{obj}}}]'
+    found = reading.repeated_key(text, json.loads(text))
+    assert found is not None
+    assert sum(1 for k, _ in pairs if k == found) > 1

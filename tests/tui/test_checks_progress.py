@@ -60,6 +60,14 @@ async def test_checks_view_uses_the_check_cache(fresh_demo: Path, monkeypatch: p
     monkeypatch.setattr(cache, "RACY_SECONDS", 0.0)
     monkeypatch.setenv("OKSTRA_HOME", str(fresh_demo / ".okstra-home"))
     store = cache.CheckCache(layout.okstra_cache_dir())
+    used: list[cache.CheckCache] = []
+
+    class Spy(cache.CheckCache):
+        def __init__(self, directory: Path) -> None:
+            super().__init__(directory)
+            used.append(self)
+
+    monkeypatch.setattr(cache, "CheckCache", Spy)
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -67,10 +75,15 @@ async def test_checks_view_uses_the_check_cache(fresh_demo: Path, monkeypatch: p
         await settle(pilot)
         stored = store.load(str(fresh_demo), str(fresh_demo / ".okstra-home"))
         assert len(stored) >= 8, "the view's check filled the same cache `okstra check` reads"
+        assert len(used) == 1 and used[0].directory == store.directory
+        assert (used[0].hits, used[0].misses) == (0, len(stored)), "a first check checks every task"
         first = plain(app.screen.query_one("#checks-summary", Static))
         await pilot.press("R")
         await settle(pilot)
         assert plain(app.screen.query_one("#checks-summary", Static)) == first
+        # Nothing changed: the re-check reused every task's findings from the cache.
+        assert len(used) == 2
+        assert (used[1].hits, used[1].misses) == (len(stored), 0)
 
 
 async def test_checks_view_applies_and_names_the_settings_file(

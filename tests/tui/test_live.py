@@ -145,7 +145,12 @@ async def test_a_poll_while_the_app_closes_does_nothing(fresh_demo: Path, monkey
         def no_screens(self: OkstraApp) -> None:
             raise ScreenStackError("No screens on stack")
 
+        checks: list[list[Path]] = []
+        monkeypatch.setattr(screen, "_check_changes", checks.append)
+        screen._poll()
+        assert len(checks) == 1, "an ordinary tick looks for changes (the spy sees it)"
         # Closing, the app pops its screens before their poll timers stop: a tick can come in between.
         monkeypatch.setattr(OkstraApp, "screen", property(no_screens))
-        screen._poll()
+        screen._poll()  # no ScreenStackError escapes
         monkeypatch.undo()
+        assert len(checks) == 1, "a tick while closing reads nothing and starts no worker"

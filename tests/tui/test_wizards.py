@@ -31,7 +31,7 @@ from okstra_tui.app import OkstraApp
 from okstra_tui.navigation import Location
 from okstra_tui.screens.inbox import InboxScreen
 from okstra_tui.screens.wizard import ReviewStep, WizardScreen
-from okstra_tui.screens.wizard_design import DesignPrepWizard, FieldStep
+from okstra_tui.screens.wizard_design import MAX_ANSWER, DesignPrepWizard, FieldStep
 from okstra_tui.screens.wizard_respond import ChooseStep, ClarificationWizard, DirectionWizard, PrepareWizard
 from okstra_tui.screens.wizard_steps import QuestionStep
 from okstra_tui.widgets.text_lines import TextLines
@@ -462,6 +462,36 @@ async def test_design_prep_wizard_appends_what_the_verb_appends(
     assert (copy / rel).read_bytes() == written.read_bytes()
     assert (copy / request_rel).read_bytes() == (fresh_demo / request_rel).read_bytes()
     assert not [d for d in pending_decisions(Project(fresh_demo)) if d.kind == "design-prep" and d.item == wanted.item]
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        ("fine so far\n## Other field\nsmuggled", "a line may not start with “## ” (it would start another field)."),
+        ("## at the start", "a line may not start with “## ” (it would start another field)."),
+        ("x" * (MAX_ANSWER + 1), f"at most {MAX_ANSWER:,} characters ({MAX_ANSWER + 1:,} typed)."),
+    ],
+    ids=["heading-line", "heading-first", "too-long"],
+)
+async def test_design_prep_wizard_refuses_an_answer_it_could_not_write_back(
+    fresh_demo: Path, answer: str, problem: str
+) -> None:
+    wanted = decision(fresh_demo, "design-prep")
+    before = tree(fresh_demo)
+    async with wizard_on(fresh_demo, wanted) as (pilot, wizard):
+        await next_step(pilot)
+        step = wizard.step
+        assert isinstance(step, FieldStep)
+        area = step.query_one("#field-text", TextArea)
+        area.load_text(answer)
+        await next_step(pilot)
+        assert wizard.step is step, "the step is not left"
+        assert error_line(wizard) == f"{step.name_}: {problem}"
+        # The same field with the offending part gone is taken (a "##" inside a line, and the limit itself, are fine).
+        area.load_text("a ## b\n" + "y" * (MAX_ANSWER - 7))
+        await next_step(pilot)
+        assert wizard.step is not step and error_line(wizard) == ""
+    assert tree(fresh_demo) == before, "nothing is written"
 
 
 # ------------------------------------------------------------------ cancel

@@ -353,7 +353,20 @@ def test_user_response_sidecar_loads(fresh_demo: Path) -> None:
     from okstra_core.models.sidecars import UserResponseHeader
 
     loaded = reading.load_sidecar(fresh_demo / OPT_SIDECAR, UserResponseHeader, root=fresh_demo)
-    assert not isinstance(loaded, reading.LoadError)
+    assert not isinstance(loaded, reading.LoadError), loaded
+    assert isinstance(loaded.header, UserResponseHeader)
+    # The header the export wrote, key by key: it answers the exact bytes of the report it names.
+    assert loaded.header.model_dump(exclude_none=True) == {
+        "kind": "user-response",
+        "format_version": 1,
+        "task_key": "demo-shop:payments:retry-policy",
+        "task_type": "option-selection",
+        "report": OPT_REPORT,
+        "source_data_sha256": hashlib.sha256((fresh_demo / OPT_REPORT).read_bytes()).hexdigest(),
+        "mode": "comparison",
+        "selected_option": json.loads((fresh_demo / RETRY_SD).read_text(encoding="utf-8"))["optionId"],
+    }
+    assert loaded.body.startswith("# User response: final-report-option-selection-001\n")
 
 
 @pytest.mark.parametrize(

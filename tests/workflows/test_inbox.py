@@ -234,12 +234,27 @@ def test_newest_first_and_json_shape(fresh_demo: Path) -> None:
 
 
 def test_unreadable_files_leave_their_decision_out(fresh_demo: Path) -> None:
+    def everything() -> inbox.Inbox:
+        project = Project.open(fresh_demo)
+        assert isinstance(project, Project)
+        return inbox.read_inbox(project)
+
+    before = everything()
+    assert before.unreadable == []
     (fresh_demo / RETRY_SD).unlink()
     (fresh_demo / OPT_SIDECAR).unlink()
     (fresh_demo / OPT_REPORT).write_text("{not json", encoding="utf-8")
-    (fresh_demo / REFUND_ROOT / "task-manifest.json").write_bytes(b"\xff\xfe")
-    found = _inbox(fresh_demo)
-    assert not [d for d in found if d.kind in ("direction-choice", "approval")]
+    manifest = f"{REFUND_ROOT}/task-manifest.json"
+    (fresh_demo / manifest).write_bytes(b"\xff\xfe")
+    after = everything()
+    # The choice the broken report would ask for and the approval of the broken manifest are left out ...
+    assert not [d for d in after.items if d.kind in ("direction-choice", "approval") and ":payments:" in d.task]
+    assert sorted(after.unreadable) == sorted([manifest, OPT_REPORT])
+    # ... and only those: every other decision of the store is still there, unchanged.
+    dropped = [d for d in before.items if d.path == manifest]
+    assert len(dropped) == 1 and dropped[0].kind == "approval"
+    assert after.items == [d for d in before.items if d not in dropped]
+    assert len(after.items) >= 5
 
 
 def test_control_characters_and_long_text_stay_on_one_line(fresh_demo: Path) -> None:

@@ -1,0 +1,51 @@
+"""The Reports view shows the reading copy as the report data has it: a ``<`` is a ``<``, in code too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.widgets import Markdown
+from textual.widgets._markdown import MarkdownBlock, MarkdownFence
+
+from okstra_tui.navigation import Location, View
+
+from .conftest import SIZE, make_app, settle, wait_until
+
+TASK = ".okstra/tasks/payments/refund-ledger"
+REPORT = f"{TASK}/runs/analysis/reports/final-report-analysis-001.data.json"
+SUMMARY = (
+    "Use `List<int>` here, not <b>bold</b>.<!-- a note -->\n\n```java\nList<Rule> rules;\n```\n\n"
+    "<div>a block</div>\n\nAlso a < b."
+)
+
+
+def _shown(md: Markdown) -> str:
+    parts = [block._content.plain for block in md.query(MarkdownBlock)]
+    parts += [fence.code for fence in md.query(MarkdownFence)]
+    return "\n".join(parts)
+
+
+async def test_the_reading_copy_shows_angle_brackets_as_written(fresh_demo: Path) -> None:
+    path = fresh_demo / REPORT
+    value = json.loads(path.read_text(encoding="utf-8"))
+    value["summary"] = SUMMARY
+    value["title"] = "Adopt <RetryPolicy>"
+    path.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.navigate(Location(View.REPORTS, fresh_demo / TASK))
+        await settle(pilot)
+        await wait_until(pilot, lambda: bool(app.screen.query("#rep-markdown")), "the reading copy is shown")
+        await settle(pilot)
+        shown = _shown(app.screen.query_one("#rep-markdown", Markdown))
+    assert "&lt;" not in shown, shown
+    assert "List<int>" in shown  # a code span
+    assert "List<Rule> rules;" in shown  # a fenced block
+    assert "not <b>bold</b>." in shown  # raw HTML is text, never dropped
+    assert "Adopt <RetryPolicy>" in shown
+    assert "<div>a block</div>" in shown  # an HTML block, verbatim
+    assert "a < b" in shown
+    # Comments are hidden, as in any Markdown viewer: the data's, and the reading copy's own first line.
+    assert "a note" not in shown and "Reading copy rendered" not in shown
