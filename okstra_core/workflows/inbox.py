@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from .. import layout, reading
+from .. import layout, reading, times
 from ..digests import sha256_bytes
 from ..models.report import ClarificationItem, SelectedDirection
 from ..models.sidecars import UserResponseHeader
@@ -175,18 +175,8 @@ def _mtime(path: Path) -> str:
 
 def _recorded(value: object, fallback: Path) -> str:
     """A store-recorded time normalised to UTC seconds, or *fallback*'s mtime when it is missing or unreadable."""
-    if isinstance(value, str) and value:
-        try:
-            moment = dt.datetime.fromisoformat(value)
-        except ValueError:
-            return _mtime(fallback)
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=dt.UTC)
-        try:
-            return iso(moment)
-        except OverflowError:  # an offset that moves the time out of the years 1-9999
-            return _mtime(fallback)
-    return _mtime(fallback)
+    moment = times.parse_time(value) if isinstance(value, str) else None
+    return iso(moment) if moment is not None else _mtime(fallback)
 
 
 def _questions(items: list[ClarificationItem]) -> str:
