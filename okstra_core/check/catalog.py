@@ -59,6 +59,13 @@ NEXT_PHASE_UNACTIONABLE: Final = "OKS037"
 BAD_NEXT_PHASE_CORRECTION: Final = "OKS038"
 FIX_CYCLES_DISAGREE: Final = "OKS039"
 TIMELINE_RUN_MISSING: Final = "OKS040"
+TIMELINE_SEGMENT_MISMATCH: Final = "OKS041"
+SEGMENT_WITHOUT_MANIFEST: Final = "OKS042"
+RUN_NOT_IN_TIMELINE: Final = "OKS043"
+EXECUTION_SPLIT_SEQ: Final = "OKS044"
+SEQ_ORDER_CONTRADICTS_TIME: Final = "OKS045"
+LATEST_RUN_DISAGREES: Final = "OKS046"
+FIX_CYCLE_UNKNOWN: Final = "OKS047"
 PROMPT_UNPUBLISHED: Final = "OKS050"
 METADATA_WITHOUT_PROMPT: Final = "OKS051"
 METADATA_BACKREF: Final = "OKS052"
@@ -462,6 +469,92 @@ RULES: Final[tuple[Rule, ...]] = (
         """Each `history/timeline.json` entry names its run dir and run manifest;
        both must exist, and the entry must belong to this task.""",
     ),
+    _r(
+        TIMELINE_SEGMENT_MISMATCH,
+        "error",
+        "task",
+        "Timeline entry disagrees with its run manifest",
+        """A timeline entry that names a run manifest records that execution's
+       `runDateTimeSegment`, the cross-category identifier of the run. An entry
+       whose segment differs from the manifest it points to sends a reader that
+       groups files by segment to another execution's files. Two spellings of
+       one moment (`Z` and `+00:00`) agree.""",
+    ),
+    _r(
+        SEGMENT_WITHOUT_MANIFEST,
+        "error",
+        "task",
+        "Run artifact names no execution of its run dir",
+        """Every run-level JSON artifact records the `runDateTimeSegment` of the
+       execution that wrote it, and the run manifest of that execution is
+       published first, in the same run dir. An artifact whose segment no run
+       manifest of its run dir records belongs to no execution a reader can
+       find. Held to it are the artifacts written for the execution after its
+       manifest (run contexts, team-state, prompt metadata, convergence state);
+       report data is not, since the contract does not tie it to a manifest.
+       Said only when the run dir has a run manifest at all.""",
+    ),
+    _r(
+        RUN_NOT_IN_TIMELINE,
+        "warning",
+        "task",
+        "Completed execution missing from the timeline",
+        """`history/timeline.json` accumulates the runs of a task, one entry per
+       execution. A run manifest whose execution is completed (its status
+       file, else the manifest's own status, says so) but that no timeline
+       entry names (by `runManifestPath`, or by `runDateTimeSegment` when the
+       entry names no manifest) is missing from the history. A warning: the
+       contract says the history "generally" includes each run, and nothing
+       reads the wrong file because of it. Said only when the timeline exists,
+       and never of a flat legacy run manifest (its run predates the layout).""",
+    ),
+    _r(
+        EXECUTION_SPLIT_SEQ,
+        "error",
+        "task",
+        "One execution under two seqs in one folder",
+        """One execution takes one seq in each category folder and uses it for
+       every file it writes there. Files of one execution (one
+       `runDateTimeSegment`) under two seqs of the same folder mean one of them
+       was written by, or renamed into, the wrong execution; a reader that
+       pairs files by seq pairs the wrong ones.""",
+    ),
+    _r(
+        SEQ_ORDER_CONTRADICTS_TIME,
+        "warning",
+        "task",
+        "Seq order contradicts the recorded run times",
+        """Seqs are taken in order (the highest in use plus one), so in one
+       category folder a higher seq belongs to a later execution. A higher seq
+       whose `runDateTimeSegment` is earlier than a lower seq's points at a
+       clock that went back or a file copied in from elsewhere. A warning:
+       readers group by segment, not by seq, so nothing is read wrongly.""",
+    ),
+    _r(
+        LATEST_RUN_DISAGREES,
+        "error",
+        "task",
+        "Task manifest disagrees with the latest run",
+        """The latest run is the execution whose run manifest records the latest
+       `runDateTimeSegment`. The task manifest's `latestRunPath` names its run
+       dir (or its run manifest); `latestRunStatus` is the status its status
+       file holds (its run manifest's status while it has none); once it is
+       closed, a `currentStatus` that is a run status is that status, and once
+       it completed, a `workflow.lastSafeCheckpoint` that names a run manifest
+       (the contract leaves its shape open) names this one. The
+       contract has Phase 7 update them together; a lead that reads a stale
+       pointer resumes the wrong run. Nothing is said when two executions share
+       the latest moment.""",
+    ),
+    _r(
+        FIX_CYCLE_UNKNOWN,
+        "error",
+        "task",
+        "fixCycleId names a cycle never opened",
+        """A run manifest or timeline entry attached to a fix cycle records its
+       `fixCycleId`; the cycle must have been opened in
+       `history/fix-cycles.jsonl`.""",
+    ),
     # ---------------------------------------------------------------- prompts
     _r(
         PROMPT_UNPUBLISHED,
@@ -832,6 +925,38 @@ def expand(patterns: list[str]) -> set[str]:
     return out
 
 
+#: The hand-written part of ``docs/rules.md``: how the rules that hold one file against another behave.
+INTRO: Final = """
+## Rules across files
+
+Some rules hold one file against another where the contract, or its canonical
+readings, says they must agree: a timeline entry and the run manifest it names,
+the task manifest's latest-run fields and the latest run, a `fixCycleId` and
+`history/fix-cycles.jsonl`. They follow the same choices a schema-and-consistency
+checker such as check-jsonschema or fsck makes:
+
+- **Severity.** An error where the contract says "must" or where a reader would
+  act on the wrong file; a warning where the contract says "generally" or the
+  inconsistency is recoverable (nothing is read wrongly because of it). Each
+  rule's entry below says which, and why.
+- **Both sides named.** A message names both files and both values, and the
+  finding sits on the file that points (the timeline, the task manifest), which
+  is the one a person would mend. Nothing is repaired or guessed.
+- **Tolerant where the contract is silent.** A field the contract does not name
+  is never required for a rule to pass, and two spellings of one moment
+  (`2026-11-30T04:15:00Z`, `2026-11-30T04:15:00+00:00`) agree. A rule that
+  cannot find its inputs (no timeline, no status file, a segment that is no
+  time) says nothing: the single-file rules already report what is missing or
+  malformed, and one root cause gets one finding.
+- **Times are real times.** A time field or `runDateTimeSegment` that names no
+  moment (31 November, hour 25) does not match its schema (OKS020), and a
+  file-name stamp that names none makes the name no name of its category
+  (OKS011): every reader refuses the same values, through one parser.
+- **Cached like every rule.** A task's cached findings are keyed by every file
+  its rules read, so an edit of either file of a pair rechecks the task.
+"""
+
+
 def markdown() -> str:
     """``docs/rules.md``: the catalog as a page."""
     out = [
@@ -842,6 +967,8 @@ def markdown() -> str:
         "`okstra check` (and `okstra-tui --check`) reports findings under these ids.",
         "Select or ignore them with `--select` / `--ignore` (an id, or a prefix such as `OKS06`).",
         "Errors make the check fail; warnings fail it only with `--strict`; infos never do.",
+        "",
+        *INTRO.strip("\n").split("\n"),
         "",
         "| id | severity | title |",
         "|---|---|---|",

@@ -1,0 +1,239 @@
+"""Rules that hold one file against another: each breaks on a planted inconsistency and is silent once mended.
+
+Every case plants one inconsistency between two files of a demo copy, checks
+that its rule fires at the expected file with a message naming the other file
+and both values, then mends the store (not always by undoing the edit) and
+checks that the rule says nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from okstra_core.check.catalog import RULES_BY_ID
+
+from .helpers import TASK, check, edit_json, findings_of, rel
+
+RUNS = f"{TASK}/runs"
+ANALYSIS = f"{RUNS}/analysis"
+TIMELINE = f"{TASK}/history/timeline.json"
+STALE = ".okstra/tasks/search/stale-cache"
+
+
+@dataclass(frozen=True)
+class Case:
+    """Plant an inconsistency (returning the file the finding is on), then mend it."""
+
+    plant: Callable[[Path], str]
+    mend: Callable[[Path], None]
+    #: Parts the message must hold: the other file's name and both values.
+    says: tuple[str, ...]
+
+
+def _segment(root: Path, manifest: str) -> str:
+    value: str = json.loads((root / manifest).read_text(encoding="utf-8"))["runDateTimeSegment"]
+    return value
+
+
+def _replace_everywhere(root: Path, folder: str, old: str, new: str) -> None:
+    for path in sorted((root / folder).rglob("*.json")):
+        text = path.read_text(encoding="utf-8")
+        if old in text:
+            path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+# ------------------------------------------------------------------ OKS041
+
+
+def _timeline_segment(root: Path) -> str:
+    edit_json(root / TIMELINE, lambda d: d["entries"][0].update(runDateTimeSegment="2026-11-18T09:00:00Z"))
+    return TIMELINE
+
+
+def _timeline_segment_mend(root: Path) -> None:
+    # The same moment spelled with an offset agrees.
+    seg = _segment(root, f"{ANALYSIS}/manifests/run-manifest-analysis-001.json").replace("Z", "+00:00")
+    edit_json(root / TIMELINE, lambda d: d["entries"][0].update(runDateTimeSegment=seg))
+
+
+# ------------------------------------------------------------------ OKS042
+
+_ORPHAN = f"{ANALYSIS}/state/active-run-context-analysis-002.json"
+
+
+def _orphan_segment(root: Path) -> str:
+    edit_json(root / _ORPHAN, lambda d: d["identity"].update(runDateTimeSegment="2026-11-20T14:00:00Z"))
+    return _ORPHAN
+
+
+def _orphan_segment_mend(root: Path) -> None:
+    seg = _segment(root, f"{ANALYSIS}/manifests/run-manifest-analysis-002.json")
+    edit_json(root / _ORPHAN, lambda d: d["identity"].update(runDateTimeSegment=seg))
+
+
+# ------------------------------------------------------------------ OKS043
+
+_SECOND = f"{ANALYSIS}/manifests/run-manifest-analysis-002.json"
+
+
+def _not_in_timeline(root: Path) -> str:
+    edit_json(root / TIMELINE, lambda d: d["entries"].pop(1))
+    return _SECOND
+
+
+def _not_in_timeline_mend(root: Path) -> None:
+    # An entry that names no manifest still covers the execution by its segment.
+    seg = _segment(root, _SECOND)
+    edit_json(root / TIMELINE, lambda d: d["entries"].insert(1, {"runDateTimeSegment": seg, "status": "completed"}))
+
+
+# ------------------------------------------------------------------ OKS044
+
+_CONTEXT = f"{ANALYSIS}/state/active-run-context-analysis-001.json"
+_MOVED = f"{ANALYSIS}/state/active-run-context-analysis-003.json"
+
+
+def _split_seq(root: Path) -> str:
+    (root / _CONTEXT).rename(root / _MOVED)
+    return _MOVED
+
+
+def _split_seq_mend(root: Path) -> None:
+    (root / _MOVED).rename(root / _CONTEXT)
+
+
+# ------------------------------------------------------------------ OKS045
+
+_ORDER: dict[str, str] = {}
+
+
+def _seq_order(root: Path) -> str:
+    seg = _segment(root, _SECOND)
+    earlier = "2026-11-01" + seg[10:]
+    _ORDER.update(seg=seg, earlier=earlier)
+    _replace_everywhere(root, TASK, seg, earlier)
+    return f"{ANALYSIS}/manifests/run-context-analysis-002.json"
+
+
+def _seq_order_mend(root: Path) -> None:
+    _replace_everywhere(root, TASK, _ORDER["earlier"], _ORDER["seg"])
+
+
+# ------------------------------------------------------------------ OKS046
+
+_TASK_MANIFEST = f"{TASK}/task-manifest.json"
+
+
+def _latest_status(root: Path) -> str:
+    edit_json(root / _TASK_MANIFEST, lambda d: d.update(latestRunStatus="failed"))
+    return _TASK_MANIFEST
+
+
+def _latest_status_mend(root: Path) -> None:
+    edit_json(root / _TASK_MANIFEST, lambda d: d.update(latestRunStatus="completed"))
+
+
+def _latest_path(root: Path) -> str:
+    edit_json(root / _TASK_MANIFEST, lambda d: d.update(latestRunPath=ANALYSIS))
+    return _TASK_MANIFEST
+
+
+def _latest_path_mend(root: Path) -> None:
+    # Naming the latest run's manifest instead of its run dir is as good.
+    manifest = f"{RUNS}/final-verification/manifests/run-manifest-final-verification-001.json"
+    edit_json(root / _TASK_MANIFEST, lambda d: d.update(latestRunPath=manifest))
+
+
+def _checkpoint(root: Path) -> str:
+    first = f"{ANALYSIS}/manifests/run-manifest-analysis-001.json"
+    edit_json(root / _TASK_MANIFEST, lambda d: d["workflow"].update(lastSafeCheckpoint=first))
+    return _TASK_MANIFEST
+
+
+def _checkpoint_mend(root: Path) -> None:
+    # A checkpoint that names no run manifest (the contract leaves its shape open) is not held to it.
+    edit_json(root / _TASK_MANIFEST, lambda d: d["workflow"].update(lastSafeCheckpoint="final-verification"))
+
+
+# ------------------------------------------------------------------ OKS047
+
+_CYCLE_MANIFEST = f"{STALE}/runs/final-verification/stage-1/manifests/run-manifest-final-verification-001.json"
+
+
+def _unknown_cycle(root: Path) -> str:
+    edit_json(root / _CYCLE_MANIFEST, lambda d: d.update(fixCycleId="fc-9"))
+    return _CYCLE_MANIFEST
+
+
+def _unknown_cycle_mend(root: Path) -> None:
+    edit_json(root / _CYCLE_MANIFEST, lambda d: d.update(fixCycleId="fc-2"))
+
+
+CASES: dict[str, Case] = {
+    "OKS041": Case(
+        _timeline_segment,
+        _timeline_segment_mend,
+        ("timeline entry 1 records runDateTimeSegment 2026-11-18T09:00:00Z, but ", "run-manifest-analysis-001.json"),
+    ),
+    "OKS042": Case(
+        _orphan_segment,
+        _orphan_segment_mend,
+        ("records runDateTimeSegment 2026-11-20T14:00:00Z", "no run manifest of", "runs/analysis/"),
+    ),
+    "OKS043": Case(_not_in_timeline, _not_in_timeline_mend, ("final-analysis-002.status", "history/timeline.json")),
+    "OKS044": Case(_split_seq, _split_seq_mend, ("under 2 seqs (001: ", "003: active-run-context-analysis-003.json")),
+    "OKS045": Case(_seq_order, _seq_order_mend, ("seq 002 records runDateTimeSegment 2026-11-01", "analysis-001.json")),
+    "OKS046/status": Case(
+        _latest_status,
+        _latest_status_mend,
+        ("latestRunStatus is 'failed'", "final-final-verification-001.status holds 'completed'"),
+    ),
+    "OKS046/path": Case(
+        _latest_path, _latest_path_mend, ("latestRunPath ", "runs/analysis", "run-manifest-final-verification-001.json")
+    ),
+    "OKS046/checkpoint": Case(
+        _checkpoint,
+        _checkpoint_mend,
+        ("lastSafeCheckpoint is ", "run-manifest-analysis-001.json", "run-manifest-final-verification-001.json"),
+    ),
+    "OKS047": Case(_unknown_cycle, _unknown_cycle_mend, ("fixCycleId 'fc-9'", "fix-cycles.jsonl opens fc-1, fc-2")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_breaks_then_mended_is_silent(name: str, fresh_demo: Path) -> None:
+    rule = name.split("/")[0]
+    case = CASES[name]
+    assert not findings_of(check(fresh_demo), rule), "the demo itself must not show the rule"
+    path = case.plant(fresh_demo)
+    found = [f for f in findings_of(check(fresh_demo), rule) if f.path == path]
+    assert found, (path, findings_of(check(fresh_demo), rule))
+    assert any(all(part in f.message for part in case.says) for f in found), [f.message for f in found]
+    assert all(f.severity == RULES_BY_ID[rule].severity for f in found)
+    case.mend(fresh_demo)
+    assert findings_of(check(fresh_demo), rule) == []
+
+
+def test_every_cross_file_rule_has_a_case() -> None:
+    rules = {"OKS041", "OKS042", "OKS043", "OKS044", "OKS045", "OKS046", "OKS047"}
+    assert {name.split("/")[0] for name in CASES} == rules
+
+
+def test_a_stamp_or_time_that_is_no_real_time_is_reported(fresh_demo: Path) -> None:
+    """31 November in a file-name stamp makes no name (OKS011); in a time field, no schema match (OKS020)."""
+    inputs = sorted(fresh_demo.glob(".okstra/tasks/*/*/runs/implementation-planning/design-prep-inputs/*.md"))
+    assert inputs
+    src = inputs[0]
+    head, _, _ = src.name.rpartition("-")
+    bad = src.with_name(f"{head}-20261131T101500000000Z.md")
+    src.rename(bad)
+    edit_json(fresh_demo / TIMELINE, lambda d: d["entries"][0].update(runTimestamp="2026-11-31T10:15:00Z"))
+    report = check(fresh_demo)
+    assert any(f.path == rel(fresh_demo, bad) for f in findings_of(report, "OKS011"))
+    messages = [f.message for f in findings_of(report, "OKS020") if f.path == TIMELINE]
+    assert any("'2026-11-31T10:15:00Z' is not a real time" in m for m in messages), messages
