@@ -77,6 +77,7 @@ RESULT_LINK_SHARED: Final = "OKS061"
 RESULT_LINK_UNDECLARED: Final = "OKS062"
 RESULT_OUTSIDE_AUTHORIZED: Final = "OKS063"
 BAD_PROVENANCE: Final = "OKS064"
+DISPATCH_UNASSIGNED: Final = "OKS065"
 SIDECAR_DIGEST: Final = "OKS070"
 SELECTED_DIRECTION_DIGEST: Final = "OKS071"
 OPTION_NOT_IN_REPORT: Final = "OKS072"
@@ -96,6 +97,8 @@ CONVERGENCE_FINAL_VERSION: Final = "OKS110"
 CONVERGENCE_ROUNDS_GAP: Final = "OKS111"
 ROUND_WITHOUT_RESULTS: Final = "OKS112"
 FINAL_REPLACED_UNARCHIVED: Final = "OKS113"
+FINAL_GROUP_UNKNOWN: Final = "OKS114"
+PLAN_OUTSIDE_ROSTER: Final = "OKS115"
 ENVELOPE_UNBOUND: Final = "OKS120"
 COMPLETION_DIGEST: Final = "OKS121"
 CROSS_INVOCATION_LINK: Final = "OKS122"
@@ -104,6 +107,8 @@ UNKNOWN_STATUS: Final = "OKS130"
 MANAGER_ROOT_MISSING: Final = "OKS140"
 CHILD_CONTEXT_MISMATCH: Final = "OKS141"
 MANAGER_IDENTITY_MISMATCH: Final = "OKS142"
+CHILD_PROJECT_UNREGISTERED: Final = "OKS143"
+REGISTERED_PROJECT_ID_MISMATCH: Final = "OKS144"
 
 
 #: Topics in catalog order, with the heading used in docs.
@@ -654,6 +659,19 @@ RULES: Final[tuple[Rule, ...]] = (
        relative to its authority; installed absolute paths are not durable
        metadata.""",
     ),
+    _r(
+        DISPATCH_UNASSIGNED,
+        "error",
+        "team-state",
+        "Dispatch for a worker the run never assigned",
+        """A team-state row dispatches a `workerId`; the run manifest of the same
+       execution (same `runDateTimeSegment`) assigns the run's workers in
+       `workerAssignments[]` (and `selectedWorkers`, `invocationAssignments[]`).
+       A dispatch for a worker none of them names launched someone the run
+       never assigned. Rows without a `dispatchId` (probe launches, which
+       the contract lets stack) are not dispatches and are not held to it.
+       Said only when that manifest records workers at all.""",
+    ),
     # -------------------------------------------------------------- direction
     _r(
         SIDECAR_DIGEST,
@@ -832,6 +850,28 @@ RULES: Final[tuple[Rule, ...]] = (
        that archives the original bytes under `state/migrations/`. A restart
        trail without the archive lost the original.""",
     ),
+    _r(
+        FINAL_GROUP_UNKNOWN,
+        "error",
+        "convergence",
+        "Final holds a group the lead never wrote",
+        """The terminal state's `groups[]` are verdicts on the semantic groups
+       the lead wrote in Round 0 (`state/convergence-groups-<task-type>-<seq>.json`,
+       same seq). A `groupId` the groups file does not hold is a verdict on
+       nothing the lead grouped; reporting would cite a group no one can read.
+       Said only when the groups file validates.""",
+    ),
+    _r(
+        PLAN_OUTSIDE_ROSTER,
+        "error",
+        "convergence",
+        "Round plan dispatches an analyser outside the roster",
+        """A round plan is roster-aware: each dispatch goes to an analyser of the
+       resolved roster the lead wrote in the groups file (same seq), for groups
+       that file holds. A dispatch to another analyser, or for a group the lead
+       never wrote, was not planned from that roster. Said only when the groups
+       file validates and records a roster.""",
+    ),
     # ------------------------------------------------------------ invocations
     _r(
         ENVELOPE_UNBOUND,
@@ -902,6 +942,27 @@ RULES: Final[tuple[Rule, ...]] = (
         "Manager identity disagrees with its folder",
         """`manager.json`'s `managerId` slugs to its folder name, and a manager
        task manifest's group and id slug to its folder.""",
+    ),
+    _r(
+        CHILD_PROJECT_UNREGISTERED,
+        "error",
+        "managers",
+        "Child's project is not registered",
+        """A child assignment in `children.json` names its project (its
+       `projectId`, else the first part of its task key); the manager finds the
+       child's project root through `projects.json`, so that project must be
+       registered there. Said only when `projects.json` validates.""",
+    ),
+    _r(
+        REGISTERED_PROJECT_ID_MISMATCH,
+        "error",
+        "managers",
+        "Registered project id differs from the project's own",
+        """`projects.json` registers a project under a `projectId`; when the
+       registered root holds its own `.okstra/project.json` with a
+       `projectId`, the two must be the same, or the manager's children and
+       snapshots name a project the project does not know it is. A root
+       without a readable `project.json` is not judged here.""",
     ),
 )
 

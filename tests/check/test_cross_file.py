@@ -174,6 +174,83 @@ def _unknown_cycle_mend(root: Path) -> None:
     edit_json(root / _CYCLE_MANIFEST, lambda d: d.update(fixCycleId="fc-2"))
 
 
+# ------------------------------------------------------------------ OKS143, OKS144
+
+_HOME = ".okstra-home/managers/release-train"
+_PROJECTS = f"{_HOME}/projects.json"
+_CHILDREN = f"{_HOME}/task-groups/q4-release/payments-hardening/children.json"
+
+
+def _unregistered_child(root: Path) -> str:
+    edit_json(root / _CHILDREN, lambda d: d["children"][1].update(projectId="payroll"))
+    return _CHILDREN
+
+
+def _unregistered_child_mend(root: Path) -> None:
+    (root / "services/payroll").mkdir(parents=True)
+    row = {"projectId": "payroll", "projectRoot": str(root / "services/payroll")}
+    edit_json(root / _PROJECTS, lambda d: d["projects"].append(row))
+
+
+def _registered_id(root: Path) -> str:
+    # The copy's registration still names the original demo folder: point it at this copy first.
+    edit_json(root / _PROJECTS, lambda d: d["projects"][0].update(projectRoot=str(root)))
+    edit_json(root / ".okstra/project.json", lambda d: d.update(projectId="demo-store"))
+    return _PROJECTS
+
+
+def _registered_id_mend(root: Path) -> None:
+    def rename(d: dict[str, list[dict[str, str]]]) -> None:
+        d["projects"][0]["projectId"] = "demo-store"
+
+    edit_json(root / _PROJECTS, rename)
+
+
+# ------------------------------------------------------------------ OKS065, OKS114, OKS115
+
+_LEDGER = f"{ANALYSIS}/state/team-state-analysis-001.json"
+_FIRST = f"{ANALYSIS}/manifests/run-manifest-analysis-001.json"
+_GROUPS = f"{ANALYSIS}/state/convergence-groups-analysis-001.json"
+_FINAL = f"{ANALYSIS}/state/convergence-analysis-001.json"
+_PLAN = f"{ANALYSIS}/state/convergence-round-1-plan-analysis-001.json"
+
+
+def _unassigned(root: Path) -> str:
+    edit_json(root / _LEDGER, lambda d: d["workerDispatches"][0].update(workerId="mystery-analyser"))
+    return _LEDGER
+
+
+def _unassigned_mend(root: Path) -> None:
+    edit_json(root / _FIRST, lambda d: d["workerAssignments"].append({"workerId": "mystery-analyser"}))
+
+
+def _final_group(root: Path) -> str:
+    edit_json(root / _FINAL, lambda d: d["groups"][0].update(groupId="G-999"))
+    return _FINAL
+
+
+def _final_group_mend(root: Path) -> None:
+    edit_json(root / _GROUPS, lambda d: d["groups"].append({"groupId": "G-999", "title": "added"}))
+
+
+def _plan_roster(root: Path) -> str:
+    edit_json(root / _PLAN, lambda d: d["dispatches"][0].update(analyserId="grok-analyser"))
+    return _PLAN
+
+
+def _plan_roster_mend(root: Path) -> None:
+    edit_json(root / _GROUPS, lambda d: d["roster"].append("grok-analyser"))
+
+
+def _plan_group(root: Path) -> str:
+    edit_json(root / _PLAN, lambda d: d["dispatches"][0].update(groupIds=["G-001", "G-404"]))
+    return _PLAN
+
+
+def _plan_group_mend(root: Path) -> None:
+    edit_json(root / _PLAN, lambda d: d["dispatches"][0].update(groupIds=["G-001"]))
+
+
 CASES: dict[str, Case] = {
     "OKS041": Case(
         _timeline_segment,
@@ -201,6 +278,32 @@ CASES: dict[str, Case] = {
         _checkpoint_mend,
         ("lastSafeCheckpoint is ", "run-manifest-analysis-001.json", "run-manifest-final-verification-001.json"),
     ),
+    "OKS143": Case(
+        _unregistered_child,
+        _unregistered_child_mend,
+        ("children[1] belongs to project 'payroll'", "projects.json", "registers: billing, demo-shop"),
+    ),
+    "OKS144": Case(
+        _registered_id,
+        _registered_id_mend,
+        ("projects[0] registers projectId 'demo-shop', but ", ".okstra/project.json records projectId 'demo-store'"),
+    ),
+    "OKS065": Case(
+        _unassigned,
+        _unassigned_mend,
+        ("workerDispatches[0] dispatches worker 'mystery-analyser'", "run-manifest-analysis-001.json does not assign"),
+    ),
+    "OKS114": Case(
+        _final_group, _final_group_mend, ("groups[0] holds group 'G-999'", "convergence-groups-analysis-001.json")
+    ),
+    "OKS115/analyser": Case(
+        _plan_roster,
+        _plan_roster_mend,
+        ("analyser 'grok-analyser', outside the roster of convergence-groups-analysis-001.json", "claude-analyser"),
+    ),
+    "OKS115/group": Case(
+        _plan_group, _plan_group_mend, ("plans group(s) G-404", "never wrote in convergence-groups-analysis-001.json")
+    ),
     "OKS047": Case(_unknown_cycle, _unknown_cycle_mend, ("fixCycleId 'fc-9'", "fix-cycles.jsonl opens fc-1, fc-2")),
 }
 
@@ -220,7 +323,20 @@ def test_breaks_then_mended_is_silent(name: str, fresh_demo: Path) -> None:
 
 
 def test_every_cross_file_rule_has_a_case() -> None:
-    rules = {"OKS041", "OKS042", "OKS043", "OKS044", "OKS045", "OKS046", "OKS047"}
+    rules = {
+        "OKS041",
+        "OKS042",
+        "OKS043",
+        "OKS044",
+        "OKS045",
+        "OKS046",
+        "OKS047",
+        "OKS065",
+        "OKS114",
+        "OKS115",
+        "OKS143",
+        "OKS144",
+    }
     assert {name.split("/")[0] for name in CASES} == rules
 
 
