@@ -93,6 +93,8 @@ UNKNOWN_REPORT_SCHEMA: Final = "OKS091"
 STALE_READING_COPY: Final = "OKS092"
 CARRY_RUN_MISSING: Final = "OKS100"
 CONSUMER_RUN_MISSING: Final = "OKS101"
+CONSUMER_WRONG_RUN: Final = "OKS102"
+VERIFICATION_TARGET_DIGEST: Final = "OKS103"
 CONVERGENCE_FINAL_VERSION: Final = "OKS110"
 CONVERGENCE_ROUNDS_GAP: Final = "OKS111"
 ROUND_WITHOUT_RESULTS: Final = "OKS112"
@@ -815,6 +817,30 @@ RULES: Final[tuple[Rule, ...]] = (
         """Each line of `consumers.jsonl` links a plan stage to the implementation
        run that consumed it; the plan report, the run dir and its run manifest
        must exist.""",
+    ),
+    _r(
+        CONSUMER_WRONG_RUN,
+        "error",
+        "carry",
+        "Consumer backlink names another stage's run",
+        """A `consumers.jsonl` line links plan stage `<n>` to the run that
+       consumed it: `consumerRunDir` is the stage's run dir
+       `runs/implementation/stage-<n>/`, and `consumerRunManifestPath` is a run
+       manifest in that run dir whose `stage` is `<n>`. A line that names
+       another stage's run sends the next stage's carry-in to the wrong
+       evidence. Fields the line does not record are not required.""",
+    ),
+    _r(
+        VERIFICATION_TARGET_DIGEST,
+        "error",
+        "carry",
+        "Final-verification target digest differs from the target's bytes",
+        """Prepare snapshots the final-verification target into the task's
+       `instruction-set/` and records its project-relative path and SHA-256 in
+       the run manifest. The digest of the latest final-verification run that
+       records one must be the SHA-256 of the snapshot's exact bytes; a verifier
+       would otherwise verify a target other than the one prepared. Earlier
+       runs are not held to it: a later prepare re-snapshots the same file.""",
     ),
     # ------------------------------------------------------------ convergence
     _r(

@@ -8,6 +8,7 @@ checks that the rule says nothing.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -251,6 +252,51 @@ def _plan_group_mend(root: Path) -> None:
     edit_json(root / _PLAN, lambda d: d["dispatches"][0].update(groupIds=["G-001"]))
 
 
+# ------------------------------------------------------------------ OKS102, OKS103
+
+_CONSUMERS = f"{RUNS}/implementation-planning/consumers.jsonl"
+_STAGE2 = f"{RUNS}/implementation/stage-2/manifests/run-manifest-implementation-001.json"
+_FV = f"{RUNS}/final-verification/manifests/run-manifest-final-verification-001.json"
+_TARGET = f"{TASK}/instruction-set/task-brief.md"
+
+
+def _edit_line(root: Path, rel_path: str, index: int, change: Callable[[dict[str, object]], None]) -> None:
+    path = root / rel_path
+    lines = path.read_text(encoding="utf-8").splitlines()
+    value = json.loads(lines[index])
+    change(value)
+    lines[index] = json.dumps(value, separators=(",", ":"))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _consumer_dir(root: Path) -> str:
+    _edit_line(root, _CONSUMERS, 1, lambda d: d.update(consumerRunDir=f"{RUNS}/implementation/stage-3"))
+    return _CONSUMERS
+
+
+def _consumer_dir_mend(root: Path) -> None:
+    _edit_line(root, _CONSUMERS, 1, lambda d: d.update(consumerRunDir=f"{RUNS}/implementation/stage-2"))
+
+
+def _consumer_stage(root: Path) -> str:
+    edit_json(root / _STAGE2, lambda d: d.update(stage=3))
+    return _CONSUMERS
+
+
+def _consumer_stage_mend(root: Path) -> None:
+    edit_json(root / _STAGE2, lambda d: d.update(stage=2))
+
+
+def _target_digest(root: Path) -> str:
+    edit_json(root / _FV, lambda d: d.update(verificationTargetPath=_TARGET, verificationTargetSha256="0" * 64))
+    return _FV
+
+
+def _target_digest_mend(root: Path) -> None:
+    digest = hashlib.sha256((root / _TARGET).read_bytes()).hexdigest()
+    edit_json(root / _FV, lambda d: d.update(verificationTargetSha256=digest))
+
+
 CASES: dict[str, Case] = {
     "OKS041": Case(
         _timeline_segment,
@@ -303,6 +349,19 @@ CASES: dict[str, Case] = {
     ),
     "OKS115/group": Case(
         _plan_group, _plan_group_mend, ("plans group(s) G-404", "never wrote in convergence-groups-analysis-001.json")
+    ),
+    "OKS102/dir": Case(
+        _consumer_dir,
+        _consumer_dir_mend,
+        ("stage 2 is linked to consumerRunDir", "implementation/stage-3", "implementation/stage-2'"),
+    ),
+    "OKS102/stage": Case(
+        _consumer_stage,
+        _consumer_stage_mend,
+        ("stage 2 is linked to ", "run-manifest-implementation-001.json", "stage 3"),
+    ),
+    "OKS103": Case(
+        _target_digest, _target_digest_mend, ("verificationTargetSha256 is 0000", "bytes of ", "task-brief.md hash to ")
     ),
     "OKS047": Case(_unknown_cycle, _unknown_cycle_mend, ("fixCycleId 'fc-9'", "fix-cycles.jsonl opens fc-1, fc-2")),
 }

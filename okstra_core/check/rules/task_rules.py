@@ -85,6 +85,7 @@ def check_task(unit: Unit, root: Path, entry: Any) -> None:
             unit.guard("design-prep", run.path, design_prep.check_run, scope, run)
     unit.guard("direction", root, lambda: direction.check_task(scope))
     unit.guard("carry", root, lambda: carry.check_task(scope))
+    unit.guard("verification-target", root, lambda: carry.check_verification_target(scope))
     unit.guard("runs", root, lambda: runs.check_task(scope))
     for _ in unit.walk(root):  # every file of the bundle is read, even where no rule looks
         pass
