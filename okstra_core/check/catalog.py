@@ -603,9 +603,13 @@ RULES: Final[tuple[Rule, ...]] = (
         "error",
         "prompts",
         "Metadata digest does not match",
-        """Prompt metadata records the catalog, duty, instruction and prompt
-       digests; each must equal the SHA-256 of the exact bytes of the file it
-       names (the catalog digest: the run manifest's duty catalog digest).""",
+        """Prompt metadata records the five catalog, assignment, duty,
+       instruction and prompt digests; each must equal the SHA-256 of what it
+       covers: the exact bytes of the file it names (the catalog digest: the run
+       manifest's duty catalog digest), and for the assignment digest the
+       canonical JSON of the run manifest's invocation assignment the metadata
+       refers to (docs/decisions.md). A digest the metadata does not record is
+       not required.""",
     ),
     _r(
         DUTY_SNAPSHOT_DRIFT,

@@ -297,6 +297,37 @@ def _target_digest_mend(root: Path) -> None:
     edit_json(root / _FV, lambda d: d.update(verificationTargetSha256=digest))
 
 
+# ------------------------------------------------------------------ OKS054 (the assignment digest)
+
+_META = f"{ANALYSIS}/prompts/claude-analyser-worker-prompt-analysis-001.md.meta.json"
+
+
+def _canonical_digest(value: object) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _assignment_row(root: Path) -> dict[str, object]:
+    rows = json.loads((root / _FIRST).read_text(encoding="utf-8"))["invocationAssignments"]
+    row: dict[str, object] = next(r for r in rows if r["assignmentRef"] == "assign-02-claude-analyser")
+    return row
+
+
+def _assignment_digest(root: Path) -> str:
+    def change(d: dict[str, list[dict[str, object]]]) -> None:
+        next(r for r in d["invocationAssignments"] if r["assignmentRef"] == "assign-02-claude-analyser").update(
+            audience="analysis", note="edited after publication"
+        )
+
+    edit_json(root / _FIRST, change)
+    return _META
+
+
+def _assignment_digest_mend(root: Path) -> None:
+    digest = _canonical_digest(_assignment_row(root))
+    edit_json(root / _META, lambda d: d["digests"].update(assignment=digest))
+
+
 CASES: dict[str, Case] = {
     "OKS041": Case(
         _timeline_segment,
@@ -362,6 +393,11 @@ CASES: dict[str, Case] = {
     ),
     "OKS103": Case(
         _target_digest, _target_digest_mend, ("verificationTargetSha256 is 0000", "bytes of ", "task-brief.md hash to ")
+    ),
+    "OKS054/assignment": Case(
+        _assignment_digest,
+        _assignment_digest_mend,
+        ("digests.assignment is ", "assignment 'assign-02-claude-analyser' of run-manifest-analysis-001.json"),
     ),
     "OKS047": Case(_unknown_cycle, _unknown_cycle_mend, ("fixCycleId 'fc-9'", "fix-cycles.jsonl opens fc-1, fc-2")),
 }
