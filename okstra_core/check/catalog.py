@@ -740,9 +740,12 @@ RULES: Final[tuple[Rule, ...]] = (
         "warning",
         "design-prep",
         "Duplicate design-prep revision skipped",
-        """Two confirmed inputs carry the same revision number for one item. The
-       resolver grants neither authority and falls back to the highest unique
-       revision.""",
+        """Two confirmed inputs carry the same revision number for one item of
+       one approved snapshot: the same report seq, `PREP-<nnn>` and `r<rev>` in
+       their names (revisions are counted per report seq and item, so `r1`
+       under seq 001 and `r1` under seq 002 are two revisions;
+       docs/decisions.md). The resolver grants neither authority and falls back
+       to the highest unique revision.""",
     ),
     _r(
         DESIGN_PREP_STALE,

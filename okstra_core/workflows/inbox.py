@@ -407,8 +407,9 @@ class _TaskScan:
             if item.authoritative is not None:
                 continue
             detail: InboxDetail | None = None
-            last = max((v.revision or 0 for v in item.inputs), default=0)
-            verdicts = {v.verdict for v in item.inputs if (v.revision or 0) == last}
+            last_rank = max((v.rank for v in item.inputs), default=(0, 0))
+            last = last_rank[1]
+            verdicts = {v.verdict for v in item.inputs if v.rank == last_rank}
             note = ""
             if "duplicate-revision" in verdicts:
                 detail, note = "duplicate-revision", f" (duplicate revision r{last}: neither copy counts)"

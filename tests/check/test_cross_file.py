@@ -448,3 +448,37 @@ def test_a_stamp_or_time_that_is_no_real_time_is_reported(fresh_demo: Path) -> N
     assert any(f.path == rel(fresh_demo, bad) for f in findings_of(report, "OKS011"))
     messages = [f.message for f in findings_of(report, "OKS020") if f.path == TIMELINE]
     assert any("'2026-11-31T10:15:00Z' is not a real time" in m for m in messages), messages
+
+
+def test_revisions_are_told_apart_by_report_seq(fresh_demo: Path) -> None:
+    """r1 under report seq 001 and r1 under 002 are two revisions: the later seq's is authoritative, no duplicate.
+
+    The resolver, the checker (through it) and the wizard (through next_revision) read it the same way.
+    """
+    from okstra_core.store import Project
+    from okstra_core.workflows.design_prep import next_revision, resolve
+
+    inputs = fresh_demo / RUNS / "implementation-planning/design-prep-inputs"
+    second = next(inputs.glob("design-prep-input-002-PREP-001-r2-*.md"))
+    text = (
+        second.read_text(encoding="utf-8")
+        .replace("revision: 2\n", "revision: 1\n")
+        .replace("PREP-001 r2", "PREP-001 r1")
+    )
+    renamed = second.with_name(second.name.replace("-r2-", "-r1-"))
+    renamed.write_text(text, encoding="utf-8")
+    second.unlink()
+    task = Project(fresh_demo).find_task("demo-shop:payments:retry-policy")
+    assert task is not None
+    item = next(i for i in resolve(task).items if i.prep_id == "PREP-001")
+    verdicts = {v.path.name: v.verdict for v in item.inputs}
+    assert verdicts[renamed.name] == "authoritative", verdicts
+    first = next(inputs.glob("design-prep-input-001-PREP-001-r1-*.md"))
+    assert verdicts[first.name] == "superseded", verdicts
+    assert next_revision(task, "PREP-001") == 2
+    duplicates = [
+        f
+        for f in findings_of(check(fresh_demo), "OKS082")
+        if f.message.startswith("PREP-001") and f.path.startswith(TASK)
+    ]
+    assert duplicates == []
