@@ -392,6 +392,9 @@ OTHER_FILE: dict[str, Callable[[Path], None]] = {
     "OKS046/path": lambda r: _status(
         r, f"{TASK}/runs/final-verification/status/final-final-verification-001.status", "failed"
     ),
+    "OKS046/current": lambda r: _status(
+        r, f"{TASK}/runs/final-verification/status/final-final-verification-001.status", "in-progress"
+    ),
     "OKS046/checkpoint": lambda r: _status(
         r, f"{TASK}/runs/final-verification/status/final-final-verification-001.status", "failed"
     ),

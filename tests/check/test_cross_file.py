@@ -150,6 +150,16 @@ def _latest_path_mend(root: Path) -> None:
     edit_json(root / _TASK_MANIFEST, lambda d: d.update(latestRunPath=manifest))
 
 
+def _current_status(root: Path) -> str:
+    edit_json(root / _TASK_MANIFEST, lambda d: d.update(currentStatus="in-progress"))
+    return _TASK_MANIFEST
+
+
+def _current_status_mend(root: Path) -> None:
+    # A task status that is no run status (the contract's vocabulary is open) is not held to the run's.
+    edit_json(root / _TASK_MANIFEST, lambda d: d.update(currentStatus="ready-for-review"))
+
+
 def _checkpoint(root: Path) -> str:
     first = f"{ANALYSIS}/manifests/run-manifest-analysis-001.json"
     edit_json(root / _TASK_MANIFEST, lambda d: d["workflow"].update(lastSafeCheckpoint=first))
@@ -350,6 +360,11 @@ CASES: dict[str, Case] = {
     "OKS046/path": Case(
         _latest_path, _latest_path_mend, ("latestRunPath ", "runs/analysis", "run-manifest-final-verification-001.json")
     ),
+    "OKS046/current": Case(
+        _current_status,
+        _current_status_mend,
+        ("currentStatus is 'in-progress'", "final-final-verification-001.status holds 'completed'"),
+    ),
     "OKS046/checkpoint": Case(
         _checkpoint,
         _checkpoint_mend,
@@ -482,3 +497,18 @@ def test_revisions_are_told_apart_by_report_seq(fresh_demo: Path) -> None:
         if f.message.startswith("PREP-001") and f.path.startswith(TASK)
     ]
     assert duplicates == []
+
+
+def test_a_result_linked_to_a_dispatch_that_does_not_exist(fresh_demo: Path) -> None:
+    """A worker result linked to a dispatch the ledger never recorded (OKS062); silent once the dispatch is recorded."""
+    ledger = fresh_demo / _LEDGER
+    edit_json(ledger, lambda d: d["agentResultLinks"][0].update(dispatchId="d-never-sent"))
+    found = [f.message for f in findings_of(check(fresh_demo), "OKS062") if f.path == _LEDGER]
+    assert any("names dispatch 'd-never-sent', which the ledger does not record" in m for m in found), found
+
+    def record(d: dict[str, list[dict[str, object]]]) -> None:
+        row = {k: v for k, v in d["workerDispatches"][0].items() if k != "dispatchId"}
+        d["agentDispatches"].append({**row, "dispatchId": "d-never-sent"})
+
+    edit_json(ledger, record)
+    assert [f for f in findings_of(check(fresh_demo), "OKS062") if "d-never-sent" in f.message] == []

@@ -220,7 +220,7 @@ def _latest(scope: TaskScope, executions: list[Execution]) -> None:
     path = layout.task_manifest_path(scope.root)
     run_rel = unit.rel(e.run.path)
     where = f"the latest run {e.rel} (runDateTimeSegment {e.segment})"
-    if man.latest_run_path is not None and man.latest_run_path not in (run_rel, e.rel):
+    if man.latest_run_path is not None and scope.here(man.latest_run_path) not in (run_rel, e.rel):
         unit.report(
             LATEST_RUN_DISAGREES,
             path,
@@ -242,6 +242,7 @@ def _latest(scope: TaskScope, executions: list[Execution]) -> None:
             f"currentStatus is {man.current_status!r}, but {source} for {where}",
         )
     checkpoint = man.workflow.last_safe_checkpoint if man.workflow is not None else None
+    checkpoint = scope.here(checkpoint) if isinstance(checkpoint, str) else checkpoint
     # The contract leaves the checkpoint's shape open: only a checkpoint that names a run manifest is held to this.
     names_run = any(checkpoint == other.rel for other in executions)
     if closed and status == "completed" and names_run and checkpoint != e.rel:

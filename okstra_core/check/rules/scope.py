@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,8 @@ class TaskScope:
     consumers: Path | None = None
     #: The read side's view of this task (see ``direction.open_task``), opened on first use.
     store_task: Any = None
+    #: How a path the task manifest records reads in this folder (a writer uses the slug-named folder).
+    here: Callable[[str], str] = str
 
     @property
     def rel(self) -> str:

@@ -277,7 +277,7 @@ def _manifest(scope: TaskScope) -> None:
             scope.task_key = scope.entry.task_key
         return
     scope.manifest = man
-    here = _manifest_identity(scope, path, man)
+    here = scope.here = _manifest_identity(scope, path, man)
     _manifest_paths(unit, path, man, here)
     _manifest_pointers(unit, path, man)
     _manifest_fix_cycles(scope, path, man)
