@@ -91,15 +91,16 @@ def _segments(scope: TaskScope, run: RunScope, executions: list[Execution]) -> N
     """Each run-level JSON artifact belongs to an execution; one execution, one seq per folder, in time order."""
     unit = scope.unit
     known = [e.segment for e in executions]
+    known_text = set(known)
+    known_moments = {e.moment for e in executions if e.moment is not None}
     rows: dict[str, dict[str, list[Artifact]]] = {}  # category -> segment -> artifacts (seq'd, not flat)
-    for art in run.artifacts:
-        if art.kind not in documents.MODELS and art.kind != "final-report-data":
-            continue
-        doc = documents.load(unit, art)
-        seg = rm.segment_of(doc) if doc is not None else None
-        if seg is None:
-            continue
-        if art.kind in _TIED_TO_MANIFEST and known and not any(_same_time(seg, k) for k in known):
+    for art, seg in run.segments:
+        if (
+            art.kind in _TIED_TO_MANIFEST
+            and known
+            and seg not in known_text
+            and times.parse_time(seg) not in known_moments
+        ):
             unit.report(
                 SEGMENT_WITHOUT_MANIFEST,
                 art.path,

@@ -40,6 +40,10 @@ class RunScope:
     artifacts: list[Artifact] = field(default_factory=list)
     #: Folders of ``state/`` that are not artifacts but have a contract role (``migrations/``).
     migrations: Path | None = None
+    #: Every validated JSON artifact that records a ``runDateTimeSegment``, with it (set by the document pass).
+    segments: list[tuple[Artifact, str]] = field(default_factory=list)
+    #: The run manifests that validate, found once (see :meth:`TaskScope.run_manifests`).
+    manifests: list[tuple[Artifact, RunManifest]] | None = None
 
     def of_kind(self, *kinds: str) -> list[Artifact]:
         return [a for a in self.artifacts if a.kind in kinds]
@@ -73,13 +77,14 @@ class TaskScope:
         return self.unit.rel(self.root)
 
     def run_manifests(self, run: RunScope) -> list[tuple[Artifact, RunManifest]]:
-        """The run manifests of *run* that validate."""
-        out = []
-        for art in run.of_kind("run-manifest"):
-            doc = self.unit.doc(art.path, RunManifest)
-            if doc is not None:
-                out.append((art, doc))
-        return out
+        """The run manifests of *run* that validate (found once: the run's artifacts are all listed by then)."""
+        if run.manifests is None:
+            run.manifests = []
+            for art in run.of_kind("run-manifest"):
+                doc = self.unit.doc(art.path, RunManifest)
+                if doc is not None:
+                    run.manifests.append((art, doc))
+        return run.manifests
 
     def manifest_for_segment(self, run: RunScope, segment: str | None) -> RunManifest | None:
         """The run manifest of the execution stamped *segment* (the cross-category identifier)."""
