@@ -450,14 +450,14 @@ def _rank_candidates(candidates: list[tuple[Path, int, int]]) -> dict[Path, Inpu
     out: dict[Path, InputVerdict] = {}
     for path, seq, rev in candidates:
         if counts[(seq, rev)] > 1:
-            reason = f"revision r{rev} of report seq {seq:03d} is recorded {counts[(seq, rev)]} times"
+            reason = f"revision r{rev} is recorded {counts[(seq, rev)]} times"
             out[path] = InputVerdict(path, rev, "duplicate-revision", reason, seq)
         elif best is not None and path == best[0]:
             reason = "highest unique revision with a matching fingerprint"
             out[path] = InputVerdict(path, rev, "authoritative", reason, seq)
         else:
-            later = f"r{best[2]} of report seq {best[1]:03d}" if best is not None else "?"
-            out[path] = InputVerdict(path, rev, "superseded", f"a later revision ({later}) is authoritative", seq)
+            later = f"r{best[2]}" if best is not None else "r?"
+            out[path] = InputVerdict(path, rev, "superseded", f"a higher revision ({later}) is authoritative", seq)
     return out
 
 
