@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from . import times
 from .errors import LayoutError
 
 
@@ -35,7 +36,7 @@ _WID = rf"(?P<worker_id>{_SLUG})"
 _ROUND = r"(?P<round>0|[1-9][0-9]*)"
 _PREP = r"(?P<prep_id>PREP-[0-9]{3})"
 _REV = r"(?P<revision>[1-9][0-9]*)"
-_STAMP = r"(?P<stamp>[0-9]{8}T[0-9]{6,12}Z)"
+_STAMP = rf"(?P<stamp>{times.STAMP_PATTERN})"
 _SUFFIX = rf"{_TT}-{_SEQ}"
 
 
@@ -373,9 +374,15 @@ def parse_in_category(category: str, filename: str) -> ParsedName | None:
     """Parse *filename* found in the category folder *category*; None if it is not an artifact name."""
     for kind in KINDS_BY_CATEGORY.get(category, ()):
         match = kind.pattern.match(filename)
-        if match:
+        if match and _real_stamp(match):
             return _parsed(kind, filename, match)
     return None
+
+
+def _real_stamp(match: re.Match[str]) -> bool:
+    """Whether a name's ``<stamp>``, when it has one, is a real UTC time (31 November is none)."""
+    stamp = match.groupdict().get("stamp")
+    return stamp is None or times.parse_stamp(stamp) is not None
 
 
 def classify_flat(filename: str) -> ParsedName | None:
@@ -384,7 +391,7 @@ def classify_flat(filename: str) -> ParsedName | None:
         if kind.category in ("design-prep-requests", "design-prep-inputs"):
             continue
         match = kind.pattern.match(filename)
-        if match:
+        if match and _real_stamp(match):
             return _parsed(kind, filename, match)
     return None
 
@@ -402,7 +409,7 @@ def parse_carry(filename: str) -> ParsedName | None:
 def parse_note(filename: str) -> ParsedName | None:
     """``<timestamp>-<slug>.md`` in ``notes/``."""
     match = _NOTE_RE.match(filename)
-    if not match:
+    if not match or not _real_stamp(match):
         return None
     return ParsedName(filename=filename, category="notes", kind="note", stamp=match.group("stamp"))
 

@@ -34,7 +34,7 @@ from typing import Any, Final
 
 import filelock
 
-from . import layout, writes
+from . import layout, times, writes
 from .errors import OkstraError
 
 SEEN_VERSION: Final = 1
@@ -83,11 +83,7 @@ class SeenState:
 
 
 def _moment(text: str) -> dt.datetime | None:
-    try:
-        moment = dt.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment
+    return times.parse_time(text)
 
 
 def state_path(project_root: Path) -> Path:

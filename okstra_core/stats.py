@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from . import layout, names, reading
+from . import layout, names, reading, times
 from .errors import LoadError
 from .store import Project, Task
 
@@ -107,18 +107,7 @@ def parse_since(text: str) -> dt.date | None:
 
 def parse_time(value: object) -> dt.datetime | None:
     """An ISO-8601 time the store recorded, in UTC (a time without offset is read as UTC); None when unreadable."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = dt.datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    try:
-        return moment.astimezone(dt.UTC)
-    except OverflowError:
-        return None
+    return times.parse_time(value) if isinstance(value, str) and value else None
 
 
 # ------------------------------------------------------------------ results

@@ -60,6 +60,13 @@ NEXT_PHASE_UNACTIONABLE: Final = "OKS037"
 BAD_NEXT_PHASE_CORRECTION: Final = "OKS038"
 FIX_CYCLES_DISAGREE: Final = "OKS039"
 TIMELINE_RUN_MISSING: Final = "OKS040"
+TIMELINE_SEGMENT_MISMATCH: Final = "OKS041"
+SEGMENT_WITHOUT_MANIFEST: Final = "OKS042"
+RUN_NOT_IN_TIMELINE: Final = "OKS043"
+EXECUTION_SPLIT_SEQ: Final = "OKS044"
+SEQ_ORDER_CONTRADICTS_TIME: Final = "OKS045"
+LATEST_RUN_DISAGREES: Final = "OKS046"
+FIX_CYCLE_UNKNOWN: Final = "OKS047"
 PROMPT_UNPUBLISHED: Final = "OKS050"
 METADATA_WITHOUT_PROMPT: Final = "OKS051"
 METADATA_BACKREF: Final = "OKS052"
@@ -71,6 +78,7 @@ RESULT_LINK_SHARED: Final = "OKS061"
 RESULT_LINK_UNDECLARED: Final = "OKS062"
 RESULT_OUTSIDE_AUTHORIZED: Final = "OKS063"
 BAD_PROVENANCE: Final = "OKS064"
+DISPATCH_UNASSIGNED: Final = "OKS065"
 SIDECAR_DIGEST: Final = "OKS070"
 SELECTED_DIRECTION_DIGEST: Final = "OKS071"
 OPTION_NOT_IN_REPORT: Final = "OKS072"
@@ -86,10 +94,14 @@ UNKNOWN_REPORT_SCHEMA: Final = "OKS091"
 STALE_READING_COPY: Final = "OKS092"
 CARRY_RUN_MISSING: Final = "OKS100"
 CONSUMER_RUN_MISSING: Final = "OKS101"
+CONSUMER_WRONG_RUN: Final = "OKS102"
+VERIFICATION_TARGET_DIGEST: Final = "OKS103"
 CONVERGENCE_FINAL_VERSION: Final = "OKS110"
 CONVERGENCE_ROUNDS_GAP: Final = "OKS111"
 ROUND_WITHOUT_RESULTS: Final = "OKS112"
 FINAL_REPLACED_UNARCHIVED: Final = "OKS113"
+FINAL_GROUP_UNKNOWN: Final = "OKS114"
+PLAN_OUTSIDE_ROSTER: Final = "OKS115"
 ENVELOPE_UNBOUND: Final = "OKS120"
 COMPLETION_DIGEST: Final = "OKS121"
 CROSS_INVOCATION_LINK: Final = "OKS122"
@@ -98,6 +110,8 @@ UNKNOWN_STATUS: Final = "OKS130"
 MANAGER_ROOT_MISSING: Final = "OKS140"
 CHILD_CONTEXT_MISMATCH: Final = "OKS141"
 MANAGER_IDENTITY_MISMATCH: Final = "OKS142"
+CHILD_PROJECT_UNREGISTERED: Final = "OKS143"
+REGISTERED_PROJECT_ID_MISMATCH: Final = "OKS144"
 
 
 #: Topics in catalog order, with the heading used in docs.
@@ -476,6 +490,92 @@ RULES: Final[tuple[Rule, ...]] = (
         """Each `history/timeline.json` entry names its run dir and run manifest;
        both must exist, and the entry must belong to this task.""",
     ),
+    _r(
+        TIMELINE_SEGMENT_MISMATCH,
+        "error",
+        "task",
+        "Timeline entry disagrees with its run manifest",
+        """A timeline entry that names a run manifest records that execution's
+       `runDateTimeSegment`, the cross-category identifier of the run. An entry
+       whose segment differs from the manifest it points to sends a reader that
+       groups files by segment to another execution's files. Two spellings of
+       one moment (`Z` and `+00:00`) agree.""",
+    ),
+    _r(
+        SEGMENT_WITHOUT_MANIFEST,
+        "error",
+        "task",
+        "Run artifact names no execution of its run dir",
+        """Every run-level JSON artifact records the `runDateTimeSegment` of the
+       execution that wrote it, and the run manifest of that execution is
+       published first, in the same run dir. An artifact whose segment no run
+       manifest of its run dir records belongs to no execution a reader can
+       find. Held to it are the artifacts written for the execution after its
+       manifest (run contexts, team-state, prompt metadata, convergence state);
+       report data is not, since the contract does not tie it to a manifest.
+       Said only when the run dir has a run manifest at all.""",
+    ),
+    _r(
+        RUN_NOT_IN_TIMELINE,
+        "warning",
+        "task",
+        "Completed execution missing from the timeline",
+        """`history/timeline.json` accumulates the runs of a task, one entry per
+       execution. A run manifest whose execution is completed (its status
+       file, else the manifest's own status, says so) but that no timeline
+       entry names (by `runManifestPath`, or by `runDateTimeSegment` when the
+       entry names no manifest) is missing from the history. A warning: the
+       contract says the history "generally" includes each run, and nothing
+       reads the wrong file because of it. Said only when the timeline exists,
+       and never of a flat legacy run manifest (its run predates the layout).""",
+    ),
+    _r(
+        EXECUTION_SPLIT_SEQ,
+        "error",
+        "task",
+        "One execution under two seqs in one folder",
+        """One execution takes one seq in each category folder and uses it for
+       every file it writes there. Files of one execution (one
+       `runDateTimeSegment`) under two seqs of the same folder mean one of them
+       was written by, or renamed into, the wrong execution; a reader that
+       pairs files by seq pairs the wrong ones.""",
+    ),
+    _r(
+        SEQ_ORDER_CONTRADICTS_TIME,
+        "warning",
+        "task",
+        "Seq order contradicts the recorded run times",
+        """Seqs are taken in order (the highest in use plus one), so in one
+       category folder a higher seq belongs to a later execution. A higher seq
+       whose `runDateTimeSegment` is earlier than a lower seq's points at a
+       clock that went back or a file copied in from elsewhere. A warning:
+       readers group by segment, not by seq, so nothing is read wrongly.""",
+    ),
+    _r(
+        LATEST_RUN_DISAGREES,
+        "error",
+        "task",
+        "Task manifest disagrees with the latest run",
+        """The latest run is the execution whose run manifest records the latest
+       `runDateTimeSegment`. The task manifest's `latestRunPath` names its run
+       dir (or its run manifest); `latestRunStatus` is the status its status
+       file holds (its run manifest's status while it has none); once it is
+       closed, a `currentStatus` that is a run status is that status, and once
+       it completed, a `workflow.lastSafeCheckpoint` that names a run manifest
+       (the contract leaves its shape open) names this one. The
+       contract has Phase 7 update them together; a lead that reads a stale
+       pointer resumes the wrong run. Nothing is said when two executions share
+       the latest moment.""",
+    ),
+    _r(
+        FIX_CYCLE_UNKNOWN,
+        "error",
+        "task",
+        "fixCycleId names a cycle never opened",
+        """A run manifest or timeline entry attached to a fix cycle records its
+       `fixCycleId`; the cycle must have been opened in
+       `history/fix-cycles.jsonl`.""",
+    ),
     # ---------------------------------------------------------------- prompts
     _r(
         PROMPT_UNPUBLISHED,
@@ -517,9 +617,13 @@ RULES: Final[tuple[Rule, ...]] = (
         "error",
         "prompts",
         "Metadata digest does not match",
-        """Prompt metadata records the catalog, duty, instruction and prompt
-       digests; each must equal the SHA-256 of the exact bytes of the file it
-       names (the catalog digest: the run manifest's duty catalog digest).""",
+        """Prompt metadata records the five catalog, assignment, duty,
+       instruction and prompt digests; each must equal the SHA-256 of what it
+       covers: the exact bytes of the file it names (the catalog digest: the run
+       manifest's duty catalog digest), and for the assignment digest the
+       canonical JSON of the run manifest's invocation assignment the metadata
+       refers to (docs/decisions.md). A digest the metadata does not record is
+       not required.""",
     ),
     _r(
         DUTY_SNAPSHOT_DRIFT,
@@ -574,6 +678,19 @@ RULES: Final[tuple[Rule, ...]] = (
        with `kind` `project` or `runtime` and `path` normalised POSIX text
        relative to its authority; installed absolute paths are not durable
        metadata.""",
+    ),
+    _r(
+        DISPATCH_UNASSIGNED,
+        "error",
+        "team-state",
+        "Dispatch for a worker the run never assigned",
+        """A team-state row dispatches a `workerId`; the run manifest of the same
+       execution (same `runDateTimeSegment`) assigns the run's workers in
+       `workerAssignments[]` (and `selectedWorkers`, `invocationAssignments[]`).
+       A dispatch for a worker none of them names launched someone the run
+       never assigned. Rows without a `dispatchId` (probe launches, which
+       the contract lets stack) are not dispatches and are not held to it.
+       Said only when that manifest records workers at all.""",
     ),
     # -------------------------------------------------------------- direction
     _r(
@@ -637,9 +754,12 @@ RULES: Final[tuple[Rule, ...]] = (
         "warning",
         "design-prep",
         "Duplicate design-prep revision skipped",
-        """Two confirmed inputs carry the same revision number for one item. The
-       resolver grants neither authority and falls back to the highest unique
-       revision.""",
+        """Two confirmed inputs carry the same revision number for one item of
+       one approved snapshot: the same report seq, `PREP-<nnn>` and `r<rev>` in
+       their names (revisions are counted per report seq and item, so `r1`
+       under seq 001 and `r1` under seq 002 are two revisions;
+       docs/decisions.md). The resolver grants neither authority and falls back
+       to the highest unique revision.""",
     ),
     _r(
         DESIGN_PREP_STALE,
@@ -719,6 +839,30 @@ RULES: Final[tuple[Rule, ...]] = (
        run that consumed it; the plan report, the run dir and its run manifest
        must exist.""",
     ),
+    _r(
+        CONSUMER_WRONG_RUN,
+        "error",
+        "carry",
+        "Consumer backlink names another stage's run",
+        """A `consumers.jsonl` line links plan stage `<n>` to the run that
+       consumed it: `consumerRunDir` is the stage's run dir
+       `runs/implementation/stage-<n>/`, and `consumerRunManifestPath` is a run
+       manifest in that run dir whose `stage` is `<n>`. A line that names
+       another stage's run sends the next stage's carry-in to the wrong
+       evidence. Fields the line does not record are not required.""",
+    ),
+    _r(
+        VERIFICATION_TARGET_DIGEST,
+        "error",
+        "carry",
+        "Final-verification target digest differs from the target's bytes",
+        """Prepare snapshots the final-verification target into the task's
+       `instruction-set/` and records its project-relative path and SHA-256 in
+       the run manifest. The digest of the latest final-verification run that
+       records one must be the SHA-256 of the snapshot's exact bytes; a verifier
+       would otherwise verify a target other than the one prepared. Earlier
+       runs are not held to it: a later prepare re-snapshots the same file.""",
+    ),
     # ------------------------------------------------------------ convergence
     _r(
         CONVERGENCE_FINAL_VERSION,
@@ -752,6 +896,28 @@ RULES: Final[tuple[Rule, ...]] = (
         """An existing final can be replaced only by an explicit Round 0 restart
        that archives the original bytes under `state/migrations/`. A restart
        trail without the archive lost the original.""",
+    ),
+    _r(
+        FINAL_GROUP_UNKNOWN,
+        "error",
+        "convergence",
+        "Final holds a group the lead never wrote",
+        """The terminal state's `groups[]` are verdicts on the semantic groups
+       the lead wrote in Round 0 (`state/convergence-groups-<task-type>-<seq>.json`,
+       same seq). A `groupId` the groups file does not hold is a verdict on
+       nothing the lead grouped; reporting would cite a group no one can read.
+       Said only when the groups file validates.""",
+    ),
+    _r(
+        PLAN_OUTSIDE_ROSTER,
+        "error",
+        "convergence",
+        "Round plan dispatches an analyser outside the roster",
+        """A round plan is roster-aware: each dispatch goes to an analyser of the
+       resolved roster the lead wrote in the groups file (same seq), for groups
+       that file holds. A dispatch to another analyser, or for a group the lead
+       never wrote, was not planned from that roster. Said only when the groups
+       file validates and records a roster.""",
     ),
     # ------------------------------------------------------------ invocations
     _r(
@@ -824,6 +990,27 @@ RULES: Final[tuple[Rule, ...]] = (
         """`manager.json`'s `managerId` slugs to its folder name, and a manager
        task manifest's group and id slug to its folder.""",
     ),
+    _r(
+        CHILD_PROJECT_UNREGISTERED,
+        "error",
+        "managers",
+        "Child's project is not registered",
+        """A child assignment in `children.json` names its project (its
+       `projectId`, else the first part of its task key); the manager finds the
+       child's project root through `projects.json`, so that project must be
+       registered there. Said only when `projects.json` validates.""",
+    ),
+    _r(
+        REGISTERED_PROJECT_ID_MISMATCH,
+        "error",
+        "managers",
+        "Registered project id differs from the project's own",
+        """`projects.json` registers a project under a `projectId`; when the
+       registered root holds its own `.okstra/project.json` with a
+       `projectId`, the two must be the same, or the manager's children and
+       snapshots name a project the project does not know it is. A root
+       without a readable `project.json` is not judged here.""",
+    ),
 )
 
 RULES_BY_ID: Final = {r.id: r for r in RULES}
@@ -846,6 +1033,38 @@ def expand(patterns: list[str]) -> set[str]:
     return out
 
 
+#: The hand-written part of ``docs/rules.md``: how the rules that hold one file against another behave.
+INTRO: Final = """
+## Rules across files
+
+Some rules hold one file against another where the contract, or its canonical
+readings, says they must agree: a timeline entry and the run manifest it names,
+the task manifest's latest-run fields and the latest run, a `fixCycleId` and
+`history/fix-cycles.jsonl`. They follow the same choices a schema-and-consistency
+checker such as check-jsonschema or fsck makes:
+
+- **Severity.** An error where the contract says "must" or where a reader would
+  act on the wrong file; a warning where the contract says "generally" or the
+  inconsistency is recoverable (nothing is read wrongly because of it). Each
+  rule's entry below says which, and why.
+- **Both sides named.** A message names both files and both values, and the
+  finding sits on the file that points (the timeline, the task manifest), which
+  is the one a person would mend. Nothing is repaired or guessed.
+- **Tolerant where the contract is silent.** A field the contract does not name
+  is never required for a rule to pass, and two spellings of one moment
+  (`2026-11-30T04:15:00Z`, `2026-11-30T04:15:00+00:00`) agree. A rule that
+  cannot find its inputs (no timeline, no status file, a segment that is no
+  time) says nothing: the single-file rules already report what is missing or
+  malformed, and one root cause gets one finding.
+- **Times are real times.** A time field or `runDateTimeSegment` that names no
+  moment (31 November, hour 25) does not match its schema (OKS020), and a
+  file-name stamp that names none makes the name no name of its category
+  (OKS011): every reader refuses the same values, through one parser.
+- **Cached like every rule.** A task's cached findings are keyed by every file
+  its rules read, so an edit of either file of a pair rechecks the task.
+"""
+
+
 def markdown() -> str:
     """``docs/rules.md``: the catalog as a page."""
     out = [
@@ -856,6 +1075,8 @@ def markdown() -> str:
         "`okstra check` (and `okstra-tui --check`) reports findings under these ids.",
         "Select or ignore them with `--select` / `--ignore` (an id, or a prefix such as `OKS06`).",
         "Errors make the check fail; warnings fail it only with `--strict`; infos never do.",
+        "",
+        *INTRO.strip("\n").split("\n"),
         "",
         "| id | severity | title |",
         "|---|---|---|",

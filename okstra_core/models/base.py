@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Final, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.alias_generators import to_camel
+
+from .. import times
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 RelPath = Annotated[str, StringConstraints(min_length=1)]
@@ -14,7 +16,17 @@ Slug = Annotated[str, StringConstraints(pattern=r"^(?:[a-z0-9]+(?:-[a-z0-9]+)*|u
 OptionId = Annotated[str, StringConstraints(pattern=r"^IO-[0-9]{3}$")]
 PrepId = Annotated[str, StringConstraints(pattern=r"^PREP-[0-9]{3}$")]
 TaskKeyStr = Annotated[str, StringConstraints(pattern=r"^[^:]+:[^:]+:[^:]+$")]
-Timestamp = Annotated[str, StringConstraints(min_length=1)]
+
+
+def _real_time(value: str) -> str:
+    problem = times.time_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+#: A time field (and a ``runDateTimeSegment``): a real moment, read by :func:`okstra_core.times.parse_time`.
+Timestamp = Annotated[str, StringConstraints(min_length=1), AfterValidator(_real_time)]
 _SEG = r"(?:[^/\\.][^/\\]*|\.[^/\\.][^/\\]*|\.\.[^/\\]+)"
 #: Normalised POSIX text relative to its authority: no leading ``/``, no ``.``/``..``/empty parts, no ``\``.
 RelPosixPath = Annotated[str, StringConstraints(pattern=rf"^{_SEG}(?:/{_SEG})*$")]

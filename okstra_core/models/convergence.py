@@ -30,7 +30,7 @@ class ConvergenceGroups(Model):
 
     schema_version: Annotated[str | None, ADDED] = None
     #: The execution this file belongs to (groups an execution's files across categories).
-    run_date_time_segment: str
+    run_date_time_segment: Timestamp
     task_key: Annotated[TaskKeyStr | None, ADDED] = None
     roster: Annotated[list[str], ADDED] = Field(default_factory=list)
     groups: Annotated[list[FindingGroup], ADDED] = Field(default_factory=list)
@@ -51,7 +51,7 @@ class ConvergenceWork(Model):
 
     schema_version: Annotated[str | None, ADDED] = None
     #: The execution this file belongs to (groups an execution's files across categories).
-    run_date_time_segment: str
+    run_date_time_segment: Timestamp
     task_key: Annotated[TaskKeyStr | None, ADDED] = None
     status: Annotated[Literal["open", "terminal"] | None, ADDED] = None
     queue: Annotated[list[str], ADDED] = Field(default_factory=list)
@@ -71,7 +71,7 @@ class RoundPlan(Model):
 
     schema_version: Annotated[str | None, ADDED] = None
     #: The execution this file belongs to (groups an execution's files across categories).
-    run_date_time_segment: str
+    run_date_time_segment: Timestamp
     round: Annotated[Annotated[int, Field(ge=1)] | None, ADDED] = None
     roster: Annotated[list[str], ADDED] = Field(default_factory=list)
     dispatches: Annotated[list[PlannedDispatch], ADDED] = Field(default_factory=list)
@@ -94,7 +94,7 @@ class RoundResults(Model):
 
     schema_version: Annotated[str | None, ADDED] = None
     #: The execution this file belongs to (groups an execution's files across categories).
-    run_date_time_segment: str
+    run_date_time_segment: Timestamp
     round: Annotated[Annotated[int, Field(ge=1)] | None, ADDED] = None
     outcomes: Annotated[list[AdapterOutcome], ADDED] = Field(default_factory=list)
 
@@ -113,7 +113,7 @@ class ConvergenceFinal(Model):
 
     schema_version: Literal["1.2"]
     #: The execution this file belongs to (groups an execution's files across categories).
-    run_date_time_segment: str
+    run_date_time_segment: Timestamp
     task_key: Annotated[TaskKeyStr | None, ADDED] = None
     terminal_state: Annotated[Literal["converged", "max-rounds", "aborted"] | None, ADDED] = None
     rounds: Annotated[Annotated[int, Field(ge=0)] | None, ADDED] = None

@@ -221,7 +221,7 @@ class FinalReportV3(_ReportBase):
     """``final-report-<task-type>-<seq>.data.json``, schema 3.0 (new bundles)."""
 
     schema_version: Literal["3.0"]
-    run_date_time_segment: str
+    run_date_time_segment: Timestamp
     report_language: Annotated[str | None, ADDED] = None
     generated_at: Annotated[Timestamp | None, ADDED] = None
 
@@ -231,7 +231,7 @@ class FinalReportV2(_ReportBase):
 
     schema_version: Literal["2.0"]
     report_language: str | None = None
-    run_date_time_segment: str | None = None
+    run_date_time_segment: Timestamp | None = None
     generated_at: Timestamp | None = None
 
 

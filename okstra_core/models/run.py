@@ -116,7 +116,7 @@ class RunManifest(Model):
     task_type: Annotated[str | None, ADDED] = None
     work_category: Annotated[str | None, ADDED] = None
     stage: Annotated[int, Field(ge=1)] | None = None
-    run_date_time_segment: str
+    run_date_time_segment: Timestamp
     run_dir: Annotated[RelPath | None, ADDED] = None
     task_brief_path: RelPath | None = None
     analysis_target: Any = None
@@ -195,7 +195,7 @@ class RunIdentity(Model):
     task_key: Annotated[TaskKeyStr | None, ADDED] = None
     task_type: Annotated[str | None, ADDED] = None
     stage: Annotated[int, Field(ge=1)] | None = None
-    run_date_time_segment: Annotated[str | None, ADDED] = None
+    run_date_time_segment: Annotated[Timestamp | None, ADDED] = None
 
 
 class PathHints(Model):
@@ -293,7 +293,7 @@ class TeamState(Model):
     schema_version: Annotated[str | None, ADDED] = None
     task_key: Annotated[TaskKeyStr | None, ADDED] = None
     task_type: Annotated[str | None, ADDED] = None
-    run_date_time_segment: str
+    run_date_time_segment: Timestamp
     worker_dispatches: list[WorkerDispatch] = Field(default_factory=list)
     agent_dispatches: list[AgentDispatch] = Field(default_factory=list)
     agent_result_links: list[AgentResultLink] = Field(default_factory=list)
@@ -340,7 +340,7 @@ class PromptMeta(InvocationIdentity):
     digests: Annotated[PromptDigests | None, ADDED] = None
     published_at: Annotated[Timestamp | None, ADDED] = None
     #: The execution this prompt belongs to (groups an execution's files across categories).
-    run_date_time_segment: str
+    run_date_time_segment: Timestamp
 
     @model_validator(mode="after")
     def _version(self) -> PromptMeta:

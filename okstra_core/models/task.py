@@ -201,7 +201,7 @@ class TimelineEntry(Model):
     run_timestamp: Annotated[Timestamp | None, ADDED] = None
     run_dir: Annotated[RelPath | None, ADDED] = None
     run_manifest_path: Annotated[RelPath | None, ADDED] = None
-    run_date_time_segment: Annotated[str | None, ADDED] = None
+    run_date_time_segment: Annotated[Timestamp | None, ADDED] = None
     task_type: Annotated[str | None, ADDED] = None
     stage: int | None = None
     work_category: Annotated[str | None, ADDED] = None
@@ -269,6 +269,6 @@ class RecapEntry(Model):
 
     at: Annotated[Timestamp | None, ADDED] = None
     task_type: Annotated[str | None, ADDED] = None
-    run_date_time_segment: Annotated[str | None, ADDED] = None
+    run_date_time_segment: Annotated[Timestamp | None, ADDED] = None
     author: str | None = None
     summary: Annotated[str | None, ADDED] = None

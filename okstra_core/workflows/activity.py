@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from .. import layout, reading
+from .. import layout, reading, times
 from ..models import task as tm
 from ..store import Project, Task
 from ..text import visible
@@ -174,13 +174,4 @@ def _mtime(path: Path) -> dt.datetime | None:
 
 
 def _stamp(text: str | None) -> dt.datetime | None:
-    if not text:
-        return None
-    digits = text.rstrip("Z")
-    try:
-        base = dt.datetime.strptime(digits[:15], "%Y%m%dT%H%M%S")
-    except ValueError:
-        return None
-    fraction = digits[15:]
-    micro = int(fraction.ljust(6, "0")[:6]) if fraction.isdigit() else 0
-    return base.replace(microsecond=micro, tzinfo=dt.UTC)
+    return times.parse_stamp(text) if text else None

@@ -11,7 +11,10 @@ Three authorities (contract, "Design-preparation storage"):
 
 The resolver takes, per item, the highest *unique* revision whose assessment
 fingerprint matches the approved snapshot; duplicate revision numbers and stale
-fingerprints are skipped with warnings. A plan without any assessment markers
+fingerprints are skipped with warnings. A revision is named by the report seq
+and the revision number of its file name together: two inputs duplicate each
+other only when both are the same (report seq, item, revision), and a revision
+of a later report seq outranks any of an earlier one (docs/decisions.md). A plan without any assessment markers
 is a markerless legacy plan and resolves with ``legacy-unassessed``.
 """
 
@@ -205,7 +208,12 @@ def existing_inputs(task: Task, prep_id: str | None = None) -> list[tuple[Path, 
 
 
 def next_revision(task: Task, prep_id: str) -> int:
-    """One more than the highest revision recorded for the item (any snapshot seq)."""
+    """One more than the highest revision recorded for the item (any snapshot seq).
+
+    Revisions are told apart by (report seq, item, revision); counting on from
+    the item's highest keeps each one unique under its seq and never goes back,
+    so a reader that compares revision numbers alone orders them the same way.
+    """
     return max((p.revision or 0 for _, p in existing_inputs(task, prep_id)), default=0) + 1
 
 
@@ -354,6 +362,13 @@ class InputVerdict:
     revision: int | None
     verdict: Verdict
     reason: str
+    #: The report seq of the input's file name: revisions are ranked by (seq, revision).
+    seq: int | None = None
+
+    @property
+    def rank(self) -> tuple[int, int]:
+        """Where this revision stands: a later report seq first, then a higher revision."""
+        return (self.seq or 0, self.revision or 0)
 
 
 @dataclass
@@ -403,6 +418,49 @@ class Resolution:
         }
 
 
+def _input_verdict(
+    project_root: Path, path: Path, parsed: names.ParsedName, item: DesignItem, fp: str | None
+) -> InputVerdict | None:
+    """Why an input is no candidate for the item (unreadable, misnamed, stale); None when it is one."""
+    loaded = reading.load_sidecar(path, DesignPrepInputHeader, root=project_root)
+    if isinstance(loaded, reading.LoadError):
+        return InputVerdict(path, parsed.revision, "invalid", loaded.reason, parsed.seq)
+    header = loaded.header
+    assert isinstance(header, DesignPrepInputHeader)
+    revision = header.revision if header.revision is not None else parsed.revision
+    prep_id = header.prep_id if header.prep_id is not None else parsed.prep_id
+    if revision is None or revision != parsed.revision or prep_id != item.prep_id:
+        return InputVerdict(path, parsed.revision, "invalid", "header disagrees with the file name", parsed.seq)
+    if header.assessment_fingerprint != fp:
+        return InputVerdict(
+            path,
+            parsed.revision,
+            "stale-fingerprint",
+            "assessment fingerprint no longer matches the approved snapshot",
+            parsed.seq,
+        )
+    return None
+
+
+def _rank_candidates(candidates: list[tuple[Path, int, int]]) -> dict[Path, InputVerdict]:
+    """Verdicts on the inputs whose fingerprint matches: the highest unique (seq, revision) is authoritative."""
+    counts = Counter((seq, rev) for _, seq, rev in candidates)
+    unique = [c for c in candidates if counts[(c[1], c[2])] == 1]
+    best = max(unique, key=lambda c: (c[1], c[2])) if unique else None
+    out: dict[Path, InputVerdict] = {}
+    for path, seq, rev in candidates:
+        if counts[(seq, rev)] > 1:
+            reason = f"revision r{rev} is recorded {counts[(seq, rev)]} times"
+            out[path] = InputVerdict(path, rev, "duplicate-revision", reason, seq)
+        elif best is not None and path == best[0]:
+            reason = "highest unique revision with a matching fingerprint"
+            out[path] = InputVerdict(path, rev, "authoritative", reason, seq)
+        else:
+            later = f"r{best[2]}" if best is not None else "r?"
+            out[path] = InputVerdict(path, rev, "superseded", f"a higher revision ({later}) is authoritative", seq)
+    return out
+
+
 def resolve(task: Task, snapshot: LoadedReport | None = None) -> Resolution:
     """Resolve every design item of the approved snapshot (never writes).
 
@@ -437,45 +495,16 @@ def resolve(task: Task, snapshot: LoadedReport | None = None) -> Resolution:
             data = reading.read_bytes(req, root=project_root)
             req_ok = isinstance(data, bytes) and data == request_text(report, item).encode("utf-8")
         res = ItemResolution(item.prep_id, item.title or "", item.status, fp, req if req.exists() else None, req_ok)
-        candidates: list[tuple[Path, int]] = []
+        candidates: list[tuple[Path, int, int]] = []
         verdicts: dict[Path, InputVerdict] = {}
         for path, parsed in by_item.get(item.prep_id, []):
-            loaded = reading.load_sidecar(path, DesignPrepInputHeader, root=project_root)
-            if isinstance(loaded, reading.LoadError):
-                verdicts[path] = InputVerdict(path, parsed.revision, "invalid", loaded.reason)
-                continue
-            header = loaded.header
-            assert isinstance(header, DesignPrepInputHeader)
-            revision = header.revision if header.revision is not None else parsed.revision
-            prep_id = header.prep_id if header.prep_id is not None else parsed.prep_id
-            if revision is None or revision != parsed.revision or prep_id != item.prep_id:
-                verdicts[path] = InputVerdict(path, parsed.revision, "invalid", "header disagrees with the file name")
-            elif header.assessment_fingerprint != fp:
-                verdicts[path] = InputVerdict(
-                    path,
-                    parsed.revision,
-                    "stale-fingerprint",
-                    "assessment fingerprint no longer matches the approved snapshot",
-                )
+            verdict = _input_verdict(project_root, path, parsed, item, fp)
+            if verdict is not None:
+                verdicts[path] = verdict
             else:
-                candidates.append((path, revision))
-        counts = Counter(rev for _, rev in candidates)
-        unique = [(p, rev) for p, rev in candidates if counts[rev] == 1]
-        best = max(unique, key=lambda pr: pr[1]) if unique else None
-        for path, rev in candidates:
-            if counts[rev] > 1:
-                verdicts[path] = InputVerdict(
-                    path, rev, "duplicate-revision", f"revision r{rev} is recorded {counts[rev]} times"
-                )
-            elif best is not None and path == best[0]:
-                verdicts[path] = InputVerdict(
-                    path, rev, "authoritative", "highest unique revision with a matching fingerprint"
-                )
-            else:
-                verdicts[path] = InputVerdict(
-                    path, rev, "superseded", f"a higher revision (r{best[1] if best else '?'}) is authoritative"
-                )
-        res.inputs = sorted(verdicts.values(), key=lambda v: (v.revision or 0, v.path.name))
+                candidates.append((path, parsed.seq or 0, parsed.revision or 0))
+        verdicts.update(_rank_candidates(candidates))
+        res.inputs = sorted(verdicts.values(), key=lambda v: (v.revision or 0, v.seq or 0, v.path.name))
         res.authoritative = next((v for v in res.inputs if v.verdict == "authoritative"), None)
         for v in res.inputs:
             if v.verdict in SKIPPED_VERDICTS:

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from .. import layout, names, reading
+from .. import layout, names, reading, times
 from ..digests import sha256_bytes
 from ..models.report import ClarificationItem, SelectedDirection
 from ..models.sidecars import UserResponseHeader
@@ -240,18 +240,8 @@ def _mtime(path: Path) -> str:
 
 def _recorded(value: object, fallback: Path) -> str:
     """A store-recorded time normalised to UTC seconds, or *fallback*'s mtime when it is missing or unreadable."""
-    if isinstance(value, str) and value:
-        try:
-            moment = dt.datetime.fromisoformat(value)
-        except ValueError:
-            return _mtime(fallback)
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=dt.UTC)
-        try:
-            return iso(moment)
-        except OverflowError:  # an offset that moves the time out of the years 1-9999
-            return _mtime(fallback)
-    return _mtime(fallback)
+    moment = times.parse_time(value) if isinstance(value, str) else None
+    return iso(moment) if moment is not None else _mtime(fallback)
 
 
 def _questions(items: list[ClarificationItem]) -> str:
@@ -482,8 +472,9 @@ class _TaskScan:
             if item.authoritative is not None:
                 continue
             detail: InboxDetail | None = None
-            last = max((v.revision or 0 for v in item.inputs), default=0)
-            verdicts = {v.verdict for v in item.inputs if (v.revision or 0) == last}
+            last_rank = max((v.rank for v in item.inputs), default=(0, 0))
+            last = last_rank[1]
+            verdicts = {v.verdict for v in item.inputs if v.rank == last_rank}
             note = ""
             if "duplicate-revision" in verdicts:
                 detail, note = "duplicate-revision", f" (duplicate revision r{last}: neither copy counts)"

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeVar
 
-from .. import reading
+from .. import reading, times
 from ..models import run as rm
 from ..store import Artifact, Execution, Project, RunDir, Task
 
@@ -171,13 +171,7 @@ def _mtime(art: Artifact) -> dt.datetime | None:
 
 def moment(value: str | None) -> dt.datetime | None:
     """A time the store recorded, in UTC (None when there is none or it names no moment)."""
-    if not value:
-        return None
-    try:
-        parsed = dt.datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed.replace(tzinfo=dt.UTC) if parsed.tzinfo is None else parsed.astimezone(dt.UTC)
+    return times.parse_time(value) if value else None
 
 
 __all__ = ["DEFAULT_STALLED_AFTER", "IN_PROGRESS_STATUSES", "RunningRun", "WorkerActivity", "running_runs"]

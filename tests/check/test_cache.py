@@ -334,3 +334,100 @@ def test_a_cache_that_cannot_be_saved_is_said_once_and_changes_nothing_else(
     assert len(lines) == 1 and lines[0].startswith("okstra check: warning: cache not saved: ")
     assert str(blocker) in lines[0] and "Not a directory" in lines[0]
     assert blocker.read_text() == "not a folder\n"
+
+
+def _status(root: Path, rel: str, value: str) -> None:
+    (root / rel).write_text(value + "\n", encoding="utf-8")
+
+
+def _segment_of(root: Path, rel: str, value: str) -> None:
+    from .helpers import edit_json
+
+    def change(d: dict[str, Any]) -> None:
+        d.get("identity", d).update(runDateTimeSegment=value)
+
+    edit_json(root / rel, change)
+
+
+def _open_cycle(root: Path, cycle_id: str) -> None:
+    log = root / ".okstra/tasks/search/stale-cache/history/fix-cycles.jsonl"
+    line = {"event": "opened", "cycleId": cycle_id, "cycle": 3, "symptom": "x", "at": "2026-11-02T09:16:00Z"}
+    with log.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
+
+
+def _cases() -> dict[str, Any]:
+    from .test_cross_file import CASES
+
+    return CASES
+
+
+def _add_group(root: Path, group_id: str) -> None:
+    from .helpers import edit_json
+
+    groups = root / f"{TASK}/runs/analysis/state/convergence-groups-analysis-001.json"
+    edit_json(groups, lambda d: d["groups"].append({"groupId": group_id}))
+
+
+#: Rules on manager state: the project part is checked afresh on every run, so no task record changes.
+_PROJECT_LEVEL = ("OKS143", "OKS144")
+
+_A = f"{TASK}/runs/analysis"
+#: For each cross-file rule, an edit of the *other* file of its pair, made after the case planted its inconsistency.
+OTHER_FILE: dict[str, Callable[[Path], None]] = {
+    "OKS041": lambda r: _segment_of(r, f"{_A}/manifests/run-manifest-analysis-001.json", "2026-11-18T09:00:00Z"),
+    "OKS042": lambda r: _segment_of(r, f"{_A}/manifests/run-manifest-analysis-002.json", "2026-11-20T14:00:00Z"),
+    "OKS043": lambda r: _status(r, f"{_A}/status/final-analysis-002.status", "failed"),
+    "OKS044": lambda r: _segment_of(
+        r,
+        f"{_A}/state/active-run-context-analysis-003.json",
+        json.loads((r / f"{_A}/manifests/run-manifest-analysis-002.json").read_text(encoding="utf-8"))[
+            "runDateTimeSegment"
+        ],
+    ),
+    "OKS045": lambda r: _segment_of(r, f"{_A}/manifests/run-manifest-analysis-001.json", "2026-10-01T00:00:00Z"),
+    "OKS046/status": lambda r: _status(
+        r, f"{TASK}/runs/final-verification/status/final-final-verification-001.status", "failed"
+    ),
+    "OKS046/path": lambda r: _status(
+        r, f"{TASK}/runs/final-verification/status/final-final-verification-001.status", "failed"
+    ),
+    "OKS046/current": lambda r: _status(
+        r, f"{TASK}/runs/final-verification/status/final-final-verification-001.status", "in-progress"
+    ),
+    "OKS046/checkpoint": lambda r: _status(
+        r, f"{TASK}/runs/final-verification/status/final-final-verification-001.status", "failed"
+    ),
+    "OKS047": lambda r: _open_cycle(r, "fc-9"),
+    "OKS054/assignment": lambda r: _cases()["OKS054/assignment"].mend(r),
+    "OKS102/dir": lambda r: _cases()["OKS102/stage"].plant(r),
+    "OKS102/stage": lambda r: _cases()["OKS102/dir"].plant(r),
+    "OKS103": lambda r: (r / f"{TASK}/instruction-set/task-brief.md").write_text("edited\n", encoding="utf-8"),
+    "OKS065": lambda r: _cases()["OKS065"].mend(r),
+    "OKS114": lambda r: _cases()["OKS114"].mend(r),
+    "OKS115/analyser": lambda r: _cases()["OKS115/analyser"].mend(r),
+    "OKS115/group": lambda r: _add_group(r, "G-404"),
+    "OKS143": lambda r: _cases()["OKS143"].mend(r),
+    "OKS144": lambda r: (r / ".okstra/project.json").write_text('{"projectId": "demo-shop"}\n', encoding="utf-8"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_FILE))
+def test_cross_file_rules_are_cached_by_both_files(name: str, fresh_demo: Path, tmp_path: Path) -> None:
+    """A rule reading two files: an edit of either gives the cached report the fresh one gives."""
+    from .test_cross_file import CASES
+
+    case = CASES[name]
+    misses = 0 if name in _PROJECT_LEVEL else 1
+    pair = Pair(fresh_demo, tmp_path / "cache")
+    clean, _ = pair.compare()
+    case.plant(fresh_demo)
+    planted, c = pair.compare()
+    assert planted != clean and name.split("/")[0] in planted and c.misses == misses
+    OTHER_FILE[name](fresh_demo)
+    other, c = pair.compare()
+    assert other != planted and c.misses == misses
+
+
+def test_every_cross_file_case_has_an_other_file_edit() -> None:
+    assert set(OTHER_FILE) == set(_cases())

@@ -13,6 +13,9 @@ import pytest
 from okstra_core.check.catalog import RULES
 
 from .helpers import TASK, check, edit_json, edit_text, findings_of, one, rel
+from .test_cross_file import CASES as CROSS_FILE_CASES
+
+CROSS_FILE_RULES = {name.split("/")[0] for name in CROSS_FILE_CASES}
 
 RUNS = f"{TASK}/runs"
 HOME = ".okstra-home/managers/release-train"
@@ -550,6 +553,7 @@ ELSEWHERE = {
     "OKS083": "test_clean_demo::test_demo_warnings_are_the_intended_ones",
     "OKS084": "test_clean_demo::test_demo_warnings_are_the_intended_ones",
     "OKS006": "tests/core/test_hostile_store.py::test_checker_reports_leftover_temp_files_with_their_writer",
+    **{rule: "test_cross_file::test_breaks_then_mended_is_silent" for rule in CROSS_FILE_RULES},
 }
 
 

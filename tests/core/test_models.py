@@ -113,13 +113,13 @@ def _team(version: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "schemaVersion": version,
         "taskKey": "p:g:t",
         "taskType": "analysis",
-        "runDateTimeSegment": "s",
+        "runDateTimeSegment": "2026-11-30T04:15:00Z",
         "workerDispatches": rows,
     }
 
 
 def _row(i: int, **extra: Any) -> dict[str, Any]:
-    return {"dispatchId": f"d{i}", "workerId": "w", "dispatchedAt": "t", **extra}
+    return {"dispatchId": f"d{i}", "workerId": "w", "dispatchedAt": "2026-11-30T04:15:00Z", **extra}
 
 
 def test_v1_and_v2_payloads() -> None:
@@ -193,15 +193,21 @@ def test_next_recommended_phase_shape() -> None:
 
 def test_fix_cycles_derivation() -> None:
     events = [
-        FixCycleEvent(event="opened", cycle_id="a", cycle=1, symptom="s1", at="t1"),
-        FixCycleEvent(event="closed", cycle_id="a", cycle=1, at="t2"),
-        FixCycleEvent(event="opened", cycle_id="b", cycle=2, symptom="s2", target_report="r", at="t3"),
+        FixCycleEvent(event="opened", cycle_id="a", cycle=1, symptom="s1", at="2026-11-30T01:00:00Z"),
+        FixCycleEvent(event="closed", cycle_id="a", cycle=1, at="2026-11-30T02:00:00Z"),
+        FixCycleEvent(
+            event="opened", cycle_id="b", cycle=2, symptom="s2", target_report="r", at="2026-11-30T03:00:00Z"
+        ),
     ]
     summary = derive_fix_cycles(events)
     assert summary.count == 2 and summary.open_cycle_id == "b"
     assert summary.latest is not None and summary.latest.cycle == 2 and summary.latest.closed_at is None
-    closed = derive_fix_cycles([*events, FixCycleEvent(event="closed", cycle_id="b", cycle=2, at="t4")])
-    assert closed.open_cycle_id is None and closed.latest is not None and closed.latest.closed_at == "t4"
+    closed = derive_fix_cycles(
+        [*events, FixCycleEvent(event="closed", cycle_id="b", cycle=2, at="2026-11-30T04:00:00Z")]
+    )
+    assert (
+        closed.open_cycle_id is None and closed.latest is not None and closed.latest.closed_at == "2026-11-30T04:00:00Z"
+    )
     assert derive_fix_cycles([]).count == 0
 
 
@@ -236,3 +242,17 @@ def test_absent_added_walks_every_field_that_can_hold_a_model() -> None:
     # In field order, each name once; a plain value (a dict under Any, strings in a list) is no model to walk.
     assert absent_added(doc) == ["leaves[].added", "leaf.added", "added"]
     assert absent_added(_Branch.model_validate({"added": 3, "leaf": {"added": "z"}})) == []
+
+
+@pytest.mark.parametrize("value", ["2026-11-31T10:15:00Z", "2026-02-30T00:00:00Z", "2026-11-30T25:00:00Z", "soon"])
+def test_a_time_that_is_no_real_time_is_refused(value: str) -> None:
+    """Time fields and runDateTimeSegment hold real moments: 31 November is refused by every model."""
+    from okstra_core.models.run import RunManifest
+    from okstra_core.models.task import TimelineEntry
+
+    with pytest.raises(ValidationError, match="is not a real time"):
+        RunManifest.model_validate({"runDateTimeSegment": value})
+    with pytest.raises(ValidationError, match="is not a real time"):
+        TimelineEntry.model_validate({"runTimestamp": value})
+    assert RunManifest.model_validate({"runDateTimeSegment": "2026-11-30T10:15:00Z"})
+    assert RunManifest.model_validate({"runDateTimeSegment": "2026-11-30T10:15:00.123+01:00"})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,7 +24,9 @@ TASK_TYPES = st.sampled_from(
     rnd=st.integers(0, 40),
     prep=st.integers(0, 999),
     rev=st.integers(1, 500),
-    stamp=st.from_regex(r"20[0-9]{6}T[0-9]{12}Z", fullmatch=True),
+    stamp=st.datetimes(dt.datetime(2000, 1, 1), dt.datetime(2099, 12, 31)).map(
+        lambda m: m.strftime("%Y%m%dT%H%M%S%fZ")
+    ),
 )
 def test_round_trip(
     kind: str, task_type: str, seq: int, worker: str, rnd: int, prep: int, rev: int, stamp: str
@@ -120,3 +124,20 @@ def test_flat_classification_and_carry() -> None:
     assert names.parse_carry("stage-03.json") is None
     assert names.meta_name_for("a-worker-prompt-analysis-001.md") == "a-worker-prompt-analysis-001.md.meta.json"
     assert names.log_name_for("a-worker-prompt-analysis-001.md") == "a-worker-prompt-analysis-001.log"
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    ["20261131T101500000000Z", "20260230T101500Z", "20261130T246000Z", "20261130T101560Z", "20261300T101500Z"],
+)
+def test_a_stamp_that_is_no_real_time_is_no_name(stamp: str) -> None:
+    """31 November, 30 February, hour 24, second 60, month 13: the grammar refuses each, so every reader does."""
+    for category, name in (
+        ("design-prep-inputs", f"design-prep-input-001-PREP-001-r1-{stamp}.md"),
+        ("user-responses", f"user-response-analysis-001.superseded-{stamp}.md"),
+    ):
+        assert names.parse_in_category(category, name) is None, name
+    assert names.parse_note(f"{stamp}-idea.md") is None
+    good = "20261130T101500000000Z"
+    assert names.parse_in_category("design-prep-inputs", f"design-prep-input-001-PREP-001-r1-{good}.md") is not None
+    assert names.parse_note(f"{good}-idea.md") is not None

@@ -104,11 +104,11 @@ def test_jsonl_reports_each_bad_line(tmp_path: Path) -> None:
 
     path = tmp_path / "fix-cycles.jsonl"
     path.write_text(
-        '{"event":"opened","cycleId":"a","cycle":1,"at":"t"}\n'
+        '{"event":"opened","cycleId":"a","cycle":1,"at":"2026-11-30T04:15:00Z"}\n'
         "not json\n"
-        '{"event":"reopened","cycleId":"a","cycle":1,"at":"t"}\n'
+        '{"event":"reopened","cycleId":"a","cycle":1,"at":"2026-11-30T04:15:00Z"}\n'
         "\n"
-        '{"event":"closed","cycleId":"a","cycle":1,"at":"t"}'
+        '{"event":"closed","cycleId":"a","cycle":1,"at":"2026-11-30T04:15:00Z"}'
     )
     doc = reading.load_jsonl(path, FixCycleEvent)
     assert isinstance(doc, reading.JsonlDoc)

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-from ... import names
+import datetime as dt
+
+from ... import layout, names, times
+from ...digests import sha256_bytes
 from ...models.report import CarryStage, ConsumerLink
-from ..catalog import BAD_NAME, CARRY_RUN_MISSING, CONSUMER_RUN_MISSING, FOREIGN_ARTIFACT
+from ...models.run import RunManifest
+from ..catalog import (
+    BAD_NAME,
+    CARRY_RUN_MISSING,
+    CONSUMER_RUN_MISSING,
+    CONSUMER_WRONG_RUN,
+    FOREIGN_ARTIFACT,
+    VERIFICATION_TARGET_DIGEST,
+)
 from .scope import TaskScope
 
 
@@ -53,3 +64,75 @@ def check_task(scope: TaskScope) -> None:
                 f"consumerRunDir {link.consumer_run_dir!r} is not an implementation run",
                 line,
             )
+        else:
+            _consumer_stage(scope, line, link)
+
+
+def _consumer_stage(scope: TaskScope, line: int, link: ConsumerLink) -> None:
+    """The line's run dir and run manifest are those of the stage it links."""
+    unit = scope.unit
+    assert scope.consumers is not None
+    if link.stage is None:
+        return
+    stage_dir = unit.rel(layout.run_dir(scope.root, layout.IMPLEMENTATION, link.stage))
+    if link.consumer_run_dir is not None and link.consumer_run_dir != stage_dir:
+        unit.report(
+            CONSUMER_WRONG_RUN,
+            scope.consumers,
+            f"stage {link.stage} is linked to consumerRunDir {link.consumer_run_dir!r}, not to the stage's run dir "
+            f"{stage_dir!r}",
+            line,
+        )
+    manifest_rel = link.consumer_run_manifest_path
+    if manifest_rel is None or not unit.rel_exists(manifest_rel):
+        return  # a missing manifest is OKS101's
+    run_dir = link.consumer_run_dir or stage_dir
+    if not manifest_rel.startswith(run_dir + "/"):
+        unit.report(
+            CONSUMER_WRONG_RUN,
+            scope.consumers,
+            f"stage {link.stage} names consumerRunManifestPath {manifest_rel!r}, which is not in the run dir "
+            f"{run_dir!r}",
+            line,
+        )
+        return
+    manifest = unit.doc(unit.root / manifest_rel, RunManifest)
+    if manifest is not None and manifest.stage is not None and manifest.stage != link.stage:
+        unit.report(
+            CONSUMER_WRONG_RUN,
+            scope.consumers,
+            f"stage {link.stage} is linked to {manifest_rel}, which records stage {manifest.stage}",
+            line,
+        )
+
+
+def check_verification_target(scope: TaskScope) -> None:
+    """The latest final-verification run's target digest is the SHA-256 of the snapshot's bytes."""
+    unit = scope.unit
+    latest: tuple[dt.datetime, str, RunManifest] | None = None
+    for run in scope.runs:
+        if run.task_type != layout.FINAL_VERIFICATION:
+            continue
+        for art, manifest in scope.run_manifests(run):
+            moment = times.parse_time(manifest.run_date_time_segment)
+            if moment is None or not manifest.verification_target_path or not manifest.verification_target_sha256:
+                continue
+            if latest is None or moment > latest[0]:
+                latest = (moment, unit.rel(art.path), manifest)
+    if latest is None:
+        return
+    _, manifest_rel, manifest = latest
+    target = manifest.verification_target_path
+    if not unit.rel_exists(target):
+        return  # a missing target is a missing path, reported with the manifest's paths
+    data = unit.data(unit.root / target)
+    if data is None:
+        return
+    found = sha256_bytes(data)
+    if found != manifest.verification_target_sha256:
+        unit.report(
+            VERIFICATION_TARGET_DIGEST,
+            unit.root / manifest_rel,
+            f"verificationTargetSha256 is {manifest.verification_target_sha256}, but the bytes of {target} hash to "
+            f"{found}",
+        )

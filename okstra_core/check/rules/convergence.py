@@ -7,9 +7,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ... import names
-from ...models.convergence import ConvergenceFinal, ConvergenceWork
+from ...models.convergence import ConvergenceFinal, ConvergenceGroups, ConvergenceWork, RoundPlan
 from ...workflows.convergence import round_problems
-from ..catalog import CONVERGENCE_ROUNDS_GAP, FINAL_REPLACED_UNARCHIVED, ROUND_WITHOUT_RESULTS
+from ..catalog import (
+    CONVERGENCE_ROUNDS_GAP,
+    FINAL_GROUP_UNKNOWN,
+    FINAL_REPLACED_UNARCHIVED,
+    PLAN_OUTSIDE_ROSTER,
+    ROUND_WITHOUT_RESULTS,
+)
 from .scope import Artifact, RunScope, TaskScope
 
 if TYPE_CHECKING:
@@ -42,6 +48,51 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
             rule = ROUND_WITHOUT_RESULTS if "no results" in problem else CONVERGENCE_ROUNDS_GAP
             unit.report(rule, anchor, f"convergence seq {seq:03d}: {problem}")
         _migrations(scope, run, seq, kinds)
+        _against_groups(unit, kinds)
+
+
+def _against_groups(unit: Unit, kinds: dict[str, list[Artifact]]) -> None:
+    """The final's groups and each round plan's analysers and groups are ones the lead's groups file holds."""
+    files = kinds.get("convergence-groups", [])
+    groups_doc = unit.doc(files[0].path, ConvergenceGroups) if len(files) == 1 else None
+    if groups_doc is None:
+        return
+    name = files[0].entry.name
+    written = {g.group_id for g in groups_doc.groups if g.group_id}
+    for art in kinds.get("convergence-final", []):
+        final = unit.doc(art.path, ConvergenceFinal)
+        for i, outcome in enumerate(final.groups if final is not None else []):
+            if outcome.group_id and outcome.group_id not in written:
+                unit.report(
+                    FINAL_GROUP_UNKNOWN,
+                    art.path,
+                    f"groups[{i}] holds group {outcome.group_id!r}, which the lead never wrote in {name} "
+                    f"(it holds: {_some(written)})",
+                )
+    roster = set(groups_doc.roster)
+    for art in kinds.get("convergence-round-plan", []):
+        plan = unit.doc(art.path, RoundPlan)
+        for i, dispatch in enumerate(plan.dispatches if plan is not None else []):
+            if roster and dispatch.analyser_id and dispatch.analyser_id not in roster:
+                unit.report(
+                    PLAN_OUTSIDE_ROSTER,
+                    art.path,
+                    f"dispatches[{i}] goes to analyser {dispatch.analyser_id!r}, outside the roster of {name} "
+                    f"({_some(roster)})",
+                )
+            unknown = [g for g in dispatch.group_ids if g not in written]
+            if roster and unknown:
+                unit.report(
+                    PLAN_OUTSIDE_ROSTER,
+                    art.path,
+                    f"dispatches[{i}] plans group(s) {_some(set(unknown))}, which the lead never wrote in {name} "
+                    f"(it holds: {_some(written)})",
+                )
+
+
+def _some(values: set[str], limit: int = 8) -> str:
+    shown = sorted(values)
+    return (", ".join(shown[:limit]) or "none") + (f" and {len(shown) - limit} more" if len(shown) > limit else "")
 
 
 def _archived_value(unit: Unit, path: Path | str) -> Any:

@@ -81,6 +81,8 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
         elif art.kind == "final-report-data":
             _deliverable(scope, run, art, doc)
         seg = rm.segment_of(doc)
+        if seg is not None:
+            run.segments.append((art, seg))
         if seg is not None and art.name.seq is not None and not art.flat:
             rows.append((art.name.category, art.name.seq, seg, art))
         if art.kind == "run-manifest" and doc.status is not None and doc.status not in rm.RUN_STATUSES:

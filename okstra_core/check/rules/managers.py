@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ... import layout
+from ... import layout, reading
 from ...models import manager as mm
+from ...models.task import ProjectFile
 from ..catalog import (
     CHILD_CONTEXT_MISMATCH,
+    CHILD_PROJECT_UNREGISTERED,
     MANAGER_IDENTITY_MISMATCH,
     MANAGER_ROOT_MISSING,
     NON_CANONICAL_SLUG,
+    REGISTERED_PROJECT_ID_MISMATCH,
     SCHEMA_MISMATCH,
     UNNAMED_ENTRY,
 )
@@ -62,9 +65,11 @@ def _check_manager(unit: Unit, folder: Path) -> None:
                 f"managerId {info.manager_id!r} does not slug to the folder name {folder.name!r}",
             )
     projects_path = folder / layout.MANAGER_PROJECTS
+    registered: set[str] | None = None
     if unit.entry(projects_path) is not None:
         projects = unit.doc(projects_path, mm.ProjectsFile)
         if projects is not None:
+            registered = {p.project_id for p in projects.projects}
             for i, p in enumerate(projects.projects):
                 if not os.path.isabs(p.project_root) or not os.path.isdir(p.project_root):
                     unit.report(
@@ -72,15 +77,34 @@ def _check_manager(unit: Unit, folder: Path) -> None:
                         projects_path,
                         f"projects[{i}] ({p.project_id}): projectRoot {p.project_root!r} is not an existing directory",
                     )
+                else:
+                    _own_project_id(unit, projects_path, i, p)
     for group in unit.entries(folder / layout.MANAGER_TASK_GROUPS):
         if group.kind != "dir":
             continue
         for task in unit.entries(group.path):
             if task.kind == "dir":
-                _check_task(unit, task.path, group.name)
+                _check_task(unit, task.path, group.name, registered)
 
 
-def _check_task(unit: Unit, folder: Path, group_folder: str) -> None:
+def _own_project_id(unit: Unit, projects_path: Path, index: int, project: mm.RegisteredProject) -> None:
+    """A registered project id is the id the project's own ``.okstra/project.json`` records, when it records one."""
+    root = Path(project.project_root)
+    own_path = layout.project_json_path(root)
+    if not os.path.isfile(own_path):
+        return  # registration happens exactly when project.json is absent: nothing to hold the id against
+    own = reading.load_model(own_path, ProjectFile, root=root)
+    if isinstance(own, reading.LoadError) or own.project_id is None or own.project_id == project.project_id:
+        return  # an unreadable project.json is that project's own check's to report
+    unit.report(
+        REGISTERED_PROJECT_ID_MISMATCH,
+        projects_path,
+        f"projects[{index}] registers projectId {project.project_id!r}, but {own_path} records "
+        f"projectId {own.project_id!r}",
+    )
+
+
+def _check_task(unit: Unit, folder: Path, group_folder: str, registered: set[str] | None) -> None:
     _unknown(unit, folder, _TASK_FILES)
     manifest_path = folder / layout.MANAGER_TASK_MANIFEST
     if unit.entry(manifest_path) is not None:
@@ -107,8 +131,16 @@ def _check_task(unit: Unit, folder: Path, group_folder: str) -> None:
         children_state = "invalid" if children is None else "read"
         if children is not None:
             expected = set()
-            for c in children.children:
+            for i, c in enumerate(children.children):
                 project, child = c.child_project(), c.child_id()
+                if registered is not None and project is not None and project not in registered:
+                    listing = ", ".join(sorted(registered)[:8]) or "none"
+                    unit.report(
+                        CHILD_PROJECT_UNREGISTERED,
+                        children_path,
+                        f"children[{i}] belongs to project {project!r}, which {layout.MANAGER_PROJECTS} of this "
+                        f"manager does not register (it registers: {listing})",
+                    )
                 if project is not None and child is not None:
                     expected.add(layout.child_context_name(project, child))
     if unit.entry(folder / layout.MANAGER_SNAPSHOTS) is not None:

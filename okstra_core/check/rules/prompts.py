@@ -9,6 +9,7 @@ from pathlib import Path
 from ... import names
 from ...digests import sha256_bytes
 from ...models.run import DutyCatalog, PromptMeta, RunManifest
+from ...workflows.prompts import assignment_digest
 from ..catalog import (
     DUTY_SNAPSHOT_DRIFT,
     METADATA_BACKREF,
@@ -100,6 +101,14 @@ def _meta(scope: TaskScope, run: RunScope, art: Artifact, meta: PromptMeta, prom
                         f"{label} {getattr(meta, field)!r} differs from assignment {meta.assignment_ref!r} "
                         f"({getattr(assignment, field)!r})",
                     )
+            recorded_assignment = meta.digests.assignment if meta.digests is not None else None
+            if recorded_assignment is not None and (found := assignment_digest(assignment)) != recorded_assignment:
+                unit.report(
+                    METADATA_DIGEST,
+                    art.path,
+                    f"digests.assignment is {recorded_assignment}, but assignment {meta.assignment_ref!r} of "
+                    f"{_manifest_name(meta, run)} has canonical JSON digest {found}",
+                )
             if assignment.meta_path is not None and assignment.meta_path != unit.rel(art.path):
                 unit.report(
                     UNKNOWN_ASSIGNMENT,
@@ -195,6 +204,13 @@ def _duty_snapshot(scope: TaskScope, art: Artifact, manifest: RunManifest) -> No
                 f"duty {duty.duty_id!r} drifted: catalog.json records sha256 {duty.sha256}, "
                 f"the file's bytes hash to {sha256_bytes(raw)}",
             )
+
+
+def _manifest_name(meta: PromptMeta, run: RunScope) -> str:
+    """The run manifest a metadata file is held against, for a message: the one it names, else its execution's."""
+    if meta.run_manifest_path is not None:
+        return meta.run_manifest_path.rsplit("/", 1)[-1]
+    return f"the run manifest of {meta.run_date_time_segment} in {run.path.name}/"
 
 
 def _some(values: Iterable[str | None], limit: int = 8) -> str:

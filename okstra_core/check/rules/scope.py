@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,10 @@ class RunScope:
     artifacts: list[Artifact] = field(default_factory=list)
     #: Folders of ``state/`` that are not artifacts but have a contract role (``migrations/``).
     migrations: Path | None = None
+    #: Every validated JSON artifact that records a ``runDateTimeSegment``, with it (set by the document pass).
+    segments: list[tuple[Artifact, str]] = field(default_factory=list)
+    #: The run manifests that validate, found once (see :meth:`TaskScope.run_manifests`).
+    manifests: list[tuple[Artifact, RunManifest]] | None = None
 
     def of_kind(self, *kinds: str) -> list[Artifact]:
         return [a for a in self.artifacts if a.kind in kinds]
@@ -64,19 +69,22 @@ class TaskScope:
     consumers: Path | None = None
     #: The read side's view of this task (see ``direction.open_task``), opened on first use.
     store_task: Any = None
+    #: How a path the task manifest records reads in this folder (a writer uses the slug-named folder).
+    here: Callable[[str], str] = str
 
     @property
     def rel(self) -> str:
         return self.unit.rel(self.root)
 
     def run_manifests(self, run: RunScope) -> list[tuple[Artifact, RunManifest]]:
-        """The run manifests of *run* that validate."""
-        out = []
-        for art in run.of_kind("run-manifest"):
-            doc = self.unit.doc(art.path, RunManifest)
-            if doc is not None:
-                out.append((art, doc))
-        return out
+        """The run manifests of *run* that validate (found once: the run's artifacts are all listed by then)."""
+        if run.manifests is None:
+            run.manifests = []
+            for art in run.of_kind("run-manifest"):
+                doc = self.unit.doc(art.path, RunManifest)
+                if doc is not None:
+                    run.manifests.append((art, doc))
+        return run.manifests
 
     def manifest_for_segment(self, run: RunScope, segment: str | None) -> RunManifest | None:
         """The run manifest of the execution stamped *segment* (the cross-category identifier)."""

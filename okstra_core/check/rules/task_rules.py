@@ -33,7 +33,7 @@ from ..catalog import (
     UNNAMED_ENTRY,
 )
 from ..unit import Entry, Unit
-from . import carry, convergence, design_prep, direction, documents, prompts, reports, team_state
+from . import carry, convergence, design_prep, direction, documents, prompts, reports, runs, team_state
 from .scope import Artifact, RunScope, TaskScope
 
 _TASK_ROOT: dict[str, str] = {
@@ -85,6 +85,8 @@ def check_task(unit: Unit, root: Path, entry: Any) -> None:
             unit.guard("design-prep", run.path, design_prep.check_run, scope, run)
     unit.guard("direction", root, lambda: direction.check_task(scope))
     unit.guard("carry", root, lambda: carry.check_task(scope))
+    unit.guard("verification-target", root, lambda: carry.check_verification_target(scope))
+    unit.guard("runs", root, lambda: runs.check_task(scope))
     for _ in unit.walk(root):  # every file of the bundle is read, even where no rule looks
         pass
     inside = str(root) + os.sep
@@ -275,7 +277,7 @@ def _manifest(scope: TaskScope) -> None:
             scope.task_key = scope.entry.task_key
         return
     scope.manifest = man
-    here = _manifest_identity(scope, path, man)
+    here = scope.here = _manifest_identity(scope, path, man)
     _manifest_paths(unit, path, man, here)
     _manifest_pointers(unit, path, man)
     _manifest_fix_cycles(scope, path, man)

@@ -7,8 +7,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ...models.run import AgentDispatch, AgentResultLink, TeamState, WorkerDispatch
-from ..catalog import DUPLICATE_DISPATCH, RESULT_LINK_SHARED, RESULT_LINK_UNDECLARED, RESULT_OUTSIDE_AUTHORIZED
+from ...models.run import AgentDispatch, AgentResultLink, RunManifest, TeamState, WorkerDispatch
+from ..catalog import (
+    DISPATCH_UNASSIGNED,
+    DUPLICATE_DISPATCH,
+    RESULT_LINK_SHARED,
+    RESULT_LINK_UNDECLARED,
+    RESULT_OUTSIDE_AUTHORIZED,
+)
 from .scope import Artifact, RunScope, TaskScope
 
 M = TypeVar("M", bound=BaseModel)
@@ -86,6 +92,37 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
                 )
         known = {i for _, ids in groups for i in ids if i}
         _links_declared(scope, run, art, state, known)
+        _dispatches_assigned(scope, run, art, state)
+
+
+def _assigned_workers(manifest: RunManifest) -> set[str]:
+    """Every worker id the run manifest assigns: worker assignments, selected workers, invocation assignments."""
+    out = {a.worker_id for a in manifest.worker_assignments if a.worker_id}
+    out |= {w for w in manifest.selected_workers if isinstance(w, str)}
+    out |= {str(w["workerId"]) for w in manifest.selected_workers if isinstance(w, dict) and w.get("workerId")}
+    out |= {a.worker_id for a in manifest.invocation_assignments if a.worker_id}
+    return out
+
+
+def _dispatches_assigned(scope: TaskScope, run: RunScope, art: Artifact, state: TeamState) -> None:
+    """Each dispatched worker is one the run manifest of the same execution assigned."""
+    found = [(a, m) for a, m in scope.run_manifests(run) if m.run_date_time_segment == state.run_date_time_segment]
+    if not found:
+        return  # no manifest of this execution: OKS042 says so
+    manifest_art, manifest = found[-1]
+    assigned = _assigned_workers(manifest)
+    if not assigned:
+        return  # the manifest names no workers: nothing to hold the ledger against
+    rows = [("workerDispatches", i, r.dispatch_id, r.worker_id) for i, r in enumerate(state.worker_dispatches)]
+    rows += [("agentDispatches", i, r.dispatch_id, r.worker_id) for i, r in enumerate(state.agent_dispatches)]
+    for label, i, dispatch_id, worker_id in rows:
+        if dispatch_id and worker_id and worker_id not in assigned:
+            scope.unit.report(
+                DISPATCH_UNASSIGNED,
+                art.path,
+                f"{label}[{i}] dispatches worker {worker_id!r}, which {manifest_art.entry.name} does not "
+                f"assign (it assigns: {', '.join(sorted(assigned)[:8])})",
+            )
 
 
 def _links_declared(scope: TaskScope, run: RunScope, art: Artifact, state: TeamState, known: set[str]) -> None:

@@ -1,0 +1,74 @@
+"""The one owner of reading a time the store records: a file-name stamp or a time field.
+
+Both must be real moments: ``20261131T101500000000Z`` (31 November) or
+``2026-11-30T25:00:00Z`` is no time at all, and every reader (the name grammar,
+the models, the checker, the workbench) refuses it through these functions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Final
+
+#: A compact UTC stamp: ``YYYYMMDDTHHMMSS`` and up to six fraction digits, then ``Z``.
+STAMP_PATTERN: Final = r"[0-9]{8}T[0-9]{6,12}Z"
+_STAMP_RE = re.compile(r"^([0-9]{8}T[0-9]{6})([0-9]{0,6})Z$")
+
+#: The expected side of a message about a bad time field.
+TIME_EXPECTED: Final = "an ISO 8601 time such as 2026-11-30T04:15:00Z"
+
+
+def parse_stamp(text: str) -> dt.datetime | None:
+    """The UTC moment of a compact file-name stamp (``20261130T041500123456Z``), or None when it names none.
+
+    More than six fraction digits is no stamp a writer produces (``%f`` gives six).
+    """
+    match = _STAMP_RE.match(text)
+    if match is None:
+        return None
+    try:
+        moment = dt.datetime.strptime(match.group(1), "%Y%m%dT%H%M%S")
+    except ValueError:
+        return None
+    fraction = match.group(2)
+    micro = int(fraction.ljust(6, "0")) if fraction else 0
+    return moment.replace(microsecond=micro, tzinfo=dt.UTC)
+
+
+def parse_time(text: str) -> dt.datetime | None:
+    """The UTC moment of an ISO 8601 time field, or None when the text is no real time.
+
+    Any ISO 8601 form Python reads is accepted (``Z`` or an offset; a time
+    without an offset is read as UTC, since the contract records UTC times);
+    what is refused is text that names no moment: a day the month does not
+    have, an hour 24 or more, an offset out of range, free text.
+    """
+    if not text or len(text) > 64 or not text[:4].isdigit():
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=dt.UTC)
+    try:
+        return moment.astimezone(dt.UTC)
+    except OverflowError:  # an offset that moves the time out of the years 1-9999
+        return None
+
+
+def time_problem(text: str) -> str | None:
+    """Why *text* is not a time field's value (None when it is one).
+
+    A real calendar time whose offset takes it before the year 1 in UTC is
+    still a time (:func:`parse_time` gives None for it, and readers fall back).
+    """
+    if text and len(text) <= 64 and text[:4].isdigit():
+        try:
+            dt.datetime.fromisoformat(text)
+        except ValueError:
+            pass
+        else:
+            return None
+    return f"{text[:40]!r} is not a real time (expected {TIME_EXPECTED})"
