@@ -25,7 +25,7 @@ import os
 import re
 import stat
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -122,7 +122,7 @@ class CheckSettings:
                 by_path[f.path] = self.ignored_at(f.path)
             return f.rule not in by_path[f.path]
 
-        return CheckReport(root=report.root, findings=[f for f in report.findings if kept(f)], files=report.files)
+        return replace(report, findings=[f for f in report.findings if kept(f)])
 
     def describe(self) -> dict[str, dict[str, Any]]:
         """Each setting's value and where it came from (``--show-settings``)."""
