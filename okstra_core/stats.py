@@ -34,6 +34,7 @@ from typing import Any, Final
 
 from . import layout, names, reading, times
 from .errors import LoadError
+from .models.task import Timeline, TimelineEntry
 from .store import Project, Task
 
 STATS_JSON_VERSION: Final = 1
@@ -334,6 +335,8 @@ class _Reader:
     def runs(self, task: Task, item: TaskItem) -> list[RunPoint]:
         """The task's runs from its timeline, oldest first as recorded, with their start and end times."""
         timeline = task.timeline
+        if isinstance(timeline, LoadError):
+            timeline = _lenient_timeline(timeline)
         if self.note(timeline) or isinstance(timeline, LoadError):
             return []
         manifest = task.manifest
@@ -437,6 +440,35 @@ class _Reader:
                     (_worker_of(pair.prompt or pair.log or "", pair.role), pair.prompt_bytes, pair.transcript_bytes)
                 )
         return out
+
+
+def _lenient_timeline(error: LoadError) -> Timeline | LoadError:
+    """A timeline the model refuses only for its times, read entry by entry with the times kept as text.
+
+    The statistics count a malformed time in a note (and leave that run out of the durations) rather than
+    losing every run of the task; a timeline that is no JSON object of entries stays refused.
+    """
+    raw = reading.load_json(error.path)
+    if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list):
+        return error
+    fields = {
+        "runDateTimeSegment": "run_date_time_segment",
+        "runTimestamp": "run_timestamp",
+        "taskType": "task_type",
+        "stage": "stage",
+        "status": "status",
+        "reportPath": "report_path",
+        "fixCycleId": "fix_cycle_id",
+    }
+    entries = []
+    for item in raw["entries"]:
+        if not isinstance(item, dict):
+            return error
+        values: dict[str, Any] = {name: item.get(key) for key, name in fields.items()}
+        if not all(v is None or isinstance(v, str | int) for v in values.values()):
+            return error
+        entries.append(TimelineEntry.model_construct(**values))
+    return Timeline.model_construct(entries=entries)
 
 
 def _worker_of(rel: str, role: str) -> str:

@@ -173,7 +173,11 @@ def write_stdout(text: str, *, one_line: bool = False, end: str = "") -> None:
     if out.isatty():
         text = visible(text, multiline=not one_line)
     out.flush()  # anything print() buffered goes first
-    out.buffer.write((text + end).encode("utf-8", "surrogateescape"))
+    binary = getattr(out, "buffer", None)
+    if binary is None:  # a stream without bytes beneath it (a capture): its text is all there is
+        out.write(text + end)
+        return
+    binary.write((text + end).encode("utf-8", "surrogateescape"))
     out.flush()
 
 

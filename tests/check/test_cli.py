@@ -41,11 +41,11 @@ def test_errors_exit_1_and_select_ignore(fresh_demo: Path, capsys: pytest.Captur
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--select", "OKS999"], "okstra check: unknown rule id or prefix 'OKS999'"),
+        (["--select", "OKS999"], "okstra check: --select: unknown rule id or prefix 'OKS999'"),
         (
             ["--format", "yaml"],
             "okstra check: error: argument --format: invalid choice: 'yaml' "
-            "(choose from 'text', 'json', 'github', 'sarif', 'junit', 'markdown')",
+            "(choose from 'text', 'json', 'json-lines', 'github', 'gitlab', 'sarif', 'junit', 'markdown')",
         ),
         (["--jobs", "x"], "okstra check: error: argument --jobs/-j: invalid int value: 'x'"),
     ],
