@@ -187,6 +187,16 @@ def task_root_rel(task_group: str, task_id: str) -> str:
     return f"{OKSTRA_DIR}/tasks/{slug(task_group)}/{slug(task_id)}"
 
 
+def task_root_of(project_root: Path, path: Path) -> Path | None:
+    """The task folder *path* lies in (or is), or None when it lies in no task folder."""
+    tasks = tasks_dir(project_root)
+    try:
+        parts = path.relative_to(tasks).parts
+    except ValueError:
+        return None
+    return tasks / parts[0] / parts[1] if len(parts) >= 2 else None
+
+
 def task_manifest_path(root: Path) -> Path:
     return root / "task-manifest.json"
 

@@ -128,7 +128,7 @@ class CheckBaseline:
         return True
 
     def _count(self, findings: list[dict[str, str]]) -> dict[Path, int]:
-        from okstra_core.workflows.inbox import task_root_of
+        from okstra_core.layout import task_root_of
 
         counts: dict[Path, int] = {}
         for f in findings:
@@ -152,7 +152,7 @@ class CheckBaseline:
         first: dict[Path, str] = {}
         counts = self._count([{"path": f.path, "severity": f.severity} for f in report.findings])
         for f in report.findings:
-            task = task_root_of_finding(self.root, f.path)
+            task = layout.task_root_of(self.root, self.root / f.path)
             if f.severity == "error" and task is not None:
                 first.setdefault(task, f.message)
         out = {t: (counts[t], first.get(t, "")) for t in task_roots if counts.get(t, 0) and not self.errors.get(t, 0)}
@@ -164,12 +164,6 @@ class CheckBaseline:
         if self._child is not None and self._child.poll() is None:
             self._child.kill()
             self._child.wait()
-
-
-def task_root_of_finding(root: Path, rel: str) -> Path | None:
-    from okstra_core.workflows.inbox import task_root_of
-
-    return task_root_of(root, root / rel)
 
 
 #: The baseline check's child: ``okstra check --format json`` through the library (no console script needed).
@@ -228,9 +222,10 @@ class NoticeWatcher:
     def _watch(self) -> None:
         # Imported here, in the watching thread: the workbench's start does not wait for them.
         from okstra_core import layout
+        from okstra_core.layout import task_root_of
         from okstra_core.store import Project
         from okstra_core.watch import StoreWatcher
-        from okstra_core.workflows.inbox import task_root_of, watched_paths
+        from okstra_core.workflows.inbox import watched_paths
         from okstra_core.workflows.pulse import notices, read_pulse, refresh_pulse
 
         watcher = StoreWatcher(layout.okstra_dir(self.root), lambda: watched_paths(Project(self.root)))

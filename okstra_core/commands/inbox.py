@@ -189,8 +189,9 @@ def watch(args: argparse.Namespace) -> int:
 
 def _reread(root: Path, before: Inbox, changed: set[Path] | None) -> Inbox:
     """The inbox after a change: only the task folders the changed paths lie in, when they all lie in one."""
+    from ..layout import task_root_of
     from ..store import Project
-    from ..workflows.inbox import read_inbox, refresh_inbox, task_root_of
+    from ..workflows.inbox import read_inbox, refresh_inbox
 
     project = Project(root)
     roots = None if changed is None else {task_root_of(root, path) for path in changed}

@@ -196,16 +196,6 @@ def refresh_inbox(project: Project, before: Inbox, task_roots: set[Path]) -> Inb
     return Inbox(sort_newest_first(kept), sorted(unreadable), sorted(reasons), reasons)
 
 
-def task_root_of(project_root: Path, path: Path) -> Path | None:
-    """The task folder *path* lies in (or is), or None when it lies in no task folder."""
-    tasks = layout.tasks_dir(project_root)
-    try:
-        parts = path.relative_to(tasks).parts
-    except ValueError:
-        return None
-    return tasks / parts[0] / parts[1] if len(parts) >= 2 else None
-
-
 def pending_decisions(project: Project) -> list[PendingDecision]:
     """Every decision waiting for a person in *project*, newest first (ties: task, kind, item)."""
     return read_inbox(project).items
@@ -527,7 +517,6 @@ __all__ = [
     "pending_for_task",
     "read_inbox",
     "refresh_inbox",
-    "task_root_of",
     "watched_paths",
 ]
 

@@ -187,8 +187,9 @@ def test_not_a_project_is_one_line(tmp_path: Path) -> None:
 
 
 def test_reading_only_the_changed_tasks_agrees_with_reading_everything(fresh_demo: Path) -> None:
+    from okstra_core.layout import task_root_of
     from okstra_core.store import Project
-    from okstra_core.workflows.inbox import read_inbox, refresh_inbox, task_root_of
+    from okstra_core.workflows.inbox import read_inbox, refresh_inbox
 
     project = Project(fresh_demo)
     before = read_inbox(project)
