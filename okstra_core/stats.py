@@ -328,7 +328,10 @@ class _Reader:
         """True (and the file remembered) when *result* is a ``LoadError`` of a file that exists."""
         if isinstance(result, LoadError):
             if result.path.exists() or result.path.is_symlink():
-                self.unreadable.add(layout.rel(result.path, self.project.root))
+                try:
+                    self.unreadable.add(layout.rel(result.path, self.project.root))
+                except ValueError:  # a path the store recorded that leads outside the project
+                    self.unreadable.add(str(result.path))
             return True
         return False
 
@@ -336,7 +339,7 @@ class _Reader:
         """The task's runs from its timeline, oldest first as recorded, with their start and end times."""
         timeline = task.timeline
         if isinstance(timeline, LoadError):
-            timeline = _lenient_timeline(timeline)
+            timeline = _lenient_timeline(timeline, self.project.root)
         if self.note(timeline) or isinstance(timeline, LoadError):
             return []
         manifest = task.manifest
@@ -369,8 +372,8 @@ class _Reader:
 
     def _generated_at(self, report_rel: str | None) -> str | None:
         """The ``generatedAt`` of the report at *report_rel* (project-relative), when it exists and says one."""
-        if not report_rel:
-            return None
+        if not report_rel or not layout.is_relative_posix(report_rel):
+            return None  # none, or a recorded path that could lead outside the project: never followed
         path = self.project.root / report_rel
         if not (path.exists() or path.is_symlink()):
             return None
@@ -442,13 +445,13 @@ class _Reader:
         return out
 
 
-def _lenient_timeline(error: LoadError) -> Timeline | LoadError:
+def _lenient_timeline(error: LoadError, root: Path) -> Timeline | LoadError:
     """A timeline the model refuses only for its times, read entry by entry with the times kept as text.
 
     The statistics count a malformed time in a note (and leave that run out of the durations) rather than
     losing every run of the task; a timeline that is no JSON object of entries stays refused.
     """
-    raw = reading.load_json(error.path)
+    raw = reading.load_json(error.path, root=root)  # a file the loader refused to open stays refused
     if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list):
         return error
     fields = {

@@ -103,12 +103,12 @@ def _runs(project: Project, task: Task, key: str) -> list[Event]:
     for entry in timeline.entries:
         start = moment(entry.run_date_time_segment or entry.run_timestamp)
         label = (entry.task_type or "?") + (f" stage-{entry.stage}" if entry.stage else "")
-        manifest = project.root / entry.run_manifest_path if entry.run_manifest_path else None
+        manifest = _inside(project, entry.run_manifest_path)
         if start is not None:
             out.append(Event(start, "run-started", key, task.root, visible(label), manifest))
         if entry.status != "completed" and entry.status not in FAILED_STATUSES:
             continue
-        report = project.root / entry.report_path if entry.report_path else None
+        report = _inside(project, entry.report_path)
         end = _report_time(project, report) if report is not None else None
         end = end or start
         if end is None:
@@ -154,6 +154,11 @@ def _fix_cycles(task: Task, key: str) -> list[Event]:
             what = f"cycle {record.cycle or '?'} opened: {record.symptom}"
             out.append(Event(at, "fix-cycle-opened", key, task.root, visible(what), layout.fix_cycles_path(task.root)))
     return out
+
+
+def _inside(project: Project, recorded: str | None) -> Path | None:
+    """A project-relative path the store recorded, or None when there is none or it could lead outside."""
+    return project.root / recorded if recorded and layout.is_relative_posix(recorded) else None
 
 
 def _report_time(project: Project, report: Path) -> dt.datetime | None:

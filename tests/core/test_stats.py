@@ -367,3 +367,18 @@ def test_demo_statistics_are_consistent(demo_root: Path) -> None:
     assert sum(stats.fix_cycles.values()) == len(stats.tasks)
     assert sum(row.stopped_here for row in stats.funnel) == len(stats.tasks)
     assert stats.funnel[0].reached == len(stats.tasks)
+
+
+def test_recorded_paths_outside_the_project_are_never_followed(store: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"entries": [{"runDateTimeSegment": "bad", "taskType": "analysis"}]}))
+    timeline = layout.timeline_path(layout.task_root(store, "g", "beta"))
+    timeline.unlink()
+    timeline.symlink_to(outside)  # a timeline that escapes the project: refused, never read leniently
+    alpha = layout.timeline_path(layout.task_root(store, "g", "alpha"))
+    value = json.loads(alpha.read_text())
+    value["entries"][0]["reportPath"] = "../../../../../etc/hostname"
+    alpha.write_text(json.dumps(value))
+    stats = _stats(store)
+    assert not any(r.task.key == "p:g:beta" for r in stats.runs)
+    assert layout.rel(timeline, store) in stats.unreadable
