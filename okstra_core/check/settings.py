@@ -25,6 +25,7 @@ import os
 import re
 import stat
 import tomllib
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -296,6 +297,12 @@ def _per_path(path: Path, key: str, value: object) -> dict[str, list[str]]:
         parts = glob.split("/")
         if not glob or glob.startswith("/") or ".." in parts:
             raise SettingsError(path, f"{visible(item_key)}: expected a glob relative to .okstra/")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # a set Python reads differently in future ([[:alpha:]]) is refused too
+                glob_pattern(glob)
+        except (re.error, FutureWarning) as exc:
+            raise SettingsError(path, f"{visible(item_key)}: not a valid glob ({exc})") from None
         out[glob] = _rule_list(path, visible(item_key), ids)
     return out
 

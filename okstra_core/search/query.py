@@ -46,6 +46,9 @@ FILTERS: Final = ("kind", "task", "type", "since")
 _AGE = re.compile(r"^([1-9][0-9]{0,4})([hdw])$")
 _AGE_SECONDS = {"h": 3600, "d": 86400, "w": 7 * 86400}
 
+#: Parentheses nest at most this deep: deeper queries overflow SQLite's FTS5 parser (and Python's stack).
+MAX_DEPTH: Final = 16
+
 
 class QueryError(ValueError):
     """A query that cannot be run; the message is one line saying why."""
@@ -334,6 +337,8 @@ class _Parser:
     def atom(self, lexeme: _Lexeme) -> Node:
         if lexeme.kind == "(":
             self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise QueryError(f"too many nested parentheses (at most {MAX_DEPTH})")
             node = self.or_expr()
             closing = self.peek()
             if closing is None or closing.kind != ")":

@@ -245,6 +245,8 @@ def test_show_settings_says_where_each_value_came_from(tmp_path: Path, capsys: p
 
 
 BAD = [
+    ("okstra.toml", '[check]\nper-path-ignores = { "tasks/[z-a]/**" = ["OKS017"] }\n', "not a valid glob"),
+    ("okstra.toml", '[check]\nper-path-ignores = { "[[:alpha:]]" = ["OKS017"] }\n', "not a valid glob"),
     ("pyproject.toml", "[tool.okstra.check]\nselct = []\n", "tool.okstra.check.selct: unknown key (expected one of"),
     ("pyproject.toml", '[tool.okstra.check]\nstrict = "yes"\n', "tool.okstra.check.strict: expected true or false"),
     ("okstra.toml", "[check]\njobs = -1\n", "check.jobs: expected a whole number"),

@@ -120,3 +120,12 @@ def test_any_text_is_a_safe_match_expression_or_a_one_line_error() -> None:
             continue
         if q.fts() is not None:
             conn.execute("SELECT count(*) FROM t WHERE t MATCH ?", (q.fts(),)).fetchone()
+
+
+def test_deep_nesting_is_one_line_not_a_crash() -> None:
+    from okstra_core.search.query import MAX_DEPTH, QueryError, parse
+
+    parse("(" * MAX_DEPTH + "retry" + ")" * MAX_DEPTH)
+    for depth in (MAX_DEPTH + 1, 3000):  # 3,000: past Python's recursion limit when it was unbounded
+        with pytest.raises(QueryError, match="too many nested parentheses"):
+            parse("(" * depth + "retry" + ")" * depth)
