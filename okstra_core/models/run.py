@@ -36,6 +36,17 @@ RUN_STATUSES: Final = (
     "cancelled",
 )
 
+
+def final_status(manifest_status: str | None, status_text: str | None) -> tuple[str | None, bool]:
+    """A run's status and whether the run was closed: the word in the status file its manifest names
+    (*status_text*, None when there is no such file) is the run's final word; without one, the manifest's
+    own status stands. An unknown word gives None (the checker reports it)."""
+    if status_text is not None:
+        value = status_text.strip()
+        return (value if value in RUN_STATUSES else None), True
+    return manifest_status, False
+
+
 #: Audience -> persisted preamble path.
 AUDIENCE_PREAMBLES: Final = {
     "analysis": "templates/worker-prompt-preamble.md",

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeVar
 
-from .. import reading, times
+from .. import layout, reading, times
 from ..models import run as rm
 from ..store import Artifact, Execution, Project, RunDir, Task
 
@@ -98,7 +98,7 @@ def _running(task: Task, rd: RunDir, key: str, task_status: str, latest_dir: Pat
         return None
     execution = executions[-1]
     manifest = _load(execution, "run-manifest", rm.RunManifest)
-    status = manifest.status if manifest is not None else None
+    status = rm.final_status(manifest.status, _status_text(task, manifest))[0] if manifest is not None else None
     if status is None:
         if latest_dir is None or os.path.realpath(latest_dir) != os.path.realpath(rd.path):
             return None
@@ -116,6 +116,18 @@ def _running(task: Task, rd: RunDir, key: str, task_status: str, latest_dir: Pat
         last_write=_last_write(execution),
         workers=_workers(execution),
     )
+
+
+def _status_text(task: Task, manifest: rm.RunManifest) -> str | None:
+    """The text of the status file the run manifest names (None: none named, missing or unreadable)."""
+    rel = manifest.expected_status_path
+    if not rel or not layout.is_relative_posix(rel):
+        return None
+    path = task.project.root / rel
+    if not path.exists():
+        return None
+    text = reading.read_text(path, root=task.project.root)
+    return text if isinstance(text, str) else None
 
 
 def _load(execution: Execution, kind: str, model: type[Doc]) -> Doc | None:

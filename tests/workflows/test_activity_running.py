@@ -92,3 +92,12 @@ def test_unreadable_files_give_no_event_and_no_error(fresh_demo: Path) -> None:
     events = activity(Project(fresh_demo))
     assert not any(e.task.endswith(":tax-export") and e.kind.startswith("run-") for e in events)
     assert any(e.task.endswith(":tax-export") and e.kind == "decision-waiting" for e in events)
+
+
+def test_closed_runs_of_a_task_in_progress_are_not_running(fresh_demo: Path) -> None:
+    # retry-policy's stages were closed through their status files; its run manifests still say "prepared"
+    path = fresh_demo / ".okstra/tasks/payments/retry-policy/task-manifest.json"
+    value = json.loads(path.read_text(encoding="utf-8"))
+    value["latestRunStatus"] = "in-progress"
+    path.write_text(json.dumps(value), encoding="utf-8")
+    assert [r.task for r in running_runs(Project(fresh_demo))] == [CI]

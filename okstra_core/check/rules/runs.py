@@ -194,13 +194,13 @@ def closed_status(scope: TaskScope, e: Execution) -> tuple[str | None, str, bool
     """
     unit = scope.unit
     rel = e.manifest.expected_status_path
-    if rel and unit.rel_exists(rel):
-        text = unit.text(unit.root / rel)
-        value = text.strip() if text is not None else None
-        if value in rm.RUN_STATUSES:
-            return value, f"{rel} holds {value!r}", True
-        return None, rel, True  # an unknown status is OKS130's
-    return e.manifest.status, f"{e.rel} records status {e.manifest.status!r}", False
+    text = unit.text(unit.root / rel) if rel and unit.rel_exists(rel) else None
+    if rel and unit.rel_exists(rel) and text is None:
+        return None, rel, True
+    status, closed = rm.final_status(e.manifest.status, text)
+    if not closed:
+        return status, f"{e.rel} records status {status!r}", False
+    return status, (f"{rel} holds {status!r}" if status is not None else str(rel)), True  # unknown: OKS130's
 
 
 # ---------------------------------------------------------------- the task's latest-run pointers
