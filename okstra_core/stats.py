@@ -34,6 +34,7 @@ from typing import Any, Final
 
 from . import layout, names, reading, times
 from .errors import LoadError
+from .models.run import COMPLETED_STATUS, FAILED_STATUSES, IN_PROGRESS_STATUSES
 from .models.task import Timeline, TimelineEntry
 from .store import Project, Task
 
@@ -42,12 +43,9 @@ STATS_JSON_VERSION: Final = 1
 #: Run outcomes, in the order the charts stack them.
 OUTCOMES: Final = ("completed", "error", "in-progress", "other")
 _OUTCOME_OF: Final = {
-    "completed": "completed",
-    "error": "error",
-    "failed": "error",
-    "timeout": "error",
-    "prepared": "in-progress",
-    "in-progress": "in-progress",
+    COMPLETED_STATUS: "completed",
+    **{status: "error" for status in FAILED_STATUSES},
+    **{status: "in-progress" for status in IN_PROGRESS_STATUSES},
 }
 
 #: Where a task stops, in the order a task is classified (the first that holds).

@@ -37,6 +37,14 @@ RUN_STATUSES: Final = (
 )
 
 
+#: The run statuses of a run that has not ended, and of one that ended badly (a run ``completed`` ended well;
+#: ``not-run``, ``blocked`` and ``cancelled`` are neither). The statistics, the notices, the activity and
+#: now-running all group statuses by these.
+COMPLETED_STATUS: Final = "completed"
+IN_PROGRESS_STATUSES: Final = frozenset({"prepared", "in-progress"})
+FAILED_STATUSES: Final = frozenset({"error", "failed", "timeout"})
+
+
 def final_status(manifest_status: str | None, status_text: str | None) -> tuple[str | None, bool]:
     """A run's status and whether the run was closed: the word in the status file its manifest names
     (*status_text*, None when there is no such file) is the run's final word; without one, the manifest's

@@ -31,10 +31,11 @@ from typing import Final, Literal
 
 from .. import layout, reading, times
 from ..models import task as tm
+from ..models.run import COMPLETED_STATUS, FAILED_STATUSES
 from ..store import Project, Task
 from ..text import visible
 from .inbox import pending_for_task
-from .pulse import DECISION_WORDS, FAILED_STATUSES
+from .pulse import DECISION_WORDS
 from .running import moment
 
 EventKind = Literal[
@@ -106,15 +107,15 @@ def _runs(project: Project, task: Task, key: str) -> list[Event]:
         manifest = _inside(project, entry.run_manifest_path)
         if start is not None:
             out.append(Event(start, "run-started", key, task.root, visible(label), manifest))
-        if entry.status != "completed" and entry.status not in FAILED_STATUSES:
+        if entry.status != COMPLETED_STATUS and entry.status not in FAILED_STATUSES:
             continue
         report = _inside(project, entry.report_path)
         end = _report_time(project, report) if report is not None else None
         end = end or start
         if end is None:
             continue
-        kind: EventKind = "run-completed" if entry.status == "completed" else "run-failed"
-        what = label + ("" if entry.status == "completed" else f" ({entry.status})")
+        kind: EventKind = "run-completed" if entry.status == COMPLETED_STATUS else "run-failed"
+        what = label + ("" if entry.status == COMPLETED_STATUS else f" ({entry.status})")
         what += f": {report.name}" if report is not None and report.exists() else ""
         out.append(Event(end, kind, key, task.root, visible(what), report if report is not None else manifest))
     return out

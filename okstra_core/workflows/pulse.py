@@ -17,15 +17,13 @@ from pathlib import Path
 from typing import Final, Literal
 
 from .. import reading
+from ..models.run import COMPLETED_STATUS, FAILED_STATUSES
 from ..store import Project
 from ..text import visible
 from .inbox import PendingDecision, decision_key, pending_for_task, sort_newest_first
 
 NoticeKind = Literal["decision", "run-completed", "run-failed", "check-failed"]
 
-#: Run statuses that end a run badly (``okstra_core.models.run.RUN_STATUSES`` lists them all).
-FAILED_STATUSES: Final = frozenset({"error", "failed", "timeout", "cancelled"})
-COMPLETED: Final = "completed"
 
 #: What the inbox calls each decision kind in a notice.
 DECISION_WORDS: Final = {
@@ -120,7 +118,7 @@ def notices(before: Pulse, after: Pulse) -> list[Notice]:
         old, new = before.runs[key], after.runs[key]
         if (old.path, old.status, old.report) == (new.path, new.status, new.report) or new.status is None:
             continue
-        if new.status == COMPLETED:
+        if new.status == COMPLETED_STATUS:
             out.append(Notice("run-completed", key, visible(f"{new.label} run completed"), new.task_root))
         elif new.status in FAILED_STATUSES:
             out.append(Notice("run-failed", key, visible(f"{new.label} run ended: {new.status}"), new.task_root))

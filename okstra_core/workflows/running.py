@@ -25,10 +25,8 @@ from typing import Final, TypeVar
 
 from .. import layout, reading, times
 from ..models import run as rm
+from ..models.run import IN_PROGRESS_STATUSES
 from ..store import Artifact, Execution, Project, RunDir, Task
-
-#: Run statuses of a run that has not ended.
-IN_PROGRESS_STATUSES: Final = frozenset({"prepared", "in-progress"})
 
 #: A run with nothing written for this long is stalled, unless the caller says otherwise.
 DEFAULT_STALLED_AFTER: Final = dt.timedelta(minutes=15)

@@ -71,6 +71,7 @@ async def test_a_decision_that_starts_waiting_is_a_toast_and_g_opens_the_inbox(f
         elsewhere(f"import os; os.unlink({str(fresh_demo / TASKS / SIDECAR)!r})")
         await wait_until(pilot, lambda: app.latest_notices, "a notice")
         assert [(n.kind, n.task) for n in app.latest_notices] == [("decision", "demo-shop:checkout:address-validation")]
+        await wait_until(pilot, lambda: _toasts(app), "the toast shown")  # a notification reaches the app by message
         (title, message), *_ = _toasts(app)
         assert title == "Waiting for you"
         assert message.startswith("demo-shop:checkout:address-validation: a direction to choose: choose a direction")
@@ -93,6 +94,7 @@ async def test_runs_that_end_are_toasts_and_g_opens_the_task(fresh_demo: Path) -
         _set_manifests(fresh_demo, ("search/index-rebuild",), latestRunStatus="completed")
         await wait_until(pilot, lambda: app.latest_notices, "a completed run")
         assert [(n.kind, n.text.endswith("run completed")) for n in app.latest_notices] == [("run-completed", True)]
+        await wait_until(pilot, lambda: len(_toasts(app)) >= 2, "both toasts shown")
         titles = [title for title, _ in _toasts(app)]
         assert titles.count("Run failed") == 1 and titles.count("Run completed") == 1
         await pilot.press("g")
@@ -109,6 +111,8 @@ async def test_a_burst_is_one_summary_toast(fresh_demo: Path) -> None:
         before = len(_toasts(app))
         _set_manifests(fresh_demo, QUIET_TASKS, **{"workflow.awaitingApproval": True})
         await wait_until(pilot, lambda: len(app.latest_notices) == len(QUIET_TASKS), "four approvals")
+        await wait_until(pilot, lambda: len(_toasts(app)) > before, "the summary toast shown")
+        await settle(pilot)
         toasts = _toasts(app)[before:]
         assert toasts == [("Since the last look", "4 decisions waiting in 4 tasks · g opens the first")]
 
@@ -197,7 +201,8 @@ async def test_a_task_that_newly_fails_the_check_is_a_toast(fresh_demo: Path) ->
         (notice,) = [n for n in app.latest_notices if n.kind == "check-failed"]
         assert notice.task == "demo-shop:search:stale-cache"
         assert re.fullmatch(r"[0-9]+ check errors?: invalid JSON: .*", notice.text), notice.text
-        assert ("Check failed", f"{notice.task}: {notice.text} · g opens it") in _toasts(app)
+        expected = ("Check failed", f"{notice.task}: {notice.text} · g opens it")
+        await wait_until(pilot, lambda: expected in _toasts(app), "the check toast shown")
         await pilot.press("g")
         await settle(pilot)
         from okstra_tui.screens.checks import ChecksScreen
