@@ -65,7 +65,6 @@ def _schema_groups(tree: Path) -> dict[str, list[str]]:
     """JSON documents of the tree grouped by the schema file that owns them."""
     from okstra_core import layout, names
     from okstra_core.models import DOC_KINDS_BY_NAME, FINAL_REPORT_VERSIONS
-    from okstra_core.store import ARTIFACT_DOC_KIND
 
     by_name = {
         "task-catalog.json": "task-catalog",
@@ -86,7 +85,8 @@ def _schema_groups(tree: Path) -> dict[str, list[str]]:
             kind: str | None = by_name.get(name)
             parsed = names.parse_in_category(here.name, name)
             if parsed is not None:
-                kind = ARTIFACT_DOC_KIND.get(parsed.kind)
+                spec = names.KINDS_BY_NAME[parsed.kind]
+                kind = spec.doc if spec.reader == "json" else None
                 if parsed.kind == "final-report-data":
                     version = json.loads((here / name).read_bytes()).get("schemaVersion")
                     kind = FINAL_REPORT_VERSIONS.get(version)

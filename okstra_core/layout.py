@@ -67,6 +67,8 @@ MIGRATIONS_DIR: Final = "migrations"
 
 CARRY_DIR: Final = "carry"
 CONSUMERS_FILE: Final = "consumers.jsonl"
+#: The catalog inside a duty-contracts folder.
+DUTY_CATALOG_FILE: Final = "catalog.json"
 SLUG_MAX: Final = 64
 
 _SLUG_RUN = re.compile(r"[^a-z0-9]+")

@@ -11,10 +11,18 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final, Literal
 
 from . import times
 from .errors import LayoutError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+#: How an artifact's content is read: one JSON document of a registered kind (``doc``), its report data (the
+#: model follows the declared schema version), JSONL lines of ``doc``, a sidecar whose header is ``doc``, a folder
+#: whose ``catalog.json`` is ``doc``, or plain text.
+Reader = Literal["json", "report", "jsonl", "sidecar", "folder", "text"]
 
 
 def format_seq(seq: int) -> str:
@@ -52,6 +60,18 @@ class Kind:
     #: ``json``, ``jsonl``, ``md``, ``html``, ``status``, ``sh``, ``log`` or ``dir``.
     fmt: str
     description: str
+    reader: Reader = "text"
+    #: The registered document kind (:data:`okstra_core.models.DOC_KINDS`) its content, lines or header match.
+    doc: str | None = None
+
+    @property
+    def model(self) -> type[BaseModel] | None:
+        """The model of :attr:`doc` (built on first use: importing the grammar builds no model)."""
+        if self.doc is None:
+            return None
+        from .models import DOC_KINDS_BY_NAME
+
+        return DOC_KINDS_BY_NAME[self.doc].model
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -64,8 +84,18 @@ def _anchored(regex: str) -> re.Pattern[str]:
     return re.compile(f"^{regex}$")
 
 
-def _k(name: str, category: str, regex: str, template: str, fmt: str, description: str) -> Kind:
-    return Kind(name, category, regex, template, fmt, description)
+def _k(
+    name: str,
+    category: str,
+    regex: str,
+    template: str,
+    fmt: str,
+    description: str,
+    *,
+    reader: Reader = "text",
+    doc: str | None = None,
+) -> Kind:
+    return Kind(name, category, regex, template, fmt, description, reader, doc)
 
 
 KINDS: Final[tuple[Kind, ...]] = (
@@ -76,6 +106,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "run-manifest-{task_type}-{seq}.json",
         "json",
         "run manifest",
+        reader="json",
+        doc="run-manifest",
     ),
     _k(
         "run-context",
@@ -84,6 +116,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "run-context-{task_type}-{seq}.json",
         "json",
         "run context (identity + pathHints)",
+        reader="json",
+        doc="run-context",
     ),
     _k(
         "team-state",
@@ -92,6 +126,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "team-state-{task_type}-{seq}.json",
         "json",
         "team-state ledger",
+        reader="json",
+        doc="team-state",
     ),
     _k(
         "active-run-context",
@@ -100,6 +136,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "active-run-context-{task_type}-{seq}.json",
         "json",
         "active run context",
+        reader="json",
+        doc="active-run-context",
     ),
     _k(
         "convergence-groups",
@@ -108,6 +146,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "convergence-groups-{task_type}-{seq}.json",
         "json",
         "convergence groups and roster",
+        reader="json",
+        doc="convergence-groups",
     ),
     _k(
         "convergence-work",
@@ -116,6 +156,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "convergence-work-{task_type}-{seq}.json",
         "json",
         "convergence working state",
+        reader="json",
+        doc="convergence-work",
     ),
     _k(
         "convergence-round-plan",
@@ -124,6 +166,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "convergence-round-{round}-plan-{task_type}-{seq}.json",
         "json",
         "convergence round plan",
+        reader="json",
+        doc="convergence-round-plan",
     ),
     _k(
         "convergence-round-results",
@@ -132,6 +176,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "convergence-round-{round}-results-{task_type}-{seq}.json",
         "json",
         "convergence round results",
+        reader="json",
+        doc="convergence-round-results",
     ),
     _k(
         "convergence-final",
@@ -140,6 +186,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "convergence-{task_type}-{seq}.json",
         "json",
         "convergence terminal state",
+        reader="json",
+        doc="convergence-final",
     ),
     _k(
         "lead-prompt",
@@ -156,6 +204,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "lead-execution-prompt-{task_type}-{seq}.md.meta.json",
         "json",
         "lead prompt metadata",
+        reader="json",
+        doc="prompt-meta",
     ),
     _k(
         "lead-prompt-log",
@@ -180,6 +230,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "{worker_id}-reverify-r{round}-{task_type}-{seq}.md.meta.json",
         "json",
         "reverify prompt metadata",
+        reader="json",
+        doc="prompt-meta",
     ),
     _k(
         "reverify-prompt-log",
@@ -204,6 +256,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "{worker_id}-worker-prompt-{task_type}-{seq}.md.meta.json",
         "json",
         "worker prompt metadata",
+        reader="json",
+        doc="prompt-meta",
     ),
     _k(
         "worker-prompt-log",
@@ -220,6 +274,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "duty-contracts-{task_type}-{seq}",
         "dir",
         "run-scoped duty catalog snapshot",
+        reader="folder",
+        doc="duty-catalog",
     ),
     _k(
         "final-report-data",
@@ -228,6 +284,7 @@ KINDS: Final[tuple[Kind, ...]] = (
         "final-report-{task_type}-{seq}.data.json",
         "json",
         "final report data",
+        reader="report",
     ),
     _k(
         "final-report-md",
@@ -268,6 +325,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "errors-{task_type}-{seq}.jsonl",
         "jsonl",
         "lead-written error log",
+        reader="jsonl",
+        doc="errors-log",
     ),
     _k(
         "worker-audit",
@@ -292,6 +351,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "design-prep-request-{seq}-{prep_id}.md",
         "md",
         "design-prep request",
+        reader="sidecar",
+        doc="design-prep-request-header",
     ),
     _k(
         "design-prep-input",
@@ -300,6 +361,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "design-prep-input-{seq}-{prep_id}-r{revision}-{stamp}.md",
         "md",
         "design-prep input revision",
+        reader="sidecar",
+        doc="design-prep-input-header",
     ),
     _k(
         "user-response",
@@ -308,6 +371,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "user-response-{task_type}-{seq}.md",
         "md",
         "user-response sidecar",
+        reader="sidecar",
+        doc="user-response-header",
     ),
     _k(
         "user-response-superseded",
@@ -316,6 +381,8 @@ KINDS: Final[tuple[Kind, ...]] = (
         "user-response-{task_type}-{seq}.superseded-{stamp}.md",
         "md",
         "superseded user-response sidecar",
+        reader="sidecar",
+        doc="user-response-header",
     ),
 )
 

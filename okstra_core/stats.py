@@ -34,6 +34,7 @@ from typing import Any, Final
 
 from . import layout, names, reading, times
 from .errors import LoadError
+from .models.convergence import ConvergenceFinal
 from .models.run import COMPLETED_STATUS, FAILED_STATUSES, IN_PROGRESS_STATUSES
 from .models.task import Timeline, TimelineEntry
 from .store import Project, Task
@@ -418,7 +419,7 @@ class _Reader:
                 continue
             for art in rd.of_kind("convergence-final"):
                 final = art.load()
-                if self.note(final) or isinstance(final, LoadError):
+                if self.note(final) or not isinstance(final, ConvergenceFinal):
                     continue
                 start = parse_time(final.run_date_time_segment)
                 if since is not None and (start is None or start.date() < since):

@@ -13,12 +13,11 @@ from __future__ import annotations
 import importlib
 import operator
 import os
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import layout, reading
 from .errors import LoadError
@@ -49,59 +48,17 @@ if TYPE_CHECKING:
     from .models import manager as mmodels
     from .models import report as rmodels
     from .models import run as runmodels
-    from .models import sidecars as smodels
     from .models import task as tmodels
+
+    #: What :meth:`Artifact.load` returns: a model (a JSON document, report data, a duty catalog), JSONL lines,
+    #: a sidecar, text, or why it could not be read.
+    Content = BaseModel | reading.JsonlDoc | reading.LoadedSidecar | str | LoadError
 else:
     imodels = _LazyModels("okstra_core.models.invocation")
     mmodels = _LazyModels("okstra_core.models.manager")
     rmodels = _LazyModels("okstra_core.models.report")
     runmodels = _LazyModels("okstra_core.models.run")
-    smodels = _LazyModels("okstra_core.models.sidecars")
     tmodels = _LazyModels("okstra_core.models.task")
-
-#: Artifact kind (from the name grammar) -> registered document kind.
-ARTIFACT_DOC_KIND: dict[str, str] = {
-    "run-manifest": "run-manifest",
-    "run-context": "run-context",
-    "team-state": "team-state",
-    "active-run-context": "active-run-context",
-    "convergence-groups": "convergence-groups",
-    "convergence-work": "convergence-work",
-    "convergence-round-plan": "convergence-round-plan",
-    "convergence-round-results": "convergence-round-results",
-    "convergence-final": "convergence-final",
-    "lead-prompt-meta": "prompt-meta",
-    "worker-prompt-meta": "prompt-meta",
-    "reverify-prompt-meta": "prompt-meta",
-}
-JSONL_KINDS: dict[str, str] = {"errors-log": "errors-log"}
-
-
-class _SidecarHeaders(Mapping[str, "type[smodels.Header]"]):
-    """Sidecar kind -> header model, resolved on lookup (the models load lazily)."""
-
-    _NAMES: ClassVar[dict[str, str]] = {
-        "user-response": "UserResponseHeader",
-        "user-response-superseded": "UserResponseHeader",
-        "design-prep-request": "DesignPrepRequestHeader",
-        "design-prep-input": "DesignPrepInputHeader",
-    }
-
-    def __getitem__(self, kind: str) -> type[smodels.Header]:
-        model: type[smodels.Header] = getattr(smodels, self._NAMES[kind])
-        return model
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._NAMES)
-
-    def __len__(self) -> int:
-        return len(self._NAMES)
-
-    def __contains__(self, kind: object) -> bool:
-        return kind in self._NAMES
-
-
-SIDECAR_HEADERS: Mapping[str, type[smodels.Header]] = _SidecarHeaders()
 
 
 def _listdir(path: Path, unlisted: dict[Path, LoadError] | None = None) -> list[str]:
@@ -135,48 +92,48 @@ class Artifact:
     def seq(self) -> int | None:
         return self.name.seq
 
-    def load(self) -> Any:
-        """The artifact's content: a model for JSON kinds, a ``JsonlDoc``, a sidecar, or text."""
+    @property
+    def spec(self) -> names.Kind:
+        """The declaration of this artifact's kind: its grammar, folder, reader and document kind."""
+        from . import names
+
+        return names.KINDS_BY_NAME[self.kind]
+
+    def load(self) -> Content:
+        """The artifact's content, read as its kind declares (:attr:`names.Kind.reader`)."""
         root = self.run.task.project.root
-        doc = ARTIFACT_DOC_KIND.get(self.kind)
-        if doc is not None:
-            return reading.load_doc(self.path, doc, root=root)
-        if self.kind == "final-report-data":
+        spec = self.spec
+        model = spec.model
+        if spec.reader == "report":
             return reading.load_report(self.path, root=root)
-        if self.kind in JSONL_KINDS:
-            from .models import DOC_KINDS_BY_NAME
+        if model is None:
+            return reading.read_text(self.path, root=root)
+        if spec.reader == "json":
+            return reading.load_model(self.path, model, root=root)
+        if spec.reader == "jsonl":
+            return reading.load_jsonl(self.path, model, root=root)
+        if spec.reader == "sidecar":
+            return reading.load_sidecar(self.path, model, root=root)
+        return reading.load_model(self.path / layout.DUTY_CATALOG_FILE, model, root=root)
 
-            return reading.load_jsonl(self.path, DOC_KINDS_BY_NAME[JSONL_KINDS[self.kind]].model, root=root)
-        if self.kind in SIDECAR_HEADERS:
-            return reading.load_sidecar(self.path, SIDECAR_HEADERS[self.kind], root=root)
-        if self.kind == "duty-contracts":
-            return reading.load_model(self.path / "catalog.json", runmodels.DutyCatalog, root=root)
-        return reading.read_text(self.path, root=root)
-
-    def model_of(self, value: Any) -> Any:
+    def model_of(self, value: Any) -> BaseModel | LoadError | None:
         """What :meth:`load` makes of this JSON artifact once its content is parsed (*value*): the model, or a
         :class:`LoadError` saying why it does not validate. None for a kind that is not a JSON document.
 
         For a reader that parsed the file already (a preview), so that it is not read and parsed again.
         """
-        doc = ARTIFACT_DOC_KIND.get(self.kind)
-        if doc is not None:
-            from .models import DOC_KINDS_BY_NAME
-
-            return reading.validate(self.path, value, DOC_KINDS_BY_NAME[doc].model)
-        if self.kind == "final-report-data":
+        spec = self.spec
+        if spec.reader == "json" and spec.model is not None:
+            return reading.validate(self.path, value, spec.model)
+        if spec.reader == "report":
             model = reading.report_model_for(value)
             return LoadError(self.path, model) if isinstance(model, str) else reading.validate(self.path, value, model)
         return None
 
     def jsonl_model(self) -> type[BaseModel] | None:
         """The model each line of this JSONL artifact must match (None for other kinds)."""
-        doc = JSONL_KINDS.get(self.kind)
-        if doc is None:
-            return None
-        from .models import DOC_KINDS_BY_NAME
-
-        return DOC_KINDS_BY_NAME[doc].model
+        spec = self.spec
+        return spec.model if spec.reader == "jsonl" else None
 
 
 @dataclass(slots=True)
@@ -307,7 +264,7 @@ class RunDir:
             if art.seq is None:
                 continue
             grouped.setdefault((art.category, art.seq), []).append(art)
-            if art.kind not in ARTIFACT_DOC_KIND and art.kind != "final-report-data":
+            if art.spec.reader not in ("json", "report"):
                 continue
             doc = art.load()
             segment = None if isinstance(doc, LoadError) else runmodels.segment_of(doc)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from okstra_core import layout
-from okstra_core.store import ARTIFACT_DOC_KIND, SIDECAR_HEADERS, Project, list_managers
+from okstra_core.store import Project, list_managers
 
 
 @pytest.fixture(autouse=True)
@@ -57,14 +57,6 @@ def fresh_demo(demo_root: Path, tmp_path: Path) -> Path:
     return target
 
 
-_SIDECAR_DOCS = {
-    "user-response": "user-response-header",
-    "user-response-superseded": "user-response-header",
-    "design-prep-request": "design-prep-request-header",
-    "design-prep-input": "design-prep-input-header",
-}
-
-
 def classify_documents(project: Project, home: Path) -> dict[Path, str]:
     """Every JSON/JSONL document and sidecar of the demo, with its document kind."""
     root = project.root
@@ -89,16 +81,13 @@ def classify_documents(project: Project, home: Path) -> dict[Path, str]:
             out[path] = "carry"
         for rd in task.run_dirs:
             for art in rd.artifacts():
-                if art.kind in ARTIFACT_DOC_KIND:
-                    out[art.path] = ARTIFACT_DOC_KIND[art.kind]
-                elif art.kind == "final-report-data":
+                spec = art.spec
+                if spec.reader == "report":
                     out[art.path] = "final-report"
-                elif art.kind == "errors-log":
-                    out[art.path] = "errors-log"
-                elif art.kind == "duty-contracts":
-                    out[art.path / "catalog.json"] = "duty-catalog"
-                elif art.kind in SIDECAR_HEADERS:
-                    out[art.path] = _SIDECAR_DOCS[art.kind]
+                elif spec.reader == "folder" and spec.doc is not None:
+                    out[art.path / "catalog.json"] = spec.doc
+                elif spec.doc is not None:
+                    out[art.path] = spec.doc
             for path, _parsed in rd.flat_legacy():
                 if path.name.endswith(".json"):
                     out[path] = "legacy-flat"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from okstra_core import layout, names, reading
 from okstra_core.errors import LoadError
 from okstra_core.models.sidecars import Header
-from okstra_core.store import SIDECAR_HEADERS, Artifact, Project, RunDir, TaskRef
+from okstra_core.store import Artifact, Project, RunDir, TaskRef
 from okstra_core.text import visible
 
 if TYPE_CHECKING:
@@ -108,8 +108,8 @@ def load_preview(target: PreviewTarget, root: Path) -> LoadedPreview:
         _load_json(out, root)
     elif target.fmt == "jsonl":
         _load_jsonl(out, root)
-    elif target.artifact is not None and target.artifact.kind in SIDECAR_HEADERS:
-        _load_sidecar(out, root, SIDECAR_HEADERS[target.artifact.kind])
+    elif target.artifact is not None and target.artifact.spec.reader == "sidecar" and target.artifact.spec.model:
+        _load_sidecar(out, root, target.artifact.spec.model)
     else:
         _load_text(out, root)
     if target.fmt == "md" and out.text is not None:

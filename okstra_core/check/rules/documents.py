@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-from ... import layout, reading
+from ... import layout, names, reading
 from ...models import run as rm
-from ...models.convergence import ConvergenceFinal, ConvergenceGroups, ConvergenceWork, RoundPlan, RoundResults
 from ...models.report import FinalReportV2, FinalReportV3, deliverable_problem, present_deliverables
 from ..catalog import (
     FOREIGN_ARTIFACT,
@@ -20,32 +19,18 @@ from ..catalog import (
 from ..unit import Unit
 from .scope import Artifact, RunScope, TaskScope
 
-#: Artifact kind (from the name grammar) -> the model that owns its shape.
-MODELS: dict[str, Any] = {
-    "run-manifest": rm.RunManifest,
-    "run-context": rm.RunContext,
-    "team-state": rm.TeamState,
-    "active-run-context": rm.ActiveRunContext,
-    "convergence-groups": ConvergenceGroups,
-    "convergence-work": ConvergenceWork,
-    "convergence-round-plan": RoundPlan,
-    "convergence-round-results": RoundResults,
-    "convergence-final": ConvergenceFinal,
-    "lead-prompt-meta": rm.PromptMeta,
-    "worker-prompt-meta": rm.PromptMeta,
-    "reverify-prompt-meta": rm.PromptMeta,
-}
-JSONL_MODELS: dict[str, Any] = {"errors-log": rm.ErrorRecord}
+#: Artifact kinds whose content is one JSON document of a registered kind (:attr:`names.Kind.reader`).
+JSON_KINDS: Final = frozenset(k.name for k in names.KINDS if k.reader == "json")
 
 
 def load(unit: Unit, art: Artifact) -> Any:
     """The validated document of a JSON artifact (None when it does not validate)."""
     if art.kind == "final-report-data":
         return load_report(unit, art)
-    model = MODELS.get(art.kind)
-    if model is None:
+    spec = names.KINDS_BY_NAME[art.kind]
+    if spec.reader != "json" or spec.model is None:
         return None
-    return unit.doc(art.entry.text, model)
+    return unit.doc(art.entry.text, spec.model)
 
 
 def load_report(unit: Unit, art: Artifact) -> FinalReportV3 | FinalReportV2 | None:
@@ -66,8 +51,9 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
     rows: list[tuple[str, int, str, Artifact]] = []
     run_rel = unit.rel(run.path)
     for art in run.artifacts:
-        if art.kind in JSONL_MODELS:
-            unit.jsonl(art.path, JSONL_MODELS[art.kind])
+        spec = names.KINDS_BY_NAME[art.kind]
+        if spec.reader == "jsonl" and spec.model is not None:
+            unit.jsonl(art.path, spec.model)
             continue
         if art.kind == "final-status":
             _status(unit, art)

@@ -30,7 +30,7 @@ from .scope import Artifact, RunScope, TaskScope
 
 #: Artifacts written by prepare, dispatch and convergence after the run manifest, for its execution. Report
 #: data is left out: the report writer assembles it later and the contract does not tie it to a manifest.
-_TIED_TO_MANIFEST = frozenset(documents.MODELS) - {"run-manifest"}
+_TIED_TO_MANIFEST = documents.JSON_KINDS - {"run-manifest"}
 
 
 @dataclass(slots=True)
