@@ -67,16 +67,19 @@ class Kind:
     @property
     def model(self) -> type[BaseModel] | None:
         """The model of :attr:`doc` (built on first use: importing the grammar builds no model)."""
-        if self.doc is None:
-            return None
-        from .models import DOC_KINDS_BY_NAME
-
-        return DOC_KINDS_BY_NAME[self.doc].model
+        return None if self.doc is None else _model_of(self.doc)
 
     @property
     def pattern(self) -> re.Pattern[str]:
         """The compiled pattern, built on first use (importing the grammar compiles nothing)."""
         return _anchored(self.regex)
+
+
+@functools.cache
+def _model_of(doc: str) -> type[BaseModel]:
+    from .models import DOC_KINDS_BY_NAME
+
+    return DOC_KINDS_BY_NAME[doc].model
 
 
 @functools.cache

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ... import layout, store
 from ...digests import sha256_bytes
-from ...models.report import OptionCandidates
+from ...models.report import OptionCandidates, SelectedDirection
 from ...models.sidecars import UserResponseHeader
 from ...workflows.direction import check_chain
 from ..catalog import (
@@ -52,6 +52,11 @@ def check_task(scope: TaskScope) -> None:
     has_option_run = any(r.task_type == "option-selection" and r.of_kind("final-report-data") for r in scope.runs)
     sd_path = layout.selected_direction_path(scope.root)
     if sd_path.exists() or has_option_run:
+        # The unit reads the chain's files first, so that the chain takes them from it instead of reading again.
+        if unit.entry(sd_path) is not None:
+            unit.doc(sd_path, SelectedDirection)
+        for art in sidecars:
+            unit.text(art.path)
         with unit.owner():
             steps = check_chain(open_task(scope))
         for step in steps:
@@ -61,8 +66,6 @@ def check_task(scope: TaskScope) -> None:
             if rule is not None and not step.ok and step.path is not None:
                 unit.report(rule, step.path, f"{step.step}: {step.detail}")
     if unit.entry(sd_path) is not None:
-        from ...models.report import SelectedDirection
-
         sd = unit.doc(sd_path, SelectedDirection)
         if sd is not None and scope.task_key is not None and sd.task_key not in (None, scope.task_key):
             unit.report(FOREIGN_ARTIFACT, sd_path, f"taskKey {sd.task_key!r} is not this task's {scope.task_key!r}")

@@ -93,7 +93,8 @@ def _own_project_id(unit: Unit, projects_path: Path, index: int, project: mm.Reg
     own_path = layout.project_json_path(root)
     if not os.path.isfile(own_path):
         return  # registration happens exactly when project.json is absent: nothing to hold the id against
-    own = reading.load_model(own_path, ProjectFile, root=root)
+    with unit.owner():  # this project's own project.json is already read and validated
+        own = reading.load_model(own_path, ProjectFile, root=root)
     if isinstance(own, reading.LoadError) or own.project_id is None or own.project_id == project.project_id:
         return  # an unreadable project.json is that project's own check's to report
     unit.report(

@@ -72,7 +72,9 @@ def check_project(unit: Unit, home: Path) -> list[tuple[str, TaskCatalogEntry | 
     if unit.home is not None:
         unit.guard("managers", home, lambda: managers.check_managers(unit, home))
     prefixes = (str(store) + os.sep,) + ((str(unit.home) + os.sep,) if unit.home is not None else ())
-    unit.files = {p for p in unit.files if p.startswith(prefixes)}
+    # A task's files are its own unit's to read (a pointer check may have listed one task's folder here).
+    in_tasks = tuple(str(root / rel) + os.sep for rel in folders)
+    unit.files = {p for p in unit.files if p.startswith(prefixes) and not p.startswith(in_tasks)}
     unit.read_remaining(sorted(unit.files))
     return out
 
