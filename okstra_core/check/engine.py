@@ -9,8 +9,9 @@ import hashlib
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -136,23 +137,63 @@ def _kept(findings: list[Finding], selected: set[str] | None, ignored: set[str])
     return list(dict.fromkeys(findings))
 
 
+@contextmanager
+def _pool(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
+    """Worker processes for one check (forked where the platform can, so they inherit what is loaded)."""
+    if jobs <= 1:
+        yield None
+        return
+    ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        yield pool
+
+
 def _run_chunks(
     chunks: list[list[tuple[str, Any]]],
     arguments: Callable[[list[tuple[str, Any]]], tuple[Any, ...]],
     collect: Callable[[list[TaskResult]], None],
-    jobs: int,
+    pool: ProcessPoolExecutor | None,
 ) -> None:
-    """Check every chunk of tasks, in *jobs* worker processes when more than one, handing each result to *collect*."""
-    if jobs <= 1:
+    """Check every chunk of tasks, in *pool*'s worker processes when there is one, handing each result to *collect*."""
+    if pool is None:
         for chunk in chunks:
             collect(_task_chunk(*arguments(chunk)))
         return
-    ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        futures = [pool.submit(_task_chunk, *arguments(chunk)) for chunk in chunks]
-        # Collected as they finish (for progress); the findings are sorted afterwards, so order does not matter.
-        for fut in as_completed(futures):
-            collect(fut.result())
+    futures = [pool.submit(_task_chunk, *arguments(chunk)) for chunk in chunks]
+    # Collected as they finish (for progress); the findings are sorted afterwards, so order does not matter.
+    for fut in as_completed(futures):
+        collect(fut.result())
+
+
+#: What the reuse check's workers read, set before they are forked: (root, cached records, tasks).
+_REUSE: tuple[str, dict[str, dict[str, Any]], list[tuple[str, Any]]] | None = None
+
+
+def _reusable_range(start: int, stop: int) -> list[bool]:
+    """Worker entry point: whether each task of ``tasks[start:stop]`` may reuse its cached record."""
+    assert _REUSE is not None
+    root, previous, tasks = _REUSE
+    return [_reusable(root, rel, entry, previous.get(rel)) for rel, entry in tasks[start:stop]]
+
+
+def _reusable_all(
+    root: str, tasks: list[tuple[str, Any]], previous: dict[str, dict[str, Any]], pool: ProcessPoolExecutor | None
+) -> list[bool]:
+    """Whether each task may reuse its cached record; the ``lstat`` calls are shared out between *pool*'s workers.
+
+    Workers forked from this process see *previous* without it being sent to them; on a platform without
+    ``fork``, or without a pool, the check runs here.
+    """
+    global _REUSE
+    if pool is None or "fork" not in multiprocessing.get_all_start_methods():
+        return [_reusable(root, rel, entry, previous.get(rel)) for rel, entry in tasks]
+    _REUSE = (root, previous, tasks)
+    try:
+        size = max(1, -(-len(tasks) // (4 * (os.cpu_count() or 1))))
+        ranges = [(i, min(i + size, len(tasks))) for i in range(0, len(tasks), size)]
+        return [ok for part in pool.map(_reusable_range, *zip(*ranges, strict=True)) for ok in part]
+    finally:
+        _REUSE = None
 
 
 def _reuse_cached(
@@ -163,16 +204,17 @@ def _reuse_cached(
     findings: list[Finding],
     records: dict[str, dict[str, Any]],
     step: Callable[[int], None],
+    pool: ProcessPoolExecutor | None,
 ) -> tuple[list[tuple[str, Any]], int]:
     """Take the cached findings of every unchanged task; return the tasks still to check and the files reused.
 
-    Reuse is confirmed here (lstat calls only); workers are started only for the tasks to check.
+    Reuse is confirmed by ``lstat`` calls only, shared out between the workers when there are any.
     """
     pending = []
     reused = files = 0
-    for rel, entry in tasks:
+    for (rel, entry), ok in zip(tasks, _reusable_all(str(root), tasks, previous, pool), strict=True):
         old = previous.get(rel)
-        if old is None or not _reusable(str(root), rel, entry, old):
+        if old is None or not ok:
             pending.append((rel, entry))
             continue
         findings.extend(cache.decode_findings(old["findings"]))
@@ -235,8 +277,7 @@ def run_check(
     started = time.time_ns()
     unit = Unit(root, home_path if home_path.is_dir() else None)
     tasks = _narrowed(project_rules.check_project(unit, home_path), only_tasks)
-    if jobs <= 0:
-        jobs = os.cpu_count() or 1
+    jobs = jobs if jobs > 0 else os.cpu_count() or 1
     findings = list(unit.findings)
     files = len(unit.files)
     home_text = str(unit.home) if unit.home else None
@@ -265,15 +306,16 @@ def run_check(
         step(len(results))
 
     step(0)  # progress starts at 0 of all tasks
-    pending = tasks
-    if previous is not None and check_cache is not None:
-        pending, reused_files = _reuse_cached(root, tasks, previous, check_cache, findings, records, step)
-        files += reused_files
 
     def work(chunk: list[tuple[str, Any]]) -> tuple[Any, ...]:
         return (str(root), home_text, chunk, check_cache is not None, racy_after)
 
-    _run_chunks(_chunks(pending, CHUNK_TASKS), work, collect, jobs if len(pending) >= PARALLEL_MIN_TASKS else 1)
+    with _pool(jobs if len(tasks) >= PARALLEL_MIN_TASKS else 1) as pool:
+        pending = tasks
+        if previous is not None and check_cache is not None:
+            pending, reused_files = _reuse_cached(root, tasks, previous, check_cache, findings, records, step, pool)
+            files += reused_files
+        _run_chunks(_chunks(pending, CHUNK_TASKS), work, collect, pool if len(pending) >= PARALLEL_MIN_TASKS else None)
     if check_cache is not None and (check_cache.misses or records.keys() != (previous or {}).keys()):
         check_cache.save(str(root), home_text, records)
     problems = check_cache.problems() if check_cache is not None else []

@@ -47,12 +47,14 @@ def _snapshot(root: Path) -> Snapshot:
 class Pair:
     """Runs the cached and the fresh check on one project and compares them."""
 
-    def __init__(self, root: Path, cache_dir: Path) -> None:
+    def __init__(self, root: Path, cache_dir: Path, **defaults: Any) -> None:
         self.root = root
         self.cache = CheckCache(cache_dir)
+        self.defaults = defaults
 
     def compare(self, **kw: Any) -> tuple[str, CheckCache]:
         """Check cached, then fresh; both reports must be the same bytes in every format, the store unchanged."""
+        kw = {**self.defaults, **kw}
         before = _snapshot(self.root)
         self.cache.hits = self.cache.misses = 0
         cached = check(self.root, check_cache=self.cache, **kw)
@@ -68,9 +70,16 @@ def _task(root: Path) -> Path:
     return root / TASK
 
 
-def test_cached_report_is_the_fresh_report_across_edits(fresh_demo: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", [1, 2], ids=["one-process", "workers"])
+def test_cached_report_is_the_fresh_report_across_edits(
+    fresh_demo: Path, tmp_path: Path, jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from okstra_core.check import engine
+
+    # With workers, the reuse check's lstat calls run in them even for this small store.
+    monkeypatch.setattr(engine, "PARALLEL_MIN_TASKS", 1)
     root = fresh_demo
-    pair = Pair(root, tmp_path / "cache")
+    pair = Pair(root, tmp_path / "cache", jobs=jobs)
     _, c = pair.compare()
     tasks = c.misses
     assert tasks >= 8 and c.hits == 0
