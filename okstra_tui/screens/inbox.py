@@ -28,8 +28,9 @@ from ..data.catalog import shared_key_prefix
 from ..navigation import Location, View
 from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
+from ..widgets.shown import shown_block
 from .base import NARROW_COLUMNS, ViewScreen
-from .wizard import WizardScreen, store_text
+from .wizard import WizardScreen
 
 #: The table's columns; every one but the summary has a fixed width.
 COLUMNS = ("decision", "item", "since", "summary")
@@ -88,13 +89,13 @@ def what_to_do(decision: Any) -> Text:
     if decision.item:
         text.append(f"  {decision.item}", style="bold")
     text.append("\n\n")
-    text.append_text(store_text(decision.summary))
+    text.append_text(shown_block(decision.summary))
     rows = [("task", decision.task), ("file", decision.path), ("since", decision.since)]
     if decision.detail:
         rows.append(("note", decision.detail))
     for label, value in rows:
         text.append(f"\n{label:<6} ", style="bold")
-        text.append_text(store_text(value))
+        text.append_text(shown_block(value))
     text.append("\n\n")
     how = {
         "direction-choice": "Enter: compare the candidates side by side, choose, review the user-response sidecar "
@@ -277,7 +278,7 @@ class InboxScreen(ViewScreen):
         for task_key, indexes in order.items():
             n = len(indexes)
             cells = {
-                "decision": store_text(task_key.removeprefix(prefix), "bold underline"),
+                "decision": shown_block(task_key.removeprefix(prefix), "bold underline"),
                 "summary": Text(f"{n} decision{'s' if n != 1 else ''}", style="dim"),
             }
             table.add_row(*(cells.get(str(c.value), "") for c in table.columns), key=f"task:{task_key}")
@@ -285,9 +286,9 @@ class InboxScreen(ViewScreen):
                 d = decisions[i]
                 cells = {
                     "decision": Text("  " + KIND_LABELS.get(d.kind, d.kind), style=KIND_STYLES.get(d.kind, "")),
-                    "item": store_text(d.item or ""),
+                    "item": shown_block(d.item or ""),
                     "since": Text(d.since.replace("T", " ").removesuffix("Z"), style="dim"),
-                    "summary": _cut(store_text(d.summary)),
+                    "summary": _cut(shown_block(d.summary)),
                 }
                 table.add_row(*(cells[str(c.value)] for c in table.columns), key=f"item:{i}")
         for row in range(table.row_count):

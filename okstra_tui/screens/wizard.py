@@ -40,6 +40,7 @@ from okstra_core.text import visible
 from ..ui_thread import call_ui
 from ..widgets import read_only
 from ..widgets.footer import BindingsFooter
+from ..widgets.shown import shown_block
 from ..widgets.text_lines import TextLines
 
 if TYPE_CHECKING:
@@ -47,11 +48,6 @@ if TYPE_CHECKING:
 
 #: What the stale check compares: per source file, the SHA-256 of its bytes (None: absent or unreadable).
 Fingerprint = dict[str, str | None]
-
-
-def store_text(value: str, style: str = "") -> Text:
-    """Text read from the store, shown as text (never markup) with control characters made visible."""
-    return Text(visible(value, multiline=True), style=style)
 
 
 def fingerprint(paths: Iterable[Path], root: Path) -> Fingerprint:
@@ -114,7 +110,7 @@ def check_lines(report: Any) -> Text:
     for finding in findings[:SHOWN_FINDINGS]:
         text.append("\n")
         text.append(f"  {finding.severity} {finding.rule} ", style="red" if finding.severity == "error" else "yellow")
-        text.append_text(store_text(f"{finding.path}: {finding.message}"))
+        text.append_text(shown_block(f"{finding.path}: {finding.message}"))
     if len(findings) > SHOWN_FINDINGS:
         text.append(
             f"\n  … and {len(findings) - SHOWN_FINDINGS} more (the Checks view, x, lists them all)", style="dim"
@@ -259,7 +255,7 @@ class DoneStep(WizardStep):
         root = self.wizard.bundle.project.root
         text = Text()
         text.append("✔ wrote ", style="bold green")
-        text.append_text(store_text(layout.rel(written.path, root), "bold"))
+        text.append_text(shown_block(layout.rel(written.path, root), "bold"))
         for line in written.lines:
             text.append("\n")
             text.append_text(line)
@@ -384,7 +380,7 @@ class WizardScreen(ModalScreen[Path | None]):
         text = Text()
         text.append(" opening ", style="bold reverse")
         text.append("  ")
-        text.append_text(store_text(" ".join(line.split()), "dim"))
+        text.append_text(shown_block(" ".join(line.split()), "dim"))
         self.query_one("#wiz-progress", Static).update(text)
 
     def _start_open(self, stale: list[str] | None) -> None:
@@ -470,16 +466,16 @@ class WizardScreen(ModalScreen[Path | None]):
             subject.append(" ")
         subject.append(f"{self.heading()}  ", style="bold")
         if self.current is None:
-            subject.append_text(store_text(" ".join(self.opening_text().split()), "dim"))
+            subject.append_text(shown_block(" ".join(self.opening_text().split()), "dim"))
         else:
-            subject.append_text(store_text(" ".join(self.subject().split())))
+            subject.append_text(shown_block(" ".join(self.subject().split())))
         self.query_one("#wiz-subject", Static).update(subject)
         step = self.current
         if step is not None:
             progress = Text()
             progress.append(f" step {self.index + 1} of {len(self.steps)} ", style="bold reverse")
             progress.append("  ")
-            progress.append_text(store_text(" ".join(step.title.split()), "bold"))
+            progress.append_text(shown_block(" ".join(step.title.split()), "bold"))
             self.query_one("#wiz-progress", Static).update(progress)
         after_write = self.written is not None
         waiting = self.busy or self.opening or step is None
@@ -511,7 +507,7 @@ class WizardScreen(ModalScreen[Path | None]):
         return True
 
     def refuse(self, line: str) -> None:
-        self.query_one("#wiz-error", Static).update(store_text(line))
+        self.query_one("#wiz-error", Static).update(shown_block(line))
 
     # ---------------------------------------------------------- moving
 

@@ -26,7 +26,8 @@ from okstra_core import layout, reading
 from okstra_core.errors import WriteRefused
 from okstra_core.store import Task
 
-from .wizard import DoneStep, ReviewStep, StepSpec, WizardScreen, WizardStep, Written, check_lines, spec, store_text
+from ..widgets.shown import shown_block
+from .wizard import DoneStep, ReviewStep, StepSpec, WizardScreen, WizardStep, Written, check_lines, spec
 from .wizard_steps import QuestionStep, answers_of, fresh_task, rel, report_facts, state_for
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def _show_follow_up(step: Any, result: Written | str, check: Any, action: str, h
     """Show a follow-up write's outcome under its button (``#<action>``, ``#<action>-result``) and move on."""
     out = step.query_one(f"#{action}-result", Static)
     if isinstance(result, str):
-        out.update(store_text(result, "red"))
+        out.update(shown_block(result, "red"))
         return
     step.query_one(f"#{action}", Button).disabled = True
     text = Text(head, style="bold green")
@@ -280,14 +281,14 @@ class CandidateCard(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         c = self.candidate
-        text = store_text(c.title, "bold")
+        text = shown_block(c.title, "bold")
         text.append("\n\n")
-        text.append_text(store_text(c.summary))
+        text.append_text(shown_block(c.summary))
         text.append("\n\ntrade-offs", style="bold")
         for sign, values, style in (("+", c.pros, "green"), ("−", c.cons, "red")):
             for value in values:
                 text.append(f"\n {sign} ", style=f"bold {style}")
-                text.append_text(store_text(value))
+                text.append_text(shown_block(value))
         if not c.pros and not c.cons:
             text.append("\n (none recorded)", style="dim")
         text.append("\n\nrisk ", style="bold")
@@ -322,7 +323,7 @@ class ChooseStep(WizardStep):
                 yield CandidateCard(c, c.option_id == oc.recommendation)
         with RadioSet(id="direction"):
             for c in oc.candidates:
-                label = store_text(f"{c.option_id}  {c.title}")
+                label = shown_block(f"{c.option_id}  {c.title}")
                 if c.option_id == oc.recommendation:
                     label.append("  ★ recommended", style="green")
                 yield RadioButton(label, value=c.option_id == self.chosen, name=c.option_id)
@@ -367,7 +368,7 @@ def chain_text(task: Task) -> Text:
         text.append("✔ " if c.ok else "✘ ", style="bold green" if c.ok else "bold red")
         text.append(c.step, style="bold")
         text.append("  ")
-        text.append_text(store_text(c.detail, "" if c.ok else "red"))
+        text.append_text(shown_block(c.detail, "" if c.ok else "red"))
     return text
 
 
@@ -379,7 +380,7 @@ def prepare_written(root: Path, task: Task, clock: Clock) -> Written:
     data = reading.read_text(path, root=root)
     body = data if isinstance(data, str) else f"(cannot read it back: {data.reason})"
     lines = [Text("digest check after prepare:", style="bold"), chain_text(fresh_task(task))]
-    lines += [Text(f"\n{rel(path, root)}:", style="bold"), store_text(body.rstrip())]
+    lines += [Text(f"\n{rel(path, root)}:", style="bold"), shown_block(body.rstrip())]
     return Written(path, lines)
 
 

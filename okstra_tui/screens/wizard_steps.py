@@ -14,7 +14,8 @@ from textual.widgets import Checkbox, RadioButton, RadioSet, Static, TextArea
 from okstra_core import layout
 from okstra_core.store import Project, Task, TaskRef
 
-from .wizard import WizardStep, store_text
+from ..widgets.shown import shown_block
+from .wizard import WizardStep
 
 
 def fresh_task(task: Task) -> Task:
@@ -81,21 +82,21 @@ class QuestionStep(WizardStep):
 
     def compose(self) -> ComposeResult:
         item = self.item
-        yield Static(store_text(item.question), id="q-question")
+        yield Static(shown_block(item.question), id="q-question")
         context = Text("from: ", style="bold")
-        context.append_text(store_text(item.context or "(the report records no context for this question)"))
+        context.append_text(shown_block(item.context or "(the report records no context for this question)"))
         # A long context scrolls in its own box: the choice and the answer below it stay on screen.
         with VerticalScroll(id="q-context-box"):
             yield Static(context, id="q-context")
         if self.prefilled_from is not None:
             note = Text("answer filled in from ", style="dim")
-            note.append_text(store_text(self.prefilled_from))
+            note.append_text(shown_block(self.prefilled_from))
             yield Static(note, id="q-prefilled", classes="wiz-dim")
         choice = self.state.get("choice")
         if item.options:
             with RadioSet(id="q-choice"):
                 for i, option in enumerate(item.options):
-                    yield RadioButton(store_text(option), value=choice == i)
+                    yield RadioButton(shown_block(option), value=choice == i)
                 yield RadioButton("Other (type it below)", value=choice == self.other_index)
                 yield RadioButton("Leave unanswered", value=choice == self.other_index + 1)
             yield Static("other answer", classes="wiz-label")
@@ -159,7 +160,7 @@ def report_facts(rows: list[tuple[str, str]]) -> Text:
         if i:
             text.append("\n")
         text.append(f"{label:<{width}}  ", style="bold")
-        text.append_text(store_text(value))
+        text.append_text(shown_block(value))
     return text
 
 
