@@ -228,7 +228,7 @@ async def _fill_until(pilot: Pilot[None], wizard: WizardScreen, stop: Callable[[
     from textual.widgets import RadioButton, TextArea
 
     from .screens.wizard_design import FieldStep
-    from .screens.wizard_respond import ChooseStep
+    from .screens.wizard_direction import ChooseStep
     from .screens.wizard_steps import QuestionStep
 
     while not stop(wizard) and not wizard.step.WRITES:

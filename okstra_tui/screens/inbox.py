@@ -62,8 +62,10 @@ def decision_task(project_root: Path, decision: Any) -> Task:
 
 def wizard_for_decision(project_root: Path, decision: Any) -> WizardScreen | str:
     """The wizard that makes *decision*, or a one-line reason there is none (an approval, a broken file)."""
+    from .wizard_attach import AttachWizard
     from .wizard_design import wizard_for_item
-    from .wizard_respond import AttachWizard, PrepareWizard, wizard_for_report
+    from .wizard_direction import wizard_for_report
+    from .wizard_prepare import PrepareWizard
 
     if decision.kind == "approval":
         return f"{decision.task}: {decision.summary}. The workbench writes no approval: give it in the lead's session."

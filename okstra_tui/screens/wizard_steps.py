@@ -1,4 +1,4 @@
-"""Steps the decision wizards share: a clarification question, and fresh reads of the task."""
+"""Steps the decision wizards share: a clarification question, a follow-up write's outcome, fresh reads of the task."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Checkbox, RadioButton, RadioSet, Static, TextArea
+from textual.widgets import Button, Checkbox, RadioButton, RadioSet, Static, TextArea
 
 from okstra_core import layout
 from okstra_core.store import Project, Task, TaskRef
+from okstra_core.workflows.user_response import normalise_answer
 
 from ..widgets.shown import shown_block
-from .wizard import WizardStep
+from .wizard import WizardStep, Written, check_lines
 
 
 def fresh_task(task: Task) -> Task:
@@ -40,8 +41,6 @@ def answer_of(item: Any, state: dict[str, Any] | None) -> str:
 
 def state_for(item: Any, answer: str) -> dict[str, Any]:
     """The question step's state that stands for *answer* (the inverse of :func:`answer_of`)."""
-    from okstra_core.workflows.user_response import normalise_answer
-
     if item.options:
         if not answer:
             return {"choice": len(item.options) + 1, "text": ""}
@@ -169,3 +168,21 @@ def rel(path: Path, root: Path) -> str:
         return layout.rel(path, root)
     except ValueError:
         return str(path)
+
+
+def show_follow_up(step: WizardStep, result: Written | str, check: object, action: str, head: str, sep: str) -> None:
+    """Show a follow-up write's outcome under its button (``#<action>``, ``#<action>-result``) and move on."""
+    out = step.query_one(f"#{action}-result", Static)
+    if isinstance(result, str):
+        out.update(shown_block(result, "red"))
+        return
+    step.query_one(f"#{action}", Button).disabled = True
+    text = Text(head, style="bold green")
+    text.append(rel(result.path, step.wizard.root), style="bold")
+    for line in result.lines:
+        text.append(sep)
+        text.append_text(line)
+    text.append("\n\n")
+    text.append_text(check_lines(check))
+    out.update(text)
+    step.wizard.query_one("#wiz-next", Button).focus()

@@ -27,7 +27,7 @@ from okstra_tui.screens.help import help_rows
 from okstra_tui.screens.inbox import wizard_for_decision
 from okstra_tui.screens.wizard import WizardScreen
 from okstra_tui.screens.wizard_design import FieldStep
-from okstra_tui.screens.wizard_respond import ChooseStep
+from okstra_tui.screens.wizard_direction import ChooseStep
 from okstra_tui.screens.wizard_steps import QuestionStep
 from okstra_tui.widgets.read_only import REASON
 from okstra_tui.widgets.text_lines import TextLines
