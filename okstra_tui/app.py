@@ -320,7 +320,7 @@ class OkstraApp(App[None]):
         try:
             with self.suspend():
                 subprocess.run(command, check=False)
-        except (OSError, Exception) as exc:  # a missing program or a headless terminal
+        except Exception as exc:  # a missing program (OSError), a terminal that cannot be handed over
             self.notify(f"Cannot run {command[0]}: {exc}", severity="error")
 
     def action_editor(self) -> None:
@@ -377,12 +377,12 @@ class OkstraApp(App[None]):
         """One palette command per pending decision: it opens the decision's wizard."""
         from okstra_core.workflows.inbox import pending_decisions
 
-        from .screens.inbox import KIND_LABELS
+        from .screens.decisions import DECISIONS
 
         if len(self.project.task_refs) > PALETTE_INBOX_TASKS:
             return
         for decision in pending_decisions(Project(self.project.root)):
-            title = f"Decide: {KIND_LABELS.get(decision.kind, decision.kind)} · {decision.task}"
+            title = f"Decide: {DECISIONS[decision.kind].label} · {decision.task}"
             if decision.item:
                 title += f" {decision.item}"
             if read_only.read_only():
@@ -391,7 +391,7 @@ class OkstraApp(App[None]):
 
     def open_decision(self, decision: PendingDecision) -> None:
         """Open the wizard that makes *decision* over the current view (which re-reads after a write)."""
-        from .screens.inbox import wizard_for_decision
+        from .screens.decisions import wizard_for_decision
 
         wizard = wizard_for_decision(self.project.root, decision)
         if isinstance(wizard, str):

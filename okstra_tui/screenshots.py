@@ -21,6 +21,7 @@ from textual.pilot import Pilot
 from okstra_core import layout
 from okstra_core.store import Project
 from okstra_core.workflows.common import Clock
+from okstra_core.workflows.inbox import InboxKind
 
 from .app import OkstraApp
 from .navigation import Location, View
@@ -199,7 +200,7 @@ async def insights(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
-async def _open_decision(pilot: Pilot[None], kind: str) -> WizardScreen:
+async def _open_decision(pilot: Pilot[None], kind: InboxKind) -> WizardScreen:
     """From the inbox, Enter on the first decision of *kind*: its wizard, at step 1."""
     from textual.widgets import DataTable
 
@@ -289,7 +290,7 @@ async def wizard_design_review(pilot: Pilot[None]) -> None:
     await _fill_until(pilot, wizard, lambda w: False)
 
 
-async def _write(pilot: Pilot[None], kind: str) -> None:
+async def _write(pilot: Pilot[None], kind: InboxKind) -> None:
     """Answer the decision's wizard, write at its review, and stay on the step after the write."""
     wizard = await _open_decision(pilot, kind)
     await _fill_until(pilot, wizard, lambda w: False)

@@ -23,8 +23,8 @@ from okstra_core.store import Project
 from okstra_core.workflows.inbox import PendingDecision, pending_decisions
 from okstra_tui.app import OkstraApp
 from okstra_tui.screens.base import Breadcrumbs
+from okstra_tui.screens.decisions import wizard_for_decision
 from okstra_tui.screens.help import help_rows
-from okstra_tui.screens.inbox import wizard_for_decision
 from okstra_tui.screens.wizard import WizardScreen
 from okstra_tui.screens.wizard_design import FieldStep
 from okstra_tui.screens.wizard_direction import ChooseStep
