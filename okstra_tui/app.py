@@ -23,6 +23,7 @@ from .notices import BURST, TITLES, NoticeWatcher, NotifyMode, desktop_sequence,
 from .screens.base import ViewScreen
 from .views import build_screen
 from .widgets import read_only
+from .widgets.footer import key_label
 
 if TYPE_CHECKING:
     from okstra_core.workflows.inbox import PendingDecision
@@ -360,12 +361,12 @@ class OkstraApp(App[None]):
             if not active.enabled and read_only.disabled(binding.action):
                 yield SystemCommand(
                     f"{binding.description} (disabled: {read_only.REASON})",
-                    f"key: {_key_label(key)}",
+                    f"key: {key_label(key)}",
                     partial(self.notify, read_only.REASON, severity="warning"),
                 )
                 continue
             yield SystemCommand(
-                binding.description, f"key: {_key_label(key)}", partial(self.run_action, binding.action, active.node)
+                binding.description, f"key: {key_label(key)}", partial(self.run_action, binding.action, active.node)
             )
         yield from self._decision_commands()
         for view in TOP_VIEWS:
@@ -402,14 +403,3 @@ class OkstraApp(App[None]):
             screen.open_form(wizard)
         else:
             self.push_screen(wizard)
-
-
-def _key_label(key: str) -> str:
-    return {
-        "question_mark": "?",
-        "slash": "/",
-        "escape": "esc",
-        "right_square_bracket": "]",
-        "left_square_bracket": "[",
-        "enter": "enter",
-    }.get(key, key)
