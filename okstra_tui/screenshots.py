@@ -16,7 +16,9 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from textual.app import App
 from textual.pilot import Pilot
+from textual.worker import WorkerCancelled, WorkerState
 
 from okstra_core import layout
 from okstra_core.store import Project
@@ -37,14 +39,24 @@ PREVIEW_TIME = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
 Scene = Callable[[Pilot[None]], Awaitable[None]]
 
 
-async def settle(pilot: Pilot[None]) -> None:
-    """Let workers finish and their results paint."""
-    from textual.worker import WorkerCancelled
+async def workers_done(app: App[None]) -> None:
+    """Wait until every worker the app has now is done (finished, failed or cancelled).
 
-    for _ in range(3):
-        # An exclusive worker replaced by a newer one ends cancelled.
+    Each worker is awaited on its own: ``WorkerManager.wait_for_complete`` gathers them and stops at the first
+    cancelled one (an exclusive worker replaced by a newer one), leaving the others running. A failed worker
+    still fails the caller.
+    """
+    for worker in list(app.workers):
+        if worker.state == WorkerState.PENDING:
+            continue  # not started (yet): nothing to wait for
         with contextlib.suppress(WorkerCancelled):
-            await pilot.app.workers.wait_for_complete()
+            await worker.wait()
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    """Let workers finish and their results paint (the scenes and the workbench's tests wait with this)."""
+    for _ in range(3):
+        await workers_done(pilot.app)
         await pilot.pause()
 
 

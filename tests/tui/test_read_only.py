@@ -29,10 +29,11 @@ from okstra_tui.screens.wizard import WizardScreen
 from okstra_tui.screens.wizard_design import FieldStep
 from okstra_tui.screens.wizard_direction import ChooseStep
 from okstra_tui.screens.wizard_steps import QuestionStep
+from okstra_tui.screenshots import settle
 from okstra_tui.widgets.read_only import REASON
 from okstra_tui.widgets.text_lines import TextLines
 
-from .conftest import SIZE, make_app, plain, settle
+from .conftest import SIZE, make_app, plain
 from .test_wizards import answer_question, error_line, next_step, tree, verb
 
 

@@ -36,10 +36,11 @@ from okstra_tui.screens.wizard_direction import ChooseStep, DirectionWizard
 from okstra_tui.screens.wizard_prepare import PrepareWizard
 from okstra_tui.screens.wizard_report import ClarificationWizard
 from okstra_tui.screens.wizard_steps import QuestionStep
+from okstra_tui.screenshots import settle
 from okstra_tui.widgets.text_lines import TextLines
 from okstra_tui.widgets.virtual_table import VirtualTable
 
-from .conftest import SIZE, WAIT_SECONDS, make_app, open_view, plain, settle, wait_until
+from .conftest import SIZE, WAIT_SECONDS, make_app, open_view, plain, wait_until
 
 START = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
 
