@@ -44,6 +44,7 @@ from ..widgets.shown import shown_block
 from ..widgets.text_lines import TextLines
 
 if TYPE_CHECKING:
+    from okstra_core.check.findings import CheckReport
     from okstra_core.workflows.common import Clock
 
 #: What the stale check compares: per source file, the SHA-256 of its bytes (None: absent or unreadable).
@@ -80,7 +81,7 @@ class Written:
     lines: list[Text] = field(default_factory=list)
 
 
-def check_task(task: Task) -> Any:
+def check_task(task: Task) -> CheckReport | str:
     """The contract checker over this one task (its ``CheckReport``), or a one-line reason it could not run."""
     from okstra_core.check import run_check
 
@@ -95,7 +96,7 @@ def check_task(task: Task) -> Any:
 SHOWN_FINDINGS = 3
 
 
-def check_lines(report: Any) -> Text:
+def check_lines(report: CheckReport | str) -> Text:
     """The check result as a few lines: the counts, then the first findings, errors first."""
     if isinstance(report, str):
         return Text(f"check could not run: {report}", style="red")
@@ -248,10 +249,10 @@ class DoneStep(WizardStep):
 
     def shown(self) -> None:
         wizard = self.wizard
-        if wizard.written is not None:
+        if wizard.written is not None and wizard.written_check is not None:
             self.show_result(wizard.written, wizard.written_check)
 
-    def show_result(self, written: Written, check: Any) -> None:
+    def show_result(self, written: Written, check: CheckReport | str) -> None:
         root = self.wizard.bundle.project.root
         text = Text()
         text.append("✔ wrote ", style="bold green")
@@ -309,7 +310,7 @@ class WizardScreen(ModalScreen[Path | None]):
         self.index = 0
         self.written: Written | None = None
         #: The check of the task after the write (a ``CheckReport`` or a reason), shown with it.
-        self.written_check: Any = None
+        self.written_check: CheckReport | str | None = None
         self.busy = False
         #: True while the worker reads what the wizard shows (at opening, and after a stale write).
         self.opening = True
@@ -586,7 +587,7 @@ class WizardScreen(ModalScreen[Path | None]):
         self.busy = False
         self._start_open(changed)
 
-    def _written(self, written: Written, check: Any) -> None:
+    def _written(self, written: Written, check: CheckReport | str) -> None:
         self.written = written
         self.written_check = check
         self.busy = False

@@ -8,7 +8,7 @@ the same write as its last step (:class:`AttachDone`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -22,6 +22,9 @@ from okstra_core.workflows.user_response_export import ATTACH_MARK, attach_clari
 
 from .wizard import DoneStep, ReviewStep, StepSpec, WizardScreen, Written, spec
 from .wizard_steps import fresh_task, rel, report_facts, show_follow_up
+
+if TYPE_CHECKING:
+    from okstra_core.check.findings import CheckReport
 
 
 class AttachDone(DoneStep):
@@ -55,7 +58,7 @@ class AttachDone(DoneStep):
 
         wizard.run_follow_up(attach, self._attached, group="attach")
 
-    def _attached(self, result: Written | str, check: object) -> None:
+    def _attached(self, result: Written | str, check: CheckReport | str) -> None:
         show_follow_up(self, result, check, "attach", "✔ ", "\n  ")
 
 

@@ -8,7 +8,7 @@ last step (:class:`PrepareOffer`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -24,6 +24,9 @@ from okstra_core.workflows.reports import LoadedReport, require_latest
 from ..widgets.shown import shown_block
 from .wizard import DoneStep, ReviewStep, StepSpec, WizardScreen, Written, spec
 from .wizard_steps import fresh_task, rel, report_facts, show_follow_up
+
+if TYPE_CHECKING:
+    from okstra_core.check.findings import CheckReport
 
 
 def chain_text(task: Task) -> Text:
@@ -81,7 +84,7 @@ class PrepareOffer(DoneStep):
         root, task = wizard.root, wizard.bundle
         wizard.run_follow_up(lambda: prepare_written(root, task, wizard.clock), self._prepared, group="prepare")
 
-    def _prepared(self, result: Written | str, check: object) -> None:
+    def _prepared(self, result: Written | str, check: CheckReport | str) -> None:
         show_follow_up(self, result, check, "prepare", "✔ wrote ", "\n")
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -17,6 +17,9 @@ from okstra_core.workflows.user_response import normalise_answer
 
 from ..widgets.shown import shown_block
 from .wizard import WizardStep, Written, check_lines
+
+if TYPE_CHECKING:
+    from okstra_core.check.findings import CheckReport
 
 
 def fresh_task(task: Task) -> Task:
@@ -170,7 +173,9 @@ def rel(path: Path, root: Path) -> str:
         return str(path)
 
 
-def show_follow_up(step: WizardStep, result: Written | str, check: object, action: str, head: str, sep: str) -> None:
+def show_follow_up(
+    step: WizardStep, result: Written | str, check: CheckReport | str, action: str, head: str, sep: str
+) -> None:
     """Show a follow-up write's outcome under its button (``#<action>``, ``#<action>-result``) and move on."""
     out = step.query_one(f"#{action}-result", Static)
     if isinstance(result, str):
