@@ -23,6 +23,7 @@ from .notices import BURST, TITLES, NoticeWatcher, NotifyMode, desktop_sequence,
 from .screens.base import ViewScreen
 from .views import build_screen
 from .widgets import read_only
+from .widgets.footer import key_label
 
 if TYPE_CHECKING:
     from okstra_core.workflows.inbox import PendingDecision
@@ -320,7 +321,7 @@ class OkstraApp(App[None]):
         try:
             with self.suspend():
                 subprocess.run(command, check=False)
-        except (OSError, Exception) as exc:  # a missing program or a headless terminal
+        except Exception as exc:  # a missing program (OSError), a terminal that cannot be handed over
             self.notify(f"Cannot run {command[0]}: {exc}", severity="error")
 
     def action_editor(self) -> None:
@@ -360,12 +361,12 @@ class OkstraApp(App[None]):
             if not active.enabled and read_only.disabled(binding.action):
                 yield SystemCommand(
                     f"{binding.description} (disabled: {read_only.REASON})",
-                    f"key: {_key_label(key)}",
+                    f"key: {key_label(key)}",
                     partial(self.notify, read_only.REASON, severity="warning"),
                 )
                 continue
             yield SystemCommand(
-                binding.description, f"key: {_key_label(key)}", partial(self.run_action, binding.action, active.node)
+                binding.description, f"key: {key_label(key)}", partial(self.run_action, binding.action, active.node)
             )
         yield from self._decision_commands()
         for view in TOP_VIEWS:
@@ -377,12 +378,12 @@ class OkstraApp(App[None]):
         """One palette command per pending decision: it opens the decision's wizard."""
         from okstra_core.workflows.inbox import pending_decisions
 
-        from .screens.inbox import KIND_LABELS
+        from .screens.decisions import DECISIONS
 
         if len(self.project.task_refs) > PALETTE_INBOX_TASKS:
             return
         for decision in pending_decisions(Project(self.project.root)):
-            title = f"Decide: {KIND_LABELS.get(decision.kind, decision.kind)} · {decision.task}"
+            title = f"Decide: {DECISIONS[decision.kind].label} · {decision.task}"
             if decision.item:
                 title += f" {decision.item}"
             if read_only.read_only():
@@ -391,7 +392,7 @@ class OkstraApp(App[None]):
 
     def open_decision(self, decision: PendingDecision) -> None:
         """Open the wizard that makes *decision* over the current view (which re-reads after a write)."""
-        from .screens.inbox import wizard_for_decision
+        from .screens.decisions import wizard_for_decision
 
         wizard = wizard_for_decision(self.project.root, decision)
         if isinstance(wizard, str):
@@ -402,14 +403,3 @@ class OkstraApp(App[None]):
             screen.open_form(wizard)
         else:
             self.push_screen(wizard)
-
-
-def _key_label(key: str) -> str:
-    return {
-        "question_mark": "?",
-        "slash": "/",
-        "escape": "esc",
-        "right_square_bracket": "]",
-        "left_square_bracket": "[",
-        "enter": "enter",
-    }.get(key, key)

@@ -16,11 +16,14 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from textual.app import App
 from textual.pilot import Pilot
+from textual.worker import WorkerCancelled, WorkerState
 
 from okstra_core import layout
 from okstra_core.store import Project
 from okstra_core.workflows.common import Clock
+from okstra_core.workflows.inbox import InboxKind
 
 from .app import OkstraApp
 from .navigation import Location, View
@@ -36,14 +39,24 @@ PREVIEW_TIME = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
 Scene = Callable[[Pilot[None]], Awaitable[None]]
 
 
-async def settle(pilot: Pilot[None]) -> None:
-    """Let workers finish and their results paint."""
-    from textual.worker import WorkerCancelled
+async def workers_done(app: App[None]) -> None:
+    """Wait until every worker the app has now is done (finished, failed or cancelled).
 
-    for _ in range(3):
-        # An exclusive worker replaced by a newer one ends cancelled.
+    Each worker is awaited on its own: ``WorkerManager.wait_for_complete`` gathers them and stops at the first
+    cancelled one (an exclusive worker replaced by a newer one), leaving the others running. A failed worker
+    still fails the caller.
+    """
+    for worker in list(app.workers):
+        if worker.state == WorkerState.PENDING:
+            continue  # not started (yet): nothing to wait for
         with contextlib.suppress(WorkerCancelled):
-            await pilot.app.workers.wait_for_complete()
+            await worker.wait()
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    """Let workers finish and their results paint (the scenes and the workbench's tests wait with this)."""
+    for _ in range(3):
+        await workers_done(pilot.app)
         await pilot.pause()
 
 
@@ -199,7 +212,7 @@ async def insights(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
-async def _open_decision(pilot: Pilot[None], kind: str) -> WizardScreen:
+async def _open_decision(pilot: Pilot[None], kind: InboxKind) -> WizardScreen:
     """From the inbox, Enter on the first decision of *kind*: its wizard, at step 1."""
     from textual.widgets import DataTable
 
@@ -228,7 +241,7 @@ async def _fill_until(pilot: Pilot[None], wizard: WizardScreen, stop: Callable[[
     from textual.widgets import RadioButton, TextArea
 
     from .screens.wizard_design import FieldStep
-    from .screens.wizard_respond import ChooseStep
+    from .screens.wizard_direction import ChooseStep
     from .screens.wizard_steps import QuestionStep
 
     while not stop(wizard) and not wizard.step.WRITES:
@@ -289,7 +302,7 @@ async def wizard_design_review(pilot: Pilot[None]) -> None:
     await _fill_until(pilot, wizard, lambda w: False)
 
 
-async def _write(pilot: Pilot[None], kind: str) -> None:
+async def _write(pilot: Pilot[None], kind: InboxKind) -> None:
     """Answer the decision's wizard, write at its review, and stay on the step after the write."""
     wizard = await _open_decision(pilot, kind)
     await _fill_until(pilot, wizard, lambda w: False)

@@ -34,8 +34,7 @@ from ..models import task as tm
 from ..models.run import COMPLETED_STATUS, FAILED_STATUSES
 from ..store import Project, Task
 from ..text import visible
-from .inbox import pending_for_task
-from .pulse import DECISION_WORDS
+from .inbox import DECISION_WORDS, pending_for_task
 from .running import moment
 
 EventKind = Literal[

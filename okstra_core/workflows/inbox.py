@@ -75,6 +75,14 @@ InboxDetail = Literal[
     "invalid-revision",  # design-prep: the last revision does not parse or disagrees with its name
 ]
 KINDS: tuple[InboxKind, ...] = ("direction-choice", "planning-prepare", "clarification", "design-prep", "approval")
+#: What each kind is called in a notice and in the activity feed ("a direction to choose").
+DECISION_WORDS: dict[InboxKind, str] = {
+    "direction-choice": "a direction to choose",
+    "planning-prepare": "a choice to hand to planning",
+    "clarification": "questions to answer",
+    "design-prep": "a design item to confirm",
+    "approval": "a phase to approve",
+}
 SUMMARY_MAX = 160
 
 
@@ -506,6 +514,7 @@ class _TaskScan:
 
 
 __all__ = [
+    "DECISION_WORDS",
     "KINDS",
     "Inbox",
     "InboxDetail",

@@ -14,25 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Literal
+from typing import Literal
 
 from .. import reading
 from ..models.run import COMPLETED_STATUS, FAILED_STATUSES
 from ..store import Project
 from ..text import visible
-from .inbox import PendingDecision, decision_key, pending_for_task, sort_newest_first
+from .inbox import DECISION_WORDS, PendingDecision, decision_key, pending_for_task, sort_newest_first
 
 NoticeKind = Literal["decision", "run-completed", "run-failed", "check-failed"]
-
-
-#: What the inbox calls each decision kind in a notice.
-DECISION_WORDS: Final = {
-    "direction-choice": "a direction to choose",
-    "planning-prepare": "a choice to hand to planning",
-    "clarification": "questions to answer",
-    "design-prep": "a design item to confirm",
-    "approval": "a phase to approve",
-}
 
 
 @dataclass(frozen=True, slots=True)

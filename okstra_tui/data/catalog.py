@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from okstra_core import layout, reading
+from okstra_core import layout
 from okstra_core.errors import LoadError
 from okstra_core.store import CatalogListingEntry, Project, TaskRef
 
@@ -178,32 +178,23 @@ def same_catalog(a: CatalogData, b: CatalogData) -> bool:
 
 
 def uncatalogued_rows(project: Project, known: list[CatalogRow]) -> list[CatalogRow]:
-    """Task folders under ``.okstra/tasks/`` that no catalog entry names.
+    """Task folders under ``.okstra/tasks/`` that no row of *known* (the catalog's rows) stands for, sorted.
 
-    Listed through the core's one listing (:func:`okstra_core.reading.list_folder`): a folder that cannot be
-    listed is recorded in ``project.unlisted`` (see :func:`unlisted_folders`), never taken for an empty one.
+    The folders are the core's (:attr:`okstra_core.store.Project.task_refs`): a folder that cannot be listed
+    is recorded in ``project.unlisted`` (see :func:`unlisted_folders`), never taken for an empty one. A
+    catalog row stands for the folder its values slug to; a folder the core gives a catalogued task because
+    that one is missing (a folder that breaks the slug rule) is no row's, and is listed here too.
     """
-    base = layout.tasks_dir(project.root)
-    seen = {(layout.slug(r.group), layout.slug(r.task_id)) for r in known}
+    shown = {row.root for row in known}
     out: list[CatalogRow] = []
-    groups = reading.list_folder(base)
-    if isinstance(groups, LoadError):
-        project.unlisted[base] = groups
-        return out
-    for group in groups:
-        group_path = base / group
-        if not group_path.is_dir():
+    for ref in project.task_refs:
+        root = ref.root
+        if root in shown:
             continue
-        tasks = reading.list_folder(group_path)
-        if isinstance(tasks, LoadError):
-            project.unlisted[group_path] = tasks
-            continue
-        for task in tasks:
-            task_path = group_path / task
-            if (group, task) not in seen and task_path.is_dir():
-                entry = CatalogListingEntry(f"{group}/{task}", group, task, "?", "not in catalog", None, None, None)
-                out.append(CatalogRow(project, entry, catalogued=False, root=task_path))
-    return out
+        group, task = root.parent.name, root.name
+        entry = CatalogListingEntry(f"{group}/{task}", group, task, "?", "not in catalog", None, None, None)
+        out.append(CatalogRow(project, entry, catalogued=False, root=root))
+    return sorted(out, key=lambda row: (row.group, row.task_id))
 
 
 def unlisted_folders(project: Project) -> list[LoadError]:

@@ -16,21 +16,8 @@ from textual.widgets import Static
 from okstra_core.text import visible
 
 from ..widgets import read_only
+from ..widgets.footer import key_label
 from .base import ViewScreen
-
-
-def key_label(key: str) -> str:
-    names = {
-        "question_mark": "?",
-        "slash": "/",
-        "escape": "esc",
-        "right_square_bracket": "]",
-        "left_square_bracket": "[",
-        "pageup": "PgUp",
-        "pagedown": "PgDn",
-    }
-    return names.get(key, key)
-
 
 #: Actions that scroll sideways: they do nothing on a widget that never scrolls sideways.
 SIDEWAYS_ACTIONS = frozenset({"scroll_left", "scroll_right", "page_left", "page_right"})

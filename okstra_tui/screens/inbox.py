@@ -8,7 +8,6 @@ the contract defines no approval file, so the workbench writes none.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -20,108 +19,48 @@ from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
 from okstra_core import layout
-from okstra_core.errors import OkstraError
-from okstra_core.store import Project, Task, TaskRef
+from okstra_core.store import Project
 from okstra_core.text import visible
+from okstra_core.workflows.inbox import PendingDecision, read_inbox, watched_paths
 
 from ..data.catalog import shared_key_prefix
 from ..navigation import Location, View
 from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
+from ..widgets.shown import shown_block
 from .base import NARROW_COLUMNS, ViewScreen
-from .wizard import WizardScreen, store_text
+from .decisions import DECISIONS, wizard_for_decision
 
 #: The table's columns; every one but the summary has a fixed width.
 COLUMNS = ("decision", "item", "since", "summary")
 COLUMN_WIDTHS = {"decision": 30, "item": 8, "since": 19}
 
-KIND_LABELS = {
-    "direction-choice": "choose a direction",
-    "planning-prepare": "prepare planning",
-    "clarification": "answer questions",
-    "design-prep": "confirm design item",
-    "approval": "approve in lead's session",
-}
-KIND_STYLES = {
-    "direction-choice": "bold magenta",
-    "planning-prepare": "bold cyan",
-    "clarification": "bold yellow",
-    "design-prep": "bold blue",
-    "approval": "bold",
-}
-#: Tasks up to which the inbox watches every task's decision folders; above it, only the tasks with a decision.
+#: Tasks up to which the inbox watches what the core's inbox reads in every task; above it, only the catalog
+#: and the tasks folder.
 WATCH_ALL_TASKS = 300
 
 
-def decision_task(project_root: Path, decision: Any) -> Task:
-    """The task a decision belongs to, read fresh."""
-    root = Path(decision.task_root)
-    return TaskRef(Project(project_root), root.parent.name, root.name, root).open()
-
-
-def wizard_for_decision(project_root: Path, decision: Any) -> WizardScreen | str:
-    """The wizard that makes *decision*, or a one-line reason there is none (an approval, a broken file)."""
-    from .wizard_design import wizard_for_item
-    from .wizard_respond import AttachWizard, PrepareWizard, wizard_for_report
-
-    if decision.kind == "approval":
-        return f"{decision.task}: {decision.summary}. The workbench writes no approval: give it in the lead's session."
-    task = decision_task(project_root, decision)
-    try:
-        if decision.kind == "planning-prepare":
-            return PrepareWizard(task)
-        if decision.kind == "design-prep" and decision.item:
-            return wizard_for_item(task, decision.item)
-        if decision.kind == "clarification" and decision.detail == "attach-pending":
-            return AttachWizard(task)
-        if decision.report_path is not None:
-            return wizard_for_report(task, Path(decision.report_path))
-    except OkstraError as exc:
-        return exc.line(project_root)
-    return f"{decision.path}: no wizard for a {decision.kind} decision"
-
-
-def what_to_do(decision: Any) -> Text:
+def what_to_do(decision: PendingDecision) -> Text:
     """The detail pane: what the decision is, its file, and how it is made."""
+    kind = DECISIONS[decision.kind]
     text = Text()
-    text.append(KIND_LABELS.get(decision.kind, decision.kind), style=KIND_STYLES.get(decision.kind, "bold"))
+    text.append(kind.label, style=kind.style)
     if decision.item:
         text.append(f"  {decision.item}", style="bold")
     text.append("\n\n")
-    text.append_text(store_text(decision.summary))
+    text.append_text(shown_block(decision.summary))
     rows = [("task", decision.task), ("file", decision.path), ("since", decision.since)]
     if decision.detail:
         rows.append(("note", decision.detail))
     for label, value in rows:
         text.append(f"\n{label:<6} ", style="bold")
-        text.append_text(store_text(value))
+        text.append_text(shown_block(value))
     text.append("\n\n")
-    how = {
-        "direction-choice": "Enter: compare the candidates side by side, choose, review the user-response sidecar "
-        "and write it (okstra direction select); then prepare planning.",
-        "planning-prepare": "Enter: check the digest chain and run planning prepare, which writes "
-        "instruction-set/selected-direction.json (okstra planning prepare). The choice can change until then.",
-        "clarification": "Enter: answer one question per step, review the exact sidecar and write it (okstra "
-        "user-response export); then attach the answers to clarification-response.md (okstra clarification "
-        "attach).",
-        "design-prep": "Enter: read the item's request, answer each field, review the revision to append and "
-        "confirm it (okstra design-prep confirm); then see the resolver's verdict.",
-        "approval": "The contract defines no approval file, so the workbench writes nothing here: approve (or "
-        "not) in the lead's session for this task. The item leaves the inbox when the task manifest no longer "
-        "awaits approval.",
-    }
-    if decision.kind == "clarification" and decision.detail == "attach-pending":
-        text.append(
-            "Enter: attach the task's user responses to instruction-set/clarification-response.md (okstra "
-            "clarification attach), so the next run reads them.",
-            style="italic",
-        )
-    else:
-        text.append(how.get(decision.kind, ""), style="italic")
+    text.append(kind.what_to_do(decision), style="italic")
     return text
 
 
-def _summary(decisions: list[Any], unreadable: int, unlisted: tuple[tuple[str, str], ...]) -> Text:
+def _summary(decisions: list[PendingDecision], unreadable: int, unlisted: tuple[tuple[str, str], ...]) -> Text:
     """The summary line: what waits, and what could not be read (the same counts as ``okstra inbox``)."""
     count = len(decisions)
     if not count:
@@ -166,7 +105,7 @@ class InboxScreen(ViewScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.decisions: list[Any] = []
+        self.decisions: list[PendingDecision] = []
         self._watched: list[Path] = []
         #: The ``project:`` prefix every task key shares (said once, in the decision column's title).
         self.key_prefix = ""
@@ -175,17 +114,10 @@ class InboxScreen(ViewScreen):
         #: The folders the last reading could not list, each with why (said in the summary line).
         self.unlisted: tuple[tuple[str, str], ...] = ()
 
-    @property
-    def location(self) -> Location:
-        return Location(View.INBOX)
-
-    def crumbs(self) -> list[str]:
-        return ["Inbox"]
-
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
         yield Static(Text("Reading what waits…", style="dim"), id="inbox-summary")
-        table: DataTable[Any] = DataTable(id="inbox-table", cursor_type="row", classes="pane")
+        table: DataTable[Text | str] = DataTable(id="inbox-table", cursor_type="row", classes="pane")
         table.border_title = "Waiting for you"
         yield table
         detail = VerticalScroll(Static("", id="inbox-detail"), id="inbox-detail-box", classes="pane")
@@ -209,7 +141,7 @@ class InboxScreen(ViewScreen):
         tables = self.query("#inbox-table")
         if not tables:
             return
-        table: DataTable[Any] = tables.first(DataTable)
+        table: DataTable[Text | str] = tables.first(DataTable)
         shown = [label for label in COLUMNS if label != "since" or width >= NARROW_COLUMNS]
         fixed = sum(COLUMN_WIDTHS[label] + 2 for label in shown if label in COLUMN_WIDTHS)
         widths = {**COLUMN_WIDTHS, "summary": max(width - fixed - 6, 20)}
@@ -239,8 +171,6 @@ class InboxScreen(ViewScreen):
 
     @work(thread=True, exclusive=True, group="inbox")
     def _load(self) -> None:
-        from okstra_core.workflows.inbox import read_inbox
-
         root = self.okstra.project.root
         project = Project(root)
         watched = _watch_list(project)
@@ -252,13 +182,13 @@ class InboxScreen(ViewScreen):
 
     def _show(
         self,
-        decisions: list[Any],
+        decisions: list[PendingDecision],
         unreadable: int = 0,
         previous: str | None = None,
         unlisted: tuple[tuple[str, str], ...] = (),
     ) -> None:
         """Fill the table; the cursor stays on the row it was on (*previous*: that row's key, when it is gone)."""
-        table: DataTable[Any] = self.query_one("#inbox-table", DataTable)
+        table: DataTable[Text | str] = self.query_one("#inbox-table", DataTable)
         if previous is None:
             previous = self._current_key()
         self.decisions = decisions
@@ -277,17 +207,17 @@ class InboxScreen(ViewScreen):
         for task_key, indexes in order.items():
             n = len(indexes)
             cells = {
-                "decision": store_text(task_key.removeprefix(prefix), "bold underline"),
+                "decision": shown_block(task_key.removeprefix(prefix), "bold underline"),
                 "summary": Text(f"{n} decision{'s' if n != 1 else ''}", style="dim"),
             }
             table.add_row(*(cells.get(str(c.value), "") for c in table.columns), key=f"task:{task_key}")
             for i in indexes:
                 d = decisions[i]
                 cells = {
-                    "decision": Text("  " + KIND_LABELS.get(d.kind, d.kind), style=KIND_STYLES.get(d.kind, "")),
-                    "item": store_text(d.item or ""),
+                    "decision": Text("  " + DECISIONS[d.kind].label, style=DECISIONS[d.kind].style),
+                    "item": shown_block(d.item or ""),
                     "since": Text(d.since.replace("T", " ").removesuffix("Z"), style="dim"),
-                    "summary": _cut(store_text(d.summary)),
+                    "summary": _cut(shown_block(d.summary)),
                 }
                 table.add_row(*(cells[str(c.value)] for c in table.columns), key=f"item:{i}")
         for row in range(table.row_count):
@@ -309,7 +239,7 @@ class InboxScreen(ViewScreen):
             )
 
     def _current_key(self) -> str | None:
-        table: DataTable[Any] = self.query_one("#inbox-table", DataTable)
+        table: DataTable[Text | str] = self.query_one("#inbox-table", DataTable)
         if not table.row_count:
             return None
         key = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
@@ -318,8 +248,8 @@ class InboxScreen(ViewScreen):
             return _identity(self.decisions[int(key.removeprefix("item:"))])
         return key
 
-    def selected(self) -> Any | None:
-        table: DataTable[Any] = self.query_one("#inbox-table", DataTable)
+    def selected(self) -> PendingDecision | None:
+        table: DataTable[Text | str] = self.query_one("#inbox-table", DataTable)
         if not table.row_count:
             return None
         key = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
@@ -329,20 +259,18 @@ class InboxScreen(ViewScreen):
 
     def selected_task_root(self) -> Path | None:
         decision = self.selected()
-        table: DataTable[Any] = self.query_one("#inbox-table", DataTable)
+        table: DataTable[Text | str] = self.query_one("#inbox-table", DataTable)
         if decision is None and table.row_count:
             key = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
             task_key = key.removeprefix("task:")
             decision = next((d for d in self.decisions if d.task == task_key), None)
-        if decision is None:
-            return None
-        return Path(decision_task(self.okstra.project.root, decision).root)
+        return decision.task_root if decision is not None else None
 
     @on(DataTable.RowHighlighted, "#inbox-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._detail(self.selected())
 
-    def _detail(self, decision: Any | None) -> None:
+    def _detail(self, decision: PendingDecision | None) -> None:
         box = self.query_one("#inbox-detail", Static)
         if decision is None:
             root = self.selected_task_root()
@@ -387,26 +315,13 @@ def _cut(text: Text) -> Text:
     return text
 
 
-def _identity(decision: Any) -> str:
+def _identity(decision: PendingDecision) -> str:
     return f"same:{decision.kind}|{decision.task}|{decision.item}|{decision.path}"
 
 
 def _watch_list(project: Project) -> list[Path]:
-    """The files and folders whose change can add or settle a decision (stat only, never read)."""
-    root = project.root
-    paths = [layout.task_catalog_path(root), layout.tasks_dir(root)]
-    refs = project.task_refs
-    if len(refs) > WATCH_ALL_TASKS:
-        return paths
-    for ref in refs:
-        task = ref.root
-        paths += [layout.task_manifest_path(task), layout.instruction_set_dir(task), layout.runs_dir(task)]
-        runs = layout.runs_dir(task)
-        try:
-            types = sorted(p for p in runs.iterdir() if p.is_dir())
-        except OSError:
-            continue
-        for base in [b for t in types for b in (t, *sorted(t.glob("stage-*")))]:
-            for sub in ("reports", "user-responses", "design-prep-requests", "design-prep-inputs"):
-                paths.append(base / sub)
-    return paths
+    """The files and folders whose change can add or settle a decision (stat only, never read): the core's
+    :func:`~okstra_core.workflows.inbox.watched_paths`, or on a large store the catalog and the tasks folder."""
+    if len(project.task_refs) > WATCH_ALL_TASKS:
+        return [layout.task_catalog_path(project.root), layout.tasks_dir(project.root)]
+    return watched_paths(project)

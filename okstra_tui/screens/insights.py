@@ -91,16 +91,13 @@ class InsightsScreen(ViewScreen):
         self.index = 0
         self.filters: Any = None
 
-    def crumbs(self) -> list[str]:
-        return ["Insights"]
-
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
         yield Static(Text("Reading the store…", style="dim"), id="ins-summary")
         yield Input(placeholder="since:YYYY-MM-DD type:TYPE task:GLOB  (Enter applies, empty clears)", id="ins-filter")
         with Horizontal(id="ins-main"):
             yield ChartPlot(id="ins-chart")
-            table: DataTable[Any] = DataTable(id="ins-items", cursor_type="row", classes="pane")
+            table: DataTable[Text] = DataTable(id="ins-items", cursor_type="row", classes="pane")
             table.border_title = "Bars"
             table.add_column("item", key="item")
             table.add_column("value", key="value")
@@ -151,7 +148,7 @@ class InsightsScreen(ViewScreen):
             return
         chart = self.charts[self.index]
         self.query_one("#ins-chart", ChartPlot).show(chart)
-        table: DataTable[Any] = self.query_one("#ins-items", DataTable)
+        table: DataTable[Text] = self.query_one("#ins-items", DataTable)
         table.clear()
         table.border_title = f"{self.index + 1}/{len(self.charts)} · {chart.title}"
         for i, item in enumerate(chart.items):

@@ -235,7 +235,7 @@ class ReportsScreen(ViewScreen):
         self.notify(f"Opened {html.name} in the browser", timeout=3)
 
     def action_respond(self) -> None:
-        from .wizard_respond import wizard_for_report
+        from .wizard_direction import wizard_for_report
 
         path = self.current_path()
         if path is None:

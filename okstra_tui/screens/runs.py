@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
 from rich.text import Text
 from textual import on, work
@@ -290,7 +290,7 @@ class RunsScreen(ViewScreen):
         return self.task_root
 
 
-def _walk(node: TreeNode[Any]) -> list[TreeNode[Any]]:
+def _walk(node: TreeNode[NodeData]) -> list[TreeNode[NodeData]]:
     out = [node]
     for child in node.children:
         out.extend(_walk(child))

@@ -113,9 +113,6 @@ class SearchScreen(ViewScreen):
     def location(self) -> Location:
         return Location(View.SEARCH, query=self.typed or None)
 
-    def crumbs(self) -> list[str]:
-        return ["Search"]
-
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
         yield Input(value=self.initial, placeholder=PLACEHOLDER, id="search-query")

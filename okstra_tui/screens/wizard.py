@@ -40,18 +40,15 @@ from okstra_core.text import visible
 from ..ui_thread import call_ui
 from ..widgets import read_only
 from ..widgets.footer import BindingsFooter
+from ..widgets.shown import shown_block
 from ..widgets.text_lines import TextLines
 
 if TYPE_CHECKING:
+    from okstra_core.check.findings import CheckReport
     from okstra_core.workflows.common import Clock
 
 #: What the stale check compares: per source file, the SHA-256 of its bytes (None: absent or unreadable).
 Fingerprint = dict[str, str | None]
-
-
-def store_text(value: str, style: str = "") -> Text:
-    """Text read from the store, shown as text (never markup) with control characters made visible."""
-    return Text(visible(value, multiline=True), style=style)
 
 
 def fingerprint(paths: Iterable[Path], root: Path) -> Fingerprint:
@@ -84,7 +81,7 @@ class Written:
     lines: list[Text] = field(default_factory=list)
 
 
-def check_task(task: Task) -> Any:
+def check_task(task: Task) -> CheckReport | str:
     """The contract checker over this one task (its ``CheckReport``), or a one-line reason it could not run."""
     from okstra_core.check import run_check
 
@@ -99,7 +96,7 @@ def check_task(task: Task) -> Any:
 SHOWN_FINDINGS = 3
 
 
-def check_lines(report: Any) -> Text:
+def check_lines(report: CheckReport | str) -> Text:
     """The check result as a few lines: the counts, then the first findings, errors first."""
     if isinstance(report, str):
         return Text(f"check could not run: {report}", style="red")
@@ -114,7 +111,7 @@ def check_lines(report: Any) -> Text:
     for finding in findings[:SHOWN_FINDINGS]:
         text.append("\n")
         text.append(f"  {finding.severity} {finding.rule} ", style="red" if finding.severity == "error" else "yellow")
-        text.append_text(store_text(f"{finding.path}: {finding.message}"))
+        text.append_text(shown_block(f"{finding.path}: {finding.message}"))
     if len(findings) > SHOWN_FINDINGS:
         text.append(
             f"\n  … and {len(findings) - SHOWN_FINDINGS} more (the Checks view, x, lists them all)", style="dim"
@@ -252,14 +249,14 @@ class DoneStep(WizardStep):
 
     def shown(self) -> None:
         wizard = self.wizard
-        if wizard.written is not None:
+        if wizard.written is not None and wizard.written_check is not None:
             self.show_result(wizard.written, wizard.written_check)
 
-    def show_result(self, written: Written, check: Any) -> None:
+    def show_result(self, written: Written, check: CheckReport | str) -> None:
         root = self.wizard.bundle.project.root
         text = Text()
         text.append("✔ wrote ", style="bold green")
-        text.append_text(store_text(layout.rel(written.path, root), "bold"))
+        text.append_text(shown_block(layout.rel(written.path, root), "bold"))
         for line in written.lines:
             text.append("\n")
             text.append_text(line)
@@ -313,7 +310,7 @@ class WizardScreen(ModalScreen[Path | None]):
         self.index = 0
         self.written: Written | None = None
         #: The check of the task after the write (a ``CheckReport`` or a reason), shown with it.
-        self.written_check: Any = None
+        self.written_check: CheckReport | str | None = None
         self.busy = False
         #: True while the worker reads what the wizard shows (at opening, and after a stale write).
         self.opening = True
@@ -384,7 +381,7 @@ class WizardScreen(ModalScreen[Path | None]):
         text = Text()
         text.append(" opening ", style="bold reverse")
         text.append("  ")
-        text.append_text(store_text(" ".join(line.split()), "dim"))
+        text.append_text(shown_block(" ".join(line.split()), "dim"))
         self.query_one("#wiz-progress", Static).update(text)
 
     def _start_open(self, stale: list[str] | None) -> None:
@@ -470,16 +467,16 @@ class WizardScreen(ModalScreen[Path | None]):
             subject.append(" ")
         subject.append(f"{self.heading()}  ", style="bold")
         if self.current is None:
-            subject.append_text(store_text(" ".join(self.opening_text().split()), "dim"))
+            subject.append_text(shown_block(" ".join(self.opening_text().split()), "dim"))
         else:
-            subject.append_text(store_text(" ".join(self.subject().split())))
+            subject.append_text(shown_block(" ".join(self.subject().split())))
         self.query_one("#wiz-subject", Static).update(subject)
         step = self.current
         if step is not None:
             progress = Text()
             progress.append(f" step {self.index + 1} of {len(self.steps)} ", style="bold reverse")
             progress.append("  ")
-            progress.append_text(store_text(" ".join(step.title.split()), "bold"))
+            progress.append_text(shown_block(" ".join(step.title.split()), "bold"))
             self.query_one("#wiz-progress", Static).update(progress)
         after_write = self.written is not None
         waiting = self.busy or self.opening or step is None
@@ -511,7 +508,7 @@ class WizardScreen(ModalScreen[Path | None]):
         return True
 
     def refuse(self, line: str) -> None:
-        self.query_one("#wiz-error", Static).update(store_text(line))
+        self.query_one("#wiz-error", Static).update(shown_block(line))
 
     # ---------------------------------------------------------- moving
 
@@ -590,7 +587,7 @@ class WizardScreen(ModalScreen[Path | None]):
         self.busy = False
         self._start_open(changed)
 
-    def _written(self, written: Written, check: Any) -> None:
+    def _written(self, written: Written, check: CheckReport | str) -> None:
         self.written = written
         self.written_check = check
         self.busy = False

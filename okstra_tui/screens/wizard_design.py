@@ -24,7 +24,8 @@ from okstra_core import names, reading
 from okstra_core.errors import OkstraError
 from okstra_core.store import Task
 
-from .wizard import DoneStep, ReviewStep, StepSpec, WizardScreen, WizardStep, Written, spec, store_text
+from ..widgets.shown import shown_block
+from .wizard import DoneStep, ReviewStep, StepSpec, WizardScreen, WizardStep, Written, spec
 from .wizard_steps import fresh_task, rel, report_facts
 
 #: Longest field answer the wizard takes (a design answer, not a document).
@@ -60,7 +61,7 @@ class RequestStep(WizardStep):
 
     def compose(self) -> ComposeResult:
         yield Static(self.facts, id="request-facts")
-        body = VerticalScroll(Static(store_text(self.body), id="request-text"), id="request-body", can_focus=True)
+        body = VerticalScroll(Static(shown_block(self.body), id="request-text"), id="request-body", can_focus=True)
         body.border_title = "request document"
         yield body
 
@@ -76,10 +77,10 @@ class FieldStep(WizardStep):
 
     def compose(self) -> ComposeResult:
         question = Text("question: ", style="bold")
-        question.append_text(store_text(self.item.question or "(no question recorded)"))
+        question.append_text(shown_block(self.item.question or "(no question recorded)"))
         yield Static(question)
         label = Text("answer for ", style="bold")
-        label.append_text(store_text(self.name_, "bold"))
+        label.append_text(shown_block(self.name_, "bold"))
         yield Static(label, classes="wiz-label")
         yield TextArea(self.value, id="field-text")
         yield Static("", id="field-problem")
@@ -282,5 +283,5 @@ def verdict_text(task: Task, prep_id: str, root: Path) -> Text:
     for v in item.inputs:
         text.append("\n  ")
         text.append(f"{v.verdict:<19}", style=styles.get(v.verdict, "yellow"))
-        text.append_text(store_text(f"{v.path.name}  ({v.reason})"))
+        text.append_text(shown_block(f"{v.path.name}  ({v.reason})"))
     return text

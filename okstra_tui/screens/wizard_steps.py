@@ -1,20 +1,25 @@
-"""Steps the decision wizards share: a clarification question, and fresh reads of the task."""
+"""Steps the decision wizards share: a clarification question, a follow-up write's outcome, fresh reads of the task."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Checkbox, RadioButton, RadioSet, Static, TextArea
+from textual.widgets import Button, Checkbox, RadioButton, RadioSet, Static, TextArea
 
 from okstra_core import layout
 from okstra_core.store import Project, Task, TaskRef
+from okstra_core.workflows.user_response import normalise_answer
 
-from .wizard import WizardStep, store_text
+from ..widgets.shown import shown_block
+from .wizard import WizardStep, Written, check_lines
+
+if TYPE_CHECKING:
+    from okstra_core.check.findings import CheckReport
 
 
 def fresh_task(task: Task) -> Task:
@@ -39,8 +44,6 @@ def answer_of(item: Any, state: dict[str, Any] | None) -> str:
 
 def state_for(item: Any, answer: str) -> dict[str, Any]:
     """The question step's state that stands for *answer* (the inverse of :func:`answer_of`)."""
-    from okstra_core.workflows.user_response import normalise_answer
-
     if item.options:
         if not answer:
             return {"choice": len(item.options) + 1, "text": ""}
@@ -81,21 +84,21 @@ class QuestionStep(WizardStep):
 
     def compose(self) -> ComposeResult:
         item = self.item
-        yield Static(store_text(item.question), id="q-question")
+        yield Static(shown_block(item.question), id="q-question")
         context = Text("from: ", style="bold")
-        context.append_text(store_text(item.context or "(the report records no context for this question)"))
+        context.append_text(shown_block(item.context or "(the report records no context for this question)"))
         # A long context scrolls in its own box: the choice and the answer below it stay on screen.
         with VerticalScroll(id="q-context-box"):
             yield Static(context, id="q-context")
         if self.prefilled_from is not None:
             note = Text("answer filled in from ", style="dim")
-            note.append_text(store_text(self.prefilled_from))
+            note.append_text(shown_block(self.prefilled_from))
             yield Static(note, id="q-prefilled", classes="wiz-dim")
         choice = self.state.get("choice")
         if item.options:
             with RadioSet(id="q-choice"):
                 for i, option in enumerate(item.options):
-                    yield RadioButton(store_text(option), value=choice == i)
+                    yield RadioButton(shown_block(option), value=choice == i)
                 yield RadioButton("Other (type it below)", value=choice == self.other_index)
                 yield RadioButton("Leave unanswered", value=choice == self.other_index + 1)
             yield Static("other answer", classes="wiz-label")
@@ -159,7 +162,7 @@ def report_facts(rows: list[tuple[str, str]]) -> Text:
         if i:
             text.append("\n")
         text.append(f"{label:<{width}}  ", style="bold")
-        text.append_text(store_text(value))
+        text.append_text(shown_block(value))
     return text
 
 
@@ -168,3 +171,23 @@ def rel(path: Path, root: Path) -> str:
         return layout.rel(path, root)
     except ValueError:
         return str(path)
+
+
+def show_follow_up(
+    step: WizardStep, result: Written | str, check: CheckReport | str, action: str, head: str, sep: str
+) -> None:
+    """Show a follow-up write's outcome under its button (``#<action>``, ``#<action>-result``) and move on."""
+    out = step.query_one(f"#{action}-result", Static)
+    if isinstance(result, str):
+        out.update(shown_block(result, "red"))
+        return
+    step.query_one(f"#{action}", Button).disabled = True
+    text = Text(head, style="bold green")
+    text.append(rel(result.path, step.wizard.root), style="bold")
+    for line in result.lines:
+        text.append(sep)
+        text.append_text(line)
+    text.append("\n\n")
+    text.append_text(check_lines(check))
+    out.update(text)
+    step.wizard.query_one("#wiz-next", Button).focus()

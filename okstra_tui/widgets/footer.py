@@ -21,6 +21,22 @@ from textual.widget import Widget
 #: Actions the footer shows whatever its width.
 ESSENTIAL_ACTIONS = frozenset({"help", "quit"})
 
+#: Keys whose Textual name is not what a person types.
+KEY_LABELS = {
+    "question_mark": "?",
+    "slash": "/",
+    "escape": "esc",
+    "right_square_bracket": "]",
+    "left_square_bracket": "[",
+    "pageup": "PgUp",
+    "pagedown": "PgDn",
+}
+
+
+def key_label(key: str) -> str:
+    """A key as the help and the command palette name it (``?`` for ``question_mark``)."""
+    return KEY_LABELS.get(key, key)
+
 
 class FooterKey(NamedTuple):
     """One key of the footer."""

@@ -8,7 +8,6 @@ in a worker; a file that cannot be read shows an :class:`ErrorPanel`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rich.syntax import Syntax
 from rich.text import Text
@@ -224,7 +223,7 @@ def team_state_widgets(state: TeamState) -> list[Widget]:
     linked = {link.dispatch_id: link.result_path for link in state.agent_result_links}
     widgets: list[Widget] = []
     widgets.append(_rows_note("Worker dispatches", len(state.worker_dispatches)))
-    table: DataTable[Any] = DataTable(zebra_stripes=True, cursor_type="row")
+    table: DataTable[Text | str] = DataTable(zebra_stripes=True, cursor_type="row")
     table.add_columns("#", "dispatch", "worker", "invocation", "session", "pane", "attempt", "status", "note")
     for i, row in enumerate(state.worker_dispatches[:PREVIEW_ROWS], start=1):
         extra = row.model_extra or {}
@@ -249,7 +248,7 @@ def team_state_widgets(state: TeamState) -> list[Widget]:
         )
     widgets.append(table)
     widgets.append(_rows_note("Agent dispatches", len(state.agent_dispatches)))
-    agents: DataTable[Any] = DataTable(zebra_stripes=True, cursor_type="row")
+    agents: DataTable[Text | str] = DataTable(zebra_stripes=True, cursor_type="row")
     agents.add_columns("#", "dispatch", "worker", "invocation", "attempt", "status", "result link")
     for i, a in enumerate(state.agent_dispatches[:PREVIEW_ROWS], start=1):
         agents.add_row(
@@ -263,7 +262,7 @@ def team_state_widgets(state: TeamState) -> list[Widget]:
         )
     widgets.append(agents)
     widgets.append(_rows_note("Result links", len(state.agent_result_links)))
-    links: DataTable[Any] = DataTable(zebra_stripes=True, cursor_type="row")
+    links: DataTable[Text | str] = DataTable(zebra_stripes=True, cursor_type="row")
     links.add_columns("dispatch", "accepted result", "accepted at")
     for link in state.agent_result_links[:PREVIEW_ROWS]:
         links.add_row(_cell(link.dispatch_id), _cell(link.result_path), _cell(link.accepted_at))

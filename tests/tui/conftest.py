@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from textual.app import App
 from textual.pilot import Pilot
 from textual.screen import Screen
 
 from okstra_core.store import Project
 from okstra_tui.app import OkstraApp
+from okstra_tui.screenshots import settle
 
 SIZE = (120, 40)
 
@@ -36,29 +35,6 @@ def make_app(root: Path) -> OkstraApp:
 #: How long a test waits for the app to reach a state before it fails. Generous on purpose: only a state that
 #: never comes should fail a test, never a slow or loaded machine (CI runs on 2 shared cores).
 WAIT_SECONDS = 120.0
-
-
-async def workers_done(app: App[object]) -> None:
-    """Wait until every worker the app has now is done (finished, failed or cancelled).
-
-    Each worker is awaited on its own: ``WorkerManager.wait_for_complete`` gathers them and stops at the first
-    cancelled one (an exclusive worker replaced by a newer one), leaving the others running. A failed worker
-    still fails the test.
-    """
-    from textual.worker import WorkerCancelled, WorkerState
-
-    for worker in list(app.workers):
-        if worker.state == WorkerState.PENDING:
-            continue  # not started (yet): nothing to wait for
-        with contextlib.suppress(WorkerCancelled):
-            await worker.wait()
-
-
-async def settle(pilot: Pilot[None]) -> None:
-    """Let workers finish and their results paint."""
-    for _ in range(3):
-        await workers_done(pilot.app)
-        await pilot.pause()
 
 
 S = TypeVar("S", bound=Screen[Any])

@@ -8,8 +8,9 @@ from pathlib import Path
 from okstra_tui.screens.activity import ActivityScreen
 from okstra_tui.screens.running import RunningScreen, WorkerRow, age
 from okstra_tui.screens.runs import RunsScreen
+from okstra_tui.screenshots import settle
 
-from .conftest import SIZE, make_app, open_view, settle, wait_until
+from .conftest import SIZE, make_app, open_view, wait_until
 
 
 async def test_activity_opens_with_A_and_enter_opens_the_events_file(fresh_demo: Path) -> None:

@@ -13,9 +13,10 @@ from okstra_tui.navigation import Location, View
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.runs import RunsScreen
 from okstra_tui.screens.task import TaskScreen
+from okstra_tui.screenshots import settle, workers_done
 from okstra_tui.widgets.error_panel import ErrorPanel
 
-from .conftest import SIZE, make_app, settle, workers_done
+from .conftest import SIZE, make_app
 
 
 @pytest.fixture

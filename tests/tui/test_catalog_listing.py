@@ -16,9 +16,10 @@ from okstra_tui.data.catalog import (
     same_catalog,
 )
 from okstra_tui.screens.catalog import CatalogScreen
+from okstra_tui.screenshots import settle
 from okstra_tui.widgets.error_panel import ErrorPanel
 
-from .conftest import SIZE, make_app, settle
+from .conftest import SIZE, make_app
 
 
 def test_listing_agrees_with_the_validated_catalog(demo_root: Path) -> None:

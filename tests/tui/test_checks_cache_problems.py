@@ -9,8 +9,9 @@ from textual.widgets import Static
 
 from okstra_core.check import cache
 from okstra_core.commands.check import main_check
+from okstra_tui.screenshots import settle
 
-from .conftest import SIZE, make_app, plain, settle
+from .conftest import SIZE, make_app, plain
 
 
 async def test_entries_signed_with_another_key_are_said_in_the_summary(

@@ -11,9 +11,10 @@ from textual.widgets import ProgressBar, Static, Tree
 
 from okstra_tui.screens import checks
 from okstra_tui.screens.checks import ChecksScreen
+from okstra_tui.screenshots import settle
 from okstra_tui.widgets.error_panel import ErrorPanel
 
-from .conftest import SIZE, WAIT_SECONDS, make_app, plain, settle, wait_until
+from .conftest import SIZE, WAIT_SECONDS, make_app, plain, wait_until
 
 
 async def test_checks_view_shows_progress_while_checking(demo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,8 +19,9 @@ from textual.widgets import Tree
 from okstra_tui.data.preview import PreviewTarget
 from okstra_tui.navigation import Location, View
 from okstra_tui.screens.managers import ManagerNode
+from okstra_tui.screenshots import settle
 
-from .conftest import SIZE, make_app, settle
+from .conftest import SIZE, make_app
 
 TASK = ".okstra/tasks/payments/refund-ledger"
 REPORT = f"{TASK}/runs/analysis/reports/final-report-analysis-001.data.json"

@@ -17,10 +17,11 @@ from okstra_core.store import Project
 from okstra_core.workflows.inbox import pending_decisions
 from okstra_tui.screens.catalog import SORTS, CatalogScreen
 from okstra_tui.screens.inbox import InboxScreen
+from okstra_tui.screenshots import settle
 from okstra_tui.widgets.summary_line import SummaryLine
 from okstra_tui.widgets.virtual_table import GroupHeader
 
-from .conftest import SIZE, make_app, plain, settle, wait_until
+from .conftest import SIZE, make_app, plain, wait_until
 
 
 async def open_inbox(pilot: Pilot[None]) -> InboxScreen:

@@ -16,10 +16,11 @@ from okstra_core.store import Project
 from okstra_tui.data.insights import PATTERNS, charts, describe_filters, parse_filters
 from okstra_tui.screens.insights import InsightsScreen, TasksBehind
 from okstra_tui.screens.task import TaskScreen
+from okstra_tui.screenshots import settle
 from okstra_tui.widgets import chart as chart_widget
 from okstra_tui.widgets.chart import ChartPlot
 
-from .conftest import SIZE, make_app, open_view, plain, settle, wait_until
+from .conftest import SIZE, make_app, open_view, plain, wait_until
 
 
 def test_every_chart_has_a_title_axes_with_units_and_a_pattern_per_series(demo_root: Path) -> None:

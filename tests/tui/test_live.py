@@ -15,9 +15,10 @@ from okstra_tui.data.preview import PreviewTarget
 from okstra_tui.navigation import Location, View
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.runs import RunsScreen
+from okstra_tui.screenshots import settle
 from okstra_tui.widgets.error_panel import ErrorPanel
 
-from .conftest import SIZE, make_app, settle, wait_until
+from .conftest import SIZE, make_app, wait_until
 
 
 def _paths(screen: RunsScreen) -> set[Path]:

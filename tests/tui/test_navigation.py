@@ -11,11 +11,11 @@ from okstra_tui.data.catalog import CatalogRow
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.help import HelpScreen, help_rows
 from okstra_tui.screens.task import SideRow, TaskScreen
-from okstra_tui.screenshots import SCENES
+from okstra_tui.screenshots import SCENES, settle
 from okstra_tui.widgets.footer import BindingsFooter
 from okstra_tui.widgets.virtual_table import VirtualTable
 
-from .conftest import SIZE, make_app, plain, settle
+from .conftest import SIZE, make_app, plain
 
 
 def _task_rows(catalog: CatalogScreen) -> list[int]:

@@ -17,8 +17,9 @@ from okstra_tui.app import OkstraApp
 from okstra_tui.notices import desktop_sequence, plain, summary
 from okstra_tui.screens.inbox import InboxScreen
 from okstra_tui.screens.task import TaskScreen
+from okstra_tui.screenshots import settle
 
-from .conftest import SIZE, settle, wait_until
+from .conftest import SIZE, wait_until
 
 TASKS = ".okstra/tasks"
 SIDECAR = "checkout/address-validation/runs/option-selection/user-responses/user-response-option-selection-001.md"

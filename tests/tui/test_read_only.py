@@ -23,16 +23,17 @@ from okstra_core.store import Project
 from okstra_core.workflows.inbox import PendingDecision, pending_decisions
 from okstra_tui.app import OkstraApp
 from okstra_tui.screens.base import Breadcrumbs
+from okstra_tui.screens.decisions import wizard_for_decision
 from okstra_tui.screens.help import help_rows
-from okstra_tui.screens.inbox import wizard_for_decision
 from okstra_tui.screens.wizard import WizardScreen
 from okstra_tui.screens.wizard_design import FieldStep
-from okstra_tui.screens.wizard_respond import ChooseStep
+from okstra_tui.screens.wizard_direction import ChooseStep
 from okstra_tui.screens.wizard_steps import QuestionStep
+from okstra_tui.screenshots import settle
 from okstra_tui.widgets.read_only import REASON
 from okstra_tui.widgets.text_lines import TextLines
 
-from .conftest import SIZE, make_app, plain, settle
+from .conftest import SIZE, make_app, plain
 from .test_wizards import answer_question, error_line, next_step, tree, verb
 
 

@@ -9,8 +9,9 @@ from textual.widgets import Markdown
 from textual.widgets._markdown import MarkdownBlock, MarkdownFence
 
 from okstra_tui.navigation import Location, View
+from okstra_tui.screenshots import settle
 
-from .conftest import SIZE, make_app, settle, wait_until
+from .conftest import SIZE, make_app, wait_until
 
 TASK = ".okstra/tasks/payments/refund-ledger"
 REPORT = f"{TASK}/runs/analysis/reports/final-report-analysis-001.data.json"

@@ -8,9 +8,10 @@ from pathlib import Path
 from okstra_core.stats import RunPoint, TaskItem
 from okstra_tui.navigation import Location, View
 from okstra_tui.screens.task import TaskScreen
+from okstra_tui.screenshots import settle
 from okstra_tui.widgets.run_timeline import RunTimeline, draw, draw_compact, lanes_of, returns
 
-from .conftest import SIZE, make_app, settle
+from .conftest import SIZE, make_app
 
 T0 = dt.datetime(2026, 11, 2, 9, 0, tzinfo=dt.UTC)
 TASK = TaskItem("p:g:t", Path("/nowhere"))

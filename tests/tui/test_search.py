@@ -15,10 +15,11 @@ from okstra_tui.navigation import View
 from okstra_tui.screens.file import FileScreen
 from okstra_tui.screens.search import SearchScreen
 from okstra_tui.screens.task import TaskScreen
+from okstra_tui.screenshots import settle
 from okstra_tui.widgets.preview import ArtifactPreview
 from okstra_tui.widgets.text_lines import TextLines
 
-from .conftest import SIZE, make_app, plain, settle, task_roots, wait_until
+from .conftest import SIZE, make_app, plain, task_roots, wait_until
 
 
 async def _search(pilot: Pilot[None], text: str) -> SearchScreen:

@@ -14,12 +14,12 @@ from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.design_prep import DesignPrepScreen
 from okstra_tui.screens.reports import ReportsScreen
 from okstra_tui.screens.task import TaskScreen
-from okstra_tui.screenshots import SCENES
+from okstra_tui.screenshots import SCENES, settle
 from okstra_tui.widgets.footer import BindingsFooter, FooterKey, fit_keys
 from okstra_tui.widgets.summary_line import fit_parts
 from okstra_tui.widgets.virtual_table import Column, VirtualTable, column_widths
 
-from .conftest import make_app, open_view, plain, settle
+from .conftest import make_app, open_view, plain
 
 SMALL = (80, 24)
 REPORTS = "runs/**/reports/final-report-*.data.json"

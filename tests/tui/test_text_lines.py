@@ -6,9 +6,8 @@ from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from okstra_tui.screenshots import settle
 from okstra_tui.widgets.text_lines import TextLines
-
-from .conftest import settle
 
 
 class Counting(TextLines):

@@ -7,9 +7,10 @@ import threading
 from textual import work
 from textual.app import App
 
+from okstra_tui.screenshots import workers_done
 from okstra_tui.ui_thread import call_ui
 
-from .conftest import WAIT_SECONDS, wait_until, workers_done
+from .conftest import WAIT_SECONDS, wait_until
 
 
 class Reader(App[None]):

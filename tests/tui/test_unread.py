@@ -11,8 +11,9 @@ from okstra_core import seen
 from okstra_tui.data.catalog import CatalogRow
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.task import TaskScreen
+from okstra_tui.screenshots import settle
 
-from .conftest import SIZE, make_app, plain, settle, wait_until
+from .conftest import SIZE, make_app, plain, wait_until
 
 REFUND = "payments/refund-ledger"
 INDEX = "search/index-rebuild"

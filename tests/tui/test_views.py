@@ -21,10 +21,11 @@ from okstra_tui.screens.managers import ManagersScreen, TaskNode
 from okstra_tui.screens.reports import ReportsScreen
 from okstra_tui.screens.runs import RunsScreen
 from okstra_tui.screens.task import TaskScreen
+from okstra_tui.screenshots import settle
 from okstra_tui.widgets.error_panel import ErrorPanel
 from okstra_tui.widgets.virtual_table import GroupHeader, VirtualTable
 
-from .conftest import SIZE, make_app, open_view, plain, settle
+from .conftest import SIZE, make_app, open_view, plain
 
 
 def _rendered_text(widget: Static) -> str:

@@ -32,12 +32,15 @@ from okstra_tui.navigation import Location
 from okstra_tui.screens.inbox import InboxScreen
 from okstra_tui.screens.wizard import ReviewStep, WizardScreen
 from okstra_tui.screens.wizard_design import MAX_ANSWER, DesignPrepWizard, FieldStep
-from okstra_tui.screens.wizard_respond import ChooseStep, ClarificationWizard, DirectionWizard, PrepareWizard
+from okstra_tui.screens.wizard_direction import ChooseStep, DirectionWizard
+from okstra_tui.screens.wizard_prepare import PrepareWizard
+from okstra_tui.screens.wizard_report import ClarificationWizard
 from okstra_tui.screens.wizard_steps import QuestionStep
+from okstra_tui.screenshots import settle
 from okstra_tui.widgets.text_lines import TextLines
 from okstra_tui.widgets.virtual_table import VirtualTable
 
-from .conftest import SIZE, WAIT_SECONDS, make_app, open_view, plain, settle, wait_until
+from .conftest import SIZE, WAIT_SECONDS, make_app, open_view, plain, wait_until
 
 START = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
 
@@ -598,8 +601,8 @@ async def test_a_large_report_opens_in_a_worker_and_builds_only_the_step_on_scre
 ) -> None:
     import threading
 
-    from okstra_tui.screens import wizard_respond
-    from okstra_tui.screens.wizard_respond import load_report
+    from okstra_tui.screens import wizard_report
+    from okstra_tui.screens.wizard_report import load_report
 
     wanted = decision(fresh_demo, "clarification")
     _ask_many(Path(wanted.report_path or ""), 999)
@@ -613,7 +616,7 @@ async def test_a_large_report_opens_in_a_worker_and_builds_only_the_step_on_scre
         release.wait(WAIT_SECONDS)
         return load_report(task, path)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(wizard_respond, "load_report", held_back)
+    monkeypatch.setattr(wizard_report, "load_report", held_back)
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
         inbox = await open_view(pilot, "i", InboxScreen)
@@ -655,7 +658,8 @@ async def test_a_large_report_opens_in_a_worker_and_builds_only_the_step_on_scre
 
 
 async def test_an_option_report_offering_no_comparison_is_answered_as_a_clarification(fresh_demo: Path) -> None:
-    from okstra_tui.screens.wizard_respond import AttachDone, wizard_for_report
+    from okstra_tui.screens.wizard_attach import AttachDone
+    from okstra_tui.screens.wizard_direction import wizard_for_report
 
     wanted = decision(fresh_demo, "direction-choice")
     report = Path(wanted.report_path or "")

@@ -336,3 +336,7 @@ def test_files_reached_through_a_symlink_out_of_the_store_count_for_nothing(fres
     clar.unlink()
     clar.symlink_to(outside_clar)
     assert [d.detail for d in _of(fresh_demo, "clarification")] == ["attach-pending"]
+
+
+def test_every_kind_has_its_words_for_notices_and_the_activity_feed() -> None:
+    assert list(inbox.DECISION_WORDS) == list(inbox.KINDS)
