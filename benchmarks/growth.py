@@ -120,11 +120,12 @@ def main() -> int:
         lines.append(f"| {key} | " + " | ".join(cells) + f" | {f'{grow:.2f}x' if grow else '-'} |")
     for size in full:
         m = medians[size]
+        floor, full_check = m["read floor, 1 process (s)"], m["check --no-cache, all cores (s)"]
         lines.append(
-            f"\n{size:,} tasks: check one process / floor {m['check --no-cache --jobs 1 (s)'] / m['read floor, 1 process (s)']:.2f}x,"
-            f" all cores / floor {m['check --no-cache, all cores (s)'] / m['read floor, 1 process (s)']:.2f}x,"
-            f" cached / full {m['cached re-check, unchanged (s)'] / m['check --no-cache, all cores (s)']:.3f}x,"
-            f" one edited / full {m['cached re-check, one task edited (s)'] / m['check --no-cache, all cores (s)']:.3f}x"
+            f"\n{size:,} tasks: check one process / floor {m['check --no-cache --jobs 1 (s)'] / floor:.2f}x,"
+            f" all cores / floor {full_check / floor:.2f}x,"
+            f" cached / full {m['cached re-check, unchanged (s)'] / full_check:.3f}x,"
+            f" one edited / full {m['cached re-check, one task edited (s)'] / full_check:.3f}x"
         )
     print("\n".join(lines))
     print(f"load average at the end: {os.getloadavg()}", file=sys.stderr)
