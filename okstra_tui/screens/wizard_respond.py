@@ -232,7 +232,7 @@ class AttachDone(DoneStep):
             ]
             return Written(target, lines)
 
-        wizard.run_follow_up(attach, self._attached, group="attach")
+        wizard.run_follow_up(attach, self._attached)
 
     def _attached(self, result: Written | str, check: Any) -> None:
         _show_follow_up(self, result, check, "attach", "✔ ", "\n  ")
@@ -413,7 +413,7 @@ class PrepareOffer(DoneStep):
     def _run_prepare(self) -> None:
         wizard = self.wizard
         root, task = wizard.root, wizard.bundle
-        wizard.run_follow_up(lambda: prepare_written(root, task, wizard.clock), self._prepared, group="prepare")
+        wizard.run_follow_up(lambda: prepare_written(root, task, wizard.clock), self._prepared)
 
     def _prepared(self, result: Written | str, check: Any) -> None:
         _show_follow_up(self, result, check, "prepare", "✔ wrote ", "\n")
