@@ -55,7 +55,7 @@ from .workflows import (
     teamstate,
     user_response_export,
 )
-from .workflows.common import Clock, dump, iso
+from .workflows.common import Clock, iso
 from .workflows.tasks import (
     Run,
     TaskSpec,
@@ -582,15 +582,13 @@ def _retry_analyses(root: Path, troot: Path, clock: Clock) -> None:
     writes.append_jsonl(
         root,
         first.path("errors-log"),
-        dump(
-            ErrorRecord(
-                at=iso(clock.now()),
-                worker_id="gemini-analyser",
-                severity="warning",
-                code="rate-limit",
-                message="provider throttled; retried after 20s",
-            )
-        ),
+        ErrorRecord(
+            at=iso(clock.now()),
+            worker_id="gemini-analyser",
+            severity="warning",
+            code="rate-limit",
+            message="provider throttled; retried after 20s",
+        ).dump(),
     )
     _close(first, r1, clock, next_phase="analysis", rationale="rerun with the gateway logs attached")
     append_recap(
@@ -1023,11 +1021,9 @@ def _task_observability(root: Path, clock: Clock) -> None:
     writes.append_jsonl(
         root,
         run.path("errors-log"),
-        dump(
-            ErrorRecord(
-                at=iso(clock.now()), worker_id="gemini-analyser", code="timeout", message="worker timed out after 900s"
-            )
-        ),
+        ErrorRecord(
+            at=iso(clock.now()), worker_id="gemini-analyser", code="timeout", message="worker timed out after 900s"
+        ).dump(),
     )
     _close(
         run,
@@ -1619,18 +1615,16 @@ def _bulk_range(args: tuple[str, str, int, int]) -> list[dict[str, Any]]:
         group, task_id = f"bulk-{index % 50:02d}", f"task-{index:05d}"
         _clone(root, templates[name], name, group, task_id)
         entries.append(
-            dump(
-                tm.TaskCatalogEntry(
-                    task_key=str(layout.TaskKey(PROJECT_ID, group, task_id)),
-                    project_id=PROJECT_ID,
-                    task_group=group,
-                    task_id=task_id,
-                    task_type=task_type,
-                    task_root_path=layout.task_root_rel(group, task_id),
-                    current_status="completed",
-                    title=f"Bulk {task_id}",
-                )
-            )
+            tm.TaskCatalogEntry(
+                task_key=str(layout.TaskKey(PROJECT_ID, group, task_id)),
+                project_id=PROJECT_ID,
+                task_group=group,
+                task_id=task_id,
+                task_type=task_type,
+                task_root_path=layout.task_root_rel(group, task_id),
+                current_status="completed",
+                title=f"Bulk {task_id}",
+            ).dump()
         )
     return entries
 

@@ -238,6 +238,12 @@ class FinalReportV2(_ReportBase):
 FinalReport = FinalReportV3 | FinalReportV2
 
 
+class ReportTime(Model):
+    """A final report's ``generatedAt`` alone: read from report data of any version, even data its model refuses."""
+
+    generated_at: str | None = None
+
+
 class SelectedDirection(Model):
     """``instruction-set/selected-direction.json``, written by planning prepare.
 

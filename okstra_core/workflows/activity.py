@@ -29,8 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from pydantic import ValidationError
+
 from .. import layout, reading, times
 from ..models import task as tm
+from ..models.report import ReportTime
 from ..models.run import COMPLETED_STATUS, FAILED_STATUSES
 from ..store import Project, Task
 from ..text import visible
@@ -164,11 +167,12 @@ def _inside(project: Project, recorded: str | None) -> Path | None:
 def _report_time(project: Project, report: Path) -> dt.datetime | None:
     """When the report was generated (its ``generatedAt``), else when its file was last written."""
     value = reading.load_json(report, root=project.root) if report.exists() else None
-    if isinstance(value, dict) and isinstance(value.get("generatedAt"), str):
-        recorded = moment(value["generatedAt"])
-        if recorded is not None:
-            return recorded
-    return _mtime(report)
+    try:
+        generated_at = ReportTime.model_validate(value).generated_at
+    except ValidationError:  # not an object, or a generatedAt that is not text
+        generated_at = None
+    recorded = moment(generated_at) if generated_at is not None else None
+    return recorded if recorded is not None else _mtime(report)
 
 
 def _mtime(path: Path) -> dt.datetime | None:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from .. import layout, writes
 from ..models.report import CarryStage, ConsumerLink, StageEvidence
-from .common import SYSTEM_CLOCK, Clock, dump, iso, update_json
+from .common import SYSTEM_CLOCK, Clock, iso, update_json
 from .tasks import Run
 
 
@@ -15,20 +14,18 @@ def record_carry(run: Run, outcome: str, evidence: list[StageEvidence], clock: C
     """Write ``runs/implementation/carry/stage-<n>.json`` (flat; a rerun of the stage replaces it)."""
     assert run.stage is not None
     path = layout.carry_path(run.task_root, run.stage)
-    value = dump(
-        CarryStage(
-            schema_version="1.0",
-            task_key=run.task_key,
-            stage=run.stage,
-            run_dir=run.rel(run.run_dir),
-            run_manifest_path=run.rel(run.manifest_path),
-            outcome=outcome,
-            evidence=evidence,
-            recorded_at=iso(clock.now()),
-        )
+    value = CarryStage(
+        schema_version="1.0",
+        task_key=run.task_key,
+        stage=run.stage,
+        run_dir=run.rel(run.run_dir),
+        run_manifest_path=run.rel(run.manifest_path),
+        outcome=outcome,
+        evidence=evidence,
+        recorded_at=iso(clock.now()),
     )
 
-    def replace(_current: dict[str, Any] | None) -> dict[str, Any]:
+    def replace(_current: CarryStage | None) -> CarryStage:
         return value
 
     update_json(run.project_root, path, CarryStage, replace)
@@ -46,5 +43,5 @@ def record_consumer(run: Run, plan_report_rel: str, clock: Clock = SYSTEM_CLOCK)
         consumer_run_manifest_path=run.rel(run.manifest_path),
         consumed_at=iso(clock.now()),
     )
-    writes.append_jsonl(run.project_root, path, dump(link))
+    writes.append_jsonl(run.project_root, path, link.dump())
     return path

@@ -14,9 +14,11 @@ from pydantic import BaseModel, ValidationError
 from .. import writes
 from ..digests import pretty_json
 from ..errors import ValidationFailed, WriteRefused
+from ..models.base import Model
 from ..reading import format_validation
 
 M = TypeVar("M", bound=BaseModel)
+D = TypeVar("D", bound=Model)
 
 
 @dataclass
@@ -60,23 +62,28 @@ def validated(model: type[M], value: Any, where: Path | str) -> M:
         raise ValidationFailed(where, f"does not match {model.__name__}: {format_validation(exc)}") from None
 
 
-def dump(model: BaseModel) -> dict[str, Any]:
-    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+def fresh_unless(current: D | None, fresh: Callable[[], D]) -> D:
+    """*current*, or *fresh()* when the file is missing or holds only defaults (``{}``, a bare ``[]``)."""
+    if current is None or not current.model_dump(exclude_defaults=True):
+        return fresh()
+    return current
 
 
-def update_json(
-    root: Path, path: Path, model: type[M], mutate: Callable[[dict[str, Any] | None], dict[str, Any] | None]
-) -> M | None:
+def update_json(root: Path, path: Path, model: type[D], mutate: Callable[[D | None], D | None]) -> D | None:
     """Locked read-modify-replace of a JSON document that must stay valid under *model*.
 
-    *mutate* gets the current value (None when missing) and returns the new
-    value (None: leave the file alone). An invalid current file is refused,
-    not overwritten; an invalid new value is refused before anything is written.
+    *mutate* gets the current document read through *model* (None when the file
+    is missing) and returns the new one (None: leave the file alone); it may
+    change the document it is given, which is read afresh for this call. Keys
+    the model does not name are kept with their values. An invalid current file
+    is refused, not overwritten; the new document is validated again (field
+    assignments are not checked as they are made) and an invalid one is refused
+    before anything is written.
     """
-    result: list[M] = []
+    result: list[D] = []
 
     def update(current: bytes | None) -> bytes | None:
-        value: dict[str, Any] | None = None
+        doc: D | None = None
         if current is not None:
             try:
                 value = json.loads(current.decode("utf-8"))
@@ -84,13 +91,13 @@ def update_json(
                 raise WriteRefused(
                     path, f"existing file is not valid JSON ({exc.__class__.__name__}); not replacing it"
                 ) from None
-            validated(model, value, path)
-        new = mutate(value)
+            doc = validated(model, value, path)
+        new = mutate(doc)
         if new is None:
             return None
-        checked = validated(model, new, path)
+        checked = validated(model, new.model_dump(mode="json", by_alias=True), path)
         result.append(checked)
-        return pretty_json(dump(checked))
+        return pretty_json(checked.dump())
 
     writes.replace_locked(root, path, update)
     return result[0] if result else None

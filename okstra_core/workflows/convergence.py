@@ -5,16 +5,16 @@ and the explicit Round 0 restart that archives replaced state byte for byte.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from .. import layout, names, reading, writes
 from ..digests import pretty_json
-from ..errors import WriteRefused
+from ..errors import ValidationFailed, WriteRefused
 from ..models import convergence as cm
-from .common import SYSTEM_CLOCK, Clock, compact_stamp, dump, iso, update_json
+from .common import SYSTEM_CLOCK, Clock, compact_stamp, iso, update_json
 
 MIGRATIONS = layout.MIGRATIONS_DIR
 
@@ -25,7 +25,7 @@ def state_path(run_dir: Path, kind: str, task_type: str, seq: int, round: int | 
 
 def write_groups(project_root: Path, run_dir: Path, task_type: str, seq: int, groups: cm.ConvergenceGroups) -> Path:
     path = state_path(run_dir, "convergence-groups", task_type, seq)
-    writes.create_only_json(project_root, path, dump(groups))
+    writes.create_only_json(project_root, path, groups.dump())
     return path
 
 
@@ -66,7 +66,7 @@ def seed_work(
         raise WriteRefused(groups.path, groups.reason)
     work_path = state_path(run_dir, "convergence-work", task_type, seq)
     groups_rel = layout.rel(groups_path, project_root)
-    seeded = dump(_seed(groups, groups_rel))
+    seeded = _seed(groups, groups_rel).dump()
     existing = reading.read_bytes(work_path, root=project_root) if os.path.lexists(work_path) else None
     if isinstance(existing, reading.LoadError):
         raise WriteRefused(existing.path, existing.reason)
@@ -155,19 +155,19 @@ def replace_final_guard(project_root: Path, run_dir: Path, final_path: Path, clo
 
 def write_round_plan(project_root: Path, run_dir: Path, task_type: str, seq: int, plan: cm.RoundPlan) -> Path:
     path = state_path(run_dir, "convergence-round-plan", task_type, seq, plan.round)
-    writes.create_only_json(project_root, path, dump(plan))
+    writes.create_only_json(project_root, path, plan.dump())
 
-    def mark(doc: dict[str, Any] | None) -> dict[str, Any] | None:
+    def mark(doc: cm.ConvergenceWork | None) -> cm.ConvergenceWork | None:
         if doc is None:
             return None
-        doc["rounds"] = [*doc.get("rounds", []), {"round": plan.round, "status": "planned"}]
+        doc.rounds.append(cm.RoundRecord(round=plan.round, status="planned"))
         return doc
 
     update_json(project_root, state_path(run_dir, "convergence-work", task_type, seq), cm.ConvergenceWork, mark)
     return path
 
 
-def reduce_votes(votes: dict[str, str], roster_size: int) -> str:
+def reduce_votes(votes: Mapping[str, str], roster_size: int) -> cm.Verdict:
     """Majority of the roster decides; otherwise the finding stays disputed."""
     agree = sum(1 for v in votes.values() if v == "agree")
     disagree = sum(1 for v in votes.values() if v == "disagree")
@@ -182,25 +182,27 @@ def write_round_results(
     project_root: Path, run_dir: Path, task_type: str, seq: int, results: cm.RoundResults, roster: list[str]
 ) -> Path:
     path = state_path(run_dir, "convergence-round-results", task_type, seq, results.round)
-    writes.create_only_json(project_root, path, dump(results))
+    writes.create_only_json(project_root, path, results.dump())
+    work_path = state_path(run_dir, "convergence-work", task_type, seq)
 
-    def reduce(doc: dict[str, Any] | None) -> dict[str, Any] | None:
+    def reduce(doc: cm.ConvergenceWork | None) -> cm.ConvergenceWork | None:
         if doc is None:
             return None
-        findings = doc.setdefault("findings", {})
         for outcome in results.outcomes:
             for vote in outcome.votes:
-                state = findings.setdefault(vote.group_id, {"state": "open", "votes": {}})
-                state.setdefault("votes", {})[outcome.analyser_id] = vote.vote
-        for state in findings.values():
-            state["state"] = reduce_votes(state.get("votes", {}), len(roster))
-        doc["queue"] = [gid for gid, s in findings.items() if s["state"] == "disputed"]
-        doc["rounds"] = [
-            r if r["round"] != results.round else {**r, "status": "reduced"} for r in doc.get("rounds", [])
-        ]
+                if vote.group_id is None or outcome.analyser_id is None or vote.vote is None:
+                    raise ValidationFailed(work_path, f"a vote of round {results.round} lacks its group, voter or vote")
+                state = doc.findings.setdefault(vote.group_id, cm.FindingState(state="open"))
+                state.votes[outcome.analyser_id] = vote.vote
+        for state in doc.findings.values():
+            state.state = reduce_votes(state.votes, len(roster))
+        doc.queue = [gid for gid, s in doc.findings.items() if s.state == "disputed"]
+        for record in doc.rounds:
+            if record.round == results.round:
+                record.status = "reduced"
         return doc
 
-    update_json(project_root, state_path(run_dir, "convergence-work", task_type, seq), cm.ConvergenceWork, reduce)
+    update_json(project_root, work_path, cm.ConvergenceWork, reduce)
     return path
 
 
@@ -230,12 +232,12 @@ def finalize(
         finalized_at=iso(clock.now()),
         run_date_time_segment=groups.run_date_time_segment,
     )
-    writes.create_only_json(project_root, state_path(run_dir, "convergence-final", task_type, seq), dump(final))
+    writes.create_only_json(project_root, state_path(run_dir, "convergence-final", task_type, seq), final.dump())
 
-    def close(doc: dict[str, Any] | None) -> dict[str, Any] | None:
+    def close(doc: cm.ConvergenceWork | None) -> cm.ConvergenceWork | None:
         if doc is None:
             return None
-        doc["status"] = "terminal"
+        doc.status = "terminal"
         return doc
 
     update_json(project_root, work_path, cm.ConvergenceWork, close)

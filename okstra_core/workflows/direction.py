@@ -17,7 +17,7 @@ from ..models.report import SelectedDirection
 from ..models.sidecars import UserResponseHeader
 from ..store import Task
 from . import user_response
-from .common import SYSTEM_CLOCK, Clock, compact_stamp, dump, iso
+from .common import SYSTEM_CLOCK, Clock, compact_stamp, iso
 from .reports import LoadedReport, latest_report, load_report_artifact, report_by_path, require_latest
 
 
@@ -152,7 +152,7 @@ def planning_prepare(project_root: Path, task: Task, clock: Clock = SYSTEM_CLOCK
         if same:
             return target
         raise WriteRefused(target, f"a different direction ({existing.option_id}) is already selected for this task")
-    writes.create_only_json(project_root, target, dump(snapshot))
+    writes.create_only_json(project_root, target, snapshot.dump())
     return target
 
 

@@ -17,7 +17,7 @@ from ..digests import sha256_bytes, sha256_json
 from ..errors import WriteRefused
 from ..models.invocation import CompletionMarker, InvocationMeta, ResultEnvelope
 from ..store import Invocation, Project
-from .common import SYSTEM_CLOCK, Clock, dump, iso
+from .common import SYSTEM_CLOCK, Clock, iso
 
 SCHEMA = "1.0"
 
@@ -55,7 +55,7 @@ def start(
             prompt_sha256=sha256_bytes(pbytes),
             created_at=iso(clock.now()),
         )
-        writes.create_only_json(project_root, meta_path, dump(meta))
+        writes.create_only_json(project_root, meta_path, meta.dump())
     else:
         existing = reading.load_model(meta_path, InvocationMeta, root=project_root)
         if isinstance(existing, reading.LoadError) or existing.prompt_sha256 != sha256_bytes(pbytes):
@@ -85,7 +85,7 @@ def complete(
             returned_body=returned_body,
             returned_at=iso(clock.now()),
         )
-        writes.create_only_json(project_root, paths.result, dump(envelope))
+        writes.create_only_json(project_root, paths.result, envelope.dump())
     loaded = reading.load_model(paths.result, ResultEnvelope, root=project_root)
     if isinstance(loaded, reading.LoadError):
         raise WriteRefused(loaded.path, loaded.reason)
@@ -96,11 +96,11 @@ def complete(
         purpose=purpose,
         invocation_id=invocation_id,
         result_path=layout.rel(paths.result, project_root),
-        envelope_sha256=sha256_json(dump(loaded)),
+        envelope_sha256=sha256_json(loaded.dump()),
         completed_at=iso(clock.now()),
     )
     if not paths.completion.exists():
-        writes.create_only_json(project_root, paths.completion, dump(marker))
+        writes.create_only_json(project_root, paths.completion, marker.dump())
     return paths.completion
 
 

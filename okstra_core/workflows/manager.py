@@ -8,7 +8,7 @@ from typing import Any
 from .. import layout, writes
 from ..errors import WriteRefused
 from ..models import manager as mm
-from .common import SYSTEM_CLOCK, Clock, dump, iso, update_json
+from .common import SYSTEM_CLOCK, Clock, fresh_unless, iso, update_json
 from .tasks import ensure_project_file
 
 
@@ -20,11 +20,13 @@ def create_manager(home: Path, manager_id: str, title: str, clock: Clock = SYSTE
         writes.create_only_json(
             home,
             folder / layout.MANAGER_INFO,
-            dump(mm.ManagerFile(schema_version="1.0", manager_id=manager_id, title=title, created_at=iso(clock.now()))),
+            mm.ManagerFile(
+                schema_version="1.0", manager_id=manager_id, title=title, created_at=iso(clock.now())
+            ).dump(),
         )
     if not (folder / layout.MANAGER_PROJECTS).exists():
         writes.create_only_json(
-            home, folder / layout.MANAGER_PROJECTS, dump(mm.ProjectsFile(schema_version="1.0", projects=[]))
+            home, folder / layout.MANAGER_PROJECTS, mm.ProjectsFile(schema_version="1.0", projects=[]).dump()
         )
     return folder
 
@@ -44,13 +46,11 @@ def register_project(
         raise WriteRefused(project_root, "projectRoot must be an existing directory")
     if not layout.project_json_path(project_root).exists():
         ensure_project_file(project_root, project_id, clock)
-    entry = dump(
-        mm.RegisteredProject(project_id=project_id, project_root=str(project_root), role=role, tags=tags or [])
-    )
+    entry = mm.RegisteredProject(project_id=project_id, project_root=str(project_root), role=role, tags=tags or [])
 
-    def add(doc: dict[str, Any] | None) -> dict[str, Any]:
-        doc = doc or {"schemaVersion": "1.0", "projects": []}
-        doc["projects"] = [p for p in doc["projects"] if p.get("projectId") != project_id] + [entry]
+    def add(current: mm.ProjectsFile | None) -> mm.ProjectsFile:
+        doc = fresh_unless(current, lambda: mm.ProjectsFile(schema_version="1.0"))
+        doc.projects = [p for p in doc.projects if p.project_id != project_id] + [entry]
         return doc
 
     update_json(home, layout.manager_dir(home, manager_id) / layout.MANAGER_PROJECTS, mm.ProjectsFile, add)
@@ -70,20 +70,18 @@ def create_manager_task(
     writes.create_only_json(
         home,
         folder / layout.MANAGER_TASK_MANIFEST,
-        dump(
-            mm.ManagerTaskManifest(
-                schema_version="1.0",
-                task_key=task_key,
-                task_group=key.task_group,
-                task_id=key.task_id,
-                title=title,
-                plan=plan,
-                created_at=iso(clock.now()),
-            )
-        ),
+        mm.ManagerTaskManifest(
+            schema_version="1.0",
+            task_key=task_key,
+            task_group=key.task_group,
+            task_id=key.task_id,
+            title=title,
+            plan=plan,
+            created_at=iso(clock.now()),
+        ).dump(),
     )
     writes.create_only_json(
-        home, folder / layout.MANAGER_CHILDREN, dump(mm.ChildrenFile(schema_version="1.0", children=children))
+        home, folder / layout.MANAGER_CHILDREN, mm.ChildrenFile(schema_version="1.0", children=children).dump()
     )
     add_event(home, folder, "task-created", {"taskKey": task_key}, clock)
     return folder
@@ -93,7 +91,7 @@ def add_event(home: Path, task_folder: Path, event: str, detail: dict[str, Any],
     writes.append_jsonl(
         home,
         task_folder / layout.MANAGER_EVENTS,
-        dump(mm.ManagerEvent(at=iso(clock.now()), event=event, detail=detail)),
+        mm.ManagerEvent(at=iso(clock.now()), event=event, detail=detail).dump(),
     )
 
 
@@ -103,12 +101,12 @@ def add_directive(
     writes.append_jsonl(
         home,
         task_folder / layout.MANAGER_DIRECTIVES,
-        dump(mm.Directive(at=iso(clock.now()), scope=scope, project_id=project_id, text=text)),
+        mm.Directive(at=iso(clock.now()), scope=scope, project_id=project_id, text=text).dump(),
     )
 
 
 def write_snapshots(home: Path, task_folder: Path, snapshots: dict[str, mm.ProjectSnapshot]) -> None:
-    value = dump(mm.SnapshotsFile(schema_version="1.0", projects=snapshots))
+    value = mm.SnapshotsFile(schema_version="1.0", projects=snapshots)
     update_json(home, task_folder / layout.MANAGER_SNAPSHOTS, mm.SnapshotsFile, lambda _c: value)
 
 

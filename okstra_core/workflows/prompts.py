@@ -10,8 +10,8 @@ mix one invocation's prompt and metadata.
 
 from __future__ import annotations
 
-import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from .. import layout, reading, writes
 from ..digests import pretty_json, sha256_bytes, sha256_json
 from ..errors import WriteRefused
 from ..models import run as rm
-from .common import SYSTEM_CLOCK, Clock, dump, iso, validated
+from .common import SYSTEM_CLOCK, Clock, iso, update_json, validated
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def reservation_binding(assignment: rm.InvocationAssignment) -> dict[str, Any]:
 
 
 def assignment_digest(assignment: rm.InvocationAssignment) -> str:
-    return sha256_json(dump(assignment))
+    return sha256_json(assignment.dump())
 
 
 @dataclass(frozen=True)
@@ -259,7 +259,7 @@ def publish_prompt(
             ):
                 raise WriteRefused(meta_path, "metadata already published for different prompt bytes")
             return Published(pub.prompt_path, meta_path, existed)
-        writes.create_only_json(project_root, meta_path, dump(meta))
+        writes.create_only_json(project_root, meta_path, meta.dump())
     return Published(pub.prompt_path, meta_path, existed)
 
 
@@ -341,21 +341,22 @@ def manifest_immutables_changed(old: dict[str, Any], new: dict[str, Any]) -> lis
     return [f for f in rm.RUN_MANIFEST_IMMUTABLE if old.get(f) != new.get(f)]
 
 
-def replace_run_manifest(project_root: Path, manifest_path: Path, mutate: Any) -> rm.RunManifest:
-    """Change a published run manifest; a change to an immutable field is refused."""
-    from .common import update_json
+def replace_run_manifest(
+    project_root: Path, manifest_path: Path, mutate: Callable[[rm.RunManifest], rm.RunManifest]
+) -> rm.RunManifest:
+    """Change a published run manifest (*mutate* returns the new one); a change to an immutable field is refused."""
 
-    def apply(current: dict[str, Any] | None) -> dict[str, Any]:
+    def apply(current: rm.RunManifest | None) -> rm.RunManifest:
         if current is None:
             raise WriteRefused(manifest_path, "run manifest is not published")
-        before = json.loads(json.dumps(current))
-        mutate(current)
-        changed = manifest_immutables_changed(before, current)
+        before = current.dump()
+        new = mutate(current)
+        changed = manifest_immutables_changed(before, new.dump())
         if changed:
             raise WriteRefused(
                 manifest_path, f"immutable field(s) {', '.join(changed)} cannot change for the lifetime of the run"
             )
-        return current
+        return new
 
     result = update_json(project_root, manifest_path, rm.RunManifest, apply)
     assert result is not None

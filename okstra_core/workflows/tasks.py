@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from ..digests import sha256_bytes, sha256_json
 from ..errors import WriteRefused
 from ..models import run as rm
 from ..models import task as tm
-from .common import SYSTEM_CLOCK, Clock, dump, iso, update_json, validated
+from .common import SYSTEM_CLOCK, Clock, fresh_unless, iso, update_json, validated
 
 INSTRUCTION_FILES = (
     "analysis-profile.md",
@@ -40,7 +41,7 @@ def ensure_project_file(project_root: Path, project_id: str, clock: Clock = SYST
     path = layout.project_json_path(project_root)
     if os.path.lexists(path):
         return
-    value = dump(tm.ProjectFile(schema_version="1.0", project_id=project_id, created_at=iso(clock.now())))
+    value = tm.ProjectFile(schema_version="1.0", project_id=project_id, created_at=iso(clock.now())).dump()
     writes.ensure_root(project_root)
     writes.ensure_dir(project_root, layout.okstra_dir(project_root))
     writes.create_only_json(project_root, path, value)
@@ -71,18 +72,16 @@ def upsert_catalog_entry(
     """Add or refresh one task in ``task-catalog.json`` (keyed by ``taskKey``)."""
     path = layout.task_catalog_path(project_root)
 
-    def mutate(current: dict[str, Any] | None) -> dict[str, Any]:
-        doc = current or {"schemaVersion": "1.0", "projectId": project_id, "tasks": []}
-        tasks = [t for t in doc["tasks"]]
-        new = dump(entry)
-        for i, t in enumerate(tasks):
-            if t.get("taskKey") == entry.task_key:
-                tasks[i] = {**t, **new}
+    def mutate(current: tm.TaskCatalog | None) -> tm.TaskCatalog:
+        doc = fresh_unless(current, lambda: tm.TaskCatalog(schema_version="1.0", project_id=project_id))
+        for i, t in enumerate(doc.tasks):
+            if t.task_key == entry.task_key:
+                # The entry's values win; what else the row holds (keys of other writers too) stays.
+                doc.tasks[i] = t.model_copy(update={name: value for name, value in entry if value is not None})
                 break
         else:
-            tasks.append(new)
-        doc["tasks"] = tasks
-        doc["updatedAt"] = iso(clock.now())
+            doc.tasks.append(entry)
+        doc.updated_at = iso(clock.now())
         return doc
 
     update_json(project_root, path, tm.TaskCatalog, mutate)
@@ -94,11 +93,11 @@ def add_catalog_entries(
     """Add many tasks to the catalog in one locked replace (bulk creation)."""
     path = layout.task_catalog_path(project_root)
 
-    def mutate(current: dict[str, Any] | None) -> dict[str, Any]:
-        doc = current or {"schemaVersion": "1.0", "projectId": project_id, "tasks": []}
-        known = {t.get("taskKey") for t in doc["tasks"]}
-        doc["tasks"] = [*doc["tasks"], *(dump(e) for e in entries if e.task_key not in known)]
-        doc["updatedAt"] = iso(clock.now())
+    def mutate(current: tm.TaskCatalog | None) -> tm.TaskCatalog:
+        doc = fresh_unless(current, lambda: tm.TaskCatalog(schema_version="1.0", project_id=project_id))
+        known = {t.task_key for t in doc.tasks}
+        doc.tasks.extend(e for e in entries if e.task_key not in known)
+        doc.updated_at = iso(clock.now())
         return doc
 
     update_json(project_root, path, tm.TaskCatalog, mutate)
@@ -113,7 +112,7 @@ def point_latest(project_root: Path, task_key: str, task_root: Path, clock: Cloc
         task_manifest_path=layout.rel(layout.task_manifest_path(task_root), project_root),
         updated_at=iso(clock.now()),
     )
-    update_json(project_root, layout.latest_task_path(project_root), tm.LatestTask, lambda _cur: dump(value))
+    update_json(project_root, layout.latest_task_path(project_root), tm.LatestTask, lambda _cur: value)
 
 
 # --------------------------------------------------------------------- tasks
@@ -192,9 +191,9 @@ def create_task(
         created_at=now,
         updated_at=now,
     )
-    writes.create_only_json(project_root, layout.task_manifest_path(root), dump(manifest))
+    writes.create_only_json(project_root, layout.task_manifest_path(root), manifest.dump())
     timeline = tm.Timeline(schema_version="1.0", task_key=spec.key, entries=[])
-    writes.create_only_json(project_root, layout.timeline_path(root), dump(timeline))
+    writes.create_only_json(project_root, layout.timeline_path(root), timeline.dump())
     if catalog:
         upsert_catalog_entry(project_root, catalog_entry_for(manifest, now, created_at=now), spec.project_id, clock)
     if point:
@@ -202,14 +201,18 @@ def create_task(
     return root
 
 
-def update_task_manifest(project_root: Path, task_root: Path, mutate: Any) -> tm.TaskManifest:
-    """Locked, validated change of ``task-manifest.json``; *mutate* edits the dict in place."""
+def update_task_manifest(
+    project_root: Path, task_root: Path, mutate: Callable[[tm.TaskManifest], tm.TaskManifest]
+) -> tm.TaskManifest:
+    """Locked, validated change of ``task-manifest.json``: *mutate* returns the new manifest.
 
-    def apply(current: dict[str, Any] | None) -> dict[str, Any]:
+    It may assign fields of the manifest it is given and return it (see :func:`update_json`).
+    """
+
+    def apply(current: tm.TaskManifest | None) -> tm.TaskManifest:
         if current is None:
             raise WriteRefused(layout.task_manifest_path(task_root), "task manifest is missing")
-        mutate(current)
-        return current
+        return mutate(current)
 
     result = update_json(project_root, layout.task_manifest_path(task_root), tm.TaskManifest, apply)
     assert result is not None
@@ -238,16 +241,15 @@ def refresh_fix_cycles(
     writes nothing (not even ``updatedAt``). A bad JSONL line is refused.
     """
     fix = current_fix_cycles(project_root, task_root)
-    value = dump(fix)
     changed: list[bool] = []
 
-    def apply(current: dict[str, Any] | None) -> dict[str, Any] | None:
+    def apply(current: tm.TaskManifest | None) -> tm.TaskManifest | None:
         if current is None:
             raise WriteRefused(layout.task_manifest_path(task_root), "task manifest is missing")
-        if current.get("fixCycles") == value:
+        if current.fix_cycles is not None and current.fix_cycles.dump() == fix.dump():
             return None
-        current["fixCycles"] = value
-        current["updatedAt"] = iso(clock.now())
+        current.fix_cycles = fix
+        current.updated_at = iso(clock.now())
         changed.append(True)
         return current
 
@@ -255,20 +257,20 @@ def refresh_fix_cycles(
     return fix, bool(changed)
 
 
-def lower_ready_pointer(workflow: dict[str, Any]) -> None:
+def lower_ready_pointer(workflow: tm.Workflow) -> None:
     """Prepare's rule: a ``ready`` next-phase pointer becomes ``pending`` and keeps its phase."""
-    pointer = workflow.get("nextRecommendedPhase")
-    if isinstance(pointer, dict) and pointer.get("status") == "ready":
-        pointer["status"] = "pending"
+    pointer = workflow.next_recommended_phase
+    if pointer is not None and pointer.status == "ready":
+        pointer.status = "pending"
 
 
 def append_recap(project_root: Path, task_root: Path, entry: tm.RecapEntry) -> None:
     """Append one entry to the task's append-only ``recap/recap-log.jsonl``."""
-    writes.append_jsonl(project_root, layout.recap_log_path(task_root), dump(entry))
+    writes.append_jsonl(project_root, layout.recap_log_path(task_root), entry.dump())
 
 
 def record_fix_cycle(project_root: Path, task_root: Path, event: tm.FixCycleEvent) -> None:
-    writes.append_jsonl(project_root, layout.fix_cycles_path(task_root), dump(event))
+    writes.append_jsonl(project_root, layout.fix_cycles_path(task_root), event.dump())
 
 
 # ---------------------------------------------------------------------- runs
@@ -509,14 +511,14 @@ def _write_run_contexts(prep: _Preparation, manifest_seq: int, state_seq: int) -
         task_key=prep.task_key, task_type=prep.task_type, stage=prep.stage, run_date_time_segment=prep.segment
     )
     context = rm.RunContext(schema_version="2.0", identity=identity, path_hints=hints)
-    writes.create_only_json(prep.project_root, prep.path("run-context", manifest_seq), dump(context))
+    writes.create_only_json(prep.project_root, prep.path("run-context", manifest_seq), context.dump())
     active = rm.ActiveRunContext(
         schema_version="2.0",
         identity=identity,
         path_hints=hints,
         workers=[rm.ActiveWorker(worker_id=w.worker_id, role=w.role, audience=w.audience) for w in prep.workers],
     )
-    writes.create_only_json(prep.project_root, prep.path("active-run-context", state_seq), dump(active))
+    writes.create_only_json(prep.project_root, prep.path("active-run-context", state_seq), active.dump())
 
 
 def _write_team_state(prep: _Preparation, path: Path) -> None:
@@ -527,7 +529,7 @@ def _write_team_state(prep: _Preparation, path: Path) -> None:
         run_date_time_segment=prep.segment,
         spec_link_gate="host-native-spec-link-gate",
     )
-    writes.create_only_json(prep.project_root, path, dump(team))
+    writes.create_only_json(prep.project_root, path, team.dump())
 
 
 def _append_timeline(prep: _Preparation, manifest_path: Path, manifest: rm.RunManifest) -> None:
@@ -547,9 +549,9 @@ def _append_timeline(prep: _Preparation, manifest_path: Path, manifest: rm.RunMa
         fix_cycle_id=prep.fix_cycle_id,
     )
 
-    def add_entry(current: dict[str, Any] | None) -> dict[str, Any]:
-        doc = current or {"schemaVersion": "1.0", "taskKey": prep.task_key, "entries": []}
-        doc["entries"] = [*doc["entries"], dump(entry)]
+    def add_entry(current: tm.Timeline | None) -> tm.Timeline:
+        doc = fresh_unless(current, lambda: tm.Timeline(schema_version="1.0", task_key=prep.task_key))
+        doc.entries.append(entry)
         return doc
 
     update_json(prep.project_root, layout.timeline_path(prep.task_root), tm.Timeline, add_entry)
@@ -560,19 +562,21 @@ def _point_task_at_run(prep: _Preparation, manifest: rm.RunManifest, clock: Cloc
     fix = current_fix_cycles(prep.project_root, prep.task_root)
     task_type = prep.task_type
 
-    def on_prepare(m: dict[str, Any]) -> None:
-        lower_ready_pointer(m["workflow"])
-        m["taskType"] = task_type
-        m["currentStatus"] = "ready-for-lead"
-        m["latestRunPath"] = prep.rel(prep.run_dir)
-        m["latestRunStatus"] = "prepared"
-        m["latestRunPromptsPath"] = prep.rel(prep.run_dir / "prompts")
-        m["latestResumeCommandPath"] = manifest.resume_command_path
-        m["fixCycles"] = dump(fix)
-        m["workflow"]["currentPhase"] = task_type
-        m["workflow"]["currentPhaseState"] = "in-progress"
-        m["workflow"].setdefault("phaseStates", {})[task_type] = "in-progress"
-        m["updatedAt"] = iso(clock.now())
+    def on_prepare(m: tm.TaskManifest) -> tm.TaskManifest:
+        wf = m.workflow = m.workflow or tm.Workflow()
+        lower_ready_pointer(wf)
+        m.task_type = task_type
+        m.current_status = "ready-for-lead"
+        m.latest_run_path = prep.rel(prep.run_dir)
+        m.latest_run_status = "prepared"
+        m.latest_run_prompts_path = prep.rel(prep.run_dir / "prompts")
+        m.latest_resume_command_path = manifest.resume_command_path
+        m.fix_cycles = fix
+        wf.current_phase = task_type
+        wf.current_phase_state = "in-progress"
+        wf.phase_states[task_type] = "in-progress"
+        m.updated_at = iso(clock.now())
+        return m
 
     update_task_manifest(prep.project_root, prep.task_root, on_prepare)
 
@@ -620,7 +624,7 @@ def prepare_run(
     manifest_path = prep.path("run-manifest", manifest_seq)
     team_state_path = prep.path("team-state", state_seq)
     manifest = _run_manifest(prep, assignments, declared, duties)
-    writes.create_only_json(project_root, manifest_path, dump(manifest))
+    writes.create_only_json(project_root, manifest_path, manifest.dump())
     _write_run_contexts(prep, manifest_seq, state_seq)
     _write_team_state(prep, team_state_path)
     _append_timeline(prep, manifest_path, manifest)
@@ -665,36 +669,34 @@ def close_run(
     write_status(run, status)
     project_root = run.project_root
 
-    def on_close(m: dict[str, Any]) -> None:
-        m["currentStatus"] = "completed" if status == "completed" else status
-        m["latestRunStatus"] = status
+    def on_close(m: tm.TaskManifest) -> tm.TaskManifest:
+        m.current_status = status
+        m.latest_run_status = status
         if report_path is not None:
-            m["latestReportRecordPath"] = layout.rel(report_path, project_root)
-        wf = m["workflow"]
-        wf["currentPhaseState"] = "completed" if status == "completed" else status
-        wf.setdefault("phaseStates", {})[run.task_type] = wf["currentPhaseState"]
-        if status == "completed":
-            wf["lastCompletedPhase"] = run.task_type
-            wf["lastSafeCheckpoint"] = layout.rel(run.manifest_path, project_root)
-        wf["nextRecommendedPhase"] = dump(next_phase)
-        if correction is not None:
-            wf["nextRecommendedPhaseCorrection"] = dump(correction)
-        else:
-            wf.pop("nextRecommendedPhaseCorrection", None)
-        wf["awaitingApproval"] = awaiting_approval
+            m.latest_report_record_path = layout.rel(report_path, project_root)
+        wf = m.workflow = m.workflow or tm.Workflow()
+        wf.current_phase_state = status
+        wf.phase_states[run.task_type] = status
+        if status == rm.COMPLETED_STATUS:
+            wf.last_completed_phase = run.task_type
+            wf.last_safe_checkpoint = layout.rel(run.manifest_path, project_root)
+        wf.next_recommended_phase = next_phase
+        wf.next_recommended_phase_correction = correction  # None: no correction, the key is left out
+        wf.awaiting_approval = awaiting_approval
         if phase_outcome:
-            m["phaseOutcome"] = {**(m.get("phaseOutcome") or {}), **phase_outcome}
-        m["updatedAt"] = iso(clock.now())
+            m.phase_outcome = {**(m.phase_outcome or {}), **phase_outcome}
+        m.updated_at = iso(clock.now())
+        return m
 
     manifest = update_task_manifest(project_root, run.task_root, on_close)
 
-    def on_timeline(doc: dict[str, Any] | None) -> dict[str, Any] | None:
+    def on_timeline(doc: tm.Timeline | None) -> tm.Timeline | None:
         if doc is None:
             return None
         manifest_rel = layout.rel(run.manifest_path, project_root)
-        for entry in doc["entries"]:
-            if entry.get("runManifestPath") == manifest_rel:
-                entry["status"] = status
+        for entry in doc.entries:
+            if entry.run_manifest_path == manifest_rel:
+                entry.status = status
         return doc
 
     update_json(project_root, layout.timeline_path(run.task_root), tm.Timeline, on_timeline)

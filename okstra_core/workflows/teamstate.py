@@ -2,27 +2,30 @@
 
 All go through a locked read-modify-replace of the team-state file (the
 run-state lock) with unique temporary files, so parallel writers never lose
-each other's updates. ``promptDeliveryVerified`` always stays false.
+each other's updates. ``promptDeliveryVerified`` always stays false (the model
+admits no other value).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from .. import reading
 from ..errors import WriteRefused
 from ..models import run as rm
-from .common import dump, update_json
+from .common import update_json
+
+Dispatch = TypeVar("Dispatch", rm.WorkerDispatch, rm.AgentDispatch)
 
 
-def _apply(project_root: Path, team_state: Path, change: Any) -> rm.TeamState:
-    def mutate(current: dict[str, Any] | None) -> dict[str, Any]:
+def _apply(project_root: Path, team_state: Path, change: Callable[[rm.TeamState], None]) -> rm.TeamState:
+    def mutate(current: rm.TeamState | None) -> rm.TeamState:
         if current is None:
             raise WriteRefused(team_state, "team-state file is missing")
         change(current)
-        current["promptDeliveryVerified"] = False
         return current
 
     result = update_json(project_root, team_state, rm.TeamState, mutate)
@@ -30,12 +33,12 @@ def _apply(project_root: Path, team_state: Path, change: Any) -> rm.TeamState:
     return result
 
 
-def _upsert(rows: list[dict[str, Any]], row: dict[str, Any]) -> None:
+def _upsert(rows: list[Dispatch], row: Dispatch) -> None:
     """Replace the row with the same ``dispatchId`` in place; rows without one stack."""
-    key = row.get("dispatchId")
+    key = row.dispatch_id
     if key:
         for index, existing in enumerate(rows):
-            if existing.get("dispatchId") == key:
+            if existing.dispatch_id == key:
                 rows[index] = row
                 return
     rows.append(row)
@@ -43,14 +46,12 @@ def _upsert(rows: list[dict[str, Any]], row: dict[str, Any]) -> None:
 
 def upsert_worker_dispatch(project_root: Path, team_state: Path, dispatch: rm.WorkerDispatch) -> rm.TeamState:
     """Record a code-owned worker launch keyed by ``dispatchId``; nothing is ever pruned."""
-    row = dump(dispatch)
-    return _apply(project_root, team_state, lambda doc: _upsert(doc.setdefault("workerDispatches", []), row))
+    return _apply(project_root, team_state, lambda doc: _upsert(doc.worker_dispatches, dispatch))
 
 
 def upsert_agent_dispatch(project_root: Path, team_state: Path, dispatch: rm.AgentDispatch) -> rm.TeamState:
     """Record a host-native agent call keyed by ``dispatchId``."""
-    row = dump(dispatch)
-    return _apply(project_root, team_state, lambda doc: _upsert(doc.setdefault("agentDispatches", []), row))
+    return _apply(project_root, team_state, lambda doc: _upsert(doc.agent_dispatches, dispatch))
 
 
 def result_allowed(project_root: Path, manifest: rm.RunManifest, result_path: str) -> str | None:
@@ -94,22 +95,21 @@ def link_result(
     if not (project_root / result_path).is_file():
         raise WriteRefused(project_root / result_path, "result file does not exist")
 
-    def change(doc: dict[str, Any]) -> None:
-        ids = {r.get("dispatchId") for r in doc.get("workerDispatches", []) + doc.get("agentDispatches", [])}
+    def change(doc: rm.TeamState) -> None:
+        ids = {r.dispatch_id for r in doc.worker_dispatches} | {r.dispatch_id for r in doc.agent_dispatches}
         if dispatch_id not in ids:
             raise WriteRefused(team_state, f"no dispatch {dispatch_id!r} in the ledger")
-        links = doc.setdefault("agentResultLinks", [])
-        for link in links:
-            same_path = link.get("resultPath") == result_path
-            same_id = link.get("dispatchId") == dispatch_id
+        for link in doc.agent_result_links:
+            same_path = link.result_path == result_path
+            same_id = link.dispatch_id == dispatch_id
             if same_path and same_id:
                 return
             if same_path:
-                raise WriteRefused(team_state, f"{result_path} is already linked to dispatch {link.get('dispatchId')}")
+                raise WriteRefused(team_state, f"{result_path} is already linked to dispatch {link.dispatch_id}")
             if same_id:
-                raise WriteRefused(team_state, f"dispatch {dispatch_id} already authorises {link.get('resultPath')}")
-        links.append(
-            dump(rm.AgentResultLink(dispatch_id=dispatch_id, result_path=result_path, accepted_at=accepted_at))
+                raise WriteRefused(team_state, f"dispatch {dispatch_id} already authorises {link.result_path}")
+        doc.agent_result_links.append(
+            rm.AgentResultLink(dispatch_id=dispatch_id, result_path=result_path, accepted_at=accepted_at)
         )
 
     return _apply(project_root, team_state, change)

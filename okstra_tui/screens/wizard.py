@@ -596,9 +596,7 @@ class WizardScreen(ModalScreen[Path | None]):
 
     # ------------------------------------------------------- follow-ups
 
-    def run_follow_up(
-        self, work_fn: Callable[[], Written], show: Callable[[Written | str, Any], None], *, group: str
-    ) -> None:
+    def run_follow_up(self, work_fn: Callable[[], Written], show: Callable[[Written | str, Any], None]) -> None:
         """Run a further core write after the main one (attach, planning prepare) off the UI thread."""
         self._set_busy(True)
         self._follow_up_worker(work_fn, show)

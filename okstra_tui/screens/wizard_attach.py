@@ -56,7 +56,7 @@ class AttachDone(DoneStep):
             ]
             return Written(target, lines)
 
-        wizard.run_follow_up(attach, self._attached, group="attach")
+        wizard.run_follow_up(attach, self._attached)
 
     def _attached(self, result: Written | str, check: CheckReport | str) -> None:
         show_follow_up(self, result, check, "attach", "✔ ", "\n  ")

@@ -82,7 +82,7 @@ class PrepareOffer(DoneStep):
     def _run_prepare(self) -> None:
         wizard = self.wizard
         root, task = wizard.root, wizard.bundle
-        wizard.run_follow_up(lambda: prepare_written(root, task, wizard.clock), self._prepared, group="prepare")
+        wizard.run_follow_up(lambda: prepare_written(root, task, wizard.clock), self._prepared)
 
     def _prepared(self, result: Written | str, check: CheckReport | str) -> None:
         show_follow_up(self, result, check, "prepare", "✔ wrote ", "\n")

@@ -24,7 +24,7 @@ from okstra_core.workflows import (
     teamstate,
     user_response_export,
 )
-from okstra_core.workflows.common import Clock, dump
+from okstra_core.workflows.common import Clock
 
 RETRY = "demo-shop:payments:retry-policy"
 REFUND = "demo-shop:payments:refund-ledger"
@@ -105,7 +105,7 @@ def writer(root: Path) -> None:
         present = log.exists() and f'"code":"crash-{k}"' in log.read_text()
         if not present:  # check-then-append is safe here: one writer at a time
             writes.append_jsonl(
-                root, log, dump(ErrorRecord(at="2026-12-01T12:00:00Z", worker_id="w", code=f"crash-{k}", message="m"))
+                root, log, ErrorRecord(at="2026-12-01T12:00:00Z", worker_id="w", code=f"crash-{k}", message="m").dump()
             )
     design_prep.materialize(root, _task(root, RETRY))
     inputs = root / PLAN / "design-prep-inputs"

@@ -15,7 +15,6 @@ from okstra_core.models.run import ErrorRecord, RunManifest, TeamState, WorkerDi
 from okstra_core.models.sidecars import DesignPrepInputHeader
 from okstra_core.store import Project
 from okstra_core.workflows import design_prep, teamstate
-from okstra_core.workflows.common import dump
 
 from .scenario import AN, ERRORS_LOG, PLAN, RETRY, TEAM_STATE
 
@@ -66,14 +65,12 @@ def _worker(root: Path, index: int, start: object, out: object) -> None:
         writes.append_jsonl(
             root,
             root / ERRORS_LOG,
-            dump(
-                ErrorRecord(
-                    at="2026-12-01T12:00:00Z",
-                    worker_id=f"w{index}",
-                    code=f"p{index}-k{k}",
-                    message="x" * (50 + 300 * index),
-                )
-            ),
+            ErrorRecord(
+                at="2026-12-01T12:00:00Z",
+                worker_id=f"w{index}",
+                code=f"p{index}-k{k}",
+                message="x" * (50 + 300 * index),
+            ).dump(),
         )
         # every process races for every unlinked audit result with its own dispatch
         try:

@@ -19,7 +19,6 @@ import pytest
 from okstra_core import cli, writes
 from okstra_core.errors import ReadOnly
 from okstra_core.models.run import ErrorRecord
-from okstra_core.workflows.common import dump
 
 from . import scenario as sc
 from .test_faults import CASES, RETRY_ONLY, TASKS
@@ -184,7 +183,7 @@ def test_every_primitive_refuses(tmp_path: Path, guarded: Callable[[bool], None]
     (root / "a.json").write_bytes(b"{}\n")
     (root / "a.copy").write_bytes(b"{}\n")
     (root / "runs").mkdir()
-    record = dump(ErrorRecord(at="2026-12-01T12:00:00Z", worker_id="w", code="c", message="m"))
+    record = ErrorRecord(at="2026-12-01T12:00:00Z", worker_id="w", code="c", message="m").dump()
     attempts: dict[str, Callable[[], object]] = {
         "create_only": lambda: writes.create_only(root, "b.json", b"{}\n"),
         "create_only_json": lambda: writes.create_only_json(root, "b.json", {}),

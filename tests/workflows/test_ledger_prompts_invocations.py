@@ -9,6 +9,7 @@ import pytest
 
 from okstra_core import layout
 from okstra_core.errors import WriteRefused
+from okstra_core.models.run import RunManifest
 from okstra_core.workflows import prompts
 
 from .helpers import CI, RETRY, diff, okstra, refuses, snapshot
@@ -259,13 +260,19 @@ def test_run_manifest_immutable_fields_refused(fresh_demo: Path) -> None:
     path = fresh_demo / STAGE / "manifests/run-manifest-implementation-001.json"
     before = path.read_bytes()
 
-    def change(doc: dict) -> None:
-        doc["agentContract"]["catalogDigest"] = "0" * 64
+    def change(doc: RunManifest) -> RunManifest:
+        assert doc.agent_contract is not None
+        doc.agent_contract.catalog_digest = "0" * 64
+        return doc
+
+    def start(doc: RunManifest) -> RunManifest:
+        doc.status = "in-progress"
+        return doc
 
     with pytest.raises(WriteRefused, match="immutable"):
         prompts.replace_run_manifest(fresh_demo, path, change)
     assert path.read_bytes() == before
-    prompts.replace_run_manifest(fresh_demo, path, lambda doc: doc.update(status="in-progress"))
+    prompts.replace_run_manifest(fresh_demo, path, start)
     assert json.loads(path.read_text())["status"] == "in-progress"
 
 
