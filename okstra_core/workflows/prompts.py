@@ -55,6 +55,15 @@ def assignment_digest(assignment: rm.InvocationAssignment) -> str:
     return sha256_json(dump(assignment))
 
 
+def bound_digests(assignment: rm.InvocationAssignment, prompt: bytes, instruction: bytes) -> dict[str, str]:
+    """The digests binding a prompt's metadata to its invocation: assignment, prompt bytes, instruction bytes."""
+    return {
+        "assignment": assignment_digest(assignment),
+        "instruction": sha256_bytes(instruction),
+        "prompt": sha256_bytes(prompt),
+    }
+
+
 @dataclass(frozen=True)
 class _Publication:
     """One prompt to publish, with every input it depends on already read and checked."""
@@ -175,10 +184,8 @@ def _prompt_meta(pub: _Publication, source_paths: list[str] | None, clock: Clock
             ],
             "digests": {
                 "catalog": contract.catalog_digest,
-                "assignment": assignment_digest(assignment),
                 "duty": pub.duty.sha256,
-                "instruction": sha256_bytes(pub.instruction_bytes),
-                "prompt": sha256_bytes(pub.data),
+                **bound_digests(assignment, pub.data, pub.instruction_bytes),
             },
             "publishedAt": iso(clock.now()),
             "runDateTimeSegment": pub.manifest.run_date_time_segment,
