@@ -18,7 +18,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .. import layout, writes
+from .. import layout, names, writes
 from ..digests import pretty_json
 from ..models import task as tm
 from ..models.run import InvocationAssignment
@@ -150,7 +150,7 @@ def _clone(root: Path, template: dict[str, bytes], name: str, group: str, task_i
         files[troot / relpath] = data.replace(old_id, new_id).replace(old_group, new_group)
     manifests = {p: d for p, d in files.items() if p.name.startswith("run-manifest-")}
     for path, data in list(files.items()):
-        if not path.name.endswith(".meta.json"):
+        if not path.name.endswith(names.PROMPT_META_SUFFIX):
             continue
         meta = json.loads(data)
         run_manifest = json.loads(manifests[root / meta["runManifestPath"]])
@@ -180,8 +180,8 @@ def _bulk_range(args: tuple[str, str, int, int]) -> list[dict[str, Any]]:
     root, scratch = Path(root_text), Path(scratch_text)
     templates = _TEMPLATES.get(scratch_text)
     if templates is None:
-        names = [*BULK_TYPES, *OPEN_BULK_TEMPLATES.values()]
-        templates = {t: _read_tree(layout.task_root(scratch, TPL_GROUP, _tpl_id(t))) for t in names}
+        template_names = [*BULK_TYPES, *OPEN_BULK_TEMPLATES.values()]
+        templates = {t: _read_tree(layout.task_root(scratch, TPL_GROUP, _tpl_id(t))) for t in template_names}
         _TEMPLATES.clear()
         _TEMPLATES[scratch_text] = templates
     entries = []

@@ -140,7 +140,7 @@ def _dispatch(
 
 def _write_results(run: Run, worker: WorkerSpec, seq: int, instruction_rel: str) -> Path:
     """The worker's result and reading-confirmation audit; returns the result."""
-    folder = run.run_dir / "worker-results"
+    folder = run.run_dir / layout.WORKER_RESULTS_DIR
     result = folder / names.build("worker-result", task_type=run.task_type, seq=seq, worker_id=worker.worker_id)
     audit = folder / names.build("worker-audit", task_type=run.task_type, seq=seq, worker_id=worker.worker_id)
     text = f"# {worker.worker_id} result\n\nStatus: completed\n\nSee the final report.\n"
@@ -187,7 +187,7 @@ def team_run(
     )
     instruction_rel = layout.rel(layout.instruction_set_dir(task_root) / "analysis-packet.md", project_root)
     _publish_prompts(run, workers, clock, instruction_rel)
-    result_seq = run.seqs("worker-results")
+    result_seq = run.seqs(layout.WORKER_RESULTS_DIR)
     for index, worker in enumerate(workers, start=1):
         inv = next(a for a in run.manifest.invocation_assignments if a.worker_id == worker.worker_id)
         dispatch_id = _dispatch(run, worker, index, inv, clock, v2, rich_team)
@@ -237,7 +237,7 @@ def _convergence_round(
     for analyser, ballot in votes.items():
         prompt = (
             run.run_dir
-            / "prompts"
+            / layout.PROMPTS_DIR
             / names.build("reverify-prompt", task_type=run.task_type, seq=prompt_seq, worker_id=analyser, round=rnd)
         )
         writes.create_only(root, prompt, f"# Reverify round {rnd}\n\nVote on: {', '.join(ballot)}\n".encode())
@@ -273,11 +273,11 @@ def _convergence_round(
 def converge(run: Run, clock: Clock) -> None:
     """Round 0 groups, two reverify rounds with plans, prompts and votes, then the terminal final."""
     root = run.project_root
-    seq = run.seqs("state")
+    seq = run.seqs(layout.STATE_DIR)
     roster = [w.worker_id for w in ANALYSERS]
     convergence.write_groups(root, run.run_dir, run.task_type, seq, finding_groups(run, roster))
     convergence.seed_work(root, run.run_dir, run.task_type, seq, clock=clock)
-    prompt_seq = run.seqs("prompts")
+    prompt_seq = run.seqs(layout.PROMPTS_DIR)
     for rnd, votes in VOTES_BY_ROUND.items():
         _convergence_round(run, seq, prompt_seq, roster, rnd, votes, clock)
     convergence.finalize(root, run.run_dir, run.task_type, seq, "converged", clock)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import layout, reading, writes
+from .. import layout, names, reading, writes
 from ..digests import pretty_json, sha256_bytes, sha256_json
 from ..errors import WriteRefused
 from ..models import run as rm
@@ -296,7 +296,7 @@ def meta_problems(project_root: Path, meta_path: Path, meta: rm.PromptMeta) -> l
             problems.append("invocationId/workerId differ from the manifest's assignment")
         if digests.assignment is not None and assignment_digest(assignment) != digests.assignment:
             problems.append("assignment digest does not match the manifest's assignment")
-    if meta.prompt_path is not None and meta_path.name != Path(meta.prompt_path).name + ".meta.json":
+    if meta.prompt_path is not None and meta_path.name != names.meta_name_for(Path(meta.prompt_path).name):
         problems.append(f"metadata is not adjacent to its prompt {meta.prompt_path}")
     contract = manifest.agent_contract
     if contract is not None and digests.catalog is not None and contract.catalog_digest != digests.catalog:

@@ -406,7 +406,7 @@ def _watch_list(project: Project) -> list[Path]:
             types = sorted(p for p in runs.iterdir() if p.is_dir())
         except OSError:
             continue
-        for base in [b for t in types for b in (t, *sorted(t.glob("stage-*")))]:
-            for sub in ("reports", "user-responses", "design-prep-requests", "design-prep-inputs"):
+        for base in [b for t in types for b in (t, *sorted(t.glob(f"{layout.STAGE_DIR_PREFIX}*")))]:
+            for sub in (layout.REPORTS_DIR, layout.USER_RESPONSES_DIR, *layout.DESIGN_PREP_CATEGORIES):
                 paths.append(base / sub)
     return paths
