@@ -101,6 +101,7 @@ RECAP_LOG_FILE: Final = "recap-log.jsonl"
 NOTES_DIR: Final = "notes"
 #: Prefix of a stage folder, ``stage-<n>``.
 STAGE_DIR_PREFIX: Final = "stage-"
+
 SLUG_MAX: Final = 64
 
 _SLUG_RUN = re.compile(r"[^a-z0-9]+")
