@@ -35,6 +35,7 @@ check: $(STAMP)
 	echo "mypy (strict; packages from pyproject.toml)"; $(BIN)/python -m mypy || status=1; \
 	echo "lint-imports"; $(BIN)/lint-imports || status=1; \
 	echo "function length"; $(BIN)/python tools/function_length.py || status=1; \
+	echo "path literals"; $(BIN)/python tools/path_literals.py || status=1; \
 	exit $$status
 
 typecheck: $(STAMP)

@@ -29,16 +29,25 @@ FINAL_VERIFICATION: Final = "final-verification"
 KNOWN_TASK_TYPES: Final = (ANALYSIS, OPTION_SELECTION, IMPLEMENTATION_PLANNING, IMPLEMENTATION, FINAL_VERIFICATION)
 
 #: Folders of a resolved run dir whose files carry a per-category ``<seq>``.
+MANIFESTS_DIR: Final = "manifests"
+STATE_DIR: Final = "state"
+PROMPTS_DIR: Final = "prompts"
+REPORTS_DIR: Final = "reports"
+STATUS_DIR: Final = "status"
+SESSIONS_DIR: Final = "sessions"
+LOGS_DIR: Final = "logs"
+WORKER_RESULTS_DIR: Final = "worker-results"
+USER_RESPONSES_DIR: Final = "user-responses"
 SEQ_CATEGORIES: Final = (
-    "manifests",
-    "state",
-    "prompts",
-    "reports",
-    "status",
-    "sessions",
-    "logs",
-    "worker-results",
-    "user-responses",
+    MANIFESTS_DIR,
+    STATE_DIR,
+    PROMPTS_DIR,
+    REPORTS_DIR,
+    STATUS_DIR,
+    SESSIONS_DIR,
+    LOGS_DIR,
+    WORKER_RESULTS_DIR,
+    USER_RESPONSES_DIR,
 )
 
 #: Folders only an implementation-planning run dir has; their ``<seq>`` is the
@@ -69,6 +78,32 @@ CARRY_DIR: Final = "carry"
 CONSUMERS_FILE: Final = "consumers.jsonl"
 #: The catalog inside a duty-contracts folder.
 DUTY_CATALOG_FILE: Final = "catalog.json"
+
+#: The project's folders and files under ``.okstra/``.
+TASKS_DIR: Final = "tasks"
+DISCOVERY_DIR: Final = "discovery"
+AGENT_INVOCATIONS_DIR: Final = "agent-invocations"
+LATEST_TASK_FILE: Final = "latest-task.json"
+TASK_CATALOG_FILE: Final = "task-catalog.json"
+PROJECT_FILE: Final = "project.json"
+
+#: A task folder's files and folders.
+TASK_MANIFEST_FILE: Final = "task-manifest.json"
+TASK_INDEX_FILE: Final = "task-index.md"
+INSTRUCTION_SET_DIR: Final = "instruction-set"
+TASK_BRIEF_FILE: Final = "task-brief.md"
+SELECTED_DIRECTION_FILE: Final = "selected-direction.json"
+CLARIFICATION_RESPONSE_FILE: Final = "clarification-response.md"
+RUNS_DIR: Final = "runs"
+HISTORY_DIR: Final = "history"
+TIMELINE_FILE: Final = "timeline.json"
+FIX_CYCLES_FILE: Final = "fix-cycles.jsonl"
+RECAP_DIR: Final = "recap"
+RECAP_LOG_FILE: Final = "recap-log.jsonl"
+NOTES_DIR: Final = "notes"
+#: Prefix of a stage folder, ``stage-<n>``.
+STAGE_DIR_PREFIX: Final = "stage-"
+
 SLUG_MAX: Final = 64
 
 _SLUG_RUN = re.compile(r"[^a-z0-9]+")
@@ -160,23 +195,23 @@ def okstra_dir(project_root: Path) -> Path:
 
 
 def tasks_dir(project_root: Path) -> Path:
-    return okstra_dir(project_root) / "tasks"
+    return okstra_dir(project_root) / TASKS_DIR
 
 
 def discovery_dir(project_root: Path) -> Path:
-    return okstra_dir(project_root) / "discovery"
+    return okstra_dir(project_root) / DISCOVERY_DIR
 
 
 def latest_task_path(project_root: Path) -> Path:
-    return discovery_dir(project_root) / "latest-task.json"
+    return discovery_dir(project_root) / LATEST_TASK_FILE
 
 
 def task_catalog_path(project_root: Path) -> Path:
-    return discovery_dir(project_root) / "task-catalog.json"
+    return discovery_dir(project_root) / TASK_CATALOG_FILE
 
 
 def project_json_path(project_root: Path) -> Path:
-    return okstra_dir(project_root) / "project.json"
+    return okstra_dir(project_root) / PROJECT_FILE
 
 
 def task_root(project_root: Path, task_group: str, task_id: str) -> Path:
@@ -186,7 +221,16 @@ def task_root(project_root: Path, task_group: str, task_id: str) -> Path:
 
 def task_root_rel(task_group: str, task_id: str) -> str:
     """The task root relative to the project root, POSIX."""
-    return f"{OKSTRA_DIR}/tasks/{slug(task_group)}/{slug(task_id)}"
+    return f"{OKSTRA_DIR}/{TASKS_DIR}/{slug(task_group)}/{slug(task_id)}"
+
+
+def task_and_run_type(rel_path: str) -> tuple[str, str | None]:
+    """``<group>/<task-id>`` of a project-relative path under ``.okstra/tasks/``, and the task type of the
+    run dir it lies in (None when it lies in no ``runs/<task-type>/``)."""
+    parts = rel_path.split("/")
+    task = "/".join(parts[2:4])
+    run_type = parts[5] if len(parts) > 6 and parts[4] == RUNS_DIR else None
+    return task, run_type
 
 
 def task_root_of(project_root: Path, path: Path) -> Path | None:
@@ -200,47 +244,47 @@ def task_root_of(project_root: Path, path: Path) -> Path | None:
 
 
 def task_manifest_path(root: Path) -> Path:
-    return root / "task-manifest.json"
+    return root / TASK_MANIFEST_FILE
 
 
 def task_index_path(root: Path) -> Path:
-    return root / "task-index.md"
+    return root / TASK_INDEX_FILE
 
 
 def instruction_set_dir(root: Path) -> Path:
-    return root / "instruction-set"
+    return root / INSTRUCTION_SET_DIR
 
 
 def selected_direction_path(root: Path) -> Path:
-    return instruction_set_dir(root) / "selected-direction.json"
+    return instruction_set_dir(root) / SELECTED_DIRECTION_FILE
 
 
 def clarification_response_path(root: Path) -> Path:
-    return instruction_set_dir(root) / "clarification-response.md"
+    return instruction_set_dir(root) / CLARIFICATION_RESPONSE_FILE
 
 
 def runs_dir(root: Path) -> Path:
-    return root / "runs"
+    return root / RUNS_DIR
 
 
 def history_dir(root: Path) -> Path:
-    return root / "history"
+    return root / HISTORY_DIR
 
 
 def timeline_path(root: Path) -> Path:
-    return history_dir(root) / "timeline.json"
+    return history_dir(root) / TIMELINE_FILE
 
 
 def fix_cycles_path(root: Path) -> Path:
-    return history_dir(root) / "fix-cycles.jsonl"
+    return history_dir(root) / FIX_CYCLES_FILE
 
 
 def recap_log_path(root: Path) -> Path:
-    return root / "recap" / "recap-log.jsonl"
+    return root / RECAP_DIR / RECAP_LOG_FILE
 
 
 def notes_dir(root: Path) -> Path:
-    return root / "notes"
+    return root / NOTES_DIR
 
 
 # ------------------------------------------------------------------------ run dirs
@@ -265,7 +309,7 @@ def task_type_run_dir(root: Path, task_type: str) -> Path:
 def stage_dir_name(stage: int) -> str:
     if stage < 1:
         raise LayoutError(None, f"stage {stage} is not a positive integer")
-    return f"stage-{stage}"
+    return f"{STAGE_DIR_PREFIX}{stage}"
 
 
 _STAGE_RE = re.compile(r"^stage-([1-9][0-9]*)$")
@@ -338,6 +382,14 @@ def seqs_in_use(folder: Path) -> int:
 # --------------------------------------------------------------- agent invocations
 
 
+#: The files of one agent invocation, ``<invocation-id><suffix>``, in publication order.
+INVOCATION_INSTRUCTIONS_SUFFIX: Final = ".instructions.md"
+INVOCATION_PROMPT_SUFFIX: Final = ".prompt.md"
+INVOCATION_META_SUFFIX: Final = ".prompt.md.meta.json"
+INVOCATION_RESULT_SUFFIX: Final = ".result.json"
+INVOCATION_COMPLETION_SUFFIX: Final = ".prompt.md.completion.json"
+
+
 @dataclass(frozen=True, slots=True)
 class InvocationPaths:
     """The exact immutable paths of one ``(purpose, invocationId)`` pair."""
@@ -350,23 +402,23 @@ class InvocationPaths:
 
     @property
     def instructions(self) -> Path:
-        return self._p(".instructions.md")
+        return self._p(INVOCATION_INSTRUCTIONS_SUFFIX)
 
     @property
     def prompt(self) -> Path:
-        return self._p(".prompt.md")
+        return self._p(INVOCATION_PROMPT_SUFFIX)
 
     @property
     def meta(self) -> Path:
-        return self._p(".prompt.md.meta.json")
+        return self._p(INVOCATION_META_SUFFIX)
 
     @property
     def result(self) -> Path:
-        return self._p(".result.json")
+        return self._p(INVOCATION_RESULT_SUFFIX)
 
     @property
     def completion(self) -> Path:
-        return self._p(".prompt.md.completion.json")
+        return self._p(INVOCATION_COMPLETION_SUFFIX)
 
     @property
     def tmp(self) -> Path:
@@ -374,7 +426,7 @@ class InvocationPaths:
 
 
 def agent_invocations_dir(project_root: Path) -> Path:
-    return okstra_dir(project_root) / "agent-invocations"
+    return okstra_dir(project_root) / AGENT_INVOCATIONS_DIR
 
 
 def invocation_paths(project_root: Path, purpose: str, invocation_id: str) -> InvocationPaths:
@@ -456,10 +508,12 @@ def okstra_state_dir() -> Path:
 CACHE_KEY_FILE: Final = "check-cache.key"
 #: The check cache's folder of per-project files, in :func:`okstra_cache_dir`.
 CHECK_CACHE_DIR: Final = "check"
+#: The manager home's folder of managers.
+MANAGERS_DIR: Final = "managers"
 
 
 def managers_dir(home: Path) -> Path:
-    return home / "managers"
+    return home / MANAGERS_DIR
 
 
 def root_name(root: Path | str) -> str:

@@ -527,9 +527,13 @@ def report_stem(data_filename: str) -> str:
     return data_filename.removesuffix(REPORT_DATA_SUFFIX).removesuffix(".json")
 
 
+#: The adjacent metadata of a prompt: ``<prompt>.md.meta.json``.
+PROMPT_META_SUFFIX: Final = ".meta.json"
+
+
 def meta_name_for(prompt_filename: str) -> str:
     """The adjacent metadata name of a prompt: ``<prompt>.md.meta.json``."""
-    return prompt_filename + ".meta.json"
+    return prompt_filename + PROMPT_META_SUFFIX
 
 
 def log_name_for(prompt_filename: str) -> str:

@@ -479,7 +479,7 @@ def _worker_of(rel: str, role: str) -> str:
     filename = rel.rpartition("/")[2]
     if filename.endswith(".log"):
         filename = filename.removesuffix(".log") + ".md"
-    parsed = names.parse_in_category("prompts", filename)
+    parsed = names.parse_in_category(layout.PROMPTS_DIR, filename)
     return parsed.worker_id if parsed is not None and parsed.worker_id else role
 
 

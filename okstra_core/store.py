@@ -218,7 +218,7 @@ class RunDir:
         for category in layout.RUN_CATEGORIES:
             folder = self.path / category
             for entry in _listdir(folder, self.task.project.unlisted):
-                if category == "state" and entry == layout.MIGRATIONS_DIR and (folder / entry).is_dir():
+                if category == layout.STATE_DIR and entry == layout.MIGRATIONS_DIR and (folder / entry).is_dir():
                     continue  # the contract's archive folder (see :meth:`migrations`)
                 if not layout.is_private_entry(entry) and names.parse_in_category(category, entry) is None:
                     out.append(folder / entry)
@@ -293,7 +293,7 @@ class RunDir:
 
     def migrations(self) -> list[Path]:
         """Archives under ``state/migrations/``: byte-for-byte copies of state a Round 0 restart replaced."""
-        folder = self.path / "state" / layout.MIGRATIONS_DIR
+        folder = self.path / layout.STATE_DIR / layout.MIGRATIONS_DIR
         return [
             folder / name for name in _listdir(folder, self.task.project.unlisted) if not layout.is_private_entry(name)
         ]

@@ -20,7 +20,7 @@ from textual.app import App
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled, WorkerState
 
-from okstra_core import layout
+from okstra_core import layout, names
 from okstra_core.store import Project
 from okstra_core.workflows.common import Clock
 from okstra_core.workflows.inbox import InboxKind
@@ -35,6 +35,11 @@ SIZE = (120, 40)
 SMALL_SIZE = (80, 24)
 #: The time the wizards take in pictures (a review's preview, a write's record); a real wizard takes now.
 PREVIEW_TIME = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
+
+#: Folders and files, relative to a task folder, that pick the task a screenshot shows.
+_RUNS = layout.RUNS_DIR
+_PLANNING = f"{layout.RUNS_DIR}/{layout.IMPLEMENTATION_PLANNING}"
+_TEAM_STATES = f"{layout.RUNS_DIR}/*/{layout.STATE_DIR}/team-state-*.json"
 
 Scene = Callable[[Pilot[None]], Awaitable[None]]
 
@@ -123,15 +128,17 @@ async def running(pilot: Pilot[None]) -> None:
 async def task(pilot: Pilot[None]) -> None:
     app = _app(pilot)
     await settle(pilot)
-    app.navigate(Location(View.TASK, _task_with(app, _has("runs/implementation/stage-*"))))
+    app.navigate(
+        Location(View.TASK, _task_with(app, _has(f"{_RUNS}/{layout.IMPLEMENTATION}/{layout.STAGE_DIR_PREFIX}*")))
+    )
     await settle(pilot)
 
 
 async def runs(pilot: Pilot[None]) -> None:
     app = _app(pilot)
     await settle(pilot)
-    root = _task_with(app, _has("runs/*/state/team-state-*.json"))
-    team_state = sorted(root.glob("runs/*/state/team-state-*.json"))[-1]
+    root = _task_with(app, _has(_TEAM_STATES))
+    team_state = sorted(root.glob(_TEAM_STATES))[-1]
     app.navigate(Location(View.RUNS, root, team_state.parent.parent, artifact=team_state))
     await settle(pilot)
 
@@ -139,14 +146,14 @@ async def runs(pilot: Pilot[None]) -> None:
 async def convergence(pilot: Pilot[None]) -> None:
     app = _app(pilot)
     await settle(pilot)
-    app.navigate(Location(View.CONVERGENCE, _task_with(app, _has("runs/*/state/convergence-round-*"))))
+    app.navigate(Location(View.CONVERGENCE, _task_with(app, _has(f"{_RUNS}/*/{layout.STATE_DIR}/convergence-round-*"))))
     await settle(pilot)
 
 
 async def design_prep(pilot: Pilot[None]) -> None:
     app = _app(pilot)
     await settle(pilot)
-    app.navigate(Location(View.DESIGN_PREP, _task_with(app, _has("runs/implementation-planning/design-prep-inputs/*"))))
+    app.navigate(Location(View.DESIGN_PREP, _task_with(app, _has(f"{_PLANNING}/{layout.DESIGN_PREP_INPUTS}/*"))))
     await settle(pilot)
     await pilot.press("down", "down")
     await settle(pilot)
@@ -155,19 +162,21 @@ async def design_prep(pilot: Pilot[None]) -> None:
 async def reports(pilot: Pilot[None]) -> None:
     app = _app(pilot)
     await settle(pilot)
-    app.navigate(Location(View.REPORTS, _task_with(app, _has("instruction-set/selected-direction.json"))))
+    app.navigate(
+        Location(View.REPORTS, _task_with(app, _has(f"{layout.INSTRUCTION_SET_DIR}/{layout.SELECTED_DIRECTION_FILE}")))
+    )
     await settle(pilot)
 
 
 def _reports(root: Path) -> list[Path]:
-    return sorted(root.glob("runs/implementation-planning/reports/final-report-*.data.json"))
+    return sorted(root.glob(f"{_PLANNING}/{layout.REPORTS_DIR}/final-report-*{names.REPORT_DATA_SUFFIX}"))
 
 
 async def file(pilot: Pilot[None]) -> None:
     app = _app(pilot)
     await settle(pilot)
-    root = _task_with(app, _has("runs/implementation-planning/reports/*"))
-    app.navigate(Location(View.FILE, root, layout.instruction_set_dir(root) / "task-brief.md"))
+    root = _task_with(app, _has(f"{_PLANNING}/{layout.REPORTS_DIR}/*"))
+    app.navigate(Location(View.FILE, root, layout.instruction_set_dir(root) / layout.TASK_BRIEF_FILE))
     await settle(pilot)
 
 

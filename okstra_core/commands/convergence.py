@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .. import names, reading
+from .. import layout, names, reading
 from .common import (
     add_group,
     add_run_args,
@@ -27,7 +27,7 @@ def cmd_convergence_seed(args: argparse.Namespace) -> int:
     task = open_task(project, args.task)
     rd = find_run_dir(task, args.run_type, args.stage)
     groups = find_artifact(rd, "convergence-groups", args.seq)
-    parsed = names.parse_in_category("state", groups.name)
+    parsed = names.parse_in_category(layout.STATE_DIR, groups.name)
     assert parsed is not None and parsed.seq is not None
     before = reading.read_bytes(
         convergence.state_path(rd.path, "convergence-work", rd.task_type, parsed.seq), root=project.root

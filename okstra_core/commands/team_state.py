@@ -48,7 +48,7 @@ def _team_state(project: Project, task: Task, args: argparse.Namespace) -> tuple
 
     if args.state:
         state_path = input_path(project, args.state)
-        rd = next((r for r in task.run_dirs if state_path.parent == r.path / "state"), None)
+        rd = next((r for r in task.run_dirs if state_path.parent == r.path / layout.STATE_DIR), None)
         if rd is None:
             raise OkstraError(state_path, "is not a team-state file of this task")
     else:
@@ -65,7 +65,8 @@ def _team_state(project: Project, task: Task, args: argparse.Namespace) -> tuple
         ):
             return state_path, manifest, state
     raise OkstraError(
-        state_path, f"no run manifest of this execution ({state.run_date_time_segment}) in {rd.rel}/manifests"
+        state_path,
+        f"no run manifest of this execution ({state.run_date_time_segment}) in {rd.rel}/{layout.MANIFESTS_DIR}",
     )
 
 

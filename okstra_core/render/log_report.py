@@ -163,10 +163,14 @@ def _collect(
 
 
 def _scan_run_dir(pairs: dict[str, LogPair], run_dir: Path, base: Path) -> None:
-    prompts = run_dir / "prompts"
-    parsed = [(n, p) for n in _listdir(prompts) if (p := names.parse_in_category("prompts", n)) is not None]
+    prompts = run_dir / layout.PROMPTS_DIR
+    parsed = [(n, p) for n in _listdir(prompts) if (p := names.parse_in_category(layout.PROMPTS_DIR, n)) is not None]
     _collect(pairs, prompts, base, parsed, flat=False)
-    flat = [(n, p) for n in _listdir(run_dir) if (p := names.classify_flat(n)) is not None and p.category == "prompts"]
+    flat = [
+        (n, p)
+        for n in _listdir(run_dir)
+        if (p := names.classify_flat(n)) is not None and p.category == layout.PROMPTS_DIR
+    ]
     _collect(pairs, run_dir, base, flat, flat=True)
 
 

@@ -35,7 +35,7 @@ INDEX_CHARS: Final = reading.PREVIEW_CHARS
 _INDEX_BYTES: Final = INDEX_CHARS * 4
 
 #: Instruction-set files read as the task brief, and as the user's carried answers.
-_BRIEF: Final = "task-brief.md"
+_BRIEF: Final = layout.TASK_BRIEF_FILE
 _CARRIED_ANSWERS: Final = layout.clarification_response_path(Path()).name
 _DIRECTION: Final = layout.selected_direction_path(Path()).name
 
@@ -85,13 +85,13 @@ def child_role(role: str, name: str, is_dir: bool) -> str | None:
     """The role of folder *name* found in a folder of *role* (None: not walked)."""
     if not is_dir or layout.is_private_entry(name):
         return None
-    if role == "tasks":
+    if role == layout.TASKS_DIR:
         return "group"
     if role == "group":
         return "task"
     if role == "task":
-        return {"instruction-set": "iset", "notes": "notes", "runs": "runs"}.get(name)
-    if role == "runs":
+        return {layout.INSTRUCTION_SET_DIR: "iset", layout.NOTES_DIR: "notes", layout.RUNS_DIR: "runs"}.get(name)
+    if role == layout.RUNS_DIR:
         return "type"
     if role in ("type", "stage"):
         if name in _CATEGORIES:
@@ -116,7 +116,7 @@ def file_kind(role: str, name: str) -> str | None:
         if name == _DIRECTION:
             return "direction"
         return "instruction" if name.endswith((".md", ".txt")) else None
-    if role == "notes":
+    if role == layout.NOTES_DIR:
         return "note" if names.parse_note(name) is not None else None
     return None
 

@@ -411,7 +411,7 @@ class SearchIndex:
         now = time.time_ns()
         base = str(self.root) + os.sep
         out = _Look()
-        stack = [(layout.rel(layout.tasks_dir(self.root), self.root), "tasks")]
+        stack = [(layout.rel(layout.tasks_dir(self.root), self.root), layout.TASKS_DIR)]
         while stack:
             rel, role = stack.pop()
             try:
@@ -502,9 +502,7 @@ class SearchIndex:
         total = len(stale)
         for done, (rel, kind, key, mtime) in enumerate(sorted(stale), start=1):
             got = extract(self.root / rel, self.root, kind)
-            parts = rel.split("/")
-            task = "/".join(parts[2:4])
-            run_type = parts[5] if len(parts) > 6 and parts[4] == "runs" else None
+            task, run_type = layout.task_and_run_type(rel)
             chars = sum(len(s.text) for s in got.sections)
             cur = conn.execute(
                 "INSERT INTO files(path, dir, stat, kind, task, run_type, mtime, capped, error, chars) "

@@ -20,7 +20,7 @@ MIGRATIONS = layout.MIGRATIONS_DIR
 
 
 def state_path(run_dir: Path, kind: str, task_type: str, seq: int, round: int | None = None) -> Path:
-    return run_dir / "state" / names.build(kind, task_type=task_type, seq=seq, round=round)
+    return run_dir / layout.STATE_DIR / names.build(kind, task_type=task_type, seq=seq, round=round)
 
 
 def write_groups(project_root: Path, run_dir: Path, task_type: str, seq: int, groups: cm.ConvergenceGroups) -> Path:
@@ -114,7 +114,7 @@ def _valid_final(data: bytes) -> bool:
 
 
 def archive_path(run_dir: Path, original: Path, stamp: str) -> Path:
-    return run_dir / "state" / MIGRATIONS / f"{original.name}.{stamp}.orig"
+    return run_dir / layout.STATE_DIR / MIGRATIONS / f"{original.name}.{stamp}.orig"
 
 
 def archive(project_root: Path, run_dir: Path, original: Path, data: bytes, clock: Clock = SYSTEM_CLOCK) -> Path:
@@ -132,7 +132,7 @@ def archive(project_root: Path, run_dir: Path, original: Path, data: bytes, cloc
 
 
 def archives_for(run_dir: Path, original: Path) -> list[Path]:
-    folder = run_dir / "state" / MIGRATIONS
+    folder = run_dir / layout.STATE_DIR / MIGRATIONS
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.iterdir() if p.name.startswith(original.name + ".") and p.name.endswith(".orig"))

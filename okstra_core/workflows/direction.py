@@ -26,7 +26,7 @@ def sidecar_path_for(report: LoadedReport) -> Path:
     parsed = report.artifact.name
     return (
         report.artifact.run.path
-        / "user-responses"
+        / layout.USER_RESPONSES_DIR
         / names.build("user-response", task_type=parsed.task_type, seq=parsed.seq)
     )
 

@@ -446,7 +446,7 @@ class _TaskScan:
                         "clarification",
                         sidecar,
                         f"attach the answers to {_questions(items)} of '{report.model.title}' to "
-                        "clarification-response.md",
+                        f"{layout.CLARIFICATION_RESPONSE_FILE}",
                         _mtime(sidecar),
                         detail="attach-pending",
                         report_path=report.path,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import layout, reading, writes
+from .. import layout, names, reading, writes
 from ..digests import pretty_json, sha256_bytes, sha256_json
 from ..errors import WriteRefused
 from ..models import run as rm
@@ -53,6 +53,15 @@ def reservation_binding(assignment: rm.InvocationAssignment) -> dict[str, Any]:
 
 def assignment_digest(assignment: rm.InvocationAssignment) -> str:
     return sha256_json(assignment.dump())
+
+
+def bound_digests(assignment: rm.InvocationAssignment, prompt: bytes, instruction: bytes) -> dict[str, str]:
+    """The digests binding a prompt's metadata to its invocation: assignment, prompt bytes, instruction bytes."""
+    return {
+        "assignment": assignment_digest(assignment),
+        "instruction": sha256_bytes(instruction),
+        "prompt": sha256_bytes(prompt),
+    }
 
 
 @dataclass(frozen=True)
@@ -103,7 +112,7 @@ def _require_authorised_prompt(project_root: Path, manifest: rm.RunManifest, pro
 
 def _duty(project_root: Path, contract: rm.AgentContract, duty_root: str, duty_id: str) -> rm.DutyEntry:
     """The duty *duty_id* of the run's duty catalog, once the catalog matches the manifest's digest."""
-    catalog_path = project_root / duty_root / "catalog.json"
+    catalog_path = project_root / duty_root / layout.DUTY_CATALOG_FILE
     catalog_bytes = reading.read_bytes(catalog_path, root=project_root)
     if isinstance(catalog_bytes, reading.LoadError):
         raise WriteRefused(catalog_bytes.path, catalog_bytes.reason)
@@ -175,10 +184,8 @@ def _prompt_meta(pub: _Publication, source_paths: list[str] | None, clock: Clock
             ],
             "digests": {
                 "catalog": contract.catalog_digest,
-                "assignment": assignment_digest(assignment),
                 "duty": pub.duty.sha256,
-                "instruction": sha256_bytes(pub.instruction_bytes),
-                "prompt": sha256_bytes(pub.data),
+                **bound_digests(assignment, pub.data, pub.instruction_bytes),
             },
             "publishedAt": iso(clock.now()),
             "runDateTimeSegment": pub.manifest.run_date_time_segment,
@@ -289,7 +296,7 @@ def meta_problems(project_root: Path, meta_path: Path, meta: rm.PromptMeta) -> l
             problems.append("invocationId/workerId differ from the manifest's assignment")
         if digests.assignment is not None and assignment_digest(assignment) != digests.assignment:
             problems.append("assignment digest does not match the manifest's assignment")
-    if meta.prompt_path is not None and meta_path.name != Path(meta.prompt_path).name + ".meta.json":
+    if meta.prompt_path is not None and meta_path.name != names.meta_name_for(Path(meta.prompt_path).name):
         problems.append(f"metadata is not adjacent to its prompt {meta.prompt_path}")
     contract = manifest.agent_contract
     if contract is not None and digests.catalog is not None and contract.catalog_digest != digests.catalog:
@@ -315,7 +322,7 @@ def duty_snapshot_problems(project_root: Path, manifest: rm.RunManifest) -> list
     if contract is None or contract.duty_root is None or contract.catalog_digest is None:
         return []
     folder = project_root / contract.duty_root
-    data = reading.read_bytes(folder / "catalog.json", root=project_root)
+    data = reading.read_bytes(folder / layout.DUTY_CATALOG_FILE, root=project_root)
     if isinstance(data, reading.LoadError):
         return [f"duty catalog {contract.duty_root}/catalog.json: {data.reason}"]
     problems = []

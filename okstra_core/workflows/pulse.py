@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from .. import reading
+from .. import layout, reading
 from ..models.run import COMPLETED_STATUS, FAILED_STATUSES
 from ..store import Project
 from ..text import visible
@@ -40,7 +40,8 @@ class RunState:
         if not self.path:
             return "latest run"
         parts = Path(self.path).parts
-        return "/".join(parts[parts.index("runs") + 1 :]) if "runs" in parts[:-1] else parts[-1]
+        runs = layout.RUNS_DIR
+        return "/".join(parts[parts.index(runs) + 1 :]) if runs in parts[:-1] else parts[-1]
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ INSTRUCTION_FILES = (
     "analysis-packet.md",
     "analysis-material.md",
     "reference-expectations.md",
-    "task-brief.md",
+    layout.TASK_BRIEF_FILE,
     "final-report-template.md",
     "lead-execution-prompt.md",
     "claude-execution-prompt.md",
@@ -147,7 +147,7 @@ def create_task(
     root_rel = layout.rel(root, project_root)
     iset = layout.instruction_set_dir(root)
     texts = {
-        "task-brief.md": f"# {spec.title}\n\n{spec.brief}\n",
+        layout.TASK_BRIEF_FILE: f"# {spec.title}\n\n{spec.brief}\n",
         "analysis-profile.md": f"# Analysis profile\n\nWork category: {spec.work_category}\n",
         "analysis-packet.md": f"# Analysis packet\n\nTask: {spec.key}\n",
         "analysis-material.md": "# Analysis material\n\nSee the task brief.\n",
@@ -170,7 +170,7 @@ def create_task(
         work_category=spec.work_category,
         title=spec.title,
         report_language=spec.report_language,
-        task_brief_path=layout.rel(iset / "task-brief.md", project_root),
+        task_brief_path=layout.rel(iset / layout.TASK_BRIEF_FILE, project_root),
         related_tasks=[tm.RelatedTask(task_key=k) for k in spec.related],
         current_status="ready-for-lead",
         task_root_path=root_rel,
@@ -393,7 +393,7 @@ def _write_duty_snapshot(prep: _Preparation, prompt_seq: int) -> _DutySnapshot:
         duties.append(rm.DutyEntry(duty_id=role, path=f"{role}.md", sha256=sha256_bytes(data)))
     catalog = rm.DutyCatalog(schema_version="1.0", duties=duties)
     catalog_bytes = (catalog.model_dump_json(by_alias=True, indent=2) + "\n").encode()
-    writes.create_only(prep.project_root, folder / "catalog.json", catalog_bytes)
+    writes.create_only(prep.project_root, folder / layout.DUTY_CATALOG_FILE, catalog_bytes)
     return _DutySnapshot(folder, sha256_bytes(catalog_bytes))
 
 
@@ -436,7 +436,7 @@ def _assignments(prep: _Preparation, prompt_seq: int) -> list[rm.InvocationAssig
 
 def _declared_results(prep: _Preparation, extra: list[str] | None) -> list[str]:
     """*extra*, then every worker's result and audit file in ``worker-results/``."""
-    result_seq = prep.seqs("worker-results")
+    result_seq = prep.seqs(layout.WORKER_RESULTS_DIR)
     declared = list(extra or [])
     for w in prep.workers:
         for kind in ("worker-result", "worker-audit"):
@@ -451,9 +451,9 @@ def _run_manifest(
     duties: _DutySnapshot,
 ) -> rm.RunManifest:
     """The run manifest: who works, where every expected file goes, and which paths each may touch."""
-    run_dir, prompts_dir = prep.run_dir, prep.run_dir / "prompts"
+    run_dir, prompts_dir = prep.run_dir, prep.run_dir / layout.PROMPTS_DIR
     workers = prep.workers
-    report_seq, status_seq = prep.seqs("reports"), prep.seqs("status")
+    report_seq, status_seq = prep.seqs(layout.REPORTS_DIR), prep.seqs(layout.STATUS_DIR)
     return rm.RunManifest(
         schema_version=prep.schema_version,
         task_key=prep.task_key,
@@ -477,7 +477,7 @@ def _run_manifest(
             for w in workers
         ],
         lead_session=rm.LeadSession(session_id=f"lead-{sha256_json([prep.task_key, prep.segment])[:12]}"),
-        resume_command_path=prep.rel(prep.path("claude-resume", prep.seqs("sessions"))),
+        resume_command_path=prep.rel(prep.path("claude-resume", prep.seqs(layout.SESSIONS_DIR))),
         expected_report_path=prep.rel(prep.path("final-report-data", report_seq)),
         expected_status_path=prep.rel(prep.path("final-status", status_seq)),
         prompt_snapshot_path=assignments[0].prompt_path,
@@ -496,7 +496,7 @@ def _run_manifest(
         authorized_paths=rm.AuthorizedPaths(
             instruction_roots=[prep.rel(layout.instruction_set_dir(prep.task_root))],
             prompt_roots=[prep.rel(prompts_dir)],
-            result_roots=[prep.rel(run_dir / "worker-results"), prep.rel(run_dir / "reports")],
+            result_roots=[prep.rel(run_dir / layout.WORKER_RESULTS_DIR), prep.rel(run_dir / layout.REPORTS_DIR)],
             declared_results=declared,
         ),
     )
@@ -542,7 +542,7 @@ def _append_timeline(prep: _Preparation, manifest_path: Path, manifest: rm.RunMa
         stage=prep.stage,
         work_category=prep.work_category,
         status="prepared",
-        worker_prompt_dir=prep.rel(prep.run_dir / "prompts"),
+        worker_prompt_dir=prep.rel(prep.run_dir / layout.PROMPTS_DIR),
         report_path=manifest.expected_report_path,
         resume_command_path=manifest.resume_command_path,
         workflow_snapshot=manifest.workflow_snapshot,
@@ -569,7 +569,7 @@ def _point_task_at_run(prep: _Preparation, manifest: rm.RunManifest, clock: Cloc
         m.current_status = "ready-for-lead"
         m.latest_run_path = prep.rel(prep.run_dir)
         m.latest_run_status = "prepared"
-        m.latest_run_prompts_path = prep.rel(prep.run_dir / "prompts")
+        m.latest_run_prompts_path = prep.rel(prep.run_dir / layout.PROMPTS_DIR)
         m.latest_resume_command_path = manifest.resume_command_path
         m.fix_cycles = fix
         wf.current_phase = task_type
@@ -616,11 +616,11 @@ def prepare_run(
         moment=moment,
         segment=moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
-    prompt_seq = prep.seqs("prompts")
+    prompt_seq = prep.seqs(layout.PROMPTS_DIR)
     duties = _write_duty_snapshot(prep, prompt_seq)
     assignments = _assignments(prep, prompt_seq)
     declared = _declared_results(prep, declared_results)
-    manifest_seq, state_seq = prep.seqs("manifests"), prep.seqs("state")
+    manifest_seq, state_seq = prep.seqs(layout.MANIFESTS_DIR), prep.seqs(layout.STATE_DIR)
     manifest_path = prep.path("run-manifest", manifest_seq)
     team_state_path = prep.path("team-state", state_seq)
     manifest = _run_manifest(prep, assignments, declared, duties)

@@ -56,7 +56,7 @@ def load_convergence(task: Task) -> list[ConvergenceTrail]:
                 trail.plans[art.name.round or 0] = loaded
             else:
                 trail.results[art.name.round or 0] = loaded
-        migrations = rd.path / "state" / layout.MIGRATIONS_DIR
+        migrations = rd.path / layout.STATE_DIR / layout.MIGRATIONS_DIR
         archived = sorted(migrations.iterdir()) if migrations.is_dir() else []
         for trail in by_seq.values():
             trail.migrations = archived

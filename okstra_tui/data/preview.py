@@ -276,7 +276,7 @@ def artifact_for(project: Project, path: Path) -> Artifact | None:
         return None
     parts = rel.parts
     # <group>/<task>/runs/<type>[/stage-<n>]/<category>/<file>
-    if len(parts) < 6 or parts[2] != "runs":
+    if len(parts) < 6 or parts[2] != layout.RUNS_DIR:
         return None
     task_root = layout.tasks_dir(project.root) / parts[0] / parts[1]
     stage = layout.parse_stage_dir(parts[4]) if len(parts) >= 7 else None

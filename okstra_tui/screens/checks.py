@@ -73,10 +73,10 @@ def location_for(project_root: Path, rel: str) -> Location:
     task_root = tasks / parts[0] / parts[1]
     if len(parts) == 2:
         return Location(View.TASK, task_root)
-    if parts[2] == "runs" and len(parts) >= 5 and not path.is_dir():
+    if parts[2] == layout.RUNS_DIR and len(parts) >= 5 and not path.is_dir():
         return Location(View.RUNS, task_root, artifact=path)
     if path.is_dir() and not path.is_symlink():
-        return Location(View.RUNS, task_root) if parts[2] == "runs" else Location(View.TASK, task_root)
+        return Location(View.RUNS, task_root) if parts[2] == layout.RUNS_DIR else Location(View.TASK, task_root)
     return Location(View.FILE, task_root, path)
 
 

@@ -206,7 +206,7 @@ class ConvergenceScreen(ViewScreen):
     def watched_paths(self) -> list[Path]:
         paths = [layout.runs_dir(self.task_root)]
         for rd in self.open_task(self.task_root).run_dirs:
-            paths.extend([rd.path / "state", rd.path / "state" / layout.MIGRATIONS_DIR])
+            paths.extend([rd.path / layout.STATE_DIR, rd.path / layout.STATE_DIR / layout.MIGRATIONS_DIR])
         return paths
 
     def reload(self) -> None:

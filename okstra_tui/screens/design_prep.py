@@ -80,11 +80,11 @@ def prep_rows(res: Resolution) -> list[PrepRow]:
                 False: Text("differs from snapshot", style="red"),
                 None: Text("-", style="dim"),
             }[item.request_ok]
-            request_name = names.parse_in_category("design-prep-requests", item.request.name)
+            request_name = names.parse_in_category(layout.DESIGN_PREP_REQUESTS, item.request.name)
             request_seq = request_name.seq_text if request_name is not None else "?"
             rows.append(PrepRow(str(item.request), shown(f"  request · seq {request_seq}"), Text(), "", ok))
         for v in item.inputs:
-            input_name = names.parse_in_category("design-prep-inputs", v.path.name)
+            input_name = names.parse_in_category(layout.DESIGN_PREP_INPUTS, v.path.name)
             stamp = input_name.stamp if input_name is not None and input_name.stamp else v.path.name
             rows.append(
                 PrepRow(
@@ -169,8 +169,8 @@ class DesignPrepScreen(ViewScreen):
         return self.query_one("#dp-table", VirtualTable)
 
     def watched_paths(self) -> list[Path]:
-        base = layout.run_dir(self.task_root, "implementation-planning")
-        return [base, base / "reports", base / "design-prep-requests", base / "design-prep-inputs"]
+        base = layout.run_dir(self.task_root, layout.IMPLEMENTATION_PLANNING)
+        return [base, base / layout.REPORTS_DIR, base / layout.DESIGN_PREP_REQUESTS, base / layout.DESIGN_PREP_INPUTS]
 
     def reload(self) -> None:
         self._load()

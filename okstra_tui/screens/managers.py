@@ -79,7 +79,7 @@ def manager_detail(manager: Manager) -> list[Widget]:
     """The manager's identity and counts."""
     info = manager.info()
     if isinstance(info, LoadError):
-        return [ErrorPanel(info, title="manager.json")]
+        return [ErrorPanel(info, title=layout.MANAGER_INFO)]
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
@@ -97,7 +97,7 @@ def projects_detail(manager: Manager) -> list[Widget]:
     """The registered projects and whether their roots exist."""
     projects = manager.projects()
     if isinstance(projects, LoadError):
-        return [ErrorPanel(projects, title="projects.json")]
+        return [ErrorPanel(projects, title=layout.MANAGER_PROJECTS)]
     table = _table("Registered projects", ("project", "root", "role", "tags", "root exists"))
     for p in projects.projects:
         exists = Path(p.project_root).is_dir()
@@ -114,7 +114,7 @@ def projects_detail(manager: Manager) -> list[Widget]:
 def _plan_widget(task: ManagerTask) -> Widget:
     manifest = task.manifest()
     if isinstance(manifest, LoadError):
-        return ErrorPanel(manifest, title="manifest.json")
+        return ErrorPanel(manifest, title=layout.MANAGER_TASK_MANIFEST)
     steps = manifest.plan if isinstance(manifest.plan, list) else []
     plan = "\n".join(f"  {i}. {step}" for i, step in enumerate(steps, 1)) or "  -"
     return Static(
@@ -125,7 +125,7 @@ def _plan_widget(task: ManagerTask) -> Widget:
 def _children_widget(task: ManagerTask) -> Widget:
     children = task.children()
     if isinstance(children, LoadError):
-        return ErrorPanel(children, title="children.json")
+        return ErrorPanel(children, title=layout.MANAGER_CHILDREN)
     table = _table("Children", ("project", "child task", "key", "status"))
     for c in children.children:
         table.add_row(*(shown(v) for v in (c.project_id, c.child_task_id, c.child_task_key, c.status)))
@@ -135,7 +135,7 @@ def _children_widget(task: ManagerTask) -> Widget:
 def _snapshots_widget(task: ManagerTask) -> Widget:
     snaps = task.snapshots()
     if isinstance(snaps, LoadError):
-        return ErrorPanel(snaps, title="snapshots.json")
+        return ErrorPanel(snaps, title=layout.MANAGER_SNAPSHOTS)
     table = _table(
         "Snapshots (read-side, imported by task sync)", ("project", "task key", "status", "latest run", "synced")
     )
@@ -145,14 +145,14 @@ def _snapshots_widget(task: ManagerTask) -> Widget:
 
 
 def _events_table(doc: JsonlDoc) -> Table:
-    table = _table("events.jsonl", ("at", "event", "detail"))
+    table = _table(layout.MANAGER_EVENTS, ("at", "event", "detail"))
     for e in doc.records:
         table.add_row(shown(e.at), shown(e.event), shown(", ".join(f"{k}={v}" for k, v in e.detail.items())))
     return table
 
 
 def _directives_table(doc: JsonlDoc) -> Table:
-    table = _table("directives.jsonl", ("at", "scope", "project", "text"))
+    table = _table(layout.MANAGER_DIRECTIVES, ("at", "scope", "project", "text"))
     for d in doc.records:
         table.add_row(*(shown(v) for v in (d.at, d.scope, d.project_id or "-", d.text)))
     return table
@@ -168,8 +168,8 @@ def _ledger_widgets(label: str, doc: JsonlDoc | LoadError, table: Callable[[Json
 def task_detail(task: ManagerTask) -> list[Widget]:
     """Plan, children, snapshots, events, directives and the child-context file names."""
     out = [_plan_widget(task), _children_widget(task), _snapshots_widget(task)]
-    out.extend(_ledger_widgets("events.jsonl", task.events(), _events_table))
-    out.extend(_ledger_widgets("directives.jsonl", task.directives(), _directives_table))
+    out.extend(_ledger_widgets(layout.MANAGER_EVENTS, task.events(), _events_table))
+    out.extend(_ledger_widgets(layout.MANAGER_DIRECTIVES, task.directives(), _directives_table))
     contexts = task.child_contexts()
     if contexts:
         out.append(Static(shown("child context: " + ", ".join(p.name for p in contexts))))
@@ -227,10 +227,16 @@ class ManagersScreen(ViewScreen):
         home = layout.okstra_home()
         paths = [layout.managers_dir(home)]
         for m in list_managers(home):
-            paths.extend([m.folder, m.folder / "manager.json", m.folder / "projects.json"])
+            paths.extend([m.folder, *(m.folder / name for name in layout.MANAGER_FILES)])
             for t in m.tasks():
                 paths.extend(
-                    [t.folder, t.folder / "events.jsonl", t.folder / "snapshots.json", t.folder / "children.json"]
+                    [
+                        t.folder,
+                        *(
+                            t.folder / name
+                            for name in (layout.MANAGER_EVENTS, layout.MANAGER_SNAPSHOTS, layout.MANAGER_CHILDREN)
+                        ),
+                    ]
                 )
         return paths
 
@@ -264,7 +270,7 @@ class ManagersScreen(ViewScreen):
                 for t in members:
                     tnode = gnode.add(t.task_id, data=TaskNode(manager, t))
                     for ctx in t.child_contexts():
-                        tnode.add_leaf(f"child-context/{ctx.name}", data=FileNode(manager, t, ctx))
+                        tnode.add_leaf(f"{layout.MANAGER_CHILD_CONTEXT}/{ctx.name}", data=FileNode(manager, t, ctx))
         if not managers:
             tree.root.add_leaf(Text(f"No managers under {layout.managers_dir(home)}", style="dim"))
         if keep and line >= 0:

@@ -162,7 +162,7 @@ class ReportsScreen(ViewScreen):
     def watched_paths(self) -> list[Path]:
         paths = [layout.runs_dir(self.task_root), layout.instruction_set_dir(self.task_root)]
         for rd in self.open_task(self.task_root).run_dirs:
-            paths.extend([rd.path / "reports", rd.path / "user-responses"])
+            paths.extend([rd.path / layout.REPORTS_DIR, rd.path / layout.USER_RESPONSES_DIR])
         return paths
 
     def reload(self) -> None:
@@ -227,7 +227,7 @@ class ReportsScreen(ViewScreen):
         if path is None:
             self.notify("No report selected.", severity="warning")
             return
-        html = path.with_name(path.name.replace(".data.json", ".html"))
+        html = path.with_name(path.name.replace(names.REPORT_DATA_SUFFIX, ".html"))
         if not html.is_file():
             self.notify(f"No HTML sibling: {html.name}", severity="warning")
             return

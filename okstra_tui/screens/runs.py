@@ -94,10 +94,10 @@ class RunTreeFiller:
             return
         shared = root.add(Text("stage-shared", style="bold"), data=None, expand=True)
         for path in listing.carry:
-            self.leaf(shared, f"carry/{path.name}", PreviewTarget(path, f"carry · {path.name}"))
+            self.leaf(shared, f"{layout.CARRY_DIR}/{path.name}", PreviewTarget(path, f"carry · {path.name}"))
         if listing.consumers is not None:
             shared.add_leaf(
-                "consumers.jsonl", data=PreviewTarget(listing.consumers, "implementation-planning consumers")
+                layout.CONSUMERS_FILE, data=PreviewTarget(listing.consumers, "implementation-planning consumers")
             )
 
 

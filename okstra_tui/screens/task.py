@@ -267,11 +267,11 @@ class TaskScreen(ViewScreen):
             old.remove()
         if isinstance(ov.manifest, LoadError):
             manifest_widget.update(Text(visible(f"{self.task_root.parent.name}/{self.task_root.name}"), style="bold"))
-            box.mount(ErrorPanel(ov.manifest, title="task-manifest.json"), before=manifest_widget)
+            box.mount(ErrorPanel(ov.manifest, title=layout.TASK_MANIFEST_FILE), before=manifest_widget)
         else:
             manifest_widget.update(manifest_renderable(ov.manifest))
         if isinstance(ov.fix_cycles, LoadError):
-            box.mount(ErrorPanel(ov.fix_cycles, title="fix-cycles.jsonl"))
+            box.mount(ErrorPanel(ov.fix_cycles, title=layout.FIX_CYCLES_FILE))
         self._fill_timeline(ov, fresh)
         self._fill_files(ov, fresh)
         self._fill_related(ov, fresh)
@@ -316,7 +316,7 @@ class TaskScreen(ViewScreen):
 
     def _fill_files(self, ov: TaskOverview, fresh: bool) -> None:
         root = self.task_root
-        rows = [SideRow((path.name, "instruction-set"), path) for path in ov.instruction_files]
+        rows = [SideRow((path.name, layout.INSTRUCTION_SET_DIR), path) for path in ov.instruction_files]
         for path in (
             layout.task_manifest_path(root),
             layout.task_index_path(root),

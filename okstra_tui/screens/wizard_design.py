@@ -20,7 +20,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, Static, TextArea
 
-from okstra_core import names, reading
+from okstra_core import layout, names, reading
 from okstra_core.errors import OkstraError
 from okstra_core.store import Task
 
@@ -177,7 +177,7 @@ class DesignPrepWizard(WizardScreen):
 
     @property
     def inputs_dir(self) -> Path:
-        return Path(self.report.artifact.run.path) / "design-prep-inputs"
+        return Path(self.report.artifact.run.path) / layout.DESIGN_PREP_INPUTS
 
     def subject(self) -> str:
         return f"{self.item.prep_id} {self.item.title} ({self.item.status}) · {self.report.model.task_key}"

@@ -40,7 +40,7 @@ def check_task(scope: TaskScope) -> None:
         for label, value in (("runDir", carry.run_dir), ("runManifestPath", carry.run_manifest_path)):
             if value is not None and not unit.rel_exists(value):
                 unit.report(CARRY_RUN_MISSING, e.path, f"{label} {value!r} does not exist")
-        expected = f"{scope.rel}/runs/implementation/stage-{stage}"
+        expected = f"{scope.rel}/{layout.RUNS_DIR}/{layout.IMPLEMENTATION}/{layout.STAGE_DIR_PREFIX}{stage}"
         if carry.run_dir is not None and carry.run_dir != expected:
             unit.report(
                 CARRY_RUN_MISSING,
@@ -57,7 +57,10 @@ def check_task(scope: TaskScope) -> None:
         ):
             if value is not None and not unit.rel_exists(value):
                 unit.report(CONSUMER_RUN_MISSING, scope.consumers, f"{label} {value!r} does not exist", line)
-        if link.consumer_run_dir is not None and "/runs/implementation/" not in link.consumer_run_dir:
+        if (
+            link.consumer_run_dir is not None
+            and f"/{layout.RUNS_DIR}/{layout.IMPLEMENTATION}/" not in link.consumer_run_dir
+        ):
             unit.report(
                 CONSUMER_RUN_MISSING,
                 scope.consumers,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ... import layout, store
+from ... import layout, names, store
 from ...digests import sha256_bytes
 from ...models.report import OptionCandidates, SelectedDirection
 from ...models.sidecars import UserResponseHeader
@@ -87,7 +87,7 @@ def _sidecar(scope: TaskScope, art: Artifact, covered: bool) -> None:
             art.path,
             f"task-type {header.task_type!r} differs from the file name's {art.name.task_type!r}",
         )
-    expected = f"final-report-{art.name.task_type}-{art.name.seq_text}.data.json"
+    expected = f"final-report-{art.name.task_type}-{art.name.seq_text}{names.REPORT_DATA_SUFFIX}"
     if header.report is not None and Path(header.report).name != expected:
         unit.report(
             FOREIGN_ARTIFACT,
@@ -97,7 +97,7 @@ def _sidecar(scope: TaskScope, art: Artifact, covered: bool) -> None:
     if covered or art.kind == "user-response-superseded":
         return  # judged by the chain above, or kept only as history
     # The sidecar answers the report it is named after (the same folder's run dir, reports/).
-    report_rel = header.report or unit.rel(art.path.parent.parent / "reports" / expected)
+    report_rel = header.report or unit.rel(art.path.parent.parent / layout.REPORTS_DIR / expected)
     if not unit.rel_exists(report_rel):
         unit.report(SIDECAR_DIGEST, art.path, f"report {report_rel!r} does not exist")
         return

@@ -19,11 +19,11 @@ from ..unit import Entry, Unit
 
 #: Suffix -> part, in publication order.
 PARTS: dict[str, str] = {
-    ".instructions.md": "instructions",
-    ".prompt.md": "prompt",
-    ".prompt.md.meta.json": "meta",
-    ".result.json": "result",
-    ".prompt.md.completion.json": "completion",
+    layout.INVOCATION_INSTRUCTIONS_SUFFIX: "instructions",
+    layout.INVOCATION_PROMPT_SUFFIX: "prompt",
+    layout.INVOCATION_META_SUFFIX: "meta",
+    layout.INVOCATION_RESULT_SUFFIX: "result",
+    layout.INVOCATION_COMPLETION_SUFFIX: "completion",
 }
 ORDER = tuple(PARTS.values())
 _EXTRA = (".tmp", ".prompt.log")

@@ -20,8 +20,13 @@ from ..unit import Unit
 from . import invocations, managers
 from .task_rules import slugged_rel
 
-_TOP: dict[str, str] = {"project.json": "file", "discovery": "dir", "tasks": "dir", "agent-invocations": "dir"}
-_DISCOVERY = ("latest-task.json", "task-catalog.json")
+_TOP: dict[str, str] = {
+    layout.PROJECT_FILE: "file",
+    layout.DISCOVERY_DIR: "dir",
+    layout.TASKS_DIR: "dir",
+    layout.AGENT_INVOCATIONS_DIR: "dir",
+}
+_DISCOVERY = (layout.LATEST_TASK_FILE, layout.TASK_CATALOG_FILE)
 
 
 def check_project(unit: Unit, home: Path) -> list[tuple[str, TaskCatalogEntry | None]]:
@@ -155,7 +160,7 @@ def _check_latest(unit: Unit, path: Path, latest: LatestTask, catalog: TaskCatal
         match = [e for e in catalog.tasks if e.task_key == latest.task_key]
         what = f"taskKey {latest.task_key!r}"
     elif latest.task_root_path is not None or latest.task_manifest_path is not None:
-        given = latest.task_root_path or (latest.task_manifest_path or "").removesuffix("/task-manifest.json")
+        given = latest.task_root_path or (latest.task_manifest_path or "").removesuffix(f"/{layout.TASK_MANIFEST_FILE}")
         match = [e for e in catalog.tasks if root_of(e) == given]
         what = f"task root {given!r}"
     else:
@@ -172,7 +177,7 @@ def _check_latest(unit: Unit, path: Path, latest: LatestTask, catalog: TaskCatal
             path,
             f"taskRootPath {latest.task_root_path!r} is not the catalogued task root {task_root!r}",
         )
-    expected = f"{task_root}/task-manifest.json"
+    expected = f"{task_root}/{layout.TASK_MANIFEST_FILE}"
     if latest.task_manifest_path is None:
         return
     if latest.task_manifest_path != expected:

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from ... import names
+from ... import layout, names
 from ...digests import sha256_bytes
 from ...models.run import DutyCatalog, PromptMeta, RunManifest
 from ...workflows.prompts import assignment_digest
@@ -38,7 +38,7 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
                 "prompt has no adjacent .meta.json: unpublished (or interrupted) publication",
             )
     for art in run.of_kind(*META_KINDS):
-        prompt = art.path.with_name(art.entry.name.removesuffix(".meta.json"))
+        prompt = art.path.with_name(art.entry.name.removesuffix(names.PROMPT_META_SUFFIX))
         has_prompt = os.path.join(os.path.dirname(art.entry.text), prompt.name) in present
         if not has_prompt:
             unit.report(METADATA_WITHOUT_PROMPT, art.path, f"metadata without its prompt {prompt.name}")
@@ -52,7 +52,7 @@ def check_run(scope: TaskScope, run: RunScope) -> None:
 
 def _meta(scope: TaskScope, run: RunScope, art: Artifact, meta: PromptMeta, prompt: Path, has_prompt: bool) -> None:
     unit = scope.unit
-    manifests_dir = run.path / "manifests"
+    manifests_dir = run.path / layout.MANIFESTS_DIR
     manifest: RunManifest | None = None
     if meta.run_manifest_path is None:
         # No back-reference recorded: the run's own manifest of the same execution stands in for it.
@@ -166,7 +166,7 @@ def _duty_snapshot(scope: TaskScope, art: Artifact, manifest: RunManifest) -> No
     if not unit.rel_exists(contract.duty_root):
         unit.report(DUTY_SNAPSHOT_DRIFT, art.path, f"agentContract.dutyRoot {contract.duty_root!r} does not exist")
         return
-    catalog_path = unit.root / contract.duty_root / "catalog.json"
+    catalog_path = unit.root / contract.duty_root / layout.DUTY_CATALOG_FILE
     if not unit.exists(catalog_path):
         unit.report(
             DUTY_SNAPSHOT_DRIFT,

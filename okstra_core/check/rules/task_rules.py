@@ -37,19 +37,19 @@ from . import carry, convergence, design_prep, direction, documents, prompts, re
 from .scope import Artifact, RunScope, TaskScope
 
 _TASK_ROOT: dict[str, str] = {
-    "task-manifest.json": "file",
-    "task-index.md": "file",
-    "instruction-set": "dir",
-    "runs": "dir",
-    "history": "dir",
-    "recap": "dir",
-    "notes": "dir",
+    layout.TASK_MANIFEST_FILE: "file",
+    layout.TASK_INDEX_FILE: "file",
+    layout.INSTRUCTION_SET_DIR: "dir",
+    layout.RUNS_DIR: "dir",
+    layout.HISTORY_DIR: "dir",
+    layout.RECAP_DIR: "dir",
+    layout.NOTES_DIR: "dir",
 }
 #: Folder under ``prompts/`` holding invocation reservations (the manifest's ``reservationRoot``).
 RESERVATIONS = layout.RESERVATIONS_DIR
 #: Manifest paths that name optional helpers: the Claude resume launcher exists only on that compatibility path.
 _OPTIONAL_PATHS = ("latest_resume_command_path",)
-_HISTORY = {"timeline.json", "fix-cycles.jsonl"}
+_HISTORY = {layout.TIMELINE_FILE, layout.FIX_CYCLES_FILE}
 
 
 #: Parsed names by (category, file name): every task repeats the same few hundred names.
@@ -141,7 +141,7 @@ def _task_type_dir(scope: TaskScope, base: Entry) -> None:
                 continue
             has_own = True
             _category(scope, own, e)
-        elif e.kind == "dir" and e.name.startswith("stage-"):
+        elif e.kind == "dir" and e.name.startswith(layout.STAGE_DIR_PREFIX):
             if stage is None:
                 unit.report(
                     BAD_STAGE_FOLDER,
@@ -199,7 +199,7 @@ def _stage_dir(scope: TaskScope, e: Entry, task_type: str, stage: int) -> RunSco
                 c.path,
                 f"{c.name} is stage-shared and lives flat under the task-type run dir, not under {e.name}/",
             )
-        elif c.kind == "dir" and c.name.startswith("stage-"):
+        elif c.kind == "dir" and c.name.startswith(layout.STAGE_DIR_PREFIX):
             unit.report(BAD_STAGE_FOLDER, c.path, "stage folders do not nest")
         elif c.kind == "file" and (parsed := names.classify_flat(c.name)) is not None:
             unit.report(FLAT_LEGACY_ARTIFACT, c.path, f"flat legacy artifact: belongs in {parsed.category}/")
@@ -216,10 +216,10 @@ def _category(scope: TaskScope, run: RunScope, folder: Entry) -> None:
     for e in unit.entries(folder.text):
         if e.kind == "bad":
             continue
-        if folder.name == "state" and e.name == layout.MIGRATIONS_DIR and e.kind == "dir":
+        if folder.name == layout.STATE_DIR and e.name == layout.MIGRATIONS_DIR and e.kind == "dir":
             run.migrations = e.path
             continue
-        if folder.name == "prompts" and e.name == RESERVATIONS and e.kind == "dir":
+        if folder.name == layout.PROMPTS_DIR and e.name == RESERVATIONS and e.kind == "dir":
             # The run's invocation reservation root (agentContract.reservationRoot): one JSON binding per invocation.
             for r in unit.entries(e.text):
                 if r.kind == "file" and r.name.endswith(".json"):
@@ -398,7 +398,8 @@ def _manifest_fix_cycles(scope: TaskScope, path: Path, man: tm.TaskManifest) -> 
                     f"fixCycles is absent but history/fix-cycles.jsonl derives {derived.count} cycle(s)",
                 )
         elif man.fix_cycles.named() != derived.named():
-            what = "history/fix-cycles.jsonl" if events is not None else "a missing history/fix-cycles.jsonl"
+            fix_cycles = f"{layout.HISTORY_DIR}/{layout.FIX_CYCLES_FILE}"
+            what = fix_cycles if events is not None else f"a missing {fix_cycles}"
             unit.report(
                 FIX_CYCLES_DISAGREE,
                 path,
@@ -435,11 +436,11 @@ def _dump(value: Any) -> str:
 
 def slugged_rel(rel: str) -> str:
     """*rel* with its task group and task id folders slugged: the folder a writer of those values would use."""
-    head, sep, tail = rel.rpartition("/tasks/")
+    head, sep, tail = rel.rpartition(f"/{layout.TASKS_DIR}/")
     parts = tail.split("/")
     if not sep or len(parts) != 2:
         return rel
-    return f"{head}/tasks/{layout.slug(parts[0])}/{layout.slug(parts[1])}"
+    return f"{head}/{layout.TASKS_DIR}/{layout.slug(parts[0])}/{layout.slug(parts[1])}"
 
 
 # ----------------------------------------------------------------- history
