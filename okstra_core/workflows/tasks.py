@@ -670,22 +670,25 @@ def close_run(
     project_root = run.project_root
 
     def on_close(m: tm.TaskManifest) -> tm.TaskManifest:
+        wf = m.workflow = m.workflow or tm.Workflow()
+        wf.phase_states[run.task_type] = status
+        if phase_outcome:
+            m.phase_outcome = {**(m.phase_outcome or {}), **phase_outcome}
+        m.updated_at = iso(clock.now())
+        if m.latest_run_path not in (None, run.rel(run.run_dir)):
+            # A run closing after a newer one was prepared: the task's latest-run fields are the newer run's.
+            return m
         m.current_status = status
         m.latest_run_status = status
         if report_path is not None:
             m.latest_report_record_path = layout.rel(report_path, project_root)
-        wf = m.workflow = m.workflow or tm.Workflow()
         wf.current_phase_state = status
-        wf.phase_states[run.task_type] = status
         if status == rm.COMPLETED_STATUS:
             wf.last_completed_phase = run.task_type
             wf.last_safe_checkpoint = layout.rel(run.manifest_path, project_root)
         wf.next_recommended_phase = next_phase
         wf.next_recommended_phase_correction = correction  # None: no correction, the key is left out
         wf.awaiting_approval = awaiting_approval
-        if phase_outcome:
-            m.phase_outcome = {**(m.phase_outcome or {}), **phase_outcome}
-        m.updated_at = iso(clock.now())
         return m
 
     manifest = update_task_manifest(project_root, run.task_root, on_close)

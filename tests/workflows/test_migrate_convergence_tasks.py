@@ -195,3 +195,21 @@ def test_prepare_lowers_ready_pointer_and_keeps_phase(fresh_demo: Path) -> None:
     )
     after = json.loads(layout.task_manifest_path(root).read_text())["workflow"]["nextRecommendedPhase"]
     assert after == {**before, "status": "pending"}
+
+
+def test_an_older_run_closing_late_leaves_the_latest_run_fields_alone(fresh_demo: Path) -> None:
+    from okstra_core.workflows.tasks import close_run
+
+    root = fresh_demo / ".okstra/tasks/search/stale-cache"
+    worker = [WorkerSpec("codex-executor", "executor", "codex", "gpt")]
+    first = prepare_run(fresh_demo, root, "implementation", stage=1, workers=worker)
+    second = prepare_run(fresh_demo, root, "implementation", stage=2, workers=worker)
+    pending = tm.NextRecommendedPhase(phase="implementation", status="pending")
+    close_run(first, "completed", report_path=None, next_phase=pending)
+    after = tm.TaskManifest.model_validate_json(layout.task_manifest_path(root).read_bytes())
+    assert after.latest_run_path == layout.rel(second.run_dir, fresh_demo)
+    assert (after.latest_run_status, after.current_status) == ("prepared", "ready-for-lead")
+    assert after.workflow is not None and after.workflow.phase_states["implementation"] == "completed"
+    close_run(second, "failed", report_path=None, next_phase=pending)
+    after = tm.TaskManifest.model_validate_json(layout.task_manifest_path(root).read_bytes())
+    assert (after.latest_run_status, after.current_status) == ("failed", "failed")
