@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from okstra_core import layout
-from okstra_core.store import Project, list_managers
+from okstra_core.manager_home import list_managers
+from okstra_core.store import Project
 
 
 @pytest.fixture(autouse=True)

@@ -205,7 +205,7 @@ def _bulk_range(args: tuple[str, str, int, int]) -> list[dict[str, Any]]:
 
 
 def add_bulk_tasks(root: Path, count: int, jobs: int, progress: Progress | None = None, before: int = 0) -> None:
-    from ..workflows.tasks import add_catalog_entries
+    from ..workflows.discovery import add_catalog_entries
 
     with tempfile.TemporaryDirectory(prefix="okstra-bulk-") as tmp:
         scratch = Path(tmp).resolve()

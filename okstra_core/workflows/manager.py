@@ -9,7 +9,7 @@ from .. import layout, writes
 from ..errors import WriteRefused
 from ..models import manager as mm
 from .common import SYSTEM_CLOCK, Clock, fresh_unless, iso, update_json
-from .tasks import ensure_project_file
+from .discovery import ensure_project_file
 
 
 def create_manager(home: Path, manager_id: str, title: str, clock: Clock = SYSTEM_CLOCK) -> Path:

@@ -16,9 +16,9 @@ from textual.widgets import Static, Tree
 
 from okstra_core import layout
 from okstra_core.errors import LoadError
+from okstra_core.manager_home import Manager, ManagerTask, list_managers
 from okstra_core.models.manager import ManagerFile, ProjectsFile
 from okstra_core.reading import JsonlDoc
-from okstra_core.store import Manager, ManagerTask, list_managers
 
 from ..navigation import View
 from ..ui_thread import call_ui

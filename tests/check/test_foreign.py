@@ -178,7 +178,8 @@ def test_a_request_of_another_template_version_is_a_warning_naming_it(tmp_path: 
 @pytest.mark.parametrize("name", VALID)
 def test_the_read_side_reads_every_foreign_document(name: str, tmp_path: Path) -> None:
     from okstra_core.errors import LoadError
-    from okstra_core.store import Project, list_managers
+    from okstra_core.manager_home import list_managers
+    from okstra_core.store import Project
 
     root = materialise("valid", name, tmp_path)
     project = Project(root)

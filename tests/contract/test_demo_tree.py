@@ -14,8 +14,9 @@ from conftest import classify_documents, document_values
 
 from okstra_core import reading, resources
 from okstra_core.layout import demo_home
+from okstra_core.manager_home import list_managers
 from okstra_core.models import DOC_KINDS_BY_NAME
-from okstra_core.store import Project, list_managers
+from okstra_core.store import Project
 from okstra_core.workflows import design_prep, direction
 
 

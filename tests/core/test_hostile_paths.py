@@ -131,7 +131,7 @@ def _assert_refused(got: object) -> None:
 
 
 def test_manager_reads_refuse_a_manager_folder_linked_outside(tmp_path: Path) -> None:
-    from okstra_core.store import list_managers
+    from okstra_core.manager_home import list_managers
 
     home, _task = _manager_home(tmp_path)
     folder = home / "managers/m1"
@@ -147,7 +147,7 @@ def test_manager_reads_refuse_a_manager_folder_linked_outside(tmp_path: Path) ->
 
 
 def test_manager_reads_refuse_a_task_group_folder_linked_outside(tmp_path: Path) -> None:
-    from okstra_core.store import list_managers
+    from okstra_core.manager_home import list_managers
 
     home, task_folder = _manager_home(tmp_path)
     manifest = task_folder / "manifest.json"
@@ -164,7 +164,7 @@ def test_manager_reads_refuse_a_task_group_folder_linked_outside(tmp_path: Path)
 
 
 def test_manager_reads_refuse_a_file_linked_outside(tmp_path: Path) -> None:
-    from okstra_core.store import list_managers
+    from okstra_core.manager_home import list_managers
 
     home, task_folder = _manager_home(tmp_path)
     outside = tmp_path / "outside.json"
