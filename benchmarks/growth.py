@@ -14,7 +14,9 @@ the painted catalog and to its phase columns, a catalog cursor step, opening
 a task, and peak memory, beside a minimal Textual app's start. Trees named in
 ``--workbench-only`` get the workbench measures and the cached check only.
 The growth of each measure is its ratio between the largest and the smallest
-tree. This is a measurement, not a test: nothing here asserts.
+tree. Each round's figures are written to standard error as one JSON line as
+soon as they are measured. This is a measurement, not a test: nothing here
+asserts.
 """
 
 from __future__ import annotations
@@ -98,6 +100,8 @@ def main() -> int:
     byte_compile()
     caches = Path(tempfile.mkdtemp(prefix="okstra-growth-"))
     rounds: dict[int, list[dict[str, float]]] = {size: [] for size in trees}
+    for root in trees.values():  # warm the page cache, so that every round reads from memory
+        timed_run([sys.executable, "-c", FLOOR, str(root / ".okstra"), str(layout.demo_home(root))])
     for _ in range(args.rounds):
         for size, root in sorted(trees.items()):
             home = layout.demo_home(root)
@@ -105,7 +109,8 @@ def main() -> int:
             measures = _cached_only(root, cache_dir, home) if size in light else _store_measures(root, cache_dir, home)
             measures.update(_workbench_measures(root, home, args.steps))
             rounds[size].append(measures)
-            print(f"round done for {size:,} tasks (load {os.getloadavg()[0]:.1f})", file=sys.stderr)
+            load = os.getloadavg()[0]
+            print(json.dumps({"tasks": size, "load": round(load, 2), **measures}), file=sys.stderr, flush=True)
     medians = {
         size: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for size, runs in rounds.items() if runs
     }
