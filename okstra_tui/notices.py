@@ -105,7 +105,7 @@ class CheckBaseline:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.errors: dict[Path, int] | None = None
-        command = [sys.executable, "-c", CHECK_CHILD, str(root)]
+        command = [sys.executable, "-c", CHECK_CHILD, str(root), str(os.getpid())]
         try:
             self._child: subprocess.Popen[str] | None = subprocess.Popen(
                 command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True
@@ -166,11 +166,19 @@ class CheckBaseline:
             self._child.wait()
 
 
-#: The baseline check's child: ``okstra check --format json`` through the library (no console script needed).
+#: The baseline check's child: ``okstra check --format json`` through the library (no console script needed),
+#: in one process (a background baseline leaves the other cores to the person), ending as soon as the workbench
+#: that started it is gone, however it ended (a check of a large store outlives a killed parent otherwise).
 CHECK_CHILD = (
-    "import sys\n"
+    "import os, sys, threading, time\n"
+    "parent = int(sys.argv[2])\n"
+    "def _orphaned():\n"
+    "    while os.getppid() == parent:\n"
+    "        time.sleep(0.5)\n"
+    "    os._exit(0)\n"
+    "threading.Thread(target=_orphaned, daemon=True).start()\n"
     "from okstra_core.cli import main\n"
-    "sys.exit(main(['check', sys.argv[1], '--format', 'json', '--quiet']))\n"
+    "sys.exit(main(['check', sys.argv[1], '--format', 'json', '--quiet', '--jobs', '1']))\n"
 )
 
 

@@ -209,3 +209,46 @@ async def test_a_task_that_newly_fails_the_check_is_a_toast(fresh_demo: Path) ->
         from okstra_tui.screens.checks import ChecksScreen
 
         assert isinstance(app.screen, ChecksScreen)
+
+
+def _ended(pid: int) -> bool:
+    """Whether process *pid* has ended (a zombie no one reaps has ended too)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_the_baseline_check_ends_with_the_workbench_that_started_it(fresh_demo: Path, tmp_path: Path) -> None:
+    import os
+    import time
+
+    # The child's check is made to take minutes (as on a large store); its parent then dies without closing it.
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "sitecustomize.py").write_text(
+        "import time\nimport okstra_core.cli as cli\n_main = cli.main\n"
+        "def main(argv=None):\n    time.sleep(300)\n    return _main(argv)\ncli.main = main\n",
+        encoding="utf-8",
+    )
+    parent = textwrap.dedent(
+        """
+        import os, sys
+        from pathlib import Path
+        from okstra_tui.notices import CheckBaseline
+        baseline = CheckBaseline(Path(sys.argv[1]))
+        print(baseline._child.pid, flush=True)
+        os._exit(0)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(slow), *sys.path])}
+    out = subprocess.run([sys.executable, "-c", parent, str(fresh_demo)], capture_output=True, text=True, env=env)
+    pid = int(out.stdout.strip())
+    deadline = time.monotonic() + 60  # a bound on a hang, not a measure of speed
+    while not _ended(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    ended = _ended(pid)
+    if not ended:
+        os.kill(pid, 9)
+    assert ended, "the baseline check outlived the workbench that started it"
