@@ -34,7 +34,7 @@ from typing import Any, Final
 
 import filelock
 
-from . import layout, times, writes
+from . import layout, times, writes_outside
 from .errors import OkstraError
 
 SEEN_VERSION: Final = 1
@@ -177,7 +177,7 @@ def mark_seen(
         with lock:
             current = {} if replace_all else load(project_root).marks
             current.update({key: Mark(sig, at) for key, sig in seen.items()})
-            writes.replace_file(path, _dump(project, current))
+            writes_outside.replace_file(path, _dump(project, current))
     except filelock.Timeout:
         raise OkstraError(path, f"is locked by another workbench for over {LOCK_TIMEOUT:.0f} s") from None
     except OSError as exc:

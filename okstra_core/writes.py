@@ -12,13 +12,11 @@
 * :func:`ensure_root` and :func:`ensure_dir`: a root folder, then folders
   inside it (containment checked before and after ``makedirs``).
 * :func:`allocate_seq`: the race-free per-category ``<seq>`` claim.
-* :func:`replace_file`: the one write outside any store (the check cache):
-  a temp file beside the target, fsync, rename; never through a final symlink.
-* :func:`create_private`: a create-only file of mode 0600 outside any store
-  (the check cache's key).
+Files outside any store (the check cache, its key, the seen state) are
+written by :mod:`okstra_core.writes_outside`, with these helpers.
 
 Every store primitive first consults the process's read-only guard
-(:func:`enable_read_only`, or ``OKSTRA_READ_ONLY=1`` in the environment): under
+(:mod:`okstra_core.read_only`: :func:`enable_read_only`, or ``OKSTRA_READ_ONLY=1`` in the environment): under
 it each one refuses with :class:`~okstra_core.errors.ReadOnly` before touching
 anything, so a read-only workbench cannot change a store whatever its screens do.
 
@@ -50,9 +48,13 @@ import filelock
 
 from . import layout, reading
 from .digests import pretty_json
-from .errors import LayoutError, LockTimeout, OkstraError, PathEscape, ReadOnly, WriteFailed, WriteRefused
+from .errors import LayoutError, LockTimeout, OkstraError, PathEscape, WriteFailed, WriteRefused
 from .layout import TEMP_PREFIX, lock_path
 from .names import format_seq
+from .read_only import READ_ONLY_ENV as READ_ONLY_ENV
+from .read_only import enable_read_only as enable_read_only
+from .read_only import read_only as read_only
+from .read_only import refuse_if_read_only as refuse_if_read_only
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 
@@ -74,40 +76,6 @@ def relaxed_durability() -> Iterator[None]:
 def _fsync(fd: int) -> None:
     if _durable.get():
         os.fsync(fd)
-
-
-# -------------------------------------------------------------- read-only guard
-
-#: The environment variable that puts a process (and the processes it starts) under the read-only guard.
-READ_ONLY_ENV = "OKSTRA_READ_ONLY"
-
-_read_only = False
-
-
-def enable_read_only() -> None:
-    """Refuse every store write in this process from now on, and in the processes it starts.
-
-    There is no way back: a read-only workbench stays read-only until it exits.
-    """
-    global _read_only
-    _read_only = True
-    os.environ[READ_ONLY_ENV] = "1"
-
-
-def read_only() -> bool:
-    """Whether store writes are refused: :func:`enable_read_only` was called, or ``OKSTRA_READ_ONLY`` is set.
-
-    Any value but empty or ``0`` counts as set, so a typo errs on the safe side.
-    """
-    return _read_only or os.environ.get(READ_ONLY_ENV, "") not in ("", "0")
-
-
-def refuse_if_read_only(target: Path | str) -> None:
-    """Raise :class:`ReadOnly` naming *target* under the read-only guard; every store primitive calls it first."""
-    if read_only():
-        raise ReadOnly(
-            target, "read-only: this workbench writes nothing (started with --read-only or OKSTRA_READ_ONLY)"
-        )
 
 
 class Outcome(enum.Enum):
@@ -714,117 +682,3 @@ def remove_archived(root: Path, target: Path | str, archive: Path | str) -> Outc
         os.unlink(final)
         _fsync_dir(final.parent)
     return Outcome.REPLACED
-
-
-def replace_file(target: Path, data: bytes, *, max_bytes: int | None = None) -> Outcome:
-    """Publish *data* at *target*, a file outside any store (a cache), whole or not at all.
-
-    There is no authorised root: the folders above *target* are created and
-    may be symlinks (a cache folder moved elsewhere), but the final component
-    must be absent or a regular file; a symlink there is refused, never
-    followed nor replaced. The content goes to a temp file beside the target
-    (:data:`~okstra_core.layout.TEMP_PREFIX`), is fsynced and renamed over the
-    target, so a reader sees the old file or the new one. There is no lock:
-    concurrent writers each publish a whole file and the last one wins.
-    No store loader reads such a file, so there is no size limit unless the
-    caller's own reader has one (*max_bytes*).
-    """
-    _refuse_over_limit(target, len(data), max_bytes)
-    final = Path(os.path.abspath(target))
-    if final.name in ("", ".", ".."):
-        raise WriteRefused(target, "target does not name a file")
-    with _io_failure(target, "replace"):
-        try:
-            os.makedirs(final.parent, exist_ok=True)
-        except FileExistsError:
-            raise WriteRefused(final.parent, "a file stands where a folder is needed") from None
-        final = Path(os.path.realpath(final.parent)) / final.name
-        try:
-            st = os.lstat(final)
-        except FileNotFoundError:
-            st = None
-        if st is not None and stat.S_ISLNK(st.st_mode):
-            raise PathEscape(target, "target is a symlink; writes never follow one")
-        if st is not None and not stat.S_ISREG(st.st_mode):
-            raise WriteRefused(target, "target exists and is not a regular file")
-        _publish(final, data)
-    return Outcome.REPLACED if st is not None else Outcome.CREATED
-
-
-#: Mode of a private file (a secret key): its owner's only, whatever the umask.
-PRIVATE_MODE = 0o600
-#: Mode of the folders made above a private file.
-PRIVATE_DIR_MODE = 0o700
-
-
-def create_private(target: Path, data: bytes) -> Outcome:
-    """Create *target*, outside any store, readable and writable by its owner only (the check cache's key).
-
-    Missing folders above it are made with mode 0700 (existing ones are left
-    as they are). The content goes to a temp file of mode 0600 beside the
-    target and is published with ``link()``: a reader never sees a partial
-    file, and of two concurrent creators the first wins (the other gets a
-    refusal and reads the winner's file). Identical existing bytes are a
-    success; a symlink in the final component is never followed.
-    """
-    final = Path(os.path.abspath(target))
-    if final.name in ("", ".", ".."):
-        raise WriteRefused(target, "target does not name a file")
-    with _io_failure(target, "create"):
-        try:
-            os.makedirs(final.parent, mode=PRIVATE_DIR_MODE, exist_ok=True)
-        except FileExistsError:
-            raise WriteRefused(final.parent, "a file stands where a folder is needed") from None
-        final = Path(os.path.realpath(final.parent)) / final.name
-        existing = _read_regular(final)
-        if existing is not None:
-            if existing == data:
-                return Outcome.IDENTICAL
-            raise WriteRefused(target, "exists with different content")
-        name = os.path.join(final.parent, f"{TEMP_PREFIX}{final.name}.{secrets.token_hex(6)}")
-        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, PRIVATE_MODE)
-        try:
-            try:
-                _write_all(fd, data)
-                _fsync(fd)
-            finally:
-                os.close(fd)
-            os.link(name, final, follow_symlinks=False)
-        except FileExistsError:
-            raise WriteRefused(target, "was created concurrently") from None
-        finally:
-            _unlink_quiet(Path(name))
-        _fsync_dir(final.parent)
-    return Outcome.CREATED
-
-
-def populate_fresh_tree(root: Path, files: dict[Path, bytes], *, max_bytes: int | None = STORE_LIMIT) -> int:
-    """Create many files in a tree being built from nothing (bulk demo and benchmark trees).
-
-    Each file is created exclusively (an existing file is an error, never
-    overwritten) and containment is checked against *root*; there is no temp
-    file or fsync because a half-built disposable tree is simply rebuilt.
-    A file over *max_bytes* (the reader's limit) refuses the whole tree before
-    anything is written. Returns the number of files written.
-    """
-    refuse_if_read_only(root)
-    for path, data in files.items():
-        _refuse_over_limit(path, len(data), max_bytes)
-    real_root = str(_real_root(root))
-    made: set[str] = set()
-    count = 0
-    for path, data in files.items():
-        parent = os.path.dirname(path)
-        if parent not in made:
-            os.makedirs(parent, exist_ok=True)
-            real_parent = os.path.realpath(parent)
-            if real_parent != real_root and not real_parent.startswith(real_root + os.sep):
-                raise PathEscape(path, f"resolves outside {_root_text(root)}")
-            made.add(parent)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, CREATE_MODE)
-        try:
-            _write_all(fd, data)
-        finally:
-            os.close(fd)
-        count += 1
-    return count

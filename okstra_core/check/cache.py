@@ -31,7 +31,7 @@ selection reuses them and filters them afresh.
 Anything whose metadata is within :data:`RACY_SECONDS` of the run's start is
 not stored: a file changed in the same clock tick as it was read would keep
 the same metadata, and its stale findings would be reused ("racy git"). The
-file is replaced whole through :func:`okstra_core.writes.replace_file`; a
+file is replaced whole through :func:`okstra_core.writes_outside.replace_file`; a
 missing, unreadable or corrupt cache, or one that is a symlink, is the same as
 an empty one, never an error.
 """
@@ -51,7 +51,7 @@ from functools import cache as memoised
 from pathlib import Path
 from typing import Any, Final
 
-from .. import layout, writes
+from .. import layout, writes_outside
 from ..errors import OkstraError
 from .catalog import RULES_BY_ID
 from .findings import SEVERITIES, Finding
@@ -314,7 +314,7 @@ def cache_key() -> bytes:
     key = _read_key(path)
     if key is None:
         try:
-            writes.create_private(path, secrets.token_hex(KEY_BYTES).encode("ascii") + b"\n")
+            writes_outside.create_private(path, secrets.token_hex(KEY_BYTES).encode("ascii") + b"\n")
         except OkstraError as exc:
             if "concurrently" not in exc.reason and "different content" not in exc.reason:
                 raise OkstraError(path, f"cannot make the cache key: {exc.reason}") from exc
@@ -472,7 +472,7 @@ class CheckCache:
         return out
 
     def save(self, root: str, home: str | None, records: dict[str, Record]) -> None:
-        """Replace the stored records of *root* and *home* (``writes.replace_file``); failures are ignored."""
+        """Replace the stored records of *root* and *home* (``writes_outside.replace_file``); failures are ignored."""
         key = self.key()
         if key is None:
             return
@@ -496,7 +496,7 @@ class CheckCache:
         # The cache only saves time: a read-only or full disk, or a symlink planted there, must not fail the
         # check; the reason is kept for the command to say once.
         try:
-            writes.replace_file(target, json.dumps(data, separators=(",", ":")).encode("ascii"))
+            writes_outside.replace_file(target, json.dumps(data, separators=(",", ":")).encode("ascii"))
         except OkstraError as exc:
             self.unsaved = f"{exc.path or target}: {exc.reason}"
         except OSError as exc:

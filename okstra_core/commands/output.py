@@ -37,7 +37,7 @@ def write_output_file(given: Path | str, data: bytes, *, replace: bool = False) 
 
     Create-only unless *replace* (then the file, when present, must be regular and is replaced whole).
     """
-    from .. import writes
+    from .. import writes, writes_outside
 
     if names_no_file(given):
         raise WriteRefused(None, f"{os.fspath(given)}: does not name a file")  # a Path would drop a final "/"
@@ -46,7 +46,7 @@ def write_output_file(given: Path | str, data: bytes, *, replace: bool = False) 
         raise WriteRefused(Path(given), "output folder does not exist")
     try:
         if replace:
-            return writes.replace_file(target, data)
+            return writes_outside.replace_file(target, data)
         # The folder is the authorised root and the target its direct child: nothing is created above it.
         # A report for people and CI tools, never read back by a store loader: no store size limit.
         return writes.create_only(target.parent, target, data, max_bytes=None)

@@ -3,7 +3,7 @@
 Bulk tasks are made in two steps: one template task per task type is written
 through the write API (into a scratch project), then each bulk task is that
 template with its group and task id substituted, published with
-writes.populate_fresh_tree. The identity-bound digests of prompt metadata are
+fresh_tree.populate_fresh_tree. The identity-bound digests of prompt metadata are
 recomputed by their owners, so a bulk task holds the same contract as the
 template.
 """
@@ -18,7 +18,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .. import layout, names, writes
+from .. import fresh_tree, layout, names, writes
 from ..digests import pretty_json
 from ..models import task as tm
 from ..models.run import InvocationAssignment
@@ -165,7 +165,7 @@ def _clone(root: Path, template: dict[str, bytes], name: str, group: str, task_i
             )
         )
         files[path] = pretty_json(meta)
-    return writes.populate_fresh_tree(root, files)
+    return fresh_tree.populate_fresh_tree(root, files)
 
 
 #: Bulk templates read by this process, by scratch root: each worker reads them once, not once per range.

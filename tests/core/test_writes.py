@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from okstra_core import writes
+from okstra_core import fresh_tree, writes, writes_outside
 from okstra_core.errors import LockTimeout, PathEscape, WriteRefused
 
 
@@ -175,13 +175,13 @@ def test_remove_archived_requires_matching_archive(tmp_path: Path) -> None:
 
 
 def test_populate_fresh_tree_never_overwrites(tmp_path: Path) -> None:
-    assert writes.populate_fresh_tree(tmp_path, {tmp_path / "x" / "a": b"1", tmp_path / "x" / "b": b"2"}) == 2
+    assert fresh_tree.populate_fresh_tree(tmp_path, {tmp_path / "x" / "a": b"1", tmp_path / "x" / "b": b"2"}) == 2
     with pytest.raises(FileExistsError):
-        writes.populate_fresh_tree(tmp_path, {tmp_path / "x" / "a": b"3"})
+        fresh_tree.populate_fresh_tree(tmp_path, {tmp_path / "x" / "a": b"3"})
     assert (tmp_path / "x" / "a").read_bytes() == b"1"
     outside = tmp_path.parent / f"{tmp_path.name}-outside"
     with pytest.raises(PathEscape):
-        writes.populate_fresh_tree(tmp_path, {outside / "a": b"1"})
+        fresh_tree.populate_fresh_tree(tmp_path, {outside / "a": b"1"})
 
 
 def test_durability_is_on_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -198,8 +198,8 @@ def test_durability_is_on_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def test_replace_file_publishes_whole_files_outside_any_store(tmp_path: Path) -> None:
     target = tmp_path / "cache" / "check" / "a.json"
-    assert writes.replace_file(target, b"one") is writes.Outcome.CREATED
-    assert writes.replace_file(target, b"two") is writes.Outcome.REPLACED
+    assert writes_outside.replace_file(target, b"one") is writes.Outcome.CREATED
+    assert writes_outside.replace_file(target, b"two") is writes.Outcome.REPLACED
     assert target.read_bytes() == b"two"
     assert [p.name for p in target.parent.iterdir()] == ["a.json"], "no temp file or lock is left beside it"
 
@@ -211,24 +211,24 @@ def test_replace_file_never_follows_or_replaces_a_final_symlink(tmp_path: Path) 
     link.parent.mkdir()
     link.symlink_to(outside)
     with pytest.raises(PathEscape, match="symlink"):
-        writes.replace_file(link, b"new")
+        writes_outside.replace_file(link, b"new")
     assert link.is_symlink() and outside.read_bytes() == b"kept"
     (tmp_path / "cache" / "d").mkdir()
     with pytest.raises(WriteRefused, match="not a regular file"):
-        writes.replace_file(tmp_path / "cache" / "d", b"new")
+        writes_outside.replace_file(tmp_path / "cache" / "d", b"new")
     assert sorted(p.name for p in link.parent.iterdir()) == ["a.json", "d"], "no temp file is left behind"
 
 
 def test_replace_file_failure_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target = tmp_path / "a.json"
-    writes.replace_file(target, b"old")
+    writes_outside.replace_file(target, b"old")
 
     def full(src: str, dst: str) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(writes.os, "replace", full)
     with pytest.raises(OSError, match="No space left"):
-        writes.replace_file(target, b"new")
+        writes_outside.replace_file(target, b"new")
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
 
@@ -331,13 +331,13 @@ def test_replace_keeping_refuses_data_over_the_limit(tmp_path: Path) -> None:
 
 def test_replace_file_keeps_to_a_limit_its_reader_names(tmp_path: Path) -> None:
     target = tmp_path / "cache" / "entry.json"
-    _refused_over_limit(tmp_path, lambda: writes.replace_file(target, b"c" * (LIMIT + 1), max_bytes=LIMIT))
+    _refused_over_limit(tmp_path, lambda: writes_outside.replace_file(target, b"c" * (LIMIT + 1), max_bytes=LIMIT))
     assert not target.parent.exists()
     # Outside any store by default no loader with a limit reads it (the check cache).
-    assert writes.replace_file(target, b"c" * (LIMIT + 1)) is writes.Outcome.CREATED
+    assert writes_outside.replace_file(target, b"c" * (LIMIT + 1)) is writes.Outcome.CREATED
 
 
 def test_populate_fresh_tree_refuses_a_file_over_the_limit_before_writing_any(tmp_path: Path) -> None:
     files = {tmp_path / "a" / "small.md": b"small", tmp_path / "b" / "big.md": b"b" * (LIMIT + 1)}
-    _refused_over_limit(tmp_path, lambda: writes.populate_fresh_tree(tmp_path, files))
+    _refused_over_limit(tmp_path, lambda: fresh_tree.populate_fresh_tree(tmp_path, files))
     assert list(tmp_path.iterdir()) == []

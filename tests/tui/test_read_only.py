@@ -17,6 +17,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Button, Static
 
+from okstra_core import read_only as guard
 from okstra_core import writes
 from okstra_core.errors import ReadOnly
 from okstra_core.store import Project
@@ -40,7 +41,7 @@ from .test_wizards import answer_question, error_line, next_step, tree, verb
 @pytest.fixture
 def read_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The guard on for this test only (the product can only switch it on, for good)."""
-    monkeypatch.setattr(writes, "_read_only", True)
+    monkeypatch.setattr(guard, "_read_only", True)
     monkeypatch.setenv(writes.READ_ONLY_ENV, "1")
     yield
 
@@ -81,7 +82,7 @@ async def test_every_wizard_walks_to_its_write_step_and_writes_nothing(
     decisions = pending_decisions(Project(fresh_demo))
     _attach_pending(fresh_demo)
     decisions += [d for d in pending_decisions(Project(fresh_demo)) if d.detail == "attach-pending"]
-    monkeypatch.setattr(writes, "_read_only", True)
+    monkeypatch.setattr(guard, "_read_only", True)
     monkeypatch.setenv(writes.READ_ONLY_ENV, "1")
     before = tree(fresh_demo)
     walked: set[str] = set()
@@ -157,7 +158,7 @@ def test_the_flag_switches_the_guard_on(demo_root: Path, monkeypatch: pytest.Mon
     from okstra_tui import __main__ as entry
 
     seen: list[bool] = []
-    monkeypatch.setattr(writes, "_read_only", False)
+    monkeypatch.setattr(guard, "_read_only", False)
     # setenv first, so the variable's absence is what the test's end restores (the flag sets it).
     monkeypatch.setenv(writes.READ_ONLY_ENV, "")
     monkeypatch.delenv(writes.READ_ONLY_ENV)

@@ -1,0 +1,99 @@
+"""Writes outside any store: the check cache, its key, the seen state, a report written with ``-o``.
+
+These files are not the store's, so there is no authorised root and no read-only
+guard (a read-only workbench still keeps its own caches); each is still whole or
+absent, and a final symlink is never followed.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from . import writes
+from .errors import PathEscape, WriteRefused
+from .layout import TEMP_PREFIX
+
+
+def replace_file(target: Path, data: bytes, *, max_bytes: int | None = None) -> writes.Outcome:
+    """Publish *data* at *target*, a file outside any store (a cache), whole or not at all.
+
+    There is no authorised root: the folders above *target* are created and
+    may be symlinks (a cache folder moved elsewhere), but the final component
+    must be absent or a regular file; a symlink there is refused, never
+    followed nor replaced. The content goes to a temp file beside the target
+    (:data:`~okstra_core.layout.TEMP_PREFIX`), is fsynced and renamed over the
+    target, so a reader sees the old file or the new one. There is no lock:
+    concurrent writers each publish a whole file and the last one wins.
+    No store loader reads such a file, so there is no size limit unless the
+    caller's own reader has one (*max_bytes*).
+    """
+    writes._refuse_over_limit(target, len(data), max_bytes)
+    final = Path(os.path.abspath(target))
+    if final.name in ("", ".", ".."):
+        raise WriteRefused(target, "target does not name a file")
+    with writes._io_failure(target, "replace"):
+        try:
+            os.makedirs(final.parent, exist_ok=True)
+        except FileExistsError:
+            raise WriteRefused(final.parent, "a file stands where a folder is needed") from None
+        final = Path(os.path.realpath(final.parent)) / final.name
+        try:
+            st = os.lstat(final)
+        except FileNotFoundError:
+            st = None
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            raise PathEscape(target, "target is a symlink; writes never follow one")
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise WriteRefused(target, "target exists and is not a regular file")
+        writes._publish(final, data)
+    return writes.Outcome.REPLACED if st is not None else writes.Outcome.CREATED
+
+
+#: Mode of a private file (a secret key): its owner's only, whatever the umask.
+PRIVATE_MODE = 0o600
+#: Mode of the folders made above a private file.
+PRIVATE_DIR_MODE = 0o700
+
+
+def create_private(target: Path, data: bytes) -> writes.Outcome:
+    """Create *target*, outside any store, readable and writable by its owner only (the check cache's key).
+
+    Missing folders above it are made with mode 0700 (existing ones are left
+    as they are). The content goes to a temp file of mode 0600 beside the
+    target and is published with ``link()``: a reader never sees a partial
+    file, and of two concurrent creators the first wins (the other gets a
+    refusal and reads the winner's file). Identical existing bytes are a
+    success; a symlink in the final component is never followed.
+    """
+    final = Path(os.path.abspath(target))
+    if final.name in ("", ".", ".."):
+        raise WriteRefused(target, "target does not name a file")
+    with writes._io_failure(target, "create"):
+        try:
+            os.makedirs(final.parent, mode=PRIVATE_DIR_MODE, exist_ok=True)
+        except FileExistsError:
+            raise WriteRefused(final.parent, "a file stands where a folder is needed") from None
+        final = Path(os.path.realpath(final.parent)) / final.name
+        existing = writes._read_regular(final)
+        if existing is not None:
+            if existing == data:
+                return writes.Outcome.IDENTICAL
+            raise WriteRefused(target, "exists with different content")
+        name = os.path.join(final.parent, f"{TEMP_PREFIX}{final.name}.{secrets.token_hex(6)}")
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, PRIVATE_MODE)
+        try:
+            try:
+                writes._write_all(fd, data)
+                writes._fsync(fd)
+            finally:
+                os.close(fd)
+            os.link(name, final, follow_symlinks=False)
+        except FileExistsError:
+            raise WriteRefused(target, "was created concurrently") from None
+        finally:
+            writes._unlink_quiet(Path(name))
+        writes._fsync_dir(final.parent)
+    return writes.Outcome.CREATED
