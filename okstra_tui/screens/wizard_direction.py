@@ -21,6 +21,7 @@ from textual.widgets import RadioButton, RadioSet, Static
 
 from okstra_core import layout, reading
 from okstra_core.errors import WriteRefused
+from okstra_core.models.report import OptionCandidate
 from okstra_core.models.sidecars import UserResponseHeader
 from okstra_core.store import Task
 from okstra_core.workflows.direction import select_direction
@@ -32,6 +33,9 @@ from .wizard import ReviewStep, StepSpec, WizardScreen, WizardStep, Written, spe
 from .wizard_prepare import PrepareOffer
 from .wizard_report import ClarificationWizard
 from .wizard_steps import answers_of, rel
+
+#: How an option the report gives no title is named (report data may leave it out).
+NO_TITLE = "(no title)"
 
 
 def wizard_for_report(task: Task, report_path: Path) -> WizardScreen | str:
@@ -63,16 +67,16 @@ class CandidateCard(VerticalScroll):
     CandidateCard.-chosen { border: heavy $accent; }
     """
 
-    def __init__(self, candidate: Any, recommended: bool) -> None:
+    def __init__(self, candidate: OptionCandidate, recommended: bool) -> None:
         super().__init__(classes="-recommended" if recommended else "")
         self.candidate = candidate
         self.border_title = candidate.option_id + ("  ★ recommended" if recommended else "")
 
     def compose(self) -> ComposeResult:
         c = self.candidate
-        text = shown_block(c.title, "bold")
+        text = shown_block(c.title or NO_TITLE, "bold")
         text.append("\n\n")
-        text.append_text(shown_block(c.summary))
+        text.append_text(shown_block(c.summary or "(no summary recorded)"))
         text.append("\n\ntrade-offs", style="bold")
         for sign, values, style in (("+", c.pros, "green"), ("−", c.cons, "red")):
             for value in values:
@@ -81,7 +85,8 @@ class CandidateCard(VerticalScroll):
         if not c.pros and not c.cons:
             text.append("\n (none recorded)", style="dim")
         text.append("\n\nrisk ", style="bold")
-        text.append(c.risk, style={"low": "green", "medium": "yellow", "high": "red"}.get(c.risk, ""))
+        risk_style = {"low": "green", "medium": "yellow", "high": "red"}.get(c.risk or "", "dim")
+        text.append(c.risk or "not recorded", style=risk_style)
         text.append(" · effort ", style="bold")
         text.append("not recorded", style="dim")
         yield Static(text)
@@ -114,7 +119,7 @@ class ChooseStep(WizardStep):
                 yield CandidateCard(c, c.option_id == oc.recommendation)
         with RadioSet(id="direction"):
             for c in oc.candidates:
-                label = shown_block(f"{c.option_id}  {c.title}")
+                label = shown_block(f"{c.option_id}  {c.title or NO_TITLE}")
                 if c.option_id == oc.recommendation:
                     label.append("  ★ recommended", style="green")
                 yield RadioButton(label, value=c.option_id == self.chosen, name=c.option_id)

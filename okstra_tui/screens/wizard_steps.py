@@ -84,7 +84,7 @@ class QuestionStep(WizardStep):
 
     def compose(self) -> ComposeResult:
         item = self.item
-        yield Static(shown_block(item.question), id="q-question")
+        yield Static(shown_block(item.question or "(the report records no question text)"), id="q-question")
         context = Text("from: ", style="bold")
         context.append_text(shown_block(item.context or "(the report records no context for this question)"))
         # A long context scrolls in its own box: the choice and the answer below it stay on screen.

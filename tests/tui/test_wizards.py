@@ -779,3 +779,26 @@ async def test_wizards_open_from_their_views_and_the_palette(fresh_demo: Path) -
         commands = [c.title for c in app.get_system_commands(app.screen)]
         assert any(t.startswith("Decide: confirm design item") and str(design.item) in t for t in commands)
         assert "Inbox" in commands
+
+
+async def test_options_and_questions_without_their_texts_open_the_wizard(fresh_demo: Path) -> None:
+    from okstra_tui.screens.wizard_direction import wizard_for_report
+
+    wanted = decision(fresh_demo, "direction-choice")
+    report = Path(wanted.report_path or "")
+    value = json.loads(report.read_text(encoding="utf-8"))
+    for candidate in value["optionCandidates"]["candidates"]:
+        for key in ("title", "summary", "risk"):
+            candidate.pop(key, None)
+    report.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        task = Project(fresh_demo).find_task(wanted.task)
+        assert task is not None
+        wizard = wizard_for_report(task, report)
+        assert isinstance(wizard, DirectionWizard)
+        pilot.app.push_screen(wizard)
+        await settle(pilot)
+        assert pilot.app.screen is wizard and isinstance(wizard.step, ChooseStep)
+        shown = " ".join(plain(s) for s in wizard.query(Static))
+        assert "None" not in shown and "(no title)" in shown
