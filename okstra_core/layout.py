@@ -8,6 +8,7 @@ owned by :mod:`okstra_core.names`; this module owns the folders they live in.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import unicodedata
@@ -502,6 +503,12 @@ def okstra_state_dir() -> Path:
     if xdg and os.path.isabs(xdg):  # the XDG spec: a relative value is invalid and ignored
         return Path(xdg) / "okstra"
     return Path.home() / ".local" / "state" / "okstra"
+
+
+def project_digest(project_root: Path) -> str:
+    """How per-user state names a project: a digest of its real path (the same project, however reached)."""
+    real = os.path.realpath(project_root)
+    return hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
 
 #: The check cache's signing key, in :func:`okstra_state_dir`.

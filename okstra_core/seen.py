@@ -24,7 +24,6 @@ file, or one of another version, is replaced (with a warning), never trusted.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -88,9 +87,7 @@ def _moment(text: str) -> dt.datetime | None:
 
 def state_path(project_root: Path) -> Path:
     """The state file of the project at *project_root* (keyed by its real path)."""
-    real = os.path.realpath(project_root)
-    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:24]
-    return layout.okstra_state_dir() / SEEN_DIR / f"{digest}.json"
+    return layout.okstra_state_dir() / SEEN_DIR / f"{layout.project_digest(project_root)}.json"
 
 
 def task_key(project_root: Path, task_root: Path) -> str:

@@ -58,6 +58,7 @@ class OkstraApp(App[None]):
         Binding("m", "managers", "Managers"),
         Binding("A", "activity", "Activity", show=False),
         Binding("N", "running", "Now running", show=False),
+        Binding("W", "write_log", "Write log", show=False),
         # Priority: ctrl+f opens Search from any view, even while a text field has the focus.
         Binding("ctrl+f", "search", "Search", priority=True),
         Binding("I", "insights", "Insights", show=False),
@@ -275,6 +276,9 @@ class OkstraApp(App[None]):
 
     def action_running(self) -> None:
         self._go_top(View.RUNNING)
+
+    def action_write_log(self) -> None:
+        self._go_top(View.WRITE_LOG)
 
     def action_search(self) -> None:
         """Open Search (or, on it already, put the cursor back in its query)."""

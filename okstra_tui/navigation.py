@@ -31,10 +31,19 @@ class View(StrEnum):
     RUNNING = "running"
     SEARCH = "search"
     INSIGHTS = "insights"
+    WRITE_LOG = "write-log"
 
 
-#: The views reachable from anywhere by one key (``c``, ``x``, ``m``, ``i``, ``A``, ``N``).
-TOP_VIEWS: tuple[View, ...] = (View.CATALOG, View.CHECKS, View.MANAGERS, View.INBOX, View.ACTIVITY, View.RUNNING)
+#: The views reachable from anywhere by one key (``c``, ``x``, ``m``, ``i``, ``A``, ``N``, ``W``).
+TOP_VIEWS: tuple[View, ...] = (
+    View.CATALOG,
+    View.CHECKS,
+    View.MANAGERS,
+    View.INBOX,
+    View.ACTIVITY,
+    View.RUNNING,
+    View.WRITE_LOG,
+)
 
 
 @dataclass(frozen=True, slots=True)

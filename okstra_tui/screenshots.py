@@ -329,6 +329,16 @@ async def wizard_direction_written(pilot: Pilot[None]) -> None:
     await _write(pilot, "direction-choice")
 
 
+async def write_log(pilot: Pilot[None]) -> None:
+    """A direction chosen in its wizard, then the write log (W): the write with its command line."""
+    await _write(pilot, "direction-choice")
+    await pilot.press("escape")
+    await settle(pilot)
+    pilot.app.clear_notifications()
+    await pilot.press("W")
+    await settle(pilot)
+
+
 async def wizard_prepare_written(pilot: Pilot[None]) -> None:
     await _write(pilot, "planning-prepare")
 
@@ -394,6 +404,7 @@ WRITING_SCENES: dict[str, Scene] = {
     "wizard-direction-written": wizard_direction_written,
     "wizard-prepare-written": wizard_prepare_written,
     "wizard-design-written": wizard_design_written,
+    "write-log": write_log,
 }
 
 #: Scenes whose 80x24 picture is kept in screenshots/ too (the snapshot tests draw every scene at 80x24).
@@ -422,6 +433,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="okstra-shots-") as tmp:
         root = generate(Path(tmp) / "project")
         os.environ["OKSTRA_HOME"] = str(layout.demo_home(root))
+        # The scenes' seen marks and write-log entries go to a scratch state folder, not the user's.
+        os.environ["OKSTRA_STATE_DIR"] = str(Path(tmp) / "user-state")
         for name, scene in SCENES.items():
             path = asyncio.run(capture(root, name, scene, out))
             print(path)

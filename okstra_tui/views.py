@@ -30,6 +30,7 @@ SCREENS: dict[View, str] = {
     View.RUNNING: "okstra_tui.screens.running:RunningScreen",
     View.SEARCH: "okstra_tui.screens.search:SearchScreen",
     View.INSIGHTS: "okstra_tui.screens.insights:InsightsScreen",
+    View.WRITE_LOG: "okstra_tui.screens.write_log:WriteLogScreen",
 }
 
 

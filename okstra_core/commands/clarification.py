@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import add_group, add_task_args, named_refusals, open_project, open_task, rel, say
+from ..write_log import Verb
+from .common import add_group, add_task_args, named_refusals, open_project, open_task, rel, say, task_verb
 
 
 def cmd_clarification_attach(args: argparse.Namespace) -> int:
@@ -20,6 +21,11 @@ def cmd_clarification_attach(args: argparse.Namespace) -> int:
     else:
         say(f"{rel(project, target)}: up to date (every sidecar already attached)")
     return 0
+
+
+def attach_verb(task: str) -> Verb:
+    """The command line of :func:`cmd_clarification_attach` for the write log (it records no time)."""
+    return task_verb(("clarification", "attach"), task, timed=False)
 
 
 def register(sub: Any) -> None:

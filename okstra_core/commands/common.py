@@ -11,18 +11,23 @@ refusal changes nothing.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import layout, reading
+from .. import layout, reading, times
 from ..errors import OkstraError, ValidationFailed
 from ..store import Project, RunDir, Task
 from ..text import json_escaped, visible
+from ..write_log import Input, Verb
+
+if TYPE_CHECKING:
+    from ..workflows.common import Clock
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -198,6 +203,43 @@ def read_answers(path: Path) -> dict[str, str]:
     if bad:
         raise ValidationFailed(path, f"answers file: the answer to {bad[0]!r} is not a string")
     return value
+
+
+def _moment(text: str) -> dt.datetime:
+    moment = times.parse_time(text)
+    if moment is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time (e.g. 2026-12-02T07:41:05.123456Z)")
+    return moment
+
+
+def add_at_option(parser: argparse.ArgumentParser) -> None:
+    """``--at TIME``: record this moment instead of now (the workbench's write log gives it, to repeat a write)."""
+    parser.add_argument(
+        "--at",
+        type=_moment,
+        default=None,
+        metavar="TIME",
+        help="the moment to record (ISO 8601; default: now); a write repeated with it makes the same bytes",
+    )
+
+
+def clock_of(args: argparse.Namespace) -> Clock:
+    """The clock a write verb records its times with: stopped at ``--at``, else the system's."""
+    from ..workflows.common import SYSTEM_CLOCK, Clock
+
+    return SYSTEM_CLOCK if args.at is None else Clock.at(args.at)
+
+
+def answers_input(answers: Mapping[str, str]) -> Input:
+    """The ``--answers`` file of a logged command line: the answers as :func:`read_answers` reads them."""
+    return Input("--answers", ".json", json.dumps(dict(answers), ensure_ascii=False, indent=1) + "\n")
+
+
+def task_verb(
+    words: tuple[str, ...], task: str, *options: tuple[str, str], inputs: tuple[Input, ...] = (), timed: bool = True
+) -> Verb:
+    """A logged command line of a verb that takes ``--task``: *task* is the ``group/task`` folder."""
+    return Verb(words, (("--task", task), *options), inputs, timed)
 
 
 def named_refusals(func: Handler) -> Handler:

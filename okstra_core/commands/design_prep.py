@@ -8,9 +8,12 @@ from typing import Any
 
 from .. import layout, names
 from ..errors import OkstraError
+from ..write_log import Input, Verb
 from .common import (
+    add_at_option,
     add_group,
     add_task_args,
+    clock_of,
     input_path,
     named_refusals,
     open_project,
@@ -18,6 +21,7 @@ from .common import (
     read_input,
     rel,
     say,
+    task_verb,
     write_json,
 )
 
@@ -50,7 +54,9 @@ def cmd_design_prep_confirm(args: argparse.Namespace) -> int:
     task = open_task(project, args.task)
     source = input_path(project, args.input) if args.input != "-" else Path("-")
     text = read_input(source, "answer file")
-    path = design_prep.confirm(project.root, task, args.item, text, confirmed_by=args.by, answer_path=source)
+    path = design_prep.confirm(
+        project.root, task, args.item, text, confirmed_by=args.by, answer_path=source, clock=clock_of(args)
+    )
     parsed = names.parse_in_category(layout.DESIGN_PREP_INPUTS, path.name)
     rev = f"r{parsed.revision}" if parsed and parsed.revision else "?"
     say(f"{rel(project, path)}: confirmed {args.item} {rev}")
@@ -88,6 +94,18 @@ def cmd_design_prep_resolve(args: argparse.Namespace) -> int:
     return 0
 
 
+def materialize_verb(task: str) -> Verb:
+    """The command line of :func:`cmd_design_prep_materialize` for the write log (it records no time)."""
+    return task_verb(("design-prep", "materialize"), task, timed=False)
+
+
+def confirm_verb(task: str, item: str, text: str, by: str) -> Verb:
+    """The command line of :func:`cmd_design_prep_confirm` for the write log; *text* becomes its ``--input`` file."""
+    return task_verb(
+        ("design-prep", "confirm"), task, ("--item", item), ("--by", by), inputs=(Input("--input", ".md", text),)
+    )
+
+
 def register(sub: Any) -> None:
     """Add the ``design-prep`` verbs to the ``okstra`` parser."""
     d = add_group(sub, "design-prep", "design preparation requests, confirmed inputs and the resolver")
@@ -104,6 +122,7 @@ def register(sub: Any) -> None:
         help="answer file with one '## <field>' section per field ('-': stdin)",
     )
     p.add_argument("--by", default="user", help="who confirmed (recorded as confirmed-by)")
+    add_at_option(p)
     p.set_defaults(func=named_refusals(cmd_design_prep_confirm))
     p = d.add_parser("resolve", help="per item: the authoritative revision and every skipped file with its reason")
     add_task_args(p)

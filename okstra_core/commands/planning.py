@@ -7,7 +7,19 @@ from typing import Any
 
 from .. import reading
 from ..errors import OkstraError
-from .common import add_group, add_task_args, named_refusals, open_project, open_task, rel, say
+from ..write_log import Verb
+from .common import (
+    add_at_option,
+    add_group,
+    add_task_args,
+    clock_of,
+    named_refusals,
+    open_project,
+    open_task,
+    rel,
+    say,
+    task_verb,
+)
 
 
 def cmd_planning_prepare(args: argparse.Namespace) -> int:
@@ -16,12 +28,17 @@ def cmd_planning_prepare(args: argparse.Namespace) -> int:
 
     project = open_project(args)
     task = open_task(project, args.task)
-    path = direction.planning_prepare(project.root, task)
+    path = direction.planning_prepare(project.root, task, clock_of(args))
     snap = reading.load_model(path, SelectedDirection, root=project.root)
     if isinstance(snap, reading.LoadError):
         raise OkstraError(snap.path, snap.reason)
     say(f"{rel(project, path)}: {snap.option_id} ({snap.mode}) sourceDataSha256 {snap.source_data_sha256}")
     return 0
+
+
+def prepare_verb(task: str) -> Verb:
+    """The command line of :func:`cmd_planning_prepare` for the write log."""
+    return task_verb(("planning", "prepare"), task)
 
 
 def register(sub: Any) -> None:
@@ -31,4 +48,5 @@ def register(sub: Any) -> None:
         "prepare", help="verify the option report digest and write instruction-set/selected-direction.json"
     )
     add_task_args(p)
+    add_at_option(p)
     p.set_defaults(func=named_refusals(cmd_planning_prepare))

@@ -29,6 +29,11 @@ class Clock:
     step: dt.timedelta = field(default_factory=lambda: dt.timedelta(seconds=17))
     _ticks: int = 0
 
+    @classmethod
+    def at(cls, moment: dt.datetime) -> Clock:
+        """A clock stopped at *moment*: every time one write records is this one (a replayed write's bytes)."""
+        return cls(start=moment, step=dt.timedelta(0))
+
     def now(self) -> dt.datetime:
         if self.start is None:
             return dt.datetime.now(dt.UTC)

@@ -13,6 +13,8 @@ thread worker. Before writing, the worker compares the files the wizard was
 built from with the disk: when one changed the write is refused, the wizard
 re-reads them and returns to the review. After a write the checker runs on the
 task and the last step shows the file written, the check and what can follow.
+Every write is entered in the workbench's write log (:mod:`okstra_core.write_log`)
+with the ``okstra`` command lines that make the same write.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
-from okstra_core import layout, reading
+from okstra_core import layout, reading, write_log
 from okstra_core.digests import sha256_bytes
 from okstra_core.errors import OkstraError
 from okstra_core.store import Task
@@ -44,6 +46,8 @@ from ..widgets.shown import shown_block
 from ..widgets.text_lines import TextLines
 
 if TYPE_CHECKING:
+    import datetime as dt
+
     from okstra_core.check.findings import CheckReport
     from okstra_core.workflows.common import Clock
 
@@ -75,10 +79,24 @@ def stale_paths(before: Fingerprint, now: Fingerprint) -> list[str]:
 
 @dataclass(frozen=True)
 class Written:
-    """What a write did: the file written and lines worth saying about it."""
+    """What a write did: the file written, lines worth saying about it, and the verbs that make it (the log's)."""
 
     path: Path
     lines: list[Text] = field(default_factory=list)
+    #: The ``okstra`` verbs that make the same write, for the write log (none: nothing is logged).
+    verbs: tuple[write_log.Verb, ...] = ()
+    #: What the write did, in a few words (the write log's title).
+    what: str = ""
+
+
+def task_option(task: Task) -> tuple[str, str]:
+    """``--task group/task``: how a logged command line names the task (its folder, which every verb takes)."""
+    return ("--task", layout.rel(task.root, layout.tasks_dir(task.project.root)))
+
+
+def project_path(path: Path, task: Task) -> str:
+    """*path* as a logged command line gives it: relative to the project root (how the verbs resolve it)."""
+    return layout.rel(path, task.project.root)
 
 
 def check_task(task: Task) -> CheckReport | str:
@@ -322,6 +340,8 @@ class WizardScreen(ModalScreen[Path | None]):
         self.current: WizardStep | None = None
         #: Where the writes that record a time take it (the system clock: the moment of writing; a picture fixes it).
         self.clock: Clock = SYSTEM_CLOCK
+        #: The clock of the write under way: stopped at one moment, which its logged command lines give as ``--at``.
+        self.write_clock: Clock = SYSTEM_CLOCK
 
     # ------------------------------------------------ what subclasses give
 
@@ -347,7 +367,10 @@ class WizardScreen(ModalScreen[Path | None]):
         """(Re-)read what the wizard shows (in a worker: no widget access); raises ``OkstraError`` when it cannot."""
 
     def write(self, values: dict[str, Any]) -> Written:
-        """Write through the core (runs in a worker: no widget access); an ``OkstraError`` is a refusal."""
+        """Write through the core (runs in a worker: no widget access); an ``OkstraError`` is a refusal.
+
+        Times are taken from :attr:`write_clock`; the result names the verbs that make the same write.
+        """
         raise NotImplementedError
 
     # ---------------------------------------------------------- building
@@ -571,12 +594,32 @@ class WizardScreen(ModalScreen[Path | None]):
             self.app.call_from_thread(self._stale_refused, changed)
             return
         try:
-            written = self.write(values)
+            written = self._logged(lambda: self.write(values))
         except OkstraError as exc:
             self.app.call_from_thread(self._refused, exc.line(self.root))
             return
         check = check_task(self.bundle)
         self.app.call_from_thread(self._written, written, check)
+
+    def _logged(self, make: Callable[[], Written]) -> Written:
+        """Run the write *make* with a stopped clock and enter it in the write log (in the writing worker)."""
+        from okstra_core.workflows.common import Clock
+
+        moment = self.clock.now()
+        self.write_clock = Clock.at(moment)
+        with write_log.collected_writes() as paths:
+            written = make()
+        if written.verbs and paths:  # a write that changed nothing is not logged
+            self._enter(moment, written, paths)
+        return written
+
+    def _enter(self, moment: dt.datetime, written: Written, paths: list[Path]) -> None:
+        task = task_option(self.bundle)[1]
+        try:
+            write_log.record(self.root, moment, written.what, task, paths, written.verbs)
+        except OkstraError as exc:
+            # The store write happened; only its log entry is missing: say so, do not undo the write.
+            self.app.call_from_thread(self.notify, visible(exc.line(self.root)), severity="warning", timeout=8)
 
     def _refused(self, line: str) -> None:
         self._set_busy(False)
@@ -604,7 +647,7 @@ class WizardScreen(ModalScreen[Path | None]):
     @work(thread=True, exclusive=True, group="wizard-follow-up")
     def _follow_up_worker(self, work_fn: Callable[[], Written], show: Callable[[Written | str, Any], None]) -> None:
         try:
-            written = work_fn()
+            written = self._logged(work_fn)
         except OkstraError as exc:
             self.app.call_from_thread(self._follow_up_done, show, exc.line(self.root), None)
             return

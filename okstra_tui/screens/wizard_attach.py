@@ -16,11 +16,12 @@ from textual.widget import Widget
 from textual.widgets import Button, Static
 
 from okstra_core import layout, reading
+from okstra_core.commands.clarification import attach_verb
 from okstra_core.digests import sha256_bytes
 from okstra_core.store import Task
 from okstra_core.workflows.user_response_export import ATTACH_MARK, attach_clarification
 
-from .wizard import DoneStep, ReviewStep, StepSpec, WizardScreen, Written, spec
+from .wizard import DoneStep, ReviewStep, StepSpec, WizardScreen, Written, spec, task_option
 from .wizard_steps import fresh_task, rel, report_facts, show_follow_up
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ class AttachDone(DoneStep):
             lines = [Text(f"attached {name}") for name in attached] or [
                 Text("up to date: every user response was already attached", style="dim")
             ]
-            return Written(target, lines)
+            return Written(target, lines, (attach_verb(task_option(task)[1]),), "attached the answers")
 
         wizard.run_follow_up(attach, self._attached)
 
@@ -114,4 +115,4 @@ class AttachWizard(WizardScreen):
     def write(self, values: dict[str, Any]) -> Written:
         target, attached = attach_clarification(self.root, fresh_task(self.bundle))
         lines = [Text(f"attached {name}") for name in attached] or [Text("up to date: nothing new to attach")]
-        return Written(target, lines)
+        return Written(target, lines, (attach_verb(task_option(self.bundle)[1]),), "attached the answers")

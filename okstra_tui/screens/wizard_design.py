@@ -21,11 +21,12 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, Static, TextArea
 
 from okstra_core import layout, names, reading
+from okstra_core.commands.design_prep import confirm_verb, materialize_verb
 from okstra_core.errors import OkstraError
 from okstra_core.store import Task
 
 from ..widgets.shown import shown_block
-from .wizard import DoneStep, ReviewStep, StepSpec, WizardScreen, WizardStep, Written, spec
+from .wizard import DoneStep, ReviewStep, StepSpec, WizardScreen, WizardStep, Written, spec, task_option
 from .wizard_steps import fresh_task, rel, report_facts
 
 #: Longest field answer the wizard takes (a design answer, not a document).
@@ -252,15 +253,21 @@ class DesignPrepWizard(WizardScreen):
 
         lines: list[Text] = []
         task = self.bundle
+        folder = task_option(task)[1]
+        verbs = []
         if not os.path.lexists(self.request):
             for m in design_prep.materialize(self.root, task):
                 lines.append(Text(f"materialised {rel(m.path, self.root)} ({m.outcome.value})"))
+            verbs.append(materialize_verb(folder))
         text = design_prep.answers_text(self.answers(values))
         by = str(values.get("by") or "user")
-        path = design_prep.confirm(self.root, fresh_task(task), self.prep_id, text, confirmed_by=by, clock=self.clock)
+        path = design_prep.confirm(
+            self.root, fresh_task(task), self.prep_id, text, confirmed_by=by, clock=self.write_clock
+        )
+        verbs.append(confirm_verb(folder, self.prep_id, text, by))
         lines.append(Text("\nthe resolver's verdict for this item:", style="bold"))
         lines.append(verdict_text(fresh_task(task), self.prep_id, self.root))
-        return Written(path, lines)
+        return Written(path, lines, tuple(verbs), f"confirmed {self.prep_id}")
 
 
 def verdict_text(task: Task, prep_id: str, root: Path) -> Text:

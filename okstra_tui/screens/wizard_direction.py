@@ -20,6 +20,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import RadioButton, RadioSet, Static
 
 from okstra_core import layout, reading
+from okstra_core.commands.direction import select_verb
 from okstra_core.errors import WriteRefused
 from okstra_core.models.report import OptionCandidate
 from okstra_core.models.sidecars import UserResponseHeader
@@ -29,7 +30,7 @@ from okstra_core.workflows.reports import LoadedReport
 from okstra_core.workflows.user_response import sidecar_mode
 
 from ..widgets.shown import shown_block
-from .wizard import ReviewStep, StepSpec, WizardScreen, WizardStep, Written, spec
+from .wizard import ReviewStep, StepSpec, WizardScreen, WizardStep, Written, project_path, spec, task_option
 from .wizard_prepare import PrepareOffer
 from .wizard_report import ClarificationWizard
 from .wizard_steps import answers_of, rel
@@ -211,6 +212,13 @@ class DirectionWizard(ClarificationWizard):
             raise WriteRefused(self.report.path, "choose a direction first")
         answers = answers_of(list(self.report.model.clarification_items), values)
         path = select_direction(
-            self.root, self.bundle, option, report_path=self.report.path, answers=answers or None, clock=self.clock
+            self.root,
+            self.bundle,
+            option,
+            report_path=self.report.path,
+            answers=answers or None,
+            clock=self.write_clock,
         )
-        return Written(path, [Text(f"selected {option}")])
+        report = project_path(self.report.path, self.bundle)
+        verb = select_verb(task_option(self.bundle)[1], option, report, answers or None)
+        return Written(path, [Text(f"selected {option}")], (verb,), f"selected {option}")

@@ -16,13 +16,14 @@ from textual.widget import Widget
 from textual.widgets import Button, Static
 
 from okstra_core import layout, reading
+from okstra_core.commands.planning import prepare_verb
 from okstra_core.store import Task
 from okstra_core.workflows.common import Clock
 from okstra_core.workflows.direction import check_chain, planning_prepare, sidecar_path_for
 from okstra_core.workflows.reports import LoadedReport, require_latest
 
 from ..widgets.shown import shown_block
-from .wizard import DoneStep, ReviewStep, StepSpec, WizardScreen, Written, spec
+from .wizard import DoneStep, ReviewStep, StepSpec, WizardScreen, Written, spec, task_option
 from .wizard_steps import fresh_task, rel, report_facts, show_follow_up
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ def prepare_written(root: Path, task: Task, clock: Clock) -> Written:
     body = data if isinstance(data, str) else f"(cannot read it back: {data.reason})"
     lines = [Text("digest check after prepare:", style="bold"), chain_text(fresh_task(task))]
     lines += [Text(f"\n{rel(path, root)}:", style="bold"), shown_block(body.rstrip())]
-    return Written(path, lines)
+    return Written(path, lines, (prepare_verb(task_option(task)[1]),), "prepared planning")
 
 
 class PrepareOffer(DoneStep):
@@ -82,7 +83,7 @@ class PrepareOffer(DoneStep):
     def _run_prepare(self) -> None:
         wizard = self.wizard
         root, task = wizard.root, wizard.bundle
-        wizard.run_follow_up(lambda: prepare_written(root, task, wizard.clock), self._prepared)
+        wizard.run_follow_up(lambda: prepare_written(root, task, wizard.write_clock), self._prepared)
 
     def _prepared(self, result: Written | str, check: CheckReport | str) -> None:
         show_follow_up(self, result, check, "prepare", "✔ wrote ", "\n")
@@ -159,4 +160,4 @@ class PrepareWizard(WizardScreen):
         ]
 
     def write(self, values: dict[str, Any]) -> Written:
-        return prepare_written(self.root, self.bundle, self.clock)
+        return prepare_written(self.root, self.bundle, self.write_clock)

@@ -16,6 +16,7 @@ from typing import Any
 from rich.text import Text
 
 from okstra_core import reading
+from okstra_core.commands.user_response import export_verb
 from okstra_core.errors import WriteRefused
 from okstra_core.models.report import ClarificationItem
 from okstra_core.models.sidecars import UserResponseHeader
@@ -25,7 +26,7 @@ from okstra_core.workflows.reports import LoadedReport, report_by_path
 from okstra_core.workflows.user_response import ExportInput, read_answers, render_sidecar, sidecar_mode
 from okstra_core.workflows.user_response_export import export
 
-from .wizard import ReviewStep, StepSpec, WizardScreen, Written, spec
+from .wizard import ReviewStep, StepSpec, WizardScreen, Written, project_path, spec, task_option
 from .wizard_attach import AttachDone
 from .wizard_steps import QuestionStep, answers_of, fresh_task, rel, report_facts, state_for
 
@@ -169,6 +170,8 @@ class ClarificationWizard(ReportWizard):
 
     def write(self, values: dict[str, Any]) -> Written:
         answers = answers_of(list(self.report.model.clarification_items), values)
-        path, superseded = export(self.root, self.bundle, self.report.path, answers, clock=self.clock)
+        path, superseded = export(self.root, self.bundle, self.report.path, answers, clock=self.write_clock)
         lines = [Text(f"earlier export kept as {rel(superseded, self.root)}")] if superseded else []
-        return Written(path, lines)
+        report = project_path(self.report.path, self.bundle)
+        verb = export_verb(task_option(self.bundle)[1], report, answers)
+        return Written(path, lines, (verb,), f"answers to {self.report.path.parent.name}")

@@ -3,8 +3,10 @@
 Each wizard is opened from the inbox (Enter on the decision), walked step by
 step with keys and clicks, and what it writes is compared byte for byte with
 what the matching ``okstra`` verb writes for the same input on a copy of the
-same demo. Cancelling at any step leaves the tree byte-identical; a file that
-changed on disk under an open wizard is caught at the write.
+same demo; the command lines the wizard entered in the write log, run on a
+copy taken before the wizard wrote, give the same tree byte for byte.
+Cancelling at any step leaves the tree byte-identical; a file that changed on
+disk under an open wizard is caught at the write.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Button, Checkbox, DataTable, RadioButton, RadioSet, Static, TextArea
 
-from okstra_core import layout
+from okstra_core import layout, write_log
 from okstra_core.cli import main as okstra
 from okstra_core.store import Project
 from okstra_core.workflows import common
@@ -68,10 +70,33 @@ def decision(root: Path, kind: str) -> PendingDecision:
     return found[0]
 
 
-def copy_of(root: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "verb-copy" / "project"
+def copy_of(root: Path, tmp_path: Path, name: str = "verb-copy") -> Path:
+    target = tmp_path / name / "project"
     shutil.copytree(root, target, symlinks=True)
     return target
+
+
+def assert_replays(origin: Path, before: Path, entries: int) -> list[write_log.Entry]:
+    """Run the write log's command lines of *origin* on *before* (a copy taken before the wizard wrote).
+
+    The store they give is *origin*'s byte for byte; each entry names files that exist. Returns the entries.
+    The system clock is moved years away meanwhile: every time written must come from ``--at``.
+    """
+    log = write_log.read_log(origin)
+    assert len(log.entries) == entries and log.skipped == 0, log
+    project = os.path.realpath(origin)
+    saved = (common.SYSTEM_CLOCK.start, common.SYSTEM_CLOCK._ticks)
+    common.SYSTEM_CLOCK.start, common.SYSTEM_CLOCK._ticks = dt.datetime(2031, 1, 1, tzinfo=dt.UTC), 0
+    try:
+        for entry in reversed(log.entries):
+            assert entry.files and all((origin / name).is_file() for name in entry.files), entry
+            for argv in entry.commands:
+                assert argv[0] == "okstra" and argv.count(project) == 1, argv
+                verb(*(str(before) if word == project else word for word in argv[1:]))
+    finally:
+        common.SYSTEM_CLOCK.start, common.SYSTEM_CLOCK._ticks = saved
+    assert tree(before / ".okstra") == tree(origin / ".okstra")
+    return log.entries
 
 
 @pytest.fixture
@@ -151,6 +176,7 @@ async def answer_question(pilot: Pilot[None], step: QuestionStep, answers: dict[
 async def test_clarification_wizard_writes_what_the_verbs_write(fresh_demo: Path, tmp_path: Path) -> None:
     wanted = decision(fresh_demo, "clarification")
     copy = copy_of(fresh_demo, tmp_path)
+    before = copy_of(fresh_demo, tmp_path, "replay")
     answers: dict[str, str] = {}
     async with wizard_on(fresh_demo, wanted) as (pilot, wizard):
         assert isinstance(wizard, ClarificationWizard)
@@ -217,6 +243,12 @@ async def test_clarification_wizard_writes_what_the_verbs_write(fresh_demo: Path
     response = Path(wanted.task_root or "").relative_to(fresh_demo) / "instruction-set/clarification-response.md"
     assert (copy / response).read_bytes() == (fresh_demo / response).read_bytes()
     assert all(d.path != wanted.path for d in pending_decisions(Project(fresh_demo)) if d.kind == "clarification")
+    attach, export = assert_replays(fresh_demo, before, entries=2)
+    assert [c[1:3] for c in export.commands + attach.commands] == [
+        ("user-response", "export"),
+        ("clarification", "attach"),
+    ]
+    assert sidecar_rel in export.files and response.as_posix() in attach.files
 
 
 async def _open_from_reports(pilot: Pilot[None], wanted: PendingDecision) -> ClarificationWizard:
@@ -320,7 +352,7 @@ async def test_a_sidecar_replaced_by_a_wizard_is_kept_under_the_wizards_time(fre
             values: dict[str, object] = {item.item_id: state_for(item, f"answer {n}") for item in items}
             if isinstance(wizard, DirectionWizard):
                 values["option"] = options[n - 1]
-            written.append(wizard.write(values))
+            written.append(wizard._logged(lambda: wizard.write(values)))  # as the write worker runs it
     sidecar = written[-1].path
     kept = sorted(p.name for p in sidecar.parent.glob(sidecar.stem + ".superseded-*.md"))
     assert kept == [sidecar.stem + f".superseded-{common.compact_stamp(moment)}.md"], kept
@@ -334,6 +366,7 @@ async def test_direction_wizard_and_planning_prepare_write_what_the_verbs_write(
 ) -> None:
     wanted = decision(fresh_demo, "direction-choice")
     copy = copy_of(fresh_demo, tmp_path)
+    before = copy_of(fresh_demo, tmp_path, "replay")
     answers: dict[str, str] = {}
     async with wizard_on(fresh_demo, wanted) as (pilot, wizard):
         assert isinstance(wizard, DirectionWizard)
@@ -386,6 +419,8 @@ async def test_direction_wizard_and_planning_prepare_write_what_the_verbs_write(
     assert (copy / snapshot).read_bytes() == (fresh_demo / snapshot).read_bytes()
     left = [d for d in pending_decisions(Project(fresh_demo)) if d.task == wanted.task]
     assert not [d for d in left if d.kind in ("direction-choice", "planning-prepare")]
+    prepared, selected = assert_replays(fresh_demo, before, entries=2)
+    assert selected.what == f"selected {other}" and prepared.what == "prepared planning"
 
 
 async def test_prepare_wizard_for_a_choice_made_but_not_prepared(
@@ -393,6 +428,7 @@ async def test_prepare_wizard_for_a_choice_made_but_not_prepared(
 ) -> None:
     wanted = decision(fresh_demo, "planning-prepare")
     copy = copy_of(fresh_demo, tmp_path)
+    before = copy_of(fresh_demo, tmp_path, "replay")
     async with wizard_on(fresh_demo, wanted) as (pilot, wizard):
         assert isinstance(wizard, PrepareWizard)
         facts = plain(wizard.query_one("#review-facts", Static))
@@ -407,6 +443,7 @@ async def test_prepare_wizard_for_a_choice_made_but_not_prepared(
     verb("planning", "prepare", str(copy), "--task", wanted.task)
     snapshot = Path(wanted.task_root or "").relative_to(fresh_demo) / "instruction-set/selected-direction.json"
     assert (copy / snapshot).read_bytes() == (fresh_demo / snapshot).read_bytes()
+    assert_replays(fresh_demo, before, entries=1)
 
 
 # -------------------------------------------------------------- design-prep
@@ -417,6 +454,7 @@ async def test_design_prep_wizard_appends_what_the_verb_appends(
 ) -> None:
     wanted = decision(fresh_demo, "design-prep")
     copy = copy_of(fresh_demo, tmp_path)
+    before = copy_of(fresh_demo, tmp_path, "replay")
     answers: dict[str, str] = {}
     async with wizard_on(fresh_demo, wanted) as (pilot, wizard):
         assert isinstance(wizard, DesignPrepWizard) and wizard.prep_id == wanted.item
@@ -465,6 +503,8 @@ async def test_design_prep_wizard_appends_what_the_verb_appends(
     assert (copy / rel).read_bytes() == written.read_bytes()
     assert (copy / request_rel).read_bytes() == (fresh_demo / request_rel).read_bytes()
     assert not [d for d in pending_decisions(Project(fresh_demo)) if d.kind == "design-prep" and d.item == wanted.item]
+    (confirmed,) = assert_replays(fresh_demo, before, entries=1)
+    assert confirmed.what == f"confirmed {wanted.item}" and rel.as_posix() in confirmed.files
 
 
 @pytest.mark.parametrize(
