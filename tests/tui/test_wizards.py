@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 from collections.abc import AsyncIterator, Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -352,7 +353,7 @@ async def test_a_sidecar_replaced_by_a_wizard_is_kept_under_the_wizards_time(fre
             values: dict[str, object] = {item.item_id: state_for(item, f"answer {n}") for item in items}
             if isinstance(wizard, DirectionWizard):
                 values["option"] = options[n - 1]
-            written.append(wizard._logged(lambda: wizard.write(values)))  # as the write worker runs it
+            written.append(wizard._logged(partial(wizard.write, values)))  # as the write worker runs it
     sidecar = written[-1].path
     kept = sorted(p.name for p in sidecar.parent.glob(sidecar.stem + ".superseded-*.md"))
     assert kept == [sidecar.stem + f".superseded-{common.compact_stamp(moment)}.md"], kept
