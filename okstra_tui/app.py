@@ -18,6 +18,7 @@ from textual.screen import Screen
 from okstra_core.store import Project
 from okstra_core.text import visible
 
+from .data.unread import Looks
 from .navigation import TOP_VIEWS, History, Location, OpenView, View
 from .notices import BURST, TITLES, NoticeWatcher, NotifyMode, desktop_sequence, mode_from_env, summary
 from .screens.base import ViewScreen
@@ -80,6 +81,12 @@ class OkstraApp(App[None]):
         self._stop_observing: Callable[[], None] = lambda: None
         #: The notices of the latest announcement, newest first (``g`` opens the first).
         self.latest_notices: list[Notice] = []
+        #: What is new inside each task since the person last looked (the catalog's visits).
+        self._looks = Looks()
+
+    @property
+    def looks(self) -> Looks:
+        return self._looks
 
     def fresh_project(self) -> Project:
         """A new read-side handle (the old one caches what it read)."""

@@ -15,6 +15,7 @@ from okstra_core.store import Project, Task, TaskRef
 from okstra_core.text import visible
 from okstra_core.watch import Signature, changed, signature
 
+from ..data.unread import Looks
 from ..navigation import Location, OpenView, View
 from ..ui_thread import call_ui
 from ..widgets import read_only
@@ -37,6 +38,11 @@ class Workbench(Protocol):
 
     def fresh_project(self) -> Project:
         """A new read-side handle, for a reading that must see the files as they are now."""
+        ...
+
+    @property
+    def looks(self) -> Looks:
+        """The session's visits to tasks: what is new inside a task since the person last looked."""
         ...
 
 

@@ -18,6 +18,7 @@ from textual.widgets import Input, Static
 
 from okstra_core import layout
 from okstra_core.errors import LoadError, OkstraError
+from okstra_core.seen import SeenState
 from okstra_core.store import Project
 
 from ..data.catalog import (
@@ -33,6 +34,7 @@ from ..data.catalog import (
     uncatalogued_rows,
     unlisted_folders,
 )
+from ..data.unread import NEW_MARK, NEW_STYLE
 from ..navigation import Location, View
 from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
@@ -303,9 +305,12 @@ class CatalogScreen(ViewScreen):
             unread = {row.ident for row in data.rows if seen.task_key(root, row.root) in changed}
         if state.warning:
             call_ui(self.app, self.notify, state.warning, severity="warning", timeout=8)
-        call_ui(self.app, self._unread_read, unread)
+        call_ui(self.app, self._unread_read, unread, state)
 
-    def _unread_read(self, unread: set[str]) -> None:
+    def _unread_read(self, unread: set[str], state: SeenState | None = None) -> None:
+        looks = self.okstra.looks
+        if looks.seen is None and state is not None:
+            looks.seen = state  # the looks before this session: what the tasks' views mark as new
         if unread == self.unread:
             return
         self.unread = unread
@@ -423,7 +428,7 @@ class CatalogScreen(ViewScreen):
             parts.insert(2, (Text.assemble("   ", (f"◆ {waiting} waiting for you", "bold magenta"), " (i)"), 0))
         if self.unread:
             count = len(self.unread)
-            changed = f"• {count} changed since you last looked"
+            changed = f"{NEW_MARK} {count} changed since you last looked"
             parts.insert(-1, (Text.assemble("   ", (changed, "bold cyan"), " (u)"), 4))
         if self.filter_text:
             parts.append((Text(f"   filter: {self.filter_text!r}", style="italic"), 1))
@@ -466,7 +471,7 @@ class CatalogScreen(ViewScreen):
         return [
             Text("★", style="bold yellow") if row.latest else "",
             Text("◆", style="bold magenta") if self.waiting and row.ident in self.waiting else "",
-            Text("•", style="bold cyan") if self.unread and row.ident in self.unread else "",
+            Text(NEW_MARK, style=NEW_STYLE) if self.unread and row.ident in self.unread else "",
             Text(row.key.removeprefix(self.key_prefix)),
             row.task_type,
             Text(row.status, style=STATUS_STYLES.get(row.status, "")),
@@ -588,8 +593,12 @@ class CatalogScreen(ViewScreen):
             self._open(event.row)
 
     def _open(self, row: CatalogRow) -> None:
-        """Open *row*'s task; it counts as read from now on."""
-        if self.unread and row.ident in self.unread:
+        """Open *row*'s task; it counts as read from now on (what changed inside it is marked there)."""
+        from okstra_core import seen
+
+        changed = self.unread is not None and row.ident in self.unread
+        self.okstra.looks.visit(seen.task_key(self.okstra.project.root, row.root), changed)
+        if self.unread and changed:
             self.unread.discard(row.ident)
             self._rebuild()
         self._mark_read([row])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Set
 from pathlib import Path
 from typing import TYPE_CHECKING, Self
 
@@ -18,6 +19,7 @@ from okstra_core.store import RunDir, Task
 
 from ..data.preview import PreviewTarget
 from ..data.runs import RunDirListing, RunsListing, compute_log_report, list_runs, seq_groups
+from ..data.unread import NEW_MARK, marked
 from ..navigation import Location, View
 from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
@@ -35,9 +37,13 @@ NodeData = PreviewTarget | None
 class RunTreeFiller:
     """Adds the runs tree's nodes and remembers the one showing the artifact to select."""
 
-    def __init__(self, project_root: Path, want: Path | None, expanded: set[str] | None) -> None:
+    def __init__(
+        self, project_root: Path, want: Path | None, expanded: set[str] | None, new: Set[Path] = frozenset()
+    ) -> None:
         self.project_root = project_root
         self.want = want
+        #: Artifacts written since the person last looked at the task: marked, and their folders opened.
+        self.new = new
         #: Labels of the nodes that were expanded before a reload (None: a first build).
         self.expanded = expanded
         self.select: TreeNode[NodeData] | None = None
@@ -54,7 +60,8 @@ class RunTreeFiller:
         """A run dir: its log report, categories by seq, flat legacy files and unrecognised names."""
         rd = run.run
         label = Text(rd.label, style="bold")
-        expand = self._was_expanded(str(label)) or focus
+        fresh = {category for category, arts in run.by_category.items() if any(a.path in self.new for a in arts)}
+        expand = self._was_expanded(str(label)) or focus or bool(fresh)
         run_node = root.add(label, data=PreviewTarget(rd.path, rd.rel, kind="run-dir"), expand=expand)
         run_node.add_leaf(
             Text("log report", style="italic"),
@@ -62,13 +69,14 @@ class RunTreeFiller:
         )
         for category, arts in run.by_category.items():
             cat_label = f"{category} ({len(arts)})"
-            cat_node = run_node.add(cat_label, data=None, expand=self._was_expanded(cat_label))
+            cat_node = run_node.add(cat_label, data=None, expand=self._was_expanded(cat_label) or category in fresh)
             for seq, members in seq_groups(arts):
                 seq_label = f"seq {members[0].name.seq_text}" if seq is not None else "no seq"
                 seq_node = cat_node.add(seq_label, data=None, expand=True)
                 for art in members:
                     rel = layout.rel(art.path, self.project_root)
-                    self.leaf(seq_node, art.name.filename, PreviewTarget(art.path, rel, art, art.kind))
+                    name = marked(art.name.filename, art.path in self.new)
+                    self.leaf(seq_node, name, PreviewTarget(art.path, rel, art, art.kind))
         self._odd_files(run_node, run)
 
     def _odd_files(self, run_node: TreeNode[NodeData], run: RunDirListing) -> None:
@@ -184,17 +192,23 @@ class RunsScreen(ViewScreen):
 
     @work(thread=True, exclusive=True, group="runs-load")
     def _load(self, keep: bool = False) -> None:
-        self.mark_seen()
-        call_ui(self.app, self._build, list_runs(self.bundle), keep)
+        from okstra_core import seen
 
-    def _build(self, listing: RunsListing, keep: bool) -> None:
+        self.mark_seen()
+        listing = list_runs(self.bundle)
+        arts = (a.path for run in listing.run_dirs for members in run.by_category.values() for a in members)
+        key = seen.task_key(self.okstra.project.root, self.task_root)
+        new = self.okstra.looks.new_paths(key, arts)
+        call_ui(self.app, self._build, listing, keep, new)
+
+    def _build(self, listing: RunsListing, keep: bool, new: Set[Path] = frozenset()) -> None:
         """Rebuild the tree; a reload keeps the expanded nodes and the cursor on the same artifact."""
         tree = self.run_tree
         current = tree.cursor_node.data if tree.cursor_node is not None else None
         want = current.path if keep and isinstance(current, PreviewTarget) else self.focus_artifact
         expanded = {str(n.label) for n in _walk(tree.root) if n.is_expanded} if keep else set()
         tree.clear()
-        filler = RunTreeFiller(self.okstra.project.root, want, expanded if keep else None)
+        filler = RunTreeFiller(self.okstra.project.root, want, expanded if keep else None, new)
         for run in listing.run_dirs:
             filler.run_dir(tree.root, run, self._is_focus(run.run) or len(listing.run_dirs) == 1)
         filler.stage_shared(tree.root, listing)
@@ -231,6 +245,14 @@ class RunsScreen(ViewScreen):
         data = event.node.data
         if data is None:
             return
+        if (
+            data.artifact is not None
+            and isinstance(event.node.label, Text)
+            and event.node.label.plain.startswith(NEW_MARK)
+        ):
+            # Seen now: no longer new in this visit.
+            self.okstra.looks.opened(data.path)
+            event.node.set_label(data.artifact.name.filename)
         if data.kind == "log-report":
             self._show_log_report(data)
             return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Self
@@ -21,6 +22,7 @@ from okstra_core.store import Task
 from okstra_core.text import visible
 
 from ..data.task import TaskOverview, load_runs, load_task
+from ..data.unread import NEW_MARK, marked
 from ..navigation import Location, View
 from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
@@ -303,6 +305,9 @@ class TaskScreen(ViewScreen):
         else:
             table.border_subtitle = f"{len(timeline.entries)} run(s)"
             root = self.okstra.project.root
+            new = self._new(root / e.run_dir for e in timeline.entries if e.run_dir)
+            if new:
+                table.border_subtitle += f" · {NEW_MARK} {len(new)} new"
             for e in timeline.entries:
                 status = Text(e.status or "-", style=STATE_STYLES.get(e.status or "", ""))
                 if e.fix_cycle_id:
@@ -311,8 +316,15 @@ class TaskScreen(ViewScreen):
                 stamp = e.run_timestamp or e.run_date_time_segment or ""
                 when = stamp[5:16].replace("T", " ") or "?"
                 target = root / e.run_dir if e.run_dir else self.task_root
-                rows.append(SideRow((when, e.task_type or "?", str(e.stage or ""), status), target))
+                kind = marked(e.task_type or "?", target in new)
+                rows.append(SideRow((when, kind, str(e.stage or ""), status), target))
         self._fill("timeline", rows, fresh)
+
+    def _new(self, paths: Iterable[Path]) -> set[Path]:
+        """Those of *paths* (runs, files) written since the person last looked at the task (see ``data.unread``)."""
+        from okstra_core import seen
+
+        return self.okstra.looks.new_paths(seen.task_key(self.okstra.project.root, self.task_root), paths)
 
     def _fill_files(self, ov: TaskOverview, fresh: bool) -> None:
         root = self.task_root
@@ -327,6 +339,11 @@ class TaskScreen(ViewScreen):
             if path.exists() or path.is_symlink():
                 rows.append(SideRow((path.name, layout.rel(path.parent, root) or "."), path))
         rows.extend(SideRow((path.name, "notes"), path) for path in ov.notes)
+        new = self._new(Path(row.target) for row in rows)
+        rows = [
+            SideRow((marked(str(row.cells[0]), Path(row.target) in new), *row.cells[1:]), row.target) for row in rows
+        ]
+        self._table("files").border_subtitle = f"{NEW_MARK} {len(new)} new" if new else ""
         self._fill("files", rows, fresh)
 
     def _fill_related(self, ov: TaskOverview, fresh: bool) -> None:
@@ -343,11 +360,19 @@ class TaskScreen(ViewScreen):
 
     @on(VirtualTable.Selected, "#task-timeline")
     def _open_run(self, event: VirtualTable.Selected) -> None:
+        self.okstra.looks.opened(Path(event.row.target))
         self.open_view(Location(View.RUNS, self.task_root, Path(event.row.target)))
 
     @on(VirtualTable.Selected, "#task-files")
     def _open_file(self, event: VirtualTable.Selected) -> None:
+        self.okstra.looks.opened(Path(event.row.target))
         self.open_view(Location(View.FILE, self.task_root, Path(event.row.target)))
+
+    def on_screen_resume(self) -> None:
+        """Back from a run or a file: what was opened there is no longer marked new."""
+        if self.overview is not None:
+            self._fill_timeline(self.overview, fresh=False)
+            self._fill_files(self.overview, fresh=False)
 
     @on(VirtualTable.Selected, "#task-related")
     def _open_related(self, event: VirtualTable.Selected) -> None:

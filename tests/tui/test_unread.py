@@ -103,3 +103,67 @@ async def test_a_corrupt_state_file_is_replaced_with_a_warning(fresh_demo: Path)
         messages = [n.message for n in app._notifications]
         assert f"{path}: not valid JSON; it will be replaced" in messages
     assert json.loads(path.read_bytes())["version"] == seen.SEEN_VERSION
+
+
+RETRY = "payments/retry-policy"
+
+
+async def test_inside_a_changed_task_the_new_runs_and_artifacts_are_marked_until_opened(fresh_demo: Path) -> None:
+    import datetime as dt
+    import os
+
+    from textual.widgets import Tree
+
+    from okstra_tui.screens.runs import RunsScreen
+    from okstra_tui.widgets.virtual_table import VirtualTable
+
+    task = fresh_demo / ".okstra/tasks" / RETRY
+    roots = sorted(p.parent for p in (fresh_demo / ".okstra/tasks").glob("*/*/task-manifest.json"))
+    looked = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=5)
+    seen.mark_seen(fresh_demo, seen.signatures(fresh_demo, roots), now=looked, replace_all=True)
+    # Since then an agent wrote a new planning report (its file, its folder) and recorded it in the manifest.
+    later = (looked + dt.timedelta(minutes=1)).timestamp()
+    reports = task / "runs/implementation-planning/reports"
+    report = sorted(reports.glob("final-report-*.data.json"))[0]
+    for path in (report, reports):
+        os.utime(path, (later, later))
+    _rewrite_manifest(fresh_demo, RETRY)
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = _catalog(app)
+        await wait_until(pilot, lambda: screen.unread == {RETRY}, "the changed task marked")
+        screen.table.cursor = _row_index(screen, RETRY)
+        await pilot.press("enter")
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, TaskScreen)
+        timeline = view.query_one("#task-timeline", VirtualTable)
+        marks = {str(row.cells[1]).removeprefix("• "): str(row.cells[1]).startswith("• ") for row in timeline.rows}
+        assert marks["implementation-planning"] and not marks["analysis"], marks
+        assert "• 1 new" in str(timeline.border_subtitle)
+        timeline.cursor = next(
+            i for i, row in enumerate(timeline.rows) if str(row.cells[1]) == "• implementation-planning"
+        )
+        await pilot.press("enter")
+        await settle(pilot)
+        runs = app.screen
+        assert isinstance(runs, RunsScreen)
+        tree = runs.query_one("#runs-tree", Tree)
+        leaves = [n for n in _nodes(tree.root) if str(n.label).startswith("• ")]
+        assert [str(n.label) for n in leaves] == [f"• {report.name}"], "the new report is marked, its folder open"
+        tree.move_cursor(leaves[0])
+        await settle(pilot)
+        assert str(leaves[0].label) == report.name, "seen once previewed"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is view
+        assert not any(str(row.cells[1]).startswith("• ") for row in timeline.rows), "opened: no longer new"
+
+
+def _nodes(node: object) -> list[object]:
+    out = []
+    for child in node.children:  # type: ignore[attr-defined]
+        out.append(child)
+        out.extend(_nodes(child))
+    return out
