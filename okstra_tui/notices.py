@@ -233,15 +233,17 @@ class NoticeWatcher:
         from okstra_core.layout import task_root_of
         from okstra_core.store import Project
         from okstra_core.watch import StoreWatcher
-        from okstra_core.workflows.inbox import watched_paths
+        from okstra_core.workflows.inbox import HotPaths, watched_paths
         from okstra_core.workflows.pulse import notices, read_pulse, refresh_pulse
 
-        watcher = StoreWatcher(layout.okstra_dir(self.root), lambda: watched_paths(Project(self.root)))
+        hot = HotPaths(self.root)
+        watcher = StoreWatcher(layout.okstra_dir(self.root), lambda: watched_paths(Project(self.root)), hot_paths=hot)
         self._watcher = watcher
         if self._closed.is_set():
             watcher.close()
             return
         before = read_pulse(Project(self.root))
+        hot.waiting = _waiting(before)
         checks = self._checks = CheckBaseline(self.root)
         if self._closed.is_set():
             checks.close()
@@ -258,8 +260,14 @@ class NoticeWatcher:
                 failing = checks.newly_failing(touched)
             found = self._not_own(notices(before, after) + _check_notices(self.root, after, failing))
             before = after
+            hot.waiting = _waiting(after)
             if found and not self._closed.is_set():
                 self.deliver(found)
+
+
+def _waiting(pulse: Pulse) -> set[Path]:
+    """The task folders of the pulse's waiting decisions (the watcher looks at them often)."""
+    return {d.task_root for d in pulse.decisions.values() if d.task_root is not None}
 
 
 def _check_notices(root: Path, pulse: Pulse, failing: dict[Path, tuple[int, str]]) -> list[Notice]:

@@ -163,7 +163,7 @@ def watch(args: argparse.Namespace) -> int:
     from .. import layout
     from ..store import Project
     from ..watch import StoreWatcher
-    from ..workflows.inbox import read_inbox, watched_paths
+    from ..workflows.inbox import HotPaths, read_inbox, watched_paths
 
     root = open_project(args).root
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -171,12 +171,15 @@ def watch(args: argparse.Namespace) -> int:
     try:
         inbox = read_inbox(Project(root))
         _emit_snapshot(args, root, inbox)
-        watcher = StoreWatcher(layout.okstra_dir(root), lambda: watched_paths(Project(root)))
+        hot = HotPaths(root)
+        hot.waiting = {d.task_root for d in inbox.items if d.task_root is not None}
+        watcher = StoreWatcher(layout.okstra_dir(root), lambda: watched_paths(Project(root)), hot_paths=hot)
         print(f"okstra inbox: watching {visible(str(root))} ({watcher.why}); Ctrl-C stops", file=sys.stderr)
         while watcher.wait():
             current = _reread(root, inbox, watcher.take_changed())
             _emit_changes(args, inbox, current)
             inbox = current
+            hot.waiting = {d.task_root for d in inbox.items if d.task_root is not None}
     except _Stopped:
         pass
     finally:

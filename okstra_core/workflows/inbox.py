@@ -57,8 +57,9 @@ from .. import layout, names, reading, times
 from ..digests import sha256_bytes
 from ..models.report import ClarificationItem, SelectedDirection
 from ..models.sidecars import UserResponseHeader
-from ..store import Project, Task
+from ..store import Project, Task, TaskRef
 from ..text import visible
+from ..watch import Signature, signature
 from . import design_prep, user_response, user_response_export
 from .common import iso
 from .direction import sidecar_path_for
@@ -516,6 +517,7 @@ class _TaskScan:
 __all__ = [
     "DECISION_WORDS",
     "KINDS",
+    "HotPaths",
     "Inbox",
     "InboxDetail",
     "InboxKind",
@@ -545,25 +547,64 @@ def watched_paths(project: Project) -> list[Path]:
     for its entries; the files the inbox reads in place (the task manifest,
     ``selected-direction.json``, ``clarification-response.md``) are named too.
     """
-    root = project.root
-    out = [layout.okstra_dir(root), layout.tasks_dir(root), layout.task_catalog_path(root)]
-    tasks = layout.tasks_dir(root)
-    for group in _entries(tasks):
-        out.append(tasks / group)
+    out = _structure(project.root)
     for ref in project.task_refs:
-        task = ref.open()
-        out += [
-            task.root,
-            layout.task_manifest_path(task.root),
-            layout.instruction_set_dir(task.root),
-            layout.selected_direction_path(task.root),
-            layout.clarification_response_path(task.root),
-            layout.runs_dir(task.root),
-        ]
-        for rd in task.run_dirs:
-            out.append(rd.path)
-            out += [layout.category_dir(rd.path, category) for category in _WATCHED_CATEGORIES]
+        out += _task_watched(ref.open())
     return out
+
+
+def _structure(root: Path) -> list[Path]:
+    """The folders and file that change when a task is added or removed: the store, its task groups, the catalog."""
+    tasks = layout.tasks_dir(root)
+    return [layout.okstra_dir(root), tasks, layout.task_catalog_path(root), *(tasks / g for g in _entries(tasks))]
+
+
+def _task_watched(task: Task) -> list[Path]:
+    out = [
+        task.root,
+        layout.task_manifest_path(task.root),
+        layout.instruction_set_dir(task.root),
+        layout.selected_direction_path(task.root),
+        layout.clarification_response_path(task.root),
+        layout.runs_dir(task.root),
+    ]
+    for rd in task.run_dirs:
+        out.append(rd.path)
+        out += [layout.category_dir(rd.path, category) for category in _WATCHED_CATEGORIES]
+    return out
+
+
+class HotPaths:
+    """The quick look of a polling watcher (``StoreWatcher(hot_paths=...)``): where inbox changes show first.
+
+    That is every task folder, since okstra publishes a task's manifest by a
+    rename in it (a run prepared or ended, a report recorded, an approval
+    asked all change the folder), and everything :func:`watched_paths` names
+    for the tasks in :attr:`waiting`, where a person's decision lands (a
+    sidecar, a selected direction, a design-prep input). The task list is read
+    again only when the catalog or a task-group folder changed. A change made
+    any other way is caught by the watcher's full look, later.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        #: The task folders with a decision waiting; the caller keeps it current.
+        self.waiting: set[Path] = set()
+        self._key: Signature | None = None
+        self._refs: dict[Path, TaskRef] = {}
+
+    def __call__(self) -> list[Path]:
+        structure = _structure(self.root)
+        key = signature(structure)
+        if key != self._key:
+            self._refs = {ref.root: ref for ref in Project(self.root).task_refs}
+            self._key = key
+        out = [*structure, *self._refs]
+        for task_root in sorted(self.waiting):
+            ref = self._refs.get(task_root)
+            if ref is not None:
+                out += _task_watched(ref.open())
+        return out
 
 
 def _entries(folder: Path) -> list[str]:

@@ -74,3 +74,56 @@ def test_folder_count_stops_early(tmp_path: Path) -> None:
         (root / f"f{n}").mkdir()
     assert folder_count(root, 1000) == 14
     assert folder_count(root, 3) == 3
+
+
+def _slow_full_look(tmp_path: Path, hot: bool) -> tuple[StoreWatcher, Path]:
+    """A polling watcher whose full look is not due for an hour; *hot*: the task folder is in its quick look."""
+    task = tmp_path / "tasks" / "g" / "t"
+    task.mkdir(parents=True)
+    (task / "task-manifest.json").write_text("{}", encoding="utf-8")
+    everything = [tmp_path / "tasks", task, task / "task-manifest.json"]
+    watcher = StoreWatcher(tmp_path, lambda: everything, hot_paths=(lambda: [task]) if hot else None, mode="poll")
+    watcher.poll_interval = 3600.0
+    watcher._full_due = float("inf")
+    return watcher, task
+
+
+def _publish(task: Path) -> None:
+    """A manifest published as okstra publishes it: a new file renamed over the old one, in the task folder."""
+    new = task / ".tmp-manifest"
+    new.write_text('{"workflow": {}}', encoding="utf-8")
+    os.replace(new, task / "task-manifest.json")
+
+
+@pytest.mark.parametrize("hot", [True, False], ids=["quick-look", "full-look-only"])
+def test_the_quick_look_sees_a_task_folder_change_between_full_looks(tmp_path: Path, hot: bool) -> None:
+    watcher, task = _slow_full_look(tmp_path, hot)
+    try:
+        # Past the racy window of the files just made, so the quick look's first signature is settled.
+        old = (task.stat().st_mtime_ns - 10_000_000_000) / 1e9
+        os.utime(task, (old, old))
+        watcher._hot_baseline = watch.signature([task]) if hot else {}
+        _publish(task)
+        woke = watcher.wait(timeout=10.0 if hot else 2.0)
+        assert woke is hot
+        if hot:
+            assert watcher.take_changed() == {task}
+            assert str(task) in watcher._hot_baseline
+    finally:
+        watcher.close()
+
+
+def test_the_inbox_quick_look_names_every_task_folder_and_all_of_a_waiting_task(fresh_demo: Path) -> None:
+    from okstra_core.store import Project
+    from okstra_core.workflows.inbox import HotPaths, pending_decisions, watched_paths
+
+    project = Project(fresh_demo)
+    hot = HotPaths(fresh_demo)
+    roots = [ref.root for ref in project.task_refs]
+    quick = hot()
+    assert set(roots) <= set(quick) and len(quick) < len(watched_paths(project))
+    waiting = next(d.task_root for d in pending_decisions(project) if d.task_root is not None)
+    hot.waiting = {waiting}
+    full = set(watched_paths(project))
+    task_paths = {p for p in full if p == waiting or waiting in p.parents}
+    assert task_paths <= set(hot()), "everything the inbox reads of a waiting task is looked at often"
