@@ -46,6 +46,9 @@ def build(chart: Chart, size: Size, theme: str) -> Text:
     return Text.from_ansi(plot.build())
 
 
+#: A bar's share of its slot: the gap keeps neighbouring bars of one height apart.
+BAR_WIDTH = 0.5
+
 #: Rows a vertical chart spends on things other than its plot: title, frame, tick labels, axis labels.
 CHART_CHROME_ROWS = 6
 
@@ -65,9 +68,9 @@ def draw(plot: Plot, chart: Chart, size: Size) -> None:
     markers = [s.pattern for s in chart.series]
     orientation = "horizontal" if chart.horizontal else "vertical"
     if len(chart.series) == 1:
-        plt.bar(chart.x, values[0], marker=markers[0], label=labels[0], orientation=orientation)
+        plt.bar(chart.x, values[0], marker=markers[0], label=labels[0], orientation=orientation, width=BAR_WIDTH)
     elif chart.stacked:
-        plt.stacked_bar(chart.x, values, marker=markers, labels=labels, orientation=orientation)
+        plt.stacked_bar(chart.x, values, marker=markers, labels=labels, orientation=orientation, width=BAR_WIDTH)
     else:
         plt.multiple_bar(chart.x, values, marker=markers, labels=labels, orientation=orientation)
     plt.title(chart.title)

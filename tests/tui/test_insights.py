@@ -14,7 +14,7 @@ from okstra_core import stats as core_stats
 from okstra_core.stats import Filters, compute
 from okstra_core.store import Project
 from okstra_tui.data.insights import PATTERNS, charts, describe_filters, parse_filters
-from okstra_tui.screens.insights import InsightsScreen, TasksBehind
+from okstra_tui.screens.insights import NOTES_LINES, AllNotes, InsightsScreen, TasksBehind, notes_text
 from okstra_tui.screens.task import TaskScreen
 from okstra_tui.screenshots import settle
 from okstra_tui.widgets import chart as chart_widget
@@ -137,6 +137,32 @@ async def test_enter_on_a_bar_lists_its_tasks_and_opens_one(demo_root: Path) -> 
         await settle(pilot)
         assert isinstance(app.screen, TaskScreen)
         assert app.screen.location.task_root.name == "observability"
+
+
+def test_notes_show_in_full_or_as_a_count() -> None:
+    notes = [f"note number {i}" for i in range(1, 6)]
+    assert notes_text(notes[:NOTES_LINES]).plain.splitlines() == [f"note: {n}" for n in notes[:NOTES_LINES]]
+    lines = notes_text(notes).plain.splitlines()
+    assert len(lines) == NOTES_LINES
+    assert lines[-1].startswith(f"+{len(notes) - NOTES_LINES + 1} more notes") and "o:" in lines[-1]
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+async def test_every_note_shows_under_the_chart_and_o_lists_them(demo_root: Path, size: tuple[int, int]) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=size) as pilot:
+        screen = await open_insights(pilot)
+        notes = list(screen.stats.notes)
+        assert len(notes) == 2, "the demo has a run in progress and a run without a recorded end"
+        box = screen.query_one("#ins-notes")
+        assert box.size.height == len(notes)
+        shown = plain(box)
+        assert all(note in shown for note in notes)
+        await pilot.press("o")
+        await settle(pilot)
+        assert isinstance(app.screen, AllNotes)
+        listed = plain(app.screen.query_one("Static"))
+        assert all(note.split("(")[0] in listed for note in notes)
 
 
 async def test_the_filter_narrows_like_the_cli(demo_root: Path) -> None:
