@@ -12,6 +12,7 @@ shows the result.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -73,6 +74,8 @@ def draw(plot: Plot, chart: Chart, size: Size) -> None:
         plt.stacked_bar(chart.x, values, marker=markers, labels=labels, orientation=orientation, width=BAR_WIDTH)
     else:
         plt.multiple_bar(chart.x, values, marker=markers, labels=labels, orientation=orientation)
+    if not chart.horizontal:
+        _thin_labels(plt, chart.x, size.width)
     plt.title(chart.title)
     plt.xlabel(chart.x_label)
     plt.ylabel(chart.y_label)
@@ -90,6 +93,18 @@ def draw(plot: Plot, chart: Chart, size: Size) -> None:
         step = max(1, math.ceil(top / most))
         ticks = list(range(0, int(top) + 1, step))
         (plt.xticks if chart.horizontal else plt.yticks)(ticks)
+
+
+def _thin_labels(plt: Any, labels: list[str], width: int) -> None:
+    """Label every n-th bar when every label would not fit along the axis (plotext drops colliding ones)."""
+    if len(labels) < 2:
+        return
+    slot = max(width - 8, 1) / len(labels)  # the y tick labels and the frame aside, a bar's share of the width
+    # Labels sit centred under their bars: two neighbours collide unless their halves and a space fit between.
+    need = max((len(a) + len(b)) / 2 + 1 for a, b in itertools.pairwise(labels))
+    step = math.ceil(need / slot)
+    if step > 1:
+        plt.xticks(list(range(1, len(labels) + 1, step)), labels[::step])
 
 
 class ChartPlot(PlotextPlot):

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, OptionList
 from okstra_core import stats as core_stats
 from okstra_core.stats import Filters, compute
 from okstra_core.store import Project
-from okstra_tui.data.insights import PATTERNS, charts, describe_filters, parse_filters
+from okstra_tui.data.insights import PATTERNS, calendar, charts, describe_filters, parse_filters, runs_per_day
 from okstra_tui.screens.insights import NOTES_LINES, AllNotes, InsightsScreen, TasksBehind, notes_text
 from okstra_tui.screens.task import TaskScreen
 from okstra_tui.screenshots import settle
@@ -48,6 +48,17 @@ def test_each_item_names_the_tasks_behind_it(demo_root: Path) -> None:
     assert {t.key for i in runs.items for t in stats.behind(i.key)} == {t.key for t in stats.tasks}
     first_day = {t.key for t in stats.behind(runs.items[0].key)}
     assert first_day == {"demo-shop:platform:observability", "demo-shop:platform:ci-speedup"}
+
+
+def test_days_without_runs_stay_on_the_time_axis(demo_root: Path) -> None:
+    stats = compute(Project(demo_root))
+    chart = runs_per_day(stats)
+    assert chart.x == [d[5:] for d in calendar(sorted(stats.runs_per_day))]
+    assert (chart.x[0], chart.x[-1], len(chart.x)) == ("11-02", "11-17", 16)
+    saturday = chart.x.index("11-07")
+    assert all(series.values[saturday] == 0 for series in chart.series)
+    assert [item.key for item in chart.items] == [f"day:{day}" for day in sorted(stats.runs_per_day)]
+    assert calendar([]) == [] and calendar(["2026-12-31", "2027-01-01"]) == ["2026-12-31", "2027-01-01"]
 
 
 @pytest.mark.parametrize(
