@@ -128,8 +128,10 @@ async def running(pilot: Pilot[None]) -> None:
 async def task(pilot: Pilot[None]) -> None:
     app = _app(pilot)
     await settle(pilot)
+    staged = _has(f"{_RUNS}/{layout.IMPLEMENTATION}/{layout.STAGE_DIR_PREFIX}*")
+    # A task of many runs over days, with a fix cycle: its picture has something to show.
     app.navigate(
-        Location(View.TASK, _task_with(app, _has(f"{_RUNS}/{layout.IMPLEMENTATION}/{layout.STAGE_DIR_PREFIX}*")))
+        Location(View.TASK, _task_with(app, lambda root: staged(root) and layout.fix_cycles_path(root).exists()))
     )
     await settle(pilot)
 

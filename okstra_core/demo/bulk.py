@@ -24,8 +24,8 @@ from ..models import task as tm
 from ..models.run import InvocationAssignment
 from ..progress import Progress
 from ..workflows import prompts
-from ..workflows.common import Clock
-from ..workflows.tasks import TaskSpec, create_task
+from ..workflows.common import iso
+from ..workflows.tasks import TaskSpec, create_task, record_fix_cycle, refresh_fix_cycles
 from .content import (
     ANALYSERS,
     ANALYSIS_FINDINGS,
@@ -37,7 +37,8 @@ from .content import (
     option_candidates,
     retry_plan,
 )
-from .runs import close, team_run, write_report, write_task_index
+from .runs import close, converge, convergence_summary, team_run, write_report, write_task_index
+from .schedule import BULK_MINUTES, DAY_WEIGHTS, FIRST_DAY, DemoClock, Pace, Slot, bulk_pace, retime, variant
 
 BULK_TYPES = ("analysis", "option-selection", layout.IMPLEMENTATION_PLANNING, "implementation", "final-verification")
 TPL_GROUP = "zzbulkgroup"
@@ -57,17 +58,87 @@ OPEN_BULK_TEMPLATES = {
 }
 OPEN_BULK_EVERY = 5
 
+#: The other bulk tasks of a type are drawn from these templates (name, weight), so that the
+#: history has errors, runs in progress, convergence rounds and fix cycles to count.
+BULK_VARIANTS: dict[str, list[tuple[str, int]]] = {
+    "analysis": [
+        ("analysis", 52),
+        ("analysis-converged-1", 14),
+        ("analysis-converged-2", 12),
+        ("analysis-converged-3", 6),
+        ("analysis-unsettled", 4),
+        ("analysis-error", 12),
+    ],
+    "option-selection": [("option-selection", 100)],
+    layout.IMPLEMENTATION_PLANNING: [(layout.IMPLEMENTATION_PLANNING, 100)],
+    "implementation": [("implementation", 80), ("implementation-error", 10), ("implementation-running", 10)],
+    "final-verification": [
+        ("final-verification", 60),
+        ("final-verification-fix-1", 25),
+        ("final-verification-fix-2", 10),
+        ("final-verification-fix-3", 5),
+    ],
+}
 
-def _bulk_template_name(index: int) -> tuple[str, str]:
+#: Every template, by name: the task type it stands in for.
+TEMPLATES = {
+    **{name: task_type for task_type, names in BULK_VARIANTS.items() for name, _ in names},
+    **{name: task_type for task_type, name in OPEN_BULK_TEMPLATES.items()},
+}
+
+
+def _bulk_template_name(index: int, seed: int = 0) -> tuple[str, str]:
     """The task type of bulk task *index* and the template it is cloned from."""
     task_type = BULK_TYPES[index % len(BULK_TYPES)]
     if (index // len(BULK_TYPES)) % OPEN_BULK_EVERY == OPEN_BULK_EVERY - 1 and task_type in OPEN_BULK_TEMPLATES:
         return task_type, OPEN_BULK_TEMPLATES[task_type]
-    return task_type, task_type
+    return task_type, variant(seed, index, BULK_VARIANTS[task_type])
 
 
-def _bulk_template(root: Path, task_type: str, clock: Clock, name: str | None = None) -> None:
-    name = name or task_type
+_OPEN_QUESTIONS: list[dict[str, Any]] = [
+    {
+        "itemId": "CQ-001",
+        "question": "Is the retry budget per charge or per order?",
+        "options": ["charge", "order"],
+    },
+    {"itemId": "CQ-002", "question": "Which gateway logs may we keep, and for how long?"},
+]
+
+
+def _bulk_deliverable(task_type: str, name: str) -> dict[str, Any]:
+    deliverables: dict[str, dict[str, Any]] = {
+        "analysis": ANALYSIS_FINDINGS,
+        "option-selection": option_candidates("preselected-validation", "IO-001"),
+        layout.IMPLEMENTATION_PLANNING: retry_plan(True),
+        "implementation": {"implementationResults": {"stage": 1, "outcome": "passed"}},
+        "final-verification": {"verificationVerdict": {"verdict": "pass"}},
+    }
+    return option_candidates("comparison") if name == "option-selection-open" else deliverables[task_type]
+
+
+def _open_fix_cycles(root: Path, troot: Path, cycles: int, clock: DemoClock) -> str | None:
+    """*cycles* fix cycles before the verification (each earlier one closed); returns the last one's id."""
+    for cycle in range(1, cycles + 1):
+        cycle_id = f"fc-{cycle}"
+        event = tm.FixCycleEvent(
+            event="opened",
+            cycle_id=cycle_id,
+            cycle=cycle,
+            symptom="verification sent the work back",
+            target_report=f"final-report-final-verification-{cycle:03d}",
+            at=iso(clock.now()),
+        )
+        record_fix_cycle(root, troot, event)
+        if cycle < cycles:
+            clock.wait(dt.timedelta(minutes=40))
+            record_fix_cycle(
+                root, troot, tm.FixCycleEvent(event="closed", cycle_id=cycle_id, cycle=cycle, at=iso(clock.now()))
+            )
+    return f"fc-{cycles}" if cycles else None
+
+
+def _bulk_template(root: Path, name: str, clock: DemoClock) -> None:
+    task_type = TEMPLATES[name]
     spec = TaskSpec(
         PROJECT_ID,
         TPL_GROUP,
@@ -80,29 +151,44 @@ def _bulk_template(root: Path, task_type: str, clock: Clock, name: str | None = 
     troot = create_task(root, spec, clock, point=False, catalog=False)
     stage = 1 if task_type == "implementation" else None
     workers = [ANALYSERS[0], WRITER] if task_type != "implementation" else [EXECUTOR, VERIFIER]
-    run = team_run(root, troot, task_type, workers, clock, stage=stage, rich_team=False)
-    deliverables: dict[str, dict[str, Any]] = {
-        "analysis": ANALYSIS_FINDINGS,
-        "option-selection": option_candidates("preselected-validation", "IO-001"),
-        layout.IMPLEMENTATION_PLANNING: retry_plan(True),
-        "implementation": {"implementationResults": {"stage": 1, "outcome": "passed"}},
-        "final-verification": {"verificationVerdict": {"verdict": "pass"}},
-    }
-    deliverable = option_candidates("comparison") if name == "option-selection-open" else deliverables[task_type]
-    questions: list[dict[str, Any]] | None = None
-    if name == "analysis-open":
-        questions = [
-            {
-                "itemId": "CQ-001",
-                "question": "Is the retry budget per charge or per order?",
-                "options": ["charge", "order"],
-            },
-            {"itemId": "CQ-002", "question": "Which gateway logs may we keep, and for how long?"},
-        ]
-    rep = write_report(run, spec.title, "Generated.", deliverable, clarification=questions, clock=clock)
-    if name == task_type:
-        close(run, rep, clock, next_phase=None, next_status="terminal", rationale="done", catalog=False)
-    elif name == "final-verification-open":
+    rounds = int(name[-1]) if name.startswith("analysis-converged-") else 3 if name == "analysis-unsettled" else 0
+    if rounds:
+        workers = [*ANALYSERS, WRITER]
+    cycles = int(name[-1]) if name.startswith("final-verification-fix-") else 0
+    cycle_id = _open_fix_cycles(root, troot, cycles, clock)
+    when = Slot(clock.last(), BULK_MINUTES[task_type])
+    run = team_run(
+        root, troot, task_type, workers, clock, stage=stage, rich_team=False, fix_cycle_id=cycle_id, slot=when
+    )
+    if name.endswith("-running"):
+        write_task_index(root, troot)
+        return
+    if name.endswith("-error"):
+        close(
+            run,
+            None,
+            clock,
+            status="error",
+            next_phase=task_type,
+            next_status="blocked",
+            rationale="worker failed",
+            catalog=False,
+        )
+        write_task_index(root, troot)
+        return
+    extra = None
+    if rounds:
+        final = converge(run, clock, rounds, settled=name != "analysis-unsettled", prompts_kept=False)
+        extra = convergence_summary(run, final)
+    questions = _OPEN_QUESTIONS if name == "analysis-open" else None
+    deliverable = _bulk_deliverable(task_type, name)
+    rep = write_report(run, spec.title, "Generated.", deliverable, clarification=questions, extra=extra, clock=clock)
+    if cycle_id is not None:  # the verification passes: the last cycle closes with the run
+        record_fix_cycle(
+            root, troot, tm.FixCycleEvent(event="closed", cycle_id=cycle_id, cycle=cycles, at=iso(clock.now()))
+        )
+        refresh_fix_cycles(root, troot, clock)
+    if name == "final-verification-open":
         close(
             run,
             rep,
@@ -113,7 +199,7 @@ def _bulk_template(root: Path, task_type: str, clock: Clock, name: str | None = 
             awaiting=True,
             catalog=False,
         )
-    else:
+    elif name in OPEN_BULK_TEMPLATES.values():
         close(
             run,
             rep,
@@ -123,6 +209,8 @@ def _bulk_template(root: Path, task_type: str, clock: Clock, name: str | None = 
             rationale="waiting for a person",
             catalog=False,
         )
+    else:
+        close(run, rep, clock, next_phase=None, next_status="terminal", rationale="done", catalog=False)
     write_task_index(root, troot)
 
 
@@ -141,13 +229,15 @@ def _read_tree(folder: Path) -> dict[str, bytes]:
     return out
 
 
-def _clone(root: Path, template: dict[str, bytes], name: str, group: str, task_id: str) -> int:
+def _clone(root: Path, template: dict[str, bytes], name: str, group: str, task_id: str, pace: Pace) -> int:
+    """Bulk task *group*/*task_id* as template *name* with its names substituted and its times moved by *pace*."""
     old_id, new_id = _tpl_id(name).encode(), task_id.encode()
     old_group, new_group = TPL_GROUP.encode(), group.encode()
     troot = layout.task_root(root, group, task_id)
     files: dict[Path, bytes] = {}
     for relpath, data in template.items():
-        files[troot / relpath] = data.replace(old_id, new_id).replace(old_group, new_group)
+        moved = retime(relpath.encode(), pace).decode()
+        files[troot / moved] = retime(data.replace(old_id, new_id).replace(old_group, new_group), pace)
     manifests = {p: d for p, d in files.items() if p.name.startswith("run-manifest-")}
     for path, data in list(files.items()):
         if not path.name.endswith(names.PROMPT_META_SUFFIX):
@@ -175,20 +265,21 @@ _TEMPLATES: dict[str, dict[str, dict[str, bytes]]] = {}
 BULK_RANGE_TASKS = 100
 
 
-def _bulk_range(args: tuple[str, str, int, int]) -> list[dict[str, Any]]:
-    root_text, scratch_text, start, stop = args
+def _bulk_range(args: tuple[str, str, int, int, int, dict[str, str]]) -> list[dict[str, Any]]:
+    root_text, scratch_text, start, stop, seed, origins = args
     root, scratch = Path(root_text), Path(scratch_text)
     templates = _TEMPLATES.get(scratch_text)
     if templates is None:
-        template_names = [*BULK_TYPES, *OPEN_BULK_TEMPLATES.values()]
-        templates = {t: _read_tree(layout.task_root(scratch, TPL_GROUP, _tpl_id(t))) for t in template_names}
+        templates = {t: _read_tree(layout.task_root(scratch, TPL_GROUP, _tpl_id(t))) for t in TEMPLATES}
         _TEMPLATES.clear()
         _TEMPLATES[scratch_text] = templates
     entries = []
     for index in range(start, stop):
-        task_type, name = _bulk_template_name(index)
+        task_type, name = _bulk_template_name(index, seed)
         group, task_id = f"bulk-{index % 50:02d}", f"task-{index:05d}"
-        _clone(root, templates[name], name, group, task_id)
+        pace = bulk_pace(seed, index, dt.datetime.fromisoformat(origins[name]))
+        _clone(root, templates[name], name, group, task_id, pace)
+        status = json.loads(templates[name][layout.TASK_MANIFEST_FILE])["currentStatus"]
         entries.append(
             tm.TaskCatalogEntry(
                 task_key=str(layout.TaskKey(PROJECT_ID, group, task_id)),
@@ -197,29 +288,33 @@ def _bulk_range(args: tuple[str, str, int, int]) -> list[dict[str, Any]]:
                 task_id=task_id,
                 task_type=task_type,
                 task_root_path=layout.task_root_rel(group, task_id),
-                current_status="completed",
+                current_status=status,
                 title=f"Bulk {task_id}",
             ).dump()
         )
     return entries
 
 
-def add_bulk_tasks(root: Path, count: int, jobs: int, progress: Progress | None = None, before: int = 0) -> None:
+def add_bulk_tasks(
+    root: Path, count: int, jobs: int, progress: Progress | None = None, before: int = 0, seed: int = 0
+) -> None:
+    """Add *count* bulk tasks; each one's template, day, start and pace are drawn from *seed* and its index."""
     from ..workflows.discovery import add_catalog_entries
 
     with tempfile.TemporaryDirectory(prefix="okstra-bulk-") as tmp:
         scratch = Path(tmp).resolve()
         writes.ensure_dir(scratch, layout.okstra_dir(scratch))
-        clock = Clock(START + dt.timedelta(days=1))
+        clock = DemoClock(START - dt.timedelta(days=30))
+        origins: dict[str, str] = {}
         with writes.relaxed_durability():
-            for task_type in BULK_TYPES:
-                _bulk_template(scratch, task_type, clock)
-            for task_type, name in OPEN_BULK_TEMPLATES.items():
-                _bulk_template(scratch, task_type, clock, name)
+            for name in TEMPLATES:
+                clock.wait(dt.timedelta(days=1))
+                origins[name] = clock.last().isoformat()
+                _bulk_template(scratch, name, clock)
         # Templates are written under the scratch root; their project-relative paths are the same in root.
         chunks = max(1, jobs * 4, count // BULK_RANGE_TASKS)
         size = max(1, (count + chunks - 1) // chunks)
-        ranges = [(str(root), str(scratch), i, min(count, i + size)) for i in range(0, count, size)]
+        ranges = [(str(root), str(scratch), i, min(count, i + size), seed, origins) for i in range(0, count, size)]
         entries: list[dict[str, Any]] = []
         total = before + count
         try:
@@ -236,4 +331,6 @@ def add_bulk_tasks(root: Path, count: int, jobs: int, progress: Progress | None 
                         progress(before + len(entries), total)
         finally:
             _TEMPLATES.clear()
-    add_catalog_entries(root, [tm.TaskCatalogEntry.model_validate(e) for e in entries], PROJECT_ID)
+    # The catalog is dated after the calendar's last day, not by the wall clock: the same seed, the same bytes.
+    after = DemoClock(dt.datetime.combine(FIRST_DAY + dt.timedelta(days=len(DAY_WEIGHTS)), dt.time(), dt.UTC))
+    add_catalog_entries(root, [tm.TaskCatalogEntry.model_validate(e) for e in entries], PROJECT_ID, after)

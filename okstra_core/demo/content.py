@@ -208,6 +208,24 @@ VOTES_BY_ROUND: dict[int, dict[str, dict[str, str]]] = {
     },
 }
 
+#: A reverify round that leaves G-003 disputed (one for, one against, one abstaining).
+_SPLIT_ROUND = {
+    "claude-analyser": {"G-003": "disagree"},
+    "codex-analyser": {"G-003": "agree"},
+    "gemini-analyser": {"G-003": "abstain"},
+}
+
+
+def convergence_votes(rounds: int, settled: bool = True) -> dict[int, dict[str, dict[str, str]]]:
+    """The votes of *rounds* reverify rounds: G-003 is rejected in the last one, or stays disputed."""
+    first = VOTES_BY_ROUND[1]
+    if rounds == 1 and settled:
+        first = {**first, "codex-analyser": {**first["codex-analyser"], "G-003": "disagree"}}
+    votes = {1: first}
+    for rnd in range(2, rounds + 1):
+        votes[rnd] = VOTES_BY_ROUND[2] if rnd == rounds and settled else _SPLIT_ROUND
+    return votes
+
 
 FRAUD_OPTIONS: dict[str, Any] = {
     "optionCandidates": {

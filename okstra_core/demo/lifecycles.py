@@ -13,13 +13,14 @@ from ..models.report import StageEvidence
 from ..models.run import ErrorRecord
 from ..store import Project
 from ..workflows import carry, design_prep, direction, invocations, manager, user_response_export
-from ..workflows.common import Clock, iso
+from ..workflows.common import iso
 from ..workflows.tasks import TaskSpec, append_recap, create_task, record_fix_cycle
 from .content import ANALYSERS, ANALYSIS_FINDINGS, EXECUTOR, PROJECT_ID, VERIFIER, WRITER, option_candidates, retry_plan
-from .runs import close, converge, date_by_clock, team_run, write_report
+from .runs import close, converge, convergence_summary, date_by_clock, team_run, write_report
+from .schedule import DemoClock, on, slot
 
 
-def _task_retry_policy(root: Path, clock: Clock) -> None:
+def _task_retry_policy(root: Path, clock: DemoClock) -> None:
     """payments/retry-policy: every phase, reruns, convergence, direction chain, design-prep, stages 1-3."""
     spec = TaskSpec(
         PROJECT_ID,
@@ -30,6 +31,7 @@ def _task_retry_policy(root: Path, clock: Clock) -> None:
         "Make payment retries safe",
         "Customers were charged twice when the gateway timed out. Find why and fix it.",
     )
+    clock.wait_until(on(5, "15:00"))
     troot = create_task(root, spec, clock)
     _retry_analyses(root, troot, clock)
     selected_direction = _retry_direction(root, troot, spec, clock)
@@ -38,25 +40,16 @@ def _task_retry_policy(root: Path, clock: Clock) -> None:
     _retry_final_verification(root, troot, clock)
 
 
-def _retry_analyses(root: Path, troot: Path, clock: Clock) -> None:
+def _retry_analyses(root: Path, troot: Path, clock: DemoClock) -> None:
     """An analysis with convergence and an error log, then its rerun in the same run dir."""
-    first = team_run(root, troot, "analysis", [*ANALYSERS, WRITER], clock)
-    converge(first, clock)
+    first = team_run(root, troot, "analysis", [*ANALYSERS, WRITER], clock, slot=slot(5, "15:20", 38))
+    final = converge(first, clock)
     r1 = write_report(
         first,
         "Payment retry analysis",
         "Retries re-submit charges without idempotency keys.",
         ANALYSIS_FINDINGS,
-        extra={
-            "convergence": {
-                "terminalState": "converged",
-                "rounds": 2,
-                "confirmed": 2,
-                "rejected": 1,
-                "disputed": 0,
-                "statePath": first.rel(first.path("convergence-final")),
-            }
-        },
+        extra=convergence_summary(first, final),
         clock=clock,
     )
     writes.append_jsonl(
@@ -82,7 +75,7 @@ def _retry_analyses(root: Path, troot: Path, clock: Clock) -> None:
         ),
     )
     # The rerun reuses runs/analysis/ and takes seq 002 in every category.
-    second = team_run(root, troot, "analysis", [*ANALYSERS[:2], WRITER], clock)
+    second = team_run(root, troot, "analysis", [*ANALYSERS[:2], WRITER], clock, slot=slot(5, "17:05", 27))
     r2 = write_report(
         second,
         "Payment retry analysis (with gateway logs)",
@@ -93,9 +86,9 @@ def _retry_analyses(root: Path, troot: Path, clock: Clock) -> None:
     close(second, r2, clock, next_phase="option-selection", rationale="findings confirmed")
 
 
-def _retry_direction(root: Path, troot: Path, spec: TaskSpec, clock: Clock) -> str:
+def _retry_direction(root: Path, troot: Path, spec: TaskSpec, clock: DemoClock) -> str:
     """The option comparison, the recorded choice and the selected-direction snapshot (returned, project-relative)."""
-    opt = team_run(root, troot, "option-selection", [*ANALYSERS[:2], WRITER], clock)
+    opt = team_run(root, troot, "option-selection", [*ANALYSERS[:2], WRITER], clock, slot=slot(6, "13:40", 21))
     r3 = write_report(
         opt, "How to make retries safe", "Three options compared.", option_candidates("comparison"), clock=clock
     )
@@ -119,9 +112,11 @@ def _retry_direction(root: Path, troot: Path, spec: TaskSpec, clock: Clock) -> s
     return sd_rel
 
 
-def _retry_planning(root: Path, troot: Path, spec: TaskSpec, sd_rel: str, clock: Clock) -> Path:
+def _retry_planning(root: Path, troot: Path, spec: TaskSpec, sd_rel: str, clock: DemoClock) -> Path:
     """Two planning runs with design-prep answers, a stale one and a duplicate revision; returns the approved plan."""
-    plan1 = team_run(root, troot, layout.IMPLEMENTATION_PLANNING, [ANALYSERS[0], WRITER], clock)
+    plan1 = team_run(
+        root, troot, layout.IMPLEMENTATION_PLANNING, [ANALYSERS[0], WRITER], clock, slot=slot(9, "09:30", 44)
+    )
     p1 = write_report(
         plan1,
         "Retry safety plan",
@@ -151,7 +146,9 @@ def _retry_planning(root: Path, troot: Path, spec: TaskSpec, sd_rel: str, clock:
     )
     design_prep.confirm(root, task, "PREP-002", "## store\n\nRedis\n\n## ttl\n\n24h\n", clock=clock)
     # Re-plan: PREP-002's assessment changes, so its r1 answer goes stale; PREP-001 is unchanged and carries over.
-    plan2 = team_run(root, troot, layout.IMPLEMENTATION_PLANNING, [ANALYSERS[0], WRITER], clock)
+    plan2 = team_run(
+        root, troot, layout.IMPLEMENTATION_PLANNING, [ANALYSERS[0], WRITER], clock, slot=slot(9, "15:05", 31)
+    )
     p2 = write_report(
         plan2,
         "Retry safety plan (revised)",
@@ -186,11 +183,32 @@ def _retry_planning(root: Path, troot: Path, spec: TaskSpec, sd_rel: str, clock:
     return p2
 
 
-def _retry_stages(root: Path, troot: Path, plan: Path, clock: Clock) -> None:
+#: The retry policy's implementation stages: the second is the long one.
+_STAGE_SLOTS = {1: slot(10, "09:00", 95), 2: slot(10, "13:30", 130), 3: slot(12, "09:10", 70)}
+
+
+def _retry_stages(root: Path, troot: Path, plan: Path, clock: DemoClock) -> None:
     """Implementation stages 1-3, each carrying its evidence and consuming the approved plan."""
     plan_rel = layout.rel(plan, root)
     for stage in (1, 2, 3):
-        impl = team_run(root, troot, "implementation", [EXECUTOR, VERIFIER], clock, stage=stage)
+        cycle = None
+        if stage == 3:
+            # Stage 2's verifier sent the refund path back: stage 3 is made in a fix cycle.
+            cycle = "fc-1"
+            symptom = "partial refunds skip the idempotency key"
+            event = tm.FixCycleEvent(
+                event="opened",
+                cycle_id=cycle,
+                cycle=1,
+                symptom=symptom,
+                target_report="final-report-implementation-002",
+                at=iso(clock.now()),
+            )
+            record_fix_cycle(root, troot, event)
+        stage_slot = _STAGE_SLOTS[stage]
+        impl = team_run(
+            root, troot, "implementation", [EXECUTOR, VERIFIER], clock, stage=stage, fix_cycle_id=cycle, slot=stage_slot
+        )
         rep = write_report(
             impl,
             f"Stage {stage} results",
@@ -207,6 +225,10 @@ def _retry_stages(root: Path, troot: Path, plan: Path, clock: Clock) -> None:
         )
         carry.record_carry(impl, "passed", [StageEvidence(kind="report", path=impl.rel(rep))], clock)
         carry.record_consumer(impl, plan_rel, clock)
+        if cycle is not None:  # the stage's checks pass: the cycle closes with the run
+            record_fix_cycle(
+                root, troot, tm.FixCycleEvent(event="closed", cycle_id=cycle, cycle=1, at=iso(clock.now()))
+            )
         close(
             impl,
             rep,
@@ -217,8 +239,8 @@ def _retry_stages(root: Path, troot: Path, plan: Path, clock: Clock) -> None:
         )
 
 
-def _retry_final_verification(root: Path, troot: Path, clock: Clock) -> None:
-    fv = team_run(root, troot, "final-verification", [VERIFIER, WRITER], clock)
+def _retry_final_verification(root: Path, troot: Path, clock: DemoClock) -> None:
+    fv = team_run(root, troot, "final-verification", [VERIFIER, WRITER], clock, slot=slot(12, "14:10", 26))
     rep = write_report(
         fv,
         "Final verification",
@@ -237,7 +259,7 @@ def _retry_final_verification(root: Path, troot: Path, clock: Clock) -> None:
     close(fv, rep, clock, next_phase=None, next_status="terminal", rationale="task complete")
 
 
-def _task_refund_ledger(root: Path, clock: Clock) -> None:
+def _task_refund_ledger(root: Path, clock: DemoClock) -> None:
     """payments/refund-ledger: an analysis with clarification items and an exported answer, attached."""
     spec = TaskSpec(
         PROJECT_ID,
@@ -249,8 +271,11 @@ def _task_refund_ledger(root: Path, clock: Clock) -> None:
         "Refund totals drift from the gateway's settlement files.",
         related=("demo-shop:payments:retry-policy",),
     )
+    clock.wait_until(on(5, "09:55"))
     troot = create_task(root, spec, clock)
-    run = team_run(root, troot, "analysis", [*ANALYSERS[:2], WRITER], clock)
+    run = team_run(root, troot, "analysis", [*ANALYSERS, WRITER], clock, slot=slot(5, "10:10", 41))
+    # Three rounds and still one finding disputed: the convergence stops at its round limit.
+    final = converge(run, clock, rounds=3, settled=False, prompts_kept=False)
     rep = write_report(
         run,
         "Refund ledger drift",
@@ -278,6 +303,7 @@ def _task_refund_ledger(root: Path, clock: Clock) -> None:
                 "options": ["gateway", "bank"],
             },
         ],
+        extra=convergence_summary(run, final),
         clock=clock,
     )
     close(
@@ -300,7 +326,7 @@ def _task_refund_ledger(root: Path, clock: Clock) -> None:
     date_by_clock(user_response_export.attach_clarification(root, task)[0], clock)
 
 
-def _task_currency_rounding(root: Path, clock: Clock) -> None:
+def _task_currency_rounding(root: Path, clock: DemoClock) -> None:
     """payments/currency-rounding: preselected-validation mode (no sidecar) and planning prepare."""
     spec = TaskSpec(
         PROJECT_ID,
@@ -311,8 +337,9 @@ def _task_currency_rounding(root: Path, clock: Clock) -> None:
         "Round currencies per ISO 4217",
         "JPY amounts show two decimals.",
     )
+    clock.wait_until(on(4, "14:05"))
     troot = create_task(root, spec, clock)
-    run = team_run(root, troot, "option-selection", [ANALYSERS[1], WRITER], clock)
+    run = team_run(root, troot, "option-selection", [ANALYSERS[1], WRITER], clock, slot=slot(4, "14:20", 18))
     rep = write_report(
         run,
         "Rounding approach",
@@ -326,7 +353,7 @@ def _task_currency_rounding(root: Path, clock: Clock) -> None:
     date_by_clock(direction.planning_prepare(root, task, clock), clock)
 
 
-def _task_index_rebuild(root: Path, clock: Clock) -> None:
+def _task_index_rebuild(root: Path, clock: DemoClock) -> None:
     """search/index-rebuild: a historical 2.0 markerless legacy plan (resolves legacy-unassessed)."""
     spec = TaskSpec(
         PROJECT_ID,
@@ -337,9 +364,17 @@ def _task_index_rebuild(root: Path, clock: Clock) -> None:
         "Rebuild the search index online",
         "Reindexing takes the search service down for 40 minutes.",
     )
+    clock.wait_until(on(3, "15:30"))
     troot = create_task(root, spec, clock)
     run = team_run(
-        root, troot, layout.IMPLEMENTATION_PLANNING, [ANALYSERS[0], WRITER], clock, v2=False, rich_team=False
+        root,
+        troot,
+        layout.IMPLEMENTATION_PLANNING,
+        [ANALYSERS[0], WRITER],
+        clock,
+        v2=False,
+        rich_team=False,
+        slot=slot(3, "15:45", 55),
     )
     rep = write_report(
         run, "Online reindex plan", "Dual-write then swap aliases.", retry_plan(False), version="2.0", clock=clock
@@ -350,7 +385,7 @@ def _task_index_rebuild(root: Path, clock: Clock) -> None:
     )
 
 
-def _task_query_latency(root: Path, clock: Clock) -> None:
+def _task_query_latency(root: Path, clock: DemoClock) -> None:
     """search/query-latency: a v1 run whose older artifacts still lie flat in runs/analysis/."""
     spec = TaskSpec(
         PROJECT_ID,
@@ -361,8 +396,11 @@ def _task_query_latency(root: Path, clock: Clock) -> None:
         "Find the p99 query latency regression",
         "p99 went from 80ms to 240ms after the 3.2 release.",
     )
+    clock.wait_until(on(3, "13:00"))
     troot = create_task(root, spec, clock)
-    run = team_run(root, troot, "analysis", [ANALYSERS[0], WRITER], clock, v2=False, rich_team=False)
+    run = team_run(
+        root, troot, "analysis", [ANALYSERS[0], WRITER], clock, v2=False, rich_team=False, slot=slot(3, "13:15", 36)
+    )
     rep = write_report(
         run,
         "Query latency",
@@ -403,7 +441,7 @@ def _task_query_latency(root: Path, clock: Clock) -> None:
     )
 
 
-def _task_stale_cache(root: Path, clock: Clock) -> None:
+def _task_stale_cache(root: Path, clock: DemoClock) -> None:
     """search/stale-cache: single-stage final verification with a fix cycle and a corrected next-phase pointer."""
     spec = TaskSpec(
         PROJECT_ID,
@@ -414,6 +452,7 @@ def _task_stale_cache(root: Path, clock: Clock) -> None:
         "Verify the stale cache fix",
         "Results stayed stale for 10 minutes after an edit.",
     )
+    clock.wait_until(on(3, "10:20"))
     troot = create_task(root, spec, clock)
     record_fix_cycle(
         root,
@@ -440,7 +479,16 @@ def _task_stale_cache(root: Path, clock: Clock) -> None:
             at=iso(clock.now()),
         ),
     )
-    run = team_run(root, troot, "final-verification", [VERIFIER, WRITER], clock, stage=1, fix_cycle_id="fc-2")
+    run = team_run(
+        root,
+        troot,
+        "final-verification",
+        [VERIFIER, WRITER],
+        clock,
+        stage=1,
+        fix_cycle_id="fc-2",
+        slot=slot(3, "10:40", 22),
+    )
     rep = write_report(
         run,
         "Stale cache verification",
@@ -470,7 +518,7 @@ def _task_stale_cache(root: Path, clock: Clock) -> None:
     )
 
 
-def _task_ci_speedup(root: Path, clock: Clock) -> None:
+def _task_ci_speedup(root: Path, clock: DemoClock) -> None:
     """platform/ci-speedup: an implementation stage still in progress (no report yet)."""
     spec = TaskSpec(
         PROJECT_ID,
@@ -481,16 +529,17 @@ def _task_ci_speedup(root: Path, clock: Clock) -> None:
         "Halve CI time",
         "CI takes 38 minutes; target 19.",
     )
+    clock.wait_until(on(2, "15:30"))
     troot = create_task(root, spec, clock)
-    team_run(root, troot, "implementation", [EXECUTOR, VERIFIER], clock, stage=1)
+    team_run(root, troot, "implementation", [EXECUTOR, VERIFIER], clock, stage=1, slot=slot(2, "15:50", 80))
     # Its files are dated by the demo's clock: the workers went quiet then (the now-running view shows it stalled).
     for folder, _dirs, files in os.walk(layout.run_dir(troot, "implementation", 1)):
         for name in files:
             date_by_clock(Path(folder) / name, clock)
 
 
-def _task_observability(root: Path, clock: Clock) -> None:
-    """platform/observability: an analysis that ended in error and is blocked."""
+def _task_observability(root: Path, clock: DemoClock) -> None:
+    """platform/observability: an analysis that ended in error twice and is blocked."""
     spec = TaskSpec(
         PROJECT_ID,
         "platform",
@@ -501,26 +550,30 @@ def _task_observability(root: Path, clock: Clock) -> None:
         "Spans are missing between the API and the payment worker.",
     )
     troot = create_task(root, spec, clock)
-    run = team_run(root, troot, "analysis", [ANALYSERS[2], WRITER], clock, rich_team=False)
-    writes.append_jsonl(
-        root,
-        run.path("errors-log"),
-        ErrorRecord(
-            at=iso(clock.now()), worker_id="gemini-analyser", code="timeout", message="worker timed out after 900s"
-        ).dump(),
+    failures = (
+        (slot(2, "09:20", 48), "timeout", "worker timed out after 900s"),
+        (slot(2, "13:30", 12), "collector-unreachable", "the tracing collector refused the connection"),
     )
-    close(
-        run,
-        None,
-        clock,
-        status="error",
-        next_phase="analysis",
-        next_status="blocked",
-        rationale="rerun after the tracing collector is reachable",
-    )
+    for when, code, message in failures:
+        # The rerun fails too, sooner: the collector is still down.
+        run = team_run(root, troot, "analysis", [ANALYSERS[2], WRITER], clock, rich_team=False, slot=when)
+        writes.append_jsonl(
+            root,
+            run.path("errors-log"),
+            ErrorRecord(at=iso(clock.now()), worker_id="gemini-analyser", code=code, message=message).dump(),
+        )
+        close(
+            run,
+            None,
+            clock,
+            status="error",
+            next_phase="analysis",
+            next_status="blocked",
+            rationale="rerun after the tracing collector is reachable",
+        )
 
 
-RICH_TASKS: list[Callable[[Path, Clock], None]] = [
+RICH_TASKS: list[Callable[[Path, DemoClock], None]] = [
     _task_observability,
     _task_ci_speedup,
     _task_stale_cache,
@@ -532,7 +585,7 @@ RICH_TASKS: list[Callable[[Path, Clock], None]] = [
 ]
 
 
-def write_invocations(root: Path, clock: Clock) -> None:
+def write_invocations(root: Path, clock: DemoClock) -> None:
     invocations.start(
         root,
         "code-review",
@@ -564,7 +617,7 @@ def write_invocations(root: Path, clock: Clock) -> None:
     )
 
 
-def write_manager(root: Path, clock: Clock) -> None:
+def write_manager(root: Path, clock: DemoClock) -> None:
     home = layout.demo_home(root)
     billing = root / "services" / "billing"
     writes.ensure_dir(root, billing)

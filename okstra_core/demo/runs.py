@@ -9,13 +9,14 @@ from typing import Any
 from .. import layout, names, writes
 from ..errors import WriteRefused
 from ..models import task as tm
-from ..models.convergence import AdapterOutcome, ParsedVote, PlannedDispatch, RoundPlan, RoundResults
+from ..models.convergence import AdapterOutcome, ConvergenceFinal, ParsedVote, PlannedDispatch, RoundPlan, RoundResults
 from ..models.run import AgentDispatch, InvocationAssignment, WorkerDispatch
 from ..render import derive_siblings
 from ..workflows import convergence, prompts, teamstate
 from ..workflows.common import Clock, iso
 from ..workflows.tasks import Run, WorkerSpec, close_run, prepare_run
-from .content import ANALYSERS, VOTES_BY_ROUND, finding_groups
+from .content import ANALYSERS, convergence_votes, finding_groups
+from .schedule import ROUND_TIME, DemoClock, Slot
 
 
 def write_report(
@@ -180,8 +181,14 @@ def team_run(
     v2: bool = True,
     fix_cycle_id: str | None = None,
     rich_team: bool = True,
+    slot: Slot | None = None,
 ) -> Run:
-    """Prepare a run, publish its prompts with transcripts, and record the team's dispatches and results."""
+    """Prepare a run, publish its prompts with transcripts, and record the team's dispatches and results.
+
+    With a *slot*, the run starts at its time and each worker's result comes after its share of the work.
+    """
+    if slot is not None and isinstance(clock, DemoClock):
+        clock.wait_until(slot.start)
     run = prepare_run(
         project_root, task_root, task_type, stage=stage, workers=workers, clock=clock, v2=v2, fix_cycle_id=fix_cycle_id
     )
@@ -191,6 +198,8 @@ def team_run(
     for index, worker in enumerate(workers, start=1):
         inv = next(a for a in run.manifest.invocation_assignments if a.worker_id == worker.worker_id)
         dispatch_id = _dispatch(run, worker, index, inv, clock, v2, rich_team)
+        if slot is not None and isinstance(clock, DemoClock):
+            clock.wait(slot.work / len(workers))
         result = _write_results(run, worker, result_seq, instruction_rel)
         teamstate.link_result(
             project_root, run.team_state_path, run.manifest, dispatch_id, run.rel(result), iso(clock.now())
@@ -229,12 +238,22 @@ def close(
 
 
 def _convergence_round(
-    run: Run, seq: int, prompt_seq: int, roster: list[str], rnd: int, votes: dict[str, dict[str, str]], clock: Clock
+    run: Run,
+    seq: int,
+    prompt_seq: int | None,
+    roster: list[str],
+    rnd: int,
+    votes: dict[str, dict[str, str]],
+    clock: Clock,
 ) -> None:
-    """One reverify round: a prompt and transcript per analyser, the round plan, then the parsed votes."""
+    """One reverify round: a prompt and transcript per analyser (unless *prompt_seq* is None), the round plan,
+    then the parsed votes."""
     root = run.project_root
     dispatches = []
     for analyser, ballot in votes.items():
+        if prompt_seq is None:
+            dispatches.append(PlannedDispatch(analyser_id=analyser, group_ids=list(ballot)))
+            continue
         prompt = (
             run.run_dir
             / layout.PROMPTS_DIR
@@ -270,17 +289,42 @@ def _convergence_round(
     convergence.write_round_results(root, run.run_dir, run.task_type, seq, results, roster)
 
 
-def converge(run: Run, clock: Clock) -> None:
-    """Round 0 groups, two reverify rounds with plans, prompts and votes, then the terminal final."""
+def converge(
+    run: Run, clock: Clock, rounds: int = 2, *, settled: bool = True, prompts_kept: bool = True
+) -> ConvergenceFinal:
+    """Round 0 groups, *rounds* reverify rounds with plans, prompts and votes, then the terminal final.
+
+    The findings settle in the last round; unless *settled* is false, when one stays disputed and the
+    convergence ends at its round limit (``max-rounds``). Without *prompts_kept*, the round plans name
+    no prompt and none is written (the reverify prompts of the first demo run are kept, unpublished,
+    on purpose; the checker warns about them once).
+    """
     root = run.project_root
     seq = run.seqs(layout.STATE_DIR)
     roster = [w.worker_id for w in ANALYSERS]
     convergence.write_groups(root, run.run_dir, run.task_type, seq, finding_groups(run, roster))
     convergence.seed_work(root, run.run_dir, run.task_type, seq, clock=clock)
-    prompt_seq = run.seqs(layout.PROMPTS_DIR)
-    for rnd, votes in VOTES_BY_ROUND.items():
+    prompt_seq = run.seqs(layout.PROMPTS_DIR) if prompts_kept else None
+    for rnd, votes in convergence_votes(rounds, settled).items():
+        if isinstance(clock, DemoClock):
+            clock.wait(ROUND_TIME)
         _convergence_round(run, seq, prompt_seq, roster, rnd, votes, clock)
-    convergence.finalize(root, run.run_dir, run.task_type, seq, "converged", clock)
+    return convergence.finalize(root, run.run_dir, run.task_type, seq, "converged" if settled else "max-rounds", clock)
+
+
+def convergence_summary(run: Run, final: ConvergenceFinal) -> dict[str, Any]:
+    """The report's ``convergence`` block for a run's terminal convergence state."""
+    verdicts = [group.verdict for group in final.groups]
+    return {
+        "convergence": {
+            "terminalState": final.terminal_state,
+            "rounds": final.rounds,
+            "confirmed": verdicts.count("confirmed"),
+            "rejected": verdicts.count("rejected"),
+            "disputed": verdicts.count("disputed"),
+            "statePath": run.rel(run.path("convergence-final")),
+        }
+    }
 
 
 # ------------------------------------------------------------------ dates

@@ -81,21 +81,31 @@ def charts(stats: Stats) -> list[Chart]:
     return [runs_per_day(stats), phase_times(stats), funnel(stats), fix_cycles(stats), rounds(stats), sizes(stats)]
 
 
+def calendar(days: list[str]) -> list[str]:
+    """Every UTC day from the first of *days* (``YYYY-MM-DD``, sorted) to the last: a day without runs stays
+    on the time axis, as a gap."""
+    import datetime as dt
+
+    if not days:
+        return []
+    first, last = dt.date.fromisoformat(days[0]), dt.date.fromisoformat(days[-1])
+    return [(first + dt.timedelta(days=n)).isoformat() for n in range((last - first).days + 1)]
+
+
 def runs_per_day(stats: Stats) -> Chart:
     from okstra_core.stats import OUTCOMES
 
     days = sorted(stats.runs_per_day)
+    axis = calendar(days)
+    per_day = {d: stats.runs_per_day.get(d, {}) for d in axis}
     shown = [o for o in OUTCOMES if any(stats.runs_per_day[d].get(o) for d in days)]
     chart = Chart(
         "runs",
         "Runs per day, by outcome",
         "day (UTC, MM-DD)",
         "runs",
-        [d[5:] for d in days],
-        [
-            Series(o.replace("-", " "), PATTERNS[OUTCOMES.index(o)], [stats.runs_per_day[d].get(o, 0) for d in days])
-            for o in shown
-        ],
+        [d[5:] for d in axis],
+        [Series(o.replace("-", " "), PATTERNS[OUTCOMES.index(o)], [per_day[d].get(o, 0) for d in axis]) for o in shown],
         stacked=True,
         empty="no run starts in view",
     )

@@ -36,6 +36,41 @@ from .base import ViewScreen
 #: The list of tasks behind a bar shows at most this many (the count says how many there are).
 TASKS_SHOWN = 500
 
+#: Lines the notes take under the chart: up to this many notes show in full; with more, the first ones
+#: and a count of the rest, which ``o`` lists.
+NOTES_LINES = 2
+
+
+def notes_text(notes: list[str]) -> Text:
+    """The notes under the chart: each on its line, or the first ones and how many more ``o`` shows."""
+    shown = notes if len(notes) <= NOTES_LINES else notes[: NOTES_LINES - 1]
+    lines = [Text.assemble(("note: ", "bold"), (visible(note), "dim")) for note in shown]
+    if len(shown) < len(notes):
+        more = len(notes) - len(shown)
+        lines.append(Text.assemble((f"+{more} more notes", "bold"), (" (o: read every note)", "dim")))
+    text = Text("\n").join(lines)
+    text.no_wrap, text.overflow = True, "ellipsis"  # a long note is cut, never wrapped over the next one
+    return text
+
+
+class AllNotes(ModalScreen[None]):
+    """Every note of the statistics in view, one per line (Escape closes)."""
+
+    BINDINGS = [Binding("escape", "dismiss_none", "Close"), Binding("o", "dismiss_none", "Close", show=False)]
+
+    def __init__(self, notes: list[str]) -> None:
+        super().__init__()
+        self.notes = notes
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="ins-all-notes", classes="pane") as box:
+            box.border_title = f"Notes ({len(self.notes)})"
+            body = Text("\n").join(Text(f"- {visible(note)}") for note in self.notes)
+            yield Static(body if self.notes else Text("No notes.", style="dim"))
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
 
 class TasksBehind(ModalScreen[Path | None]):
     """The tasks behind one chart item; Enter opens one (dismisses with its root)."""
@@ -74,13 +109,15 @@ class InsightsScreen(ViewScreen):
         "per task, convergence rounds until agreement, transcript and prompt sizes by worker. 1-6, n and p pick "
         "a chart; the list beside it holds its bars, and Enter on one lists the tasks behind it. / narrows with "
         "since:YYYY-MM-DD, type:TYPE and task:GLOB (the CLI's --since, --type, --task). Series differ by pattern "
-        "as well as colour; the notes line counts runs whose times could not serve."
+        "as well as colour; the notes under the chart count runs whose times could not serve (o lists them "
+        "all when they do not fit)."
     )
     BINDINGS = [
         Binding("n", "next_chart", "Next chart"),
         Binding("p", "previous_chart", "Previous chart", show=False),
         Binding("slash", "filter", "Filter"),
         Binding("R", "reread", "Re-read"),
+        Binding("o", "notes", "Notes", show=False),
         *(Binding(str(i), f"chart({i - 1})", f"Chart {i}", show=False) for i in range(1, 7)),
     ]
 
@@ -139,8 +176,7 @@ class InsightsScreen(ViewScreen):
             head.append(f"  filter {visible(said)}", style="bold yellow")
         head.append("  1-6/n/p: chart · Enter on a bar: its tasks · /: filter", style="dim")
         self.query_one("#ins-summary", Static).update(head)
-        notes = Text("\n").join(Text.assemble(("note: ", "bold"), (visible(note), "dim")) for note in stats.notes)
-        self.query_one("#ins-notes", Static).update(notes)
+        self.query_one("#ins-notes", Static).update(notes_text(list(stats.notes)))
         self._draw()
 
     def _draw(self) -> None:
@@ -169,6 +205,10 @@ class InsightsScreen(ViewScreen):
 
     def action_reread(self) -> None:
         self._load()
+
+    def action_notes(self) -> None:
+        if self.stats is not None:
+            self.app.push_screen(AllNotes(list(self.stats.notes)))
 
     # ---------------------------------------------------------- filter
 

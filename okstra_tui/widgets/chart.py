@@ -12,6 +12,7 @@ shows the result.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -46,6 +47,9 @@ def build(chart: Chart, size: Size, theme: str) -> Text:
     return Text.from_ansi(plot.build())
 
 
+#: A bar's share of its slot: the gap keeps neighbouring bars of one height apart.
+BAR_WIDTH = 0.5
+
 #: Rows a vertical chart spends on things other than its plot: title, frame, tick labels, axis labels.
 CHART_CHROME_ROWS = 6
 
@@ -65,11 +69,13 @@ def draw(plot: Plot, chart: Chart, size: Size) -> None:
     markers = [s.pattern for s in chart.series]
     orientation = "horizontal" if chart.horizontal else "vertical"
     if len(chart.series) == 1:
-        plt.bar(chart.x, values[0], marker=markers[0], label=labels[0], orientation=orientation)
+        plt.bar(chart.x, values[0], marker=markers[0], label=labels[0], orientation=orientation, width=BAR_WIDTH)
     elif chart.stacked:
-        plt.stacked_bar(chart.x, values, marker=markers, labels=labels, orientation=orientation)
+        plt.stacked_bar(chart.x, values, marker=markers, labels=labels, orientation=orientation, width=BAR_WIDTH)
     else:
         plt.multiple_bar(chart.x, values, marker=markers, labels=labels, orientation=orientation)
+    if not chart.horizontal:
+        _thin_labels(plt, chart.x, size.width)
     plt.title(chart.title)
     plt.xlabel(chart.x_label)
     plt.ylabel(chart.y_label)
@@ -87,6 +93,18 @@ def draw(plot: Plot, chart: Chart, size: Size) -> None:
         step = max(1, math.ceil(top / most))
         ticks = list(range(0, int(top) + 1, step))
         (plt.xticks if chart.horizontal else plt.yticks)(ticks)
+
+
+def _thin_labels(plt: Any, labels: list[str], width: int) -> None:
+    """Label every n-th bar when every label would not fit along the axis (plotext drops colliding ones)."""
+    if len(labels) < 2:
+        return
+    slot = max(width - 8, 1) / len(labels)  # the y tick labels and the frame aside, a bar's share of the width
+    # Labels sit centred under their bars: two neighbours collide unless their halves and a space fit between.
+    need = max((len(a) + len(b)) / 2 + 1 for a, b in itertools.pairwise(labels))
+    step = math.ceil(need / slot)
+    if step > 1:
+        plt.xticks(list(range(1, len(labels) + 1, step)), labels[::step])
 
 
 class ChartPlot(PlotextPlot):

@@ -8,7 +8,9 @@ cell marks it, so the picture reads without colour:
     ``█…✔`` completed · ``▒…✘`` error · ``░…▶`` in progress · ``▚…?`` other
 
 A run with no readable start is left out (the title counts it); a run with
-no end yet, or an end before its start, is one cell wide.
+no end yet, or an end before its start, is one cell wide; a finished run too
+short for a cell of its own beside the task's span (minutes in days) takes
+two, its fill and its mark.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.geometry import Size
@@ -84,8 +86,10 @@ def _bars(
     rows: dict[str, Cells] = {}
     spans = []
     for start_time, run in timed:
-        end = column(run.end) if run.end is not None and run.end >= start_time else column(start_time)
-        spans.append((run, column(start_time), end, rows.setdefault(lane_of(run), [(" ", "")] * plot)))
+        start = column(start_time)
+        end = column(run.end) if run.end is not None and run.end >= start_time else start
+        spans.append((run, start, end, rows.setdefault(lane_of(run), [(" ", "")] * plot)))
+    spans = [(run, start, _widened(run, start, end, row, spans, plot), row) for run, start, end, row in spans]
     for run, start, end, row in spans:  # the fills first: a later bar never hides an earlier one's mark
         for col in range(start, end):
             row[col] = (fill_of(run), MARKS[run.outcome][2])
@@ -99,6 +103,16 @@ def _bars(
         if run.fix_cycle_id and at < end:
             row[at] = ("↺", f"bold {MARKS[run.outcome][2]}")
     return rows
+
+
+def _widened(run: RunPoint, start: int, end: int, row: Cells, spans: list[Any], plot: int) -> int:
+    """A finished run short beside the task's span (minutes in days) takes a second cell, for its phase and
+    its mark, when no other bar of its row needs that cell."""
+    finished = run.end is not None and run.start is not None and run.end >= run.start
+    if end != start or not finished or start + 1 >= plot:
+        return end
+    taken = any(o is not run and r is row and s <= start + 1 <= e for o, s, e, r in spans)
+    return end if taken else start + 1
 
 
 def _line(label: str, cells: Cells) -> Text:

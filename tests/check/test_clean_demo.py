@@ -22,9 +22,9 @@ _QUERY = ".okstra/tasks/search/query-latency/runs/analysis"
 #: What the demo holds on purpose, file by file: a stale fingerprint and a duplicate design-prep revision in two
 #: plans, reverify prompts without metadata, a markerless plan, and one flat legacy execution.
 INTENDED = {
-    ("OKS083", f"{_CARDS}/design-prep-input-001-PREP-002-r1-20261102T113027000000Z.md"),
-    ("OKS082", f"{_CARDS}/design-prep-input-002-PREP-001-r1-20261102T113658000000Z.md"),
-    ("OKS082", f"{_CARDS}/design-prep-input-002-PREP-001-r1-20261102T113715000000Z.md"),
+    ("OKS083", f"{_CARDS}/design-prep-input-001-PREP-002-r1-20261113T102431000000Z.md"),
+    ("OKS082", f"{_CARDS}/design-prep-input-002-PREP-001-r1-20261116T104631000000Z.md"),
+    ("OKS082", f"{_CARDS}/design-prep-input-002-PREP-001-r1-20261116T104648000000Z.md"),
     *(
         ("OKS050", f"{_RETRY}/analysis/prompts/{analyser}-analyser-reverify-r{r}-analysis-001.md")
         for analyser in ("claude", "codex", "gemini")
@@ -32,15 +32,15 @@ INTENDED = {
     ),
     (
         "OKS083",
-        f"{_RETRY}/implementation-planning/design-prep-inputs/design-prep-input-001-PREP-002-r1-20261102T103404000000Z.md",
+        f"{_RETRY}/implementation-planning/design-prep-inputs/design-prep-input-001-PREP-002-r1-20261109T102139000000Z.md",
     ),
     (
         "OKS082",
-        f"{_RETRY}/implementation-planning/design-prep-inputs/design-prep-input-002-PREP-002-r2-20261102T104143000000Z.md",
+        f"{_RETRY}/implementation-planning/design-prep-inputs/design-prep-input-002-PREP-002-r2-20261109T154339000000Z.md",
     ),
     (
         "OKS082",
-        f"{_RETRY}/implementation-planning/design-prep-inputs/design-prep-input-002-PREP-002-r2-20261102T104200000000Z.md",
+        f"{_RETRY}/implementation-planning/design-prep-inputs/design-prep-input-002-PREP-002-r2-20261109T154356000000Z.md",
     ),
     (
         "OKS084",

@@ -96,7 +96,7 @@ def _inbox_rows(inbox: InboxScreen) -> list[tuple[str, str, str]]:
 
 
 @pytest.mark.parametrize(
-    ("approved_at", "approval_first"), [("2026-11-02T23:59:00Z", True), ("2026-11-01T00:00:00Z", False)]
+    ("approved_at", "approval_first"), [("2026-11-29T23:59:00Z", True), ("2026-11-01T00:00:00Z", False)]
 )
 async def test_a_tasks_decisions_are_listed_newest_first(
     fresh_demo: Path, approved_at: str, approval_first: bool

@@ -13,8 +13,8 @@ from textual.widgets import DataTable, OptionList
 from okstra_core import stats as core_stats
 from okstra_core.stats import Filters, compute
 from okstra_core.store import Project
-from okstra_tui.data.insights import PATTERNS, charts, describe_filters, parse_filters
-from okstra_tui.screens.insights import InsightsScreen, TasksBehind
+from okstra_tui.data.insights import PATTERNS, calendar, charts, describe_filters, parse_filters, runs_per_day
+from okstra_tui.screens.insights import NOTES_LINES, AllNotes, InsightsScreen, TasksBehind, notes_text
 from okstra_tui.screens.task import TaskScreen
 from okstra_tui.screenshots import settle
 from okstra_tui.widgets import chart as chart_widget
@@ -45,7 +45,20 @@ def test_each_item_names_the_tasks_behind_it(demo_root: Path) -> None:
     stops = [i for i in funnel.items if i.key.count(":") == 2]
     assert stops and all(len(stats.behind(i.key)) == int(i.value) for i in stops)
     runs = next(c for c in charts(stats) if c.name == "runs")
-    assert len(stats.behind(runs.items[0].key)) == len(stats.tasks)
+    assert {t.key for i in runs.items for t in stats.behind(i.key)} == {t.key for t in stats.tasks}
+    first_day = {t.key for t in stats.behind(runs.items[0].key)}
+    assert first_day == {"demo-shop:platform:observability", "demo-shop:platform:ci-speedup"}
+
+
+def test_days_without_runs_stay_on_the_time_axis(demo_root: Path) -> None:
+    stats = compute(Project(demo_root))
+    chart = runs_per_day(stats)
+    assert chart.x == [d[5:] for d in calendar(sorted(stats.runs_per_day))]
+    assert (chart.x[0], chart.x[-1], len(chart.x)) == ("11-02", "11-17", 16)
+    saturday = chart.x.index("11-07")
+    assert all(series.values[saturday] == 0 for series in chart.series)
+    assert [item.key for item in chart.items] == [f"day:{day}" for day in sorted(stats.runs_per_day)]
+    assert calendar([]) == [] and calendar(["2026-12-31", "2027-01-01"]) == ["2026-12-31", "2027-01-01"]
 
 
 @pytest.mark.parametrize(
@@ -105,7 +118,7 @@ async def test_i_opens_insights_computed_in_a_worker(demo_root: Path, monkeypatc
         assert threads and all(t is not threading.main_thread() for t in threads)
         # Every chart is drawn in the worker; the first paint only shows the picture.
         assert len(built) == 6 and all(t is not threading.main_thread() for t in built)
-        assert "13 tasks, 22 runs" in plain(screen.query_one("#ins-summary"))
+        assert "13 tasks, 23 runs" in plain(screen.query_one("#ins-summary"))
         plot = screen.query_one("#ins-chart", ChartPlot)
         assert plot.chart is not None and plot.chart.name == "runs"
         await pilot.press("3")
@@ -135,6 +148,32 @@ async def test_enter_on_a_bar_lists_its_tasks_and_opens_one(demo_root: Path) -> 
         await settle(pilot)
         assert isinstance(app.screen, TaskScreen)
         assert app.screen.location.task_root.name == "observability"
+
+
+def test_notes_show_in_full_or_as_a_count() -> None:
+    notes = [f"note number {i}" for i in range(1, 6)]
+    assert notes_text(notes[:NOTES_LINES]).plain.splitlines() == [f"note: {n}" for n in notes[:NOTES_LINES]]
+    lines = notes_text(notes).plain.splitlines()
+    assert len(lines) == NOTES_LINES
+    assert lines[-1].startswith(f"+{len(notes) - NOTES_LINES + 1} more notes") and "o:" in lines[-1]
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+async def test_every_note_shows_under_the_chart_and_o_lists_them(demo_root: Path, size: tuple[int, int]) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=size) as pilot:
+        screen = await open_insights(pilot)
+        notes = list(screen.stats.notes)
+        assert len(notes) == 2, "the demo has a run in progress and a run without a recorded end"
+        box = screen.query_one("#ins-notes")
+        assert box.size.height == len(notes)
+        shown = plain(box)
+        assert all(note in shown for note in notes)
+        await pilot.press("o")
+        await settle(pilot)
+        assert isinstance(app.screen, AllNotes)
+        listed = plain(app.screen.query_one("Static"))
+        assert all(note.split("(")[0] in listed for note in notes)
 
 
 async def test_the_filter_narrows_like_the_cli(demo_root: Path) -> None:

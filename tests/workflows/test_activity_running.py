@@ -24,8 +24,8 @@ def test_the_demos_running_stage_and_its_workers(fresh_demo: Path) -> None:
     (run,) = running_runs(Project(fresh_demo))
     assert (run.task, run.task_type, run.stage, run.status) == (CI, "implementation", 1, "prepared")
     assert run.run_dir == fresh_demo / STAGE
-    assert run.started == _utc("2026-11-02T09:08:30")
-    assert run.last_write == _utc("2026-11-02T09:14:10")  # the demo dates the stage's files by its clock
+    assert run.started == _utc("2026-11-02T15:50:17")
+    assert run.last_write == _utc("2026-11-02T17:15:57")  # the demo dates the stage's files by its clock
     assert [(w.worker_id, w.last_event) for w in run.workers] == [
         ("claude-verifier", "transcript written"),
         ("codex-executor", "transcript written"),
@@ -40,7 +40,7 @@ def test_stalled_follows_the_clock_and_the_threshold(fresh_demo: Path) -> None:
     assert not run.stalled(last + dt.timedelta(minutes=14, seconds=59))
     assert run.stalled(last + dt.timedelta(minutes=15))
     assert not run.stalled(last + dt.timedelta(minutes=20), after=dt.timedelta(minutes=30))
-    assert run.running_for(_utc("2026-11-02T10:08:30")) == dt.timedelta(hours=1)
+    assert run.running_for(_utc("2026-11-02T16:50:17")) == dt.timedelta(hours=1)
     # A transcript that grows moves the run: no longer stalled at the same clock.
     log = next((fresh_demo / STAGE / "prompts").glob("codex-executor-worker-prompt-*.log"))
     later = last + dt.timedelta(minutes=20)
@@ -65,7 +65,7 @@ def test_activity_is_newest_first_and_names_each_kind(fresh_demo: Path) -> None:
     assert {"run-started", "run-completed", "run-failed", "decision-waiting", "decision-made"} <= kinds
     assert "design-confirmed" in kinds
     failed = [e for e in events if e.kind == "run-failed"]
-    assert [(e.task, e.text) for e in failed] == [("demo-shop:platform:observability", "analysis (error)")]
+    assert [(e.task, e.text) for e in failed] == [("demo-shop:platform:observability", "analysis (error)")] * 2
     confirmed = [e for e in events if e.kind == "design-confirmed" and e.task.endswith(":retry-policy")]
     assert confirmed and all(e.path is not None and e.path.is_file() for e in confirmed)
 
