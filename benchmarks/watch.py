@@ -110,6 +110,7 @@ from pathlib import Path
 sys.path.insert(0, sys.argv[4])
 from watch import flip, manifests
 from okstra_core.store import Project
+from okstra_core.watch import signature
 from okstra_tui.app import OkstraApp
 
 root, trials, idle = Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
@@ -128,9 +129,21 @@ async def main():
         await pilot.pause(3.0)  # the first reading of the pulse
         target = manifests(root, 2)[0]
         out = []
+        watcher = app._notices._watcher
+        folder = str(target.parent)
+
+        def looked_since_flip():
+            # The watcher's quick look (polling) has taken the folder as it is now; with file events, a second.
+            if watcher.mode != "poll":
+                return True
+            return watcher._hot_baseline.get(folder) == signature([target.parent]).get(folder)
+
         for _ in range(trials):
             flip(target, False)  # the approval ends: no toast
             await pilot.pause(1.0)
+            while not looked_since_flip():
+                await pilot.pause(0.05)
+            await pilot.pause(0.5)  # the reading after that look
             count = len(seen)
             start = time.perf_counter()
             flip(target, True)  # it starts waiting again: a toast
@@ -194,15 +207,26 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--idle", type=float, default=30.0, help="seconds of idle CPU measurement")
     parser.add_argument("--rounds", type=int, default=5, help="first-paint rounds per contender")
+    parser.add_argument(
+        "--modes",
+        default="auto",
+        help="ways of watching to measure, comma-separated (auto, poll, events: OKSTRA_WATCH for the children)",
+    )
     parser.add_argument("--write-doc", action="store_true")
     args = parser.parse_args()
     root = args.root
     if root is None:
         root = Path(tempfile.mkdtemp(prefix="okstra-bench-")) / "project"
         subprocess.run([str(BIN / "okstra"), "demo", str(root), "--tasks", str(args.tasks), "--quiet"], check=True)
-    results: dict[str, object] = {"tasks": len(manifests(root, 10**9))}
-    results.update(watch_latency(root, args.trials, args.idle))
-    results.update(toast_latency(root, args.trials, args.idle))
+    results: dict[str, object] = {"tasks": len(manifests(root, 10**9)), "modes": {}}
+    for mode in args.modes.split(","):
+        os.environ["OKSTRA_WATCH"] = mode
+        measured: dict[str, object] = {}
+        measured.update(watch_latency(root, args.trials, args.idle))
+        measured.update(toast_latency(root, args.trials, args.idle))
+        results["modes"][mode] = measured  # type: ignore[index]
+        print(json.dumps({mode: measured}), flush=True)
+    os.environ.pop("OKSTRA_WATCH", None)
     results.update(first_paints(root, args.rounds))
     print(json.dumps(results, indent=2))
     if args.write_doc:
@@ -212,31 +236,40 @@ def main() -> int:
 
 def write_doc(r: dict[str, object]) -> None:
     load = os.getloadavg()[0]
+    rows = []
+    idle = []
+    modes = r["modes"]
+    assert isinstance(modes, dict)
+    for m in modes.values():
+        how = m["watch_mode"]
+        rows.append(
+            f"| new decision to `--watch --json` line ({how}) | {m['watch_p50_s']:.3f} s | {m['watch_p95_s']:.3f} s |"
+        )
+        rows.append(
+            f"| new decision to the workbench's toast ({how}) | {m['toast_p50_s']:.3f} s | {m['toast_p95_s']:.3f} s |"
+        )
+        idle.append(f"| `okstra inbox --watch` ({how}) | {100 * float(m['watch_idle_cpu']):.2f} % |")
+        idle.append(f"| workbench, catalog open, toasts on ({how}) | {100 * float(m['tui_idle_cpu']):.2f} % |")
+    newline = "\n"
     table = f"""{SECTION}
 
-`benchmarks/watch.py` on the {r["tasks"]:,}-task demo (load average {load:.1f} when it ended;
-`okstra inbox --watch` used {r["watch_mode"]!s}). A new decision is one approval flipped by another
-process, as okstra publishes a manifest (a rename); the latency is from the rename to the line on
-`--watch --json` and to the workbench's toast.
+`benchmarks/watch.py` on the {r["tasks"]:,}-task demo (load average {load:.1f} when it ended). A new
+decision is one approval flipped by another process, as okstra publishes a manifest (a rename); the
+latency is from the rename to the line on `--watch --json` and to the workbench's toast. Each way of
+watching was measured in the same run.
 
-| measure | median | p95 | target |
-|---|---|---|---|
-| new decision to `--watch --json` line | {r["watch_p50_s"]:.3f} s | {r["watch_p95_s"]:.3f} s | p95 ≤ 2 s |
-| new decision to the workbench's toast | {r["toast_p50_s"]:.3f} s | {r["toast_p95_s"]:.3f} s | p95 ≤ 2 s |
-
-| idle, nothing written | share of one core | target |
+| measure | median | p95 |
 |---|---|---|
-| `okstra inbox --watch` | {100 * float(r["watch_idle_cpu"]):.2f} % | ≤ 1 % |
-| workbench (catalog open, toasts on) | {100 * float(r["tui_idle_cpu"]):.2f} % | ≤ 1 % |
+{newline.join(rows)}
+
+| idle, nothing written | share of one core |
+|---|---|
+{newline.join(idle)}
 
 | first painted catalog | median | ratio |
 |---|---|---|
 | first launch (no seen state) | {r["paint_first_launch_s"]:.3f} s | 1.00x |
 | seen state with 100 changed tasks | {r["paint_with_unread_s"]:.3f} s | {r["paint_ratio"]:.2f}x (target ≤ 1.1x) |
-
-Why it is cheap: the watcher sleeps on file events (no polling), a change wakes it once per burst, and
-only the task folders the changed paths lie in are read again; the unread marks are two `stat` calls per
-task, read after the first frame in a worker.
 """
     text = DOC.read_text(encoding="utf-8")
     if SECTION in text:

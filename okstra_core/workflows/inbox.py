@@ -537,6 +537,8 @@ _DESIGN_PREP_KINDS = ("design-prep-request", "design-prep-input")
 _WATCHED_CATEGORIES = tuple(
     names.KINDS_BY_NAME[kind].category for kind in ("final-report-data", "user-response", *_DESIGN_PREP_KINDS)
 )
+#: The run-dir folders where a person's decision lands (a sidecar, a design-prep input).
+_LANDING_CATEGORIES = tuple(names.KINDS_BY_NAME[kind].category for kind in ("user-response", "design-prep-input"))
 
 
 def watched_paths(project: Project) -> list[Path]:
@@ -574,16 +576,26 @@ def _task_watched(task: Task) -> list[Path]:
     return out
 
 
+def _landing(task: Task) -> list[Path]:
+    """Where a person's decision on *task* lands: ``instruction-set/`` (a selected direction), the clarification
+    response (appended in place), and each run dir's ``user-responses/`` and design-prep inputs."""
+    out = [layout.instruction_set_dir(task.root), layout.clarification_response_path(task.root)]
+    for rd in task.run_dirs:
+        out += [layout.category_dir(rd.path, category) for category in _LANDING_CATEGORIES]
+    return out
+
+
 class HotPaths:
     """The quick look of a polling watcher (``StoreWatcher(hot_paths=...)``): where inbox changes show first.
 
     That is every task folder, since okstra publishes a task's manifest by a
     rename in it (a run prepared or ended, a report recorded, an approval
-    asked all change the folder), and everything :func:`watched_paths` names
-    for the tasks in :attr:`waiting`, where a person's decision lands (a
-    sidecar, a selected direction, a design-prep input). The task list is read
-    again only when the catalog or a task-group folder changed. A change made
-    any other way is caught by the watcher's full look, later.
+    asked all change the folder), and, for the tasks in :attr:`waiting`, where
+    a person's decision lands (a sidecar, a selected direction, an attached
+    answer, a design-prep input). The task list is read again only when the
+    catalog or a task-group folder changed, and a waiting task's run dirs only
+    when its folder changed. A change made any other way is caught by the
+    watcher's full look, later.
     """
 
     def __init__(self, root: Path) -> None:
@@ -592,6 +604,8 @@ class HotPaths:
         self.waiting: set[Path] = set()
         self._key: Signature | None = None
         self._refs: dict[Path, TaskRef] = {}
+        #: Per waiting task: its folder's mtime when its landing paths were listed, and those paths.
+        self._landing: dict[Path, tuple[int, list[Path]]] = {}
 
     def __call__(self) -> list[Path]:
         structure = _structure(self.root)
@@ -603,8 +617,19 @@ class HotPaths:
         for task_root in sorted(self.waiting):
             ref = self._refs.get(task_root)
             if ref is not None:
-                out += _task_watched(ref.open())
+                out += self._landing_of(ref)
+        self._landing = {root: self._landing[root] for root in self.waiting if root in self._landing}
         return out
+
+    def _landing_of(self, ref: TaskRef) -> list[Path]:
+        try:
+            stamp = os.stat(ref.root).st_mtime_ns
+        except OSError:
+            return []
+        known = self._landing.get(ref.root)
+        if known is None or known[0] != stamp:
+            known = self._landing[ref.root] = (stamp, _landing(ref.open()))
+        return known[1]
 
 
 def _entries(folder: Path) -> list[str]:

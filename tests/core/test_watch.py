@@ -113,7 +113,8 @@ def test_the_quick_look_sees_a_task_folder_change_between_full_looks(tmp_path: P
         watcher.close()
 
 
-def test_the_inbox_quick_look_names_every_task_folder_and_all_of_a_waiting_task(fresh_demo: Path) -> None:
+def test_the_inbox_quick_look_names_every_task_folder_and_where_decisions_land(fresh_demo: Path) -> None:
+    from okstra_core import layout
     from okstra_core.store import Project
     from okstra_core.workflows.inbox import HotPaths, pending_decisions, watched_paths
 
@@ -124,6 +125,15 @@ def test_the_inbox_quick_look_names_every_task_folder_and_all_of_a_waiting_task(
     assert set(roots) <= set(quick) and len(quick) < len(watched_paths(project))
     waiting = next(d.task_root for d in pending_decisions(project) if d.task_root is not None)
     hot.waiting = {waiting}
-    full = set(watched_paths(project))
-    task_paths = {p for p in full if p == waiting or waiting in p.parents}
-    assert task_paths <= set(hot()), "everything the inbox reads of a waiting task is looked at often"
+    task = next(ref for ref in project.task_refs if ref.root == waiting).open()
+    landing = {layout.instruction_set_dir(waiting), layout.clarification_response_path(waiting)}
+    for rd in task.run_dirs:
+        landing |= {rd.path / "user-responses", rd.path / "design-prep-inputs"}
+    assert landing <= set(hot()), "where a decision on a waiting task lands is looked at often"
+    # A new run dir shows once the task's folder changed (okstra publishes the manifest there when it prepares one).
+    new_run = layout.runs_dir(waiting) / "final-verification"
+    assert not new_run.exists()
+    new_run.mkdir(parents=True)
+    stamp = os.stat(waiting).st_mtime_ns + 1_000_000_000
+    os.utime(waiting, ns=(stamp, stamp))
+    assert new_run / "user-responses" in set(hot())
