@@ -52,6 +52,16 @@ def _limit(text: str) -> int:
     return value
 
 
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: at least 1 process")
+    return value
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "search",
@@ -77,6 +87,14 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--colour", "--color", choices=("auto", "always", "never"), default="auto", help="highlight matches")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display while the index is built")
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=_jobs,
+        default=None,
+        metavar="N",
+        help="processes for the look at the store that keeps the index exact (default: all cores)",
+    )
     p.set_defaults(func=run)
 
 
@@ -102,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     root = Path(os.path.realpath(root))
     include_logs = args.include_logs or (query is not None and query.wants_logs)
     try:
-        index = SearchIndex(root, layout.okstra_cache_dir(args.cache_dir), include_logs=include_logs)
+        jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
+        index = SearchIndex(root, layout.okstra_cache_dir(args.cache_dir), include_logs=include_logs, jobs=jobs)
         with index:
             if args.reindex:
                 index.rebuild()

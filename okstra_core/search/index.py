@@ -21,6 +21,7 @@ that is not, or that SQLite finds corrupt, truncated or locked past
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import operator
 import os
 import re
@@ -28,6 +29,7 @@ import sqlite3
 import stat
 import time
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,13 +195,102 @@ def _files_hash(folder: str, names: str, now: int) -> str:
     return str(hash(metas))
 
 
+#: The slashes in a task folder's project-relative path (``.okstra/tasks/<group>/<task>``): the shared-out look
+#: walks the folders above it in the parent and each task folder's subtree in a worker.
+_TASK_DEPTH: Final = 3
+
+#: What the look's forked workers read, set before they are forked: (base, known folders, logs, now, task folders).
+_SHARED: tuple[str, dict[str, tuple[str, ...]], bool, int, list[tuple[str, str]]] | None = None
+
+
+def _walk(
+    base: str,
+    known: dict[str, tuple[str, ...]],
+    logs: bool,
+    now: int,
+    stack: list[tuple[str, str]],
+    out: _Look,
+    defer_depth: int | None = None,
+) -> list[tuple[str, str]]:
+    """Walk the folders of *stack* (project-relative, with their roles) and below into *out*; a folder at
+    *defer_depth* is not walked but returned, for a worker."""
+    deferred: list[tuple[str, str]] = []
+    while stack:
+        rel, role = stack.pop()
+        if defer_depth is not None and rel.count("/") >= defer_depth:
+            deferred.append((rel, role))
+            continue
+        try:
+            st = os.lstat(base + rel)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            continue
+        key = _key(st, now)
+        previous = known.get(rel)
+        if previous is not None and previous[0] == key and previous[1] == role and key != _UNSETTLED:
+            subdirs, plain, logged, plain_hash, log_hash = previous[2:]
+            files: str | None = None
+            listed = False
+        else:
+            # Listed after the stat: a change in between shows as a new key next time.
+            subdirs, files, plain, logged = _listing(base + rel, role)
+            plain_hash = log_hash = _UNSETTLED
+            listed = True
+        if subdirs:
+            stack.extend((f"{rel}/{name}", sub) for sub, _, name in map(_split, subdirs.split("\n")))
+        folder = base + rel + "/"
+        now_plain = _files_hash(folder, plain, now)
+        now_logs = _files_hash(folder, logged, now) if logs else log_hash
+        out.dirs[rel] = (key, role, subdirs, plain, logged, now_plain, now_logs, files)
+        out.files += plain.count("\n") + 1 if plain else 0
+        if logs:
+            out.files += logged.count("\n") + 1 if logged else 0
+        changed = now_plain != plain_hash or now_plain == _UNSETTLED
+        if logs:  # the transcripts' hash counts only while they are indexed
+            changed = changed or now_logs != log_hash or now_logs == _UNSETTLED
+        if listed or changed:
+            out.dirty.append(rel)
+    return deferred
+
+
+def _walk_range(start: int, stop: int) -> tuple[dict[str, tuple[Any, ...]], list[str], str, int]:
+    """Worker entry point: walk ``folders[start:stop]``; return only what the parent keeps (the folders to look
+    at file by file, in order), the folders visited (newline-separated) and the files counted."""
+    assert _SHARED is not None
+    base, known, logs, now, folders = _SHARED
+    out = _Look()
+    # Reversed: the walk pops from the end, so the folders are taken in the parent's order.
+    _walk(base, known, logs, now, folders[start:stop][::-1], out)
+    return {rel: out.dirs[rel] for rel in out.dirty}, out.dirty, "\n".join(out.dirs), out.files
+
+
+def _shared_walk(
+    base: str, known: dict[str, tuple[str, ...]], logs: bool, now: int, folders: list[tuple[str, str]], jobs: int
+) -> Iterator[tuple[dict[str, tuple[Any, ...]], list[str], str, int]]:
+    """Walk *folders* in *jobs* forked workers, which see *known* without it being sent to them."""
+    global _SHARED
+    _SHARED = (base, known, logs, now, folders)
+    try:
+        size = max(1, -(-len(folders) // (4 * jobs)))
+        ranges = [(i, min(i + size, len(folders))) for i in range(0, len(folders), size)]
+        if not ranges:
+            return
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            yield from pool.map(_walk_range, *zip(*ranges, strict=True))
+    finally:
+        _SHARED = None
+
+
 class SearchIndex:
     """The index of the project *root*, kept in *cache_dir*. Open it with :meth:`open`, close with :meth:`close`."""
 
-    def __init__(self, root: Path, cache_dir: Path, *, include_logs: bool = False) -> None:
+    def __init__(self, root: Path, cache_dir: Path, *, include_logs: bool = False, jobs: int = 1) -> None:
         self.root = Path(os.path.abspath(root))
         self.path = index_path(cache_dir, self.root)
         self.include_logs = include_logs
+        #: Processes the look at the store is shared out between (forked; one: the look runs here).
+        self.jobs = jobs
         #: One line per index found unusable and rebuilt.
         self.notices: list[str] = []
         self._conn: sqlite3.Connection | None = None
@@ -406,46 +497,26 @@ class SearchIndex:
 
         An unchanged folder's files are confirmed together: their metadata, read by one ``stat`` each in C
         (``map``), hashed and compared with the hash recorded; only a folder whose hash differs (or that was
-        listed afresh) is looked at file by file, in :meth:`_changes`.
+        listed afresh) is looked at file by file, in :meth:`_changes`. With :attr:`jobs` above one (and
+        ``fork``), the task folders' subtrees are shared out between worker processes.
         """
         now = time.time_ns()
         base = str(self.root) + os.sep
         out = _Look()
-        stack = [(layout.rel(layout.tasks_dir(self.root), self.root), layout.TASKS_DIR)]
-        while stack:
-            rel, role = stack.pop()
-            try:
-                st = os.lstat(base + rel)
-            except OSError:
-                continue
-            if not stat.S_ISDIR(st.st_mode):
-                continue
-            key = _key(st, now)
-            previous = known.get(rel)
-            if previous is not None and previous[0] == key and previous[1] == role and key != _UNSETTLED:
-                subdirs, plain, logged, plain_hash, log_hash = previous[2:]
-                files: str | None = None
-                listed = False
-            else:
-                # Listed after the stat: a change in between shows as a new key next time.
-                subdirs, files, plain, logged = _listing(base + rel, role)
-                plain_hash = log_hash = _UNSETTLED
-                listed = True
-            if subdirs:
-                stack.extend((f"{rel}/{name}", sub) for sub, _, name in map(_split, subdirs.split("\n")))
-            folder = base + rel + "/"
-            now_plain = _files_hash(folder, plain, now)
-            now_logs = _files_hash(folder, logged, now) if logs else log_hash
-            out.dirs[rel] = (key, role, subdirs, plain, logged, now_plain, now_logs, files)
-            out.files += plain.count("\n") + 1 if plain else 0
-            if logs:
-                out.files += logged.count("\n") + 1 if logged else 0
-            changed = now_plain != plain_hash or now_plain == _UNSETTLED
-            if logs:  # the transcripts' hash counts only while they are indexed
-                changed = changed or now_logs != log_hash or now_logs == _UNSETTLED
-            if listed or changed:
-                out.dirty.append(rel)
-        out.gone = [p for p in known if p not in out.dirs]
+        start = [(layout.rel(layout.tasks_dir(self.root), self.root), layout.TASKS_DIR)]
+        if self.jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            _walk(base, known, logs, now, start, out)
+            out.gone = [p for p in known if p not in out.dirs]
+        else:
+            # The store and its task groups here; each task folder's subtree in a worker.
+            deferred = _walk(base, known, logs, now, start, out, defer_depth=_TASK_DEPTH)
+            visited = set(out.dirs)
+            for dirs, dirty, seen, files in _shared_walk(base, known, logs, now, deferred, self.jobs):
+                out.dirs.update(dirs)
+                out.dirty.extend(dirty)
+                visited.update(seen.split("\n") if seen else ())
+                out.files += files
+            out.gone = [p for p in known if p not in visited]
         out.logs = logs
         return out
 

@@ -22,9 +22,10 @@ def cache_dir(tmp_path: Path) -> Path:
     return tmp_path / "cache"
 
 
-@pytest.fixture
-def fresh_index(fresh_demo: Path, cache_dir: Path) -> Iterator[SearchIndex]:
-    """An up-to-date index of a private copy of the demo."""
-    with SearchIndex(fresh_demo, cache_dir) as index:
+@pytest.fixture(params=[1, 2], ids=["look-here", "look-shared-out"])
+def fresh_index(fresh_demo: Path, cache_dir: Path, request: pytest.FixtureRequest) -> Iterator[SearchIndex]:
+    """An up-to-date index of a private copy of the demo, whose look at the store runs in this process or is
+    shared out between two forked workers."""
+    with SearchIndex(fresh_demo, cache_dir, jobs=request.param) as index:
         index.update()
         yield index

@@ -233,3 +233,21 @@ def test_two_processes_query_while_one_updates(fresh_demo: Path, cache_dir: Path
         assert not index.notices
         assert _paths(index, "capybaraloft") == {layout.rel(_note(fresh_demo), fresh_demo)}
         assert index.update().read == 0
+
+
+def test_the_shared_out_look_sees_what_the_look_here_sees(fresh_demo: Path, cache_dir: Path) -> None:
+    import shutil
+
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        index.update()
+        _note(fresh_demo).write_text("a new note\n")
+        shutil.rmtree(layout.tasks_dir(fresh_demo) / "search")
+        brief = layout.instruction_set_dir(layout.tasks_dir(fresh_demo) / TASK) / "task-brief.md"
+        brief.write_text(brief.read_text() + "\nedited\n")
+        known = index._known_dirs()
+        here = index._look(known, False)
+        index.jobs = 2
+        shared = index._look(known, False)
+    assert here.dirty and here.gone
+    assert shared.dirty == here.dirty and shared.gone == here.gone and shared.files == here.files
+    assert {rel: shared.dirs[rel] for rel in shared.dirty} == {rel: here.dirs[rel] for rel in here.dirty}
