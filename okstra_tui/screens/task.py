@@ -306,8 +306,9 @@ class TaskScreen(ViewScreen):
             table.border_subtitle = f"{len(timeline.entries)} run(s)"
             root = self.okstra.project.root
             new = self._new(root / e.run_dir for e in timeline.entries if e.run_dir)
-            if new:
-                table.border_subtitle += f" · {NEW_MARK} {len(new)} new"
+            fresh_rows = sum(1 for e in timeline.entries if e.run_dir and root / e.run_dir in new)
+            if fresh_rows:
+                table.border_subtitle += f" · {NEW_MARK} {fresh_rows} new"
             for e in timeline.entries:
                 status = Text(e.status or "-", style=STATE_STYLES.get(e.status or "", ""))
                 if e.fix_cycle_id:
