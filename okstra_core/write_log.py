@@ -4,7 +4,8 @@ Per user and project, in the user's state folder
 (:func:`okstra_core.layout.okstra_state_dir`, ``write-log/<project digest>/``;
 never inside the store):
 
-* ``log.jsonl``: one JSON object per write, oldest first::
+* ``log.jsonl``: one JSON object per write, oldest first (at most :data:`TRIM_AT`, trimmed to the newest
+  :data:`KEEP_ENTRIES`)::
 
     {"version": 1, "at": "2026-12-02T07:41:05.123456Z", "what": "select IO-002",
      "task": "shop:payments:retry", "files": [".okstra/tasks/…/user-response-….md"],
@@ -200,7 +201,7 @@ def _append(folder: Path, entry: Entry) -> None:
     with filelock.FileLock(str(path) + layout.LOCK_SUFFIX, timeout=LOCK_TIMEOUT):
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, writes_outside.PRIVATE_MODE)
         try:
-            os.write(fd, line.encode("utf-8"))
+            writes._write_all(fd, line.encode("utf-8"))  # a short write would leave half a line
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -268,7 +269,7 @@ def read_log(project_root: Path) -> Log:
 def _entry(raw: bytes) -> Entry | None:
     try:
         doc = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the parser's depth
         return None
     if not isinstance(doc, dict) or doc.get("version") != LOG_VERSION:
         return None

@@ -91,7 +91,9 @@ class Written:
 
 def task_option(task: Task) -> tuple[str, str]:
     """``--task group/task``: how a logged command line names the task (its folder, which every verb takes)."""
-    return ("--task", layout.rel(task.root, layout.tasks_dir(task.project.root)))
+    from okstra_core import seen
+
+    return ("--task", seen.task_key(task.project.root, task.root))
 
 
 def project_path(path: Path, task: Task) -> str:

@@ -9,6 +9,7 @@ project root); ``y`` copies them whole, with every path spelled out.
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from okstra_core import write_log
+from okstra_core import layout, write_log
 from okstra_core.errors import OkstraError
 from okstra_core.text import visible
 
@@ -186,6 +187,11 @@ class WriteLogScreen(ViewScreen):
         entry = message.row
         if isinstance(entry, write_log.Entry) and entry.files:
             root = self.okstra.project.root
+            store = os.path.realpath(layout.okstra_dir(root))
+            if not os.path.realpath(root / entry.files[0]).startswith(store + os.sep):
+                # The log is read, not trusted: a file it names outside the store is never opened.
+                self.notify(visible(f"{entry.files[0]} is not in the store; not opened."), severity="warning")
+                return
             if not (root / entry.files[0]).exists():
                 self.notify(visible(f"{entry.files[0]} is no longer there."), severity="warning", timeout=4)
                 return

@@ -77,9 +77,10 @@ def test_unusable_lines_are_skipped_and_counted(tmp_path: Path) -> None:
         handle.write(json.dumps({"version": 99, "at": "x"}).encode() + b"\n")
         handle.write(b'{"version": 1, "at": "x", "what": 3}\n')
         handle.write(b"\xff\xfe\n")
+        handle.write(b"[" * 100_000 + b"\n")  # nested past the parser's depth
     record(root, 2)
     log = write_log.read_log(root)
-    assert [e.what for e in log.entries] == ["write 2", "write 1"] and log.skipped == 4
+    assert [e.what for e in log.entries] == ["write 2", "write 1"] and log.skipped == 5
 
 
 def test_a_log_that_cannot_be_written_is_named_in_one_line(tmp_path: Path) -> None:

@@ -74,3 +74,17 @@ async def test_a_write_whose_log_cannot_be_written_still_stands_and_says_so(fres
     assert not [
         d for d in pending_decisions(Project(fresh_demo)) if d.kind == "planning-prepare" and d.task == wanted.task
     ]
+
+
+async def test_a_logged_file_outside_the_store_is_never_opened(fresh_demo: Path) -> None:
+    outside = fresh_demo.parent / "secret.txt"
+    outside.write_text("not the store's\n", encoding="utf-8")
+    write_log.record(fresh_demo, MOMENT, "odd", "checkout/fraud-rules", [outside], [Verb(("planning", "prepare"))])
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_view(pilot, "W", WriteLogScreen)
+        await wait_until(pilot, lambda: screen.entries is not None, "the log read")
+        assert screen.table.rows and screen.table.rows[0].files == (str(outside),)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is screen, "nothing outside .okstra/ is opened"
