@@ -34,6 +34,20 @@ M = TypeVar("M", bound="BaseModel")
 #: Largest file a loader reads; bigger ones are refused with a clear reason.
 MAX_BYTES = 16 * 1024 * 1024
 
+#: The same for ``discovery/task-catalog.json``, the one document that grows with the number of tasks (about
+#: 320 bytes an entry: 16 MiB would stop a store near 50,000 tasks; this keeps room for about 400,000).
+CATALOG_MAX_BYTES = 128 * 1024 * 1024
+
+
+def limit_for(path: Path | str) -> int:
+    """The size limit of the file at *path*: :data:`CATALOG_MAX_BYTES` for a task catalog, else
+    :data:`MAX_BYTES`. The one owner of which limit applies, for the loaders, the writers and the checker."""
+    name = os.path.basename(path)
+    if name == layout.TASK_CATALOG_FILE and os.path.basename(os.path.dirname(path)) == layout.DISCOVERY_DIR:
+        return CATALOG_MAX_BYTES
+    return MAX_BYTES
+
+
 #: Characters of one file a reader shows or indexes (the workbench's preview, the search index); the rest is
 #: not read.
 PREVIEW_CHARS = 200_000
@@ -164,11 +178,14 @@ def _open_regular(path: Path, root: Path | None) -> tuple[int, os.stat_result] |
 
 
 def read_bytes(
-    path: Path, *, root: Path | None = None, max_bytes: int = MAX_BYTES, tail: bool = False
+    path: Path, *, root: Path | None = None, max_bytes: int | None = None, tail: bool = False
 ) -> bytes | LoadError:
     """The bytes of a regular file; symlinks, of the file or of any folder on its path, are followed only
     while they stay inside *root*. With *tail*, a file over *max_bytes* gives its last whole lines within
-    *max_bytes* instead of a refusal (a growing transcript is read from its end)."""
+    *max_bytes* instead of a refusal (a growing transcript is read from its end). *max_bytes* defaults to the
+    file's own limit (:func:`limit_for`)."""
+    if max_bytes is None:
+        max_bytes = limit_for(path)
     source = _SOURCE.get()
     if source is not None:
         known = source.known_bytes(os.fspath(path))
@@ -247,7 +264,7 @@ def read_head(
     max_chars: int,
     max_lines: int | None = None,
     count_lines: bool = False,
-    max_bytes: int = MAX_BYTES,
+    max_bytes: int | None = None,
 ) -> Head | LoadError:
     """The first lines of a text file, reading no more of it than they need (a preview of a large file).
 
@@ -259,6 +276,9 @@ def read_head(
     count.
     """
     import codecs
+
+    if max_bytes is None:
+        max_bytes = limit_for(path)
 
     opened = _open_regular(path, root)
     if isinstance(opened, LoadError):
@@ -364,18 +384,21 @@ def decode_text(path: Path, data: bytes) -> str | LoadError:
         return LoadError(path, f"not UTF-8 (invalid byte at offset {exc.start})")
 
 
-def over_limit(path: Path, size: int, *, max_bytes: int = MAX_BYTES) -> LoadError | None:
-    """The loaders' refusal of a file of *size* bytes at *path*, or None when it is within *max_bytes*.
+def over_limit(path: Path, size: int, *, max_bytes: int | None = None) -> LoadError | None:
+    """The loaders' refusal of a file of *size* bytes at *path*, or None when it is within *max_bytes* (by
+    default the file's own limit, :func:`limit_for`).
 
     The one size rule of the store: the loaders refuse such a file, and the
     write primitives (:mod:`okstra_core.writes`) refuse to make one.
     """
+    if max_bytes is None:
+        max_bytes = limit_for(path)
     if size > max_bytes:
         return LoadError(path, f"too large ({size} bytes; the reader's limit is {max_bytes})")
     return None
 
 
-def text_of_bytes(path: Path, data: bytes, *, max_bytes: int = MAX_BYTES) -> str | LoadError:
+def text_of_bytes(path: Path, data: bytes, *, max_bytes: int | None = None) -> str | LoadError:
     """What :func:`read_text` would make of a file holding *data*: the size limit, then :func:`decode_text`.
 
     Writers run the bytes they are about to write through this (or
@@ -393,7 +416,7 @@ def read_tail(path: Path, *, root: Path | None = None, max_bytes: int = 1 << 20)
     return decode_text(path, data)
 
 
-def read_text(path: Path, *, root: Path | None = None, max_bytes: int = MAX_BYTES) -> str | LoadError:
+def read_text(path: Path, *, root: Path | None = None, max_bytes: int | None = None) -> str | LoadError:
     data = read_bytes(path, root=root, max_bytes=max_bytes)
     if isinstance(data, LoadError):
         return data

@@ -565,6 +565,12 @@ class Project:
             return LoadError(path, "no .okstra/ store in this folder")
         return cls(path)
 
+    def forget(self) -> None:
+        """Drop the readings this handle has kept (the validated catalog, the task list): the next use reads
+        them again. For a long-lived handle whose caller keeps a leaner copy of what it needs."""
+        for name in ("catalog", "latest_task", "task_refs"):
+            self.__dict__.pop(name, None)
+
     @cached_property
     def catalog(self) -> tmodels.TaskCatalog | LoadError:
         return reading.load_model(layout.task_catalog_path(self.root), tmodels.TaskCatalog, root=self.root)
@@ -618,16 +624,20 @@ class Project:
             return LoadError(path, "does not match LatestTask: taskKey: not a string")
         return key
 
+    def task_folders(self) -> list[tuple[str, str]]:
+        """The ``(group, task)`` names of the entries two levels under ``.okstra/tasks/``, as listed now (no
+        catalog read, nothing cached; a folder that cannot be listed is recorded in :attr:`unlisted`)."""
+        base = layout.tasks_dir(self.root)
+        unlisted = self.unlisted
+        return [(group, task_id) for group in _listdir(base, unlisted) for task_id in _listdir(base / group, unlisted)]
+
     @cached_property
     def task_refs(self) -> list[TaskRef]:
         """Catalogued tasks in catalog order, then task folders the catalog does not name."""
         refs: list[TaskRef] = []
         seen: set[Path] = set()
         base = layout.tasks_dir(self.root)
-        unlisted = self.unlisted
-        folders = [
-            (group, task_id) for group in _listdir(base, unlisted) for task_id in _listdir(base / group, unlisted)
-        ]
+        folders = self.task_folders()
         # A folder that breaks the slug rule still holds the task whose values slug to it: listed once, as that task.
         by_slug = {
             base / layout.slug(group) / layout.slug(task_id): base / group / task_id

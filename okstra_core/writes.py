@@ -21,7 +21,7 @@ it each one refuses with :class:`~okstra_core.errors.ReadOnly` before touching
 anything, so a read-only workbench cannot change a store whatever its screens do.
 
 No primitive makes a file the reader refuses: a write whose result would be
-larger than the loaders' limit (:data:`okstra_core.reading.MAX_BYTES`) is
+larger than the loaders' limit (:func:`okstra_core.reading.limit_for`) is
 refused before anything is written, an append counting the file it adds to.
 
 Each store primitive resolves its target with symlinks followed and refuses a
@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import filelock
 
@@ -368,8 +368,9 @@ def _io_failure(target: Path | str, what: str) -> Iterator[None]:
 
 # ------------------------------------------------------------------- size limit
 
-#: The size limit a store write keeps to: the loaders' own (a file over it is one they refuse).
-STORE_LIMIT: int | None = reading.MAX_BYTES
+#: The size limit a store write keeps to by default: the loaders' own for the file written
+#: (:func:`okstra_core.reading.limit_for`; a file over it is one they refuse).
+STORE_LIMIT: Final = -1
 
 
 def _refuse_over_limit(target: Path | str, size: int, max_bytes: int | None) -> None:
@@ -378,6 +379,8 @@ def _refuse_over_limit(target: Path | str, size: int, max_bytes: int | None) -> 
     Called before the first byte is written; *max_bytes* None is no limit
     (a file no loader with a limit reads: the check cache, a check report).
     """
+    if max_bytes == STORE_LIMIT:
+        max_bytes = reading.limit_for(target)
     if max_bytes is None or reading.over_limit(Path(target), size, max_bytes=max_bytes) is None:
         return
     raise WriteRefused(

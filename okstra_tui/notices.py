@@ -1,14 +1,17 @@
 """Notices: the workbench tells the person when agents need them or a run ends, while it is open.
 
-A daemon thread waits on :class:`okstra_core.watch.StoreWatcher` (one owner
-of change detection, shared with ``okstra inbox --watch``), reads the
-project's :class:`~okstra_core.workflows.pulse.Pulse` after each burst of
-changes and hands the :func:`~okstra_core.workflows.pulse.notices` to the app,
-which shows them as toasts. ``--notify`` (or ``OKSTRA_NOTIFY``, which the
-sessions of ``--serve`` inherit) chooses what else happens: ``bell`` rings the
-terminal bell, ``desktop`` also sends the terminal's own notification sequence,
-built here from text with every control character removed, never from raw
-store bytes.
+A child process (:func:`serve_notices`) waits on
+:class:`okstra_core.watch.StoreWatcher` (one owner of change detection, shared
+with ``okstra inbox --watch``), reads the project's
+:class:`~okstra_core.workflows.pulse.Pulse` after each burst of changes and
+writes the :func:`~okstra_core.workflows.pulse.notices` as JSON lines; the
+workbench reads them in a daemon thread and shows them as toasts. Watching in a
+child keeps the pulse's reading (every task's decisions, on every store size)
+off the workbench's interpreter and out of its memory. ``--notify`` (or
+``OKSTRA_NOTIFY``, which the sessions of ``--serve`` inherit) chooses what else
+happens: ``bell`` rings the terminal bell, ``desktop`` also sends the
+terminal's own notification sequence, built here from text with every control
+character removed, never from raw store bytes.
 """
 
 from __future__ import annotations
@@ -19,12 +22,13 @@ import subprocess
 import sys
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
+from .children import library_child
+
 if TYPE_CHECKING:
-    from okstra_core.watch import StoreWatcher
     from okstra_core.workflows.pulse import Notice, Pulse
 
 NotifyMode = Literal["off", "toast", "bell", "desktop"]
@@ -105,6 +109,7 @@ class CheckBaseline:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.errors: dict[Path, int] | None = None
+        self._lock = threading.Lock()
         command = [sys.executable, "-c", CHECK_CHILD, str(root), str(os.getpid())]
         try:
             self._child: subprocess.Popen[str] | None = subprocess.Popen(
@@ -115,6 +120,17 @@ class CheckBaseline:
 
     def ready(self) -> bool:
         """True once the baseline is known (reads the child's report when it has ended)."""
+        with self._lock:
+            return self._take_report()
+
+    def wait_ready(self) -> bool:
+        """Wait for the baseline check to end; True when its report could be read."""
+        child = self._child
+        if child is not None:
+            child.wait()
+        return self.ready()
+
+    def _take_report(self) -> bool:
         child = self._child
         if self.errors is not None or child is None or child.poll() is None:
             return self.errors is not None
@@ -167,40 +183,58 @@ class CheckBaseline:
 
 
 #: The baseline check's child: ``okstra check --format json`` through the library (no console script needed),
-#: in one process (a background baseline leaves the other cores to the person), ending as soon as the workbench
-#: that started it is gone, however it ended (a check of a large store outlives a killed parent otherwise).
-CHECK_CHILD = (
-    "import os, sys, threading, time\n"
-    "parent = int(sys.argv[2])\n"
-    "def _orphaned():\n"
-    "    while os.getppid() == parent:\n"
-    "        time.sleep(0.5)\n"
-    "    os._exit(0)\n"
-    "threading.Thread(target=_orphaned, daemon=True).start()\n"
+#: in one process (a background baseline leaves the other cores to the person).
+CHECK_CHILD = library_child(
     "from okstra_core.cli import main\n"
     "sys.exit(main(['check', sys.argv[1], '--format', 'json', '--quiet', '--jobs', '1']))\n"
 )
 
+#: The watching child: :func:`serve_notices` on the project named by its first argument.
+NOTICE_CHILD = library_child("from okstra_tui.notices import serve_notices\nsys.exit(serve_notices(sys.argv[1]))\n")
+
 
 class NoticeWatcher:
-    """Watches *root*'s store in a daemon thread and hands each burst's notices to *deliver*.
+    """Watches *root*'s store from a child process and hands each burst's notices to *deliver*.
 
-    *deliver* is called from that thread; the app passes a function that moves
-    the notices to its UI thread.
+    The watching, the readings of the pulse (every task's decisions and latest
+    run: seconds of work and tens of megabytes on a store of 10,000 tasks) and
+    the checks run in the child, so the workbench's interpreter and memory hold
+    none of it; a daemon thread here reads the child's JSON lines (one per
+    reading, see :func:`serve_notices`), drops the notices about tasks this
+    process wrote in since the last reading, and calls *deliver* from that
+    thread; the app passes a function that moves the notices to its UI thread.
     """
 
     def __init__(self, root: Path, deliver: Callable[[list[Notice]], None]) -> None:
         self.root = root
         self.deliver = deliver
         self._closed = threading.Event()
-        self._watcher: StoreWatcher | None = None
-        self._checks: CheckBaseline | None = None
+        self._ready = threading.Event()
+        self._checks_ready = threading.Event()
+        self._child: subprocess.Popen[str] | None = None
         #: Store files this process wrote since the last reading: what the person did here is no news to them.
         self._own: set[Path] = set()
         self._own_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="okstra-notices", daemon=True)
 
+    @property
+    def ready(self) -> bool:
+        """True once the child has read the store's first pulse: a change from now on is news."""
+        return self._ready.is_set()
+
+    @property
+    def checks_ready(self) -> bool:
+        """True once the child knows the baseline check: a task that starts failing it is news from now on."""
+        return self._checks_ready.is_set()
+
     def start(self) -> None:
+        command = [sys.executable, "-c", NOTICE_CHILD, str(self.root), str(os.getpid())]
+        try:
+            self._child = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True
+            )
+        except OSError:
+            return  # no child, no notices: the workbench goes on
         self._thread.start()
 
     def own_write(self, path: Path) -> None:
@@ -216,53 +250,134 @@ class NoticeWatcher:
 
     def close(self) -> None:
         self._closed.set()
-        if self._watcher is not None:
-            self._watcher.close()
-        if self._checks is not None:
-            self._checks.close()
+        child = self._child
+        if child is not None and child.poll() is None:
+            child.kill()
+            child.wait()
 
     def _run(self) -> None:
+        child = self._child
+        assert child is not None and child.stdout is not None
         try:
-            self._watch()
-        except Exception:  # a reading the readers did not foresee: notices stop, the workbench goes on
+            self._read(child.stdout)
+        except (OSError, ValueError):  # the pipe broke: notices stop, the workbench goes on
             return
 
-    def _watch(self) -> None:
-        # Imported here, in the watching thread: the workbench's start does not wait for them.
-        from okstra_core import layout
-        from okstra_core.layout import task_root_of
-        from okstra_core.store import Project
-        from okstra_core.watch import StoreWatcher
-        from okstra_core.workflows.inbox import HotPaths, watched_paths
-        from okstra_core.workflows.pulse import notices, read_pulse, refresh_pulse
+    def _read(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            if self._closed.is_set():
+                return
+            message = _parse_line(line)
+            if message is None:
+                continue  # not one of our lines: nothing to tell
+            if message == "ready":
+                self._ready.set()
+                continue
+            if message == "checks-ready":
+                self._checks_ready.set()
+                continue
+            found = self._not_own(message)
+            if found:
+                self.deliver(found)
 
-        hot = HotPaths(self.root)
-        watcher = StoreWatcher(layout.okstra_dir(self.root), lambda: watched_paths(Project(self.root)), hot_paths=hot)
-        self._watcher = watcher
-        if self._closed.is_set():
-            watcher.close()
-            return
-        before = read_pulse(Project(self.root))
-        hot.waiting = _waiting(before)
-        checks = self._checks = CheckBaseline(self.root)
-        if self._closed.is_set():
-            checks.close()
-            return
+
+def _parse_line(line: str) -> list[Notice] | Literal["ready", "checks-ready"] | None:
+    """One line of :func:`serve_notices`: an event, a reading's notices, or ``None`` for anything else."""
+    from okstra_core.workflows.pulse import Notice
+
+    try:
+        value = json.loads(line)
+        event = value.get("event")
+        if event == "ready" or event == "checks-ready":
+            return event  # type: ignore[no-any-return]
+        return [
+            Notice(n["kind"], n["task"], n["text"], None if n["taskRoot"] is None else Path(n["taskRoot"]))
+            for n in value["notices"]
+        ]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def serve_notices(root: str) -> int:
+    """The watching child's loop: JSON lines on stdout, ``{"event": "ready"}`` once the first pulse is read, then
+    ``{"notices": [...]}`` after every reading (empty when nothing happened: the reader clears its own writes),
+    and ``{"event": "checks-ready"}`` once the baseline check is known."""
+
+    lock = threading.Lock()  # the baseline's thread and the loop both write lines
+
+    def send(value: object) -> None:
+        with lock:
+            sys.stdout.write(json.dumps(value, ensure_ascii=True) + "\n")
+            sys.stdout.flush()
+
+    def deliver(found: list[Notice]) -> None:
+        send(
+            {
+                "notices": [
+                    {
+                        "kind": n.kind,
+                        "task": n.task,
+                        "text": n.text,
+                        "taskRoot": None if n.task_root is None else str(n.task_root),
+                    }
+                    for n in found
+                ]
+            }
+        )
+
+    try:
+        watch_store(Path(root), lambda: send({"event": "ready"}), deliver, lambda: send({"event": "checks-ready"}))
+    except (BrokenPipeError, KeyboardInterrupt):
+        return 0
+    return 0
+
+
+def watch_store(
+    root: Path,
+    ready: Callable[[], None],
+    deliver: Callable[[list[Notice]], None],
+    checks_ready: Callable[[], None] = lambda: None,
+) -> None:
+    """Watch *root*'s store until the process ends: *ready* once the first pulse is read, then *deliver* with the
+    notices of every reading (possibly none); *checks_ready* (from another thread) once the baseline check is
+    known, from when on a task that starts failing the check is news."""
+    from okstra_core import layout
+    from okstra_core.layout import task_root_of
+    from okstra_core.store import Project
+    from okstra_core.watch import StoreWatcher
+    from okstra_core.workflows.inbox import HotPaths, watched_paths
+    from okstra_core.workflows.pulse import notices, read_pulse, refresh_pulse
+
+    hot = HotPaths(root)
+    watcher = StoreWatcher(layout.okstra_dir(root), lambda: watched_paths(Project(root)), hot_paths=hot)
+    before = read_pulse(Project(root))
+    hot.waiting = _waiting(before)
+    checks = CheckBaseline(root)
+
+    def announce_checks() -> None:
+        if checks.wait_ready():
+            checks_ready()
+
+    threading.Thread(target=announce_checks, daemon=True).start()
+    try:
+        ready()
         while watcher.wait():
             changed = watcher.take_changed()
-            roots = None if changed is None else {task_root_of(self.root, path) for path in changed}
+            roots = None if changed is None else {task_root_of(root, path) for path in changed}
             if roots is None or None in roots:
-                after = read_pulse(Project(self.root))
+                after = read_pulse(Project(root))
                 failing: dict[Path, tuple[int, str]] = {}
             else:
                 touched = {r for r in roots if r is not None}
-                after = refresh_pulse(Project(self.root), before, touched)
+                after = refresh_pulse(Project(root), before, touched)
                 failing = checks.newly_failing(touched)
-            found = self._not_own(notices(before, after) + _check_notices(self.root, after, failing))
+            found = notices(before, after) + _check_notices(root, after, failing)
             before = after
             hot.waiting = _waiting(after)
-            if found and not self._closed.is_set():
-                self.deliver(found)
+            deliver(found)
+    finally:
+        checks.close()
+        watcher.close()
 
 
 def _waiting(pulse: Pulse) -> set[Path]:

@@ -342,7 +342,8 @@ class Unit:
             return None
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > reading.MAX_BYTES:
+            limit = reading.limit_for(key)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
                 return None
             want = st.st_size + 1
             first = os.read(fd, want)
@@ -353,7 +354,7 @@ class Unit:
             total = len(first)
             while chunk := os.read(fd, 1 << 20):
                 total += len(chunk)
-                if total > reading.MAX_BYTES:
+                if total > limit:
                     return None
                 chunks.append(chunk)
             return b"".join(chunks)

@@ -180,18 +180,20 @@ def same_catalog(a: CatalogData, b: CatalogData) -> bool:
 def uncatalogued_rows(project: Project, known: list[CatalogRow]) -> list[CatalogRow]:
     """Task folders under ``.okstra/tasks/`` that no row of *known* (the catalog's rows) stands for, sorted.
 
-    The folders are the core's (:attr:`okstra_core.store.Project.task_refs`): a folder that cannot be listed
-    is recorded in ``project.unlisted`` (see :func:`unlisted_folders`), never taken for an empty one. A
-    catalog row stands for the folder its values slug to; a folder the core gives a catalogued task because
-    that one is missing (a folder that breaks the slug rule) is no row's, and is listed here too.
+    The folders are the core's (:meth:`okstra_core.store.Project.task_folders`, the listing
+    :attr:`~okstra_core.store.Project.task_refs` is built from): a folder that cannot be listed is recorded in
+    ``project.unlisted`` (see :func:`unlisted_folders`), never taken for an empty one. A catalog row stands for
+    the folder its values slug to; any other folder (one the catalog does not name, or one that breaks the slug
+    rule, which the core gives a catalogued task whose own folder is missing) is no row's, and is listed here.
+    The catalog is not read again: the rows stand for it.
     """
     shown = {row.root for row in known}
+    base = layout.tasks_dir(project.root)
     out: list[CatalogRow] = []
-    for ref in project.task_refs:
-        root = ref.root
-        if root in shown:
+    for group, task in project.task_folders():
+        root = base / group / task
+        if root in shown or not root.is_dir():
             continue
-        group, task = root.parent.name, root.name
         entry = CatalogListingEntry(f"{group}/{task}", group, task, "?", "not in catalog", None, None, None)
         out.append(CatalogRow(project, entry, catalogued=False, root=root))
     return sorted(out, key=lambda row: (row.group, row.task_id))
@@ -244,3 +246,94 @@ def phase_summary(row: CatalogRow) -> PhaseSummary:
         nxt.phase or "" if nxt is not None else "",
         nxt.status if nxt is not None else "",
     )
+
+
+#: The confirming child: :func:`print_fingerprint` on the project named by its first argument.
+CONFIRM_CHILD = "from okstra_tui.data.catalog import print_fingerprint\nsys.exit(print_fingerprint(sys.argv[1]))\n"
+
+#: From this many rows on, the validated catalog is read and the waiting decisions are counted in child
+#: processes: each reads every task or entry (seconds on a large store) and would otherwise hold the
+#: workbench's interpreter and leave its peak in the workbench's memory. Below it, reading here is quicker
+#: than starting a child.
+INBOX_CHILD_ROWS = 1_000
+
+
+def waiting_counts(root: Path, rows: int) -> dict[Path, int] | None:
+    """Per task folder, the decisions waiting in it (the core's inbox); ``None`` when the inbox cannot be read."""
+    roots = _inbox_roots(root) if rows < INBOX_CHILD_ROWS else _inbox_roots_from_child(root)
+    if roots is None:
+        return None
+    counts: dict[Path, int] = {}
+    for task_root in roots:
+        if task_root is not None:
+            counts[task_root] = counts.get(task_root, 0) + 1
+    return counts
+
+
+def _inbox_roots(root: Path) -> list[Path | None] | None:
+    """The task folder of every decision waiting, read here."""
+    from okstra_core.errors import OkstraError
+    from okstra_core.workflows.inbox import pending_decisions
+
+    try:
+        return [d.task_root for d in pending_decisions(Project(root))]
+    except (OkstraError, OSError):
+        return None
+
+
+def _inbox_roots_from_child(root: Path) -> list[Path | None] | None:
+    """The task folder of every item of ``okstra inbox ROOT --json`` run in a child (exit 1: some files could
+    not be read, the items are still those that could)."""
+    import json
+
+    from ..children import CLI_CHILD, run_child
+
+    out = run_child(CLI_CHILD, ["inbox", str(root), "--json"], ok=(0, 1))
+    if out is None:
+        return None
+    try:
+        items = json.loads(out)["items"]
+        return [layout.task_root_of(root, root / str(item["path"])) for item in items]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def fingerprint(data: CatalogData) -> str:
+    """A digest of what :func:`same_catalog` compares: two readings with the same fingerprint show the same rows."""
+    import hashlib
+    import json
+
+    digest = hashlib.sha256(json.dumps([data.latest_key]).encode())
+    for x in data.rows:
+        fields = [x.key, x.group, x.task_id, x.task_type, x.status, x.updated, x.title]
+        digest.update(json.dumps(fields, ensure_ascii=True).encode())
+    return digest.hexdigest()
+
+
+def print_fingerprint(root: str) -> int:
+    """The confirming child's work: the validated catalog's :func:`fingerprint` on stdout; exit 1 when the
+    catalog or the latest-task pointer does not validate (the caller then reads them itself, to show why)."""
+    data = load_catalog(Project(Path(root)))
+    if data.error is not None or data.latest_error is not None:
+        return 1
+    print(fingerprint(data))
+    return 0
+
+
+def confirm_catalog(project: Project, quick: CatalogData) -> CatalogData | None:
+    """``None`` when the validated catalog shows the rows of *quick* (the plain listing on screen), else the
+    validated reading that should replace them.
+
+    From :data:`INBOX_CHILD_ROWS` rows on, the validation runs in a child process that prints only the
+    :func:`fingerprint` of what it read: the models of every entry (a few kilobytes per task) never enter the
+    workbench's memory, nor their building its interpreter. When the child disagrees or fails, the catalog is
+    read here, as on a small store.
+    """
+    if len(quick.rows) >= INBOX_CHILD_ROWS:
+        from ..children import run_child
+
+        out = run_child(CONFIRM_CHILD, [str(project.root)])
+        if out is not None and out.strip() == fingerprint(quick):
+            return None
+    data = load_catalog(project)
+    return None if same_catalog(quick, data) else data

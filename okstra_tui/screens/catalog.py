@@ -25,14 +25,15 @@ from ..data.catalog import (
     CatalogData,
     CatalogRow,
     PhaseSummary,
+    confirm_catalog,
     list_catalog,
     listed_phase_summary,
     load_catalog,
     phase_summary,
-    same_catalog,
     shared_key_prefix,
     uncatalogued_rows,
     unlisted_folders,
+    waiting_counts,
 )
 from ..data.unread import NEW_MARK, NEW_STYLE
 from ..navigation import Location, View
@@ -268,8 +269,8 @@ class CatalogScreen(ViewScreen):
             # The filter's search text, built here rather than before the first paint.
             hay = dict(self._hay(row) for row in quick.rows)
             call_ui(self.app, self._add_haystack, quick, hay)
-        data = load_catalog(project)
-        if quick is not None and same_catalog(quick, data):
+        replacement = confirm_catalog(project, quick) if quick is not None else load_catalog(project)
+        if quick is not None and replacement is None:
             # The rows on screen stand; the task folders the catalog does not name are added below them.
             extra = uncatalogued_rows(project, quick.rows)
             unlisted = unlisted_folders(project)
@@ -277,6 +278,8 @@ class CatalogScreen(ViewScreen):
                 call_ui(self.app, self._add_rows, quick, extra, unlisted)
             data = quick
         else:
+            assert replacement is not None
+            data = replacement
             # A new reading replaces the rows in one step, folders not in the catalog included: the table
             # never shows the catalog's rows without them (nor, when the catalog is gone, no rows at all).
             data.rows.extend(uncatalogued_rows(project, data.rows))
@@ -284,6 +287,9 @@ class CatalogScreen(ViewScreen):
             call_ui(self.app, self._loaded, data)
         # Opening a task should not wait for its view's module: import it here, off the UI thread.
         importlib.import_module("okstra_tui.screens.task")
+        # The rows hold what they show: the validated catalog and the task list (tens of megabytes on a large
+        # store) are not kept for the session.
+        project.forget()
         self._read_waiting(project, data)
         self._read_unread(project, data)
 
@@ -318,18 +324,11 @@ class CatalogScreen(ViewScreen):
 
     def _read_waiting(self, project: Project, data: CatalogData) -> None:
         """What waits for a person, per row (the core's inbox), read after the catalog is on screen."""
-        from okstra_core.workflows.inbox import pending_decisions
-
-        counts: dict[str, int] = {}
-        try:
-            decisions = pending_decisions(Project(project.root))
-        except (OkstraError, OSError):
+        counts = waiting_counts(project.root, len(data.rows))
+        if counts is None:
             return  # the inbox view names what cannot be read; the catalog just shows no markers
-        for decision in decisions:
-            key = str(decision.task_root)
-            counts[key] = counts.get(key, 0) + 1
         # Keyed by row identity, worked out here off the UI thread (a row's root is built on first use).
-        by_row = {row.ident: counts[str(row.root)] for row in data.rows if str(row.root) in counts}
+        by_row = {row.ident: counts[row.root] for row in data.rows if row.root in counts}
         call_ui(self.app, self._waiting_read, by_row)
 
     def _waiting_read(self, counts: dict[str, int]) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from okstra_core import fresh_tree, writes, writes_outside
-from okstra_core.errors import LockTimeout, PathEscape, WriteRefused
+from okstra_core import fresh_tree, reading, writes, writes_outside
+from okstra_core.errors import LoadError, LockTimeout, PathEscape, WriteRefused
 
 
 def test_create_only_identical_succeeds_different_refused(tmp_path: Path) -> None:
@@ -341,3 +341,22 @@ def test_populate_fresh_tree_refuses_a_file_over_the_limit_before_writing_any(tm
     files = {tmp_path / "a" / "small.md": b"small", tmp_path / "b" / "big.md": b"b" * (LIMIT + 1)}
     _refused_over_limit(tmp_path, lambda: fresh_tree.populate_fresh_tree(tmp_path, files))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_task_catalog_has_its_own_larger_limit(tmp_path: Path) -> None:
+    # The one document that grows with the number of tasks: a 100,000-task catalog is about 32 MB.
+    catalog = tmp_path / ".okstra" / "discovery" / "task-catalog.json"
+    catalog.parent.mkdir(parents=True)
+    big = b" " * (LIMIT + 1) + b"{}"
+    writes.replace_locked(tmp_path, catalog, lambda current: big)
+    assert reading.read_bytes(catalog) == big
+    assert reading.limit_for(catalog) == reading.CATALOG_MAX_BYTES
+    # The same name anywhere else, and any other file there, keep the common limit.
+    for other in (tmp_path / "task-catalog.json", catalog.parent / "latest-task.json"):
+        assert reading.limit_for(other) == LIMIT
+        _refused_over_limit(tmp_path, lambda other=other: writes.create_only(tmp_path, other, big))
+    over = tmp_path / "elsewhere" / "task-catalog.json"
+    over.parent.mkdir()
+    over.write_bytes(big)
+    refused = reading.read_bytes(over)
+    assert isinstance(refused, LoadError) and "too large" in refused.reason

@@ -5,15 +5,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from okstra_core.errors import LoadError
 from okstra_core.store import Project
 from okstra_tui.data.catalog import (
     CatalogRow,
+    confirm_catalog,
+    fingerprint,
     list_catalog,
     listed_phase_summary,
     load_catalog,
     phase_summary,
     same_catalog,
+    uncatalogued_rows,
 )
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screenshots import settle
@@ -42,7 +47,12 @@ def test_listing_refuses_a_malformed_entry_with_the_field(fresh_demo: Path) -> N
     assert "tasks.2.taskId: not a string" in listed.reason and listed.path == path
 
 
-async def test_entry_the_model_rejects_replaces_the_quick_rows_with_the_error(fresh_demo: Path) -> None:
+@pytest.mark.parametrize("in_child", [False, True], ids=["in-process", "child"])
+async def test_entry_the_model_rejects_replaces_the_quick_rows_with_the_error(
+    fresh_demo: Path, in_child: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if in_child:  # as on a large store: a child validates the catalog first
+        monkeypatch.setattr("okstra_tui.data.catalog.INBOX_CHILD_ROWS", 0)
     # A task key without its three parts passes the listing's shape check but not the model.
     path = fresh_demo / ".okstra" / "discovery" / "task-catalog.json"
     doc = json.loads(path.read_text(encoding="utf-8"))
@@ -113,3 +123,38 @@ async def test_a_manifest_the_model_rejects_shows_its_error_after_the_listed_pha
         assert isinstance(screen, CatalogScreen)
         shown = screen.phases[row.ident]
         assert shown.error is not None and shown.next_status == ""
+
+
+def test_folders_outside_the_catalog_are_the_task_lists_others(fresh_demo: Path) -> None:
+    tasks = fresh_demo / ".okstra" / "tasks"
+    (tasks / "stray" / "copied-in").mkdir(parents=True)  # a task folder the catalog does not name
+    (tasks / "stray" / "notes.txt").write_text("not a task folder", encoding="utf-8")
+    # A catalogued task's folder renamed so that it breaks the slug rule: the core still finds the task in it.
+    first = next(p for p in sorted(tasks.glob("*/*")) if p.is_dir() and p.parent.name != "stray")
+    first.rename(first.with_name(first.name.upper()))
+    quick = list_catalog(Project(fresh_demo))
+    assert quick is not None
+    rows = uncatalogued_rows(Project(fresh_demo), quick.rows)
+    shown = {r.root for r in quick.rows}
+    # The reference: what the core's task list holds beyond the catalog rows' own folders.
+    expected = sorted(ref.root for ref in Project(fresh_demo).task_refs if ref.root not in shown)
+    assert sorted(r.root for r in rows) == expected
+    assert {r.root.name for r in rows} == {"copied-in", first.name.upper()}
+    assert all(not r.catalogued for r in rows)
+
+
+def test_the_confirming_child_agrees_or_hands_back_the_validated_reading(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("okstra_tui.data.catalog.INBOX_CHILD_ROWS", 0)  # as on a large store
+    quick = list_catalog(Project(fresh_demo))
+    assert quick is not None
+    assert confirm_catalog(Project(fresh_demo), quick) is None
+    assert fingerprint(quick) == fingerprint(load_catalog(Project(fresh_demo)))
+    # The catalog changes between the listing on screen and the confirming read: the new reading replaces it.
+    path = fresh_demo / ".okstra" / "discovery" / "task-catalog.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["tasks"][1]["title"] = "Renamed while the workbench was open"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    replacement = confirm_catalog(Project(fresh_demo), quick)
+    assert replacement is not None and replacement.rows[1].title == "Renamed while the workbench was open"

@@ -61,7 +61,7 @@ def _toasts(app: OkstraApp) -> list[tuple[str, str]]:
 
 
 async def _watching(pilot: Pilot[None], app: OkstraApp) -> None:
-    await wait_until(pilot, lambda: app._notices is not None and app._notices._watcher is not None, "watching")
+    await wait_until(pilot, lambda: app._notices is not None and app._notices.ready, "watching")
 
 
 async def test_a_decision_that_starts_waiting_is_a_toast_and_g_opens_the_inbox(fresh_demo: Path) -> None:
@@ -163,6 +163,18 @@ async def test_own_writes_raise_no_notice(fresh_demo: Path) -> None:
         assert {n.task for n in app.latest_notices} == {"demo-shop:search:stale-cache"}
 
 
+async def test_the_watching_child_ends_with_the_app(fresh_demo: Path) -> None:
+    app = _app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _watching(pilot, app)
+        notices = app._notices
+        assert notices is not None and notices._child is not None
+        child = notices._child
+        assert child.poll() is None  # the pulse is read and watched there, not in the workbench
+    assert child.poll() is not None
+
+
 async def test_notify_off_watches_nothing(fresh_demo: Path) -> None:
     app = _app(fresh_demo, notify="off")
     async with app.run_test(size=SIZE) as pilot:
@@ -195,7 +207,7 @@ async def test_a_task_that_newly_fails_the_check_is_a_toast(fresh_demo: Path) ->
         await _watching(pilot, app)
         notices = app._notices
         assert notices is not None
-        await wait_until(pilot, lambda: notices._checks is not None and notices._checks.ready(), "the baseline check")
+        await wait_until(pilot, lambda: notices.checks_ready, "the baseline check")
         manifest = next((fresh_demo / TASKS / "search/stale-cache/runs").rglob("run-manifest-*.json"))
         elsewhere(f"open({str(manifest)!r}, 'w').write('{{broken')")
         await wait_until(pilot, lambda: any(n.kind == "check-failed" for n in app.latest_notices), "a check notice")
