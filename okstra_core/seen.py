@@ -31,9 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import filelock
-
-from . import layout, times, writes_outside
+from . import layout, times
 from .errors import OkstraError
 
 SEEN_VERSION: Final = 1
@@ -165,6 +163,10 @@ def mark_seen(
     everything read, the first launch). An unusable file is replaced. Raises
     :class:`~okstra_core.errors.OkstraError` when the state cannot be written.
     """
+    import filelock  # the writers are imported when a mark is written, not with the workbench's first frame
+
+    from . import writes_outside
+
     path = state_path(project_root)
     at = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     project = Path(os.path.realpath(project_root))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -116,6 +116,8 @@ class CatalogData:
     latest_error: LoadError | None
     #: Folders under ``.okstra/tasks/`` that could not be listed (the rows may lack the tasks inside them).
     unlisted: list[LoadError] = field(default_factory=list)
+    #: Caches the listing these rows came from, for the next start (``None``: cached already, or not cacheable).
+    save_listing: Callable[[], None] | None = None
 
 
 def load_catalog(project: Project) -> CatalogData:
@@ -150,18 +152,22 @@ def load_catalog(project: Project) -> CatalogData:
 def list_catalog(project: Project) -> CatalogData | None:
     """The catalog's rows from the core's plain-JSON listing, for the first paint; None when it cannot list.
 
-    The listing skips the models (and importing them), so a 10,000-task
-    catalog paints in a fraction of the validated read's time; the caller
+    The listing skips the models (and importing them), and comes from the
+    user's cache when the catalog has not changed since it was cached
+    (:mod:`okstra_core.listing_cache`), so a 10,000-task catalog paints in a
+    fraction of the validated read's time; the caller
     confirms it with :func:`load_catalog` and replaces it when they disagree.
     """
-    entries = project.catalog_listing()
+    from okstra_core.listing_cache import read_listing
+
+    entries, save = read_listing(project)
     if isinstance(entries, LoadError):
         return None
     latest = project.latest_task_key_listing()
     if isinstance(latest, LoadError):
         return None
     rows = [CatalogRow(project, e, e.task_key == latest) for e in entries]
-    return CatalogData(rows, None, latest, None)
+    return CatalogData(rows, None, latest, None, save_listing=save)
 
 
 def same_catalog(a: CatalogData, b: CatalogData) -> bool:

@@ -287,6 +287,9 @@ class CatalogScreen(ViewScreen):
             call_ui(self.app, self._loaded, data)
         # Opening a task should not wait for its view's module: import it here, off the UI thread.
         importlib.import_module("okstra_tui.screens.task")
+        if data.save_listing is not None:  # the next start paints from the cached listing
+            data.save_listing()
+            data.save_listing = None
         # The rows hold what they show: the validated catalog and the task list (tens of megabytes on a large
         # store) are not kept for the session.
         project.forget()
