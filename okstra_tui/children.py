@@ -15,11 +15,12 @@ import sys
 
 
 def library_child(code: str) -> str:
-    """Python code for ``python -c`` that runs *code* and ends as soon as the process named by its last argument
-    (``sys.argv[-1]``, the parent's pid) is gone: a long reading of a large store outlives a killed parent
-    otherwise."""
+    """Python code for ``python -c`` that runs *code* at a lower priority (``nice`` 10: the workbench's keys
+    come first) and ends as soon as the process named by its last argument (``sys.argv[-1]``, the parent's
+    pid) is gone: a long reading of a large store outlives a killed parent otherwise."""
     return (
         "import os, sys, threading, time\n"
+        "os.nice(10)\n"  # background work: the person's keys in the workbench come first
         "parent = int(sys.argv[-1])\n"
         "def _orphaned():\n"
         "    while os.getppid() == parent:\n"
