@@ -30,10 +30,6 @@ def library_child(code: str) -> str:
     )
 
 
-#: ``okstra ARGS...`` through the library (no console script needed).
-CLI_CHILD = "from okstra_core.cli import main\nsys.exit(main(sys.argv[1:-1]))\n"
-
-
 def run_child(code: str, args: list[str], ok: tuple[int, ...] = (0,)) -> str | None:
     """The standard output of *code* run with *args* in a child bound to this process (:func:`library_child`),
     or ``None`` when it could not run or ended with an exit status not in *ok*."""

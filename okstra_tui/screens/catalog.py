@@ -302,7 +302,7 @@ class CatalogScreen(ViewScreen):
 
         root = project.root
         state = seen.load(root)
-        sigs = seen.signatures(root, (row.root for row in data.rows))
+        sigs = seen.signatures(root, (row.folder() for row in data.rows))
         unread: set[str] = set()
         if state.first:
             try:
@@ -311,7 +311,7 @@ class CatalogScreen(ViewScreen):
                 call_ui(self.app, self.notify, f"{exc}", severity="warning", timeout=8)
         else:
             changed = state.unread(sigs)
-            unread = {row.ident for row in data.rows if seen.task_key(root, row.root) in changed}
+            unread = {row.ident for row in data.rows if seen.task_key(root, row.folder()) in changed}
         if state.warning:
             call_ui(self.app, self.notify, state.warning, severity="warning", timeout=8)
         call_ui(self.app, self._unread_read, unread, state)
@@ -331,7 +331,7 @@ class CatalogScreen(ViewScreen):
         if counts is None:
             return  # the inbox view names what cannot be read; the catalog just shows no markers
         # Keyed by row identity, worked out here off the UI thread (a row's root is built on first use).
-        by_row = {row.ident: counts[row.root] for row in data.rows if row.root in counts}
+        by_row = {row.ident: counts[folder] for row in data.rows if (folder := row.folder()) in counts}
         call_ui(self.app, self._waiting_read, by_row)
 
     def _waiting_read(self, counts: dict[str, int]) -> None:
@@ -612,7 +612,7 @@ class CatalogScreen(ViewScreen):
 
         root = self.okstra.project.root
         try:
-            seen.mark_seen(root, seen.signatures(root, (row.root for row in rows)))
+            seen.mark_seen(root, seen.signatures(root, (row.folder() for row in rows)))
         except OkstraError as exc:
             call_ui(self.app, self.notify, f"{exc}", severity="warning", timeout=8)
 

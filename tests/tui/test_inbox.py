@@ -159,7 +159,7 @@ async def test_the_inbox_says_how_many_files_it_could_not_read(fresh_demo: Path)
 async def test_catalog_counts_marks_sorts_and_filters_what_waits(
     demo_root: Path, in_child: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if in_child:  # as on a large store: the counts come from ``okstra inbox --json`` run in a child process
+    if in_child:  # as on a large store: the core's inbox counts them in a child process
         monkeypatch.setattr("okstra_tui.data.catalog.INBOX_CHILD_ROWS", 0)
     decisions = pending_decisions(Project(demo_root))
     roots = {str(d.task_root) for d in decisions}

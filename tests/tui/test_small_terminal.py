@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.text import Text
 from textual.pilot import Pilot
 
@@ -44,6 +46,24 @@ def test_the_shared_prefix_is_the_project_part_only() -> None:
     assert shared_key_prefix(["shop:pay:a", "other:pay:b"]) == ""
     assert shared_key_prefix(["shop:pay:a", "pay/b"]) == ""
     assert shared_key_prefix([]) == ""
+    assert shared_key_prefix(["shop:", "shop:pay:a"]) == ""  # a key with nothing after its project part
+
+
+def _prefix_key_by_key(keys: list[str]) -> str:
+    """The reference: every key looked at."""
+    prefix: str | None = None
+    for key in keys:
+        head, sep, rest = key.partition(":")
+        if not sep or not rest or (prefix is not None and head + sep != prefix):
+            return ""
+        prefix = head + sep
+    return prefix or ""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="ab:/", max_size=6), max_size=6))
+def test_the_shared_prefix_from_the_extremes_is_the_key_by_key_one(keys: list[str]) -> None:
+    assert shared_key_prefix(keys) == _prefix_key_by_key(keys)
 
 
 def test_footer_keeps_help_and_quit_and_drops_the_apps_keys_first() -> None:
