@@ -603,7 +603,9 @@ class HotPaths:
         #: The task folders with a decision waiting; the caller keeps it current.
         self.waiting: set[Path] = set()
         self._key: Signature | None = None
-        self._refs: dict[Path, TaskRef] = {}
+        #: Every task folder, with its group and task names (no catalog entry is kept: a store of 100,000
+        #: tasks would hold all their validated entries for the life of the watcher).
+        self._tasks: dict[Path, tuple[str, str]] = {}
         #: Per waiting task: its folder's mtime when its landing paths were listed, and those paths.
         self._landing: dict[Path, tuple[int, list[Path]]] = {}
 
@@ -611,13 +613,15 @@ class HotPaths:
         structure = _structure(self.root)
         key = signature(structure)
         if key != self._key:
-            self._refs = {ref.root: ref for ref in Project(self.root).task_refs}
+            self._tasks = {ref.root: (ref.task_group, ref.task_id) for ref in Project(self.root).task_refs}
             self._key = key
-        out = [*structure, *self._refs]
+        out = [*structure, *self._tasks]
+        project: Project | None = None
         for task_root in sorted(self.waiting):
-            ref = self._refs.get(task_root)
-            if ref is not None:
-                out += self._landing_of(ref)
+            names = self._tasks.get(task_root)
+            if names is not None:
+                project = project or Project(self.root)
+                out += self._landing_of(TaskRef(project, names[0], names[1], task_root))
         self._landing = {root: self._landing[root] for root in self.waiting if root in self._landing}
         return out
 
