@@ -30,7 +30,7 @@ from typing import Final
 
 from . import layout, reading
 from .errors import LoadError, OkstraError
-from .store import CatalogListingEntry, Project
+from .store import CatalogListingEntry, Project, listing_entries
 
 #: The cache file's format; another value is a miss.
 FORMAT: Final = 1
@@ -90,7 +90,7 @@ def load(project_root: Path, identity: list[int]) -> list[CatalogListingEntry] |
         return None
     if any(set(map(type, flat[i::FIELDS])) - {str} for i in range(3)):  # key, group and task id are strings
         return None
-    return list(map(CatalogListingEntry._make, zip(*[iter(flat)] * FIELDS, strict=True)))
+    return listing_entries([flat[i::FIELDS] for i in range(FIELDS)])
 
 
 def save(project_root: Path, identity: list[int], listing: list[CatalogListingEntry]) -> None:

@@ -502,10 +502,22 @@ class CatalogListingEntry(NamedTuple):
 #: The contract lists bundles "by taskKey, taskGroup, and taskId"; the rest is read when present.
 _LISTING_REQUIRED = ("taskKey", "taskGroup", "taskId")
 _LISTING_OPTIONAL = ("taskType", "currentStatus", "title", "createdAt", "updatedAt")
-_listing_required = operator.itemgetter(*_LISTING_REQUIRED)
+#: The fields whose values repeat across tasks (a few groups, types and statuses for thousands of tasks): one
+#: string object each is kept, not one per task.
+LISTING_SHARED = (1, 3, 4)
 
 
-_listing_optional = operator.itemgetter(*_LISTING_OPTIONAL)
+def shared_values(values: list[Any]) -> list[Any]:
+    """*values* with equal ones made the same object (a parse makes a new string for each occurrence)."""
+    canonical = {value: value for value in set(values)}
+    return list(map(canonical.__getitem__, values))
+
+
+def listing_entries(columns: list[list[Any]]) -> list[CatalogListingEntry]:
+    """Entries from one list per field (in :class:`CatalogListingEntry` order), repeated values shared."""
+    for index in LISTING_SHARED:
+        columns[index] = shared_values(columns[index])
+    return list(map(CatalogListingEntry._make, zip(*columns, strict=True)))
 
 
 def _listing_fast(tasks: list[Any]) -> list[CatalogListingEntry] | None:
@@ -515,18 +527,18 @@ def _listing_fast(tasks: list[Any]) -> list[CatalogListingEntry] | None:
     lists 10,000 entries several times faster than checking them one by one.
     """
     try:
-        required = list(map(_listing_required, tasks))
+        required = [list(map(operator.itemgetter(name), tasks)) for name in _LISTING_REQUIRED]
     except (KeyError, TypeError, IndexError):
         return None
     if set(map(type, chain.from_iterable(required))) != {str}:
         return None
     try:
-        optional = list(map(_listing_optional, tasks))
+        optional = [list(map(operator.itemgetter(name), tasks)) for name in _LISTING_OPTIONAL]
     except KeyError:  # an optional field left out: fill the gaps one entry at a time
-        optional = [tuple(e.get(name) for name in _LISTING_OPTIONAL) for e in tasks]
+        optional = [[e.get(name) for e in tasks] for name in _LISTING_OPTIONAL]
     if not set(map(type, chain.from_iterable(optional))) <= {str, type(None)}:
         return None
-    return list(map(CatalogListingEntry._make, map(operator.add, required, optional)))
+    return listing_entries(required + optional)
 
 
 def _listing_entry(entry: Any) -> CatalogListingEntry | str:

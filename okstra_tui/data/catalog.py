@@ -98,6 +98,14 @@ class CatalogRow:
             self._root = layout.task_root(self.project.root, self.group, self.task_id)
         return self._root
 
+    def group_slug(self) -> str:
+        """The name of the group folder this row's task lives in (:func:`okstra_core.layout.slug` of its group)."""
+        return layout.slug(self.group)
+
+    def task_slug(self) -> str:
+        """The name of this row's task folder in its group folder."""
+        return layout.slug(self.task_id)
+
     def folder(self) -> Path:
         """:attr:`root`, built afresh when it is not kept yet and not kept then: for the passes over every row
         (100,000 kept paths would be tens of megabytes for the few rows ever opened)."""
@@ -205,12 +213,18 @@ def uncatalogued_rows(project: Project, known: list[CatalogRow]) -> list[Catalog
     rule, which the core gives a catalogued task whose own folder is missing) is no row's, and is listed here.
     The catalog is not read again: the rows stand for it.
     """
-    shown = {row.folder() for row in known}
+    # Compared by folder names, so that no path is built for the 100,000 rows of a large catalog.
+    shown = {
+        (row.group_slug(), row.task_slug()) if row._root is None else (row._root.parent.name, row._root.name)
+        for row in known
+    }
     base = layout.tasks_dir(project.root)
     out: list[CatalogRow] = []
     for group, task in project.task_folders():
+        if (group, task) in shown:
+            continue
         root = base / group / task
-        if root in shown or not root.is_dir():
+        if not root.is_dir():
             continue
         entry = CatalogListingEntry(f"{group}/{task}", group, task, "?", "not in catalog", None, None, None)
         out.append(CatalogRow(project, entry, catalogued=False, root=root))
