@@ -215,9 +215,15 @@ def project_json_path(project_root: Path) -> Path:
     return okstra_dir(project_root) / PROJECT_FILE
 
 
+def task_folder_names(task_group: str, task_id: str) -> tuple[str, str]:
+    """The names of a task's group folder and task folder: ``(slug(group), slug(task-id))``."""
+    return slug(task_group), slug(task_id)
+
+
 def task_root(project_root: Path, task_group: str, task_id: str) -> Path:
     """``.okstra/tasks/<slug(group)>/<slug(task-id)>/``."""
-    return tasks_dir(project_root) / slug(task_group) / slug(task_id)
+    group, task = task_folder_names(task_group, task_id)
+    return tasks_dir(project_root) / group / task
 
 
 def task_root_rel(task_group: str, task_id: str) -> str:

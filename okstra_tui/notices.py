@@ -290,12 +290,15 @@ def _parse_line(line: str) -> list[Notice] | Literal["ready", "checks-ready"] | 
         event = value.get("event")
         if event == "ready" or event == "checks-ready":
             return event  # type: ignore[no-any-return]
-        return [
+        found = [
             Notice(n["kind"], n["task"], n["text"], None if n["taskRoot"] is None else Path(n["taskRoot"]))
             for n in value["notices"]
         ]
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
+    if not all(n.kind in TITLES and isinstance(n.task, str) and isinstance(n.text, str) for n in found):
+        return None  # not a reading this module wrote
+    return found
 
 
 def serve_notices(root: str) -> int:
@@ -329,6 +332,8 @@ def serve_notices(root: str) -> int:
         watch_store(Path(root), lambda: send({"event": "ready"}), deliver, lambda: send({"event": "checks-ready"}))
     except (BrokenPipeError, KeyboardInterrupt):
         return 0
+    except Exception:  # a reading the readers did not foresee: notices stop (the pipe ends), the workbench goes on
+        return 1
     return 0
 
 

@@ -98,13 +98,12 @@ class CatalogRow:
             self._root = layout.task_root(self.project.root, self.group, self.task_id)
         return self._root
 
-    def group_slug(self) -> str:
-        """The name of the group folder this row's task lives in (:func:`okstra_core.layout.slug` of its group)."""
-        return layout.slug(self.group)
-
-    def task_slug(self) -> str:
-        """The name of this row's task folder in its group folder."""
-        return layout.slug(self.task_id)
+    def folder_names(self) -> tuple[str, str]:
+        """The names of this row's group folder and task folder (no path built)."""
+        root = self._root
+        if root is not None:
+            return root.parent.name, root.name
+        return layout.task_folder_names(self.group, self.task_id)
 
     def folder(self) -> Path:
         """:attr:`root`, built afresh when it is not kept yet and not kept then: for the passes over every row
@@ -196,11 +195,12 @@ def same_catalog(a: CatalogData, b: CatalogData) -> bool:
         return False
     if a.latest_key != b.latest_key or len(a.rows) != len(b.rows):
         return False
-    return all(
-        (x.key, x.group, x.task_id, x.task_type, x.status, x.updated, x.title)
-        == (y.key, y.group, y.task_id, y.task_type, y.status, y.updated, y.title)
-        for x, y in zip(a.rows, b.rows, strict=False)
-    )
+    return all(_shown(x) == _shown(y) for x, y in zip(a.rows, b.rows, strict=False))
+
+
+def _shown(row: CatalogRow) -> tuple[str, ...]:
+    """What a row shows, as :func:`same_catalog` and :func:`fingerprint` compare it."""
+    return (row.key, row.group, row.task_id, row.task_type, row.status, row.updated, row.title)
 
 
 def uncatalogued_rows(project: Project, known: list[CatalogRow]) -> list[CatalogRow]:
@@ -214,10 +214,7 @@ def uncatalogued_rows(project: Project, known: list[CatalogRow]) -> list[Catalog
     The catalog is not read again: the rows stand for it.
     """
     # Compared by folder names, so that no path is built for the 100,000 rows of a large catalog.
-    shown = {
-        (row.group_slug(), row.task_slug()) if row._root is None else (row._root.parent.name, row._root.name)
-        for row in known
-    }
+    shown = {row.folder_names() for row in known}
     base = layout.tasks_dir(project.root)
     out: list[CatalogRow] = []
     for group, task in project.task_folders():
@@ -358,9 +355,8 @@ def fingerprint(data: CatalogData) -> str:
     import json
 
     digest = hashlib.sha256(json.dumps([data.latest_key]).encode())
-    for x in data.rows:
-        fields = [x.key, x.group, x.task_id, x.task_type, x.status, x.updated, x.title]
-        digest.update(json.dumps(fields, ensure_ascii=True).encode())
+    for row in data.rows:
+        digest.update(json.dumps(_shown(row), ensure_ascii=True).encode())
     return digest.hexdigest()
 
 

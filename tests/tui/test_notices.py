@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 from okstra_core import writes
 from okstra_core.store import Project
 from okstra_tui.app import OkstraApp
-from okstra_tui.notices import desktop_sequence, plain, summary
+from okstra_tui.notices import NoticeWatcher, desktop_sequence, plain, summary
 from okstra_tui.screens.inbox import InboxScreen
 from okstra_tui.screens.task import TaskScreen
 from okstra_tui.screenshots import settle
@@ -60,8 +60,11 @@ def _toasts(app: OkstraApp) -> list[tuple[str, str]]:
     return [(n.title, n.message) for n in app._notifications]
 
 
-async def _watching(pilot: Pilot[None], app: OkstraApp) -> None:
+async def _watching(pilot: Pilot[None], app: OkstraApp) -> NoticeWatcher:
+    """Wait until the app's watching child has read the store's first pulse; its watcher."""
     await wait_until(pilot, lambda: app._notices is not None and app._notices.ready, "watching")
+    assert app._notices is not None
+    return app._notices
 
 
 async def test_a_decision_that_starts_waiting_is_a_toast_and_g_opens_the_inbox(fresh_demo: Path) -> None:
@@ -167,10 +170,8 @@ async def test_the_watching_child_ends_with_the_app(fresh_demo: Path) -> None:
     app = _app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await _watching(pilot, app)
-        notices = app._notices
-        assert notices is not None and notices._child is not None
-        child = notices._child
+        child = (await _watching(pilot, app))._child
+        assert child is not None
         assert child.poll() is None  # the pulse is read and watched there, not in the workbench
     assert child.poll() is not None
 
@@ -204,9 +205,7 @@ async def test_a_task_that_newly_fails_the_check_is_a_toast(fresh_demo: Path) ->
     app = _app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await _watching(pilot, app)
-        notices = app._notices
-        assert notices is not None
+        notices = await _watching(pilot, app)
         await wait_until(pilot, lambda: notices.checks_ready, "the baseline check")
         manifest = next((fresh_demo / TASKS / "search/stale-cache/runs").rglob("run-manifest-*.json"))
         elsewhere(f"open({str(manifest)!r}, 'w').write('{{broken')")
@@ -264,3 +263,21 @@ def test_the_baseline_check_ends_with_the_workbench_that_started_it(fresh_demo: 
     if not ended:
         os.kill(pid, 9)
     assert ended, "the baseline check outlived the workbench that started it"
+
+
+def test_only_the_watching_childs_own_lines_are_notices() -> None:
+    from okstra_tui.notices import _parse_line
+
+    good = (
+        '{"notices": [{"kind": "decision", "task": "p:g:t", "text": "pick one", "taskRoot": "/p/.okstra/tasks/g/t"}]}'
+    )
+    (notice,) = _parse_line(good)  # type: ignore[misc]
+    assert (notice.kind, notice.task, notice.task_root) == ("decision", "p:g:t", Path("/p/.okstra/tasks/g/t"))
+    assert _parse_line('{"event": "ready"}') == "ready"
+    for bad in (
+        "Traceback (most recent call last):",
+        "[]",
+        '{"notices": [{"kind": "nope", "task": "t", "text": "", "taskRoot": null}]}',
+        '{"notices": [{"kind": "decision"}]}',
+    ):
+        assert _parse_line(bad) is None, bad
