@@ -15,17 +15,26 @@ manifest when a run is prepared and when it ends (its status, report and
 next-phase pointer), and appends to the timeline for each run, so a new run,
 report or decision changes one of them; reading it costs two ``stat`` calls.
 
-The file is replaced whole under a lock, and each update is a change merged
-into the file as it is at that moment, so two workbenches on the same project
-never lose each other's updates. A missing file is the first launch; a corrupt
-file, or one of another version, is replaced (with a warning), never trusted.
+Opening a task marks one task: that mark is appended, as one JSON line, to a
+journal beside the file (``<digest>.json.journal``), so it costs the same on
+a store of 100,000 tasks as on one of ten. A mark of many tasks at once (mark
+all read, the first launch), or one that finds the journal grown past
+:data:`JOURNAL_MAX_BYTES`, replaces the file whole with the journal folded in
+and then removes the journal. Both happen under one lock, and each update is
+a change merged into the state as it is at that moment, so two workbenches
+on the same project never lose each other's updates. A missing file is the
+first launch (a journal without its file is not read); a corrupt file, or one
+of another version, is replaced (with a warning), never trusted; a journal
+line that does not parse (a crashed append) is skipped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +48,12 @@ SEEN_DIR: Final = "seen"
 #: A state file larger than this is not read (a task entry takes about 120 bytes).
 SEEN_MAX_BYTES: Final = 64 * 1024 * 1024
 LOCK_TIMEOUT: Final = 10.0
+#: Beside the state file: the marks appended since it was last replaced, one JSON line each.
+JOURNAL_SUFFIX: Final = ".journal"
+#: A journal that has grown past this is folded into the state file by the next mark.
+JOURNAL_MAX_BYTES: Final = 256 * 1024
+#: A mark of more tasks than this replaces the state file rather than growing the journal.
+JOURNAL_BATCH: Final = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +103,12 @@ def state_path(project_root: Path) -> Path:
     return layout.okstra_state_dir() / SEEN_DIR / f"{layout.project_digest(project_root)}.json"
 
 
+def journal_path(project_root: Path) -> Path:
+    """The journal of marks appended since the state file was last replaced."""
+    path = state_path(project_root)
+    return path.with_name(path.name + JOURNAL_SUFFIX)
+
+
 def task_key(project_root: Path, task_root: Path) -> str:
     """How the state file names a task: its folder under ``.okstra/tasks/`` (``group/task``)."""
     return layout.rel(task_root, layout.tasks_dir(project_root))
@@ -129,7 +150,30 @@ def load(project_root: Path) -> SeenState:
         state.first, state.warning = True, f"{path}: {problem}; it will be replaced"
         return state
     state.marks = marks
+    _replay(journal_path(project_root), marks)
     return state
+
+
+def _replay(path: Path, marks: dict[str, Mark]) -> None:
+    """Apply the journal's marks to *marks* in order; a line that is not a whole mark is skipped."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return  # no journal (or a symlink, never followed): the file's marks stand
+    try:
+        with open(fd, "rb") as fh:
+            data = fh.read(SEEN_MAX_BYTES + 1)
+    except OSError:
+        return
+    for line in data[:SEEN_MAX_BYTES].split(b"\n"):
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            key, sig, at = value.get("task"), value.get("signature"), value.get("at")
+            if isinstance(key, str) and isinstance(sig, str) and isinstance(at, str):
+                marks[key] = Mark(sig, at)
 
 
 def _parse(data: bytes, project: Path) -> tuple[dict[str, Mark], str | None]:
@@ -158,9 +202,11 @@ def mark_seen(
 ) -> None:
     """Record that the person saw the tasks of *seen* (folder key -> signature) at *now*.
 
-    Merged into the file as it is (under its lock), so another workbench's marks
-    stay; *replace_all* drops the marks of tasks *seen* does not name (mark
-    everything read, the first launch). An unusable file is replaced. Raises
+    Merged into the state as it is (under its lock), so another workbench's
+    marks stay; *replace_all* drops the marks of tasks *seen* does not name
+    (mark everything read, the first launch). A few marks are appended to the
+    journal; more, or a long journal, replace the file (see the module's
+    notes). An unusable file is replaced. Raises
     :class:`~okstra_core.errors.OkstraError` when the state cannot be written.
     """
     import filelock  # the writers are imported when a mark is written, not with the workbench's first frame
@@ -174,13 +220,41 @@ def mark_seen(
         os.makedirs(path.parent, exist_ok=True)
         lock = filelock.FileLock(str(path) + layout.LOCK_SUFFIX, timeout=LOCK_TIMEOUT)
         with lock:
+            if not replace_all and _append(project_root, seen, at):
+                return
             current = {} if replace_all else load(project_root).marks
             current.update({key: Mark(sig, at) for key, sig in seen.items()})
             writes_outside.replace_file(path, _dump(project, current))
+            # The file now holds every journalled mark (or drops them with the rest): the journal goes.
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(journal_path(project_root))
     except filelock.Timeout:
         raise OkstraError(path, f"is locked by another workbench for over {LOCK_TIMEOUT:.0f} s") from None
     except OSError as exc:
         raise OkstraError(path, f"cannot be written ({exc.strerror or exc})") from None
+
+
+def _append(project_root: Path, seen: Mapping[str, str], at: str) -> bool:
+    """Append the marks of *seen* to the journal (the caller holds the lock); False when the file must be
+    replaced instead: many marks, no usable state file to append to, or a journal grown long."""
+    from . import writes_outside
+
+    if len(seen) > JOURNAL_BATCH or not os.path.isfile(state_path(project_root)):
+        return False
+    journal = journal_path(project_root)
+    try:
+        st = os.lstat(journal)
+    except FileNotFoundError:
+        pass
+    else:  # a long journal, or something else in its place, goes with the replaced file
+        if not stat.S_ISREG(st.st_mode) or st.st_size > JOURNAL_MAX_BYTES:
+            return False
+    lines = b"".join(
+        (json.dumps({"task": key, "signature": sig, "at": at}, ensure_ascii=False) + "\n").encode("utf-8")
+        for key, sig in seen.items()
+    )
+    writes_outside.append_lines(journal, lines)
+    return True
 
 
 def _dump(project: Path, marks: Mapping[str, Mark]) -> bytes:

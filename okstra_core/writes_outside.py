@@ -7,6 +7,7 @@ absent, and a final symlink is never followed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import stat
@@ -97,3 +98,51 @@ def create_private(target: Path, data: bytes) -> writes.Outcome:
             writes._unlink_quiet(Path(name))
         writes._fsync_dir(final.parent)
     return writes.Outcome.CREATED
+
+
+def append_lines(target: Path, data: bytes, *, max_bytes: int | None = None) -> writes.Outcome:
+    """Append *data* (whole newline-terminated lines) to *target*, a file outside any store; the caller holds
+    the file's lock.
+
+    As :func:`okstra_core.writes.append_jsonl` does in a store: a trailing fragment without a newline (a
+    crashed append) is cut first, the lines land whole or not at all, a symlink or a hard-linked file is never
+    written through, and an append that would pass *max_bytes* is refused with the file left as it was.
+    """
+    if not data.endswith(b"\n"):
+        raise WriteRefused(target, "an append must end with a newline")
+    final = Path(os.path.abspath(target))
+    with writes._io_failure(target, "append"):
+        try:
+            os.makedirs(final.parent, exist_ok=True)
+        except FileExistsError:
+            raise WriteRefused(final.parent, "a file stands where a folder is needed") from None
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+        try:
+            fd = os.open(final, flags, 0o644)
+        except OSError:
+            if os.path.islink(final):
+                raise PathEscape(target, "target is a symlink; writes never follow one") from None
+            raise
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise WriteRefused(target, "target exists and is not a regular file")
+            if st.st_nlink > 1:
+                raise WriteRefused(target, f"target has {st.st_nlink} hard links; an append never writes through one")
+            size = keep = st.st_size
+            if size:
+                keep = writes._torn_tail_end(fd, size)
+            writes._refuse_over_limit(target, keep + len(data), max_bytes)
+            if keep != size:
+                os.ftruncate(fd, keep)
+                size = keep
+            try:
+                writes._write_all(fd, data)
+                writes._fsync(fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                raise
+        finally:
+            os.close(fd)
+    return writes.Outcome.APPENDED

@@ -97,3 +97,60 @@ def test_two_processes_lose_none_of_each_others_marks(fresh_demo: Path) -> None:
         assert w.exitcode == 0
     marks = seen.load(fresh_demo).marks
     assert {k: m.signature for k, m in marks.items()} == {k: "sig-" + k for k in keys}
+
+
+def test_one_mark_is_appended_to_the_journal_and_the_file_is_left_alone(fresh_demo: Path) -> None:
+    sigs = seen.signatures(fresh_demo, _roots(fresh_demo))
+    seen.mark_seen(fresh_demo, sigs, replace_all=True)
+    path, journal = seen.state_path(fresh_demo), seen.journal_path(fresh_demo)
+    before = path.read_bytes()
+    assert not journal.exists()
+    seen.mark_seen(fresh_demo, {TASK: "changed-signature"})
+    seen.mark_seen(fresh_demo, {"group/new-task": "sig"})
+    assert path.read_bytes() == before
+    assert len(journal.read_bytes().splitlines()) == 2
+    marks = seen.load(fresh_demo).marks
+    assert marks[TASK].signature == "changed-signature" and marks["group/new-task"].signature == "sig"
+    # Marking everything folds the journal into the file and removes it.
+    seen.mark_seen(fresh_demo, {TASK: "again"}, replace_all=True)
+    assert not journal.exists()
+    assert {k: m.signature for k, m in seen.load(fresh_demo).marks.items()} == {TASK: "again"}
+
+
+def test_a_torn_journal_line_is_skipped_and_the_next_mark_lands_whole(fresh_demo: Path) -> None:
+    seen.mark_seen(fresh_demo, {"a/one": "1"}, replace_all=True)
+    seen.mark_seen(fresh_demo, {"a/two": "2"})
+    journal = seen.journal_path(fresh_demo)
+    with open(journal, "ab") as fh:
+        fh.write(b'{"task": "a/three", "signa')  # a crash in the middle of an append
+    assert set(seen.load(fresh_demo).marks) == {"a/one", "a/two"}
+    seen.mark_seen(fresh_demo, {"a/four": "4"})
+    assert set(seen.load(fresh_demo).marks) == {"a/one", "a/two", "a/four"}
+    assert journal.read_bytes().endswith(b"\n") and b"a/three" not in journal.read_bytes()
+
+
+def test_a_long_journal_is_folded_into_the_file(fresh_demo: Path) -> None:
+    seen.mark_seen(fresh_demo, {}, replace_all=True)
+    journal = seen.journal_path(fresh_demo)
+    pad = "x" * 1000
+    n = 0
+    while journal.exists() or n == 0:
+        seen.mark_seen(fresh_demo, {f"g/t{n}": pad})
+        n += 1
+        assert n < 10 * seen.JOURNAL_MAX_BYTES // 1000
+    # The mark that found the journal past its limit replaced the file with every mark in it.
+    assert n > seen.JOURNAL_MAX_BYTES // 1100
+    saved = json.loads(seen.state_path(fresh_demo).read_bytes())["tasks"]
+    assert set(saved) == {f"g/t{i}" for i in range(n)}
+
+
+def test_a_symlinked_journal_is_never_written_through(fresh_demo: Path, tmp_path: Path) -> None:
+    seen.mark_seen(fresh_demo, {"a/one": "1"}, replace_all=True)
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_bytes(b"keep\n")
+    journal = seen.journal_path(fresh_demo)
+    journal.symlink_to(outside)
+    seen.mark_seen(fresh_demo, {"a/two": "2"})
+    assert outside.read_bytes() == b"keep\n"
+    assert not journal.is_symlink() and not journal.exists()
+    assert set(seen.load(fresh_demo).marks) == {"a/one", "a/two"}

@@ -219,6 +219,27 @@ def test_replace_file_never_follows_or_replaces_a_final_symlink(tmp_path: Path) 
     assert sorted(p.name for p in link.parent.iterdir()) == ["a.json", "d"], "no temp file is left behind"
 
 
+def test_append_lines_outside_a_store_cuts_a_torn_tail_and_never_follows_a_symlink(tmp_path: Path) -> None:
+    target = tmp_path / "state" / "a.journal"
+    assert writes_outside.append_lines(target, b"one\n") is writes.Outcome.APPENDED
+    with open(target, "ab") as fh:
+        fh.write(b"torn")
+    writes_outside.append_lines(target, b"two\n")
+    assert target.read_bytes() == b"one\ntwo\n"
+    with pytest.raises(WriteRefused, match="newline"):
+        writes_outside.append_lines(target, b"three")
+    with pytest.raises(WriteRefused, match="over the reader's limit"):
+        writes_outside.append_lines(target, b"three\n", max_bytes=10)
+    assert target.read_bytes() == b"one\ntwo\n"
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"kept\n")
+    link = tmp_path / "state" / "b.journal"
+    link.symlink_to(outside)
+    with pytest.raises(PathEscape, match="symlink"):
+        writes_outside.append_lines(link, b"x\n")
+    assert outside.read_bytes() == b"kept\n"
+
+
 def test_replace_file_failure_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target = tmp_path / "a.json"
     writes_outside.replace_file(target, b"old")
