@@ -86,11 +86,12 @@ def load(project_root: Path, identity: list[int]) -> list[CatalogListingEntry] |
         return None
     if not isinstance(flat, list) or len(flat) % FIELDS:
         return None
-    if not set(map(type, flat)) <= {str, type(None)}:
+    columns = [flat[i::FIELDS] for i in range(FIELDS)]
+    if any(set(map(type, column)) - {str} for column in columns[:3]):  # key, group and task id are strings
         return None
-    if any(set(map(type, flat[i::FIELDS])) - {str} for i in range(3)):  # key, group and task id are strings
+    if any(set(map(type, column)) - {str, type(None)} for column in columns[3:]):
         return None
-    return listing_entries([flat[i::FIELDS] for i in range(FIELDS)])
+    return listing_entries(columns)
 
 
 def save(project_root: Path, identity: list[int], listing: list[CatalogListingEntry]) -> None:

@@ -15,7 +15,7 @@ import operator
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain
+from itertools import chain, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -517,7 +517,8 @@ def listing_entries(columns: list[list[Any]]) -> list[CatalogListingEntry]:
     """Entries from one list per field (in :class:`CatalogListingEntry` order), repeated values shared."""
     for index in LISTING_SHARED:
         columns[index] = shared_values(columns[index])
-    return list(map(CatalogListingEntry._make, zip(*columns, strict=True)))
+    # tuple.__new__ called from map: each entry is built in C (``_make`` is a Python call per entry).
+    return list(map(tuple.__new__, repeat(CatalogListingEntry), zip(*columns, strict=True)))
 
 
 def _listing_fast(tasks: list[Any]) -> list[CatalogListingEntry] | None:

@@ -23,6 +23,7 @@ from okstra_core.seen import SeenState
 from okstra_core.store import Project
 
 from ..data.catalog import (
+    ROW_KEY,
     CatalogData,
     CatalogRow,
     PhaseSummary,
@@ -370,7 +371,7 @@ class CatalogScreen(ViewScreen):
 
     def _set_key_prefix(self, data: CatalogData) -> None:
         """Say the project prefix every task key shares once, in the column title, instead of on every row."""
-        prefix = shared_key_prefix(row.key for row in data.rows)
+        prefix = shared_key_prefix(list(map(ROW_KEY, data.rows)))
         if prefix != self.key_prefix:
             self.key_prefix = prefix
             self.table.set_column_label("key", f"{KEY_LABEL} ({prefix}…)" if prefix else KEY_LABEL)
