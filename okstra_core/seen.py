@@ -30,7 +30,6 @@ line that does not parse (a crashed append) is skipped.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import os
@@ -226,12 +225,20 @@ def mark_seen(
             current.update({key: Mark(sig, at) for key, sig in seen.items()})
             writes_outside.replace_file(path, _dump(project, current))
             # The file now holds every journalled mark (or drops them with the rest): the journal goes.
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(journal_path(project_root))
+            _remove_journal(journal_path(project_root))
     except filelock.Timeout:
         raise OkstraError(path, f"is locked by another workbench for over {LOCK_TIMEOUT:.0f} s") from None
     except OSError as exc:
         raise OkstraError(path, f"cannot be written ({exc.strerror or exc})") from None
+
+
+def _remove_journal(journal: Path) -> None:
+    try:
+        os.unlink(journal)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # left in place, its older marks would be replayed over the file's newer ones
+        raise OkstraError(journal, f"cannot be removed ({exc.strerror or exc})") from None
 
 
 def _append(project_root: Path, seen: Mapping[str, str], at: str) -> bool:

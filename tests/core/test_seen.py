@@ -7,7 +7,10 @@ import multiprocessing
 import os
 from pathlib import Path
 
+import pytest
+
 from okstra_core import layout, seen
+from okstra_core.errors import OkstraError
 
 TASK = "payments/refund-ledger"
 
@@ -153,4 +156,16 @@ def test_a_symlinked_journal_is_never_written_through(fresh_demo: Path, tmp_path
     seen.mark_seen(fresh_demo, {"a/two": "2"})
     assert outside.read_bytes() == b"keep\n"
     assert not journal.is_symlink() and not journal.exists()
+    assert set(seen.load(fresh_demo).marks) == {"a/one", "a/two"}
+
+
+def test_a_journal_that_cannot_be_removed_is_named(fresh_demo: Path) -> None:
+    seen.mark_seen(fresh_demo, {"a/one": "1"}, replace_all=True)
+    journal = seen.journal_path(fresh_demo)
+    journal.mkdir()
+    (journal / "x").write_bytes(b"")
+    with pytest.raises(OkstraError) as raised:
+        seen.mark_seen(fresh_demo, {"a/two": "2"})
+    assert str(journal) in str(raised.value) and "cannot be removed" in str(raised.value)
+    # The file was still replaced with the new mark: nothing is lost.
     assert set(seen.load(fresh_demo).marks) == {"a/one", "a/two"}
