@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import importlib
 import threading
 from collections.abc import Mapping
@@ -32,6 +31,7 @@ from ..data.catalog import (
     listed_phase_summary,
     load_catalog,
     phase_summary,
+    settle_collector,
     shared_key_prefix,
     uncatalogued_rows,
     unlisted_folders,
@@ -297,9 +297,7 @@ class CatalogScreen(ViewScreen):
         project.forget()
         self._read_waiting(project, data)
         self._read_unread(project, data)
-        # What was just read lives as long as the rows: the collector's full passes leave it alone from now on
-        # (each would walk every row again, tens of milliseconds on the UI thread at 100,000 rows).
-        gc.freeze()
+        settle_collector(len(data.rows))
 
     def _read_unread(self, project: Project, data: CatalogData) -> None:
         """Which rows changed since the person last opened them (the first launch takes everything as seen)."""

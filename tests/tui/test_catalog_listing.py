@@ -162,3 +162,30 @@ def test_the_confirming_child_agrees_or_hands_back_the_validated_reading(
     path.write_text(json.dumps(doc), encoding="utf-8")
     replacement = confirm_catalog(Project(fresh_demo), quick)
     assert replacement is not None and replacement.rows[1].title == "Renamed while the workbench was open"
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_settling_a_large_catalog_freezes_it_and_frees_what_was_dropped_since() -> None:
+    import gc
+    import weakref
+
+    from okstra_tui.data.catalog import SETTLE_ROWS, settle_collector
+
+    try:
+        assert settle_collector(SETTLE_ROWS - 1) is False
+        kept = _Cycle()
+        assert settle_collector(SETTLE_ROWS) is True
+        assert gc.get_freeze_count() > 0
+        # Frozen, then dropped: no full pass frees it, the next settling does.
+        gone = weakref.ref(kept)
+        del kept
+        gc.collect()
+        assert gone() is not None
+        settle_collector(SETTLE_ROWS)
+        assert gone() is None
+    finally:
+        gc.unfreeze()
