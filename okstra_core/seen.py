@@ -24,7 +24,10 @@ and then removes the journal. Both happen under one lock, and each update is
 a change merged into the state as it is at that moment, so two workbenches
 on the same project never lose each other's updates. A missing file is the
 first launch (a journal without its file is not read); a corrupt file, or one
-of another version, is replaced (with a warning), never trusted; a journal
+of another version, is replaced (with a warning), never trusted. Each journal
+line names the state file it adds to (its inode and mtime), and is replayed
+only over that file: a journal left behind when the file was replaced (a
+crash between the two steps) never puts an older mark over a newer one. A
 line that does not parse (a crashed append) is skipped.
 """
 
@@ -133,43 +136,83 @@ def signatures(project_root: Path, task_roots: Iterable[Path]) -> dict[str, str]
 
 def load(project_root: Path) -> SeenState:
     """The project's seen state; a missing file is the first launch, an unusable one is reported and not trusted."""
+    for _ in range(LOAD_ATTEMPTS):
+        state, file = _load_once(project_root)
+        if file is None or _identity_at(state_path(project_root)) == file:
+            return state
+        # The file was replaced while it was read (another workbench folded its journal): read it again.
+    return state
+
+
+#: How often :func:`load` reads again when the file is replaced under it.
+LOAD_ATTEMPTS: Final = 3
+
+
+def _load_once(project_root: Path) -> tuple[SeenState, str | None]:
+    """The state, and the identity of the file it was read from (None when none was read)."""
     path = state_path(project_root)
     state = SeenState(Path(os.path.realpath(project_root)))
     try:
         with open(path, "rb") as fh:
+            file = _identity(os.fstat(fh.fileno()))
             data = fh.read(SEEN_MAX_BYTES + 1)
     except FileNotFoundError:
         state.first = True
-        return state
+        return state, None
     except OSError as exc:
         state.first, state.warning = True, f"{path}: cannot be read ({exc.strerror}); it will be replaced"
-        return state
+        return state, None
     marks, problem = _parse(data, state.project)
     if problem is not None:
         state.first, state.warning = True, f"{path}: {problem}; it will be replaced"
-        return state
+        return state, file
     state.marks = marks
-    _replay(journal_path(project_root), marks)
-    return state
+    _replay(journal_path(project_root), file, marks)
+    return state, file
 
 
-def _replay(path: Path, marks: dict[str, Mark]) -> None:
-    """Apply the journal's marks to *marks* in order; a line that is not a whole mark is skipped."""
+def _identity(st: os.stat_result) -> str:
+    """Which state file this is: replacing the file gives it a new inode (and mtime)."""
+    return f"{st.st_ino}:{st.st_mtime_ns}"
+
+
+def _identity_at(path: Path) -> str | None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        st = os.lstat(path)
     except OSError:
-        return  # no journal (or a symlink, never followed): the file's marks stand
+        return None
+    return _identity(st) if stat.S_ISREG(st.st_mode) else None
+
+
+def _journal_bytes(path: Path) -> bytes | None:
+    """The journal's bytes; None when there is none, or something other than a plain file stands there."""
     try:
-        with open(fd, "rb") as fh:
-            data = fh.read(SEEN_MAX_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
+        return None  # none, or a symlink (never followed)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+        os.close(fd)
+        return None
+    with open(fd, "rb") as fh:
+        try:
+            return fh.read(SEEN_MAX_BYTES + 1)
+        except OSError:
+            return None
+
+
+def _replay(path: Path, file: str, marks: dict[str, Mark]) -> None:
+    """Apply to *marks*, in order, the journal's marks made on the state file *file*; a line that is not a
+    whole mark, or was made on an earlier file (a journal left behind when the file was replaced), is skipped."""
+    data = _journal_bytes(path)
+    if data is None:
         return
     for line in data[:SEEN_MAX_BYTES].split(b"\n"):
         try:
             value = json.loads(line)
         except (ValueError, RecursionError):
             continue
-        if isinstance(value, dict):
+        if isinstance(value, dict) and value.get("file") == file:
             key, sig, at = value.get("task"), value.get("signature"), value.get("at")
             if isinstance(key, str) and isinstance(sig, str) and isinstance(at, str):
                 marks[key] = Mark(sig, at)
@@ -219,7 +262,7 @@ def mark_seen(
         os.makedirs(path.parent, exist_ok=True)
         lock = filelock.FileLock(str(path) + layout.LOCK_SUFFIX, timeout=LOCK_TIMEOUT)
         with lock:
-            if not replace_all and _append(project_root, seen, at):
+            if not replace_all and (not seen or _append(project_root, seen, at)):
                 return
             current = {} if replace_all else load(project_root).marks
             current.update({key: Mark(sig, at) for key, sig in seen.items()})
@@ -246,7 +289,8 @@ def _append(project_root: Path, seen: Mapping[str, str], at: str) -> bool:
     replaced instead: many marks, no usable state file to append to, or a journal grown long."""
     from . import writes_outside
 
-    if len(seen) > JOURNAL_BATCH or not os.path.isfile(state_path(project_root)):
+    file = _identity_at(state_path(project_root))
+    if len(seen) > JOURNAL_BATCH or file is None:
         return False
     journal = journal_path(project_root)
     try:
@@ -254,10 +298,11 @@ def _append(project_root: Path, seen: Mapping[str, str], at: str) -> bool:
     except FileNotFoundError:
         pass
     else:  # a long journal, or something else in its place, goes with the replaced file
-        if not stat.S_ISREG(st.st_mode) or st.st_size > JOURNAL_MAX_BYTES:
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1 or st.st_size > JOURNAL_MAX_BYTES:
             return False
+    # Each line names the file it adds to: replayed only over that file, never over a newer one.
     lines = b"".join(
-        (json.dumps({"task": key, "signature": sig, "at": at}, ensure_ascii=False) + "\n").encode("utf-8")
+        (json.dumps({"task": key, "signature": sig, "at": at, "file": file}, ensure_ascii=False) + "\n").encode()
         for key, sig in seen.items()
     )
     writes_outside.append_lines(journal, lines)

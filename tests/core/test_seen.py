@@ -169,3 +169,52 @@ def test_a_journal_that_cannot_be_removed_is_named(fresh_demo: Path) -> None:
     assert str(journal) in str(raised.value) and "cannot be removed" in str(raised.value)
     # The file was still replaced with the new mark: nothing is lost.
     assert set(seen.load(fresh_demo).marks) == {"a/one", "a/two"}
+
+
+def test_a_journal_left_behind_by_a_replaced_file_is_never_replayed(fresh_demo: Path) -> None:
+    seen.mark_seen(fresh_demo, {TASK: "v1"}, replace_all=True)
+    seen.mark_seen(fresh_demo, {TASK: "v2"})
+    journal = seen.journal_path(fresh_demo)
+    left = journal.read_bytes()
+    # A crash after the file was replaced with a newer mark and before the journal was removed.
+    seen.mark_seen(fresh_demo, {TASK: "v3"}, replace_all=True)
+    journal.write_bytes(left)
+    assert seen.load(fresh_demo).marks[TASK].signature == "v3"
+    seen.mark_seen(fresh_demo, {"a/other": "x"})  # appends over the new file; the stale line stays inert
+    marks = seen.load(fresh_demo).marks
+    assert marks[TASK].signature == "v3" and marks["a/other"].signature == "x"
+
+
+def test_odd_journals_are_never_read_through_and_marks_still_land(fresh_demo: Path, tmp_path: Path) -> None:
+    seen.mark_seen(fresh_demo, {"a/one": "1"}, replace_all=True)
+    journal = seen.journal_path(fresh_demo)
+    seen.mark_seen(fresh_demo, {})  # nothing to mark: nothing written
+    assert not journal.exists()
+    # A hard-linked journal: never appended through; the next mark replaces the file and drops it.
+    other = tmp_path / "other"
+    other.write_bytes(b"")
+    os.link(other, journal)
+    seen.mark_seen(fresh_demo, {"a/two": "2"})
+    assert other.read_bytes() == b"" and not journal.exists()
+    # A FIFO: loading does not block on it, and the next mark replaces it.
+    os.mkfifo(journal)
+    assert set(seen.load(fresh_demo).marks) == {"a/one", "a/two"}
+    seen.mark_seen(fresh_demo, {"a/three": "3"})
+    assert set(seen.load(fresh_demo).marks) == {"a/one", "a/two", "a/three"}
+
+
+def test_a_file_replaced_while_it_is_read_is_read_again(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen.mark_seen(fresh_demo, {"a/one": "1"}, replace_all=True)
+    seen.mark_seen(fresh_demo, {"a/two": "2"})
+    replay = seen._replay
+    calls = []
+
+    def folded_meanwhile(path: Path, file: str, marks: dict[str, seen.Mark]) -> None:
+        replay(path, file, marks)
+        if not calls:  # another workbench folds the journal right after this reader took the file
+            calls.append(file)
+            seen.mark_seen(fresh_demo, {"a/one": "1", "a/two": "2", "a/three": "3"}, replace_all=True)
+
+    monkeypatch.setattr(seen, "_replay", folded_meanwhile)
+    assert set(seen.load(fresh_demo).marks) == {"a/one", "a/two", "a/three"}
+    assert len(calls) == 1
