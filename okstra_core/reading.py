@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 from . import layout
 from .errors import LoadError as LoadError
@@ -508,13 +508,20 @@ def parse_json(path: Path, text: str, line_offset: int = 0, *, unique_keys: bool
         return LoadError(path, "invalid JSON: nesting too deep")
 
 
+#: The longest symlink target a dangling-link message shows whole (Linux allows 4,095 bytes).
+DANGLING_TARGET_MAX: Final = 1024
+
+
 def dangling(path: Path) -> str:
     """Expected and found for a symlink whose target is missing: where it points."""
     try:
         target = os.readlink(path)
     except OSError:
         return "dangling symlink (its target does not exist)"
-    shown = repr(target) if len(target) <= 120 else repr(target[:117] + "...")
+    # Shortened only past any real checkout's path: the message is part of a finding's CI fingerprint, with the
+    # project root in it replaced by a mark, so a cut inside the root would tie the fingerprint to the root's length.
+    limit = DANGLING_TARGET_MAX
+    shown = repr(target) if len(target) <= limit else repr(target[: limit - 3] + "...")
     return f"dangling symlink: points to {shown}, which does not exist"
 
 

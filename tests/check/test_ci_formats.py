@@ -103,6 +103,23 @@ def test_a_fingerprint_does_not_move_with_the_line_or_other_findings(tmp_path: P
     assert len(set(alone)) == 2
 
 
+def test_a_dangling_links_fingerprint_does_not_depend_on_how_long_the_checkouts_path_is(tmp_path: Path) -> None:
+    from okstra_core import reading
+    from okstra_core.check.findings import CheckReport, Finding
+    from okstra_core.check.formats import fingerprints as prints
+
+    found = []
+    for depth in (1, 12):  # a short checkout path, and one longer than any cut a message once made (120)
+        root = tmp_path.joinpath(*[f"level-{n:02d}" for n in range(depth)], "project")
+        link = root / ".okstra" / "a.json"
+        link.parent.mkdir(parents=True)
+        link.symlink_to(root / ".okstra" / "nothing-here.json")
+        message = reading.dangling(link)
+        assert str(root) in message  # shown whole, so the root's mark replaces all of it
+        found.append(prints(CheckReport(str(root), [Finding("OKS003", "error", ".okstra/a.json", message, None)])))
+    assert found[0] == found[1]
+
+
 def test_json_lines_is_one_finding_per_line(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     broken(fresh_demo)
     _, out = run(fresh_demo, capsys, "--format", "json-lines")
