@@ -24,8 +24,9 @@ browser:
 	    exit 1; \
 	  fi; }
 
+# The tests run in one worker process per core (pytest-xdist); `$(BIN)/python -m pytest` runs them in one.
 test: $(STAMP) browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 # Every tool runs even when an earlier one fails, so one run lists every problem.
 check: $(STAMP)
