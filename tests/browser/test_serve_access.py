@@ -361,7 +361,14 @@ def test_read_only_sessions(demo_root: Path, tmp_path: Path) -> None:
                 aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as client,
                 client.ws_connect(_ws_url(server), headers={**_cookie(server), "Origin": server.url}),
             ):
-                wait_until(lambda: len(server.children()) == 1, "the session's process")
+                own = Path(f"/proc/{server.proc.pid}/cmdline").read_bytes()
+
+                def started() -> bool:
+                    # Until it has exec'd, a forked child still shows the server's own command line.
+                    kids = server.children()
+                    return len(kids) == 1 and Path(f"/proc/{kids[0]}/cmdline").read_bytes() != own
+
+                wait_until(started, "the session's process")
                 child = server.children()[0]
                 argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
                 environ = Path(f"/proc/{child}/environ").read_bytes().split(b"\0")
