@@ -10,6 +10,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from okstra_core import layout
 from okstra_core.version import VersionAction
@@ -202,13 +203,14 @@ def _main(argv: Sequence[str] | None) -> int:
         if not 0 <= args.demo_tasks <= MAX_TASKS:
             parser.error(f"--demo-tasks must be between 0 and {MAX_TASKS:,}")
     demo_parent: Path | None = None
+    handlers: dict[signal.Signals, Any] = {}
     if args.demo:
         from okstra_core.demo import generate
 
         # A stop request (SIGTERM) or a closed terminal (SIGHUP), while the demo is written or open,
-        # still removes it: the handler unwinds to the finally below.
-        signal.signal(signal.SIGTERM, _exit_on_sigterm)
-        signal.signal(signal.SIGHUP, _exit_on_sigterm)
+        # still removes it: the handler unwinds to the finally below, which puts the earlier handlers back
+        # (a caller of main(), or a process it forks later, keeps its own).
+        handlers = {sig: signal.signal(sig, _exit_on_sigterm) for sig in (signal.SIGTERM, signal.SIGHUP)}
         demo_parent = Path(tempfile.mkdtemp(prefix="okstra-demo-"))
     try:
         if demo_parent is not None:
@@ -223,6 +225,8 @@ def _main(argv: Sequence[str] | None) -> int:
     finally:
         if demo_parent is not None:
             shutil.rmtree(demo_parent, ignore_errors=True)
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:

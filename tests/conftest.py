@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,23 @@ def _isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 def _quiet_notices(monkeypatch: pytest.MonkeyPatch) -> None:
     """The workbench watches the store for notices only in the tests about them (they ask for it)."""
     monkeypatch.setenv("OKSTRA_NOTIFY", "off")
+
+
+#: Signals whose handlers a test must leave as it found them: a process forked by a later test in the same
+#: worker inherits them (a pool worker that turns SIGTERM into something else outlives its pool's end).
+_PROCESS_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_kept() -> Iterator[None]:
+    """No test leaves a signal handler of its own installed (the code under test puts back what it replaced)."""
+    before = {sig: signal.getsignal(sig) for sig in _PROCESS_SIGNALS}
+    yield
+    after = {sig: signal.getsignal(sig) for sig in _PROCESS_SIGNALS}
+    changed = [sig.name for sig in _PROCESS_SIGNALS if after[sig] != before[sig]]
+    for sig in _PROCESS_SIGNALS:
+        signal.signal(sig, before[sig])
+    assert not changed, f"signal handlers left changed: {', '.join(changed)}"
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import types
 from pathlib import Path
@@ -48,9 +49,14 @@ def test_demo_opens_a_fresh_demo_with_its_manager_home(monkeypatch: pytest.Monke
         seen["root"] = self.project.root
         seen["home"] = os.environ["OKSTRA_HOME"]
         seen["catalog"] = (self.project.root / ".okstra" / "discovery" / "task-catalog.json").is_file()
+        seen["handlers"] = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
 
     monkeypatch.setattr(OkstraApp, "run", fake_run)
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
     assert cli.main(["--demo"]) == 0
+    # While the demo is open a stop request removes it; afterwards the caller's own handlers are back.
+    assert seen["handlers"] == dict.fromkeys(before, cli._exit_on_sigterm)
+    assert {sig: signal.getsignal(sig) for sig in before} == before
     root = seen["root"]
     assert isinstance(root, Path)
     assert seen["catalog"] is True
