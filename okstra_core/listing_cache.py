@@ -4,8 +4,10 @@ Parsing a 10,000-task catalog into objects and checking their shape is most of
 the workbench's own start-up work (tens of milliseconds; it grows with the
 store). When the catalog has not changed since the last start, its listing is
 read from the user's cache folder (:func:`okstra_core.layout.okstra_cache_dir`,
-never the store) instead: one flat JSON list of strings, about a third of the
-catalog's size and several times quicker to load.
+never the store) instead: one JSON column per field, in
+:class:`~okstra_core.store.CatalogListingEntry` order (the fields whose values
+repeat, such as the group, as a table of distinct values and a position per
+task), about a quarter of the catalog's size and several times quicker to load.
 
 The cached listing is kept under the catalog's identity as one ``stat`` gives
 it (device, inode, size, modification and change times, in nanoseconds): a
@@ -26,16 +28,16 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from . import layout, reading
 from .errors import LoadError, OkstraError
-from .store import CatalogListingEntry, Project, listing_entries
+from .store import LISTING_SHARED, CatalogListingEntry, Project, listing_entries
 
-#: The cache file's format; another value is a miss.
-FORMAT: Final = 1
+#: The cache file's format; another value is a miss (format 1 held one flat list of every entry's fields).
+FORMAT: Final = 2
 
-#: The fields of an entry, in the order the flat list holds them (the listing's own order).
+#: The fields of an entry: the number of columns, in the listing's own field order.
 FIELDS: Final = len(CatalogListingEntry._fields)
 
 #: A catalog modified less than this long before it was read is not cached (file systems stamp whole seconds
@@ -72,6 +74,10 @@ def read_listing(
     return listing, lambda: save(project.root, identity, listing)
 
 
+#: Which fields may be missing (JSON ``null``): all but the key, the group and the task id.
+_OPTIONAL: Final = (False, False, False) + (True,) * (FIELDS - 3)
+
+
 def load(project_root: Path, identity: list[int]) -> list[CatalogListingEntry] | None:
     """The cached listing of the catalog whose identity is *identity*; ``None`` on a miss or anything odd."""
     data = reading.read_bytes(cache_file(project_root), max_bytes=reading.CATALOG_MAX_BYTES)
@@ -81,27 +87,55 @@ def load(project_root: Path, identity: list[int]) -> list[CatalogListingEntry] |
     try:
         if not sep or json.loads(head) != {"format": FORMAT, "identity": identity}:
             return None
-        flat = json.loads(body)
+        stored = json.loads(body)
     except ValueError:
         return None
-    if not isinstance(flat, list) or len(flat) % FIELDS:
+    if not isinstance(stored, list) or len(stored) != FIELDS:
         return None
-    columns = [flat[i::FIELDS] for i in range(FIELDS)]
-    if any(set(map(type, column)) - {str} for column in columns[:3]):  # key, group and task id are strings
+    read = list(map(_column, stored, _OPTIONAL))
+    columns = [column for column in read if column is not None]
+    if len(columns) != FIELDS or len(set(map(len, columns))) != 1:
         return None
-    if any(set(map(type, column)) - {str, type(None)} for column in columns[3:]):
+    return listing_entries(columns, shared=[i for i in LISTING_SHARED if isinstance(stored[i], dict)])
+
+
+def _column(stored: object, optional: bool) -> list[Any] | None:
+    """One field's values from the cache: a list of them, or a table of distinct values and a list of
+    positions in it (``{"values": [...], "codes": [...]}``); ``None`` when it is neither or holds another type.
+
+    A table needs no check per task, only per distinct value; and the values it gives are one object each
+    however many tasks repeat them, as :func:`~okstra_core.store.shared_values` would make them.
+    """
+    allowed = {str, type(None)} if optional else {str}
+    if type(stored) is list:
+        return stored if set(map(type, stored)) <= allowed else None
+    if type(stored) is not dict or stored.keys() != {"values", "codes"}:
         return None
-    return listing_entries(columns)
+    values, codes = stored["values"], stored["codes"]
+    if type(values) is not list or type(codes) is not list or not set(map(type, values)) <= allowed:
+        return None
+    if codes and (set(map(type, codes)) != {int} or min(codes) < 0 or max(codes) >= len(values)):
+        return None
+    return list(map(values.__getitem__, codes))
 
 
 def save(project_root: Path, identity: list[int], listing: list[CatalogListingEntry]) -> None:
     """Cache *listing* under *identity*; a cache that cannot be written is only a slower next start."""
     from . import writes_outside
 
-    flat = [value for entry in listing for value in entry]
+    columns: list[object] = [list(c) for c in zip(*listing, strict=True)] if listing else [[]] * FIELDS
+    for index in LISTING_SHARED:
+        columns[index] = _table(columns[index])  # type: ignore[arg-type]
     head = json.dumps({"format": FORMAT, "identity": identity}, separators=(",", ":"))
-    body = json.dumps(flat, ensure_ascii=True, separators=(",", ":"))
+    body = json.dumps(columns, ensure_ascii=True, separators=(",", ":"))
     try:
         writes_outside.replace_file(cache_file(project_root), (head + "\n" + body).encode("ascii"))
     except (OSError, OkstraError):
         return
+
+
+def _table(values: list[str | None]) -> dict[str, list[str | None] | list[int]]:
+    """A column of repeated values as its distinct values and each task's position among them."""
+    distinct = list(dict.fromkeys(values))
+    position = {value: n for n, value in enumerate(distinct)}
+    return {"values": distinct, "codes": list(map(position.__getitem__, values))}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import operator
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, repeat
@@ -513,9 +514,10 @@ def shared_values(values: list[Any]) -> list[Any]:
     return list(map(canonical.__getitem__, values))
 
 
-def listing_entries(columns: list[list[Any]]) -> list[CatalogListingEntry]:
-    """Entries from one list per field (in :class:`CatalogListingEntry` order), repeated values shared."""
-    for index in LISTING_SHARED:
+def listing_entries(columns: list[list[Any]], shared: Iterable[int] = ()) -> list[CatalogListingEntry]:
+    """Entries from one list per field (in :class:`CatalogListingEntry` order), repeated values shared (the
+    columns numbered in *shared* are already)."""
+    for index in set(LISTING_SHARED) - set(shared):
         columns[index] = shared_values(columns[index])
     # tuple.__new__ called from map: each entry is built in C (``_make`` is a Python call per entry).
     return list(map(tuple.__new__, repeat(CatalogListingEntry), zip(*columns, strict=True)))

@@ -44,8 +44,6 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Final
 
-import filelock
-
 from . import layout, reading
 from .digests import pretty_json
 from .errors import LayoutError, LockTimeout, OkstraError, PathEscape, WriteFailed, WriteRefused
@@ -415,6 +413,8 @@ def lock_path_for(resource: Path) -> Path:
 @contextmanager
 def locked(resource: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterator[None]:
     """Hold the lock of *resource*; a clear :class:`LockTimeout` when it expires."""
+    import filelock  # here, not at import: reading the store (the workbench's first paint) takes no lock
+
     lock = filelock.FileLock(str(lock_path_for(resource)), timeout=timeout)
     try:
         lock.acquire()

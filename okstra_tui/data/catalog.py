@@ -7,6 +7,7 @@ import operator
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 
 from okstra_core import layout
@@ -15,6 +16,10 @@ from okstra_core.store import CatalogListingEntry, Project, TaskRef
 
 #: A row's task key, read in C over many rows (``map(ROW_KEY, rows)``).
 ROW_KEY = operator.attrgetter("entry.task_key")
+#: A row's task group, read in C.
+ROW_GROUP = operator.attrgetter("entry.task_group")
+#: A listing entry's task key, read in C.
+ENTRY_KEY = operator.attrgetter("task_key")
 
 
 def shared_key_prefix(keys: Iterable[str]) -> str:
@@ -192,7 +197,9 @@ def list_catalog(project: Project) -> CatalogData | None:
         latest = project.latest_task_key_listing()
         if isinstance(latest, LoadError):
             return None
-        rows = [CatalogRow(project, e, e.task_key == latest) for e in entries]
+        # Built by map in C, a row per entry (a comprehension is a Python step per task).
+        is_latest = map(operator.eq, map(ENTRY_KEY, entries), repeat(latest))
+        rows = list(map(CatalogRow, repeat(project), entries, is_latest))
     return CatalogData(rows, None, latest, None, save_listing=save)
 
 

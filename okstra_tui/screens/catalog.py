@@ -22,6 +22,7 @@ from okstra_core.seen import SeenState
 from okstra_core.store import Project
 
 from ..data.catalog import (
+    ROW_GROUP,
     ROW_KEY,
     CatalogData,
     CatalogRow,
@@ -121,8 +122,13 @@ def group_rows(rows: list[CatalogRow], reverse: bool, first: bool = False) -> tu
     Groups go in name order; with *first*, in the order their first row comes (the sort put those rows first).
     """
     groups: dict[str, list[CatalogRow]] = {}
-    for row in rows:
-        groups.setdefault(row.group, []).append(row)
+    member_list = groups.get
+    # Each row's group read in C (100,000 rows at first paint on a large store), no list made per row.
+    for group, row in zip(map(ROW_GROUP, rows), rows, strict=True):
+        members = member_list(group)
+        if members is None:
+            groups[group] = members = []
+        members.append(row)
     flat: list[object] = []
     for group in list(groups) if first else sorted(groups, reverse=reverse):
         members = groups[group]

@@ -1,7 +1,8 @@
 """What the workbench says and disables when it runs read-only (``--read-only``, ``OKSTRA_READ_ONLY``).
 
-The guard itself is the core's (:func:`okstra_core.writes.read_only`): every
-store write primitive refuses under it. The workbench only reads it, to say so
+The guard itself is the core's (:func:`okstra_core.read_only.read_only`, which
+:mod:`okstra_core.writes` re-exports): every store write primitive refuses under
+it; reading it here does not import the writers with the first frame. The workbench only reads it, to say so
 up front: the badge on every view's top line, the wizard's write step, and the
 keys and palette entries that would write, shown disabled with this reason.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from okstra_core.writes import read_only
+from okstra_core.read_only import read_only
 
 #: Why a writing key, palette entry or wizard step is disabled.
 REASON = "read-only: this workbench writes nothing"

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,26 +75,86 @@ def test_a_changed_catalog_misses(fresh_demo: Path, how: str) -> None:
     assert listing[0].title == "X" * len(old_title)
 
 
+def _key_not_a_string(columns: list[Any]) -> None:
+    columns[0][0] = 7
+
+
+def _columns_of_unequal_length(columns: list[Any]) -> None:
+    columns[2].pop()
+
+
+def _a_column_not_a_list(columns: list[Any]) -> None:
+    columns[1] = "platform"
+
+
+def _a_column_missing(columns: list[Any]) -> None:
+    columns.pop()
+
+
+def _a_position_past_the_table(columns: list[Any]) -> None:
+    columns[1]["codes"][0] = len(columns[1]["values"])
+
+
+def _a_negative_position(columns: list[Any]) -> None:
+    columns[3]["codes"][0] = -1  # Python would index from the end
+
+
+def _a_position_that_is_not_an_integer(columns: list[Any]) -> None:
+    columns[4]["codes"][0] = True
+
+
+def _a_table_value_of_another_type(columns: list[Any]) -> None:
+    columns[3]["values"][0] = 5
+
+
+def _a_table_without_its_codes(columns: list[Any]) -> None:
+    del columns[1]["codes"]
+
+
 @pytest.mark.parametrize(
     "damage",
     [
         b"not json at all",
         b'{"format": 1}\n[1, 2, 3]',
         b"",
-        None,  # a right header over a body of the wrong shape: an entry whose key is not a string
+        _key_not_a_string,
+        _columns_of_unequal_length,
+        _a_column_not_a_list,
+        _a_column_missing,
+        _a_position_past_the_table,
+        _a_negative_position,
+        _a_position_that_is_not_an_integer,
+        _a_table_value_of_another_type,
+        _a_table_without_its_codes,
     ],
 )
-def test_a_damaged_cache_is_a_miss(fresh_demo: Path, damage: bytes | None) -> None:
+def test_a_damaged_cache_is_a_miss(fresh_demo: Path, damage: bytes | Callable[[list[Any]], None]) -> None:
     catalog = layout.task_catalog_path(fresh_demo)
     _settled(catalog)
     _cached(fresh_demo)
     cache = listing_cache.cache_file(fresh_demo)
-    if damage is None:
+    if not isinstance(damage, bytes):
         head, _, body = cache.read_bytes().partition(b"\n")
-        flat = json.loads(body)
-        flat[0] = 7
-        damage = head + b"\n" + json.dumps(flat).encode()
+        columns = json.loads(body)
+        damage(columns)  # a right header over a body of the wrong shape
+        damage = head + b"\n" + json.dumps(columns).encode()
     cache.write_bytes(damage)
+    listing, save = _listing(fresh_demo)
+    assert listing == Project(fresh_demo).catalog_listing() and save is not None
+
+
+def test_a_cache_of_the_earlier_format_is_a_miss(fresh_demo: Path) -> None:
+    """A cache written by an okstra that kept one flat list is read again from the catalog, not misread."""
+    catalog = layout.task_catalog_path(fresh_demo)
+    _settled(catalog)
+    _cached(fresh_demo)
+    cache = listing_cache.cache_file(fresh_demo)
+    head = cache.read_bytes().partition(b"\n")[0]
+    assert b'"format":2' in head
+    listing = Project(fresh_demo).catalog_listing()
+    assert not isinstance(listing, LoadError)
+    flat = [value for entry in listing for value in entry]
+    cache.write_bytes(head.replace(b'"format":2', b'"format":1') + b"\n" + json.dumps(flat).encode())
     listing, save = _listing(fresh_demo)
     assert listing == Project(fresh_demo).catalog_listing() and save is not None
 
@@ -107,3 +169,36 @@ def test_a_cache_that_cannot_be_written_is_only_a_slower_start(fresh_demo: Path)
     assert save is not None
     save()  # no error
     assert _listing(fresh_demo)[0] == listing
+
+
+def test_repeated_values_come_back_as_one_object_each(fresh_demo: Path) -> None:
+    """The group, type and status columns are cached as tables: a hit shares their values as a fresh read does."""
+    catalog = layout.task_catalog_path(fresh_demo)
+    _settled(catalog)
+    _cached(fresh_demo)
+    body = listing_cache.cache_file(fresh_demo).read_bytes().partition(b"\n")[2]
+    columns = json.loads(body)
+    assert [i for i, column in enumerate(columns) if isinstance(column, dict)] == [1, 3, 4]
+    listing, save = _listing(fresh_demo)
+    assert save is None and not isinstance(listing, LoadError)
+    assert listing == Project(fresh_demo).catalog_listing()
+    for field in ("task_group", "task_type", "current_status"):
+        values = [getattr(entry, field) for entry in listing]
+        assert len(set(map(id, values))) == len(set(values)) < len(values)
+
+
+def test_a_cached_column_may_be_a_plain_list(fresh_demo: Path) -> None:
+    """Any column may be a plain list, even one the cache writes as a table; its values are shared then."""
+    catalog = layout.task_catalog_path(fresh_demo)
+    _settled(catalog)
+    _cached(fresh_demo)
+    cache = listing_cache.cache_file(fresh_demo)
+    head, _, body = cache.read_bytes().partition(b"\n")
+    columns = json.loads(body)
+    table = columns[1]
+    columns[1] = [table["values"][code] for code in table["codes"]]
+    cache.write_bytes(head + b"\n" + json.dumps(columns).encode())
+    listing, save = _listing(fresh_demo)
+    assert save is None and listing == Project(fresh_demo).catalog_listing()
+    assert not isinstance(listing, LoadError)
+    assert len({id(entry.task_group) for entry in listing}) == len({entry.task_group for entry in listing})
