@@ -88,7 +88,7 @@ def load(project_root: Path, identity: list[int]) -> list[CatalogListingEntry] |
         if not sep or json.loads(head) != {"format": FORMAT, "identity": identity}:
             return None
         stored = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays nested deeper than the parser goes
         return None
     if not isinstance(stored, list) or len(stored) != FIELDS:
         return None

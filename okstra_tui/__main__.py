@@ -202,31 +202,42 @@ def _main(argv: Sequence[str] | None) -> int:
             parser.error("--demo-tasks goes with --demo")
         if not 0 <= args.demo_tasks <= MAX_TASKS:
             parser.error(f"--demo-tasks must be between 0 and {MAX_TASKS:,}")
-    demo_parent: Path | None = None
+    if not args.demo:
+        return _open(Path(args.project), args, None)
+    # A stop request (SIGTERM) or a closed terminal (SIGHUP), while the demo is written or open, still removes
+    # it: the handler unwinds to the finally below, which then puts the earlier handlers back (a caller of
+    # main(), or a process it forks later, keeps its own), even when a second signal cuts the removal short.
     handlers: dict[signal.Signals, Any] = {}
-    if args.demo:
-        from okstra_core.demo import generate
-
-        # A stop request (SIGTERM) or a closed terminal (SIGHUP), while the demo is written or open,
-        # still removes it: the handler unwinds to the finally below, which puts the earlier handlers back
-        # (a caller of main(), or a process it forks later, keeps its own).
-        handlers = {sig: signal.signal(sig, _exit_on_sigterm) for sig in (signal.SIGTERM, signal.SIGHUP)}
-        demo_parent = Path(tempfile.mkdtemp(prefix="okstra-demo-"))
+    demo_parent: Path | None = None
     try:
-        if demo_parent is not None:
-            from okstra_core.progress import terminal_progress
-
-            with terminal_progress("writing the demo", "tasks", rate=True) as progress:
-                root = Path(generate(demo_parent / "project", tasks=args.demo_tasks, progress=progress))
-            os.environ["OKSTRA_HOME"] = str(layout.demo_home(root))
-        else:
-            root = Path(args.project)
-        return _open(root, args, demo_parent)
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            handlers[sig] = signal.signal(sig, _exit_on_sigterm)
+        try:
+            demo_parent = Path(tempfile.mkdtemp(prefix="okstra-demo-"))
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            print(f"okstra-tui: cannot make a folder for the demo: {where}{exc.strerror or exc}", file=sys.stderr)
+            return 1
+        return _open_demo(demo_parent, args)
     finally:
-        if demo_parent is not None:
-            shutil.rmtree(demo_parent, ignore_errors=True)
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
+        try:
+            if demo_parent is not None:
+                shutil.rmtree(demo_parent, ignore_errors=True)
+        finally:
+            for sig, handler in handlers.items():
+                # None: the earlier handler was not set from Python; the default is the closest to it.
+                signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+
+
+def _open_demo(demo_parent: Path, args: argparse.Namespace) -> int:
+    """Write the demo under *demo_parent* (with a progress line on a terminal) and open it."""
+    from okstra_core.demo import generate
+    from okstra_core.progress import terminal_progress
+
+    with terminal_progress("writing the demo", "tasks", rate=True) as progress:
+        root = Path(generate(demo_parent / "project", tasks=args.demo_tasks, progress=progress))
+    os.environ["OKSTRA_HOME"] = str(layout.demo_home(root))
+    return _open(root, args, demo_parent)
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:

@@ -115,6 +115,7 @@ def _a_table_without_its_codes(columns: list[Any]) -> None:
     "damage",
     [
         b"not json at all",
+        pytest.param(b"[" * 200_000 + b"\n[]", id="a header nested deeper than the parser goes"),
         b'{"format": 1}\n[1, 2, 3]',
         b"",
         _key_not_a_string,
@@ -202,3 +203,14 @@ def test_a_cached_column_may_be_a_plain_list(fresh_demo: Path) -> None:
     assert save is None and listing == Project(fresh_demo).catalog_listing()
     assert not isinstance(listing, LoadError)
     assert len({id(entry.task_group) for entry in listing}) == len({entry.task_group for entry in listing})
+
+
+def test_a_body_nested_deeper_than_the_parser_goes_is_a_miss(fresh_demo: Path) -> None:
+    catalog = layout.task_catalog_path(fresh_demo)
+    _settled(catalog)
+    _cached(fresh_demo)
+    cache = listing_cache.cache_file(fresh_demo)
+    head = cache.read_bytes().partition(b"\n")[0]
+    cache.write_bytes(head + b"\n" + b"[" * 200_000)
+    listing, save = _listing(fresh_demo)
+    assert listing == Project(fresh_demo).catalog_listing() and save is not None

@@ -64,6 +64,24 @@ def test_demo_opens_a_fresh_demo_with_its_manager_home(monkeypatch: pytest.Monke
     assert not root.exists(), "the temporary demo is removed when the app exits"
 
 
+def test_demo_without_a_temporary_folder_says_so_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """No writable temporary folder: one line naming it, exit 1, and the caller's signal handlers kept."""
+    target = tmp_path / "okstra-demo-x"
+
+    def refuse(prefix: str = "") -> str:
+        raise PermissionError(13, "Permission denied", str(target))
+
+    monkeypatch.setattr(cli.tempfile, "mkdtemp", refuse)
+    monkeypatch.setattr(OkstraApp, "run", lambda self: pytest.fail("the workbench must not open"))
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    assert cli.main(["--demo"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"okstra-tui: cannot make a folder for the demo: {target}: Permission denied\n"
+    assert {sig: signal.getsignal(sig) for sig in before} == before
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [
