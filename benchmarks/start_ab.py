@@ -63,9 +63,14 @@ def main() -> int:
     os.environ["OKSTRA_HOME"] = str(layout.demo_home(args.root))
     with tempfile.TemporaryDirectory(prefix="okstra-ab-") as tmp:
         other = Path(tmp) / "other"
-        subprocess.run(
-            ["git", "-C", str(CHECKOUT), "worktree", "add", "-q", "--detach", str(other), args.against], check=True
+        added = subprocess.run(
+            ["git", "-C", str(CHECKOUT), "worktree", "add", "-q", "--detach", str(other), args.against],
+            capture_output=True,
+            text=True,
+            check=False,
         )
+        if added.returncode != 0:
+            raise SystemExit(f"start_ab: cannot check out {args.against!r}: {added.stderr.strip()}")
         try:
             sides = {"this": CHECKOUT, args.against: other}
             caches = {name: tempfile.mkdtemp(dir=tmp, prefix="cache-") for name in sides}

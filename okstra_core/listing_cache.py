@@ -32,7 +32,7 @@ from typing import Any, Final
 
 from . import layout, reading
 from .errors import LoadError, OkstraError
-from .store import LISTING_SHARED, CatalogListingEntry, Project, listing_entries
+from .store import LISTING_OPTIONAL, LISTING_SHARED, CatalogListingEntry, Project, listing_entries
 
 #: The cache file's format; another value is a miss (format 1 held one flat list of every entry's fields).
 FORMAT: Final = 2
@@ -74,10 +74,6 @@ def read_listing(
     return listing, lambda: save(project.root, identity, listing)
 
 
-#: Which fields may be missing (JSON ``null``): all but the key, the group and the task id.
-_OPTIONAL: Final = (False, False, False) + (True,) * (FIELDS - 3)
-
-
 def load(project_root: Path, identity: list[int]) -> list[CatalogListingEntry] | None:
     """The cached listing of the catalog whose identity is *identity*; ``None`` on a miss or anything odd."""
     data = reading.read_bytes(cache_file(project_root), max_bytes=reading.CATALOG_MAX_BYTES)
@@ -92,7 +88,7 @@ def load(project_root: Path, identity: list[int]) -> list[CatalogListingEntry] |
         return None
     if not isinstance(stored, list) or len(stored) != FIELDS:
         return None
-    read = list(map(_column, stored, _OPTIONAL))
+    read = list(map(_column, stored, LISTING_OPTIONAL))
     columns = [column for column in read if column is not None]
     if len(columns) != FIELDS or len(set(map(len, columns))) != 1:
         return None

@@ -503,6 +503,8 @@ class CatalogListingEntry(NamedTuple):
 #: The contract lists bundles "by taskKey, taskGroup, and taskId"; the rest is read when present.
 _LISTING_REQUIRED = ("taskKey", "taskGroup", "taskId")
 _LISTING_OPTIONAL = ("taskType", "currentStatus", "title", "createdAt", "updatedAt")
+#: For each field of :class:`CatalogListingEntry`, in order: whether it may be missing (``None``).
+LISTING_OPTIONAL = (False,) * len(_LISTING_REQUIRED) + (True,) * len(_LISTING_OPTIONAL)
 #: The fields whose values repeat across tasks (a few groups, types and statuses for thousands of tasks): one
 #: string object each is kept, not one per task.
 LISTING_SHARED = (1, 3, 4)

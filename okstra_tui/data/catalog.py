@@ -197,7 +197,7 @@ def list_catalog(project: Project) -> CatalogData | None:
         latest = project.latest_task_key_listing()
         if isinstance(latest, LoadError):
             return None
-        # Built by map in C, a row per entry (a comprehension is a Python step per task).
+        # map feeds the rows from C (no comprehension step per task; each row's __init__ still runs).
         is_latest = map(operator.eq, map(ENTRY_KEY, entries), repeat(latest))
         rows = list(map(CatalogRow, repeat(project), entries, is_latest))
     return CatalogData(rows, None, latest, None, save_listing=save)

@@ -35,6 +35,21 @@ def _cached(root: Path) -> list[object]:
     return again  # type: ignore[return-value]
 
 
+def _cache_file_written(root: Path) -> tuple[Path, bytes, bytes]:
+    """Cache the listing of a settled catalog; the cache file, its header line and its body."""
+    _settled(layout.task_catalog_path(root))
+    _cached(root)
+    cache = listing_cache.cache_file(root)
+    head, _, body = cache.read_bytes().partition(b"\n")
+    return cache, head, body
+
+
+def _assert_missed(root: Path) -> None:
+    """The next reading comes from the catalog itself (and offers to cache it again), as if nothing was cached."""
+    listing, save = _listing(root)
+    assert listing == Project(root).catalog_listing() and save is not None
+
+
 def test_a_settled_catalog_is_cached_outside_the_store_and_read_back(fresh_demo: Path) -> None:
     catalog = layout.task_catalog_path(fresh_demo)
     _settled(catalog)
@@ -130,34 +145,24 @@ def _a_table_without_its_codes(columns: list[Any]) -> None:
     ],
 )
 def test_a_damaged_cache_is_a_miss(fresh_demo: Path, damage: bytes | Callable[[list[Any]], None]) -> None:
-    catalog = layout.task_catalog_path(fresh_demo)
-    _settled(catalog)
-    _cached(fresh_demo)
-    cache = listing_cache.cache_file(fresh_demo)
+    cache, head, body = _cache_file_written(fresh_demo)
     if not isinstance(damage, bytes):
-        head, _, body = cache.read_bytes().partition(b"\n")
         columns = json.loads(body)
         damage(columns)  # a right header over a body of the wrong shape
         damage = head + b"\n" + json.dumps(columns).encode()
     cache.write_bytes(damage)
-    listing, save = _listing(fresh_demo)
-    assert listing == Project(fresh_demo).catalog_listing() and save is not None
+    _assert_missed(fresh_demo)
 
 
 def test_a_cache_of_the_earlier_format_is_a_miss(fresh_demo: Path) -> None:
     """A cache written by an okstra that kept one flat list is read again from the catalog, not misread."""
-    catalog = layout.task_catalog_path(fresh_demo)
-    _settled(catalog)
-    _cached(fresh_demo)
-    cache = listing_cache.cache_file(fresh_demo)
-    head = cache.read_bytes().partition(b"\n")[0]
+    cache, head, _ = _cache_file_written(fresh_demo)
     assert b'"format":2' in head
     listing = Project(fresh_demo).catalog_listing()
     assert not isinstance(listing, LoadError)
     flat = [value for entry in listing for value in entry]
     cache.write_bytes(head.replace(b'"format":2', b'"format":1') + b"\n" + json.dumps(flat).encode())
-    listing, save = _listing(fresh_demo)
-    assert listing == Project(fresh_demo).catalog_listing() and save is not None
+    _assert_missed(fresh_demo)
 
 
 def test_a_cache_that_cannot_be_written_is_only_a_slower_start(fresh_demo: Path) -> None:
@@ -174,10 +179,7 @@ def test_a_cache_that_cannot_be_written_is_only_a_slower_start(fresh_demo: Path)
 
 def test_repeated_values_come_back_as_one_object_each(fresh_demo: Path) -> None:
     """The group, type and status columns are cached as tables: a hit shares their values as a fresh read does."""
-    catalog = layout.task_catalog_path(fresh_demo)
-    _settled(catalog)
-    _cached(fresh_demo)
-    body = listing_cache.cache_file(fresh_demo).read_bytes().partition(b"\n")[2]
+    _, _, body = _cache_file_written(fresh_demo)
     columns = json.loads(body)
     assert [i for i, column in enumerate(columns) if isinstance(column, dict)] == [1, 3, 4]
     listing, save = _listing(fresh_demo)
@@ -190,11 +192,7 @@ def test_repeated_values_come_back_as_one_object_each(fresh_demo: Path) -> None:
 
 def test_a_cached_column_may_be_a_plain_list(fresh_demo: Path) -> None:
     """Any column may be a plain list, even one the cache writes as a table; its values are shared then."""
-    catalog = layout.task_catalog_path(fresh_demo)
-    _settled(catalog)
-    _cached(fresh_demo)
-    cache = listing_cache.cache_file(fresh_demo)
-    head, _, body = cache.read_bytes().partition(b"\n")
+    cache, head, body = _cache_file_written(fresh_demo)
     columns = json.loads(body)
     table = columns[1]
     columns[1] = [table["values"][code] for code in table["codes"]]
@@ -202,15 +200,11 @@ def test_a_cached_column_may_be_a_plain_list(fresh_demo: Path) -> None:
     listing, save = _listing(fresh_demo)
     assert save is None and listing == Project(fresh_demo).catalog_listing()
     assert not isinstance(listing, LoadError)
-    assert len({id(entry.task_group) for entry in listing}) == len({entry.task_group for entry in listing})
+    groups = [entry.task_group for entry in listing]
+    assert len(set(map(id, groups))) == len(set(groups)) < len(groups)
 
 
 def test_a_body_nested_deeper_than_the_parser_goes_is_a_miss(fresh_demo: Path) -> None:
-    catalog = layout.task_catalog_path(fresh_demo)
-    _settled(catalog)
-    _cached(fresh_demo)
-    cache = listing_cache.cache_file(fresh_demo)
-    head = cache.read_bytes().partition(b"\n")[0]
+    cache, head, _ = _cache_file_written(fresh_demo)
     cache.write_bytes(head + b"\n" + b"[" * 200_000)
-    listing, save = _listing(fresh_demo)
-    assert listing == Project(fresh_demo).catalog_listing() and save is not None
+    _assert_missed(fresh_demo)
