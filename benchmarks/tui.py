@@ -43,6 +43,9 @@ class Probe:
         self.t0 = t0
         self.first_paint = None
         self.start_predicate = None
+        #: name -> predicate: the time (since t0) of the first frame in which each holds is kept in .marked.
+        self.marks = {}
+        self.marked = {}
         self.waiting = None
         self.hit = None
         original = app._display
@@ -53,6 +56,10 @@ class Probe:
             now = time.perf_counter()
             if self.first_paint is None and self.start_predicate is not None and self.start_predicate():
                 self.first_paint = time.time() - self.t0
+            for name, predicate in list(self.marks.items()):
+                if predicate():
+                    self.marked[name] = time.time() - self.t0
+                    del self.marks[name]
             if self.waiting is not None:
                 predicate, start = self.waiting
                 if predicate():
@@ -163,20 +170,30 @@ async def until(pilot, predicate, limit=60.0):
 async def main():
     out = {}
     app = OkstraApp(Project(Path(root)))
+    from okstra_tui.data.catalog import CatalogRow
+    def in_view():
+        s = app.screen
+        if not isinstance(s, CatalogScreen):
+            return []
+        start, end = s.table.visible_range()
+        return [r for r in s.table.rows[start:end] if isinstance(r, CatalogRow)]
     def painted():
+        # The first frame showing task rows (the rows below the view may not be built yet).
+        return bool(in_view())
+    def phases_in_view():
+        rows = in_view()
+        return bool(rows) and all(r.ident in app.screen.phases for r in rows)
+    def all_rows():
         s = app.screen
         return isinstance(s, CatalogScreen) and s.data is not None and len(s.table.rows) > 0
     probe = Probe(app, t0)
     probe.start_predicate = painted
+    probe.marks = {"phases_in_view_s": phases_in_view, "all_rows_s": all_rows}
     async with app.run_test(size=(120, 40)) as pilot:
         out["first_paint_s"] = await probe.started(painted)
         cat = app.screen
-        from okstra_tui.data.catalog import CatalogRow
-        def phases_in_view():
-            start, end = cat.table.visible_range()
-            return all(r.ident in cat.phases for r in cat.table.rows[start:end] if isinstance(r, CatalogRow))
-        await until(pilot, phases_in_view)
-        out["phases_in_view_s"] = time.time() - t0
+        await until(pilot, lambda: not probe.marks)
+        out.update(probe.marked)
         from textual.worker import WorkerCancelled
         try:
             await app.workers.wait_for_complete()

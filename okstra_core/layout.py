@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Final
 
 from .errors import LayoutError
-from .names import parse_in_category
 
 OKSTRA_DIR: Final = ".okstra"
 
@@ -366,6 +365,8 @@ def category_dir(run_directory: Path, category: str) -> Path:
 
 def seqs_in_use(folder: Path) -> int:
     """Highest seq named by any artifact or claim in a category folder (``writes.allocate_seq`` takes the next)."""
+    from .names import parse_in_category  # here: the name grammar is not needed to read a store's layout
+
     highest = 0
     category = folder.name
     try:

@@ -525,6 +525,50 @@ def listing_entries(columns: list[list[Any]], shared: Iterable[int] = ()) -> lis
     return list(map(tuple.__new__, repeat(CatalogListingEntry), zip(*columns, strict=True)))
 
 
+class CatalogListing:
+    """A catalog's listing, held as columns (one list per :class:`CatalogListingEntry` field, as the listing's
+    cache keeps it) or as entries (as :meth:`Project.catalog_listing` reads them); each is made from the other
+    only when asked.
+
+    The first frame of a large catalog needs the columns (how many tasks, which groups, the rows in view);
+    building an entry per task can wait until that frame is shown.
+    """
+
+    __slots__ = ("_columns", "_entries")
+
+    def __init__(
+        self, *, columns: list[list[Any]] | None = None, entries: list[CatalogListingEntry] | None = None
+    ) -> None:
+        if (columns is None) == (entries is None):
+            raise TypeError("CatalogListing takes columns or entries")
+        self._columns = columns
+        self._entries = entries
+
+    def __len__(self) -> int:
+        return len(self._entries) if self._entries is not None else len(self.columns[0])
+
+    @property
+    def columns(self) -> list[list[Any]]:
+        """One list per field, in :class:`CatalogListingEntry` order (repeated values shared)."""
+        if self._columns is None:
+            assert self._entries is not None
+            entries = self._entries
+            self._columns = [list(c) for c in zip(*entries, strict=True)] if entries else [[] for _ in LISTING_OPTIONAL]
+        return self._columns
+
+    @property
+    def entries(self) -> list[CatalogListingEntry]:
+        if self._entries is None:
+            self._entries = listing_entries(list(self.columns), shared=LISTING_SHARED)
+        return self._entries
+
+    def entry(self, index: int) -> CatalogListingEntry:
+        """The entry at *index*, without building the others."""
+        if self._entries is not None:
+            return self._entries[index]
+        return tuple.__new__(CatalogListingEntry, [column[index] for column in self.columns])
+
+
 def _listing_fast(tasks: list[Any]) -> list[CatalogListingEntry] | None:
     """Every entry at once when all are well formed (the usual case), else None.
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from okstra_core import layout
 from okstra_core.errors import LoadError
-from okstra_core.store import CatalogListingEntry, Project, TaskRef
+from okstra_core.store import CatalogListing, CatalogListingEntry, Project, TaskRef
 
 #: A row's task key, read in C over many rows (``map(ROW_KEY, rows)``).
 ROW_KEY = operator.attrgetter("entry.task_key")
@@ -179,28 +179,76 @@ def load_catalog(project: Project) -> CatalogData:
     return CatalogData(rows, None, latest_key, latest_error)
 
 
-def list_catalog(project: Project) -> CatalogData | None:
-    """The catalog's rows from the core's plain-JSON listing, for the first paint; None when it cannot list.
+class FirstListing:
+    """The catalog's plain listing before its rows are built: what the first frame needs.
 
-    The listing skips the models (and importing them), and comes from the
-    user's cache when the catalog has not changed since it was cached
-    (:mod:`okstra_core.listing_cache`), so a 10,000-task catalog paints in a
-    fraction of the validated read's time; the caller
+    The listing comes as columns from the user's cache when the catalog has not changed since it was cached
+    (:mod:`okstra_core.listing_cache`). The first frame shows only the rows in view (:meth:`row` builds one);
+    :meth:`data` builds every row once that frame is shown: at 100,000 tasks a row per task is tens of
+    milliseconds that the first frame does not wait for.
+    """
+
+    __slots__ = ("latest", "listing", "project", "save")
+
+    def __init__(
+        self, project: Project, listing: CatalogListing, latest: str | None, save: Callable[[], None] | None
+    ) -> None:
+        self.project = project
+        self.listing = listing
+        self.latest = latest
+        self.save = save
+
+    def __len__(self) -> int:
+        return len(self.listing)
+
+    @property
+    def keys(self) -> list[str]:
+        return self.listing.columns[0]
+
+    @property
+    def groups(self) -> list[str]:
+        """Each task's group, in catalog order (one string object per distinct group)."""
+        return self.listing.columns[1]
+
+    def row(self, index: int) -> CatalogRow:
+        """The row of the task at *index*, as :meth:`data` builds it."""
+        entry = self.listing.entry(index)
+        return CatalogRow(self.project, entry, latest=entry.task_key == self.latest)
+
+    def data(self) -> CatalogData:
+        """Every row."""
+        with _collector_paused(freeze=True):
+            entries = self.listing.entries
+            latest = self.latest
+            # map feeds the rows from C (no comprehension step per task; each row's __init__ still runs).
+            is_latest = map(operator.eq, map(ENTRY_KEY, entries), repeat(latest))
+            rows = list(map(CatalogRow, repeat(self.project), entries, is_latest))
+        return CatalogData(rows, None, latest, None, save_listing=self.save)
+
+
+def first_listing(project: Project) -> FirstListing | None:
+    """The catalog's plain-JSON listing, for the first paint; None when it cannot list.
+
+    The listing skips the models (and importing them), so a 10,000-task
+    catalog paints in a fraction of the validated read's time; the caller
     confirms it with :func:`load_catalog` and replaces it when they disagree.
     """
     from okstra_core.listing_cache import read_listing
 
     with _collector_paused():
-        entries, save = read_listing(project)
-        if isinstance(entries, LoadError):
-            return None
-        latest = project.latest_task_key_listing()
-        if isinstance(latest, LoadError):
-            return None
-        # map feeds the rows from C (no comprehension step per task; each row's __init__ still runs).
-        is_latest = map(operator.eq, map(ENTRY_KEY, entries), repeat(latest))
-        rows = list(map(CatalogRow, repeat(project), entries, is_latest))
-    return CatalogData(rows, None, latest, None, save_listing=save)
+        listing, save = read_listing(project)
+    if isinstance(listing, LoadError):
+        return None
+    latest = project.latest_task_key_listing()
+    if isinstance(latest, LoadError):
+        return None
+    return FirstListing(project, listing, latest, save)
+
+
+def list_catalog(project: Project) -> CatalogData | None:
+    """Every row of :func:`first_listing`; None when it cannot list."""
+    first = first_listing(project)
+    return first.data() if first is not None else None
 
 
 #: From this many rows on, the catalog's objects are kept out of the collector's full passes once read.
@@ -226,16 +274,23 @@ def settle_collector(rows: int) -> bool:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while the block runs: the first paint builds a tuple and a row per task
-    (no cycles among them), and each collection those allocations set off would walk all of them built so far
-    (about 40 % of listing 100,000 tasks)."""
+def _collector_paused(freeze: bool = False) -> Iterator[None]:
+    """No cyclic garbage collection while the block runs: the rows are a tuple and a row object per task (no
+    cycles among them), and each collection those allocations set off would walk all of them built so far
+    (about 40 % of listing 100,000 tasks).
+
+    With *freeze*, what the block built is moved out of the collector's later passes when it ends, as the app
+    does with what its first frame built (:func:`settle_collector` takes it back in on the next reading): else
+    the first collection after the block walks every row it built.
+    """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            if freeze:
+                gc.freeze()
             gc.enable()
 
 

@@ -16,10 +16,12 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from okstra_core.seen import SeenState
+if TYPE_CHECKING:
+    from okstra_core.seen import SeenState
 
 #: The cutoff of a task never looked at before: everything in it is new.
 NEVER = dt.datetime.min.replace(tzinfo=dt.UTC)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import importlib
 import threading
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.style import Style
 from rich.text import Text
@@ -18,7 +20,6 @@ from textual.widgets import Input, Static
 
 from okstra_core import layout
 from okstra_core.errors import LoadError, OkstraError
-from okstra_core.seen import SeenState
 from okstra_core.store import Project
 
 from ..data.catalog import (
@@ -26,9 +27,10 @@ from ..data.catalog import (
     ROW_KEY,
     CatalogData,
     CatalogRow,
+    FirstListing,
     PhaseSummary,
     confirm_catalog,
-    list_catalog,
+    first_listing,
     listed_phase_summary,
     load_catalog,
     phase_summary,
@@ -46,6 +48,9 @@ from ..widgets.footer import BindingsFooter
 from ..widgets.summary_line import SummaryLine
 from ..widgets.virtual_table import Column, GroupHeader, VirtualTable
 from .base import ViewScreen
+
+if TYPE_CHECKING:
+    from okstra_core.seen import SeenState
 
 #: Sort orders, cycled by ``s``: (label, the row attribute sorted on).
 SORTS: tuple[tuple[str, str], ...] = (
@@ -135,6 +140,23 @@ def group_rows(rows: list[CatalogRow], reverse: bool, first: bool = False) -> tu
         flat.append(GroupHeader(group, len(members)))
         flat.extend(members)
     return flat, len(groups)
+
+
+def first_lines(first: FirstListing, height: int) -> tuple[list[object], int]:
+    """The first *height* lines :func:`group_rows` gives for every row of *first* in catalog order, and the number
+    of groups, with only the rows of those lines built (a header per group, its rows in catalog order)."""
+    groups = first.groups
+    counts = Counter(groups)  # counted in C
+    lines: list[object] = []
+    for group in sorted(counts):
+        if len(lines) >= height:
+            break
+        lines.append(GroupHeader(group, counts[group]))
+        index = -1
+        for _ in range(min(counts[group], height - len(lines))):
+            index = groups.index(group, index + 1)  # the next member, found in C
+            lines.append(first.row(index))
+    return lines, len(counts)
 
 
 class CatalogScreen(ViewScreen):
@@ -236,11 +258,28 @@ class CatalogScreen(ViewScreen):
         # The first rows come from the plain listing, read here so that the first frame already shows them
         # (a ~0.1 s read for 10,000 tasks); the validated reading follows in a worker.
         self.mark_seen()
-        quick = list_catalog(self.okstra.fresh_project())
-        if quick is not None:
-            self._loaded(quick)
-            self._list_first_phases()
-        self._quick = quick
+        first = first_listing(self.okstra.fresh_project())
+        if first is None:
+            self._quick = None
+            self._load()
+            return
+        self._show_first(first)
+        self._list_first_phases()
+        self.call_after_refresh(self._list_all, first)
+
+    def _show_first(self, first: FirstListing) -> None:
+        """The first frame: the rows in view, with the lines below them counted but not built yet."""
+        lines, groups = first_lines(first, max(self.app.size.height, 1))
+        self._set_key_prefix(first.keys)
+        total = len(first) + groups
+        self.table.set_rows(lines + [None] * (total - len(lines)), at=1 if len(lines) > 1 else 0)
+        self._show_summary(len(first), len(first), groups, first.latest)
+
+    def _list_all(self, first: FirstListing) -> None:
+        """Every row, once the first frame is shown; then the validated reading follows in a worker."""
+        data = first.data()
+        self._loaded(data, listed=True)
+        self._quick = data
         self._load()
 
     # ---------------------------------------------------------------- data
@@ -364,7 +403,7 @@ class CatalogScreen(ViewScreen):
             data.unlisted = unlisted
             self._show_problems(data)
         data.rows.extend(extra)
-        self._set_key_prefix(data)
+        self._set_key_prefix(list(map(ROW_KEY, data.rows)))
         self._matched = None
         self._haystack.update(self._hay(row) for row in extra)
         self._rebuild()
@@ -373,20 +412,23 @@ class CatalogScreen(ViewScreen):
         if self.data is data:
             self._haystack.update(hay)
 
-    def _set_key_prefix(self, data: CatalogData) -> None:
+    def _set_key_prefix(self, keys: list[str]) -> None:
         """Say the project prefix every task key shares once, in the column title, instead of on every row."""
-        prefix = shared_key_prefix(list(map(ROW_KEY, data.rows)))
+        prefix = shared_key_prefix(keys)
         if prefix != self.key_prefix:
             self.key_prefix = prefix
             self.table.set_column_label("key", f"{KEY_LABEL} ({prefix}…)" if prefix else KEY_LABEL)
 
-    def _loaded(self, data: CatalogData) -> None:
+    def _loaded(self, data: CatalogData, listed: bool = False) -> None:
+        """Show *data*'s rows; with *listed*, they are the rows of the first frame's listing, whose key prefix and
+        phase columns stand."""
         self.data = data
-        self._set_key_prefix(data)
         self.call_after_refresh(self._rows_painted.set)
-        self.phases.clear()
-        self._pending.clear()
-        self._validated.clear()
+        if not listed:
+            self._set_key_prefix(list(map(ROW_KEY, data.rows)))
+            self.phases.clear()
+            self._pending.clear()
+            self._validated.clear()
         self._haystack = {}
         self._show_problems(data)
         self._rebuild()
@@ -427,9 +469,13 @@ class CatalogScreen(ViewScreen):
         self.table.set_rows(flat, keep=lambda r: r.ident if isinstance(r, CatalogRow) else ("group", r.label))
         if self.table.cursor == 0 and len(flat) > 1 and isinstance(flat[0], GroupHeader):
             self.table.cursor = 1
-        latest = data.latest_key or "none"
+        self._show_summary(len(rows), len(data.rows), groups, data.latest_key)
+
+    def _show_summary(self, shown: int, total: int, groups: int, latest_key: str | None) -> None:
+        sort = self.sort
+        latest = latest_key or "none"
         parts = [
-            (Text.assemble((f"{len(rows)}", "bold"), f" of {len(data.rows)} tasks"), 0),
+            (Text.assemble((f"{shown}", "bold"), f" of {total} tasks"), 0),
             (Text(f" in {groups} groups"), 2),
             (Text.assemble("   sort: ", (sort.label, "bold")), 3),
             (Text.assemble("   latest: ", ("★ " + latest.removeprefix(self.key_prefix), "bold yellow")), 0),
@@ -591,6 +637,8 @@ class CatalogScreen(ViewScreen):
             if isinstance(row, CatalogRow) and row.latest:
                 self.table.cursor = i
                 return
+        if self.data is None:
+            return  # only the first frame's rows are built yet
         self.notify("No latest-task pointer in this project.", severity="warning")
 
     def action_open_task(self) -> None:

@@ -174,7 +174,9 @@ class VirtualTable(ScrollView, can_focus=True, inherit_bindings=False):
     # ------------------------------------------------------------------ data
 
     def set_rows(self, rows: list[Any], *, keep: Callable[[Any], object] | None = None, at: int = 0) -> None:
-        """Replace the rows; with *keep*, the cursor stays on the row with the same key (else it goes to *at*)."""
+        """Replace the rows; with *keep*, the cursor stays on the row with the same key (else it goes to *at*).
+
+        A row may be None: a line counted but not built yet (a large list's first frame), drawn blank."""
         previous = self.current_row
         self.rows = rows
         index = min(at, max(len(rows) - 1, 0))
@@ -279,7 +281,7 @@ class VirtualTable(ScrollView, can_focus=True, inherit_bindings=False):
                 self._vt_strips[key] = Strip(segments).extend_cell_length(width, header).crop(0, width)
             return self._vt_strips[key]
         index = int(self.scroll_y) + y - 1
-        if index >= len(self.rows):
+        if index >= len(self.rows) or self.rows[index] is None:  # None: a line not built yet
             return Strip.blank(width, base)
         key = (index, index == self.cursor, width)
         strip = self._vt_strips.get(key)

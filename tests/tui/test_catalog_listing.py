@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from okstra_core.errors import LoadError
-from okstra_core.store import Project
+from okstra_core.store import CatalogListing, Project
 from okstra_tui.children import run_child
 from okstra_tui.data.catalog import (
     CONFIRM_CHILD,
     CatalogRow,
+    FirstListing,
     confirm_catalog,
     fingerprint,
     list_catalog,
@@ -22,9 +24,11 @@ from okstra_tui.data.catalog import (
     same_catalog,
     uncatalogued_rows,
 )
-from okstra_tui.screens.catalog import CatalogScreen
+from okstra_tui.screens.catalog import CatalogScreen, first_lines, group_rows
 from okstra_tui.screenshots import settle
 from okstra_tui.widgets.error_panel import ErrorPanel
+from okstra_tui.widgets.summary_line import SummaryLine
+from okstra_tui.widgets.virtual_table import GroupHeader
 
 from .conftest import SIZE, make_app
 
@@ -189,3 +193,77 @@ def test_settling_a_large_catalog_freezes_it_and_frees_what_was_dropped_since() 
         assert gone() is None
     finally:
         gc.unfreeze()
+
+
+def _first(groups: list[str]) -> FirstListing:
+    """A listing of one task per entry of *groups*, in that order, as the cache gives it (columns)."""
+    n = len(groups)
+    ids = [f"t{i:03}" for i in range(n)]
+    columns: list[list[Any]] = [
+        [f"p:{g}/{t}" for g, t in zip(groups, ids, strict=True)],
+        groups,
+        ids,
+        ["feature"] * n,
+        ["prepared"] * n,
+        [f"task {i}" for i in range(n)],
+        [None] * n,
+        [None] * n,
+    ]
+    return FirstListing(Project(Path("/nowhere")), CatalogListing(columns=columns), f"p:{groups[-1]}/{ids[-1]}", None)
+
+
+def _shown(lines: list[object]) -> list[object]:
+    return [(line.label, line.count) if isinstance(line, GroupHeader) else line.ident for line in lines]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "groups",
+    [
+        ["b", "a", "b", "c", "a", "a", "b"],
+        [f"g{i % 5}" for i in range(60)],  # interleaved, as agents add tasks
+        ["only"] * 12,
+    ],
+    ids=["three groups", "interleaved", "one group"],
+)
+def test_the_first_lines_are_those_of_every_row_grouped(groups: list[str]) -> None:
+    """The first frame builds only the rows of its lines: they are the same lines, counts included, as grouping
+    every row gives, whatever the height."""
+    first = _first(groups)
+    every, count = group_rows(first.data().rows, reverse=False)
+    for height in range(1, len(every) + 3):
+        lines, groups_counted = first_lines(first, height)
+        assert groups_counted == count
+        assert _shown(lines) == _shown(every[:height])
+    latest = [row for row in first.data().rows if row.latest]
+    assert [row.ident for row in latest] == [first.row(len(groups) - 1).ident]
+
+
+def _screen_text(screen: CatalogScreen) -> list[str]:
+    table = screen.table
+    lines = [table.render_line(y).text for y in range(table.size.height)]
+    return [*lines, screen.query_one("#catalog-summary", SummaryLine).content.plain, str(len(table.rows))]
+
+
+@pytest.mark.parametrize("size", [SIZE, (80, 12)], ids=["120x40", "80x12"])
+async def test_the_first_frame_shows_what_every_row_shows(
+    demo_root: Path, size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before every row is built, the rows in view, the table's length, the summary and the key column's title
+    are already those of every row; the lines below are not built."""
+    held: list[Any] = []
+    monkeypatch.setattr(CatalogScreen, "_list_all", lambda screen, first: held.append(first))
+    app = make_app(demo_root)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen) and screen.data is None and len(held) == 1
+        rows = screen.table.rows
+        # Only the first screenful is built (the demo's lines all fit 40 lines, not 12).
+        assert None not in rows[: size[1]] and set(rows[size[1] :]) <= {None}
+        assert (None in rows) == (size[1] < 40)
+        before = _screen_text(screen)
+        monkeypatch.undo()
+        screen._list_all(held[0])  # what the workers read next (waiting marks, unread) is not compared
+        assert screen.data is not None and None not in screen.table.rows
+        assert _screen_text(screen) == before
+        await settle(pilot)
