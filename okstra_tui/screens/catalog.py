@@ -255,8 +255,8 @@ class CatalogScreen(ViewScreen):
         self.watch(self, "sort", self._rebuild, init=False)
         self.watch(self, "filter_text", self._rebuild, init=False)
         self.table.focus()
-        # The first rows come from the plain listing, read here so that the first frame already shows them
-        # (a ~0.1 s read for 10,000 tasks); the validated reading follows in a worker.
+        # The first rows come from the plain listing, read here so that the first frame already shows them;
+        # every row is built right after that frame, then the validated reading follows in a worker.
         self.mark_seen()
         first = first_listing(self.okstra.fresh_project())
         if first is None:
