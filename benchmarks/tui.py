@@ -222,6 +222,8 @@ async def main():
         for i in range(10):
             for _ in range(37):
                 await probe.key(pilot, "down", lambda: True)
+            if not isinstance(table.current_row, CatalogRow):  # a group's title (small groups): onto its first task
+                await probe.key(pilot, "down", lambda: True)
             def task_shown():
                 return isinstance(app.screen, TaskScreen) and app.screen.overview is not None
 
