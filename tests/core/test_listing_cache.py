@@ -258,7 +258,12 @@ def test_missing_values_wide_tables_and_no_tasks_read_back_as_written(tmp_path: 
     "value", ["a\x00b", "\x01", "end\x01", "\ud800"], ids=["NUL", "SOH", "ends in SOH", "surrogate"]
 )
 def test_a_value_the_text_part_cannot_hold_is_not_cached(tmp_path: Path, value: str) -> None:
-    rows: list[tuple[str | None, ...]] = [("p:g/t1", "g", "t1", None, None, value, None, None)]
-    listing_cache.save(tmp_path, IDENTITY, _columns(rows))
+    def row(title: str) -> list[tuple[str | None, ...]]:
+        return [("p:g/t1", "g", "t1", None, None, title, None, None)]
+
+    listing_cache.save(tmp_path, IDENTITY, _columns(row("plain")))  # the same listing with a plain title is
+    assert listing_cache.load(tmp_path, IDENTITY) == _columns(row("plain"))  # cached, where the odd one is not
+    listing_cache.cache_file(tmp_path).unlink()
+    listing_cache.save(tmp_path, IDENTITY, _columns(row(value)))
     assert not listing_cache.cache_file(tmp_path).exists()
     assert listing_cache.load(tmp_path, IDENTITY) is None
