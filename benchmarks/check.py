@@ -61,10 +61,10 @@ print(files, parsed)
 """
 
 
-def _schema_groups(tree: Path) -> dict[str, list[str]]:
-    """JSON documents of the tree grouped by the schema file that owns them."""
+def _doc_kinds(tree: Path) -> dict[str, str]:
+    """The document kind (``okstra_core.models.DOC_KINDS_BY_NAME``) of each JSON and JSONL document of the tree."""
     from okstra_core import layout, names
-    from okstra_core.models import DOC_KINDS_BY_NAME, FINAL_REPORT_VERSIONS
+    from okstra_core.models import FINAL_REPORT_VERSIONS
 
     by_name = {
         "task-catalog.json": "task-catalog",
@@ -74,19 +74,22 @@ def _schema_groups(tree: Path) -> dict[str, list[str]]:
         "timeline.json": "timeline",
         "selected-direction.json": "selected-direction",
         "catalog.json": "duty-catalog",
+        "fix-cycles.jsonl": "fix-cycles",
+        "recap-log.jsonl": "recap-log",
+        "consumers.jsonl": "consumers",
     }
-    groups: dict[str, list[str]] = {}
+    kinds: dict[str, str] = {}
     store = layout.okstra_dir(tree)
     for folder, _dirs, files in os.walk(store):
         here = Path(folder)
         for name in files:
-            if not name.endswith(".json"):
+            if not name.endswith((".json", ".jsonl")):
                 continue
             kind: str | None = by_name.get(name)
             parsed = names.parse_in_category(here.name, name)
             if parsed is not None:
                 spec = names.KINDS_BY_NAME[parsed.kind]
-                kind = spec.doc if spec.reader == "json" else None
+                kind = spec.doc if spec.reader in ("json", "jsonl") else None
                 if parsed.kind == "final-report-data":
                     version = json.loads((here / name).read_bytes()).get("schemaVersion")
                     kind = FINAL_REPORT_VERSIONS.get(version)
@@ -99,7 +102,19 @@ def _schema_groups(tree: Path) -> dict[str, list[str]]:
                     ".prompt.md.completion.json": "invocation-completion",
                 }.get(name[name.index(".") :])
             if kind is not None:
-                groups.setdefault(DOC_KINDS_BY_NAME[kind].schema_file, []).append(str(here / name))
+                kinds[str(here / name)] = kind
+    return kinds
+
+
+def _schema_groups(tree: Path) -> dict[str, list[str]]:
+    """JSON documents of the tree grouped by the schema file that owns them."""
+    from okstra_core.models import DOC_KINDS_BY_NAME
+
+    groups: dict[str, list[str]] = {}
+    for path, kind in _doc_kinds(tree).items():
+        spec = DOC_KINDS_BY_NAME[kind]
+        if not spec.jsonl:
+            groups.setdefault(spec.schema_file, []).append(path)
     return groups
 
 
