@@ -34,7 +34,11 @@ def format_seq(seq: int) -> str:
 
 def is_canonical_seq(text: str) -> bool:
     """Whether *text* is a seq as :func:`format_seq` spells it."""
-    return text.isdigit() and int(text) >= 1 and format_seq(int(text)) == text
+    if not (text.isascii() and text.isdigit()):
+        return False  # str.isdigit alone takes superscripts and other scripts' digits
+    if len(text) == 3:
+        return text != "000"  # the common case, without building the spelling
+    return int(text) >= 1 and format_seq(int(text)) == text
 
 
 _SLUG = r"[a-z0-9]+(?:-[a-z0-9]+)*?"

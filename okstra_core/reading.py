@@ -440,6 +440,15 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 #: Where every key of a JSON object ends: its closing quote, optional whitespace, the colon.
 _KEY_END = re.compile(r'"[ \t\n\r]*:')
+#: The same with whitespace before the colon, which JSON writers rarely put there.
+_KEY_END_SPACED = re.compile(r'"[ \t\n\r]+:')
+
+
+def _key_ends(text: str) -> int:
+    """How many times :data:`_KEY_END` matches in *text*: a C count unless a key ends in whitespace."""
+    if _KEY_END_SPACED.search(text) is None:
+        return text.count('":')
+    return len(_KEY_END.findall(text))
 
 
 def repeated_key(text: str, value: Any) -> str | None:
@@ -452,7 +461,7 @@ def repeated_key(text: str, value: Any) -> str | None:
     count). Only otherwise is the text parsed again, keeping every pair, to
     name the key.
     """
-    if len(_KEY_END.findall(text)) <= _count_keys(value):
+    if _key_ends(text) <= _count_keys(value):
         return None
     try:
         json.loads(text, object_pairs_hook=_no_duplicates)

@@ -36,8 +36,9 @@ def read_schema_text(name: str) -> str:
     return schemas_dir().joinpath(name).read_text(encoding="utf-8")
 
 
+@cache
 def read_template(relpath: str) -> str:
-    """Text of ``templates/<relpath>`` (``/``-separated)."""
+    """Text of ``templates/<relpath>`` (``/``-separated), read once per process: templates ship with the package."""
     node = templates_dir()
     for part in relpath.split("/"):
         node = node.joinpath(part)

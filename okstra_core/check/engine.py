@@ -66,6 +66,7 @@ def _task_chunk(
     out: list[TaskResult] = []
     root_path = Path(root)
     home_path = Path(home) if home else None
+    real = Unit.resolve(root_path, home_path)
     for rel, entry in tasks:
         task_root = root_path / rel
         if caching:
@@ -74,7 +75,7 @@ def _task_chunk(
         # directory; the task's unit trusts that instead of listing (and re-reporting) them again.
         parts = rel.split("/")
         known = [os.path.join(root, *parts[: i + 1]) for i in range(len(parts))]
-        unit = Unit(root_path, home_path, known)
+        unit = Unit(root_path, home_path, known, real)
         task_rules.check_task(unit, task_root, entry)
         record: dict[str, Any] | None = None
         if caching:

@@ -107,9 +107,17 @@ MIGRATIONS_PART = f"{os.sep}state{os.sep}{layout.MIGRATIONS_DIR}{os.sep}"
 class Unit:
     """Reads, caches and reports for one part of a check run."""
 
-    def __init__(self, root: Path, home: Path | None = None, known_dirs: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        root: Path,
+        home: Path | None = None,
+        known_dirs: Iterable[str] = (),
+        real: tuple[str, str | None] | None = None,
+    ) -> None:
+        """*real* is the real paths of *root* and *home* when the caller already resolved them (once per worker)."""
+        real_root, real_home = real if real is not None else Unit.resolve(root, home)
         self.root = root
-        self.real_root = Path(os.path.realpath(root))
+        self.real_root = Path(real_root)
         self.home = home
         self.findings: list[Finding] = []
         # Caches are keyed by path text: hashing pathlib objects dominated the profile.
@@ -123,13 +131,18 @@ class Unit:
         self._names: dict[str, list[str]] = {}
         self._root_text = str(root)
         self._home_text = str(home) if home is not None else None
-        self._real_home: str | None = os.path.realpath(home) if home is not None else None
+        self._real_home = real_home
         self._reported: set[tuple[str, str, str]] = set()
         #: Regular files (not symlinks) as their folder's listing classified them: read without re-checking.
         self._regular: set[str] = set()
         #: Folders another unit already listed as usable directories (a task's ancestors): not listed again.
         self._known_dirs: set[str] = set(known_dirs)
         self.files: set[str] = set()
+
+    @staticmethod
+    def resolve(root: Path, home: Path | None) -> tuple[str, str | None]:
+        """The real paths of a unit's root and home, as :class:`Unit` takes them in *real*."""
+        return os.path.realpath(root), (os.path.realpath(home) if home is not None else None)
 
     # ------------------------------------------------------------- reporting
 
@@ -342,7 +355,8 @@ class Unit:
             return None
         try:
             st = os.fstat(fd)
-            limit = reading.limit_for(key)
+            # Only a file past the smaller limit needs to know which limit is its own.
+            limit = reading.MAX_BYTES if st.st_size <= reading.MAX_BYTES else reading.limit_for(key)
             if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
                 return None
             want = st.st_size + 1
@@ -457,8 +471,8 @@ class Unit:
                 result = model.model_validate(value)
             except (ValidationError, RecursionError):
                 result = self.validate(Path(text), value, model)
-        if result is not None:
-            self._report_absent(Path(text), absent_added(result))
+        if result is not None and (absent := absent_added(result)):
+            self._report_absent(Path(text), absent)
         self._docs[key] = result
         return result
 

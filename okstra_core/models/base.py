@@ -33,6 +33,34 @@ RelPosixPath = Annotated[str, StringConstraints(pattern=rf"^{_SEG}(?:/{_SEG})*$"
 SeqText = Annotated[str, StringConstraints(pattern=r"^(?:[0-9]{3}|[1-9][0-9]{3,})$")]
 
 
+_ON_CLASS: dict[tuple[type, str], bool] = {}
+
+
+def model_attr(value: object, name: str) -> Any:
+    """``getattr(value, name, None)``, without the cost of a miss on a pydantic model.
+
+    A name a model lacks goes through pydantic's ``__getattr__`` (the model's,
+    then its metaclass's), which raises; the rules ask documents of many kinds
+    for fields only some kinds have, so the misses dominated. Fields are read
+    from the instance's ``__dict__``, names defined on the class (properties,
+    methods) through ``getattr``, and any other name from the keys the document
+    added (``extra="allow"``), as pydantic's ``__getattr__`` would.
+    """
+    if not isinstance(value, BaseModel):
+        return getattr(value, name, None)
+    own = value.__dict__
+    if name in own:
+        return own[name]
+    key = (type(value), name)
+    on_class = _ON_CLASS.get(key)
+    if on_class is None:
+        on_class = _ON_CLASS[key] = any(name in k.__dict__ for k in type(value).__mro__)
+    if on_class:
+        return getattr(value, name, None)
+    extra = value.__pydantic_extra__
+    return extra.get(name) if extra else None
+
+
 class _ProjectAdded:
     """Field marker: a field this project's writers add that the contract does not name (optional on read)."""
 
@@ -57,29 +85,56 @@ def absent_added(doc: BaseModel, limit: int = 200) -> list[str]:
 _FIELD_PLANS: dict[type[BaseModel], tuple[tuple[str, str, bool, bool], ...]] = {}
 
 
-def _may_hold_model(annotation: Any) -> bool:
-    """Whether a validated value of *annotation* can be, or be a list holding, a model (True when unsure)."""
+def _models_in(annotation: Any) -> set[type[BaseModel]] | None:
+    """The model classes a validated value of *annotation* can be, or be a list of (None when unsure)."""
     if annotation is Any or annotation is object:
-        return True
+        return None
     if isinstance(annotation, type):
-        return issubclass(annotation, BaseModel)
+        return {annotation} if issubclass(annotation, BaseModel) else set()
     origin = get_origin(annotation)
     if origin is Literal:
-        return False
+        return set()
     args = get_args(annotation)
     if origin is Annotated:
         args = args[:1]
-    return not args or any(_may_hold_model(arg) for arg in args)
+    if not args:
+        return None
+    found: set[type[BaseModel]] = set()
+    for arg in args:
+        inner = _models_in(arg)
+        if inner is None:
+            return None
+        found |= inner
+    return found
+
+
+def _reaches_added(cls: type[BaseModel], seen: set[type[BaseModel]]) -> bool:
+    """Whether a document of *cls* can lack a project-added field anywhere inside it (True when unsure)."""
+    if cls in seen:
+        return False  # a cycle adds nothing the first visit does not find
+    seen.add(cls)
+    for info in cls.model_fields.values():
+        if ADDED in info.metadata:
+            return True
+        models = _models_in(info.annotation)
+        if models is None or any(_reaches_added(m, seen) for m in models):
+            return True
+    return False
 
 
 def _field_plan(cls: type[BaseModel]) -> tuple[tuple[str, str, bool, bool], ...]:
-    """The fields of *cls* as :func:`absent_added` walks them, worked out once per class (the checker asks per file)."""
+    """The fields of *cls* as :func:`absent_added` walks them, worked out once per class (the checker asks per file).
+
+    A field is walked into only when what it can hold can lack a project-added field somewhere.
+    """
     plan = _FIELD_PLANS.get(cls)
     if plan is None:
-        plan = tuple(
-            (name, info.alias or name, ADDED in info.metadata, _may_hold_model(info.annotation))
-            for name, info in cls.model_fields.items()
-        )
+        rows = []
+        for name, info in cls.model_fields.items():
+            models = _models_in(info.annotation)
+            nested = models is None or any(_reaches_added(m, set()) for m in models)
+            rows.append((name, info.alias or name, ADDED in info.metadata, nested))
+        plan = tuple(rows)
         _FIELD_PLANS[cls] = plan
     return plan
 
@@ -89,13 +144,13 @@ def _collect_absent(doc: BaseModel, prefix: str, found: list[str], budget: int) 
     for name, alias, added, nested in _field_plan(type(doc)):
         if budget <= 0:
             return budget
-        key = prefix + alias
         if name not in present:
             if added:
-                found.append(key)
+                found.append(prefix + alias)
             continue
         if not nested:
             continue
+        key = prefix + alias
         value = getattr(doc, name)
         if isinstance(value, BaseModel):
             budget = _collect_absent(value, key + ".", found, budget - 1)

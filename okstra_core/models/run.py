@@ -17,6 +17,7 @@ from .base import (
     Strict,
     TaskKeyStr,
     Timestamp,
+    model_attr,
     require_uniform_identity,
     uniform_identity_schema,
 )
@@ -396,10 +397,10 @@ def segment_of(doc: object) -> str | None:
     The one owner of "which execution a file belongs to" (DECISIONS 1: the read
     side groups an execution's files by it); the checker's seq rule uses it too.
     """
-    seg = getattr(doc, "run_date_time_segment", None)
+    seg = model_attr(doc, "run_date_time_segment")
     if seg is None:
-        identity = getattr(doc, "identity", None)
-        seg = getattr(identity, "run_date_time_segment", None) if identity is not None else None
+        identity = model_attr(doc, "identity")
+        seg = model_attr(identity, "run_date_time_segment") if identity is not None else None
     return seg if isinstance(seg, str) and seg else None
 
 

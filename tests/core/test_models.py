@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from okstra_core import resources
 from okstra_core.models import DOC_KINDS, DOC_KINDS_BY_NAME
-from okstra_core.models.base import ADDED, Model, absent_added
+from okstra_core.models.base import ADDED, Model, absent_added, model_attr
 from okstra_core.models.report import FinalReportV3
 from okstra_core.models.run import PromptMeta, TeamState
 from okstra_core.models.schemas import schema_text
@@ -242,6 +242,49 @@ def test_absent_added_walks_every_field_that_can_hold_a_model() -> None:
     # In field order, each name once; a plain value (a dict under Any, strings in a list) is no model to walk.
     assert absent_added(doc) == ["leaves[].added", "leaf.added", "added"]
     assert absent_added(_Branch.model_validate({"added": 3, "leaf": {"added": "z"}})) == []
+
+
+class _Plain(Model):
+    kept: str | None = None
+
+
+class _Mid(Model):
+    plain: _Plain | None = None
+    leaf: _Leaf | None = None
+
+
+class _Outer(Model):
+    mid: _Mid | None = None
+    rows: list[_Plain] | None = None
+    again: _Outer | None = None
+
+
+def test_absent_added_finds_a_field_several_models_deep_and_through_a_cycle() -> None:
+    # _Plain holds nothing added (never walked); _Leaf is reached through _Mid, and again through _Outer itself.
+    doc = _Outer.model_validate({"mid": {"plain": {}, "leaf": {}}, "rows": [{}], "again": {"mid": {"leaf": {}}}})
+    assert absent_added(doc) == ["mid.leaf.added", "again.mid.leaf.added"]
+    assert absent_added(_Outer.model_validate({"rows": [{"kept": "x"}], "mid": {"plain": {}}})) == []
+
+
+class _Named(Model):
+    field: str | None = None
+
+    @property
+    def shown(self) -> str:
+        return "shown"
+
+    def method(self) -> str:
+        return "called"
+
+
+@pytest.mark.parametrize("name", ["field", "shown", "method", "extra_key", "extraKey", "missing", "model_fields_set"])
+def test_model_attr_reads_as_getattr_does(name: str) -> None:
+    doc = _Named.model_validate({"field": "f", "extra_key": {"x": 1}})
+    expected = getattr(doc, name, None)
+    found = model_attr(doc, name)
+    assert found == expected if not callable(expected) else found() == expected()
+    for other in ({"field": 1}, None, "text", 3):
+        assert model_attr(other, name) == getattr(other, name, None)
 
 
 @pytest.mark.parametrize("value", ["2026-11-31T10:15:00Z", "2026-02-30T00:00:00Z", "2026-11-30T25:00:00Z", "soon"])

@@ -213,3 +213,13 @@ def test_an_older_run_closing_late_leaves_the_latest_run_fields_alone(fresh_demo
     close_run(second, "failed", report_path=None, next_phase=pending)
     after = tm.TaskManifest.model_validate_json(layout.task_manifest_path(root).read_bytes())
     assert (after.latest_run_status, after.current_status) == ("failed", "failed")
+
+
+def test_a_seq_claim_named_in_other_digits_is_not_a_claim(tmp_path: Path) -> None:
+    """A claim file named in superscript digits (``str.isdigit`` takes them) is skipped, never a traceback."""
+    claims = tmp_path / layout.SEQ_CLAIMS_DIR
+    claims.mkdir()
+    (claims / "\u00b9\u00b2\u00b3").write_text("migrate-legacy from 007\n", encoding="utf-8")
+    (claims / "012").write_text("migrate-legacy from 007\n", encoding="utf-8")
+    (claims / "013").write_text("migrate-legacy from \u00b2\u00b2\u00b2\n", encoding="utf-8")
+    assert migrate._migration_claims(tmp_path) == {7: 12}

@@ -6,6 +6,7 @@ from typing import Any, Final
 
 from ... import layout, names, reading
 from ...models import run as rm
+from ...models.base import model_attr
 from ...models.report import FinalReportV2, FinalReportV3, deliverable_problem, present_deliverables
 from ..catalog import (
     FOREIGN_ARTIFACT,
@@ -93,15 +94,15 @@ def _status(unit: Unit, art: Artifact) -> None:
 
 def _identity(scope: TaskScope, run: RunScope, art: Artifact, doc: Any, run_rel: str) -> None:
     unit = scope.unit
-    ident = getattr(doc, "identity", None) or doc
-    key = getattr(ident, "task_key", None)
+    ident = model_attr(doc, "identity") or doc
+    key = model_attr(ident, "task_key")
     if scope.task_key is not None and isinstance(key, str) and key != scope.task_key:
         unit.report(FOREIGN_ARTIFACT, art.path, f"taskKey {key!r} is not this task's {scope.task_key!r}")
-    task_type = getattr(ident, "task_type", None)
+    task_type = model_attr(ident, "task_type")
     if isinstance(task_type, str) and task_type != run.task_type:
         unit.report(FOREIGN_ARTIFACT, art.path, f"taskType {task_type!r} is not the run dir's {run.task_type!r}")
     if art.kind in ("run-manifest", "run-context", "active-run-context"):
-        stage = getattr(ident, "stage", None)
+        stage = model_attr(ident, "stage")
         if stage != run.stage:
             unit.report(FOREIGN_ARTIFACT, art.path, stage_mismatch(stage, run.stage, run_rel))
         if art.kind == "run-manifest":

@@ -49,8 +49,9 @@ class RunScope:
         return [a for a in self.artifacts if a.kind in kinds]
 
     def find(self, path: Path) -> Artifact | None:
+        text = str(path)  # listed entries' texts are normalised as str(Path) is: no Path per artifact
         for a in self.artifacts:
-            if a.path == path:
+            if a.entry.text == text:
                 return a
         return None
 
