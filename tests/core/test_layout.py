@@ -179,8 +179,18 @@ def test_discovery_paths(tmp_path: Path) -> None:
 
 def test_relative_posix() -> None:
     assert layout.is_relative_posix("a/b.md")
-    for bad in ("/abs", "a/../b", "./a", "a//b", "a\\b", ""):
+    for bad in ("/abs", "a/../b", "./a", "a//b", "a\\b", "", ".", "..", "a/", "a/.", "a/..", "../a"):
         assert not layout.is_relative_posix(bad)
+    for good in ("a", ".a", "..a", "a..", "a/.b/c", "...", "a/.../b"):
+        assert layout.is_relative_posix(good)
+
+
+@given(st.text(alphabet="a./\\", max_size=12))
+def test_relative_posix_is_its_parts_rule(text: str) -> None:
+    """No leading slash, no backslash, and no part that is empty, ``.`` or ``..``."""
+    parts_ok = all(p not in ("", ".", "..") for p in text.split("/"))
+    expected = bool(text) and not text.startswith("/") and "\\" not in text and parts_ok
+    assert layout.is_relative_posix(text) == expected
 
 
 def test_private_entries() -> None:
