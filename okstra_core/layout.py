@@ -365,7 +365,7 @@ def category_dir(run_directory: Path, category: str) -> Path:
 
 def seqs_in_use(folder: Path) -> int:
     """Highest seq named by any artifact or claim in a category folder (``writes.allocate_seq`` takes the next)."""
-    from .names import parse_in_category  # here: the name grammar is not needed to read a store's layout
+    from .names import parse_in_category, seq_value  # here: the name grammar is not needed to read a store's layout
 
     highest = 0
     category = folder.name
@@ -382,8 +382,9 @@ def seqs_in_use(folder: Path) -> int:
     except FileNotFoundError:
         claims = []
     for claim in claims:
-        if claim.isdigit():
-            highest = max(highest, int(claim))
+        value = seq_value(claim)
+        if value is not None:
+            highest = max(highest, value)
     return highest
 
 

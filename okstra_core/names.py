@@ -32,13 +32,28 @@ def format_seq(seq: int) -> str:
     return f"{seq:03d}"
 
 
+#: More digits than any file name can hold (255 bytes): no seq of a real artifact is that long.
+_SEQ_DIGITS_MAX = 255
+
+
+def seq_value(text: str) -> int | None:
+    """The number *text* spells in ASCII digits, padded or not (``"007"`` -> 7), or None.
+
+    ``str.isdigit`` alone also takes superscripts and other scripts' digits, which
+    ``int`` refuses; text that no file name could hold is refused before ``int``
+    is asked (it refuses more than 4,300 digits).
+    """
+    if not text or len(text) > _SEQ_DIGITS_MAX or not (text.isascii() and text.isdigit()):
+        return None
+    return int(text)
+
+
 def is_canonical_seq(text: str) -> bool:
     """Whether *text* is a seq as :func:`format_seq` spells it."""
-    if not (text.isascii() and text.isdigit()):
-        return False  # str.isdigit alone takes superscripts and other scripts' digits
-    if len(text) == 3:
+    if len(text) == 3 and text.isascii() and text.isdigit():
         return text != "000"  # the common case, without building the spelling
-    return int(text) >= 1 and format_seq(int(text)) == text
+    value = seq_value(text)
+    return value is not None and value >= 1 and format_seq(value) == text
 
 
 _SLUG = r"[a-z0-9]+(?:-[a-z0-9]+)*?"

@@ -284,8 +284,8 @@ class RunDir:
         for segment, by_category in seqs.items():
             files: list[Artifact] = []
             for category, seq_text in sorted(by_category.items()):
-                if seq_text.isdigit():
-                    files.extend(grouped.get((category, int(seq_text)), []))
+                if (value := names.seq_value(seq_text)) is not None:  # a hint is what an agent wrote
+                    files.extend(grouped.get((category, value), []))
             out.append(Execution(segment, dict(sorted(by_category.items())), files))
         out.sort(key=lambda e: e.segment)
         return out

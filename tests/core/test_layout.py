@@ -199,3 +199,13 @@ def test_private_entries() -> None:
     assert not layout.is_writer_debris(".reservations")  # the checker still reads reservation bindings
     for name in ("team-state-analysis-001.json", ".hidden-user-file", "migrations"):
         assert not layout.is_private_entry(name)
+
+
+def test_seq_claims_in_other_digits_take_no_seq(tmp_path: Path) -> None:
+    """A claim named in superscript digits, or longer than any file name's seq, is not a claim (never a traceback)."""
+    folder = tmp_path / "reports"
+    (folder / layout.SEQ_CLAIMS_DIR).mkdir(parents=True)
+    for name in ("\u00b9\u00b2\u00b3", "012", "0x1f"):
+        (folder / layout.SEQ_CLAIMS_DIR / name).write_text("", encoding="utf-8")
+    assert layout.seqs_in_use(folder) == 12
+    assert names.seq_value("007") == 7 and names.seq_value("9" * 256) is None and names.seq_value("") is None

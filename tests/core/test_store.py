@@ -105,6 +105,29 @@ def test_executions_group_files_across_categories(demo_root: Path) -> None:
                 assert segment == execution.segment, art.path
 
 
+@pytest.mark.parametrize(
+    "hint",
+    ["\u00b2", "\u0663", "9" * 5000, "", "-1"],
+    ids=["superscript", "arabic-indic", "5000-digits", "empty", "minus"],
+)
+def test_a_seq_hint_that_is_no_number_is_ignored(fresh_demo: Path, hint: str) -> None:
+    """A run context's ``pathHints.seqs`` is what an agent wrote: superscript digits or 5,000 of them are no seq."""
+    import json
+
+    rd_path = fresh_demo / ".okstra" / "tasks" / "payments" / "retry-policy" / "runs" / "analysis"
+    context = next((rd_path / "manifests").glob("run-context-analysis-*.json"))
+    value = json.loads(context.read_text(encoding="utf-8"))
+    value["pathHints"]["seqs"]["sessions-extra"] = hint
+    context.write_text(json.dumps(value), encoding="utf-8")
+    project = Project.open(fresh_demo)
+    assert isinstance(project, Project)
+    task = project.find_task("demo-shop:payments:retry-policy")
+    assert task is not None
+    rd = task.run_dir("analysis")
+    assert rd is not None
+    assert [len(e.artifacts) > 0 for e in rd.executions()] == [True, True]
+
+
 def test_one_category_is_listed_alone_and_agrees_with_the_whole(
     demo_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
