@@ -361,12 +361,18 @@ def test_read_only_sessions(demo_root: Path, tmp_path: Path) -> None:
                 aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as client,
                 client.ws_connect(_ws_url(server), headers={**_cookie(server), "Origin": server.url}),
             ):
-                own = Path(f"/proc/{server.proc.pid}/cmdline").read_bytes()
 
                 def started() -> bool:
-                    # Until it has exec'd, a forked child still shows the server's own command line.
+                    # A forked child shows the server's own command line, then the shell's that starts the
+                    # session (``sh -c "exec ..."``), and only then the session's workbench.
                     kids = server.children()
-                    return len(kids) == 1 and Path(f"/proc/{kids[0]}/cmdline").read_bytes() != own
+                    if len(kids) != 1:
+                        return False
+                    try:
+                        argv = Path(f"/proc/{kids[0]}/cmdline").read_bytes().split(b"\0")
+                    except OSError:
+                        return False
+                    return b"okstra_tui" in argv and b"--serve" not in argv
 
                 wait_until(started, "the session's process")
                 child = server.children()[0]
