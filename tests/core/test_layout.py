@@ -185,14 +185,6 @@ def test_relative_posix() -> None:
         assert layout.is_relative_posix(good)
 
 
-@given(st.text(alphabet="a./\\", max_size=12))
-def test_relative_posix_is_its_parts_rule(text: str) -> None:
-    """No leading slash, no backslash, and no part that is empty, ``.`` or ``..``."""
-    parts_ok = all(p not in ("", ".", "..") for p in text.split("/"))
-    expected = bool(text) and not text.startswith("/") and "\\" not in text and parts_ok
-    assert layout.is_relative_posix(text) == expected
-
-
 def test_private_entries() -> None:
     for name in (".okstra-tmp-x.json.abc", "team-state-analysis-001.json.lock", ".seq", ".reservations"):
         assert layout.is_private_entry(name)

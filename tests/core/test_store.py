@@ -8,7 +8,7 @@ import pytest
 
 from okstra_core import reading
 from okstra_core.errors import LoadError
-from okstra_core.store import Project
+from okstra_core.store import Project, RunDir
 
 
 def test_opening_a_task_reads_only_its_manifest(demo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,13 +81,19 @@ def test_missing_store_and_uncatalogued_tasks(tmp_path: Path, fresh_demo: Path) 
     assert isinstance(refs[0].open().manifest, LoadError)
 
 
-def test_executions_group_files_across_categories(demo_root: Path) -> None:
-    project = Project.open(demo_root)
+def _retry_policy_analysis(root: Path) -> RunDir:
+    """The demo's analysis run dir with two executions."""
+    project = Project.open(root)
     assert isinstance(project, Project)
     task = project.find_task("demo-shop:payments:retry-policy")
     assert task is not None
     rd = task.run_dir("analysis")
     assert rd is not None
+    return rd
+
+
+def test_executions_group_files_across_categories(demo_root: Path) -> None:
+    rd = _retry_policy_analysis(demo_root)
     first, second = rd.executions()
     assert first.segment < second.segment
     names_first = {a.name.filename for a in first.artifacts}
@@ -114,18 +120,18 @@ def test_a_seq_hint_that_is_no_number_is_ignored(fresh_demo: Path, hint: str) ->
     """A run context's ``pathHints.seqs`` is what an agent wrote: superscript digits or 5,000 of them are no seq."""
     import json
 
-    rd_path = fresh_demo / ".okstra" / "tasks" / "payments" / "retry-policy" / "runs" / "analysis"
-    context = next((rd_path / "manifests").glob("run-context-analysis-*.json"))
+    def grouping() -> list[tuple[str, list[str]]]:
+        return [(e.segment, sorted(a.name.filename for a in e.artifacts)) for e in rd.executions()]
+
+    rd = _retry_policy_analysis(fresh_demo)
+    before = grouping()
+    context = next((rd.path / "manifests").glob("run-context-analysis-*.json"))
     value = json.loads(context.read_text(encoding="utf-8"))
+    # A category this execution has no seq for, so that the hint is read (a hint never overrides a file's seq).
     value["pathHints"]["seqs"]["sessions-extra"] = hint
     context.write_text(json.dumps(value), encoding="utf-8")
-    project = Project.open(fresh_demo)
-    assert isinstance(project, Project)
-    task = project.find_task("demo-shop:payments:retry-policy")
-    assert task is not None
-    rd = task.run_dir("analysis")
-    assert rd is not None
-    assert [len(e.artifacts) > 0 for e in rd.executions()] == [True, True]
+    rd = _retry_policy_analysis(fresh_demo)
+    assert grouping() == before and len(before) == 2
 
 
 def test_one_category_is_listed_alone_and_agrees_with_the_whole(
