@@ -1,4 +1,4 @@
-"""How close a one-process check can get to the read floor: the floor, the floor plus validation, and the check.
+"""How close a check can get to the read floor: the floor, the floor plus validation, and the check.
 
     python benchmarks/check_bound.py --tree DIR [--rounds 5] [--jobs N]
 
@@ -16,6 +16,9 @@ alternate, each a fresh process:
   can reach;
 * **floor + validation from bytes**: the same with ``model_validate_json``
   (pydantic parses and validates in one pass);
+* **floor + validation, N processes**: the checker's path split over *N*
+  forked workers (all cores by default), each listing and reading its own
+  share of the tree's folders: the lowest a check on all cores can reach;
 * **okstra check --no-cache --jobs 1** and **--jobs N** (all cores by default).
 
 Each figure is the median over the rounds; each ratio the median of the
@@ -46,43 +49,99 @@ from okstra_core.models import DOC_KINDS_BY_NAME
 with open(sys.argv[1], encoding="utf-8") as fh:
     kinds = json.load(fh)
 from_bytes = sys.argv[2] == "bytes"
+jobs = int(sys.argv[3])
 models = {name: DOC_KINDS_BY_NAME[name].model for name in set(kinds.values())}
+
+def validate(path, name):
+    # (validated, invalid) for one file
+    with open(path, "rb") as fh:
+        data = fh.read()
+    kind = kinds.get(path)
+    model = models[kind] if kind is not None else None
+    if name.endswith(".json"):
+        try:
+            if model is None:
+                json.loads(data)
+                return 0, 0
+            if from_bytes:
+                model.model_validate_json(data)
+            else:
+                model.model_validate(json.loads(data))
+            return 1, 0
+        except (ValueError, ValidationError):
+            return 0, 1
+    invalid = 0
+    if name.endswith(".jsonl"):
+        for line in data.splitlines():
+            if not line.strip():
+                continue
+            try:
+                if model is None:
+                    json.loads(line)
+                elif from_bytes:
+                    model.model_validate_json(line)
+                else:
+                    model.model_validate(json.loads(line))
+            except (ValueError, ValidationError):
+                invalid += 1
+        return int(model is not None), invalid
+    return 0, 0
+
 files = validated = invalid = 0
-for base in sys.argv[3:]:
-    for folder, dirs, names in os.walk(base):
-        for name in names:
-            path = os.path.join(folder, name)
-            with open(path, "rb") as fh:
-                data = fh.read()
-            files += 1
-            kind = kinds.get(path)
-            model = models[kind] if kind is not None else None
-            if name.endswith(".json"):
-                try:
-                    if model is None:
-                        json.loads(data)
-                        continue
-                    if from_bytes:
-                        model.model_validate_json(data)
-                    else:
-                        model.model_validate(json.loads(data))
-                    validated += 1
-                except (ValueError, ValidationError):
-                    invalid += 1
-            elif name.endswith(".jsonl"):
-                for line in data.splitlines():
-                    if not line.strip():
-                        continue
-                    try:
-                        if model is None:
-                            json.loads(line)
-                        elif from_bytes:
-                            model.model_validate_json(line)
-                        else:
-                            model.model_validate(json.loads(line))
-                    except (ValueError, ValidationError):
-                        invalid += 1
-                validated += model is not None
+if jobs == 1:
+    for base in sys.argv[4:]:
+        for folder, dirs, names in os.walk(base):
+            for name in names:
+                v, i = validate(os.path.join(folder, name), name)
+                files += 1
+                validated += v
+                invalid += i
+else:
+    # Split the tree, not a list of its files: the workers list their own parts, as the checker's
+    # workers list their own tasks. Folders are opened breadth first until there are plenty of
+    # parts to deal out; the files met on the way are dealt out too.
+    frontier, loose = list(sys.argv[4:]), []
+    while frontier and len(frontier) < 64 * jobs:
+        deeper = []
+        for folder in frontier:
+            with os.scandir(folder) as it:
+                for de in it:
+                    (deeper if de.is_dir(follow_symlinks=False) else loose).append((de.path, de.name))
+        if not deeper:
+            break
+        frontier = [path for path, _name in deeper]
+    readers = []
+    for part in range(jobs):
+        r, w = os.pipe()
+        if os.fork() == 0:
+            status = 1  # a worker never returns into the parent's code, whatever it raises
+            try:
+                os.close(r)
+                counts = [0, 0, 0]
+                todo = loose[part::jobs]
+                for top in frontier[part::jobs]:
+                    todo += [(os.path.join(f, n), n) for f, _d, ns in os.walk(top) for n in ns]
+                for path, name in todo:
+                    v, i = validate(path, name)
+                    counts[0] += 1
+                    counts[1] += v
+                    counts[2] += i
+                os.write(w, " ".join(map(str, counts)).encode())
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(w)
+        readers.append(r)
+    for _ in range(jobs):  # each worker's counts fit in the pipe: waiting first cannot block it
+        if os.wait()[1] != 0:
+            print("a validation worker failed", file=sys.stderr)
+            sys.exit(2)
+    for r in readers:
+        with os.fdopen(r, "rb") as fh:
+            n, v, i = map(int, fh.read().split())
+        files += n
+        validated += v
+        invalid += i
 print(files, validated, invalid)
 """
 
@@ -104,10 +163,12 @@ def main() -> int:
     bases = [str(tree / ".okstra"), str(home)]
     check = [sys.executable, "-m", "okstra_core.cli", "check", str(tree), "--home", str(home), "--format", "json"]
     jobs = args.jobs or os.cpu_count() or 1
+    validate = [sys.executable, "-c", VALIDATE, kinds_file]
     contenders = {
         "floor": [sys.executable, "-c", FLOOR, *bases],
-        "floor + validation": [sys.executable, "-c", VALIDATE, kinds_file, "python", *bases],
-        "floor + validation from bytes": [sys.executable, "-c", VALIDATE, kinds_file, "bytes", *bases],
+        "floor + validation": [*validate, "python", "1", *bases],
+        "floor + validation from bytes": [*validate, "bytes", "1", *bases],
+        f"floor + validation, {jobs} processes": [*validate, "python", str(jobs), *bases],
         "check --jobs 1": [*check, "--no-cache", "--jobs", "1"],
         f"check --jobs {jobs}": [*check, "--no-cache", "--jobs", str(jobs)],
     }
@@ -127,6 +188,9 @@ def main() -> int:
 
     files, _parsed = outputs["floor"].split()
     _, validated, invalid = outputs["floor + validation"].split()
+    split = outputs[f"floor + validation, {jobs} processes"].split()
+    if split != [files, validated, invalid]:
+        print(f"the {jobs}-process split read {split[0]} files and validated {split[1]}: not the same work")
     summary = json.loads(outputs["check --jobs 1"])["summary"]
     print(f"tree {tree}: {files} files, {validated} documents validated ({invalid} invalid)")
     print(f"check: {summary['files']} files, {summary['errors']} errors, {summary['warnings']} warnings")
