@@ -21,7 +21,7 @@ from ..unit import Unit
 from .scope import Artifact, RunScope, TaskScope
 
 #: Artifact kinds whose content is one JSON document of a registered kind (:attr:`names.Kind.reader`).
-JSON_KINDS: Final = frozenset(k.name for k in names.KINDS if k.reader == "json")
+JSON_KINDS: Final[frozenset[str]] = frozenset(k.name for k in names.KINDS if k.reader == "json")
 
 
 def load(unit: Unit, art: Artifact) -> Any:
