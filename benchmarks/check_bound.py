@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 VALIDATE = r"""
-import json, os, sys
+import json, os, sys, traceback
 from pydantic import ValidationError
 from okstra_core.models import DOC_KINDS_BY_NAME
 with open(sys.argv[1], encoding="utf-8") as fh:
@@ -106,10 +106,11 @@ else:
         for folder in frontier:
             with os.scandir(folder) as it:
                 for de in it:
-                    (deeper if de.is_dir(follow_symlinks=False) else loose).append((de.path, de.name))
-        if not deeper:
-            break
-        frontier = [path for path, _name in deeper]
+                    if not de.is_dir():
+                        loose.append((de.path, de.name))
+                    elif not de.is_symlink():  # as os.walk: a symlinked folder is neither entered nor read
+                        deeper.append(de.path)
+        frontier = deeper  # every file of the folders just opened is in loose: none is walked again
     readers = []
     for part in range(jobs):
         r, w = os.pipe()
@@ -117,6 +118,8 @@ else:
             status = 1  # a worker never returns into the parent's code, whatever it raises
             try:
                 os.close(r)
+                for earlier in readers:
+                    os.close(earlier)
                 counts = [0, 0, 0]
                 todo = loose[part::jobs]
                 for top in frontier[part::jobs]:
@@ -128,6 +131,8 @@ else:
                     counts[2] += i
                 os.write(w, " ".join(map(str, counts)).encode())
                 status = 0
+            except BaseException:
+                traceback.print_exc()
             finally:
                 os._exit(status)
         os.close(w)

@@ -8,7 +8,8 @@ folder and :data:`MODULES` are compiled there with mypyc (the same strict
 mypy settings and pydantic plugin as ``make check``). Then the per-task part
 of a check (``engine._task_chunk`` over every task of *DIR*, as each worker
 runs it) is timed in fresh processes, this checkout and the compiled copy
-alternating, the order reversed every other round; each process takes the
+alternating, the order reversed every other round (``okstra_core`` must have
+no uncommitted change: the compiled copy is the committed tree); each process takes the
 best of three passes. It prints the medians, the median of the per-round
 ratios, and whether both found the same findings. ``reading`` is left out:
 mypyc needs a dataclass's annotations at import time, and ``reading`` imports
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -66,7 +68,9 @@ for _ in range(3):
     results = engine._task_chunk(str(tree), str(home), tasks)
     best = min(best, time.perf_counter() - start)
 found = sorted(repr(f) for _task, findings, _files, _record in results for f in findings)
-print(best, hashlib.sha256("\\n".join(found).encode()).hexdigest()[:16], len(found))
+import okstra_core.check.unit as unit_module
+digest = hashlib.sha256("\\n".join(found).encode()).hexdigest()[:16]
+print(unit_module.__file__.rsplit(".", 1)[-1], best, digest, len(found))
 """
 
 
@@ -85,11 +89,14 @@ def build(into: Path) -> None:
     print(f"compiled {len(compiled)} modules: " + ", ".join(c.split(".")[0] for c in compiled))
 
 
-def timed(side: Path, tree: Path) -> tuple[float, str]:
-    proc = subprocess.run([sys.executable, "-c", LOOP, str(tree)], cwd=side, capture_output=True, text=True)
+def timed(side: Path, tree: Path, compiled: bool) -> tuple[float, str]:
+    env = {**os.environ, "PYTHONPATH": str(side)}
+    proc = subprocess.run([sys.executable, "-c", LOOP, str(tree)], cwd=side, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"check_compiled: the loop failed in {side}: {proc.stderr[-1500:]}")
-    best, digest, count = proc.stdout.split()
+    suffix, best, digest, count = proc.stdout.split()
+    if (suffix == "so") != compiled:
+        raise SystemExit(f"check_compiled: {side} loaded the unit from a .{suffix} file")
     return float(best), f"{count} findings, {digest}"
 
 
@@ -98,6 +105,9 @@ def main() -> int:
     parser.add_argument("--tree", type=Path, required=True, help="a demo project (okstra demo DIR --tasks N)")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
+    status = ["git", "-C", str(CHECKOUT), "status", "--porcelain", "--", "okstra_core"]
+    if subprocess.run(status, capture_output=True, text=True, check=True).stdout.strip():
+        raise SystemExit("check_compiled: okstra_core has uncommitted changes; both sides must be the same code")
     with tempfile.TemporaryDirectory(prefix="okstra-mypyc-") as tmp:
         compiled = Path(tmp)
         build(compiled)
@@ -106,7 +116,7 @@ def main() -> int:
         found: dict[str, str] = {}
         for n in range(args.rounds):
             for name in list(sides) if n % 2 == 0 else reversed(list(sides)):
-                elapsed, found[name] = timed(sides[name], args.tree)
+                elapsed, found[name] = timed(sides[name], args.tree, name == "compiled")
                 times[name].append(elapsed)
             print(json.dumps({"round": n + 1, **{k: round(v[-1], 3) for k, v in times.items()}}), file=sys.stderr)
     ratio = statistics.median(c / p for c, p in zip(times["compiled"], times["pure"], strict=True))
