@@ -61,6 +61,28 @@ def test_escaping_symlinks_name_the_root_they_leave(fresh_demo: Path, tmp_path: 
     assert messages[in_home].startswith("symlink escapes the manager home")
 
 
+def test_escaping_selected_direction_is_listed_not_followed(
+    fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A selected-direction.json linking out of a task without an option-selection run is never stat-ed through."""
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}", encoding="utf-8")
+    link = fresh_demo / ".okstra/tasks/checkout/receipt-emails/instruction-set/selected-direction.json"
+    link.symlink_to(outside)
+    followed: list[str] = []
+    real_stat = os.stat
+
+    def stat(path: Any, *args: Any, follow_symlinks: bool = True, **kwargs: Any) -> os.stat_result:
+        if follow_symlinks and os.fspath(path) == str(link):
+            followed.append(os.fspath(path))
+        return real_stat(path, *args, follow_symlinks=follow_symlinks, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+    found = _finding(fresh_demo, rel(fresh_demo, link))
+    assert [r for r, _ in found] == ["OKS002"], found
+    assert followed == []
+
+
 def test_symlink_loop(fresh_demo: Path) -> None:
     (fresh_demo / TARGET).unlink()
     os.symlink("task-manifest.json", fresh_demo / TARGET)

@@ -51,7 +51,8 @@ def check_task(scope: TaskScope) -> None:
     covered: set[Path] = set()
     has_option_run = any(r.task_type == "option-selection" and r.of_kind("final-report-data") for r in scope.runs)
     sd_path = layout.selected_direction_path(scope.root)
-    if sd_path.exists() or has_option_run:
+    # The listing, not a stat: a symlink escaping the project is reported where it is listed, never followed.
+    if unit.exists(sd_path) or has_option_run:
         # The unit reads the chain's files first, so that the chain takes them from it instead of reading again.
         if unit.entry(sd_path) is not None:
             unit.doc(sd_path, SelectedDirection)
