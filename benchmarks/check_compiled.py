@@ -3,14 +3,14 @@
     python benchmarks/check_compiled.py --tree DIR [--rounds 5]
 
 Needs mypy (the ``test`` extra), setuptools and a C compiler. The committed
-tree of this checkout (``git archive HEAD``) is copied into a temporary
-folder and :data:`MODULES` are compiled there with mypyc (the same strict
-mypy settings and pydantic plugin as ``make check``). Then the per-task part
+tree of this checkout (``HEAD``) is checked out into a temporary worktree
+and :data:`MODULES` are compiled there with mypyc (the same strict mypy
+settings and pydantic plugin as ``make check``). Then the per-task part
 of a check (``engine._task_chunk`` over every task of *DIR*, as each worker
 runs it) is timed in fresh processes, this checkout and the compiled copy
 alternating, the order reversed every other round (``okstra_core`` must have
-no uncommitted change: the compiled copy is the committed tree); each process takes the
-best of three passes. It prints the medians, the median of the per-round
+no uncommitted change: the compiled copy is the committed tree); each process
+takes the best of three passes. It prints the medians, the median of the per-round
 ratios, and whether both found the same findings. ``reading`` is left out:
 mypyc needs a dataclass's annotations at import time, and ``reading`` imports
 pydantic only when a model is first needed. This is a measurement, not a
@@ -26,12 +26,9 @@ import os
 import statistics
 import subprocess
 import sys
-import tarfile
-import tempfile
-from io import BytesIO
 from pathlib import Path
 
-CHECKOUT = Path(__file__).resolve().parent.parent
+from _checkout import CHECKOUT, other_revision
 
 #: The checker's own modules: the unit, every rule, and the name, layout and digest owners they call.
 MODULES = [
@@ -75,10 +72,7 @@ print(unit_module.__file__.rsplit(".", 1)[-1], best, digest, len(found))
 
 
 def build(into: Path) -> None:
-    """The committed tree copied into *into*, :data:`MODULES` compiled in place."""
-    archive = subprocess.run(["git", "-C", str(CHECKOUT), "archive", "HEAD"], capture_output=True, check=True)
-    with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
-        tar.extractall(into, filter="data")
+    """:data:`MODULES` compiled in place in *into*, a worktree of the committed tree."""
     (into / "pyproject.toml").unlink()  # setuptools would try to discover its packages
     (into / "mypy.ini").write_text("[mypy]\nstrict = True\nplugins = pydantic.mypy\n", encoding="utf-8")
     cmd = [sys.executable, "-c", SETUP, "build_ext", "--inplace", *MODULES]
@@ -108,8 +102,7 @@ def main() -> int:
     status = ["git", "-C", str(CHECKOUT), "status", "--porcelain", "--", "okstra_core"]
     if subprocess.run(status, capture_output=True, text=True, check=True).stdout.strip():
         raise SystemExit("check_compiled: okstra_core has uncommitted changes; both sides must be the same code")
-    with tempfile.TemporaryDirectory(prefix="okstra-mypyc-") as tmp:
-        compiled = Path(tmp)
+    with other_revision("HEAD", "check_compiled") as compiled:
         build(compiled)
         sides = {"pure": CHECKOUT, "compiled": compiled}
         times: dict[str, list[float]] = {name: [] for name in sides}

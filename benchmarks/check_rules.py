@@ -32,13 +32,12 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-CHECKOUT = HERE.parent
+from _checkout import CHECKOUT, other_revision
+
 sys.path.insert(0, str(CHECKOUT))
 
 
@@ -127,30 +126,18 @@ def compare(tree: Path, against: str, rounds: int) -> None:
     from okstra_core import layout
 
     home = layout.demo_home(tree)
-    with tempfile.TemporaryDirectory(prefix="okstra-ab-") as tmp:
-        other = Path(tmp) / "other"
-        added = subprocess.run(
-            ["git", "-C", str(CHECKOUT), "worktree", "add", "-q", "--detach", str(other), against],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if added.returncode != 0:
-            raise SystemExit(f"check_rules: cannot check out {against!r}: {added.stderr.strip()}")
-        try:
-            sides = {"this": CHECKOUT, against: other}
-            for side in sides.values():
-                compileall.compile_dir(side / "okstra_core", quiet=1)
-            wall: dict[str, list[float]] = {name: [] for name in sides}
-            cpu: dict[str, list[float]] = {name: [] for name in sides}
-            reports: dict[str, str] = {}
-            for n in range(rounds):
-                for name in list(sides) if n % 2 == 0 else reversed(list(sides)):
-                    cmd = [sys.executable, "-m", "okstra_core.cli", "check", str(tree), "--home", str(home)]
-                    cmd += ["--no-cache", "--jobs", "1", "--format", "json"]
-                    reports[name] = _timed(cmd, sides[name], wall[name], cpu[name])
-        finally:
-            subprocess.run(["git", "-C", str(CHECKOUT), "worktree", "remove", "--force", str(other)], check=False)
+    with other_revision(against, "check_rules") as other:
+        sides = {"this": CHECKOUT, against: other}
+        for side in sides.values():
+            compileall.compile_dir(side / "okstra_core", quiet=1)
+        wall: dict[str, list[float]] = {name: [] for name in sides}
+        cpu: dict[str, list[float]] = {name: [] for name in sides}
+        reports: dict[str, str] = {}
+        for n in range(rounds):
+            for name in list(sides) if n % 2 == 0 else reversed(list(sides)):
+                cmd = [sys.executable, "-m", "okstra_core.cli", "check", str(tree), "--home", str(home)]
+                cmd += ["--no-cache", "--jobs", "1", "--format", "json"]
+                reports[name] = _timed(cmd, sides[name], wall[name], cpu[name])
     for label, values in (("wall", wall), ("user CPU", cpu)):
         ratio = statistics.median(a / b for a, b in zip(values["this"], values[against], strict=True))
         medians = ", ".join(f"{name} {statistics.median(v):.2f} s" for name, v in values.items())

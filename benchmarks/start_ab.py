@@ -33,9 +33,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _checkout import CHECKOUT, other_revision  # noqa: E402
 from tui import CACHE_LISTING, MINIMAL, WORKBENCH_START  # noqa: E402
-
-CHECKOUT = HERE.parent
 
 
 def run(code: str, cwd: Path, *args: str, cache: str | None = None) -> str:
@@ -62,36 +61,24 @@ def main() -> int:
     from okstra_core import layout
 
     os.environ["OKSTRA_HOME"] = str(layout.demo_home(args.root))
-    with tempfile.TemporaryDirectory(prefix="okstra-ab-") as tmp:
-        other = Path(tmp) / "other"
-        added = subprocess.run(
-            ["git", "-C", str(CHECKOUT), "worktree", "add", "-q", "--detach", str(other), args.against],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if added.returncode != 0:
-            raise SystemExit(f"start_ab: cannot check out {args.against!r}: {added.stderr.strip()}")
-        try:
-            sides = {"this": CHECKOUT, args.against: other}
-            caches = {name: tempfile.mkdtemp(dir=tmp, prefix="cache-") for name in sides}
-            for name, tree in sides.items():
-                for package in ("okstra_core", "okstra_tui"):
-                    compileall.compile_dir(tree / package, quiet=1)
-                run(CACHE_LISTING, tree, str(args.root), cache=caches[name])
-            times: dict[str, list[float]] = {"minimal": [], **{name: [] for name in sides}}
-            every_row: dict[str, list[float]] = {name: [] for name in sides}
-            for round_ in range(args.rounds):
-                order = ["minimal", *sides]
-                for name in order if round_ % 2 == 0 else reversed(order):
-                    if name == "minimal":
-                        times[name].append(float(run(MINIMAL, CHECKOUT)))
-                    else:
-                        out = json.loads(run(WORKBENCH_START, sides[name], str(args.root), "0", cache=caches[name]))
-                        times[name].append(out["phases_in_view_s"])
-                        every_row[name].append(out["all_rows_s"])
-        finally:
-            subprocess.run(["git", "-C", str(CHECKOUT), "worktree", "remove", "--force", str(other)], check=False)
+    with other_revision(args.against, "start_ab") as other, tempfile.TemporaryDirectory(prefix="okstra-ab-") as tmp:
+        sides = {"this": CHECKOUT, args.against: other}
+        caches = {name: tempfile.mkdtemp(dir=tmp, prefix="cache-") for name in sides}
+        for name, tree in sides.items():
+            for package in ("okstra_core", "okstra_tui"):
+                compileall.compile_dir(tree / package, quiet=1)
+            run(CACHE_LISTING, tree, str(args.root), cache=caches[name])
+        times: dict[str, list[float]] = {"minimal": [], **{name: [] for name in sides}}
+        every_row: dict[str, list[float]] = {name: [] for name in sides}
+        for round_ in range(args.rounds):
+            order = ["minimal", *sides]
+            for name in order if round_ % 2 == 0 else reversed(order):
+                if name == "minimal":
+                    times[name].append(float(run(MINIMAL, CHECKOUT)))
+                else:
+                    out = json.loads(run(WORKBENCH_START, sides[name], str(args.root), "0", cache=caches[name]))
+                    times[name].append(out["phases_in_view_s"])
+                    every_row[name].append(out["all_rows_s"])
     report(times, every_row, args.against)
     return 0
 

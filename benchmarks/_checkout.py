@@ -1,0 +1,33 @@
+"""What the A/B benchmark scripts share: another revision of this checkout, checked out for the length of a run."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+@contextmanager
+def other_revision(revision: str, who: str) -> Iterator[Path]:
+    """*revision* checked out into a temporary worktree (its path), removed again when the block ends.
+
+    *who* names the script in the one-line error when the revision cannot be checked out.
+    """
+    with tempfile.TemporaryDirectory(prefix="okstra-ab-") as tmp:
+        other = Path(tmp) / "other"
+        added = subprocess.run(
+            ["git", "-C", str(CHECKOUT), "worktree", "add", "-q", "--detach", str(other), revision],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if added.returncode != 0:
+            raise SystemExit(f"{who}: cannot check out {revision!r}: {added.stderr.strip()}")
+        try:
+            yield other
+        finally:
+            subprocess.run(["git", "-C", str(CHECKOUT), "worktree", "remove", "--force", str(other)], check=False)
