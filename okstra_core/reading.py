@@ -48,6 +48,15 @@ def limit_for(path: Path | str) -> int:
     return MAX_BYTES
 
 
+def within_limit(path: str, size: int) -> bool:
+    """Whether *size* bytes are within the limit of the file at *path* (:func:`limit_for`).
+
+    No limit is below :data:`MAX_BYTES`, so a file within it is within its own without its name being looked at
+    (the checker asks this of every file it reads).
+    """
+    return size <= MAX_BYTES or size <= limit_for(path)
+
+
 #: Characters of one file a reader shows or indexes (the workbench's preview, the search index); the rest is
 #: not read.
 PREVIEW_CHARS = 200_000

@@ -355,9 +355,7 @@ class Unit:
             return None
         try:
             st = os.fstat(fd)
-            # Only a file past the smaller limit needs to know which limit is its own.
-            limit = reading.MAX_BYTES if st.st_size <= reading.MAX_BYTES else reading.limit_for(key)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            if not stat.S_ISREG(st.st_mode) or not reading.within_limit(key, st.st_size):
                 return None
             want = st.st_size + 1
             first = os.read(fd, want)
@@ -368,7 +366,7 @@ class Unit:
             total = len(first)
             while chunk := os.read(fd, 1 << 20):
                 total += len(chunk)
-                if total > limit:
+                if not reading.within_limit(key, total):  # it grew since fstat
                     return None
                 chunks.append(chunk)
             return b"".join(chunks)

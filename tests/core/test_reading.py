@@ -213,3 +213,12 @@ def test_repeated_key_names_every_repeat(pairs: list[tuple[str, object]], at: in
     found = reading.repeated_key(text, json.loads(text))
     assert found is not None
     assert sum(1 for k, _ in pairs if k == found) > 1
+
+
+@pytest.mark.parametrize(
+    "path", ["/p/.okstra/discovery/task-catalog.json", "/p/.okstra/discovery/latest-task.json", "/p/task-catalog.json"]
+)
+def test_within_limit_answers_as_the_files_own_limit(path: str) -> None:
+    """The checker's per-file size test agrees with :func:`reading.limit_for` on each side of both limits."""
+    for size in (0, reading.MAX_BYTES, reading.MAX_BYTES + 1, reading.CATALOG_MAX_BYTES, reading.CATALOG_MAX_BYTES + 1):
+        assert reading.within_limit(path, size) == (size <= reading.limit_for(path)), size
