@@ -15,7 +15,9 @@ the painted catalog and to its phase columns, a catalog cursor step, opening
 a task, and peak memory, beside a minimal Textual app's start. Trees named in
 ``--workbench-only`` get the workbench measures and the cached check only.
 The growth of each measure is its ratio between the largest and the smallest
-tree. Each round's figures are written to standard error as one JSON line as
+tree. With ``--inbox-only``, each round measures ``okstra inbox --json`` alone
+(wall time and user CPU), and the growth of each round is printed too. Each
+round's figures are written to standard error as one JSON line as
 soon as they are measured. This is a measurement, not a test: nothing here
 asserts.
 
@@ -111,6 +113,9 @@ def main() -> int:
     parser.add_argument("--workbench-only", action="append", default=[], help="TASKS of a tree measured lightly")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=60, help="catalog cursor moves per workbench run")
+    parser.add_argument(
+        "--inbox-only", action="store_true", help="measure okstra inbox alone, and its growth per round"
+    )
     args = parser.parse_args()
     trees = {int(size): Path(path) for size, path in (t.split("=", 1) for t in args.tree)}
     light = {int(s) for s in args.workbench_only}
@@ -123,14 +128,20 @@ def main() -> int:
         if size in light:
             continue  # a tree measured lightly need not fit in it
         timed_run([sys.executable, "-c", FLOOR, str(root / ".okstra"), str(layout.demo_home(root))])
-    for root in trees.values():  # the workbench starts as it does again on an unchanged catalog
+    for root in [] if args.inbox_only else trees.values():  # the workbench starts as it does again unchanged
         run_child(CACHE_LISTING, str(root))
     for _ in range(args.rounds):
         for size, root in sorted(trees.items()):
             home = layout.demo_home(root)
             cache_dir = caches / str(size)
-            measures = _cached_only(root, cache_dir, home) if size in light else _store_measures(root, cache_dir, home)
-            measures.update(_workbench_measures(root, home, args.steps))
+            if args.inbox_only:
+                measures: dict[str, float] = {}
+                _with_cpu(measures, "okstra inbox --json", _okstra("inbox", str(root), "--json"))
+            else:
+                measures = (
+                    _cached_only(root, cache_dir, home) if size in light else _store_measures(root, cache_dir, home)
+                )
+                measures.update(_workbench_measures(root, home, args.steps))
             rounds[size].append(measures)
             load = os.getloadavg()[0]
             print(json.dumps({"tasks": size, "load": round(load, 2), **measures}), file=sys.stderr, flush=True)
@@ -146,7 +157,11 @@ def main() -> int:
         cells = [f"{medians[s][key]:.3f}" if key in medians[s] else "-" for s in sizes]
         grow = medians[hi][key] / medians[lo][key] if key in medians[hi] and key in medians[lo] else None
         lines.append(f"| {key} | " + " | ".join(cells) + f" | {f'{grow:.2f}x' if grow else '-'} |")
-    for size in full:
+    if args.inbox_only:
+        for key in medians[lo]:
+            per_round = [b[key] / a[key] for a, b in zip(rounds[lo], rounds[hi], strict=True)]
+            lines.append(f"\n{key}, {hi:,} / {lo:,} per round: " + ", ".join(f"{r:.2f}x" for r in per_round))
+    for size in [] if args.inbox_only else full:
         m = medians[size]
         floor, full_check = m["read floor, 1 process (s)"], m["check --no-cache, all cores (s)"]
         lines.append(
