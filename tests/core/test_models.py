@@ -283,8 +283,6 @@ def test_model_attr_reads_as_getattr_does(name: str) -> None:
     expected = getattr(doc, name, None)
     found = model_attr(doc, name)
     assert found == expected if not callable(expected) else found() == expected()
-    for other in ({"field": 1}, None, "text", 3):
-        assert model_attr(other, name) == getattr(other, name, None)
 
 
 @pytest.mark.parametrize("value", ["2026-11-31T10:15:00Z", "2026-02-30T00:00:00Z", "2026-11-30T25:00:00Z", "soon"])
