@@ -12,6 +12,7 @@ import json
 import os
 import re
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
-from . import layout
+from . import layout, watch
 from .errors import LoadError as LoadError
 
 if TYPE_CHECKING:
@@ -115,6 +116,97 @@ def known_names(folder: Path) -> list[str] | None:
     return list(names) if names is not None else None
 
 
+class Reads:
+    """What a computation looked at through this module: each path with its metadata at the look.
+
+    A file read is recorded with the status of the descriptor it was read from,
+    a folder listed with its status taken before the listing, a path probed
+    (:func:`lexists`, :func:`is_dir`, :func:`mtime_of`) with its status. Each
+    value is :func:`okstra_core.watch.signature`'s (``MISSING`` when it could
+    not be looked at, ``UNSETTLED`` when it changed too recently to be trusted),
+    so that a look later that finds every path as recorded proves the
+    computation would read the same again (:class:`okstra_core.store_index.StoreIndex`).
+    """
+
+    __slots__ = ("paths",)
+
+    def __init__(self) -> None:
+        self.paths: watch.Signature = {}
+
+    def note(self, path: str, st: os.stat_result | None, looked_ns: int) -> None:
+        """Record *path* as seen with status *st* (None: it could not be looked at) at *looked_ns*."""
+        if st is None:
+            value = watch.MISSING
+        elif watch.racy(st.st_mtime_ns, looked_ns):
+            value = watch.UNSETTLED
+        else:
+            value = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+        # The first look wins: a later look in the same computation came after its first answer was used.
+        self.paths.setdefault(path, value)
+
+
+_RECORDERS: ContextVar[tuple[Reads, ...]] = ContextVar("okstra_reading_recorders", default=())
+
+
+@contextmanager
+def recording() -> Iterator[Reads]:
+    """Within the block, every file read, folder listed and path probed through this module is recorded in the
+    :class:`Reads` yielded (blocks nest: an outer recording sees what an inner one recorded)."""
+    reads = Reads()
+    token = _RECORDERS.set((*_RECORDERS.get(), reads))
+    try:
+        yield reads
+    finally:
+        _RECORDERS.reset(token)
+
+
+def note_reads(paths: watch.Signature) -> None:
+    """Record *paths* as read with the metadata given (what a reused result was computed from: a recording around
+    it depends on the same files)."""
+    for reads in _RECORDERS.get():
+        for path, value in paths.items():
+            reads.paths.setdefault(path, value)
+
+
+def _note(path: Path | str, st: os.stat_result | None, looked_ns: int) -> None:
+    for reads in _RECORDERS.get():
+        reads.note(os.fspath(path), st, looked_ns)
+
+
+def _note_stat(path: Path | str) -> os.stat_result | None:
+    """``os.stat`` of *path* (None when it cannot be had), recorded when a recording is active."""
+    looked = time.time_ns()
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        st = None
+    if _RECORDERS.get():
+        _note(path, st, looked)
+    return st
+
+
+def lexists(path: Path | str) -> bool:
+    """``os.path.lexists``, recorded (the path's status, following a symlink, is what a later look compares)."""
+    if not _RECORDERS.get():
+        return os.path.lexists(path)
+    st = _note_stat(path)
+    return st is not None or os.path.lexists(path)
+
+
+def is_dir(path: Path | str) -> bool:
+    """``os.path.isdir``, recorded."""
+    st = _note_stat(path) if _RECORDERS.get() else None
+    if st is not None:
+        return stat.S_ISDIR(st.st_mode)
+    return os.path.isdir(path)
+
+
+def mtime_of(path: Path | str) -> int | None:
+    """The modification time of *path* in nanoseconds (None when it cannot be had), recorded."""
+    st = _note_stat(path)
+    return None if st is None else st.st_mtime_ns
+
+
 def _describe_mode(mode: int) -> str:
     if stat.S_ISFIFO(mode):
         return "a FIFO"
@@ -145,6 +237,18 @@ def _opened_inside(fd: int, path: Path, root: Path) -> bool:
 def _open_regular(path: Path, root: Path | None) -> tuple[int, os.stat_result] | LoadError:
     """An open descriptor on the regular file *path* and its status; symlinks, of the file or of any folder
     on its path, are followed only while they stay inside *root*. The caller closes the descriptor."""
+    if not _RECORDERS.get():
+        return _open_regular_unrecorded(path, root)
+    looked = time.time_ns()
+    opened = _open_regular_unrecorded(path, root)
+    if isinstance(opened, LoadError):
+        _note_stat(path)
+    else:
+        _note(path, opened[1], looked)
+    return opened
+
+
+def _open_regular_unrecorded(path: Path, root: Path | None) -> tuple[int, os.stat_result] | LoadError:
     try:
         lst = os.lstat(path)
     except FileNotFoundError:
@@ -367,6 +471,8 @@ def list_folder(folder: Path) -> list[str] | LoadError:
     known = known_names(folder)
     if known is not None:
         return known
+    if _RECORDERS.get():
+        _note_stat(folder)  # before the listing: a change after it shows as a later status
     try:
         return sorted(os.listdir(folder))
     except (FileNotFoundError, NotADirectoryError):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import operator
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -217,7 +216,7 @@ class RunDir:
         for category in layout.RUN_CATEGORIES:
             folder = self.path / category
             for entry in _listdir(folder, self.task.project.unlisted):
-                if category == layout.STATE_DIR and entry == layout.MIGRATIONS_DIR and (folder / entry).is_dir():
+                if category == layout.STATE_DIR and entry == layout.MIGRATIONS_DIR and reading.is_dir(folder / entry):
                     continue  # the contract's archive folder (see :meth:`migrations`)
                 if not layout.is_private_entry(entry) and names.parse_in_category(category, entry) is None:
                     out.append(folder / entry)
@@ -229,7 +228,7 @@ class RunDir:
 
         out = []
         for entry in _listdir(self.path, self.task.project.unlisted):
-            if (self.path / entry).is_dir() or layout.is_private_entry(entry):
+            if reading.is_dir(self.path / entry) or layout.is_private_entry(entry):
                 continue
             parsed = names.classify_flat(entry)
             if parsed is not None:
@@ -316,14 +315,16 @@ class TaskRef:
     task_id: str
     root: Path
     entry: tmodels.TaskCatalogEntry | None = None
+    #: The catalog's task key when the entry itself is not at hand (a task list kept by the store index).
+    listed_key: str | None = None
 
     @property
     def key(self) -> str | None:
-        return self.entry.task_key if self.entry else None
+        return self.entry.task_key if self.entry else self.listed_key
 
     @property
     def catalogued(self) -> bool:
-        return self.entry is not None
+        return self.entry is not None or self.listed_key is not None
 
     def open(self) -> Task:
         return Task(self.project, self)
@@ -383,13 +384,13 @@ class Task:
 
     def fix_cycles(self) -> reading.JsonlDoc | LoadError | None:
         path = layout.fix_cycles_path(self.root)
-        if not os.path.lexists(path):
+        if not reading.lexists(path):
             return None
         return reading.load_jsonl(path, tmodels.FixCycleEvent, root=self.project.root)
 
     def recap(self) -> reading.JsonlDoc | LoadError | None:
         path = layout.recap_log_path(self.root)
-        if not os.path.lexists(path):
+        if not reading.lexists(path):
             return None
         return reading.load_jsonl(path, tmodels.RecapEntry, root=self.project.root)
 
@@ -399,7 +400,7 @@ class Task:
 
     def selected_direction(self) -> rmodels.SelectedDirection | LoadError | None:
         path = layout.selected_direction_path(self.root)
-        if not os.path.lexists(path):
+        if not reading.lexists(path):
             return None
         return reading.load_model(path, rmodels.SelectedDirection, root=self.project.root)
 
@@ -417,7 +418,7 @@ class Task:
         unlisted = self.project.unlisted
         for task_type in _listdir(runs, unlisted):
             base = runs / task_type
-            if not base.is_dir() or layout.is_private_entry(task_type):
+            if not reading.is_dir(base) or layout.is_private_entry(task_type):
                 continue
             entries = _listdir(base, unlisted)
             stages = sorted(s for s in (layout.parse_stage_dir(e) for e in entries) if s is not None)
@@ -448,7 +449,7 @@ class Task:
 
     def consumers(self) -> reading.JsonlDoc | LoadError | None:
         path = layout.consumers_path(self.root)
-        if not os.path.lexists(path):
+        if not reading.lexists(path):
             return None
         return reading.load_jsonl(path, rmodels.ConsumerLink, root=self.project.root)
 
@@ -639,7 +640,7 @@ class Project:
     @cached_property
     def latest_task(self) -> tmodels.LatestTask | LoadError | None:
         path = layout.latest_task_path(self.root)
-        if not os.path.lexists(path):
+        if not reading.lexists(path):
             return None
         return reading.load_model(path, tmodels.LatestTask, root=self.root)
 
@@ -675,7 +676,7 @@ class Project:
     def latest_task_key_listing(self) -> str | LoadError | None:
         """``latest-task.json``'s task key from a plain JSON parse (see :meth:`catalog_listing`); None when absent."""
         path = layout.latest_task_path(self.root)
-        if not os.path.lexists(path):
+        if not reading.lexists(path):
             return None
         value = reading.load_json(path, root=self.root)
         if isinstance(value, LoadError):
@@ -709,13 +710,13 @@ class Project:
         if not isinstance(catalog, LoadError):
             for entry in catalog.tasks:
                 root = layout.task_root(self.root, entry.task_group, entry.task_id)
-                if root in by_slug and not root.is_dir():
+                if root in by_slug and not reading.is_dir(root):
                     root = by_slug[root]
                 seen.add(root)
                 refs.append(TaskRef(self, entry.task_group, entry.task_id, root, entry))
         for group, task_id in folders:
             root = base / group / task_id
-            if root not in seen and root.is_dir():
+            if root not in seen and reading.is_dir(root):
                 refs.append(TaskRef(self, group, task_id, root, None))
         return refs
 

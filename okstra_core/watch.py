@@ -86,17 +86,19 @@ def signature(paths: list[Path], clock: Callable[[], int] = time.time_ns) -> Sig
     modified right before the look (:func:`racy`) is recorded as :data:`UNSETTLED`,
     so that the next poll reloads once more, when a new write would show.
     """
-    out: Signature = {}
-    for path in paths:
-        looked = clock()  # before the look: never later than the moment the kernel read the mtime
-        try:
-            st = os.stat(path)
-        except OSError:
-            out[str(path)] = MISSING
-            continue
-        unsettled = racy(st.st_mtime_ns, looked)
-        out[str(path)] = UNSETTLED if unsettled else (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-    return out
+    return {str(path): look_one(path, clock) for path in paths}
+
+
+def look_one(path: str | Path, clock: Callable[[], int] = time.time_ns) -> tuple[int, int, int, int]:
+    """One path's entry of :func:`signature`."""
+    looked = clock()  # before the look: never later than the moment the kernel read the mtime
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return MISSING
+    if racy(st.st_mtime_ns, looked):
+        return UNSETTLED
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
 def changed(old: Signature, new: Signature) -> bool:

@@ -27,6 +27,7 @@ from ..text import json_escaped, visible
 from ..write_log import Input, Verb
 
 if TYPE_CHECKING:
+    from ..store_index import StoreIndex
     from ..workflows.common import Clock
 
 Handler = Callable[[argparse.Namespace], int]
@@ -257,3 +258,50 @@ def add_group(sub: Any, name: str, help_text: str) -> Any:
     """Add a verb group (``okstra NAME VERB``) and return its subparsers."""
     parser = sub.add_parser(name, help=help_text)
     return parser.add_subparsers(dest=f"{name}_verb", metavar="VERB", required=True)
+
+
+def add_index_args(p: argparse.ArgumentParser) -> None:
+    """``--no-cache``, ``--reindex`` and ``--cache-dir``: how a verb that answers through the store index uses it."""
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="read the store afresh, without reading or writing the store index (the answer is the same)",
+    )
+    p.add_argument("--reindex", action="store_true", help="drop what the store index keeps and build it afresh")
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="where the store index is kept (default: $OKSTRA_CACHE_DIR, else $XDG_CACHE_HOME/okstra, else "
+        "~/.cache/okstra); never inside the store",
+    )
+
+
+def open_index(args: argparse.Namespace, project: Project, verb: str) -> StoreIndex | None:
+    """The store index of *project* for a verb's answer (None with ``--no-cache``); its notices go to stderr."""
+    if getattr(args, "no_cache", False):
+        return None
+    from ..check.cache import cache_key, checker_fingerprint
+    from ..store_index import StoreIndex
+
+    try:
+        key: bytes | None = cache_key()
+    except (OkstraError, OSError) as exc:
+        print(f"okstra {verb}: notice: store index not used: {visible(str(exc))}", file=sys.stderr)
+        return None
+    index = StoreIndex(
+        project.root,
+        layout.okstra_cache_dir(getattr(args, "cache_dir", None)),
+        key=key,
+        scope=checker_fingerprint(),
+        reindex=getattr(args, "reindex", False),
+    )
+    say_index_notices(index, verb)
+    return index
+
+
+def say_index_notices(index: StoreIndex, verb: str) -> None:
+    """The index's notices not yet said, one stderr line each."""
+    for notice in index.notices:
+        print(f"okstra {verb}: notice: {visible(notice)}", file=sys.stderr)
+    index.notices.clear()

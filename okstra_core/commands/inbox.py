@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..text import visible
-from .common import open_project
+from .common import add_index_args, open_index, open_project, say_index_notices
 
 INBOX_JSON_VERSION = 1
 #: The JSON lists at most this many unreadable files (sorted); ``unreadable`` counts them all.
@@ -74,6 +74,7 @@ def register(sub: Any) -> None:
         help="keep running: print the list, then one line each time a decision starts or stops waiting "
         "(with --json: JSON Lines); Ctrl-C or SIGTERM ends it with exit 0",
     )
+    add_index_args(p)
     p.set_defaults(func=run)
 
 
@@ -83,7 +84,13 @@ def run(args: argparse.Namespace) -> int:
     if args.watch:
         return watch(args)
     project = open_project(args)
-    inbox = read_inbox(project)
+    index = open_index(args, project, "inbox")
+    if index is None:
+        inbox = read_inbox(project)
+    else:
+        with index:
+            inbox = read_inbox(project, index)
+        say_index_notices(index, "inbox")
     items = inbox.items
     status = 0 if inbox.complete else 1
     _say_unlisted(inbox.unlisted, inbox.unlisted_reasons)

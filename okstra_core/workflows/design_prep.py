@@ -21,7 +21,6 @@ is a markerless legacy plan and resolves with ``legacy-unassessed``.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -127,7 +126,7 @@ def materialize(project_root: Path, task: Task) -> list[Materialized]:
     ]
     # Every existing request is compared first, so a refusal writes nothing at all.
     for path, data in wanted:
-        existing = reading.read_bytes(path, root=project_root) if os.path.lexists(path) else None
+        existing = reading.read_bytes(path, root=project_root) if reading.lexists(path) else None
         if isinstance(existing, reading.LoadError):
             raise WriteRefused(path, existing.reason)
         if existing is not None and existing != data:
@@ -195,10 +194,10 @@ def _input_header_claims(text: str) -> dict[str, object]:
 def existing_inputs(task: Task, prep_id: str | None = None) -> list[tuple[Path, names.ParsedName]]:
     """Input revision files on disk now (listed fresh: writers rely on it to pick the next revision)."""
     folder = layout.task_type_run_dir(task.root, layout.IMPLEMENTATION_PLANNING) / layout.DESIGN_PREP_INPUTS
-    try:
-        entries = sorted(os.listdir(folder))
-    except OSError:
+    listed = reading.list_folder(folder)
+    if isinstance(listed, reading.LoadError):
         return []
+    entries = listed
     out = []
     for entry in entries:
         parsed = names.parse_in_category(layout.DESIGN_PREP_INPUTS, entry)
@@ -494,7 +493,9 @@ def resolve(task: Task, snapshot: LoadedReport | None = None) -> Resolution:
         if item.status in OPEN_STATUSES and fp is not None:
             data = reading.read_bytes(req, root=project_root)
             req_ok = isinstance(data, bytes) and data == request_text(report, item).encode("utf-8")
-        res = ItemResolution(item.prep_id, item.title or "", item.status, fp, req if req.exists() else None, req_ok)
+        res = ItemResolution(
+            item.prep_id, item.title or "", item.status, fp, req if reading.lexists(req) else None, req_ok
+        )
         candidates: list[tuple[Path, int, int]] = []
         verdicts: dict[Path, InputVerdict] = {}
         for path, parsed in by_item.get(item.prep_id, []):

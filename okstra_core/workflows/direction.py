@@ -182,7 +182,7 @@ def _choice_checks(report: LoadedReport, ids: set[str]) -> tuple[list[ChainCheck
         return [ChainCheck("preselected confirmation", chosen in ids, detail, report.path)], chosen
     sidecar = sidecar_path_for(report)
     root = report.artifact.run.task.project.root
-    loaded = reading.load_sidecar(sidecar, UserResponseHeader, root=root) if sidecar.exists() else None
+    loaded = reading.load_sidecar(sidecar, UserResponseHeader, root=root) if reading.lexists(sidecar) else None
     if loaded is None:
         return [ChainCheck("user-response sidecar", False, "no sidecar records the choice yet", sidecar)], None
     if isinstance(loaded, reading.LoadError):

@@ -48,10 +48,11 @@ taken for an empty one: :func:`read_inbox` lists it among the unlisted folders.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .. import layout, names, reading, times
 from ..digests import sha256_bytes
@@ -64,6 +65,9 @@ from . import design_prep, user_response, user_response_export
 from .common import iso
 from .direction import sidecar_path_for
 from .reports import LoadedReport, latest_report, load_report_artifact
+
+if TYPE_CHECKING:
+    from ..store_index import StoreIndex
 
 InboxKind = Literal["direction-choice", "planning-prepare", "clarification", "design-prep", "approval"]
 #: Why a decision is pending beyond "nothing answers it yet" (None: just that).
@@ -155,8 +159,14 @@ class Inbox:
         return not self.unreadable and not self.unlisted
 
 
-def read_inbox(project: Project) -> Inbox:
-    """The inbox of *project*: its decisions newest first (ties: task, kind, item) and its unreadable files."""
+def read_inbox(project: Project, index: StoreIndex | None = None) -> Inbox:
+    """The inbox of *project*: its decisions newest first (ties: task, kind, item) and its unreadable files.
+
+    With *index*, the task list and each task's decisions are facts of the store index: reused while every
+    file they were read from is as it was, read afresh otherwise; the answer is the same either way.
+    """
+    if index is not None:
+        return _read_inbox_indexed(project, index)
     found: list[PendingDecision] = []
     unreadable: set[str] = set()
     for ref in project.task_refs:
@@ -173,6 +183,131 @@ def read_inbox(project: Project) -> Inbox:
         if not any(parent in unlisted for parent in path.parents)
     }
     return Inbox(sort_newest_first(found), sorted(unreadable), sorted(reasons), reasons)
+
+
+#: Names of the inbox's facts in the store index.
+INBOX_FACT: Final = "inbox"
+TASKS_FACT: Final = "tasks"
+TASK_FACT_PREFIX: Final = "inbox\x00"
+
+
+def _read_inbox_indexed(project: Project, index: StoreIndex) -> Inbox:
+    """The inbox as one fact made of one fact per task: while nothing changed, one look at every file it was read
+    from confirms it whole; after a change, only the tasks whose files changed are read again."""
+    root = project.root
+    return index.fact(
+        INBOX_FACT, lambda: _inbox_of_tasks(project, index), _encode_inbox, lambda v: _decode_inbox(root, v)
+    )
+
+
+def _encode_inbox(inbox: Inbox) -> Any:
+    return {
+        "items": [_encode_decision(d) for d in inbox.items],
+        "unreadable": inbox.unreadable,
+        "unlisted": inbox.unlisted,
+        "reasons": inbox.unlisted_reasons,
+    }
+
+
+def _decode_inbox(root: Path, value: Any) -> Inbox:
+    items = [_decode_decision(row) for row in value["items"]]
+    reasons = {str(k): str(v) for k, v in value["reasons"].items()}
+    return Inbox(items, [str(u) for u in value["unreadable"]], [str(u) for u in value["unlisted"]], reasons)
+
+
+def _inbox_of_tasks(project: Project, index: StoreIndex) -> Inbox:
+    root = project.root
+    prefix = os.fspath(root).rstrip(os.sep) + os.sep
+    refs, unlisted_rel = index.fact(
+        TASKS_FACT, lambda: _list_tasks(project), lambda v: _encode_tasks(root, v), lambda v: _decode_tasks(project, v)
+    )
+    found: list[PendingDecision] = []
+    unreadable: set[str] = set()
+    unlisted: dict[Path, str] = {root / rel: reason for rel, reason in unlisted_rel.items()}
+    used = {TASKS_FACT}
+    for ref in refs:
+        name = f"{TASK_FACT_PREFIX}{os.fspath(ref.root).removeprefix(prefix)}\x00{ref.key or ''}"
+        used.add(name)
+        items, bad, folders = index.fact(name, functools.partial(_task_inbox, project, ref), _encode_task, _decode_task)
+        found.extend(items)
+        unreadable.update(bad)
+        unlisted.update((root / rel, reason) for rel, reason in folders.items())
+    index.prune(TASK_FACT_PREFIX, used)
+    reasons = {
+        _folder_rel(path, root): reason
+        for path, reason in unlisted.items()
+        if not any(parent in unlisted for parent in path.parents)
+    }
+    return Inbox(sort_newest_first(found), sorted(unreadable), sorted(reasons), reasons)
+
+
+def _list_tasks(project: Project) -> tuple[list[TaskRef], dict[str, str]]:
+    refs = project.task_refs
+    return refs, {layout.rel(p, project.root): e.reason for p, e in project.unlisted.items()}
+
+
+def _encode_tasks(root: Path, value: tuple[list[TaskRef], dict[str, str]]) -> Any:
+    refs, unlisted = value
+    rows = [[r.task_group, r.task_id, layout.rel(r.root, root), r.key] for r in refs]
+    return {"refs": rows, "unlisted": unlisted}
+
+
+def _decode_tasks(project: Project, value: Any) -> tuple[list[TaskRef], dict[str, str]]:
+    refs = [
+        TaskRef(project, str(group), str(task_id), project.root / str(rel), None, key)
+        for group, task_id, rel, key in value["refs"]
+    ]
+    unlisted = {str(k): str(v) for k, v in value["unlisted"].items()}
+    return refs, unlisted
+
+
+def _task_inbox(project: Project, ref: TaskRef) -> tuple[list[PendingDecision], list[str], dict[str, str]]:
+    """One task's decisions, the files it could not read and the folders below it it could not list."""
+    before = set(project.unlisted)
+    task = ref.open()
+    task.entries()
+    scan = _TaskScan(task)
+    items = scan.all()
+    folders = {layout.rel(p, project.root): e.reason for p, e in project.unlisted.items() if p not in before}
+    return items, sorted(scan.rel(path) for path in scan.unreadable), folders
+
+
+def _encode_task(value: tuple[list[PendingDecision], list[str], dict[str, str]]) -> Any:
+    items, unreadable, folders = value
+    return {"items": [_encode_decision(d) for d in items], "unreadable": unreadable, "unlisted": folders}
+
+
+def _encode_decision(d: PendingDecision) -> list[Any]:
+    paths = [_opt_path(d.report_path), _opt_path(d.request_path), _opt_path(d.task_root)]
+    return [d.kind, d.task, d.path, d.item, d.summary, d.since, d.detail, *paths, list(d.item_ids)]
+
+
+def _opt_path(path: Path | None) -> str | None:
+    return None if path is None else os.fspath(path)
+
+
+def _decode_decision(row: list[Any]) -> PendingDecision:
+    kind, task, path, item, summary, since, detail, report, request, task_root, ids = row
+    if kind not in KINDS:
+        raise ValueError(kind)
+    return PendingDecision(
+        kind,
+        task,
+        path,
+        item,
+        summary,
+        since,
+        detail,
+        report_path=None if report is None else Path(report),
+        request_path=None if request is None else Path(request),
+        item_ids=tuple(str(i) for i in ids),
+        task_root=None if task_root is None else Path(task_root),
+    )
+
+
+def _decode_task(value: Any) -> tuple[list[PendingDecision], list[str], dict[str, str]]:
+    items = [_decode_decision(row) for row in value["items"]]
+    return items, [str(u) for u in value["unreadable"]], {str(k): str(v) for k, v in value["unlisted"].items()}
 
 
 def _folder_rel(path: Path, root: Path) -> str:
@@ -231,9 +366,10 @@ def one_line(text: str, limit: int = SUMMARY_MAX) -> str:
 
 
 def _mtime(path: Path) -> str:
+    ns = reading.mtime_of(path)
     try:
-        return iso(dt.datetime.fromtimestamp(os.stat(path).st_mtime, dt.UTC))
-    except (OSError, ValueError, OverflowError):
+        return iso(dt.datetime.fromtimestamp((ns or 0) / 1e9, dt.UTC))
+    except (ValueError, OverflowError, OSError):
         return iso(dt.datetime.fromtimestamp(0, dt.UTC))
 
 
@@ -272,7 +408,7 @@ class _TaskScan:
 
     def note(self, result: object) -> None:
         """Remember the file of a ``LoadError`` that exists (a missing file is no read error)."""
-        if isinstance(result, reading.LoadError) and os.path.lexists(result.path):
+        if isinstance(result, reading.LoadError) and reading.lexists(result.path):
             self.unreadable.add(result.path)
 
     def rel(self, path: Path) -> str:
@@ -319,7 +455,7 @@ class _TaskScan:
     def sidecar(self, report: LoadedReport) -> tuple[Path, UserResponseHeader | reading.LoadError | None, bytes | None]:
         """The report's user-response sidecar: its path, header (None: absent) and bytes."""
         path = sidecar_path_for(report)
-        if not os.path.lexists(path):
+        if not reading.lexists(path):
             return path, None, None
         data = reading.read_bytes(path, root=self.root)
         if isinstance(data, reading.LoadError):
@@ -340,7 +476,7 @@ class _TaskScan:
     def attached(self, sidecar: Path, data: bytes) -> bool:
         if self._clar_text is False:
             path = layout.clarification_response_path(self.task.root)
-            text = reading.read_text(path, root=self.root) if os.path.lexists(path) else None
+            text = reading.read_text(path, root=self.root) if reading.lexists(path) else None
             self.note(text)
             self._clar_text = text if isinstance(text, str) else None
         if not isinstance(self._clar_text, str):

@@ -1,0 +1,386 @@
+"""The store index: facts derived from a project's files, kept in the user's cache folder and recomputed only
+when a file they were computed from changed.
+
+A *fact* is the value of a named computation over the store (one task's
+pending decisions, the list of tasks). It is computed under
+:func:`okstra_core.reading.recording`, so the index knows every file it read,
+folder it listed and path it probed, each with its metadata at the look (size,
+mtime, ctime, inode; see :class:`okstra_core.reading.Reads`). A fact is reused
+only while every one of those paths still has that metadata; otherwise it is
+computed again. Nothing has to list what a computation reads: what it read is
+what it depends on.
+
+Freshness is asked of a :class:`Look`: by default one ``stat`` per path per
+process (:class:`StatPass`), shared by every fact of the process, so a path
+that many facts read (the task catalog) is looked at once. A path modified
+too recently to be trusted (:func:`okstra_core.watch.racy`: a second write in
+the same clock tick would keep its metadata) is recorded as unsettled and its
+fact is computed again at the next look, as git does for racily clean files.
+
+The index is a cache and is untrusted:
+
+* one SQLite file per project (``<cache>/index/<digest of the root>.sqlite``),
+  never in the store; it is ours only with our ``application_id``, our
+  ``user_version`` (:data:`INDEX_FORMAT`), the same project root and the same
+  *scope* (the code that computes the facts: its version and sources);
+  anything else, or a file SQLite finds corrupt or truncated, is removed and
+  built afresh, with one line in :attr:`StoreIndex.notices`;
+* each fact carries an HMAC-SHA256 over its name, value and dependencies under
+  the key that signs the check cache (:func:`okstra_core.check.cache.cache_key`,
+  handed in by the caller): a fact edited, moved or made under another key is
+  ignored and computed afresh, so a tampered index never hides a decision;
+* two processes may update it at once (WAL, a busy timeout, one
+  ``INSERT OR REPLACE`` per fact): a fact written late from older bytes
+  carries the older metadata, so it fails the next look and is computed again;
+* a cache folder that cannot be used degrades to computing every fact, with
+  one line in :attr:`StoreIndex.notices`.
+
+Nothing here writes in the store: reads go through :mod:`okstra_core.reading`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final, Protocol, TypeVar
+
+from . import layout, reading, watch
+
+T = TypeVar("T")
+
+#: ``PRAGMA user_version`` of the index; bumped whenever its tables or what they hold change.
+INDEX_FORMAT: Final = 1
+#: ``PRAGMA application_id`` of the index ("oki1"): a database without it is not ours.
+APPLICATION_ID: Final = 0x6F6B6931
+#: How long a write waits for another process's before the index is given up for this run.
+BUSY_SECONDS: float = 15.0
+#: Folder of the index files inside the user's cache folder.
+INDEX_DIR: Final = "index"
+
+_SQLITE_CORRUPT: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+
+_SCHEMA: Final = f"""
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE facts(name TEXT PRIMARY KEY, value TEXT NOT NULL, deps TEXT NOT NULL, mac TEXT NOT NULL);
+PRAGMA application_id = {APPLICATION_ID};
+PRAGMA user_version = {INDEX_FORMAT};
+"""
+
+
+class Look(Protocol):
+    """Gives a path's metadata now, as :func:`okstra_core.watch.signature` records it."""
+
+    def __call__(self, path: str) -> tuple[int, int, int, int]: ...
+
+
+class StatPass:
+    """One ``stat`` per path for as long as it lives: every fact checked through it shares the looks.
+
+    A long-running caller (a watcher) starts a new pass, or :meth:`forget`\\ s the
+    paths its file events name, after a change.
+    """
+
+    def __init__(self) -> None:
+        self._seen: watch.Signature = {}
+        #: How many paths were looked at (one ``stat`` each).
+        self.stats = 0
+
+    def __call__(self, path: str) -> tuple[int, int, int, int]:
+        found = self._seen.get(path)
+        if found is None:
+            self.stats += 1
+            found = self._seen[path] = watch.look_one(path)
+        return found
+
+    def forget(self, paths: set[str] | None = None) -> None:
+        """Look at *paths* again at their next use (all paths when None)."""
+        if paths is None:
+            self._seen.clear()
+        else:
+            for path in paths:
+                self._seen.pop(path, None)
+
+
+def index_path(cache_dir: Path, root: Path) -> Path:
+    """Where the index of the project at *root* is kept inside *cache_dir*."""
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:32]
+    return cache_dir / INDEX_DIR / f"{digest}.sqlite"
+
+
+class StoreIndex:
+    """The index of one project. Use :meth:`fact` to get a fact, :meth:`flush` (or ``with``) to keep new ones.
+
+    *key* signs the facts (None: no key could be had, and no fact is reused or
+    kept); *scope* names the code that computes them (facts kept under another
+    scope are dropped). With *reindex*, every kept fact is dropped first.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        cache_dir: Path,
+        *,
+        key: bytes | None,
+        scope: str,
+        look: Look | None = None,
+        reindex: bool = False,
+    ) -> None:
+        self.root = root
+        self.path = index_path(cache_dir, root)
+        self.look: Look = look if look is not None else StatPass()
+        #: One line per problem met (the index rebuilt, the cache folder unusable), for the caller to show once.
+        self.notices: list[str] = []
+        #: Facts reused from the index and computed afresh in this process.
+        self.reused = 0
+        self.computed = 0
+        self._key = key
+        self._scope = scope
+        self._prefix = os.fspath(root).rstrip(os.sep) + os.sep
+        self._conn: sqlite3.Connection | None = None
+        self._kept: dict[str, tuple[str, str, str]] | None = None
+        self._pending: dict[str, tuple[str, str, str]] = {}
+        self._gone: set[str] = set()
+        if key is None:
+            self.notices.append("no key to sign the store index could be had: every answer is computed afresh")
+        else:
+            self._open(reindex)
+
+    # ------------------------------------------------------------------ the database
+
+    def _open(self, reindex: bool) -> None:
+        store = os.path.realpath(layout.okstra_dir(self.root))
+        folder = os.path.realpath(self.path.parent)
+        if folder == store or folder.startswith(store + os.sep):
+            self._unusable("the cache folder is inside the store, where okstra never keeps its own files")
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if self.path.is_symlink() or (self.path.exists() and not self.path.is_file()):
+                self._discard(f"{self.path} is not a regular file")
+            self._conn = self._connect()
+            problem = self._foreign()
+            if problem is not None or reindex:
+                if problem is not None:
+                    self.notices.append(f"store index {self.path} {problem}: rebuilt")
+                self._conn.close()
+                self._discard(None)
+                self._conn = self._connect()
+                self._create()
+        except sqlite3.DatabaseError as exc:
+            self._give_up_or_rebuild(exc)
+        except OSError as exc:
+            self._unusable(f"{exc.strerror or exc}")
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        return conn
+
+    def _foreign(self) -> str | None:
+        """Why the open database is not ours (None: it is, or it is empty and now made ours)."""
+        assert self._conn is not None
+        app = self._conn.execute("PRAGMA application_id").fetchone()[0]
+        version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+        if app == 0 and version == 0:
+            tables = self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            if tables:
+                return "is not an okstra store index"
+            self._create()
+            return None
+        if app != APPLICATION_ID:
+            return "is not an okstra store index"
+        if version != INDEX_FORMAT:
+            return f"has format {version}, not {INDEX_FORMAT}"
+        meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("root") != os.fspath(self.root):
+            return "belongs to another project"
+        if meta.get("scope") != self._scope:
+            self._conn.execute("DELETE FROM facts")  # made by another version of okstra: nothing carries over
+            self._conn.execute("UPDATE meta SET value = ? WHERE key = 'scope'", (self._scope,))
+        return None
+
+    def _create(self) -> None:
+        assert self._conn is not None
+        self._conn.executescript(_SCHEMA)
+        self._conn.executemany(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)", [("root", os.fspath(self.root)), ("scope", self._scope)]
+        )
+
+    def _discard(self, reason: str | None) -> None:
+        if reason is not None:
+            self.notices.append(f"store index {reason}: rebuilt")
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.path}{suffix}")
+
+    def _give_up_or_rebuild(self, exc: sqlite3.DatabaseError) -> None:
+        """A database SQLite cannot use is built afresh once; failing again, the index is not used this run."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is not None and code & 0xFF not in _SQLITE_CORRUPT and "malformed" not in str(exc):
+            self._unusable(str(exc))
+            return
+        try:
+            self._discard(f"{self.path} is damaged ({exc})")
+            self._conn = self._connect()
+            self._create()
+        except (sqlite3.DatabaseError, OSError) as again:
+            self._unusable(str(again))
+
+    def _unusable(self, reason: str) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        self._conn = None
+        self.notices.append(f"cannot keep the store index in {self.path.parent}: {reason}; looking afresh")
+
+    @property
+    def usable(self) -> bool:
+        """Whether facts are reused and kept (False: every fact is computed afresh)."""
+        return self._conn is not None
+
+    def _load(self) -> dict[str, tuple[str, str, str]]:
+        if self._kept is None:
+            self._kept = {}
+            if self._conn is not None:
+                try:
+                    rows = self._conn.execute("SELECT name, value, deps, mac FROM facts").fetchall()
+                except sqlite3.DatabaseError as exc:
+                    self._give_up_or_rebuild(exc)
+                    rows = []
+                self._kept = {name: (value, deps, mac) for name, value, deps, mac in rows}
+        return self._kept
+
+    # ------------------------------------------------------------------ facts
+
+    def _mac(self, name: str, value: str, deps: str) -> str:
+        assert self._key is not None
+        body = "\x00".join((self._scope, os.fspath(self.root), name, value, deps))
+        return hmac.digest(self._key, body.encode("utf-8", "surrogatepass"), "sha256").hex()
+
+    def _deps_of(self, deps_text: str) -> watch.Signature | None:
+        """The recorded paths (absolute) of a fact and their metadata when every one still holds, else None."""
+        try:
+            deps = json.loads(deps_text)
+        except ValueError:
+            return None
+        if not isinstance(deps, dict):
+            return None
+        prefix, look = self._prefix, self.look
+        out: watch.Signature = {}
+        unsettled = watch.UNSETTLED
+        for rel, recorded in deps.items():
+            path = rel[1:] if rel[0] == "/" else prefix + rel
+            sig = tuple(recorded) if isinstance(recorded, list) else None
+            if sig is None or len(sig) != 4 or sig == unsettled or look(path) != sig:
+                return None
+            out[path] = sig
+        return out
+
+    def _row(self, name: str) -> tuple[str, str, str] | None:
+        if self._kept is not None or self._conn is None:
+            return self._load().get(name)
+        try:
+            found = self._conn.execute("SELECT value, deps, mac FROM facts WHERE name = ?", (name,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            self._give_up_or_rebuild(exc)
+            return None
+        return None if found is None else (found[0], found[1], found[2])
+
+    def kept(self, name: str) -> Any | None:
+        """The JSON value kept for *name* when it is still fresh (its MAC checks and every path it read is as it
+        was), else None."""
+        row = self._row(name) if self._key is not None else None
+        if row is None:
+            return None
+        value, deps, mac = row
+        if not hmac.compare_digest(mac, self._mac(name, value, deps)):
+            return None
+        held = self._deps_of(deps)
+        if held is None:
+            return None
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return None
+        # A fact computed from this one depends on what this one was computed from.
+        reading.note_reads(held)
+        return decoded
+
+    def fact(self, name: str, compute: Callable[[], T], encode: Callable[[T], Any], decode: Callable[[Any], T]) -> T:
+        """The fact *name*: *decode* of the kept JSON value when it is fresh, else *compute*\\ d now (recording
+        what it reads) and kept as *encode* gives it.
+
+        Facts nest: a fact computed from other facts depends on every path they were computed from, whether
+        they were reused or computed, so one look at those paths confirms the whole.
+        """
+        kept = self.kept(name)
+        if kept is not None:
+            try:
+                result = decode(kept)
+            except (KeyError, TypeError, ValueError):
+                pass  # a value of an unexpected shape is computed afresh
+            else:
+                self.reused += 1
+                return result
+        with reading.recording() as reads:
+            result = compute()
+        self.computed += 1
+        if self._conn is not None:
+            self._keep(name, json.dumps(encode(result), separators=(",", ":")), self._deps_text(reads.paths))
+        return result
+
+    def _deps_text(self, paths: watch.Signature) -> str:
+        prefix = self._prefix
+        rel = {(p[len(prefix) :] if p.startswith(prefix) else "/" + p): list(sig) for p, sig in paths.items()}
+        return json.dumps(rel, separators=(",", ":"), sort_keys=True)
+
+    def _keep(self, name: str, value: str, deps: str) -> None:
+        row = (value, deps, self._mac(name, value, deps))
+        self._pending[name] = row
+        if self._kept is not None:
+            self._kept[name] = row
+
+    def flush(self) -> None:
+        """Write the facts computed since the last flush (one transaction); a failure only loses them."""
+        if self._conn is None or not (self._pending or self._gone):
+            return
+        rows = [(name, *row) for name, row in self._pending.items()]
+        gone = [(name,) for name in self._gone]
+        self._pending, self._gone = {}, set()
+        try:
+            with self._conn:
+                self._conn.execute("BEGIN IMMEDIATE")
+                self._conn.executemany("DELETE FROM facts WHERE name = ?", gone)
+                self._conn.executemany("INSERT OR REPLACE INTO facts VALUES (?, ?, ?, ?)", rows)
+        except sqlite3.DatabaseError as exc:
+            self.notices.append(f"cannot keep the store index in {self.path.parent}: {exc}")
+
+    def prune(self, prefix: str, used: set[str]) -> None:
+        """Forget the kept facts whose name starts with *prefix* and is not in *used* (tasks that are no more)."""
+        kept = self._load()
+        gone = [name for name in kept if name.startswith(prefix) and name not in used]
+        for name in gone:
+            del kept[name]
+            self._pending.pop(name, None)
+        self._gone.update(gone)
+
+    def close(self) -> None:
+        self.flush()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> StoreIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,240 @@
+"""The store index: facts reused only while what they read stands still, and an index that is never trusted."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from okstra_core import reading, watch
+from okstra_core.store import Project
+from okstra_core.store_index import INDEX_FORMAT, StoreIndex, index_path
+from okstra_core.workflows.inbox import INBOX_FACT, read_inbox
+
+KEY = b"k" * 32
+
+
+def _index(root: Path, cache: Path, **kw: object) -> StoreIndex:
+    return StoreIndex(root, cache, key=kw.pop("key", KEY), scope=str(kw.pop("scope", "s")), **kw)  # type: ignore[arg-type]
+
+
+def _text_fact(index: StoreIndex, path: Path) -> str:
+    def compute() -> str:
+        text = reading.read_text(path)
+        return text if isinstance(text, str) else "missing"
+
+    return index.fact("text", compute, lambda v: v, str)
+
+
+def _age(path: Path, seconds: float = 10) -> None:
+    old = time.time() - seconds
+    os.utime(path, (old, old))
+
+
+def test_a_fact_is_reused_until_a_file_it_read_changes(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_text("one", encoding="utf-8")
+    _age(path)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert _text_fact(index, path) == "one" and index.computed == 1
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert _text_fact(index, path) == "one" and (index.reused, index.computed) == (1, 0)
+    path.write_text("two", encoding="utf-8")
+    _age(path)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert _text_fact(index, path) == "two" and index.computed == 1
+
+
+def test_what_was_read_within_one_clock_tick_of_its_change_is_not_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second same-size write in the tick of the read would leave the metadata as recorded ("racy git"): a file
+    read that close to its last change is recorded as unsettled and read again at the next look. (The window is
+    widened here so that a slow machine cannot step out of it.)"""
+    monkeypatch.setattr(watch, "RACY_NS", 3_600 * 10**9)
+    path = tmp_path / "a.txt"
+    path.write_text("A", encoding="utf-8")
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert _text_fact(index, path) == "A"
+    monkeypatch.setattr(watch, "RACY_NS", 0)  # the next look is long after: the file looks settled now
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert _text_fact(index, path) == "A" and (index.reused, index.computed) == (0, 1)
+    with _index(tmp_path, tmp_path / "cache") as index:  # read when settled, it is trusted
+        assert _text_fact(index, path) == "A" and (index.reused, index.computed) == (1, 0)
+
+
+def test_a_missing_file_that_appears_is_seen(tmp_path: Path) -> None:
+    path = tmp_path / "later.txt"
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert _text_fact(index, path) == "missing"
+    path.write_text("here", encoding="utf-8")
+    _age(path)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert _text_fact(index, path) == "here"
+
+
+def test_a_fact_made_of_facts_depends_on_what_they_read(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    for p in (a, b):
+        p.write_text(p.stem, encoding="utf-8")
+        _age(p)
+
+    def whole(index: StoreIndex) -> str:
+        def part(p: Path) -> str:
+            return index.fact(f"part:{p.name}", lambda: str(reading.read_text(p)), lambda v: v, str)
+
+        return index.fact("whole", lambda: part(a) + part(b), lambda v: v, str)
+
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert whole(index) == "ab"
+    with _index(tmp_path, tmp_path / "cache") as index:
+        index.fact("part:a.txt", lambda: "never", lambda v: v, str)  # reused: the outer one too
+        assert whole(index) == "ab" and index.computed == 0
+    b.write_text("B", encoding="utf-8")
+    _age(b)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert whole(index) == "aB"
+        assert index.computed == 2  # the whole and the part that changed; the other part is reused
+
+
+# ---------------------------------------------------------------------------- an untrusted index
+
+
+def _inbox_json(root: Path, index: StoreIndex | None) -> list[object]:
+    return [d.to_json() for d in read_inbox(Project(root), index).items]
+
+
+def _warm(root: Path, cache: Path) -> Path:
+    with _index(root, cache) as index:
+        _inbox_json(root, index)
+    return index_path(cache, root)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign-version", "other-project", "not-sqlite-ours"])
+def test_a_damaged_or_foreign_index_is_rebuilt(fresh_demo: Path, tmp_path: Path, damage: str) -> None:
+    cache = tmp_path / "cache"
+    db = _warm(fresh_demo, cache)
+    expected = _inbox_json(fresh_demo, None)
+    if damage == "garbage":
+        db.write_bytes(b"\x00garbage" * 100)
+    elif damage == "truncated":
+        data = db.read_bytes()
+        db.write_bytes(data[: len(data) // 3])
+    else:
+        conn = sqlite3.connect(db)
+        if damage == "foreign-version":
+            conn.execute(f"PRAGMA user_version = {INDEX_FORMAT + 1}")
+        elif damage == "other-project":
+            conn.execute("UPDATE meta SET value = '/elsewhere' WHERE key = 'root'")
+        else:
+            conn.execute("PRAGMA application_id = 1")
+        conn.commit()
+        conn.close()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    with _index(fresh_demo, cache) as index:
+        assert _inbox_json(fresh_demo, index) == expected
+        assert index.usable
+        assert len(index.notices) == 1 and "rebuilt" in index.notices[0]
+    with _index(fresh_demo, cache) as index:  # and it is trusted again once rebuilt
+        assert _inbox_json(fresh_demo, index) == expected and index.reused == 1 and not index.notices
+
+
+def test_a_tampered_fact_never_hides_a_decision(fresh_demo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    db = _warm(fresh_demo, cache)
+    expected = _inbox_json(fresh_demo, None)
+    assert expected
+    conn = sqlite3.connect(db)
+    for (name,) in conn.execute("SELECT name FROM facts").fetchall():
+        value = json.loads(conn.execute("SELECT value FROM facts WHERE name = ?", (name,)).fetchone()[0])
+        if isinstance(value, dict) and "items" in value:
+            value["items"] = []  # the decisions hidden, the MAC left as it was
+            conn.execute("UPDATE facts SET value = ? WHERE name = ?", (json.dumps(value), name))
+    conn.commit()
+    conn.close()
+    with _index(fresh_demo, cache) as index:
+        assert _inbox_json(fresh_demo, index) == expected
+    with _index(fresh_demo, cache, key=b"another key, another user....") as index:
+        assert _inbox_json(fresh_demo, index) == expected and index.reused == 0
+
+
+def test_facts_of_another_version_of_okstra_are_dropped(fresh_demo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    _warm(fresh_demo, cache)
+    with _index(fresh_demo, cache, scope="another version") as index:
+        _inbox_json(fresh_demo, index)
+        assert index.reused == 0
+
+
+@pytest.mark.parametrize("where", ["a file", "inside the store"])
+def test_an_unusable_cache_folder_degrades_to_a_fresh_look(fresh_demo: Path, tmp_path: Path, where: str) -> None:
+    if where == "a file":
+        cache = tmp_path / "cache"
+        cache.write_text("not a folder", encoding="utf-8")
+    else:
+        cache = fresh_demo / ".okstra" / "cache"
+    expected = _inbox_json(fresh_demo, None)
+    with _index(fresh_demo, cache) as index:
+        assert not index.usable
+        assert _inbox_json(fresh_demo, index) == expected
+        assert len(index.notices) == 1 and str(cache) in index.notices[0]
+    assert not (fresh_demo / ".okstra" / "cache").exists()
+
+
+def _tree(root: Path) -> dict[str, tuple[bytes, int]]:
+    out = {}
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                with open(path, "rb") as fh:
+                    out[path] = (fh.read(), os.stat(path).st_mtime_ns)
+    return out
+
+
+def _okstra(*argv: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "okstra_core.cli", *map(str, argv)], capture_output=True, text=True, check=False
+    )
+
+
+def test_the_cli_answers_the_same_with_and_without_the_index(fresh_demo: Path) -> None:
+    before = _tree(fresh_demo)
+    plain = _okstra("inbox", fresh_demo, "--json", "--no-cache")
+    cold, warm = (_okstra("inbox", fresh_demo, "--json") for _ in range(2))
+    again = _okstra("inbox", fresh_demo, "--json", "--reindex")
+    assert plain.returncode == 0 and plain.stdout
+    assert cold.stdout == warm.stdout == again.stdout == plain.stdout
+    assert cold.stderr == warm.stderr == again.stderr == ""
+    assert _tree(fresh_demo) == before  # the store's bytes and mtimes never change
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "okstra" / "index"
+    assert len(list(cache.glob("*.sqlite"))) == 1
+
+
+def test_processes_updating_the_index_at_once_lose_nothing(fresh_demo: Path) -> None:
+    expected = _okstra("inbox", fresh_demo, "--json", "--no-cache").stdout
+    for _round in range(3):
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "okstra_core.cli", "inbox", str(fresh_demo), "--json"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(4)
+        ]
+        for proc in procs:
+            out, err = proc.communicate(timeout=120)
+            assert (proc.returncode, out, err) == (0, expected, "")
+    db = next((Path(os.environ["XDG_CACHE_HOME"]) / "okstra" / "index").glob("*.sqlite"))
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert conn.execute("SELECT count(*) FROM facts WHERE name = ?", (INBOX_FACT,)).fetchone()[0] == 1
+    conn.close()

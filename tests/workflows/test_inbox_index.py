@@ -1,0 +1,244 @@
+"""The inbox through the store index gives the same answer as a fresh look, whatever happens to the store.
+
+A state machine makes random steps: decisions made by every verb, and writes as an agent makes them (a new
+run's report, a manifest rewritten in place, a report edited, a file removed, a task folder moved away and
+back, a task copied in, a file written twice within one timestamp tick). After every step, the inbox read
+through the index equals the inbox read afresh, for an index opened anew (a new process) and for one kept
+open across steps (a long-lived process that looks again after each change).
+
+Files a step touched are dated back a few seconds (as they would be by the next look of a real user), so
+that the index trusts them and the comparison tests what it kept; the write-twice step is not, so that the
+index's protection against a second write within one clock tick is what keeps it right.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from okstra_core import cli
+from okstra_core.commands.inbox import inbox_document
+from okstra_core.store import Project
+from okstra_core.store_index import StatPass, StoreIndex
+from okstra_core.workflows.inbox import read_inbox
+
+from .test_inbox_demo import ADDRESS, CARDS, FRAUD, TAX, TAX_REPORT
+
+KEY = b"k" * 32
+SCOPE = "test"
+TASKS = ".okstra/tasks"
+
+
+def _settle(root: Path, since: float) -> None:
+    """Date back what changed since *since* by ten seconds (files and folders), as a later look would find it."""
+    old = time.time() - 10
+    for folder, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            path = os.path.join(folder, name)
+            st_ = os.lstat(path)
+            if st_.st_mtime >= since - 1 and not os.path.islink(path):
+                os.utime(path, (old, old))
+    if os.stat(root).st_mtime >= since - 1:
+        os.utime(root, (old, old))
+
+
+def _doc(root: Path, index: StoreIndex | None) -> str:
+    return json.dumps(inbox_document(root, read_inbox(Project(root), index)), sort_keys=True)
+
+
+def _same_size(manifest: dict[str, Any], flag: bool) -> str:
+    """The manifest awaiting approval or not, in text of the same length either way ("true" + 1 = "false")."""
+    value = {**manifest, "workflow": {**manifest["workflow"], "awaitingApproval": flag}, "x-pad": "p" if flag else ""}
+    return json.dumps(value)
+
+
+def _verb(*argv: str | Path) -> None:
+    cli.main([str(a) for a in argv])  # a verb that refuses here (nothing to decide) changes nothing
+
+
+class InboxThroughIndex(RuleBasedStateMachine):
+    root: Path
+    work: Path
+
+    @initialize()
+    def start(self) -> None:
+        self.work = Path(tempfile.mkdtemp(dir=WORK[0]))
+        self.root = self.work / "project"
+        shutil.copytree(DEMO[0], self.root, symlinks=True)
+        self.cache = self.work / "cache"
+        self.kept = StoreIndex(self.root, self.cache, key=KEY, scope=SCOPE)
+        self.hidden: list[tuple[Path, Path]] = []
+        self.copies = 0
+        self.step_started = time.time()
+        _settle(self.root, 0)
+
+    def _tasks(self) -> list[Path]:
+        """Task folders, those of the group whose tasks wait for a person first (drawn most often)."""
+        base = self.root / TASKS
+        found = sorted(t for g in base.iterdir() if g.is_dir() for t in g.iterdir() if t.is_dir())
+        return sorted(found, key=lambda t: t.parent.name != "checkout")
+
+    def _after(self) -> None:
+        _settle(self.root, self.step_started)
+
+    # ---------------------------------------------------------------- decisions made by the verbs
+
+    @rule(option=st.sampled_from(["IO-001", "IO-002", "IO-003"]))
+    def choose_direction(self, option: str) -> None:
+        _verb("direction", "select", self.root, "--task", FRAUD, "--option", option)
+        self._after()
+
+    @rule(task=st.sampled_from([ADDRESS, FRAUD]))
+    def prepare_planning(self, task: str) -> None:
+        _verb("planning", "prepare", self.root, "--task", task)
+        self._after()
+
+    @rule()
+    def answer_and_attach(self) -> None:
+        answers = self.work / "answers.json"
+        answers.write_text(json.dumps({"CQ-001": "gross", "CQ-002": "Yes."}), encoding="utf-8")
+        _verb("user-response", "export", self.root, "--task", TAX, "--report", TAX_REPORT, "--answers", answers)
+        self._after()
+
+    @rule()
+    def attach(self) -> None:
+        _verb("clarification", "attach", self.root, "--task", TAX)
+        self._after()
+
+    @rule(item=st.sampled_from(["PREP-001", "PREP-002"]))
+    def confirm_design(self, item: str) -> None:
+        answer = self.work / f"{item}.md"
+        answer.write_text("## vault\n\nThe provider's vault\n\n## rationale\n\nNone.\n", encoding="utf-8")
+        _verb("design-prep", "confirm", self.root, "--task", CARDS, "--item", item, "--input", answer)
+        self._after()
+
+    # ---------------------------------------------------------------- writes as an agent makes them
+
+    @rule(data=st.data())
+    def rewrite_manifest(self, data: st.DataObject) -> None:
+        task = data.draw(st.sampled_from(self._tasks()))
+        path = task / "task-manifest.json"
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+            value["workflow"]["awaitingApproval"] = not value["workflow"].get("awaitingApproval", False)
+        except (OSError, ValueError, KeyError, TypeError):
+            return
+        path.write_text(json.dumps(value, indent=2), encoding="utf-8")
+        self._after()
+
+    def _reports(self) -> list[Path]:
+        return sorted(self.root.glob(f"{TASKS}/*/*/runs/*/reports/final-report-*-001.data.json"))
+
+    @rule(data=st.data(), title=st.text(alphabet="abc \u202e\x1b", min_size=1, max_size=12))
+    def edit_report(self, data: st.DataObject, title: str) -> None:
+        path = data.draw(st.sampled_from(self._reports()))
+        value = json.loads(path.read_text(encoding="utf-8"))
+        value["title"] = title
+        path.write_text(json.dumps(value), encoding="utf-8")
+        self._after()
+
+    @rule(data=st.data())
+    def new_run_report(self, data: st.DataObject) -> None:
+        first = data.draw(st.sampled_from(self._reports()))
+        second = first.with_name(first.name.replace("-001.", "-002."))
+        if not second.exists():
+            value = json.loads(first.read_text(encoding="utf-8"))
+            value["title"] = "A second look"
+            second.write_text(json.dumps(value), encoding="utf-8")
+        else:
+            second.unlink()
+        self._after()
+
+    @rule(data=st.data())
+    def remove_a_response(self, data: st.DataObject) -> None:
+        found = sorted(self.root.glob(f"{TASKS}/*/*/runs/*/user-responses/*.md"))
+        if found:
+            data.draw(st.sampled_from(found)).unlink()
+        self._after()
+
+    @rule(data=st.data())
+    def move_task_away(self, data: st.DataObject) -> None:
+        task = data.draw(st.sampled_from(self._tasks()))
+        away = self.work / f"away-{len(self.hidden)}"
+        task.rename(away)
+        self.hidden.append((away, task))
+        self._after()
+
+    @rule()
+    def move_task_back(self) -> None:
+        if self.hidden:
+            away, task = self.hidden.pop()
+            if not task.exists():
+                away.rename(task)
+        self._after()
+
+    @rule(data=st.data())
+    def copy_task_in(self, data: st.DataObject) -> None:
+        task = data.draw(st.sampled_from(self._tasks()))
+        self.copies += 1
+        shutil.copytree(task, task.parent / f"copy-{self.copies}", symlinks=True)
+        self._after()
+
+    @rule(data=st.data())
+    def write_twice_in_one_tick(self, data: st.DataObject) -> None:
+        task = data.draw(st.sampled_from(self._tasks()))
+        path = task / "task-manifest.json"
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+            flag = bool(value["workflow"].get("awaitingApproval", False))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return
+        path.write_text(_same_size(value, flag), encoding="utf-8")
+        with StoreIndex(self.root, self.cache, key=KEY, scope=SCOPE) as index:
+            read_inbox(Project(self.root), index)  # the index looks between the two writes
+        path.write_text(_same_size(value, not flag), encoding="utf-8")
+        self.step_started = time.time()  # not dated back: the index must not trust what it saw in this tick
+
+    # ---------------------------------------------------------------- the invariant
+
+    @invariant()
+    def same_as_a_fresh_look(self) -> None:
+        if not hasattr(self, "root"):
+            return
+        fresh = _doc(self.root, None)
+        with StoreIndex(self.root, self.cache, key=KEY, scope=SCOPE) as anew:
+            got = _doc(self.root, anew)
+            assert got == fresh
+        assert isinstance(self.kept.look, StatPass)
+        self.kept.look.forget()
+        assert _doc(self.root, self.kept) == fresh
+        self.kept.flush()
+        self.step_started = time.time()
+
+    def teardown(self) -> None:
+        if hasattr(self, "kept"):
+            self.kept.close()
+
+
+DEMO: list[Path] = []
+WORK: list[str] = []
+
+
+@pytest.mark.slow
+def test_inbox_through_the_index_equals_a_fresh_look(demo_root: Path, tmp_path: Path) -> None:
+    DEMO[:] = [demo_root]
+    WORK[:] = [str(tmp_path)]
+    machine: Any = InboxThroughIndex
+    machine.TestCase.settings = settings(
+        max_examples=3,
+        stateful_step_count=50,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
+    machine.TestCase().runTest()
