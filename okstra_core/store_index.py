@@ -65,18 +65,19 @@ INDEX_DIR: Final = "index"
 
 _SQLITE_CORRUPT: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 
-_SCHEMA: Final = f"""
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE facts(name TEXT PRIMARY KEY, value TEXT NOT NULL, deps TEXT NOT NULL, mac TEXT NOT NULL);
-PRAGMA application_id = {APPLICATION_ID};
-PRAGMA user_version = {INDEX_FORMAT};
-"""
+_SCHEMA: Final = (
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS facts("
+    "name TEXT PRIMARY KEY, value TEXT NOT NULL, deps TEXT NOT NULL, mac TEXT NOT NULL)",
+    f"PRAGMA application_id = {APPLICATION_ID}",
+    f"PRAGMA user_version = {INDEX_FORMAT}",
+)
 
 
 class Look(Protocol):
-    """Gives a path's metadata now, as :func:`okstra_core.watch.signature` records it."""
+    """Says whether a path still has the metadata recorded when a fact read it (a freshness source)."""
 
-    def __call__(self, path: str) -> tuple[int, int, int, int]: ...
+    def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool: ...
 
 
 class StatPass:
@@ -92,11 +93,15 @@ class StatPass:
         self.stats = 0
 
     def __call__(self, path: str) -> tuple[int, int, int, int]:
+        """*path*'s metadata now (looked at once)."""
         found = self._seen.get(path)
         if found is None:
             self.stats += 1
             found = self._seen[path] = watch.look_one(path)
         return found
+
+    def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
+        return self(path) == recorded
 
     def forget(self, paths: set[str] | None = None) -> None:
         """Look at *paths* again at their next use (all paths when None)."""
@@ -105,6 +110,23 @@ class StatPass:
         else:
             for path in paths:
                 self._seen.pop(path, None)
+
+
+class ChangedSince:
+    """A freshness source that was told which paths changed since the index was last brought up to date (file
+    events, a watchman since-query): only those, and the folders holding them, are looked at; every other path
+    holds as recorded. *changed* None means the source cannot say (it started afresh, it overflowed): every path is
+    looked at."""
+
+    def __init__(self, changed: set[str] | None, looks: StatPass | None = None) -> None:
+        self.looks = looks if looks is not None else StatPass()
+        self.changed = changed
+        self._folders = None if changed is None else {os.path.dirname(p) for p in changed}
+
+    def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
+        if self.changed is None or path in self.changed or (self._folders is not None and path in self._folders):
+            return self.looks(path) == recorded
+        return True
 
 
 def index_path(cache_dir: Path, root: Path) -> Path:
@@ -207,11 +229,15 @@ class StoreIndex:
         return None
 
     def _create(self) -> None:
+        """Make the tables (in one transaction: another process may be making them at the same moment)."""
         assert self._conn is not None
-        self._conn.executescript(_SCHEMA)
-        self._conn.executemany(
-            "INSERT OR REPLACE INTO meta VALUES (?, ?)", [("root", os.fspath(self.root)), ("scope", self._scope)]
-        )
+        with self._conn:
+            self._conn.execute("BEGIN IMMEDIATE")
+            for statement in _SCHEMA:
+                self._conn.execute(statement)
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)", [("root", os.fspath(self.root)), ("scope", self._scope)]
+            )
 
     def _discard(self, reason: str | None) -> None:
         if reason is not None:
@@ -274,13 +300,13 @@ class StoreIndex:
             return None
         if not isinstance(deps, dict):
             return None
-        prefix, look = self._prefix, self.look
+        prefix, holds = self._prefix, self.look.holds
         out: watch.Signature = {}
         unsettled = watch.UNSETTLED
         for rel, recorded in deps.items():
             path = rel[1:] if rel[0] == "/" else prefix + rel
             sig = tuple(recorded) if isinstance(recorded, list) else None
-            if sig is None or len(sig) != 4 or sig == unsettled or look(path) != sig:
+            if sig is None or len(sig) != 4 or sig == unsettled or not holds(path, sig):
                 return None
             out[path] = sig
         return out
