@@ -113,20 +113,31 @@ class StatPass:
 
 
 class ChangedSince:
-    """A freshness source that was told which paths changed since the index was last brought up to date (file
-    events, a watchman since-query): only those, and the folders holding them, are looked at; every other path
-    holds as recorded. *changed* None means the source cannot say (it started afresh, it overflowed): every path is
-    looked at."""
+    """A freshness source told which paths changed since the index was last brought up to date (file events, a
+    watchman since-query): only those are looked at, with the folders holding them (their listings) and
+    everything below them (a folder moved in may hold files changed while it was elsewhere); every other path
+    holds as recorded. *changed* None means the source cannot say (it started afresh, it overflowed): every path
+    is looked at."""
 
     def __init__(self, changed: set[str] | None, looks: StatPass | None = None) -> None:
         self.looks = looks if looks is not None else StatPass()
         self.changed = changed
-        self._folders = None if changed is None else {os.path.dirname(p) for p in changed}
+        self._folders = set() if changed is None else {os.path.dirname(p) for p in changed}
 
     def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
-        if self.changed is None or path in self.changed or (self._folders is not None and path in self._folders):
+        changed = self.changed
+        if changed is None or path in self._folders:
             return self.looks(path) == recorded
-        return True
+        if not changed:
+            return True
+        here = path
+        while True:
+            if here in changed:
+                return self.looks(path) == recorded
+            parent = os.path.dirname(here)
+            if parent == here:
+                return True
+            here = parent
 
 
 def index_path(cache_dir: Path, root: Path) -> Path:

@@ -19,9 +19,10 @@ from okstra_core.store import Project
 from okstra_core.text import visible
 
 from .data.unread import Looks
-from .navigation import TOP_VIEWS, History, Location, OpenView, View
+from .navigation import TOP_VIEWS, History, Location, OpenView, StoreChanged, View
 from .notices import BURST, TITLES, NoticeWatcher, NotifyMode, desktop_sequence, mode_from_env, summary
 from .screens.base import ViewScreen
+from .store_feed import StoreFeed
 from .views import build_screen
 from .widgets import read_only
 from .widgets.footer import key_label
@@ -78,6 +79,7 @@ class OkstraApp(App[None]):
         self._kept_task: TaskScreen | None = None
         self.notify_mode: NotifyMode = notify if notify is not None else mode_from_env()
         self._notices: NoticeWatcher | None = None
+        self._feed: StoreFeed | None = None
         self._stop_observing: Callable[[], None] = lambda: None
         #: The notices of the latest announcement, newest first (``g`` opens the first).
         self.latest_notices: list[Notice] = []
@@ -125,6 +127,7 @@ class OkstraApp(App[None]):
         if self.notify_mode != "off":
             # After the first frame: the first reading of the store competes with nothing on screen.
             self.call_after_refresh(self._start_notices)
+        self.call_after_refresh(self._start_feed)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that could write (the editor) are shown disabled under the read-only guard."""
@@ -133,9 +136,29 @@ class OkstraApp(App[None]):
         return True
 
     def on_unmount(self) -> None:
+        if self._feed is not None:
+            self._feed.close()
         self._stop_observing()
         if self._notices is not None:
             self._notices.close()
+
+    # ------------------------------------------------------------- the change feed
+
+    def _start_feed(self) -> None:
+        self._feed = StoreFeed(self.project.root, self._deliver_changes)
+        self._feed.start()
+
+    def _deliver_changes(self, paths: frozenset[str] | None) -> None:
+        """From the feed's thread: tell every view on the UI thread (nothing once the app is closing)."""
+        try:
+            self.call_from_thread(self._store_changed, paths)
+        except RuntimeError:
+            return
+
+    def _store_changed(self, paths: frozenset[str] | None) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, ViewScreen):
+                screen.post_message(StoreChanged(paths))
 
     # ------------------------------------------------------------- notices
 

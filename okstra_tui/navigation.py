@@ -92,6 +92,15 @@ class OpenView(Message):
         self.location = location
 
 
+class StoreChanged(Message):
+    """Something under the store may have changed: *paths* (absolute) when the app's one watcher can name them,
+    None when it cannot (a burst too large to list, a store folder replaced). Sent by the app to every view."""
+
+    def __init__(self, paths: frozenset[str] | None) -> None:
+        super().__init__()
+        self.paths = paths
+
+
 @dataclass(slots=True)
 class History:
     """Forward stack of the locations that back navigation left."""

@@ -49,12 +49,15 @@ import sys
 from collections.abc import Iterable
 from functools import cache as memoised
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .. import layout, writes_outside
 from ..errors import OkstraError
 from .catalog import RULES_BY_ID
 from .findings import SEVERITIES, Finding
+
+if TYPE_CHECKING:
+    from ..store_index import Look, StoreIndex
 
 #: Bumped whenever the file's layout changes; other values are ignored.
 CACHE_FORMAT: Final = 3
@@ -507,3 +510,22 @@ def inside(path: Path, folder: Path) -> bool:
     """Whether *path* is *folder* or under it, after resolving symlinks."""
     real, base = os.path.realpath(path), os.path.realpath(folder)
     return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def open_store_index(
+    root: Path, cache_dir: Path | None = None, *, look: Look | None = None, reindex: bool = False
+) -> StoreIndex | str:
+    """The store index of the project at *root*, signed with :func:`cache_key` and scoped to this version of
+    okstra (:func:`checker_fingerprint`), in *cache_dir* (default: the user's cache folder); or why no index can
+    be had (one line naming the key file)."""
+    from ..store_index import StoreIndex
+
+    try:
+        key = cache_key()
+    except OkstraError as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"{exc.filename or KEY_ENV}: {exc.strerror or exc}"
+    return StoreIndex(
+        root, layout.okstra_cache_dir(cache_dir), key=key, scope=checker_fingerprint(), look=look, reindex=reindex
+    )

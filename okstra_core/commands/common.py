@@ -281,21 +281,12 @@ def open_index(args: argparse.Namespace, project: Project, verb: str) -> StoreIn
     """The store index of *project* for a verb's answer (None with ``--no-cache``); its notices go to stderr."""
     if getattr(args, "no_cache", False):
         return None
-    from ..check.cache import cache_key, checker_fingerprint
-    from ..store_index import StoreIndex
+    from ..check.cache import open_store_index
 
-    try:
-        key: bytes | None = cache_key()
-    except (OkstraError, OSError) as exc:
-        print(f"okstra {verb}: notice: store index not used: {visible(str(exc))}", file=sys.stderr)
+    index = open_store_index(project.root, getattr(args, "cache_dir", None), reindex=getattr(args, "reindex", False))
+    if isinstance(index, str):
+        print(f"okstra {verb}: notice: store index not used: {visible(index)}", file=sys.stderr)
         return None
-    index = StoreIndex(
-        project.root,
-        layout.okstra_cache_dir(getattr(args, "cache_dir", None)),
-        key=key,
-        scope=checker_fingerprint(),
-        reindex=getattr(args, "reindex", False),
-    )
     say_index_notices(index, verb)
     return index
 

@@ -399,9 +399,11 @@ CONFIRM_CHILD = "from okstra_tui.data.catalog import print_fingerprint\nsys.exit
 INBOX_CHILD_ROWS = 1_000
 
 
-def waiting_counts(root: Path, rows: int) -> dict[Path, int] | None:
-    """Per task folder, the decisions waiting in it (the core's inbox); ``None`` when the inbox cannot be read."""
-    roots = _inbox_roots(root) if rows < INBOX_CHILD_ROWS else _inbox_roots_from_child(root)
+def waiting_counts(root: Path, rows: int, changed: frozenset[str] | None = None) -> dict[Path, int] | None:
+    """Per task folder, the decisions waiting in it (the core's inbox, through the store index); ``None`` when the
+    inbox cannot be read. *changed* names the paths changed since the last count, when they are known: only
+    those are looked at."""
+    roots = _inbox_roots(root, changed) if rows < INBOX_CHILD_ROWS else _inbox_roots_from_child(root)
     if roots is None:
         return None
     counts: dict[Path, int] = {}
@@ -411,13 +413,19 @@ def waiting_counts(root: Path, rows: int) -> dict[Path, int] | None:
     return counts
 
 
-def _inbox_roots(root: Path) -> list[Path | None] | None:
-    """The task folder of every decision waiting, read here."""
+def _inbox_roots(root: Path, changed: frozenset[str] | None = None) -> list[Path | None] | None:
+    """The task folder of every decision waiting, read here through the store index (afresh without one)."""
+    from okstra_core.check.cache import open_store_index
     from okstra_core.errors import OkstraError
-    from okstra_core.workflows.inbox import pending_decisions
+    from okstra_core.store_index import ChangedSince
+    from okstra_core.workflows.inbox import read_inbox
 
+    index = open_store_index(root, look=None if changed is None else ChangedSince(set(changed)))
     try:
-        return [d.task_root for d in pending_decisions(Project(root))]
+        if isinstance(index, str):
+            return [d.task_root for d in read_inbox(Project(root)).items]
+        with index:
+            return [d.task_root for d in read_inbox(Project(root), index).items]
     except (OkstraError, OSError):
         return None
 

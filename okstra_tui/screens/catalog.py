@@ -41,7 +41,7 @@ from ..data.catalog import (
     waiting_counts,
 )
 from ..data.unread import NEW_MARK, NEW_STYLE
-from ..navigation import Location, View
+from ..navigation import Location, StoreChanged, View
 from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
@@ -373,9 +373,21 @@ class CatalogScreen(ViewScreen):
         self.unread = unread
         self._rebuild()
 
-    def _read_waiting(self, project: Project, data: CatalogData) -> None:
+    @on(StoreChanged)
+    def _store_changed(self, event: StoreChanged) -> None:
+        """A change anywhere in the store may start or end a decision: count again (through the store index, which
+        reads again only the tasks whose files changed)."""
+        data = self.data
+        if data is not None:
+            self._recount_waiting(data, event.paths)
+
+    @work(thread=True, exclusive=True, group="catalog-waiting")
+    def _recount_waiting(self, data: CatalogData, changed: frozenset[str] | None) -> None:
+        self._read_waiting(Project(self.okstra.project.root), data, changed)
+
+    def _read_waiting(self, project: Project, data: CatalogData, changed: frozenset[str] | None = None) -> None:
         """What waits for a person, per row (the core's inbox), read after the catalog is on screen."""
-        counts = waiting_counts(project.root, len(data.rows))
+        counts = waiting_counts(project.root, len(data.rows), changed)
         if counts is None:
             return  # the inbox view names what cannot be read; the catalog just shows no markers
         # Keyed by row identity, worked out here off the UI thread (a row's root is built on first use).

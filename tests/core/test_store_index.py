@@ -14,7 +14,7 @@ import pytest
 
 from okstra_core import reading, watch
 from okstra_core.store import Project
-from okstra_core.store_index import INDEX_FORMAT, StoreIndex, index_path
+from okstra_core.store_index import INDEX_FORMAT, ChangedSince, StoreIndex, index_path
 from okstra_core.workflows.inbox import INBOX_FACT, read_inbox
 
 KEY = b"k" * 32
@@ -238,3 +238,24 @@ def test_processes_updating_the_index_at_once_lose_nothing(fresh_demo: Path) -> 
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("SELECT count(*) FROM facts WHERE name = ?", (INBOX_FACT,)).fetchone()[0] == 1
     conn.close()
+
+
+def test_events_naming_a_folder_moved_in_look_at_everything_below_it(tmp_path: Path) -> None:
+    """A folder moved away, changed there (where no event is seen) and moved back is named alone by the events."""
+    folder = tmp_path / "task"
+    folder.mkdir()
+    path = folder / "a.txt"
+    path.write_text("one", encoding="utf-8")
+    _age(path)
+    _age(folder)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert _text_fact(index, path) == "one"
+    away = tmp_path.parent / f"{tmp_path.name}-away"
+    folder.rename(away)
+    (away / "a.txt").write_text("two", encoding="utf-8")
+    _age(away / "a.txt")
+    away.rename(folder)
+    with _index(tmp_path, tmp_path / "cache", look=ChangedSince(set())) as index:
+        assert _text_fact(index, path) == "one"  # told nothing changed, it trusts what it kept
+    with _index(tmp_path, tmp_path / "cache", look=ChangedSince({str(folder)})) as index:
+        assert _text_fact(index, path) == "two"

@@ -311,3 +311,51 @@ async def test_nothing_readable_is_not_nothing_waiting(fresh_demo: Path, monkeyp
         summary = plain(inbox.query_one("#inbox-summary"))
         assert inbox.decisions == [] and "Nothing waits for you" not in summary
         assert summary.startswith("Nothing waits in what could be read.") and "1 folder could not be listed" in summary
+
+
+def _waiting_total(catalog: CatalogScreen) -> int | None:
+    return None if catalog.waiting is None else sum(catalog.waiting.values())
+
+
+async def test_the_catalog_count_follows_decisions_made_elsewhere(fresh_demo: Path, tmp_path: Path) -> None:
+    """Whoever makes or opens a decision, the catalog's count and marks agree with the inbox read afresh."""
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        catalog = app.screen
+        assert isinstance(catalog, CatalogScreen)
+
+        def agrees() -> bool:
+            fresh = pending_decisions(Project(fresh_demo))
+            marked = {
+                str(r.root)
+                for r in catalog.table.rows
+                if not isinstance(r, GroupHeader) and r.ident in (catalog.waiting or {})
+            }
+            return _waiting_total(catalog) == len(fresh) and marked == {str(d.task_root) for d in fresh}
+
+        await wait_until(pilot, agrees, "the catalog has counted what waits")
+        before = _waiting_total(catalog)
+        # A verb in another process takes a decision away (planning prepare consumes a recorded choice).
+        wanted = next(d for d in pending_decisions(Project(fresh_demo)) if d.kind == "planning-prepare")
+        assert okstra(["planning", "prepare", str(fresh_demo), "--task", wanted.task]) == 0
+        await wait_until(pilot, lambda: _waiting_total(catalog) != before and agrees(), "the count after a verb")
+        # An agent opens one: a task's manifest starts awaiting approval (nothing in the catalog changes).
+        manifest = next(fresh_demo.glob(".okstra/tasks/payments/*/task-manifest.json"))
+        value = json.loads(manifest.read_text(encoding="utf-8"))
+        if value["workflow"].get("awaitingApproval"):
+            manifest = next(
+                m
+                for m in fresh_demo.glob(".okstra/tasks/*/*/task-manifest.json")
+                if not json.loads(m.read_text(encoding="utf-8"))["workflow"].get("awaitingApproval")
+            )
+            value = json.loads(manifest.read_text(encoding="utf-8"))
+        value["workflow"]["awaitingApproval"] = True
+        before = _waiting_total(catalog)
+        manifest.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+        await wait_until(pilot, lambda: _waiting_total(catalog) != before and agrees(), "the count after an agent")
+        # A user-response sidecar removed by hand opens a direction choice again.
+        sidecar = next(fresh_demo.glob(".okstra/tasks/*/*/runs/option-selection/user-responses/*.md"))
+        before = _waiting_total(catalog)
+        sidecar.unlink()
+        await wait_until(pilot, agrees, "the count after a sidecar was removed")
