@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from pathlib import Path
 
 
 def timed_run(cmd: list[str], ok: tuple[int, ...] = (0, 1)) -> tuple[float, str]:
@@ -14,3 +15,15 @@ def timed_run(cmd: list[str], ok: tuple[int, ...] = (0, 1)) -> tuple[float, str]
     if proc.returncode not in ok:
         raise SystemExit(f"{' '.join(cmd[:3])} failed ({proc.returncode}): {proc.stderr[-2000:]}")
     return elapsed, proc.stdout
+
+
+def write_section(doc_path: Path, section: str, text: str) -> None:
+    """Replace the section headed *section* (a ``## `` line) of *doc_path* with *text*, or append it."""
+    doc = doc_path.read_text(encoding="utf-8")
+    if section in doc:
+        start = doc.index(section)
+        nxt = doc.find("\n## ", start + len(section))
+        doc = doc[:start] + text + (doc[nxt + 1 :] if nxt != -1 else "")
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + text
+    doc_path.write_text(doc, encoding="utf-8")

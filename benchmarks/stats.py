@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _timing import timed_run
+from _timing import timed_run, write_section
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -180,15 +180,7 @@ def table(result: dict[str, object], tasks: int, repeat: int) -> str:
 
 
 def write_docs(text: str) -> None:
-    path = REPO / "docs" / "performance.md"
-    doc = path.read_text(encoding="utf-8")
-    if SECTION in doc:
-        start = doc.index(SECTION)
-        nxt = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text + (doc[nxt + 1 :] if nxt != -1 else "")
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    path.write_text(doc, encoding="utf-8")
+    write_section(REPO / "docs" / "performance.md", SECTION, text)
 
 
 def main() -> int:

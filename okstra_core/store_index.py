@@ -60,6 +60,8 @@ INDEX_FORMAT: Final = 1
 APPLICATION_ID: Final = 0x6F6B6931
 #: How long a write waits for another process's before the index is given up for this run.
 BUSY_SECONDS: float = 15.0
+#: After this many facts asked for one at a time, the index reads all the others in one go.
+BULK_AFTER: Final = 32
 #: Folder of the index files inside the user's cache folder.
 INDEX_DIR: Final = "index"
 
@@ -179,6 +181,7 @@ class StoreIndex:
         self._kept: dict[str, tuple[str, str, str]] | None = None
         self._pending: dict[str, tuple[str, str, str]] = {}
         self._gone: set[str] = set()
+        self._asked = 0
         if key is None:
             self.notices.append("no key to sign the store index could be had: every answer is computed afresh")
         else:
@@ -323,7 +326,9 @@ class StoreIndex:
         return out
 
     def _row(self, name: str) -> tuple[str, str, str] | None:
-        if self._kept is not None or self._conn is None:
+        # One row at a time while few are asked for (a warm answer asks for one); then all in one read.
+        self._asked += 1
+        if self._kept is not None or self._conn is None or self._asked > BULK_AFTER:
             return self._load().get(name)
         try:
             found = self._conn.execute("SELECT value, deps, mac FROM facts WHERE name = ?", (name,)).fetchone()
