@@ -23,7 +23,7 @@ a cache made under another key) is ignored and its task checked afresh;
 had, the cache is not used at all (:attr:`CheckCache.unusable` says why).
 
 The whole cache is keyed by the checker itself (package version, the metadata
-of its source files, Python and pydantic versions) and by the project and
+of its source files and of pydantic's, Python's version) and by the project and
 manager-home folders. Findings are stored before ``--select``/``--ignore`` are
 applied (the rules run the same whatever the selection), so a different
 selection reuses them and filters them afresh.
@@ -76,14 +76,23 @@ Record = dict[str, Any]
 
 @memoised
 def checker_fingerprint() -> str:
-    """What identifies the checker's behaviour: its version, its sources' metadata, Python's and pydantic's."""
-    import pydantic
+    """What identifies the checker's behaviour: its version, the metadata of its sources and of pydantic's, and
+    Python's version.
+
+    pydantic is not imported to learn its own (a warm answer through the store index needs no model): an upgrade
+    rewrites the files whose metadata is hashed here.
+    """
+    import importlib.util
 
     from ..version import version
 
     package = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
-    h.update(f"{version()}\0{sys.version}\0{pydantic.VERSION}\0".encode())
+    h.update(f"{version()}\0{sys.version}\0".encode())
+    for name in ("pydantic", "pydantic_core"):
+        spec = importlib.util.find_spec(name)
+        origin = spec.origin if spec is not None else None
+        h.update(f"{name}\0{stat_text(origin)[0] if origin else 'absent'}\0".encode())
     for path in sorted(package.rglob("*.py")):
         try:
             st = path.stat()

@@ -24,11 +24,11 @@ from .. import layout, reading, times
 from ..errors import OkstraError, ValidationFailed
 from ..store import Project, RunDir, Task
 from ..text import json_escaped, visible
-from ..write_log import Input, Verb
 
 if TYPE_CHECKING:
     from ..store_index import StoreIndex
     from ..workflows.common import Clock
+    from ..write_log import Input, Verb
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -233,6 +233,8 @@ def clock_of(args: argparse.Namespace) -> Clock:
 
 def answers_input(answers: Mapping[str, str]) -> Input:
     """The ``--answers`` file of a logged command line: the answers as :func:`read_answers` reads them."""
+    from ..write_log import Input
+
     return Input("--answers", ".json", json.dumps(dict(answers), ensure_ascii=False, indent=1) + "\n")
 
 
@@ -240,6 +242,8 @@ def task_verb(
     words: tuple[str, ...], task: str, *options: tuple[str, str], inputs: tuple[Input, ...] = (), timed: bool = True
 ) -> Verb:
     """A logged command line of a verb that takes ``--task``: *task* is the ``group/task`` folder."""
+    from ..write_log import Verb
+
     return Verb(words, (("--task", task), *options), inputs, timed)
 
 

@@ -47,116 +47,49 @@ taken for an empty one: :func:`read_inbox` lists it among the unlisted folders.
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
-from .. import layout, names, reading, times
-from ..digests import sha256_bytes
-from ..models.report import ClarificationItem, SelectedDirection
-from ..models.sidecars import UserResponseHeader
+from .. import layout, names, reading
 from ..store import Project, Task, TaskRef
-from ..text import visible
 from ..watch import Signature, signature
-from . import design_prep, user_response, user_response_export
-from .common import iso
-from .direction import sidecar_path_for
-from .reports import LoadedReport, latest_report, load_report_artifact
+from .inbox_items import (
+    DECISION_WORDS,
+    KINDS,
+    SUMMARY_MAX,
+    Inbox,
+    InboxDetail,
+    InboxKind,
+    PendingDecision,
+    one_line,
+    sort_newest_first,
+)
 
 if TYPE_CHECKING:
     from ..store_index import StoreIndex
+    from .inbox_scan import TaskScan
 
-InboxKind = Literal["direction-choice", "planning-prepare", "clarification", "design-prep", "approval"]
-#: Why a decision is pending beyond "nothing answers it yet" (None: just that).
-InboxDetail = Literal[
-    "attach-pending",  # clarification: answered by a sidecar not yet attached to clarification-response.md
-    "sidecar-stale",  # direction-choice: the sidecar's source-data-sha256 differs from the report bytes
-    "sidecar-invalid",  # direction-choice: the sidecar does not parse
-    "stale-fingerprint",  # design-prep: the last revision answers an older assessment
-    "duplicate-revision",  # design-prep: the last revision number is recorded more than once
-    "invalid-revision",  # design-prep: the last revision does not parse or disagrees with its name
+__all__ = [
+    "DECISION_WORDS",
+    "KINDS",
+    "SUMMARY_MAX",
+    "HotPaths",
+    "Inbox",
+    "InboxDetail",
+    "InboxKind",
+    "PendingDecision",
+    "decision_key",
+    "inbox_changes",
+    "one_line",
+    "pending_decisions",
+    "pending_for_task",
+    "read_inbox",
+    "refresh_inbox",
+    "sort_newest_first",
+    "watched_paths",
 ]
-KINDS: tuple[InboxKind, ...] = ("direction-choice", "planning-prepare", "clarification", "design-prep", "approval")
-#: What each kind is called in a notice and in the activity feed ("a direction to choose").
-DECISION_WORDS: dict[InboxKind, str] = {
-    "direction-choice": "a direction to choose",
-    "planning-prepare": "a choice to hand to planning",
-    "clarification": "questions to answer",
-    "design-prep": "a design item to confirm",
-    "approval": "a phase to approve",
-}
-SUMMARY_MAX = 160
-
-
-@dataclass(frozen=True, slots=True)
-class PendingDecision:
-    """One decision waiting for a person.
-
-    ``path`` is the file the decision concerns (POSIX, relative to the project
-    root): the option report (direction-choice), the sidecar (planning-prepare,
-    attach-pending clarification), the report asking the questions
-    (clarification), the item's request when materialised else the planning
-    report (design-prep), ``task-manifest.json`` (approval).
-    """
-
-    kind: InboxKind
-    task: str  # task key project:group:task
-    path: str
-    item: str | None  # IO-nnn (the choice recorded, planning-prepare), PREP-nnn (design-prep), else None
-    summary: str  # one line, at most SUMMARY_MAX characters, control characters made visible
-    since: str  # ISO-8601 UTC, see the module docstring
-    detail: InboxDetail | None = None
-    #: The report data the decision derives from (absolute): option report, questioning report, planning snapshot.
-    report_path: Path | None = None
-    #: The design-prep request (absolute) when materialised; None otherwise and for other kinds.
-    request_path: Path | None = None
-    #: The ids the decision covers: candidate IO-nnn (direction-choice), CQ-nnn (clarification).
-    item_ids: tuple[str, ...] = ()
-    #: The task's root folder (absolute).
-    task_root: Path | None = None
-
-    def to_json(self) -> dict[str, str | None]:
-        """The ``okstra inbox --json`` item shape."""
-        return {
-            "kind": self.kind,
-            "task": self.task,
-            "path": self.path,
-            "item": self.item,
-            "summary": self.summary,
-            "since": self.since,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Inbox:
-    """The decisions waiting in a project, and the files the inbox could not read.
-
-    ``unreadable`` lists (project-relative POSIX, sorted) the existing files
-    that failed to read or parse: a task manifest, a latest report, a
-    user-response sidecar, ``selected-direction.json`` or
-    ``clarification-response.md``. A decision they hold may be missing from
-    ``items`` or shown with a ``detail`` saying so; ``okstra check`` says why.
-
-    ``unlisted`` lists (project-relative POSIX with a final ``/``, sorted) the
-    folders the inbox had to list and could not (``.okstra/tasks/``, a task
-    folder, its ``runs/``, a run dir or a category folder of it), with
-    ``unlisted_reasons`` saying why for each: every decision below them is
-    missing from ``items``. The list is complete only when both are empty
-    (:attr:`complete`).
-    """
-
-    items: list[PendingDecision]
-    unreadable: list[str]
-    unlisted: list[str] = field(default_factory=list)
-    unlisted_reasons: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def complete(self) -> bool:
-        """Whether everything the inbox had to read was read (no unreadable file, no unlisted folder)."""
-        return not self.unreadable and not self.unlisted
 
 
 def read_inbox(project: Project, index: StoreIndex | None = None) -> Inbox:
@@ -172,7 +105,7 @@ def read_inbox(project: Project, index: StoreIndex | None = None) -> Inbox:
     for ref in project.task_refs:
         task = ref.open()
         task.entries()  # an unlistable task folder is recorded, never taken for an empty one
-        scan = _TaskScan(task)
+        scan = _scan(task)
         found.extend(scan.all())
         unreadable.update(scan.rel(path) for path in scan.unreadable)
     unlisted = set(project.unlisted)
@@ -266,7 +199,7 @@ def _task_inbox(project: Project, ref: TaskRef) -> tuple[list[PendingDecision], 
     before = set(project.unlisted)
     task = ref.open()
     task.entries()
-    scan = _TaskScan(task)
+    scan = _scan(task)
     items = scan.all()
     folders = {layout.rel(p, project.root): e.reason for p, e in project.unlisted.items() if p not in before}
     return items, sorted(scan.rel(path) for path in scan.unreadable), folders
@@ -310,6 +243,14 @@ def _decode_task(value: Any) -> tuple[list[PendingDecision], list[str], dict[str
     return items, [str(u) for u in value["unreadable"]], {str(k): str(v) for k, v in value["unlisted"].items()}
 
 
+def _scan(task: Task) -> TaskScan:
+    """One task's reads for its decisions (the rules, and the models they need, are imported on first use: an
+    answer the store index kept is shown without them)."""
+    from .inbox_scan import TaskScan
+
+    return TaskScan(task)
+
+
 def _folder_rel(path: Path, root: Path) -> str:
     """A folder as the inbox names it: project-relative POSIX with a final ``/`` (as git names folders)."""
     try:
@@ -329,7 +270,7 @@ def refresh_inbox(project: Project, before: Inbox, task_roots: set[Path]) -> Inb
         if ref.root in task_roots:
             task = ref.open()
             task.entries()
-            scan = _TaskScan(task)
+            scan = _scan(task)
             kept.extend(scan.all())
             unreadable.update(scan.rel(path) for path in scan.unreadable)
     unlisted = set(project.unlisted)
@@ -345,327 +286,9 @@ def pending_decisions(project: Project) -> list[PendingDecision]:
     return read_inbox(project).items
 
 
-def sort_newest_first(items: list[PendingDecision]) -> list[PendingDecision]:
-    ordered = sorted(items, key=lambda d: (d.task, KINDS.index(d.kind), d.item or "", d.path))
-    return sorted(ordered, key=lambda d: d.since, reverse=True)
-
-
 def pending_for_task(task: Task) -> list[PendingDecision]:
     """The decisions waiting in one task (in kind order)."""
-    return _TaskScan(task).all()
-
-
-# ------------------------------------------------------------------ helpers
-
-
-def one_line(text: str, limit: int = SUMMARY_MAX) -> str:
-    """Whitespace runs (newlines included) become one space, control characters visible stand-ins
-    (:func:`okstra_core.text.visible`); long text is cut with an ellipsis."""
-    flat = visible(" ".join(text.split()))
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
-def _mtime(path: Path) -> str:
-    ns = reading.mtime_of(path)
-    try:
-        return iso(dt.datetime.fromtimestamp((ns or 0) / 1e9, dt.UTC))
-    except (ValueError, OverflowError, OSError):
-        return iso(dt.datetime.fromtimestamp(0, dt.UTC))
-
-
-def _recorded(value: object, fallback: Path) -> str:
-    """A store-recorded time normalised to UTC seconds, or *fallback*'s mtime when it is missing or unreadable."""
-    moment = times.parse_time(value) if isinstance(value, str) else None
-    return iso(moment) if moment is not None else _mtime(fallback)
-
-
-def _questions(items: list[ClarificationItem]) -> str:
-    return f"{len(items)} question{'s' if len(items) != 1 else ''}"
-
-
-class _TaskScan:
-    """One task's reads, shared by the kinds (each file read at most once)."""
-
-    def __init__(self, task: Task) -> None:
-        self.task = task
-        self.root = task.project.root
-        manifest = task.manifest
-        # Without a readable manifest: the catalog's key, else the task's group/task folder (find_task takes both).
-        self.key = (
-            manifest.task_key
-            if not isinstance(manifest, reading.LoadError)
-            else (task.ref.key or f"{task.ref.task_group}/{task.ref.task_id}")
-        )
-        self._reports: dict[str, LoadedReport | None] = {}
-        self._clar_text: str | bool | None = False  # False: not read yet
-        #: Existing files whose read or parse failed (their decisions may be missing or marked).
-        self.unreadable: set[Path] = set()
-        self.note(manifest)
-
-    def all(self) -> list[PendingDecision]:
-        """The task's decisions, in kind order."""
-        return [*self.direction(), *self.clarifications(), *self.design_prep(), *self.approval()]
-
-    def note(self, result: object) -> None:
-        """Remember the file of a ``LoadError`` that exists (a missing file is no read error)."""
-        if isinstance(result, reading.LoadError) and reading.lexists(result.path):
-            self.unreadable.add(result.path)
-
-    def rel(self, path: Path) -> str:
-        return layout.rel(path, self.root)
-
-    def latest(self, task_type: str) -> LoadedReport | None:
-        if task_type not in self._reports:
-            art = latest_report(self.task, task_type)
-            loaded = load_report_artifact(art) if art is not None else None
-            self.note(loaded)
-            self._reports[task_type] = loaded if isinstance(loaded, LoadedReport) else None
-        return self._reports[task_type]
-
-    def since_report(self, report: LoadedReport) -> str:
-        return _recorded(report.model.generated_at, report.path)
-
-    def decision(
-        self,
-        kind: InboxKind,
-        path: Path,
-        summary: str,
-        since: str,
-        *,
-        item: str | None = None,
-        detail: InboxDetail | None = None,
-        report_path: Path | None = None,
-        request_path: Path | None = None,
-        item_ids: tuple[str, ...] = (),
-    ) -> PendingDecision:
-        return PendingDecision(
-            kind=kind,
-            task=self.key,
-            path=self.rel(path),
-            item=item,
-            summary=one_line(summary),
-            since=since,
-            detail=detail,
-            report_path=report_path,
-            request_path=request_path,
-            item_ids=item_ids,
-            task_root=self.task.root,
-        )
-
-    def sidecar(self, report: LoadedReport) -> tuple[Path, UserResponseHeader | reading.LoadError | None, bytes | None]:
-        """The report's user-response sidecar: its path, header (None: absent) and bytes."""
-        path = sidecar_path_for(report)
-        if not reading.lexists(path):
-            return path, None, None
-        data = reading.read_bytes(path, root=self.root)
-        if isinstance(data, reading.LoadError):
-            self.note(data)
-            return path, data, None
-        text = reading.decode_text(path, data)
-        if isinstance(text, reading.LoadError):
-            self.note(text)
-            return path, text, None
-        loaded = reading.parse_sidecar_text(path, text, UserResponseHeader)
-        if isinstance(loaded, reading.LoadError):
-            self.note(loaded)
-            return path, loaded, data
-        header = loaded.header
-        assert isinstance(header, UserResponseHeader)
-        return path, header, data
-
-    def attached(self, sidecar: Path, data: bytes) -> bool:
-        if self._clar_text is False:
-            path = layout.clarification_response_path(self.task.root)
-            text = reading.read_text(path, root=self.root) if reading.lexists(path) else None
-            self.note(text)
-            self._clar_text = text if isinstance(text, str) else None
-        if not isinstance(self._clar_text, str):
-            return False
-        return user_response_export.is_attached(self._clar_text, self.rel(sidecar), sha256_bytes(data))
-
-    # ------------------------------------------------------------- kinds
-
-    def direction(self) -> list[PendingDecision]:
-        report = self.latest(layout.OPTION_SELECTION)
-        if report is None or user_response.sidecar_mode(report.model) != "comparison":
-            return []
-        oc = report.model.option_candidates
-        assert oc is not None  # comparison mode implies candidates
-        selected = self.task.selected_direction()
-        self.note(selected)
-        if isinstance(selected, SelectedDirection) and selected.source_report_path == report.rel():
-            return []  # planning prepare consumed a choice from this report
-        ids = tuple(c.option_id for c in oc.candidates)
-        sidecar, header, _data = self.sidecar(report)
-        choose = (
-            f"choose a direction for '{report.model.title}': {len(ids)} options"
-            + (f", {oc.recommendation} recommended" if oc.recommendation else "")
-            + (f", {_questions(report.model.clarification_items)}" if report.model.clarification_items else "")
-        )
-        if header is None:
-            return [
-                self.decision(
-                    "direction-choice",
-                    report.path,
-                    choose,
-                    self.since_report(report),
-                    report_path=report.path,
-                    item_ids=ids,
-                )
-            ]
-        if isinstance(header, reading.LoadError):
-            return [
-                self.decision(
-                    "direction-choice",
-                    report.path,
-                    f"{choose} (the sidecar there does not parse)",
-                    _mtime(sidecar),
-                    detail="sidecar-invalid",
-                    report_path=report.path,
-                    item_ids=ids,
-                )
-            ]
-        if header.source_data_sha256 != report.sha256 or header.selected_option not in ids:
-            return [
-                self.decision(
-                    "direction-choice",
-                    report.path,
-                    f"{choose} again (the recorded choice no longer matches the report)",
-                    _mtime(sidecar),
-                    detail="sidecar-stale",
-                    report_path=report.path,
-                    item_ids=ids,
-                )
-            ]
-        if selected is not None:
-            return []  # a snapshot exists (from another report, or unreadable): planning prepare is not the step
-        chosen = next(c for c in oc.candidates if c.option_id == header.selected_option)
-        return [
-            self.decision(
-                "planning-prepare",
-                sidecar,
-                f"run planning prepare: {chosen.option_id} '{chosen.title}' is chosen; it can still change until then",
-                _mtime(sidecar),
-                item=chosen.option_id,
-                report_path=report.path,
-                item_ids=ids,
-            )
-        ]
-
-    def clarifications(self) -> list[PendingDecision]:
-        out: list[PendingDecision] = []
-        types = sorted({rd.task_type for rd in self.task.run_dirs})
-        for task_type in types:
-            report = self.latest(task_type)
-            if report is None or not report.model.clarification_items:
-                continue
-            items = report.model.clarification_items
-            ids = tuple(i.item_id for i in items)
-            sidecar, header, data = self.sidecar(report)
-            comparison = user_response.sidecar_mode(report.model) == "comparison"
-            if header is None or isinstance(header, reading.LoadError):
-                if comparison:
-                    continue  # listed as its direction-choice, whose sidecar answers the questions too
-                first = one_line(items[0].question or items[0].item_id, 80)
-                out.append(
-                    self.decision(
-                        "clarification",
-                        report.path,
-                        f"answer {_questions(items)} of '{report.model.title}': {first}",
-                        self.since_report(report),
-                        report_path=report.path,
-                        item_ids=ids,
-                    )
-                )
-            elif data is not None and not self.attached(sidecar, data):
-                out.append(
-                    self.decision(
-                        "clarification",
-                        sidecar,
-                        f"attach the answers to {_questions(items)} of '{report.model.title}' to "
-                        f"{layout.CLARIFICATION_RESPONSE_FILE}",
-                        _mtime(sidecar),
-                        detail="attach-pending",
-                        report_path=report.path,
-                        item_ids=ids,
-                    )
-                )
-        return out
-
-    def design_prep(self) -> list[PendingDecision]:
-        report = self.latest(layout.IMPLEMENTATION_PLANNING)
-        if report is None or report.model.implementation_plan is None:
-            return []
-        resolution = design_prep.resolve(self.task, report)
-        if resolution.error is not None or resolution.legacy_unassessed:
-            return []
-        since = self.since_report(report)
-        out: list[PendingDecision] = []
-        for item in resolution.items:
-            if item.status not in design_prep.OPEN_STATUSES or item.fingerprint is None:
-                continue
-            if item.authoritative is not None:
-                continue
-            detail: InboxDetail | None = None
-            last_rank = max((v.rank for v in item.inputs), default=(0, 0))
-            last = last_rank[1]
-            verdicts = {v.verdict for v in item.inputs if v.rank == last_rank}
-            note = ""
-            if "duplicate-revision" in verdicts:
-                detail, note = "duplicate-revision", f" (duplicate revision r{last}: neither copy counts)"
-            elif "stale-fingerprint" in verdicts:
-                detail, note = "stale-fingerprint", f" (r{last} went stale: it answers an older assessment)"
-            elif "invalid" in verdicts:
-                detail, note = "invalid-revision", f" (r{last} is unreadable)"
-            requested = item.request  # None until materialised
-            out.append(
-                self.decision(
-                    "design-prep",
-                    requested or report.path,
-                    f"confirm {item.prep_id} [{item.status}] '{item.title}'{note}",
-                    since,
-                    item=item.prep_id,
-                    detail=detail,
-                    report_path=report.path,
-                    request_path=requested,
-                )
-            )
-        return out
-
-    def approval(self) -> list[PendingDecision]:
-        manifest = self.task.manifest
-        if isinstance(manifest, reading.LoadError) or manifest.workflow is None:
-            return []
-        workflow = manifest.workflow
-        if not workflow.awaiting_approval:
-            return []
-        nxt = workflow.next_recommended_phase
-        if nxt is not None and nxt.phase:
-            what = f"approve in the lead's session before {nxt.phase} runs"
-        else:
-            what = f"approve the {workflow.current_phase or manifest.task_type} result in the lead's session"
-        if nxt is not None and nxt.rationale:
-            what += f": {nxt.rationale}"
-        path = layout.task_manifest_path(self.task.root)
-        return [self.decision("approval", path, what, _recorded(manifest.updated_at, path))]
-
-
-__all__ = [
-    "DECISION_WORDS",
-    "KINDS",
-    "HotPaths",
-    "Inbox",
-    "InboxDetail",
-    "InboxKind",
-    "PendingDecision",
-    "decision_key",
-    "inbox_changes",
-    "pending_decisions",
-    "pending_for_task",
-    "read_inbox",
-    "refresh_inbox",
-    "watched_paths",
-]
+    return _scan(task).all()
 
 
 _DESIGN_PREP_KINDS = ("design-prep-request", "design-prep-input")

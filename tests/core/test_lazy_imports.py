@@ -35,7 +35,10 @@ def test_building_the_verb_parser_imports_no_model_and_no_engine() -> None:
 
 
 def test_the_inbox_imports_only_the_models_it_validates() -> None:
+    # An answer the store index kept is shown without the rules that read a task, nor their models.
     loaded = loaded_after("import okstra_core.workflows.inbox")
+    assert not {"okstra_core.workflows.inbox_scan", "okstra_core.models.report", "pydantic"} & loaded
+    loaded = loaded_after("import okstra_core.workflows.inbox_scan")
     assert {"okstra_core.models.report", "okstra_core.models.sidecars"} <= loaded
     unused = {"registry", "convergence", "invocation", "manager", "run"}
     assert {m for m in loaded if m.startswith("okstra_core.models.") and m.split(".")[2] in unused} == set()
