@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from .. import layout
 from ..errors import OkstraError
 from ..progress import Progress
+from ..workers import worker_pool
 from . import cache
 from .cache import CheckCache
 from .catalog import expand
@@ -158,12 +159,12 @@ def _kept(findings: list[Finding], selected: set[str] | None, ignored: set[str])
 
 @contextmanager
 def _pool(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
-    """Worker processes for one check (forked where the platform can, so they inherit what is loaded)."""
+    """Worker processes for one check (forked where the platform can, so they inherit what is loaded), each
+    ending with this process (:func:`~okstra_core.workers.worker_pool`)."""
     if jobs <= 1:
         yield None
         return
-    ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+    with worker_pool(jobs) as pool:
         yield pool
 
 

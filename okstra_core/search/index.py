@@ -29,7 +29,6 @@ import sqlite3
 import stat
 import time
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +36,7 @@ from typing import Any, Final
 
 from .. import layout
 from ..progress import Progress
+from ..workers import worker_pool
 from .extract import INDEX_CHARS, child_role, extract, file_kind
 from .query import Query, QueryError
 from .tokens import FTS_TOKENIZER
@@ -287,7 +287,7 @@ def _shared_walk(
         ranges = [(i, min(i + size, len(folders))) for i in range(0, len(folders), size)]
         if not ranges:
             return
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        with worker_pool(jobs) as pool:  # each worker ends with this process
             yield from pool.map(_walk_range, *zip(*ranges, strict=True))
     finally:
         _SHARED = None
