@@ -98,6 +98,7 @@ def _all_gone(pids: list[int]) -> bool:
 @pytest.mark.parametrize(
     ("sig", "bound"),
     [(signal.SIGKILL, "prctl"), (signal.SIGTERM, "prctl"), (signal.SIGHUP, "prctl"), (signal.SIGKILL, "watch")],
+    ids=["SIGKILL", "SIGTERM", "SIGHUP", "SIGKILL-without-prctl"],
 )
 def test_killed_check_leaves_no_worker_and_closes_stdout(fresh_demo: Path, sig: signal.Signals, bound: str) -> None:
     workers, closed = _kill_while_working(CHECK, [str(fresh_demo), str(fresh_demo / ".okstra-home"), bound], sig)
