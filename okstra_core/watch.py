@@ -24,6 +24,7 @@ events are watched afresh.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import threading
 import time
@@ -111,22 +112,28 @@ def differs(old: Signature, new: Signature) -> bool:
     return old.keys() != new.keys() or changed(old, new)
 
 
-def folder_count(root: Path, stop_at: int) -> int:
-    """How many folders *root* holds, itself included, counting no further than *stop_at*.
+def folders(root: Path, stop_at: int) -> list[str]:
+    """The folders *root* holds, itself included, listing no more than *stop_at* of them.
 
-    Entry types come from the listing (no ``stat`` per entry); symlinks are not followed.
+    Entry types come from the listing (no ``stat`` per entry); symlinks are never followed, so a link to a
+    folder above the store (a loop) or to ``/`` adds nothing.
     """
-    count = 0
+    found: list[str] = []
     pending = [str(root)]
-    while pending and count < stop_at:
+    while pending and len(found) < stop_at:
         folder = pending.pop()
-        count += 1
+        found.append(folder)
         try:
             with os.scandir(folder) as entries:
                 pending.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
         except OSError:
             continue
-    return count
+    return found
+
+
+def folder_count(root: Path, stop_at: int) -> int:
+    """How many folders *root* holds, itself included, counting no further than *stop_at* (see :func:`folders`)."""
+    return len(folders(root, stop_at))
 
 
 def watch_limit() -> int | None:
@@ -175,7 +182,8 @@ class StoreWatcher:
     """Wakes its caller when something under *root* may have changed.
 
     *poll_paths* names what to look at when polling (called afresh at every
-    poll, so that new folders join); file events watch the whole of *root*.
+    poll, so that new folders join); file events watch every folder of *root*
+    (never through a symlink).
     :meth:`wait` returns True after a change (a burst of changes counts once,
     once it has been quiet for *settle* seconds or has lasted *poll_seconds*),
     False on timeout or after :meth:`close`; :meth:`take_changed` then says
@@ -221,8 +229,12 @@ class StoreWatcher:
         self._events_thread: threading.Thread | None = None
         self._events_stop: threading.Event | None = None
         self._baseline: Signature = {}
+        #: Set once file events are watched (the folders are listed and a watch is on each).
+        self._ready = threading.Event()
         if self.mode == "events":
             self._start_events()
+            # A change made once this returns is seen: the caller reads after it (a large store takes longer).
+            self._ready.wait(READY_SECONDS)
         else:
             started = time.monotonic()
             self._baseline = signature(self.poll_paths())
@@ -238,24 +250,53 @@ class StoreWatcher:
         thread.start()
 
     def _watch_events(self, stop: threading.Event) -> None:
-        import watchfiles
-
+        """Watch every folder of the store, each on its own (never following a symlink, which a recursive watch
+        does: a link to a folder above the store or to ``/`` would add thousands of watches outside it and
+        leave the store unwatched while they are added); a folder made or moved in is watched from then on."""
         try:
-            for _batch in watchfiles.watch(
-                self.root,
-                stop_event=stop,
-                debounce=int(self.settle * 1000),
-                step=50,
-                raise_interrupt=False,
-                ignore_permission_denied=True,
-            ):
-                self._note_changed(path for _change, path in _batch)
-                self._dirty.set()
+            while not stop.is_set() and self._watch_folders(stop):
+                pass
         except (OSError, RuntimeError):
             pass  # the root went away (or the watch failed): the identity check below starts afresh
         if not stop.is_set():
             self._note_changed(None)
             self._dirty.set()
+
+    def _watch_folders(self, stop: threading.Event) -> bool:
+        """Watch the store's folders as they are now until one is added (True: watch afresh) or the end."""
+        import watchfiles
+
+        if not os.path.isdir(self.root):
+            return False
+        watched = folders(self.root, _WATCH_MOST)
+        started = False
+        for batch in watchfiles.watch(
+            *watched,
+            stop_event=_Watching(stop, self._ready),
+            debounce=int(self.settle * 1000),
+            step=50,
+            rust_timeout=1000,
+            yield_on_timeout=True,
+            raise_interrupt=False,
+            ignore_permission_denied=True,
+            recursive=False,
+        ):
+            if not started:  # watching now: a folder made since the listing is noted and watched afresh
+                started = True
+                made = set(folders(self.root, _WATCH_MOST)) - set(watched)
+                if made:
+                    self._note_changed([*made, *(path for _change, path in batch)])
+                    self._dirty.set()
+                    return True
+            if not batch:
+                continue
+            self._note_changed(path for _change, path in batch)
+            self._dirty.set()
+            # Anything written in a new folder before it is watched lies under a path noted here: the
+            # caller re-reads what that path lies in.
+            if any(change == watchfiles.Change.added and _is_folder(path) for change, path in batch):
+                return True
+        return False
 
     def _restart_events_if_replaced(self) -> bool:
         """Watch *root* afresh when it was removed, replaced or made again; True when it was."""
@@ -355,6 +396,35 @@ class StoreWatcher:
         self._dirty.set()
         if self._events_stop is not None:
             self._events_stop.set()
+
+
+#: How long a new watcher waits for its file events to be set up before it returns all the same.
+READY_SECONDS: Final = 10.0
+
+
+class _Watching:
+    """The stop event handed to ``watchfiles``, which asks it only once its watches are set up: the first
+    question says the watch is ready."""
+
+    def __init__(self, stop: threading.Event, ready: threading.Event) -> None:
+        self.stop = stop
+        self.ready = ready
+
+    def is_set(self) -> bool:
+        self.ready.set()
+        return self.stop.is_set()
+
+
+#: More folders than this are never watched with file events (choose_mode polls long before).
+_WATCH_MOST: Final = 1 << 22
+
+
+def _is_folder(path: str) -> bool:
+    """A folder itself, not a symlink to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

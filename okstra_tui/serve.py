@@ -41,6 +41,13 @@ TOKEN_BYTES = 32
 MIN_TOKEN_CHARS = 16
 #: A token file larger than this is not a token.
 MAX_TOKEN_FILE = 4096
+#: A session's terminal is at most this many columns and rows, whatever the browser asks for: a larger one
+#: costs the workbench memory in proportion (100000x100000 grew a session to 19.5 GB).
+MAX_COLUMNS = 500
+MAX_ROWS = 200
+#: Memory a session's process (and the readings it starts) may allocate, in MiB (``ulimit -d``, RLIMIT_DATA):
+#: a workbench on a large store uses a few hundred; past the limit an allocation fails and the session ends.
+SESSION_MEMORY_MIB = 2048
 
 
 class ServeRefused(Exception):
@@ -120,10 +127,33 @@ def allowed_hosts(host: str, port: int, extra: tuple[str, ...] = ()) -> frozense
 def command_for(project: Path, *, read_only: bool = False) -> str:
     """The shell command textual-serve runs for each browser session: this interpreter's workbench on *project*.
 
-    ``exec`` makes the shell become the workbench, so ending the session's process ends the workbench itself.
+    ``exec`` makes the shell become the workbench, so ending the session's process ends the workbench itself;
+    its memory is bounded first (:func:`bounded`).
     """
     command = f"exec {shlex.quote(sys.executable)} -m okstra_tui {shlex.quote(str(project))}"
-    return command + " --read-only" if read_only else command
+    return bounded(command + " --read-only" if read_only else command)
+
+
+def bounded(command: str) -> str:
+    """*command* (a shell command) run with its data memory bounded to :data:`SESSION_MEMORY_MIB`.
+
+    It sets the soft limit: where the hard limit is lower already, ``ulimit`` fails and the hard one holds.
+    """
+    return f"ulimit -S -d {SESSION_MEMORY_MIB * 1024} 2>/dev/null; {command}"
+
+
+def terminal_size(width: object, height: object) -> tuple[int, int]:
+    """The columns and rows a browser asked for (text, a number, anything) as a session's terminal size:
+    80x24 for what is not a whole number, else bounded to 1..:data:`MAX_COLUMNS` and 1..:data:`MAX_ROWS`."""
+
+    def whole(value: object, default: int, most: int) -> int:
+        try:
+            number = int(str(value), 10)
+        except ValueError:
+            return default
+        return max(1, min(number, most))
+
+    return whole(width, 80, MAX_COLUMNS), whole(height, 24, MAX_ROWS)
 
 
 # ------------------------------------------------------------------- tokens

@@ -12,7 +12,10 @@
   no process. A session ends when its browser goes away (the websocket closes,
   or stops answering the heartbeat), after ``idle_timeout`` seconds without
   input, or when the server stops; its process is asked to quit, then
-  terminated, then killed, and always waited for (reaped).
+  terminated, then killed, and always waited for (reaped). A process that
+  stops reading its input never holds its session past its tab. Its terminal
+  size is bounded (:func:`~okstra_tui.serve.terminal_size`), and so is its
+  memory (:func:`~okstra_tui.serve.bounded`).
 * **Logs** name the method, the path and the status, never the query string
   (where the token travels).
 """
@@ -32,7 +35,7 @@ from urllib.parse import urlsplit
 from aiohttp import WSCloseCode, WSMsgType, web
 from aiohttp.abc import AbstractAccessLogger
 from textual_serve.app_service import AppService
-from textual_serve.server import Server, to_int
+from textual_serve.server import Server
 from yarl import URL
 
 from okstra_core.text import visible
@@ -46,6 +49,7 @@ from .serve import (
     exposure_warning,
     same_secret,
     startup_lines,
+    terminal_size,
 )
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -55,6 +59,10 @@ HEARTBEAT = 10.0
 #: Seconds a session's process has to quit when asked, then again after SIGTERM, before SIGKILL. With the
 #: heartbeat, the process of a browser that went silent is gone within 10 + 5 + 3 * 3 seconds (under 30).
 QUIT_GRACE = 3.0
+
+#: Bytes of browser messages that may wait for a session's process to read them; past that, the process has
+#: stopped reading its input and the session ends (its process is then ended as any other).
+INPUT_BACKLOG = 1 << 20
 
 WEBSOCKET_PATH = "/ws"
 LOGIN_HINT = (
@@ -267,9 +275,7 @@ class WorkbenchServer(Server):
         self.sessions.add(session)
         idle: asyncio.Task[None] | None = None
         try:
-            await service.start(
-                to_int(request.query.get("width", "80"), 80), to_int(request.query.get("height", "24"), 24)
-            )
+            await service.start(*terminal_size(request.query.get("width", "80"), request.query.get("height", "24")))
             if self.options.idle_timeout is not None:
                 idle = asyncio.create_task(self._end_when_idle(session, self.options.idle_timeout))
             await self._relay(session)
@@ -284,28 +290,44 @@ class WorkbenchServer(Server):
                 await websocket.close()
 
     async def _relay(self, session: Session) -> None:
-        """The browser's messages to the process; typing and resizing count as input."""
-        service = session.service
-        async for message in session.websocket:
-            if message.type != WSMsgType.TEXT:
-                continue
-            envelope = message.json()
-            if not isinstance(envelope, list) or not envelope:
-                continue
-            kind = envelope[0]
-            if kind == "stdin" and len(envelope) > 1 and isinstance(envelope[1], str):
-                session.last_input = time.monotonic()
-                await service.send_bytes(envelope[1].encode("utf-8"))
-            elif kind == "resize" and len(envelope) > 1 and isinstance(envelope[1], dict):
-                session.last_input = time.monotonic()
-                size = envelope[1]
-                await service.set_terminal_size(to_int(str(size.get("width")), 80), to_int(str(size.get("height")), 24))
-            elif kind == "ping" and len(envelope) > 1:
-                await session.websocket.send_json(["pong", envelope[1]])
-            elif kind == "blur":
-                await service.blur()
-            elif kind == "focus":
-                await service.focus()
+        """The browser's messages to the process; typing and resizing count as input.
+
+        A task of its own hands them to the process, so that a process which stops reading its input (stuck,
+        or busy) never keeps this loop from seeing the tab close; past :data:`INPUT_BACKLOG` bytes waiting
+        for it, the session ends.
+        """
+        pending: asyncio.Queue[tuple[Callable[[], Awaitable[object]], int]] = asyncio.Queue()
+        waiting = [0]  # bytes queued and not yet handed to the process
+
+        async def feed() -> None:
+            while True:
+                send, size = await pending.get()
+                await send()
+                waiting[0] -= size
+
+        feeder = asyncio.create_task(feed())
+        try:
+            async for message in session.websocket:
+                if message.type != WSMsgType.TEXT:
+                    continue
+                envelope = message.json()
+                if not isinstance(envelope, list) or not envelope:
+                    continue
+                if envelope[0] == "ping" and len(envelope) > 1:
+                    await session.websocket.send_json(["pong", envelope[1]])
+                    continue
+                send = _to_process(session, envelope)
+                if send is None:
+                    continue
+                waiting[0] += len(message.data)
+                if waiting[0] > INPUT_BACKLOG:
+                    logging.getLogger("okstra-serve").warning("session ended: its process stopped reading its input")
+                    return
+                pending.put_nowait((send, len(message.data)))
+        finally:
+            feeder.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await feeder
 
     async def _end_when_idle(self, session: Session, timeout: float) -> None:
         while True:
@@ -319,6 +341,25 @@ class WorkbenchServer(Server):
             await session.websocket.close(code=WSCloseCode.GOING_AWAY, message=b"idle")
 
 
+def _to_process(session: Session, envelope: list[Any]) -> Callable[[], Awaitable[object]] | None:
+    """What a browser message asks of the session's process (None: nothing); typing and resizing are input."""
+    service = session.service
+    kind = envelope[0]
+    if kind == "stdin" and len(envelope) > 1 and isinstance(envelope[1], str):
+        session.last_input = time.monotonic()
+        data = envelope[1].encode("utf-8")
+        return lambda: service.send_bytes(data)
+    if kind == "resize" and len(envelope) > 1 and isinstance(envelope[1], dict):
+        session.last_input = time.monotonic()
+        width, height = terminal_size(envelope[1].get("width"), envelope[1].get("height"))
+        return lambda: service.set_terminal_size(width, height)
+    if kind == "blur":
+        return service.blur
+    if kind == "focus":
+        return service.focus
+    return None
+
+
 async def end_process(service: AppService) -> None:
     """End a session's process: ask it to quit, then SIGTERM, then SIGKILL; always wait for it (reaped)."""
     process = service._process
@@ -328,19 +369,24 @@ async def end_process(service: AppService) -> None:
         if process is not None:
             await process.wait()
 
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(quit_and_wait(), QUIT_GRACE)
-    if process is None:
-        return
-    for stop in (process.terminate, process.kill):
-        if process.returncode is not None:
-            break
-        with contextlib.suppress(ProcessLookupError):
-            stop()
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(process.wait(), QUIT_GRACE)
-    if process.returncode is None:  # pragma: no cover - SIGKILL always ends a process
-        print(f"okstra-tui: session process {process.pid} did not end", file=sys.stderr)
+    # Waited for without cancelling it: textual-serve's reader swallows a cancellation and goes on waiting for
+    # the process, so a cancelled quit could hold this coroutine for as long as the process lives.
+    quitting = asyncio.ensure_future(quit_and_wait())
+    quitting.add_done_callback(lambda task: task.cancelled() or task.exception())
+    await asyncio.wait({quitting}, timeout=QUIT_GRACE)
+    if process is not None:
+        for stop in (process.terminate, process.kill):
+            if process.returncode is not None:
+                break
+            with contextlib.suppress(ProcessLookupError):
+                stop()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(process.wait(), QUIT_GRACE)
+        if process.returncode is None:  # pragma: no cover - SIGKILL always ends a process
+            print(f"okstra-tui: session process {process.pid} did not end", file=sys.stderr)
+    if not quitting.done():  # the process is gone: its output has ended, and the quit with it
+        await asyncio.wait({quitting}, timeout=QUIT_GRACE)
+        quitting.cancel()
 
 
 def serve(project: Path, options: ServeOptions) -> int:

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from .. import layout
 from ..errors import OkstraError
 from ..progress import Progress
+from ..workers import worker_pool
 from . import cache
 from .cache import CheckCache
 from .catalog import expand
@@ -106,6 +107,24 @@ CHUNK_TASKS = 32
 PARALLEL_MIN_TASKS = 64
 
 
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform tells it, else all the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # no affinity on this platform
+        return os.cpu_count() or 1
+
+
+def worker_count(jobs: int, tasks: int) -> int:
+    """The worker processes a check of *tasks* tasks starts for *jobs* (``0`` or less: all cores).
+
+    Never more than the cores (more only compete for them) nor than the units of work
+    (:data:`CHUNK_TASKS` tasks each): ``jobs = 120`` on 70 tasks starts 3 workers on a machine of 4 cores or more.
+    """
+    wanted = jobs if jobs > 0 else cores()
+    return max(1, min(wanted, cores(), -(-tasks // CHUNK_TASKS)))
+
+
 def _rule_sets(select: list[str] | None, ignore: list[str] | None) -> tuple[set[str] | None, set[str]]:
     """The rule ids *select* and *ignore* name (``None``: every rule), or a refusal naming the unknown one."""
     try:
@@ -140,12 +159,12 @@ def _kept(findings: list[Finding], selected: set[str] | None, ignored: set[str])
 
 @contextmanager
 def _pool(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
-    """Worker processes for one check (forked where the platform can, so they inherit what is loaded)."""
+    """Worker processes for one check (forked where the platform can, so they inherit what is loaded), each
+    ending with this process (:func:`~okstra_core.workers.worker_pool`)."""
     if jobs <= 1:
         yield None
         return
-    ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+    with worker_pool(jobs) as pool:
         yield pool
 
 
@@ -255,7 +274,7 @@ def run_check(
     """Check the store of *project_root* and return every finding.
 
     *select* / *ignore* take rule ids or prefixes; *jobs* is the number of worker
-    processes for the per-task part (``0`` or less: all cores); *home* is the
+    processes for the per-task part (``0`` or less: all cores; bounded by :func:`worker_count`); *home* is the
     manager state root (default :func:`okstra_core.layout.okstra_home`),
     checked only when it exists; *progress*, when given, is called with
     ``(tasks checked, tasks)`` as the per-task part goes on. With *check_cache*,
@@ -278,7 +297,6 @@ def run_check(
     started = time.time_ns()
     unit = Unit(root, home_path if home_path.is_dir() else None)
     tasks = _narrowed(project_rules.check_project(unit, home_path), only_tasks)
-    jobs = jobs if jobs > 0 else os.cpu_count() or 1
     findings = list(unit.findings)
     files = len(unit.files)
     home_text = str(unit.home) if unit.home else None
@@ -311,7 +329,7 @@ def run_check(
     def work(chunk: list[tuple[str, Any]]) -> tuple[Any, ...]:
         return (str(root), home_text, chunk, check_cache is not None, racy_after)
 
-    with _pool(jobs if len(tasks) >= PARALLEL_MIN_TASKS else 1) as pool:
+    with _pool(worker_count(jobs, len(tasks)) if len(tasks) >= PARALLEL_MIN_TASKS else 1) as pool:
         pending = tasks
         if previous is not None and check_cache is not None:
             pending, reused_files = _reuse_cached(root, tasks, previous, check_cache, findings, records, step, pool)

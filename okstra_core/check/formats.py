@@ -79,8 +79,11 @@ def report_dict(report: CheckReport) -> dict[str, object]:
 
 
 def render_json_lines(report: CheckReport) -> str:
-    """One finding per line, each a JSON object of the ``json`` format's findings; nothing when clean."""
-    return "".join(json.dumps(finding_dict(f), ensure_ascii=False) + "\n" for f in report.findings)
+    """One finding per line, each a JSON object of the ``json`` format's findings; nothing when clean.
+
+    Escaped as ``json`` is, so that no line separator a reader splits on (U+0085, U+2028, U+2029) is raw.
+    """
+    return "".join(json_escaped(json.dumps(finding_dict(f), ensure_ascii=False)) + "\n" for f in report.findings)
 
 
 def _json_safe(text: str) -> str:
@@ -148,7 +151,7 @@ def render_sarif(report: CheckReport, version: str = "0") -> str:
     results = []
     for f in report.findings:
         region = {"startLine": f.line} if f.line is not None else None
-        physical: dict[str, object] = {"artifactLocation": {"uri": visible(f.path), "uriBaseId": "PROJECTROOT"}}
+        physical: dict[str, object] = {"artifactLocation": {"uri": _uri_path(f.path), "uriBaseId": "PROJECTROOT"}}
         if region:
             physical["region"] = region
         results.append(
@@ -160,7 +163,7 @@ def render_sarif(report: CheckReport, version: str = "0") -> str:
                 "locations": [{"physicalLocation": physical}],
             }
         )
-    root_uri = "file://" + visible(report.root).rstrip("/") + "/"
+    root_uri = "file://" + _uri_path(report.root).rstrip("/") + "/"
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -173,6 +176,20 @@ def render_sarif(report: CheckReport, version: str = "0") -> str:
         ],
     }
     return json_escaped(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
+
+
+def _uri_path(path: str) -> str:
+    """*path* as a URI path (RFC 3986): every byte but the unreserved characters and ``/`` percent-encoded.
+
+    A name's undecodable byte (a lone surrogate from ``surrogateescape``) is encoded as the byte it stands for.
+    """
+    from urllib.parse import quote
+
+    try:
+        raw = path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = visible(path).encode("utf-8")
+    return quote(raw, safe="/")
 
 
 def render_junit(report: CheckReport) -> str:
@@ -275,7 +292,7 @@ def render_gitlab(report: CheckReport) -> str:
         }
         for f, fingerprint in zip(report.findings, fingerprints(report), strict=True)
     ]
-    return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"
+    return json_escaped(json.dumps(issues, indent=2, ensure_ascii=False)) + "\n"
 
 
 def statistics(report: CheckReport) -> list[dict[str, object]]:

@@ -239,6 +239,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise SettingsError(path, "invalid TOML: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(path, f"invalid TOML: {' '.join(str(exc).split())}") from None
+    except RecursionError:
+        raise SettingsError(path, "invalid TOML: arrays or tables nested too deeply to read") from None
 
 
 def _is_pyproject(path: Path) -> bool:
@@ -333,10 +335,20 @@ def _checked(path: Path, name: str, table: dict[str, Any]) -> dict[str, Any]:
                 raise bad
             out[key] = value
         else:  # cache-dir: relative to the file's folder, as ruff reads paths in its settings
-            if not isinstance(value, str) or not value:
-                raise bad
-            out[key] = path.parent / Path(value).expanduser()
+            out[key] = _folder(path, where, value)
     return out
+
+
+def _folder(path: Path, where: str, value: object) -> Path:
+    """A ``cache-dir`` value: a non-empty path without NUL, ``~`` or ``~user`` expanded, relative to *path*'s folder."""
+    if not isinstance(value, str) or not value or "\0" in value:
+        raise SettingsError(path, f"{where}: expected {EXPECTED['cache-dir']}, without NUL characters")
+    try:
+        return path.parent / Path(value).expanduser()
+    except RuntimeError:
+        user = value.split("/", 1)[0]
+        shown = visible(json.dumps(user, ensure_ascii=False))
+        raise SettingsError(path, f"{where}: cannot expand {shown}: no such user or home folder") from None
 
 
 def find_file(project_root: Path) -> tuple[Path, dict[str, Any]] | None:

@@ -187,8 +187,10 @@ def run(args: argparse.Namespace) -> int:
     # The engine (rules, models, worker pool) and the cache are imported when a check runs, not at every
     # ``okstra`` command's start (nor for --list-rules).
     from ..check.cache import CheckCache
-    from ..check.engine import CheckError, run_check
+    from ..check.engine import CheckError, cores, run_check
 
+    if settings.jobs > cores():
+        _say_jobs_bounded(settings, cores())
     check_cache = None if args.no_cache else CheckCache(layout.okstra_cache_dir(settings.cache_dir))
     try:
         with terminal_progress("checking", "tasks", quiet=args.quiet) as progress:
@@ -237,6 +239,16 @@ def _settings(args: argparse.Namespace) -> CheckSettings | None:
     except SettingsError as exc:
         print(f"okstra check: {visible(str(exc))}", file=sys.stderr)
         return None
+
+
+def _say_jobs_bounded(settings: CheckSettings, limit: int) -> None:
+    """One line on stderr: the jobs asked for (and where) are more than the *limit* cores."""
+    where = visible(settings.sources.get("jobs", "--jobs"))
+    print(
+        f"okstra check: warning: jobs = {settings.jobs} ({where}) is more than the {limit} cores: "
+        f"using at most {limit} worker processes",
+        file=sys.stderr,
+    )
 
 
 def _cache_warnings(check_cache: CheckCache) -> None:

@@ -130,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
             results = index.search(query, limit=args.limit) if query is not None else None
     except SearchError as exc:
         return _fail(str(exc))
+    except QueryError as exc:  # one SQLite's FTS5 parser cannot read
+        return _fail(f"bad query: {exc}")
     for notice in index.notices:
         print(f"okstra search: notice: {visible(notice)}", file=sys.stderr)
     if results is None:

@@ -14,7 +14,6 @@ import datetime as dt
 import json
 import os
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from ..digests import pretty_json
 from ..models import task as tm
 from ..models.run import InvocationAssignment
 from ..progress import Progress
+from ..workers import worker_pool
 from ..workflows import prompts
 from ..workflows.common import iso
 from ..workflows.tasks import TaskSpec, create_task, record_fix_cycle, refresh_fix_cycles
@@ -319,7 +319,7 @@ def add_bulk_tasks(
         total = before + count
         try:
             if jobs > 1 and len(ranges) > 1:
-                with ProcessPoolExecutor(max_workers=jobs) as pool:
+                with worker_pool(jobs) as pool:  # each worker ends with this process
                     for part in pool.map(_bulk_range, ranges):
                         entries.extend(part)
                         if progress is not None:

@@ -29,7 +29,6 @@ import sqlite3
 import stat
 import time
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,8 +36,9 @@ from typing import Any, Final
 
 from .. import layout
 from ..progress import Progress
+from ..workers import worker_pool
 from .extract import INDEX_CHARS, child_role, extract, file_kind
-from .query import Query
+from .query import Query, QueryError
 from .tokens import FTS_TOKENIZER
 
 #: ``PRAGMA user_version`` of the index; bumped whenever its tables or what they hold change.
@@ -58,6 +58,17 @@ SNIPPET_TOKENS: Final = 14
 _UNSETTLED: Final = "racy"
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _SQLITE_CORRUPT: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+#: What SQLite says (with SQLITE_ERROR) of a ``MATCH`` expression it cannot parse: the query's fault, not the index's.
+_UNPARSABLE: Final = re.compile(
+    r"fts5: (syntax error|parser stack overflow)|expression tree is too large", re.IGNORECASE
+)
+
+
+def _unparsable(exc: sqlite3.OperationalError) -> bool:
+    """Whether *exc* says the ``MATCH`` expression could not be parsed (never that the index is damaged)."""
+    return getattr(exc, "sqlite_errorcode", 1) == 1 and _UNPARSABLE.search(str(exc)) is not None
+
+
 _SQLITE_BUSY: Final = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
 
 _SCHEMA: Final = f"""
@@ -276,7 +287,7 @@ def _shared_walk(
         ranges = [(i, min(i + size, len(folders))) for i in range(0, len(folders), size)]
         if not ranges:
             return
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        with worker_pool(jobs) as pool:  # each worker ends with this process
             yield from pool.map(_walk_range, *zip(*ranges, strict=True))
     finally:
         _SHARED = None
@@ -682,7 +693,12 @@ class SearchIndex:
             f"SELECT coalesce(t.key, f.task), f.task, coalesce(f.run_type, t.type), s.kind, s.label, f.path, "
             f"{snippet}, f.capped, f.mtime, {score} {joins}{cond} {order} LIMIT ?"
         )
-        rows = self.conn.execute(sql, [*args, limit]).fetchall()
+        try:
+            rows = self.conn.execute(sql, [*args, limit]).fetchall()
+        except sqlite3.OperationalError as exc:
+            if _unparsable(exc):
+                raise QueryError(f"the index cannot run this query ({exc}): use fewer words or groups") from None
+            raise
         hits = [Hit(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8], float(r[9])) for r in rows]
         total = len(hits)
         if total >= limit:

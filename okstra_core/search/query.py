@@ -7,7 +7,9 @@
 :mod:`.tokens`; a word of several tokens (``IO-002``) matches them side by side,
 as a phrase. Operators are upper case (``or`` and ``not`` are words); AND binds
 tighter than OR. Filters apply to the whole query; ``kind:`` and ``type:`` may
-repeat (either matches), ``task:`` too.
+repeat (either matches), ``task:`` too. A query is at most :data:`MAX_CHARS`
+characters, :data:`MAX_TERMS` words and phrases and :data:`MAX_DEPTH` levels of
+parentheses.
 
 :func:`parse` returns a :class:`Query` or raises :class:`QueryError` with one
 line saying what is wrong. :meth:`Query.fts` is the FTS5 expression (every
@@ -47,7 +49,11 @@ _AGE = re.compile(r"^([1-9][0-9]{0,4})([hdw])$")
 _AGE_SECONDS = {"h": 3600, "d": 86400, "w": 7 * 86400}
 
 #: Parentheses nest at most this deep: deeper queries overflow SQLite's FTS5 parser (and Python's stack).
-MAX_DEPTH: Final = 16
+MAX_DEPTH: Final = 10
+#: A longer query is refused: nobody types it, and matching it costs time for every keystroke.
+MAX_CHARS: Final = 1000
+#: Words and phrases (excluded ones included) in one query, at most.
+MAX_TERMS: Final = 64
 
 
 class QueryError(ValueError):
@@ -85,9 +91,14 @@ class And:
 
     def fts(self) -> str:
         text = " AND ".join(_group(item) for item in self.items)
-        for item in self.excluded:
-            text = f"({text}) NOT {_group(item)}"
-        return text
+        if not self.excluded:
+            return text
+        # One NOT of every exclusion ORed together: as deep for 60 exclusions as for one (a NOT per
+        # exclusion nests, and FTS5's parser overflows past about 90 of them).
+        head = text if len(self.items) == 1 else f"({text})"
+        if len(self.excluded) == 1:
+            return f"{head} NOT {_group(self.excluded[0])}"
+        return f"{head} NOT ({' OR '.join(_group(item) for item in self.excluded)})"
 
     def matches(self, doc: list[str]) -> bool:
         return all(i.matches(doc) for i in self.items) and not any(i.matches(doc) for i in self.excluded)
@@ -271,6 +282,7 @@ class _Parser:
         self.filters = filters
         self.now = now
         self.depth = 0
+        self.terms = 0
 
     def peek(self) -> _Lexeme | None:
         return self.lexemes[self.pos] if self.pos < len(self.lexemes) else None
@@ -350,6 +362,9 @@ class _Parser:
             return node
         if lexeme.kind == ")":  # pragma: no cover - and_expr stops before ")"
             raise QueryError("unbalanced ')': no '(' opens it")
+        self.terms += 1
+        if self.terms > MAX_TERMS:
+            raise QueryError(f"too many words and phrases (at most {MAX_TERMS})")
         found = tokens(lexeme.text)
         if not found:
             shown = f'"{lexeme.text}"' if lexeme.kind == "phrase" else lexeme.text or "*"
@@ -359,6 +374,8 @@ class _Parser:
 
 def parse(text: str, *, now: dt.datetime | None = None) -> Query:
     """*text* as a :class:`Query`; :class:`QueryError` (one line) when it cannot be run."""
+    if len(text) > MAX_CHARS:
+        raise QueryError(f"the query is {len(text)} characters long (at most {MAX_CHARS})")
     filters = _Filters()
     parser = _Parser(_lex(text), filters, now or dt.datetime.now(dt.UTC))
     node = parser.parse()

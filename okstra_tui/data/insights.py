@@ -32,6 +32,13 @@ PHASE_SHORT = {
 }
 
 
+#: At most this many bars along a chart's axis (a year of days). The store decides the axes, and its
+#: extremes (a run stamped in year 1 beside one in 9999, a convergence of 10^11 rounds) would otherwise ask
+#: for millions of bars: past the limit an axis keeps only the values that occur, the last bar holding the rest.
+MAX_BARS = 366
+#: Bars of runs that ended without agreement, one per terminal state; past that, the rest share one.
+MAX_STATES = 8
+
 #: An outcome as the list beside the chart says it (short: the list is narrow).
 OUTCOME_WORDS = {"completed": "completed", "error": "error", "in-progress": "running", "other": "other"}
 
@@ -83,13 +90,37 @@ def charts(stats: Stats) -> list[Chart]:
 
 def calendar(days: list[str]) -> list[str]:
     """Every UTC day from the first of *days* (``YYYY-MM-DD``, sorted) to the last: a day without runs stays
-    on the time axis, as a gap."""
+    on the time axis, as a gap. Over a span of :data:`MAX_BARS` days or more, only *days* themselves."""
     import datetime as dt
 
-    if not days:
-        return []
+    if not _to_scale(days):
+        return list(days)
     first, last = dt.date.fromisoformat(days[0]), dt.date.fromisoformat(days[-1])
     return [(first + dt.timedelta(days=n)).isoformat() for n in range((last - first).days + 1)]
+
+
+def _to_scale(days: list[str]) -> bool:
+    """Whether the span of *days* (sorted) is short enough to draw every day of it."""
+    import datetime as dt
+
+    return bool(days) and (dt.date.fromisoformat(days[-1]) - dt.date.fromisoformat(days[0])).days < MAX_BARS
+
+
+def histogram(counts: dict[int, int], *, start: int | None = None) -> list[tuple[str, int]]:
+    """The bars of a histogram of whole numbers: ``(label, count)`` for every number from *start* (default: the
+    least) to the most; over more than :data:`MAX_BARS` numbers, only those that occur, and past
+    ``MAX_BARS - 1`` of them one last bar ``N+`` holding every number from N up."""
+    if not counts:
+        return []
+    low, high = min(counts) if start is None else min(start, min(counts)), max(counts)
+    if high - low < MAX_BARS:
+        return [(str(x), counts.get(x, 0)) for x in range(low, high + 1)]
+    present = sorted(counts)
+    bars = [(str(x), counts[x]) for x in present[: MAX_BARS - 1]]
+    rest = present[MAX_BARS - 1 :]
+    if rest:
+        bars.append((f"{rest[0]}+" if len(rest) > 1 else str(rest[0]), sum(counts[x] for x in rest)))
+    return bars
 
 
 def runs_per_day(stats: Stats) -> Chart:
@@ -98,13 +129,18 @@ def runs_per_day(stats: Stats) -> Chart:
     days = sorted(stats.runs_per_day)
     axis = calendar(days)
     per_day = {d: stats.runs_per_day.get(d, {}) for d in axis}
+    to_scale = _to_scale(days)
+    if len(axis) > MAX_BARS:  # only days with runs, and too many of them: the earliest share the first bar
+        earlier = axis[: len(axis) - MAX_BARS + 1]
+        axis = [f"to {earlier[-1]}", *axis[len(earlier) :]]
+        per_day[axis[0]] = {o: sum(per_day[d].get(o, 0) for d in earlier) for o in OUTCOMES}
     shown = [o for o in OUTCOMES if any(stats.runs_per_day[d].get(o) for d in days)]
     chart = Chart(
         "runs",
         "Runs per day, by outcome",
-        "day (UTC, MM-DD)",
+        "day (UTC, MM-DD)" if to_scale else "day (UTC; only the days with runs)",
         "runs",
-        [d[5:] for d in axis],
+        [d[5:] for d in axis] if to_scale else axis,
         [Series(o.replace("-", " "), PATTERNS[OUTCOMES.index(o)], [per_day[d].get(o, 0) for d in axis]) for o in shown],
         stacked=True,
         empty="no run starts in view",
@@ -165,14 +201,14 @@ def funnel(stats: Stats) -> Chart:
 
 def fix_cycles(stats: Stats) -> Chart:
     counts = stats.fix_cycles
-    xs = list(range(max(counts, default=-1) + 1))
+    bars = histogram(counts, start=0)
     chart = Chart(
         "fix-cycles",
         "Fix cycles per task",
         "fix cycles",
         "tasks",
-        [str(x) for x in xs],
-        [Series("tasks", PATTERNS[0], [float(counts.get(x, 0)) for x in xs])],
+        [label for label, _ in bars],
+        [Series("tasks", PATTERNS[0], [float(n) for _, n in bars])],
         empty="no task in view",
     )
     chart.items = [
@@ -183,10 +219,17 @@ def fix_cycles(stats: Stats) -> Chart:
 
 def rounds(stats: Stats) -> Chart:
     counts = stats.rounds
-    xs = list(range(min(counts, default=0), max(counts, default=-1) + 1))
-    labels = [str(x) for x in xs] + [f"no agr. ({visible(s)})" for s in sorted(stats.not_converged)]
-    agreed = [counts.get(x, 0) for x in xs] + [0] * len(stats.not_converged)
-    failed = [0] * len(xs) + [stats.not_converged[s] for s in sorted(stats.not_converged)]
+    bars = histogram(counts)
+    states = sorted(stats.not_converged)
+    if len(states) > MAX_STATES:  # the rest share the last bar
+        kept, others = states[: MAX_STATES - 1], states[MAX_STATES - 1 :]
+        ended = [(f"no agr. ({visible(s)})", stats.not_converged[s]) for s in kept]
+        ended.append((f"no agr. ({len(others)} other states)", sum(stats.not_converged[s] for s in others)))
+    else:
+        ended = [(f"no agr. ({visible(s)})", stats.not_converged[s]) for s in states]
+    labels = [label for label, _ in bars] + [label for label, _ in ended]
+    agreed = [n for _, n in bars] + [0] * len(ended)
+    failed = [0] * len(bars) + [n for _, n in ended]
     chart = Chart(
         "rounds",
         "Convergence rounds until agreement",

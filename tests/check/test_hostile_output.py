@@ -81,3 +81,40 @@ def test_json_formats_escape_what_json_leaves_raw(fresh_demo: Path, fmt: str) ->
         assert "\\u009b" in text and "\\u2028" in text
         # Escaped, not replaced: the finding names the file exactly.
         assert any(f["path"].endswith(UNESCAPED_BY_JSON) for f in doc["findings"])
+
+
+# What a line-based reader splits on beside LF: NEL (U+0085), the line separator (U+2028); and a C1 CSI
+# and a bidi override, which a terminal acts on.
+LINE_BREAKERS = "evil-\x85-\x9b-\u202e-\u2028.md"
+
+
+@pytest.mark.parametrize("fmt", ["json-lines", "gitlab"])
+def test_line_formats_escape_what_splits_lines(fresh_demo: Path, fmt: str) -> None:
+    folder = fresh_demo / TASK / "runs" / "analysis" / "reports"
+    (folder / LINE_BREAKERS).write_bytes(b"hostile\n")
+    text = _run(fresh_demo, fmt).decode("utf-8")
+    for raw in "\x85\x9b\u202e\u2028":
+        assert raw not in text, f"{raw!r} reached the {fmt} output"
+    if fmt == "json-lines":
+        records = [json.loads(line) for line in text.splitlines()]
+        assert len(records) == text.count("\n")
+        assert any(r["path"].endswith(LINE_BREAKERS) for r in records), "escaped, not replaced"
+    else:
+        assert any("evil-" in issue["location"]["path"] for issue in json.loads(text))
+
+
+def test_sarif_uris_are_percent_encoded(fresh_demo: Path) -> None:
+    from urllib.parse import unquote, urlsplit
+
+    name = "evil space#frag?q=1%20.json"
+    folder = fresh_demo / TASK / "runs" / "analysis" / "reports"
+    (folder / name).write_bytes(b"hostile\n")
+    doc = json.loads(_run(fresh_demo, "sarif"))
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"]]
+    uri = next(u for u in uris if "evil" in u)
+    parts = urlsplit(uri)
+    assert (parts.query, parts.fragment) == ("", ""), uri
+    assert " " not in uri
+    assert unquote(parts.path).endswith("reports/" + name)
+    root = doc["runs"][0]["originalUriBaseIds"]["PROJECTROOT"]["uri"]
+    assert unquote(urlsplit(root).path) == str(fresh_demo).rstrip("/") + "/"

@@ -271,6 +271,14 @@ BAD = [
     ("okstra.toml", "check = 3\n", "[check]: expected a table of settings"),
     ("pyproject.toml", "[tool.okstra.check\nstrict = true\n", "invalid TOML: "),
     ("okstra.toml", "[check]\nstrict = true\nstrict = false\n", "invalid TOML: "),
+    pytest.param(
+        "okstra.toml",
+        "[check]\nselect = " + "[" * 5000 + "]" * 5000 + "\n",
+        "invalid TOML: arrays or tables nested",
+        id="nested-5000-deep",
+    ),
+    ("okstra.toml", '[check]\ncache-dir = "a\\u0000b"\n', "check.cache-dir: expected a folder path"),
+    ("okstra.toml", '[check]\ncache-dir = "~nosuchuser-okstra/x"\n', 'cannot expand "~nosuchuser-okstra": no such'),
 ]
 
 
@@ -395,3 +403,34 @@ def test_okstra_check_finds_the_settings_of_the_current_folder(tmp_path: Path) -
     shown = json.loads(proc.stdout)
     assert shown["settings-file"]["value"] == "pyproject.toml"
     assert shown["ignore"] == {"value": ["OKS005"], "source": "pyproject.toml"}
+
+
+def test_jobs_are_bounded_by_the_cores_and_the_work(
+    fresh_demo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from okstra_core.check import engine
+
+    started: list[int] = []
+
+    class Pool(engine.ProcessPoolExecutor):
+        def __init__(self, max_workers: int, **kwargs: object) -> None:
+            started.append(max_workers)
+            assert max_workers <= 8, f"{max_workers} worker processes"  # never fork that many
+            super().__init__(max_workers=max_workers, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(engine, "PARALLEL_MIN_TASKS", 1)
+    monkeypatch.setattr(engine, "CHUNK_TASKS", 4)
+    monkeypatch.setattr(engine, "cores", lambda: 2, raising=False)
+    write(fresh_demo / "okstra.toml", "[check]\njobs = 100000\n")
+    assert main_check([str(fresh_demo), "--home", str(fresh_demo / ".okstra-home"), "--no-cache"]) == 0
+    err = capsys.readouterr().err
+    assert started == [2], started
+    assert err.count("\n") == 1, err
+    assert err.startswith("okstra check: warning: jobs = 100000 (") and "okstra.toml" in err and "2 cores" in err, err
+    # Fewer units of work than cores: one worker per unit.
+    monkeypatch.setattr(engine, "cores", lambda: 64, raising=False)
+    tasks = len(list((fresh_demo / ".okstra" / "tasks").glob("*/*/task-manifest.json")))
+    started.clear()
+    assert main_check([str(fresh_demo), "--home", str(fresh_demo / ".okstra-home"), "--no-cache", "-j", "120"]) == 0
+    assert started == [-(-tasks // 4)] and 1 < started[0] < 64, (started, tasks)

@@ -137,3 +137,61 @@ def test_the_inbox_quick_look_names_every_task_folder_and_where_decisions_land(f
     stamp = os.stat(waiting).st_mtime_ns + 1_000_000_000
     os.utime(waiting, ns=(stamp, stamp))
     assert new_run / "user-responses" in set(hot())
+
+
+def _inotify_watches() -> int:
+    """Inotify watches this process holds, over all its inotify instances."""
+    total = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/self/fdinfo/{fd}", encoding="ascii") as info:
+                total += sum(1 for line in info if line.startswith("inotify wd:"))
+        except OSError:
+            continue
+    return total
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fdinfo"), reason="counts inotify watches in /proc")
+def test_symlinks_in_the_store_are_never_followed(tmp_path: Path) -> None:
+    """A link up the tree (a loop through the store's parent), a link to 400 folders outside the store and one
+    to ``/``: nothing outside the store is watched, and changes in it are still seen, in new folders too."""
+    root = _store(tmp_path)
+    for n in range(400):
+        (tmp_path / "outside" / f"f{n}").mkdir(parents=True)
+    reports = root / "tasks/g/t/runs/analysis/reports"
+    reports.mkdir(parents=True)
+    (reports / "projlink").symlink_to("../../../../../..")  # tmp_path: the store's parent
+    (root / "tasks/g/outlink").symlink_to(tmp_path / "outside")  # 400 folders outside the store
+    (root / "tasks/g/rootlink").symlink_to("/")
+    (root / "tasks/g/other").mkdir()
+    before = _inotify_watches()
+    watcher = StoreWatcher(root, lambda: [root], mode="events")
+    try:
+        store_folders = folder_count(root, 1000)
+        assert store_folders < 20
+        watching = 0
+        for _ in range(200):  # until the watch is set up (at most 20 s)
+            watching = _inotify_watches() - before
+            if watching >= store_folders:
+                break
+            threading.Event().wait(0.1)
+        assert watching == store_folders, f"{watching} watches for {store_folders} folders"
+        watcher.take_changed()
+        (root / "tasks/g/other/decision.json").write_text("{}", encoding="utf-8")
+        assert watcher.wait(timeout=20) is True
+        assert root / "tasks/g/other/decision.json" in (watcher.take_changed() or set())
+        (root / "tasks/g/other/history").mkdir()
+        assert watcher.wait(timeout=20) is True
+        for _ in range(200):  # the new folder is watched from now on
+            if _inotify_watches() - before == store_folders + 1:
+                break
+            threading.Event().wait(0.1)
+        watcher.take_changed()
+        (root / "tasks/g/other/history/timeline.json").write_text("{}", encoding="utf-8")
+        assert watcher.wait(timeout=20) is True
+        assert root / "tasks/g/other/history/timeline.json" in (watcher.take_changed() or set())
+        assert _inotify_watches() - before == store_folders + 1
+    finally:
+        watcher.close()

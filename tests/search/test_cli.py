@@ -45,6 +45,26 @@ def test_a_malformed_query_is_one_line_and_exit_2(
     assert err.count("\n") == 1 and err.startswith("okstra search: bad query: ")
 
 
+@pytest.mark.parametrize(
+    "query",
+    ["retry " + " ".join(f"-w{i}" for i in range(100)), " ".join(["retry"] * 2800)],
+    ids=["100-exclusions", "20kB-of-one-word"],
+)
+def test_an_oversized_query_is_a_bad_query_and_the_index_is_kept(
+    fresh_demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], query: str
+) -> None:
+    cache = tmp_path / "cache"
+    assert _run(capsys, str(fresh_demo), "retry", "-q", "--cache-dir", str(cache))[0] == 0
+    index = index_path(layout.okstra_cache_dir(cache), fresh_demo)
+    before = index.stat().st_ino
+    code, out, err = _run(capsys, str(fresh_demo), query, "-q", "--cache-dir", str(cache))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("okstra search: bad query: "), err
+    assert index.stat().st_ino == before, "the index was not removed"
+    code, out, err = _run(capsys, str(fresh_demo), "retry", "-q", "--cache-dir", str(cache))
+    assert code == 0 and err == "" and "hit" in out
+
+
 def test_no_store_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run(capsys, str(tmp_path), "x")
     assert code == 2 and "no .okstra/ store" in err

@@ -251,3 +251,18 @@ def test_the_shared_out_look_sees_what_the_look_here_sees(fresh_demo: Path, cach
     assert here.dirty and here.gone
     assert shared.dirty == here.dirty and shared.gone == here.gone and shared.files == here.files
     assert {rel: shared.dirs[rel] for rel in shared.dirty} == {rel: here.dirs[rel] for rel in here.dirty}
+
+
+def test_a_query_fts5_cannot_parse_is_a_bad_query_not_a_corrupt_index(fresh_demo: Path, cache_dir: Path) -> None:
+    from okstra_core.search.query import And, Query, QueryError, Term
+
+    node: And | Term = Term(("retry",))
+    for _ in range(60):  # deeper than FTS5's parser stack holds
+        node = And((Term(("retry",)), node), (Term(("nothing",)),))
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        index.update()
+        before = index.path.stat().st_ino
+        with pytest.raises(QueryError, match="cannot run this query"):
+            index.search(Query("deep", node))
+        assert index.notices == [] and index.path.stat().st_ino == before
+        assert _paths(index, "retry")

@@ -26,9 +26,10 @@ NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
         ('"idempotency ke"*', '"idempotency ke"*'),
         ("a OR b", '"a" OR "b"'),
         ("a b OR c", '("a" AND "b") OR "c"'),
-        ("a NOT b", '("a") NOT "b"'),
-        ("a -b", '("a") NOT "b"'),
-        ("a NOT (b OR c)", '("a") NOT ("b" OR "c")'),
+        ("a NOT b", '"a" NOT "b"'),
+        ("a -b", '"a" NOT "b"'),
+        ("a NOT (b OR c)", '"a" NOT ("b" OR "c")'),
+        ("a b -c -d", '("a" AND "b") NOT ("c" OR "d")'),
         ("(a OR b) c", '("a" OR "b") AND "c"'),
         ("or not and", '"or" AND "not" AND "and"'),
         ("résumé", '"resume"'),
@@ -126,6 +127,26 @@ def test_deep_nesting_is_one_line_not_a_crash() -> None:
     from okstra_core.search.query import MAX_DEPTH, QueryError, parse
 
     parse("(" * MAX_DEPTH + "retry" + ")" * MAX_DEPTH)
-    for depth in (MAX_DEPTH + 1, 3000):  # 3,000: past Python's recursion limit when it was unbounded
+    for depth in (MAX_DEPTH + 1, 400):  # 400: as deep as the longest query allowed goes
         with pytest.raises(QueryError, match="too many nested parentheses"):
             parse("(" * depth + "retry" + ")" * depth)
+    with pytest.raises(QueryError, match="characters long"):  # past Python's recursion limit when it was unbounded
+        parse("(" * 3000 + "retry" + ")" * 3000)
+
+
+def test_a_query_within_the_bounds_always_parses_in_fts5() -> None:
+    """The largest queries allowed: SQLite's FTS5 parser (a small fixed stack) reads each of them."""
+    from okstra_core.search.query import MAX_CHARS, MAX_DEPTH, MAX_TERMS, QueryError, parse
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{FTS_TOKENIZER}')")
+    conn.execute("INSERT INTO t VALUES ('alpha beta gamma')")
+    excluded = "alpha " + " ".join(f"-w{i}" for i in range(MAX_TERMS - 1))  # 97 of these overflowed it
+    nested = "x NOT (a OR " * MAX_DEPTH + "c" + ")" * MAX_DEPTH
+    mixed = "x NOT (a OR NOT b " * MAX_DEPTH + "c" + ")" * MAX_DEPTH
+    for text in (excluded, nested, mixed):
+        assert len(text) <= MAX_CHARS
+        conn.execute("SELECT count(*) FROM t WHERE t MATCH ?", (parse(text, now=NOW).fts(),)).fetchone()
+    for text in (excluded + " -more", "alpha " * 200, "alpha" * 201):
+        with pytest.raises(QueryError, match=r"at most (64|1000)\)$"):
+            parse(text, now=NOW)

@@ -210,3 +210,44 @@ async def test_an_empty_store_says_there_is_nothing_to_draw(tmp_path: Path) -> N
             assert plot.render().plain.startswith(plot.chart.title + ": ")
         await pilot.press("enter")  # no row: nothing happens
         assert isinstance(app.screen, InsightsScreen)
+
+
+def test_hostile_extremes_give_bounded_axes_that_draw(fresh_demo: Path) -> None:
+    """A convergence of 10^11 rounds, runs stamped in year 1 and in 9999, fix cycles past any axis: every
+    chart keeps at most MAX_BARS bars (the rest shares the last), counts nothing twice, and draws."""
+    import json
+
+    from textual.geometry import Size
+
+    from okstra_tui.data.insights import MAX_BARS, MAX_STATES, histogram
+
+    convergence = next(fresh_demo.glob(".okstra/tasks/*/*/runs/*/state/convergence-analysis-001.json"))
+    doc = json.loads(convergence.read_text())
+    doc["rounds"] = 100_000_000_000
+    convergence.write_text(json.dumps(doc))
+    timeline = next(fresh_demo.glob(".okstra/tasks/*/*/history/timeline.json"))
+    doc = json.loads(timeline.read_text())
+    entries = doc["entries"] if isinstance(doc, dict) else doc
+    entries[0]["runDateTimeSegment"] = entries[0]["runTimestamp"] = "0001-01-01T00:00:00Z"
+    entries[-1]["runDateTimeSegment"] = entries[-1]["runTimestamp"] = "9999-12-31T23:59:59Z"
+    timeline.write_text(json.dumps(doc))
+    stats = compute(Project(fresh_demo))
+    assert 100_000_000_000 in stats.rounds and {"0001-01-01", "9999-12-31"} <= set(stats.runs_per_day)
+    stats.fix_cycles.update({n * n * 1000: 1 for n in range(1, 2 * MAX_BARS)})
+    stats.not_converged.update({f"state-{n}": 1 for n in range(3 * MAX_STATES)})
+    made = {c.name: c for c in charts(stats)}
+    for chart in made.values():
+        assert len(chart.x) <= MAX_BARS + MAX_STATES, (chart.name, len(chart.x))
+        assert chart_widget.build(chart, Size(80, 24), "dark")
+    runs = made["runs"]
+    assert sum(sum(s.values) for s in runs.series) == sum(sum(d.values()) for d in stats.runs_per_day.values())
+    assert runs.x[0] == "0001-01-01" and runs.x[-1] == "9999-12-31"  # the days with runs, named in full
+    rounds = made["rounds"]
+    assert rounds.x[: len(stats.rounds)] == [str(n) for n in sorted(stats.rounds)]
+    assert sum(rounds.series[1].values) == sum(stats.not_converged.values())
+    fixes = made["fix-cycles"]
+    assert len(fixes.x) == MAX_BARS and fixes.x[-1].endswith("+")
+    assert sum(fixes.series[0].values) == sum(stats.fix_cycles.values())
+    # A short histogram keeps every number, a gap included.
+    assert histogram({1: 2, 3: 1}) == [("1", 2), ("2", 0), ("3", 1)]
+    assert histogram({2: 1}, start=0) == [("0", 0), ("1", 0), ("2", 1)]
