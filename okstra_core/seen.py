@@ -256,7 +256,7 @@ def mark_seen(
     from . import writes_outside
 
     path = state_path(project_root)
-    at = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    at = times.iso(now or dt.datetime.now(dt.UTC))
     project = Path(os.path.realpath(project_root))
     try:
         os.makedirs(path.parent, exist_ok=True)

@@ -104,7 +104,7 @@ class Log:
 
 def at_text(moment: dt.datetime) -> str:
     """``2026-12-02T07:41:05.123456Z``: a write's moment as ``--at`` takes it (microseconds, UTC)."""
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return times.iso_micro(moment)
 
 
 def log_dir(project_root: Path) -> Path:
@@ -143,7 +143,7 @@ def record(
     """
     root = Path(os.path.realpath(project_root))
     folder = log_dir(root)
-    stamp = moment.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    stamp = times.compact_stamp(moment)
     commands: list[tuple[str, ...]] = []
     try:
         for number, verb in enumerate(verbs, 1):

@@ -59,9 +59,9 @@ from ..models.report import ClarificationItem, SelectedDirection
 from ..models.sidecars import UserResponseHeader
 from ..store import Project, Task, TaskRef
 from ..text import visible
+from ..times import iso
 from ..watch import Signature, signature
 from . import design_prep, user_response, user_response_export
-from .common import iso
 from .direction import sidecar_path_for
 from .reports import LoadedReport, latest_report, load_report_artifact
 
