@@ -66,6 +66,10 @@ HOT_SHARE: Final = 0.05
 #: More changed paths than this between two readings are not listed: the caller re-reads everything.
 CHANGED_MAX: Final = 2000
 
+#: Seconds the watcher waits for file events to be set up before it goes on (a huge tree, a slow disk); a
+#: change made before then may go unseen.
+READY_TIMEOUT: Final = 30.0
+
 #: Where Linux says how many folders one user may watch.
 INOTIFY_LIMIT_FILE: Final = Path("/proc/sys/fs/inotify/max_user_watches")
 
@@ -230,12 +234,18 @@ class StoreWatcher:
                 self._hot_look()
 
     def _start_events(self) -> None:
-        stop = threading.Event()
+        """Start watching in a thread, and return once the events are watched (or watching failed).
+
+        A change made after this returns is reported: a caller that reads the
+        store after starting the watcher misses nothing in between.
+        """
+        stop = _ReadyOnFirstLook()
         thread = threading.Thread(target=self._watch_events, args=(stop,), name="okstra-watch", daemon=True)
         self._events_stop, self._events_thread = stop, thread
         thread.start()
+        stop.ready.wait(READY_TIMEOUT)
 
-    def _watch_events(self, stop: threading.Event) -> None:
+    def _watch_events(self, stop: _ReadyOnFirstLook) -> None:
         import watchfiles
 
         try:
@@ -251,6 +261,8 @@ class StoreWatcher:
                 self._dirty.set()
         except (OSError, RuntimeError):
             pass  # the root went away (or the watch failed): the identity check below starts afresh
+        finally:
+            stop.ready.set()
         if not stop.is_set():
             self._note_changed(None)
             self._dirty.set()
@@ -307,8 +319,12 @@ class StoreWatcher:
         if self.hot_paths is not None and now >= self._hot_due:
             old = self._hot_baseline
             current = self._hot_look()
-            # What the quick look saw is not reported again by the next full one.
-            self._baseline.update((k, v) for k, v in current.items() if k in self._baseline)
+            # What the quick look saw is not reported again by the next full one. Only what it saw: a path whose
+            # full-look value differs from the quick look's last (one that joined the quick look after it changed,
+            # a task that started waiting) keeps it, and the full look reports that change.
+            self._baseline.update(
+                (k, v) for k, v in current.items() if k in self._baseline and self._baseline[k] == old.get(k)
+            )
             # Paths that only joined the quick look (a task that started waiting) are remembered, not a change.
             return self._report(old, current, changed(old, current))
         return False
@@ -353,6 +369,23 @@ class StoreWatcher:
         self._dirty.set()
         if self._events_stop is not None:
             self._events_stop.set()
+
+
+class _ReadyOnFirstLook(threading.Event):
+    """The events thread's stop flag, which also says when the events are watched.
+
+    ``watchfiles`` first asks whether to stop once it has set up its watches
+    on the whole tree and waits for events, so that first question is the
+    moment from which no change goes unseen.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ready = threading.Event()
+
+    def is_set(self) -> bool:
+        self.ready.set()
+        return super().is_set()
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
