@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -218,3 +219,20 @@ def test_a_file_replaced_while_it_is_read_is_read_again(fresh_demo: Path, monkey
     monkeypatch.setattr(seen, "_replay", folded_meanwhile)
     assert set(seen.load(fresh_demo).marks) == {"a/one", "a/two", "a/three"}
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize(("make", "what"), [(os.mkdir, "a directory"), (os.mkfifo, "a FIFO")])
+def test_a_state_path_that_is_no_file_is_one_line_and_never_waits(
+    fresh_demo: Path, make: Callable[[Path], None], what: str, without_waiting: Callable[..., object]
+) -> None:
+    path = seen.state_path(fresh_demo)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    make(path)
+    sigs = seen.signatures(fresh_demo, _roots(fresh_demo))
+    line = f"{path}: is {what}, not a regular file; nothing is remembered as seen until it is removed"
+    state = without_waiting(lambda: seen.load(fresh_demo), path)
+    assert isinstance(state, seen.SeenState) and state.first and state.warning == line
+    assert state.unread(sigs) == set()
+    for mark in (lambda: seen.mark_seen(fresh_demo, sigs, replace_all=True), lambda: seen.mark_seen(fresh_demo, sigs)):
+        refused = without_waiting(mark, path)
+        assert isinstance(refused, OkstraError) and str(refused) == line
