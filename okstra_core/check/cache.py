@@ -501,9 +501,3 @@ class CheckCache:
             self.unsaved = f"{exc.path or target}: {exc.reason}"
         except OSError as exc:
             self.unsaved = f"{target}: {exc.strerror or exc}"
-
-
-def inside(path: Path, folder: Path) -> bool:
-    """Whether *path* is *folder* or under it, after resolving symlinks."""
-    real, base = os.path.realpath(path), os.path.realpath(folder)
-    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)

@@ -57,6 +57,20 @@ def test_a_cache_folder_in_the_store_is_refused(fresh_demo: Path, capsys: pytest
     assert not inside.exists()
 
 
+def test_a_cache_folder_in_the_manager_home_is_refused_as_check_refuses_it(
+    demo_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inside = layout.okstra_home() / "cache"
+    code, out, err = _run(capsys, str(demo_root), "x", "--cache-dir", str(inside))
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    reason = "the cache folder is inside the manager home; okstra never keeps a cache there"
+    assert err == f"okstra search: {inside}: {reason}\n"
+    assert main(["check", str(demo_root), "--cache-dir", str(inside)]) == 2
+    checked = capsys.readouterr().err
+    assert checked.count("\n") == 1 and reason in checked
+    assert not inside.exists()
+
+
 def test_json_is_versioned_and_limited(demo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, str(demo_root), "retry", "OR", "gateway", "--json", "--limit", "2")
     assert code == 0
