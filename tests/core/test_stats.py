@@ -369,6 +369,21 @@ def test_demo_statistics_are_consistent(demo_root: Path) -> None:
     assert stats.funnel[0].reached == len(stats.tasks)
 
 
+def test_every_run_manifest_is_a_run_a_flat_legacy_one_included(demo_root: Path) -> None:
+    """The store's runs are its run manifests (in ``manifests/`` or still flat in the run dir), as the checker and
+    the workbench count them; the demo keeps one flat legacy run, which no timeline entry records."""
+    project = Project(demo_root)
+    manifests = sorted(demo_root.glob(".okstra/tasks/*/*/runs/**/run-manifest-*.json"))
+    flat = [p for p in manifests if p.parent.name != layout.MANIFESTS_DIR]
+    assert len(flat) == 1
+    stats = compute(project)
+    assert len(stats.runs) == len(manifests)
+    latency = next(ref for ref in project.task_refs if ref.task_id == "query-latency")
+    flat_segment = json.loads(flat[0].read_text(encoding="utf-8"))["runDateTimeSegment"]
+    starts = [run.start for run in stats.runs if run.task.root == latency.root]
+    assert parse_time(flat_segment) in starts
+
+
 def test_recorded_paths_outside_the_project_are_never_followed(store: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside.json"
     outside.write_text(json.dumps({"entries": [{"runDateTimeSegment": "bad", "taskType": "analysis"}]}))
