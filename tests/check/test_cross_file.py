@@ -185,6 +185,19 @@ def _unknown_cycle_mend(root: Path) -> None:
     edit_json(root / _CYCLE_MANIFEST, lambda d: d.update(fixCycleId="fc-2"))
 
 
+_CYCLE_TIMELINE = f"{STALE}/history/timeline.json"
+
+
+def _unknown_cycle_in_timeline(root: Path) -> str:
+    """Only the timeline entry names an unknown cycle; the run manifest still names fc-2."""
+    edit_json(root / _CYCLE_TIMELINE, lambda d: d["entries"][0].update(fixCycleId="fc-9"))
+    return _CYCLE_TIMELINE
+
+
+def _unknown_cycle_in_timeline_mend(root: Path) -> None:
+    edit_json(root / _CYCLE_TIMELINE, lambda d: d["entries"][0].update(fixCycleId="fc-1"))
+
+
 # ------------------------------------------------------------------ OKS143, OKS144
 
 _HOME = ".okstra-home/managers/release-train"
@@ -415,6 +428,11 @@ CASES: dict[str, Case] = {
         ("digests.assignment is ", "assignment 'assign-02-claude-analyser' of run-manifest-analysis-001.json"),
     ),
     "OKS047": Case(_unknown_cycle, _unknown_cycle_mend, ("fixCycleId 'fc-9'", "fix-cycles.jsonl opens fc-1, fc-2")),
+    "OKS047/timeline": Case(
+        _unknown_cycle_in_timeline,
+        _unknown_cycle_in_timeline_mend,
+        ("timeline entry 1 fixCycleId 'fc-9'", "fix-cycles.jsonl opens fc-1, fc-2"),
+    ),
 }
 
 

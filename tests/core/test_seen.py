@@ -46,6 +46,21 @@ def test_the_first_launch_has_nothing_unread_and_a_change_is(fresh_demo: Path) -
     assert seen.load(fresh_demo).unread(now) == set()
 
 
+def test_a_run_appended_to_the_timeline_alone_makes_its_task_unread(fresh_demo: Path) -> None:
+    """okstra appends to the timeline for each run: a change to it alone (the manifest untouched) is news."""
+    sigs = seen.signatures(fresh_demo, _roots(fresh_demo))
+    seen.mark_seen(fresh_demo, sigs, replace_all=True)
+    manifest = layout.task_manifest_path(layout.tasks_dir(fresh_demo) / TASK)
+    before = manifest.stat()
+    timeline = layout.timeline_path(layout.tasks_dir(fresh_demo) / TASK)
+    value = json.loads(timeline.read_text(encoding="utf-8"))
+    value["entries"].append(dict(value["entries"][-1], status="in-progress"))
+    timeline.with_suffix(".new").write_text(json.dumps(value), encoding="utf-8")
+    os.replace(timeline.with_suffix(".new"), timeline)
+    assert manifest.stat() == before
+    assert seen.load(fresh_demo).unread(seen.signatures(fresh_demo, _roots(fresh_demo))) == {TASK}
+
+
 def test_a_task_that_appears_later_is_unread(fresh_demo: Path) -> None:
     sigs = seen.signatures(fresh_demo, _roots(fresh_demo))
     del sigs[TASK]
