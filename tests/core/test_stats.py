@@ -27,6 +27,7 @@ import pytest
 from okstra_core import cli, layout
 from okstra_core.stats import Filters, compute, parse_time, spread
 from okstra_core.store import Project
+from okstra_core.text import visible
 
 
 def _write(path: Path, value: Any) -> None:
@@ -358,6 +359,19 @@ def test_store_strings_are_shown_visible(store: Path, capsys: pytest.CaptureFixt
     (prompts / "evil\x1b[2J-worker-prompt-analysis-001.md").write_text("x")
     code, out, _ = _run(capsys, "stats", store)
     assert code == 0 and "\x1b" not in out
+
+
+def test_a_worker_named_with_control_characters_is_shown_escaped(store: Path) -> None:
+    """Every worker gets its row: a name holding control characters is shown with visible stand-ins."""
+    from okstra_core.commands.stats import render_text
+    from okstra_core.stats import WorkerSizes
+
+    stats = _stats(store)
+    stats.workers.append(WorkerSizes("evil\x1b[2J\x85", prompts=1, prompt_bytes=7, transcripts=2, transcript_bytes=9))
+    text = render_text(stats)
+    assert "\x1b" not in text and "\x85" not in text
+    rows = [line.split() for line in text.splitlines() if line.startswith("  evil")]
+    assert rows == [["evil␛[2J" + visible("\x85"), "1", "7", "2", "9"]]
 
 
 def test_demo_statistics_are_consistent(demo_root: Path) -> None:
