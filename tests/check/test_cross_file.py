@@ -573,3 +573,18 @@ def test_a_later_run_of_an_unnamed_task_type_is_never_the_tasks_latest_run(fresh
         lambda d: (d.update(latestRunPath=f"{_REFUND}/runs/x"), d["workflow"].update(lastSafeCheckpoint=first)),
     )
     assert [f.path for f in findings_of(check(fresh_demo), "OKS046")] == [f"{_REFUND}/task-manifest.json"]
+
+
+def test_the_target_digest_is_held_on_the_latest_final_verification_run_only(fresh_demo: Path) -> None:
+    """Of two final-verification runs, the earlier one's digest is history: only the latest's is held (OKS103)."""
+    digest = hashlib.sha256((fresh_demo / _TARGET).read_bytes()).hexdigest()
+    later = _FV.replace("-001.json", "-002.json")
+    value = json.loads((fresh_demo / _FV).read_text(encoding="utf-8"))
+    value.update(
+        verificationTargetPath=_TARGET, verificationTargetSha256=digest, runDateTimeSegment="2026-11-30T10:00:00Z"
+    )
+    (fresh_demo / later).write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+    edit_json(fresh_demo / _FV, lambda d: d.update(verificationTargetPath=_TARGET, verificationTargetSha256="0" * 64))
+    assert findings_of(check(fresh_demo), "OKS103") == []
+    edit_json(fresh_demo / later, lambda d: d.update(verificationTargetSha256="1" * 64))
+    assert [f.path for f in findings_of(check(fresh_demo), "OKS103")] == [later]
