@@ -500,6 +500,18 @@ def okstra_cache_dir(override: Path | str | None = None) -> Path:
     return Path.home() / ".cache" / "okstra"
 
 
+def misplaced_cache(cache_dir: Path, project_root: Path, home: Path | None = None) -> str | None:
+    """Why *cache_dir* may not hold okstra's caches (the check cache, the search index) for *project_root*:
+    it is, or lies inside, the project's store or the manager home (*home*, else :func:`okstra_home`), which
+    okstra's caches never write into. None when it may. Symlinks are resolved."""
+    real = os.path.realpath(cache_dir)
+    for folder, name in ((okstra_dir(project_root), "the store"), (home or okstra_home(), "the manager home")):
+        base = os.path.realpath(folder)
+        if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
+            return f"the cache folder is inside {name}; okstra never keeps a cache there"
+    return None
+
+
 def okstra_state_dir() -> Path:
     """The user's state folder for okstra (never inside a store): ``$OKSTRA_STATE_DIR``, else
     ``$XDG_STATE_HOME/okstra``, else ``~/.local/state/okstra``. It holds what must outlive the cache and

@@ -207,7 +207,10 @@ def mtime_of(path: Path | str) -> int | None:
     return None if st is None else st.st_mtime_ns
 
 
-def _describe_mode(mode: int) -> str:
+def describe_mode(mode: int) -> str:
+    """What a file of *mode* is, for a message: ``a FIFO``, ``a directory``, ``a symlink``, ..."""
+    if stat.S_ISLNK(mode):
+        return "a symlink"
     if stat.S_ISFIFO(mode):
         return "a FIFO"
     if stat.S_ISDIR(mode):
@@ -279,7 +282,7 @@ def _open_regular_unrecorded(path: Path, root: Path | None) -> tuple[int, os.sta
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            problem = LoadError(path, f"is {_describe_mode(st.st_mode)}, not a regular file")
+            problem = LoadError(path, f"is {describe_mode(st.st_mode)}, not a regular file")
         elif root is not None and not _opened_inside(fd, path, root):
             problem = LoadError(path, f"a folder on its path is a symlink leading outside {layout.root_name(root)}")
         else:
@@ -288,6 +291,32 @@ def _open_regular_unrecorded(path: Path, root: Path | None) -> tuple[int, os.sta
         problem = LoadError(path, f"read failed: {exc.strerror or exc}")
     os.close(fd)
     return problem
+
+
+def open_own_file(path: Path) -> tuple[int, os.stat_result] | LoadError | None:
+    """An open descriptor on *path*, a file of the user's own state outside any store (the seen state, the
+    write log), and its status; None when there is none. The caller closes the descriptor.
+
+    A symlink there is never followed, and opening never waits: a FIFO, a folder or a device is refused with
+    a :class:`LoadError` saying what it is, as is a file that cannot be opened.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return LoadError(path, "is a symlink, which is never followed here")
+        return LoadError(path, f"cannot be read ({exc.strerror or exc})")
+    try:
+        st = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        return LoadError(path, f"cannot be read ({exc.strerror or exc})")
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        return LoadError(path, f"is {describe_mode(st.st_mode)}, not a regular file")
+    return fd, st
 
 
 def read_bytes(

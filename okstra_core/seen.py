@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from . import layout, times
+from . import layout, reading, times
 from .errors import OkstraError
 
 SEEN_VERSION: Final = 1
@@ -152,13 +152,22 @@ def _load_once(project_root: Path) -> tuple[SeenState, str | None]:
     """The state, and the identity of the file it was read from (None when none was read)."""
     path = state_path(project_root)
     state = SeenState(Path(os.path.realpath(project_root)))
-    try:
-        with open(path, "rb") as fh:
-            file = _identity(os.fstat(fh.fileno()))
-            data = fh.read(SEEN_MAX_BYTES + 1)
-    except FileNotFoundError:
+    in_the_way = _in_the_way(path)
+    if in_the_way is not None:
+        state.first, state.warning = True, f"{path}: {in_the_way}"
+        return state, None
+    opened = reading.open_own_file(path)  # never waits, should a FIFO have been put there meanwhile
+    if opened is None:
         state.first = True
         return state, None
+    if isinstance(opened, reading.LoadError):
+        state.first, state.warning = True, f"{opened}; it will be replaced"
+        return state, None
+    fd, st = opened
+    file = _identity(st)
+    try:
+        with open(fd, "rb") as fh:
+            data = fh.read(SEEN_MAX_BYTES + 1)
     except OSError as exc:
         state.first, state.warning = True, f"{path}: cannot be read ({exc.strerror}); it will be replaced"
         return state, None
@@ -169,6 +178,19 @@ def _load_once(project_root: Path) -> tuple[SeenState, str | None]:
     state.marks = marks
     _replay(journal_path(project_root), file, marks)
     return state, file
+
+
+def _in_the_way(path: Path) -> str | None:
+    """Why the state can never be kept at *path*: something other than a regular file stands there (a
+    folder, a FIFO, a symlink), which no write replaces; None when there is a file or nothing."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISREG(st.st_mode):
+        return None
+    what = reading.describe_mode(st.st_mode)
+    return f"is {what}, not a regular file; nothing is remembered as seen until it is removed"
 
 
 def _identity(st: os.stat_result) -> str:
@@ -186,12 +208,11 @@ def _identity_at(path: Path) -> str | None:
 
 def _journal_bytes(path: Path) -> bytes | None:
     """The journal's bytes; None when there is none, or something other than a plain file stands there."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None  # none, or a symlink (never followed)
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+    opened = reading.open_own_file(path)
+    if not isinstance(opened, tuple):
+        return None  # none, or not a plain file (a symlink is never followed)
+    fd, st = opened
+    if st.st_nlink > 1:
         os.close(fd)
         return None
     with open(fd, "rb") as fh:
@@ -256,8 +277,11 @@ def mark_seen(
     from . import writes_outside
 
     path = state_path(project_root)
-    at = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    at = times.iso(now or dt.datetime.now(dt.UTC))
     project = Path(os.path.realpath(project_root))
+    in_the_way = _in_the_way(path)
+    if in_the_way is not None:
+        raise OkstraError(path, in_the_way)
     try:
         os.makedirs(path.parent, exist_ok=True)
         lock = filelock.FileLock(str(path) + layout.LOCK_SUFFIX, timeout=LOCK_TIMEOUT)

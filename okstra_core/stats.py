@@ -11,7 +11,10 @@ sizes (the log report), and gives:
 * fix cycles per task, and convergence rounds until agreement (histograms);
 * prompt and transcript bytes by worker.
 
-Nothing is cached and nothing is written. A run starts at its timeline
+Nothing is cached and nothing is written. The runs are the timeline's
+entries and the runs whose manifest still lies flat in its run dir (a legacy
+layout the timeline predates), so that every run manifest the store holds is
+counted once. A run starts at its timeline
 entry's ``runDateTimeSegment`` (else ``runTimestamp``); it ends at its
 report's ``generatedAt``, else, for the task's latest run once closed, at the
 task manifest's ``updatedAt``. A run with a missing or malformed time, an end
@@ -367,6 +370,39 @@ class _Reader:
             elif start is not None and end < start:
                 self.tally.skewed += 1
             out.append(RunPoint(item, entry.task_type or "?", entry.stage, status, start, end, entry.fix_cycle_id))
+        recorded = {parse_time(e.run_date_time_segment or "") for e in entries}
+        return out + self._flat_runs(task, item, recorded)
+
+    def _flat_runs(self, task: Task, item: TaskItem, recorded: set[dt.datetime | None]) -> list[RunPoint]:
+        """The runs whose manifest still lies flat in its run dir, not yet moved into ``manifests/`` (the store's
+        :meth:`~okstra_core.store.RunDir.flat_legacy`): the timeline predates them, yet they are runs of the
+        task, as the catalog, the task view and the checker count them. They start at their manifest's
+        ``runDateTimeSegment``; their status is their flat status file's word, else the manifest's."""
+        from .models.run import RunManifest, final_status
+
+        out: list[RunPoint] = []
+        for rd in task.run_dirs:
+            flat = rd.flat_legacy()
+            status_files = {parsed.seq: path for path, parsed in flat if parsed.category == layout.STATUS_DIR}
+            for path, parsed in flat:
+                if parsed.kind != "run-manifest":
+                    continue
+                manifest = reading.load_model(path, RunManifest, root=self.project.root)
+                if self.note(manifest) or isinstance(manifest, LoadError):
+                    continue
+                start = parse_time(manifest.run_date_time_segment)
+                if start is not None and start in recorded:
+                    continue  # the timeline records it already
+                status_path = status_files.get(parsed.seq)
+                text = None if status_path is None else reading.read_text(status_path, root=self.project.root)
+                status, _ = final_status(manifest.status, text if isinstance(text, str) else None)
+                if start is None:
+                    self.tally.bad_start += 1
+                if outcome_of(status) == "in-progress":
+                    self.tally.in_progress += 1
+                else:
+                    self.tally.no_end += 1
+                out.append(RunPoint(item, rd.task_type, rd.stage, status, start, None, manifest.fix_cycle_id))
         return out
 
     def _generated_at(self, report_rel: str | None) -> str | None:

@@ -1,8 +1,11 @@
-"""The one owner of reading a time the store records: a file-name stamp or a time field.
+"""The one owner of a time the store records, read and written: a file-name stamp or a time field.
 
 Both must be real moments: ``20261131T101500000000Z`` (31 November) or
 ``2026-11-30T25:00:00Z`` is no time at all, and every reader (the name grammar,
 the models, the checker, the workbench) refuses it through these functions.
+Every writer spells a moment through :func:`iso`, :func:`iso_micro` or
+:func:`compact_stamp`, whose years always have four digits (``0999``, as ISO
+8601 and the readers above ask), whatever the platform's ``strftime`` does.
 """
 
 from __future__ import annotations
@@ -17,6 +20,28 @@ _STAMP_RE = re.compile(r"^([0-9]{8}T[0-9]{6})([0-9]{0,6})Z$")
 
 #: The expected side of a message about a bad time field.
 TIME_EXPECTED: Final = "an ISO 8601 time such as 2026-11-30T04:15:00Z"
+
+
+def _utc(moment: dt.datetime) -> dt.datetime:
+    return moment.astimezone(dt.UTC)
+
+
+def iso(moment: dt.datetime) -> str:
+    """``2026-11-30T04:15:00Z``: a time field (seconds precision, UTC)."""
+    m = _utc(moment)
+    return f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}Z"
+
+
+def iso_micro(moment: dt.datetime) -> str:
+    """``2026-12-02T07:41:05.123456Z``: a time field to the microsecond (UTC)."""
+    m = _utc(moment)
+    return f"{iso(m)[:-1]}.{m.microsecond:06d}Z"
+
+
+def compact_stamp(moment: dt.datetime) -> str:
+    """``20261130T041500123456Z``: the file-name stamp (DECISIONS section 1), read back by :func:`parse_stamp`."""
+    m = _utc(moment)
+    return f"{m.year:04d}{m.month:02d}{m.day:02d}T{m.hour:02d}{m.minute:02d}{m.second:02d}{m.microsecond:06d}Z"
 
 
 def parse_stamp(text: str) -> dt.datetime | None:

@@ -350,8 +350,12 @@ class StoreWatcher:
         if self.hot_paths is not None and now >= self._hot_due:
             old = self._hot_baseline
             current = self._hot_look()
-            # What the quick look saw is not reported again by the next full one.
-            self._baseline.update((k, v) for k, v in current.items() if k in self._baseline)
+            # What the quick look saw is not reported again by the next full one. Only what it saw: a path whose
+            # full-look value differs from the quick look's last (one that joined the quick look after it changed,
+            # a task that started waiting) keeps it, and the full look reports that change.
+            self._baseline.update(
+                (k, v) for k, v in current.items() if k in self._baseline and self._baseline[k] == old.get(k)
+            )
             # Paths that only joined the quick look (a task that started waiting) are remembered, not a change.
             return self._report(old, current, changed(old, current))
         return False

@@ -36,7 +36,7 @@ from typing import Any, Final
 
 import filelock
 
-from . import layout, times, writes, writes_outside
+from . import layout, reading, times, writes, writes_outside
 from .errors import OkstraError, WriteRefused
 
 LOG_VERSION: Final = 1
@@ -104,7 +104,7 @@ class Log:
 
 def at_text(moment: dt.datetime) -> str:
     """``2026-12-02T07:41:05.123456Z``: a write's moment as ``--at`` takes it (microseconds, UTC)."""
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return times.iso_micro(moment)
 
 
 def log_dir(project_root: Path) -> Path:
@@ -143,7 +143,7 @@ def record(
     """
     root = Path(os.path.realpath(project_root))
     folder = log_dir(root)
-    stamp = moment.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    stamp = times.compact_stamp(moment)
     commands: list[tuple[str, ...]] = []
     try:
         for number, verb in enumerate(verbs, 1):
@@ -158,6 +158,8 @@ def record(
         _append(folder, entry)
     except filelock.Timeout:
         raise OkstraError(folder / LOG_FILE, f"is locked by another workbench for over {LOCK_TIMEOUT:.0f} s") from None
+    except OkstraError:
+        raise  # already one line naming its file
     except OSError as exc:
         raise OkstraError(folder / LOG_FILE, f"cannot be written ({exc.strerror or exc})") from None
     return entry
@@ -199,12 +201,11 @@ def _append(folder: Path, entry: Entry) -> None:
     os.makedirs(folder, mode=writes_outside.PRIVATE_DIR_MODE, exist_ok=True)
     line = json.dumps(_doc(entry), ensure_ascii=False, separators=(",", ":")) + "\n"
     with filelock.FileLock(str(path) + layout.LOCK_SUFFIX, timeout=LOCK_TIMEOUT):
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, writes_outside.PRIVATE_MODE)
+        # Whole lines only, never through a symlink, and never waiting on a FIFO put in the log's place.
         try:
-            writes._write_all(fd, line.encode("utf-8"))  # a short write would leave half a line
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            writes_outside.append_lines(path, line.encode("utf-8"), mode=writes_outside.PRIVATE_MODE)
+        except OkstraError as exc:
+            raise OkstraError(path, f"cannot be written ({exc.reason})") from None
         if _line_count(path) > TRIM_AT:
             _trim(folder)
 
@@ -244,13 +245,12 @@ def read_log(project_root: Path) -> Log:
     """The project's logged writes, newest first (an absent log has none; unusable lines are counted)."""
     path = log_path(project_root)
     log = Log(path=path)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except FileNotFoundError:
+    opened = reading.open_own_file(path)
+    if opened is None:
         return log
-    except OSError as exc:
-        raise OkstraError(path, f"cannot be read ({exc.strerror or exc})") from None
-    with os.fdopen(fd, "rb") as handle:
+    if isinstance(opened, reading.LoadError):
+        raise OkstraError(path, opened.reason)
+    with os.fdopen(opened[0], "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         if size > READ_MAX_BYTES:
             handle.seek(size - READ_MAX_BYTES)

@@ -100,7 +100,7 @@ def create_private(target: Path, data: bytes) -> writes.Outcome:
     return writes.Outcome.CREATED
 
 
-def append_lines(target: Path, data: bytes, *, max_bytes: int | None = None) -> writes.Outcome:
+def append_lines(target: Path, data: bytes, *, max_bytes: int | None = None, mode: int = 0o644) -> writes.Outcome:
     """Append *data* (whole newline-terminated lines) to *target*, a file outside any store; the caller holds
     the file's lock.
 
@@ -118,7 +118,7 @@ def append_lines(target: Path, data: bytes, *, max_bytes: int | None = None) -> 
             raise WriteRefused(final.parent, "a file stands where a folder is needed") from None
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
         try:
-            fd = os.open(final, flags, 0o644)
+            fd = os.open(final, flags, mode)
         except OSError:
             if os.path.islink(final):
                 raise PathEscape(target, "target is a symlink; writes never follow one") from None

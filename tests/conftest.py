@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import signal
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +60,41 @@ def _signal_handlers_kept() -> Iterator[None]:
     for sig in _PROCESS_SIGNALS:
         signal.signal(sig, before[sig])
     assert not changed, f"signal handlers left changed: {', '.join(changed)}"
+
+
+#: How long a call may go without returning before it is taken as blocked (generous: a loaded machine).
+BLOCKED_AFTER = 60.0
+
+
+@pytest.fixture
+def without_waiting() -> Callable[[Callable[[], object], Path], object]:
+    """Run a call that must never block on the FIFO at a path: what it returned or raised.
+
+    A call still running after :data:`BLOCKED_AFTER` seconds fails the test; the FIFO is then opened from the
+    other end so that the blocked thread ends.
+    """
+
+    def run(call: Callable[[], object], fifo: Path) -> object:
+        outcome: list[object] = []
+
+        def target() -> None:
+            try:
+                outcome.append(call())
+            except BaseException as exc:  # the caller looks at what was raised
+                outcome.append(exc)
+
+        thread = threading.Thread(target=target, daemon=True)
+        thread.start()
+        thread.join(BLOCKED_AFTER)
+        if thread.is_alive():
+            for flags in (os.O_WRONLY | os.O_NONBLOCK, os.O_RDONLY | os.O_NONBLOCK):
+                with contextlib.suppress(OSError):
+                    os.close(os.open(fifo, flags))  # the other end: the blocked open returns
+            thread.join(BLOCKED_AFTER)
+            pytest.fail(f"blocked on the FIFO {fifo}")
+        return outcome[0]
+
+    return run
 
 
 @pytest.fixture(scope="session")

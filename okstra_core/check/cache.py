@@ -515,12 +515,6 @@ class CheckCache:
             self.unsaved = f"{target}: {exc.strerror or exc}"
 
 
-def inside(path: Path, folder: Path) -> bool:
-    """Whether *path* is *folder* or under it, after resolving symlinks."""
-    real, base = os.path.realpath(path), os.path.realpath(folder)
-    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
-
-
 def open_store_index(
     root: Path, cache_dir: Path | None = None, *, look: Look | None = None, reindex: bool = False
 ) -> StoreIndex | str:

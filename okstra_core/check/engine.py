@@ -287,10 +287,10 @@ def run_check(
 
     selected, ignored = _rule_sets(select, ignore)
     root = _checked_root(project_root)
-    store = layout.okstra_dir(root)
     home_path = Path(os.path.abspath(home if home is not None else layout.okstra_home()))
-    if check_cache is not None and any(cache.inside(check_cache.directory, p) for p in (store, home_path)):
-        raise CheckError(check_cache.directory, "the cache folder is inside the store or the manager home")
+    misplaced = None if check_cache is None else layout.misplaced_cache(check_cache.directory, root, home_path)
+    if check_cache is not None and misplaced is not None:
+        raise CheckError(check_cache.directory, misplaced)
     if only_tasks is not None:
         check_cache = None  # a narrowed run sees some tasks only: it neither reads nor rewrites the cache
 

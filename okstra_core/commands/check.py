@@ -103,7 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="PATH",
         help="where the incremental check keeps its cache (default: $OKSTRA_CACHE_DIR, else "
-        "$XDG_CACHE_HOME/okstra, else ~/.cache/okstra); never inside the store",
+        "$XDG_CACHE_HOME/okstra, else ~/.cache/okstra); never inside the store or the manager home",
     )
     parser.add_argument(
         "--no-cache", action="store_true", help="check every task afresh, without reading or writing the cache"

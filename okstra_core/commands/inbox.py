@@ -23,7 +23,11 @@ only as ``\\u`` escapes.
 (``+``) or stops (``-``) waiting, until SIGINT or SIGTERM (exit 0). With
 ``--json`` it writes JSON Lines, each flushed: first ``{"version": 1, "event":
 "snapshot", ...}`` (the ``--json`` document), then ``{"version": 1, "event":
-"added"|"removed", "item": {...}}`` with the ``--json`` item fields. Changes are
+"added"|"removed", "item": {...}}`` with the ``--json`` item fields; when the
+files and folders that could not be read change, ``{"version": 1, "event":
+"unreadable", "unreadable": N, "unreadablePaths": [...]}`` (as in ``--json``;
+``0`` and ``[]`` once everything can be read again) comes before the changes
+it explains. Changes are
 seen through :class:`okstra_core.watch.StoreWatcher` (file events, else
 polling) and coalesced: a burst is one re-read of the inbox.
 """
@@ -131,14 +135,18 @@ def _say_unlisted(folders: list[str], reasons: dict[str, str]) -> None:
 
 def inbox_document(root: Path, inbox: Inbox) -> dict[str, Any]:
     """The ``--json`` document of *inbox* (version :data:`INBOX_JSON_VERSION`)."""
-    paths = sorted([*inbox.unreadable, *inbox.unlisted])
     return {
         "version": INBOX_JSON_VERSION,
         "project": str(root),
         "items": [d.to_json() for d in inbox.items],
-        "unreadable": len(paths),
-        "unreadablePaths": paths[:UNREADABLE_PATHS_MAX],
+        **_unreadable_fields(inbox),
     }
+
+
+def _unreadable_fields(inbox: Inbox) -> dict[str, Any]:
+    """``unreadable`` (how many files and folders could not be read) and ``unreadablePaths`` (the first ones)."""
+    paths = sorted([*inbox.unreadable, *inbox.unlisted])
+    return {"unreadable": len(paths), "unreadablePaths": paths[:UNREADABLE_PATHS_MAX]}
 
 
 def print_groups(items: list[Any]) -> None:
@@ -176,11 +184,12 @@ def watch(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     watcher: StoreWatcher | None = None
     try:
-        inbox = read_inbox(Project(root))
-        _emit_snapshot(args, root, inbox)
+        # Watch first, then read: a decision made while the inbox is read is a change the watcher reports.
         hot = HotPaths(root)
-        hot.waiting = {d.task_root for d in inbox.items if d.task_root is not None}
         watcher = StoreWatcher(layout.okstra_dir(root), lambda: watched_paths(Project(root)), hot_paths=hot)
+        inbox = read_inbox(Project(root))
+        hot.waiting = {d.task_root for d in inbox.items if d.task_root is not None}
+        _emit_snapshot(args, root, inbox)
         print(f"okstra inbox: watching {visible(str(root))} ({watcher.why}); Ctrl-C stops", file=sys.stderr)
         while watcher.wait():
             current = _reread(root, inbox, watcher.take_changed())
@@ -228,6 +237,11 @@ def _emit_snapshot(args: argparse.Namespace, root: Path, inbox: Inbox) -> None:
 def _emit_changes(args: argparse.Namespace, before: Inbox, after: Inbox) -> None:
     from ..workflows.inbox import inbox_changes
 
+    readable_changed = (after.unlisted, after.unreadable) != (before.unlisted, before.unreadable)
+    if args.json and readable_changed:
+        # First, so that a decision "removed" because its folder could not be listed is never taken as made.
+        doc = {"version": INBOX_JSON_VERSION, "event": "unreadable", **_unreadable_fields(after)}
+        print(json.dumps(doc, ensure_ascii=True), flush=True)
     added, removed = inbox_changes(before.items, after.items)
     for event, decisions in (("removed", removed), ("added", added)):
         for d in decisions:
@@ -242,7 +256,7 @@ def _emit_changes(args: argparse.Namespace, before: Inbox, after: Inbox) -> None
             print(line, flush=True)
     if args.json:
         return
-    if (after.unlisted, after.unreadable) != (before.unlisted, before.unreadable):
+    if readable_changed:
         _say_unlisted([u for u in after.unlisted if u not in before.unlisted], after.unlisted_reasons)
         if after.complete:
             print("everything could be read again", flush=True)

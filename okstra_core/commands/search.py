@@ -83,7 +83,7 @@ def register(sub: Any) -> None:
         default=None,
         metavar="PATH",
         help="where the index is kept (default: $OKSTRA_CACHE_DIR, else $XDG_CACHE_HOME/okstra, else "
-        "~/.cache/okstra); never inside the store",
+        "~/.cache/okstra); never inside the store or the manager home",
     )
     p.add_argument("--colour", "--color", choices=("auto", "always", "never"), default="auto", help="highlight matches")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display while the index is built")

@@ -103,7 +103,8 @@ def _row(project: Project, args: argparse.Namespace, manifest: rm.RunManifest, s
 
 
 def _now() -> str:
-    from ..workflows.common import SYSTEM_CLOCK, iso
+    from ..times import iso
+    from ..workflows.common import SYSTEM_CLOCK
 
     return iso(SYSTEM_CLOCK.now())
 

@@ -22,9 +22,9 @@ from ..digests import pretty_json
 from ..models import task as tm
 from ..models.run import InvocationAssignment
 from ..progress import Progress
+from ..times import iso
 from ..workers import worker_pool
 from ..workflows import prompts
-from ..workflows.common import iso
 from ..workflows.tasks import TaskSpec, create_task, record_fix_cycle, refresh_fix_cycles
 from .content import (
     ANALYSERS,

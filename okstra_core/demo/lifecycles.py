@@ -12,8 +12,8 @@ from ..models import task as tm
 from ..models.report import StageEvidence
 from ..models.run import ErrorRecord
 from ..store import Project
+from ..times import iso
 from ..workflows import carry, design_prep, direction, invocations, manager, user_response_export
-from ..workflows.common import iso
 from ..workflows.tasks import TaskSpec, append_recap, create_task, record_fix_cycle
 from .content import ANALYSERS, ANALYSIS_FINDINGS, EXECUTOR, PROJECT_ID, VERIFIER, WRITER, option_candidates, retry_plan
 from .runs import close, converge, convergence_summary, date_by_clock, team_run, write_report

@@ -12,8 +12,9 @@ from ..models import task as tm
 from ..models.convergence import AdapterOutcome, ConvergenceFinal, ParsedVote, PlannedDispatch, RoundPlan, RoundResults
 from ..models.run import AgentDispatch, InvocationAssignment, WorkerDispatch
 from ..render import derive_siblings
+from ..times import iso
 from ..workflows import convergence, prompts, teamstate
-from ..workflows.common import Clock, iso
+from ..workflows.common import Clock
 from ..workflows.tasks import Run, WorkerSpec, close_run, prepare_run
 from .content import ANALYSERS, convergence_votes, finding_groups
 from .schedule import ROUND_TIME, DemoClock, Slot

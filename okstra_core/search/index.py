@@ -305,10 +305,9 @@ class SearchIndex:
         #: One line per index found unusable and rebuilt.
         self.notices: list[str] = []
         self._conn: sqlite3.Connection | None = None
-        store = layout.okstra_dir(self.root)
-        real_cache, real_store = os.path.realpath(self.path.parent), os.path.realpath(store)
-        if real_cache == real_store or real_cache.startswith(real_store.rstrip(os.sep) + os.sep):
-            raise SearchError(f"{cache_dir}: the cache folder is inside the store; the index is never kept there")
+        misplaced = layout.misplaced_cache(cache_dir, self.root)
+        if misplaced is not None:
+            raise SearchError(f"{cache_dir}: {misplaced}")
 
     # ------------------------------------------------------------- opening
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from .. import layout, writes
 from ..models.report import CarryStage, ConsumerLink, StageEvidence
-from .common import SYSTEM_CLOCK, Clock, iso, update_json
+from ..times import iso
+from .common import SYSTEM_CLOCK, Clock, update_json
 from .tasks import Run
 
 

@@ -1,4 +1,4 @@
-"""Pieces every workflow shares: time stamps and validated JSON replace."""
+"""Pieces every workflow shares: the clock and validated JSON replace (times are spelt by ``okstra_core.times``)."""
 
 from __future__ import annotations
 
@@ -48,16 +48,6 @@ class Clock:
 
 
 SYSTEM_CLOCK = Clock()
-
-
-def iso(moment: dt.datetime) -> str:
-    """``2026-11-30T04:15:00Z`` (seconds precision, UTC)."""
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def compact_stamp(moment: dt.datetime) -> str:
-    """``20261130T041500123456Z``: the file-name stamp (DECISIONS section 1)."""
-    return moment.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
 
 
 def validated(model: type[M], value: Any, where: Path | str) -> M:

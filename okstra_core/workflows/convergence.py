@@ -14,7 +14,8 @@ from .. import layout, names, reading, writes
 from ..digests import pretty_json
 from ..errors import ValidationFailed, WriteRefused
 from ..models import convergence as cm
-from .common import SYSTEM_CLOCK, Clock, compact_stamp, iso, update_json
+from ..times import compact_stamp, iso
+from .common import SYSTEM_CLOCK, Clock, update_json
 
 MIGRATIONS = layout.MIGRATIONS_DIR
 

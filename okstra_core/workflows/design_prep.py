@@ -34,7 +34,8 @@ from ..errors import ValidationFailed, WriteRefused
 from ..models.report import DesignItem
 from ..models.sidecars import DesignPrepInputHeader, DesignPrepRequestHeader
 from ..store import Task
-from .common import SYSTEM_CLOCK, Clock, compact_stamp, iso
+from ..times import compact_stamp, iso
+from .common import SYSTEM_CLOCK, Clock
 from .reports import LoadedReport, latest_report, load_report_artifact
 
 TEMPLATE_VERSION = 1

@@ -16,8 +16,9 @@ from ..errors import ValidationFailed, WriteRefused
 from ..models.report import SelectedDirection
 from ..models.sidecars import UserResponseHeader
 from ..store import Task
+from ..times import compact_stamp, iso
 from . import user_response
-from .common import SYSTEM_CLOCK, Clock, compact_stamp, iso
+from .common import SYSTEM_CLOCK, Clock
 from .reports import LoadedReport, latest_report, load_report_artifact, report_by_path, require_latest
 
 

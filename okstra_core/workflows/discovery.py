@@ -11,7 +11,8 @@ from pathlib import Path
 
 from .. import layout, writes
 from ..models import task as tm
-from .common import SYSTEM_CLOCK, Clock, fresh_unless, iso, update_json
+from ..times import iso
+from .common import SYSTEM_CLOCK, Clock, fresh_unless, update_json
 
 
 def ensure_project_file(project_root: Path, project_id: str, clock: Clock = SYSTEM_CLOCK) -> None:

@@ -11,8 +11,8 @@ from ..digests import sha256_bytes
 from ..models.report import ClarificationItem, SelectedDirection
 from ..models.sidecars import UserResponseHeader
 from ..store import Task
+from ..times import iso
 from . import design_prep, user_response, user_response_export
-from .common import iso
 from .direction import sidecar_path_for
 from .inbox_items import InboxDetail, InboxKind, PendingDecision, one_line
 from .reports import LoadedReport, latest_report, load_report_artifact

@@ -17,7 +17,8 @@ from ..digests import sha256_bytes, sha256_json
 from ..errors import WriteRefused
 from ..models.invocation import CompletionMarker, InvocationMeta, ResultEnvelope
 from ..store import Invocation, Project
-from .common import SYSTEM_CLOCK, Clock, iso
+from ..times import iso
+from .common import SYSTEM_CLOCK, Clock
 
 SCHEMA = "1.0"
 

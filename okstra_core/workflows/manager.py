@@ -8,7 +8,8 @@ from typing import Any
 from .. import layout, writes
 from ..errors import WriteRefused
 from ..models import manager as mm
-from .common import SYSTEM_CLOCK, Clock, fresh_unless, iso, update_json
+from ..times import iso
+from .common import SYSTEM_CLOCK, Clock, fresh_unless, update_json
 from .discovery import ensure_project_file
 
 

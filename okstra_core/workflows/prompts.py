@@ -20,7 +20,8 @@ from .. import layout, names, reading, writes
 from ..digests import pretty_json, sha256_bytes, sha256_json
 from ..errors import WriteRefused
 from ..models import run as rm
-from .common import SYSTEM_CLOCK, Clock, iso, update_json, validated
+from ..times import iso
+from .common import SYSTEM_CLOCK, Clock, update_json, validated
 
 
 @dataclass(frozen=True)

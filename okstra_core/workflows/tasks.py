@@ -19,7 +19,8 @@ from ..digests import sha256_bytes, sha256_json
 from ..errors import WriteRefused
 from ..models import run as rm
 from ..models import task as tm
-from .common import SYSTEM_CLOCK, Clock, fresh_unless, iso, update_json, validated
+from ..times import iso
+from .common import SYSTEM_CLOCK, Clock, fresh_unless, update_json, validated
 from .discovery import catalog_entry_for, ensure_project_file, point_latest, upsert_catalog_entry
 
 INSTRUCTION_FILES = (
@@ -533,7 +534,7 @@ def prepare_run(
         run_dir=run_dir,
         seqs=RunSeqs(project_root, run_dir),
         moment=moment,
-        segment=moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        segment=iso(moment),
     )
     prompt_seq = prep.seqs(layout.PROMPTS_DIR)
     duties = _write_duty_snapshot(prep, prompt_seq)

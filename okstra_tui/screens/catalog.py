@@ -356,7 +356,8 @@ class CatalogScreen(ViewScreen):
             try:
                 seen.mark_seen(root, sigs, replace_all=True)
             except OkstraError as exc:
-                call_ui(self.app, self.notify, f"{exc}", severity="warning", timeout=8)
+                if f"{exc}" != state.warning:  # the warning below says it already
+                    call_ui(self.app, self.notify, f"{exc}", severity="warning", timeout=8)
         else:
             changed = state.unread(sigs)
             unread = {row.ident for row in data.rows if seen.task_key(root, row.folder()) in changed}

@@ -211,7 +211,7 @@ class DesignPrepWizard(WizardScreen):
         return {name: str(values.get(f"field:{name}", "")) for name in self.fields}
 
     def review(self) -> tuple[Text, str]:
-        from okstra_core.workflows.common import compact_stamp, iso
+        from okstra_core.times import compact_stamp, iso
         from okstra_core.workflows.design_prep import fingerprint, input_text, next_revision
 
         revision = next_revision(self.bundle, self.prep_id)

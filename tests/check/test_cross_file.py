@@ -185,6 +185,19 @@ def _unknown_cycle_mend(root: Path) -> None:
     edit_json(root / _CYCLE_MANIFEST, lambda d: d.update(fixCycleId="fc-2"))
 
 
+_CYCLE_TIMELINE = f"{STALE}/history/timeline.json"
+
+
+def _unknown_cycle_in_timeline(root: Path) -> str:
+    """Only the timeline entry names an unknown cycle; the run manifest still names fc-2."""
+    edit_json(root / _CYCLE_TIMELINE, lambda d: d["entries"][0].update(fixCycleId="fc-9"))
+    return _CYCLE_TIMELINE
+
+
+def _unknown_cycle_in_timeline_mend(root: Path) -> None:
+    edit_json(root / _CYCLE_TIMELINE, lambda d: d["entries"][0].update(fixCycleId="fc-1"))
+
+
 # ------------------------------------------------------------------ OKS143, OKS144
 
 _HOME = ".okstra-home/managers/release-train"
@@ -415,6 +428,11 @@ CASES: dict[str, Case] = {
         ("digests.assignment is ", "assignment 'assign-02-claude-analyser' of run-manifest-analysis-001.json"),
     ),
     "OKS047": Case(_unknown_cycle, _unknown_cycle_mend, ("fixCycleId 'fc-9'", "fix-cycles.jsonl opens fc-1, fc-2")),
+    "OKS047/timeline": Case(
+        _unknown_cycle_in_timeline,
+        _unknown_cycle_in_timeline_mend,
+        ("timeline entry 1 fixCycleId 'fc-9'", "fix-cycles.jsonl opens fc-1, fc-2"),
+    ),
 }
 
 
@@ -515,3 +533,58 @@ def test_a_result_linked_to_a_dispatch_that_does_not_exist(fresh_demo: Path) -> 
 
     edit_json(ledger, record)
     assert [f for f in findings_of(check(fresh_demo), "OKS062") if "d-never-sent" in f.message] == []
+
+
+_REFUND = ".okstra/tasks/payments/refund-ledger"
+
+
+def _run_of_an_unnamed_type(root: Path, segment: str) -> str:
+    """A later run of a task type the contract does not name, beside the task's analysis run: its manifest and
+    status copied from the analysis run's, under the type ``security-review``."""
+    analysis = root / _REFUND / "runs/analysis"
+    other = root / _REFUND / "runs/security-review"
+    for category, name in (("manifests", "run-manifest-{}-001.json"), ("status", "final-{}-001.status")):
+        text = (analysis / category / name.format("analysis")).read_text(encoding="utf-8")
+        seg = _segment(root, f"{_REFUND}/runs/analysis/manifests/run-manifest-analysis-001.json")
+        text = text.replace("runs/analysis", "runs/security-review").replace("-analysis-", "-security-review-")
+        text = text.replace('"analysis"', '"security-review"').replace(seg, segment)
+        (other / category).mkdir(parents=True, exist_ok=True)
+        (other / category / name.format("security-review")).write_text(text, encoding="utf-8")
+    return f"{_REFUND}/runs/security-review"
+
+
+def test_a_later_run_of_an_unnamed_task_type_is_never_the_tasks_latest_run(fresh_demo: Path) -> None:
+    """Reported as an unknown type (info), never as an error about the task's own workflow pointers."""
+    other = _run_of_an_unnamed_type(fresh_demo, "2026-11-30T10:00:00Z")
+    report = check(fresh_demo)
+    assert findings_of(report, "OKS046") == []
+    assert [f.path for f in findings_of(report, "OKS019")] == [other]
+    # Pointers that follow the run of the unnamed type are not held to the named ones either.
+    manifest = f"{other}/manifests/run-manifest-security-review-001.json"
+    edit_json(
+        fresh_demo / _REFUND / "task-manifest.json",
+        lambda d: (d.update(latestRunPath=other), d["workflow"].update(lastSafeCheckpoint=manifest)),
+    )
+    assert findings_of(check(fresh_demo), "OKS046") == []
+    # Pointers that name neither are still held to the latest run of a named type.
+    first = f"{_REFUND}/runs/analysis/manifests/run-manifest-analysis-001.json"
+    edit_json(
+        fresh_demo / _REFUND / "task-manifest.json",
+        lambda d: (d.update(latestRunPath=f"{_REFUND}/runs/x"), d["workflow"].update(lastSafeCheckpoint=first)),
+    )
+    assert [f.path for f in findings_of(check(fresh_demo), "OKS046")] == [f"{_REFUND}/task-manifest.json"]
+
+
+def test_the_target_digest_is_held_on_the_latest_final_verification_run_only(fresh_demo: Path) -> None:
+    """Of two final-verification runs, the earlier one's digest is history: only the latest's is held (OKS103)."""
+    digest = hashlib.sha256((fresh_demo / _TARGET).read_bytes()).hexdigest()
+    later = _FV.replace("-001.json", "-002.json")
+    value = json.loads((fresh_demo / _FV).read_text(encoding="utf-8"))
+    value.update(
+        verificationTargetPath=_TARGET, verificationTargetSha256=digest, runDateTimeSegment="2026-11-30T10:00:00Z"
+    )
+    (fresh_demo / later).write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+    edit_json(fresh_demo / _FV, lambda d: d.update(verificationTargetPath=_TARGET, verificationTargetSha256="0" * 64))
+    assert findings_of(check(fresh_demo), "OKS103") == []
+    edit_json(fresh_demo / later, lambda d: d.update(verificationTargetSha256="1" * 64))
+    assert [f.path for f in findings_of(check(fresh_demo), "OKS103")] == [later]

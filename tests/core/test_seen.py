@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,21 @@ def test_the_first_launch_has_nothing_unread_and_a_change_is(fresh_demo: Path) -
     assert seen.load(fresh_demo).unread(now) == {TASK}
     seen.mark_seen(fresh_demo, {TASK: now[TASK]})
     assert seen.load(fresh_demo).unread(now) == set()
+
+
+def test_a_run_appended_to_the_timeline_alone_makes_its_task_unread(fresh_demo: Path) -> None:
+    """okstra appends to the timeline for each run: a change to it alone (the manifest untouched) is news."""
+    sigs = seen.signatures(fresh_demo, _roots(fresh_demo))
+    seen.mark_seen(fresh_demo, sigs, replace_all=True)
+    manifest = layout.task_manifest_path(layout.tasks_dir(fresh_demo) / TASK)
+    before = manifest.stat()
+    timeline = layout.timeline_path(layout.tasks_dir(fresh_demo) / TASK)
+    value = json.loads(timeline.read_text(encoding="utf-8"))
+    value["entries"].append(dict(value["entries"][-1], status="in-progress"))
+    timeline.with_suffix(".new").write_text(json.dumps(value), encoding="utf-8")
+    os.replace(timeline.with_suffix(".new"), timeline)
+    assert manifest.stat() == before
+    assert seen.load(fresh_demo).unread(seen.signatures(fresh_demo, _roots(fresh_demo))) == {TASK}
 
 
 def test_a_task_that_appears_later_is_unread(fresh_demo: Path) -> None:
@@ -218,3 +234,20 @@ def test_a_file_replaced_while_it_is_read_is_read_again(fresh_demo: Path, monkey
     monkeypatch.setattr(seen, "_replay", folded_meanwhile)
     assert set(seen.load(fresh_demo).marks) == {"a/one", "a/two", "a/three"}
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize(("make", "what"), [(os.mkdir, "a directory"), (os.mkfifo, "a FIFO")])
+def test_a_state_path_that_is_no_file_is_one_line_and_never_waits(
+    fresh_demo: Path, make: Callable[[Path], None], what: str, without_waiting: Callable[..., object]
+) -> None:
+    path = seen.state_path(fresh_demo)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    make(path)
+    sigs = seen.signatures(fresh_demo, _roots(fresh_demo))
+    line = f"{path}: is {what}, not a regular file; nothing is remembered as seen until it is removed"
+    state = without_waiting(lambda: seen.load(fresh_demo), path)
+    assert isinstance(state, seen.SeenState) and state.first and state.warning == line
+    assert state.unread(sigs) == set()
+    for mark in (lambda: seen.mark_seen(fresh_demo, sigs, replace_all=True), lambda: seen.mark_seen(fresh_demo, sigs)):
+        refused = without_waiting(mark, path)
+        assert isinstance(refused, OkstraError) and str(refused) == line

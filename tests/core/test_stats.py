@@ -27,6 +27,7 @@ import pytest
 from okstra_core import cli, layout
 from okstra_core.stats import Filters, compute, parse_time, spread
 from okstra_core.store import Project
+from okstra_core.text import visible
 
 
 def _write(path: Path, value: Any) -> None:
@@ -360,6 +361,19 @@ def test_store_strings_are_shown_visible(store: Path, capsys: pytest.CaptureFixt
     assert code == 0 and "\x1b" not in out
 
 
+def test_a_worker_named_with_control_characters_is_shown_escaped(store: Path) -> None:
+    """Every worker gets its row: a name holding control characters is shown with visible stand-ins."""
+    from okstra_core.commands.stats import render_text
+    from okstra_core.stats import WorkerSizes
+
+    stats = _stats(store)
+    stats.workers.append(WorkerSizes("evil\x1b[2J\x85", prompts=1, prompt_bytes=7, transcripts=2, transcript_bytes=9))
+    text = render_text(stats)
+    assert "\x1b" not in text and "\x85" not in text
+    rows = [line.split() for line in text.splitlines() if line.startswith("  evil")]
+    assert rows == [["evil␛[2J" + visible("\x85"), "1", "7", "2", "9"]]
+
+
 def test_demo_statistics_are_consistent(demo_root: Path) -> None:
     stats = compute(Project(demo_root))
     assert len(stats.tasks) == len(Project(demo_root).task_refs)
@@ -367,6 +381,21 @@ def test_demo_statistics_are_consistent(demo_root: Path) -> None:
     assert sum(stats.fix_cycles.values()) == len(stats.tasks)
     assert sum(row.stopped_here for row in stats.funnel) == len(stats.tasks)
     assert stats.funnel[0].reached == len(stats.tasks)
+
+
+def test_every_run_manifest_is_a_run_a_flat_legacy_one_included(demo_root: Path) -> None:
+    """The store's runs are its run manifests (in ``manifests/`` or still flat in the run dir), as the checker and
+    the workbench count them; the demo keeps one flat legacy run, which no timeline entry records."""
+    project = Project(demo_root)
+    manifests = sorted(demo_root.glob(".okstra/tasks/*/*/runs/**/run-manifest-*.json"))
+    flat = [p for p in manifests if p.parent.name != layout.MANIFESTS_DIR]
+    assert len(flat) == 1
+    stats = compute(project)
+    assert len(stats.runs) == len(manifests)
+    latency = next(ref for ref in project.task_refs if ref.task_id == "query-latency")
+    flat_segment = json.loads(flat[0].read_text(encoding="utf-8"))["runDateTimeSegment"]
+    starts = [run.start for run in stats.runs if run.task.root == latency.root]
+    assert parse_time(flat_segment) in starts
 
 
 def test_recorded_paths_outside_the_project_are_never_followed(store: Path, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import json
 import multiprocessing
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,19 @@ def test_two_writes_of_one_moment_keep_their_own_inputs(tmp_path: Path) -> None:
     files = [Path(e.commands[0][e.commands[0].index("--answers") + 1]) for e in entries]
     assert len(set(files)) == 3
     assert [f.read_text(encoding="utf-8") for f in files] == ["0\n", "1\n", "2\n"]
+
+
+@pytest.mark.parametrize(("make", "what"), [(os.mkdir, "a directory"), (os.mkfifo, "a FIFO")])
+def test_a_log_that_is_no_file_is_one_line_and_never_waits(
+    tmp_path: Path, make: Callable[[Path], None], what: str, without_waiting: Callable[..., object]
+) -> None:
+    root = project(tmp_path)
+    path = write_log.log_path(root)
+    os.makedirs(path.parent)
+    make(path)
+    read = without_waiting(lambda: write_log.read_log(root), path)
+    assert isinstance(read, OkstraError) and read.path == path
+    assert read.reason == f"is {what}, not a regular file"
+    written = without_waiting(lambda: record(root), path)
+    assert isinstance(written, OkstraError) and written.path == path
+    assert written.reason.startswith("cannot be written (") and "\n" not in str(written)

@@ -77,6 +77,39 @@ def test_a_cache_folder_in_the_store_is_refused(fresh_demo: Path, capsys: pytest
     assert not inside.exists()
 
 
+def test_a_cache_folder_in_the_manager_home_is_refused_as_check_refuses_it(
+    demo_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inside = layout.okstra_home() / "cache"
+    code, out, err = _run(capsys, str(demo_root), "x", "--cache-dir", str(inside))
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    reason = "the cache folder is inside the manager home; okstra never keeps a cache there"
+    assert err == f"okstra search: {inside}: {reason}\n"
+    assert main(["check", str(demo_root), "--cache-dir", str(inside)]) == 2
+    checked = capsys.readouterr().err
+    assert checked.count("\n") == 1 and reason in checked
+    assert not inside.exists()
+
+
+def test_a_second_search_sees_what_changed_in_the_store_since_the_first(
+    fresh_demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The index kept from the first search is brought up to date by the next: a new note, an edited brief."""
+    assert _run(capsys, str(fresh_demo), "quokkazebra", "-q")[0] == 1
+    assert _run(capsys, str(fresh_demo), "wombatheron", "-q")[0] == 1
+    notes = fresh_demo / f".okstra/tasks/{TASK}/notes"
+    notes.mkdir(exist_ok=True)
+    (notes / "20261201T090000Z-sighting.md").write_text("A quokkazebra was seen.\n", encoding="utf-8")
+    brief = fresh_demo / f".okstra/tasks/{TASK}/instruction-set/task-brief.md"
+    brief.write_text(brief.read_text(encoding="utf-8") + "\nAlso the wombatheron.\n", encoding="utf-8")
+    code, out, err = _run(capsys, str(fresh_demo), "quokkazebra", "-q")
+    assert code == 0 and "20261201T090000Z-sighting.md" in out, err
+    code, out, err = _run(capsys, str(fresh_demo), "wombatheron", "-q")
+    assert code == 0 and "task-brief.md" in out, err
+    (notes / "20261201T090000Z-sighting.md").unlink()
+    assert _run(capsys, str(fresh_demo), "quokkazebra", "-q")[0] == 1
+
+
 def test_json_is_versioned_and_limited(demo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, str(demo_root), "retry", "OR", "gateway", "--json", "--limit", "2")
     assert code == 0

@@ -65,3 +65,33 @@ def test_ages_are_short() -> None:
         "2d 02h",
     ]
     assert age(None) == "-"
+
+
+async def test_since_you_last_looked_shows_only_what_came_after_the_last_look(fresh_demo: Path) -> None:
+    """With an earlier look on record, the window holds the events after it, not everything."""
+    from okstra_core import seen
+    from okstra_core.store import Project
+    from okstra_core.workflows.activity import activity
+
+    everything = activity(Project(fresh_demo))
+    looked = everything[len(everything) // 2].at + dt.timedelta(seconds=1)
+    after = activity(Project(fresh_demo), looked)
+    assert 0 < len(after) < len(everything)
+    roots = sorted(p.parent for p in (fresh_demo / ".okstra/tasks").glob("*/*/task-manifest.json"))
+    seen.mark_seen(fresh_demo, seen.signatures(fresh_demo, roots), now=looked, replace_all=True)
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_view(pilot, "A", ActivityScreen)
+        await wait_until(pilot, lambda: screen.events is not None, "the events read")
+        assert screen.events == everything
+        await pilot.press("w")
+        await settle(pilot)
+        summary = screen.query_one("#activity-summary")
+
+        def shown() -> bool:
+            text = str(summary.render())
+            return screen.window == 1 and "since you last looked" in text and "Reading" not in text
+
+        await wait_until(pilot, shown, "the window read again")
+        assert screen.events == after
+        assert all(event.at > looked for event in screen.events)

@@ -158,3 +158,25 @@ async def test_n_does_nothing_in_a_file_not_opened_from_search(demo_root: Path) 
         screen = app.screen
         assert isinstance(screen, FileScreen)
         assert screen.check_action("next_match", ()) is False
+
+
+async def test_the_open_view_brings_the_index_up_to_date_when_the_store_changes(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A note written while the view is open is found by the next search (past the freshness window)."""
+    from okstra_tui.screens import search
+
+    monkeypatch.setattr(search, "FRESH_SECONDS", 0.0)  # every search looks at the store again
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _search(pilot, "quokkazebra")
+        await wait_until(pilot, lambda: "No matches." in _status(screen), "no match yet")
+        notes = fresh_demo / ".okstra/tasks/payments/retry-policy/notes"
+        notes.mkdir(exist_ok=True)
+        (notes / "20261201T090000Z-sighting.md").write_text("A quokkazebra was seen.\n", encoding="utf-8")
+        await pilot.press("backspace")
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        await wait_until(pilot, lambda: "1 hit in 1 task" in _status(screen), "the new note found")
+        assert [h.path.rpartition("/")[2] for h in screen.hits] == ["20261201T090000Z-sighting.md"]

@@ -169,3 +169,39 @@ def _nodes(node: object) -> list[object]:
         out.append(child)
         out.extend(_nodes(child))
     return out
+
+
+async def test_a_fifo_at_the_state_path_is_named_once_and_q_still_quits(fresh_demo: Path) -> None:
+    """Reading the state never waits on a FIFO: the catalog says so in one line, and the workbench ends."""
+    import contextlib
+    import os
+    import threading
+
+    from okstra_tui.app import OkstraApp
+
+    path = seen.state_path(fresh_demo)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+
+    done = threading.Event()
+
+    def unblock() -> None:  # should readers wait on the FIFO after all, let them go (the test then fails)
+        if done.wait(60.0):
+            return
+        while not done.wait(0.5):
+            with contextlib.suppress(OSError):
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+    threading.Thread(target=unblock, daemon=True).start()
+    line = f"{path}: is a FIFO, not a regular file; nothing is remembered as seen until it is removed"
+    try:
+        app = make_app(fresh_demo)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = _catalog(app)
+            await wait_until(pilot, lambda: screen.unread is not None, "the seen state read")
+            assert [n.message for n in app._notifications].count(line) == 1
+            await pilot.press("q")
+            await wait_until(pilot, lambda: not app.is_running, "the workbench ended")
+    finally:
+        done.set()
+    assert isinstance(app, OkstraApp) and app.return_code in (0, None)

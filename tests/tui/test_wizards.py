@@ -25,7 +25,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Button, Checkbox, DataTable, RadioButton, RadioSet, Static, TextArea
 
-from okstra_core import layout, write_log
+from okstra_core import layout, times, write_log
 from okstra_core.cli import main as okstra
 from okstra_core.store import Project
 from okstra_core.workflows import common
@@ -356,7 +356,7 @@ async def test_a_sidecar_replaced_by_a_wizard_is_kept_under_the_wizards_time(fre
             written.append(wizard._logged(partial(wizard.write, values)))  # as the write worker runs it
     sidecar = written[-1].path
     kept = sorted(p.name for p in sidecar.parent.glob(sidecar.stem + ".superseded-*.md"))
-    assert kept == [sidecar.stem + f".superseded-{common.compact_stamp(moment)}.md"], kept
+    assert kept == [sidecar.stem + f".superseded-{times.compact_stamp(moment)}.md"], kept
 
 
 # --------------------------------------------------------------- direction

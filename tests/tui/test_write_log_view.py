@@ -88,3 +88,15 @@ async def test_a_logged_file_outside_the_store_is_never_opened(fresh_demo: Path)
         await pilot.press("enter")
         await settle(pilot)
         assert app.screen is screen, "nothing outside .okstra/ is opened"
+
+
+async def test_a_log_that_is_a_folder_is_named_in_one_line(fresh_demo: Path) -> None:
+    path = write_log.log_path(fresh_demo)
+    os.makedirs(path)  # refused even as root
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_view(pilot, "W", WriteLogScreen)
+        summary = screen.query_one("#wlog-summary")
+        await wait_until(pilot, lambda: "not a regular file" in plain(summary), "the log's refusal shown")
+        assert plain(summary).strip() == f"{path}: is a directory, not a regular file"
+        assert app.is_running

@@ -227,3 +227,125 @@ def test_the_watcher_says_which_paths_changed(tmp_path: Path, mode: str) -> None
         assert watcher.take_changed() is None  # too many: the caller reads everything again
     finally:
         watcher.close()
+
+
+#: ``okstra inbox --watch --json`` in which a decision is made right after the first reading of the inbox.
+_DECIDE_AFTER_FIRST_READ = """
+import sys
+import time
+from pathlib import Path
+
+import okstra_core.workflows.inbox as inbox
+from okstra_core import cli
+
+read = inbox.read_inbox
+decided = []
+
+
+def read_then_decide(project):
+    got = read(project)
+    if not decided:
+        decided.append(True)
+        Path(sys.argv[1]).unlink()
+        time.sleep(0.2)  # older than a clock tick: a look taken now sees the change as settled
+    return got
+
+
+inbox.read_inbox = read_then_decide
+sys.exit(cli.main(["inbox", sys.argv[2], "--watch", "--json"]))
+"""
+
+
+@pytest.mark.parametrize("mode", ["events", "poll"])
+def test_a_decision_made_during_the_first_reading_is_reported(fresh_demo: Path, mode: str) -> None:
+    """The watcher starts before the inbox is read: nothing made in between is lost."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _DECIDE_AFTER_FIRST_READ, str(fresh_demo / SIDECAR), str(fresh_demo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OKSTRA_WATCH": mode},
+    )
+    watch = Watch(proc)
+    try:
+        snapshot = json.loads(watch.line())
+        assert "planning-prepare" in {i["kind"] for i in snapshot["items"]}  # read before the decision
+        events = watch.events(2)
+        assert [(e["event"], e["item"]["kind"]) for e in events] == [
+            ("removed", "planning-prepare"),
+            ("added", "direction-choice"),
+        ]
+        assert watch.stop() == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=LINE_TIMEOUT)
+
+
+def test_the_events_are_watched_before_the_watcher_returns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """File events are set up in a thread; the watcher waits for them, so a change made next is seen."""
+    import watchfiles
+
+    from okstra_core.watch import StoreWatcher
+
+    set_up = threading.Event()
+
+    def slow_watch(*paths: Path, stop_event: Any, **options: Any) -> Iterator[set[tuple[int, str]]]:
+        set_up.wait(0.5)  # setting up the watches on a large tree takes a while
+        set_up.set()
+        while not stop_event.is_set():
+            set_up.wait(0.01)
+        yield from ()
+
+    monkeypatch.setattr(watchfiles, "watch", slow_watch)
+    watcher = StoreWatcher(tmp_path, lambda: [tmp_path], mode="events")
+    try:
+        assert set_up.is_set()
+    finally:
+        watcher.close()
+
+
+def _obeys_chmod() -> list[str]:
+    """A command prefix under which ``chmod 000`` holds (skips where none can be had)."""
+    from .test_inbox_unlistable import _without_permission_override
+
+    prefix = _without_permission_override()
+    if prefix is None:
+        pytest.skip("root without setpriv: this process reads any folder whatever its mode")
+    return prefix
+
+
+@pytest.mark.parametrize("mode", ["events", "poll"])
+def test_json_lines_say_a_folder_could_not_be_listed(fresh_demo: Path, mode: str) -> None:
+    """chmod 000 on a task group: an "unreadable" event comes before the removals, and another when it lists again."""
+    prefix = _obeys_chmod()
+    group = fresh_demo / CHECKOUT
+    proc = subprocess.Popen(
+        [*prefix, OKSTRA, "inbox", str(fresh_demo), "--watch", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OKSTRA_WATCH": mode},
+    )
+    watch = Watch(proc)
+    try:
+        items = json.loads(watch.line())["items"]
+        waiting = [i for i in items if ":checkout:" in i["task"]]
+        _wait_watching(watch)
+        group.chmod(0)
+        probe = subprocess.run([*prefix, "ls", str(group)], capture_output=True, check=False)
+        if probe.returncode == 0:
+            pytest.skip("this process lists a chmod 000 folder (permissions are not enforced here)")
+        told = watch.events(1 + len(waiting))
+        assert told[0] == {"version": 1, "event": "unreadable", "unreadable": 1, "unreadablePaths": [f"{CHECKOUT}/"]}
+        assert {e["event"] for e in told[1:]} == {"removed"}
+        group.chmod(0o755)
+        told = watch.events(1 + len(waiting))
+        assert told[0] == {"version": 1, "event": "unreadable", "unreadable": 0, "unreadablePaths": []}
+        assert {e["event"] for e in told[1:]} == {"added"}
+        assert watch.stop() == 0
+    finally:
+        group.chmod(0o755)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=LINE_TIMEOUT)

@@ -207,9 +207,13 @@ def closed_status(scope: TaskScope, e: Execution) -> tuple[str | None, str, bool
 
 
 def _latest(scope: TaskScope, executions: list[Execution]) -> None:
-    """latestRunPath, latestRunStatus, currentStatus and lastSafeCheckpoint against the newest execution."""
+    """latestRunPath, latestRunStatus, currentStatus and lastSafeCheckpoint against the newest execution.
+
+    Only the task types the contract names make up the task's workflow: a run of another type (reported as
+    an unknown type) is never taken as the latest run, and pointers that follow one are not held to this.
+    """
     man = scope.manifest
-    timed = [e for e in executions if e.moment is not None]
+    timed = [e for e in executions if e.moment is not None and e.run.task_type in layout.KNOWN_TASK_TYPES]
     if man is None or not timed:
         return
     newest = max(e.moment for e in timed if e.moment is not None)
@@ -220,6 +224,8 @@ def _latest(scope: TaskScope, executions: list[Execution]) -> None:
     unit = scope.unit
     path = layout.task_manifest_path(scope.root)
     run_rel = unit.rel(e.run.path)
+    if _follows_unnamed_type(scope, executions):
+        return
     where = f"the latest run {e.rel} (runDateTimeSegment {e.segment})"
     if man.latest_run_path is not None and scope.here(man.latest_run_path) not in (run_rel, e.rel):
         unit.report(
@@ -253,6 +259,19 @@ def _latest(scope: TaskScope, executions: list[Execution]) -> None:
             f"workflow.lastSafeCheckpoint is {checkpoint!r}, but {where} is completed ({source}): "
             f"its run manifest is the last safe checkpoint",
         )
+
+
+def _follows_unnamed_type(scope: TaskScope, executions: list[Execution]) -> bool:
+    """Whether the task's latestRunPath or lastSafeCheckpoint names a run of a type the contract does not name."""
+    man = scope.manifest
+    assert man is not None
+    checkpoint = man.workflow.last_safe_checkpoint if man.workflow is not None else None
+    named = {scope.here(p) for p in (man.latest_run_path, checkpoint) if isinstance(p, str)}
+    return any(
+        {o.rel, scope.unit.rel(o.run.path)} & named
+        for o in executions
+        if o.run.task_type not in layout.KNOWN_TASK_TYPES
+    )
 
 
 # ---------------------------------------------------------------- fix cycles
