@@ -69,6 +69,12 @@ CHANGED_MAX: Final = 2000
 #: Where Linux says how many folders one user may watch.
 INOTIFY_LIMIT_FILE: Final = Path("/proc/sys/fs/inotify/max_user_watches")
 
+#: Milliseconds the events thread waits for a change before it looks up (its first look says the watch is in place).
+EVENTS_LOOK_MS: Final = 200
+#: Seconds a watcher waits for its events watch to be in place before it goes on (a very large store takes a
+#: while to watch; a change made before then may go unseen, as before any watch).
+ARM_SECONDS: Final = 60.0
+
 
 def racy(mtime_ns: int, now_ns: int) -> bool:
     """True when a write after a look taken at *now_ns* could leave *mtime_ns* as it is (same timestamp tick).
@@ -230,27 +236,36 @@ class StoreWatcher:
                 self._hot_look()
 
     def _start_events(self) -> None:
-        stop = threading.Event()
-        thread = threading.Thread(target=self._watch_events, args=(stop,), name="okstra-watch", daemon=True)
+        """Start the events thread and return once its watch is in place (a change made after that is seen)."""
+        stop, armed = threading.Event(), threading.Event()
+        thread = threading.Thread(target=self._watch_events, args=(stop, armed), name="okstra-watch", daemon=True)
         self._events_stop, self._events_thread = stop, thread
         thread.start()
+        armed.wait(ARM_SECONDS)
 
-    def _watch_events(self, stop: threading.Event) -> None:
+    def _watch_events(self, stop: threading.Event, armed: threading.Event) -> None:
         import watchfiles
 
         try:
+            # The first batch (empty after EVENTS_LOOK_MS without a change) comes once the watch is in place.
             for _batch in watchfiles.watch(
                 self.root,
                 stop_event=stop,
                 debounce=int(self.settle * 1000),
                 step=50,
+                rust_timeout=EVENTS_LOOK_MS,
+                yield_on_timeout=True,
                 raise_interrupt=False,
                 ignore_permission_denied=True,
             ):
-                self._note_changed(path for _change, path in _batch)
-                self._dirty.set()
+                armed.set()
+                if _batch:
+                    self._note_changed(path for _change, path in _batch)
+                    self._dirty.set()
         except (OSError, RuntimeError):
             pass  # the root went away (or the watch failed): the identity check below starts afresh
+        finally:
+            armed.set()  # a watch that could not start holds no one up
         if not stop.is_set():
             self._note_changed(None)
             self._dirty.set()
