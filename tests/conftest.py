@@ -17,6 +17,24 @@ from okstra_core import layout
 from okstra_core.manager_home import list_managers
 from okstra_core.store import Project
 
+#: Where the suite's temporary folders go when the machine has a memory file system: the tests kill processes
+#: and corrupt files, they never cut the power, so nothing they prove depends on the disk, and on a disk the
+#: store's fsyncs take about a third of the run.
+MEMORY_TEMP = Path("/dev/shm")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Temporary folders (``tmp_path``, ``tmp_path_factory``) in memory, unless ``--basetemp`` or
+    ``PYTEST_DEBUG_TEMPROOT`` already say where; the xdist workers get theirs inside the controller's.
+
+    Only failed tests keep their folders (``tmp_path_retention_policy``), so the memory a run holds stays small.
+    """
+    if config.option.basetemp or os.environ.get("PYTEST_DEBUG_TEMPROOT"):
+        return
+    if MEMORY_TEMP.is_dir() and os.access(MEMORY_TEMP, os.W_OK | os.X_OK):
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(MEMORY_TEMP)
+
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,14 +115,48 @@ def without_waiting() -> Callable[[Callable[[], object], Path], object]:
     return run
 
 
+#: The shared demo's entries as each worker generated it (see :func:`_shared_demo_left_alone`).
+_DEMO_STATE: dict[Path, dict[str, tuple[int, ...]]] = {}
+
+
+def _tree_state(root: Path) -> dict[str, tuple[int, ...]]:
+    """Every entry under *root* (symlinks not followed) with its inode, mode, size, mtime and change time: any
+    write, rename, chmod, new or removed entry changes it."""
+    out: dict[str, tuple[int, ...]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            out[path] = (st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return out
+
+
 @pytest.fixture(scope="session")
 def demo_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A demo project generated once per session. Treat it as read-only."""
+    """A demo project generated once per session (per xdist worker) and shared: read-only, as every test that
+    is given it must leave it (:func:`_shared_demo_left_alone` fails the test that does not)."""
     from okstra_core.demo import generate
 
     target = tmp_path_factory.mktemp("demo") / "project"
     generate(target)
+    _DEMO_STATE[target] = _tree_state(target)
     return target
+
+
+@pytest.fixture(autouse=True)
+def _shared_demo_left_alone(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test given the shared demo (not only a private copy of it) fails when it changed the demo: the tests
+    that come after it in the same worker would read its changes, and fail or pass depending on the order."""
+    yield
+    if "demo_root" not in request.fixturenames or "fresh_demo" in request.fixturenames:
+        return
+    root = request.getfixturevalue("demo_root")
+    before, after = _DEMO_STATE[root], _tree_state(root)
+    if after != before:
+        _DEMO_STATE[root] = after  # the next test is judged on what it changes itself
+        changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+        shown = ", ".join(os.path.relpath(p, root) for p in changed[:5])
+        pytest.fail(f"the test changed the shared demo (use fresh_demo for a private copy): {shown}", pytrace=False)
 
 
 @pytest.fixture

@@ -51,6 +51,10 @@ ANSWERS = {
 }
 EXPECTED_CQ_001 = "staging first, then canary\n<b>not</b> prod\nbom stays\ufeff\nnel goes"
 
+#: Each test here drives Chromium (launched once for the module): more than the suite's default limit on 2 loaded
+#: cores.
+pytestmark = pytest.mark.timeout(300)
+
 
 def _chromium() -> str:
     found = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)

@@ -28,6 +28,7 @@ from okstra_tui.serve import (
     read_token_file,
     same_secret,
 )
+from okstra_tui.serve_server import HEARTBEAT, HEARTBEAT_ENV, MIN_HEARTBEAT, heartbeat
 
 
 def _get(url: str, **kwargs: object) -> tuple[int, dict[str, str], str, list[str]]:
@@ -311,8 +312,9 @@ def test_the_session_cap_holds_and_closed_tabs_are_reaped(demo_root: Path, tmp_p
 
 
 def test_a_browser_that_went_away_is_reaped(demo_root: Path, tmp_path: Path) -> None:
-    """A client that stops answering (no close, no pong) loses its session within 30 seconds."""
-    with serving(demo_root, tmp_path) as server:
+    """A client that stops answering (no close, no pong) loses its session: within 30 seconds with the default
+    heartbeat, within seconds with the 1 s heartbeat this server is given."""
+    with serving(demo_root, tmp_path, env={HEARTBEAT_ENV: "1"}) as server:
 
         async def vanish() -> None:
             async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as client:
@@ -328,6 +330,15 @@ def test_a_browser_that_went_away_is_reaped(demo_root: Path, tmp_path: Path) -> 
                 await ws.close()
 
         asyncio.run(vanish())
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("", HEARTBEAT), ("1", 1.0), ("0", MIN_HEARTBEAT), ("-3", MIN_HEARTBEAT), ("600", HEARTBEAT), ("nan", HEARTBEAT)],
+)
+def test_the_heartbeat_can_only_be_shortened(value: str, seconds: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(HEARTBEAT_ENV, value)
+    assert heartbeat() == seconds
 
 
 def test_idle_sessions_end(demo_root: Path, tmp_path: Path) -> None:

@@ -73,6 +73,11 @@ def _open_page(chromium: Any, frames: list[bytes]) -> Any:
     return page
 
 
+#: A test that drives the workbench in Chromium waits for a browser, a server and a session process, each
+#: bounded by WAIT: more than the suite's default limit on 2 loaded cores.
+BROWSER_SECONDS = 300
+
+
 def _catalog_shown(page: Any, frames: list[bytes], task_ids: list[str], start: int = 0) -> None:
     page.wait_for_selector(".textual-terminal canvas, .xterm-screen", timeout=WAIT * 1000)
     catalog = _wait_for(frames, page, re.escape(task_ids[0]), start)
@@ -80,6 +85,7 @@ def _catalog_shown(page: Any, frames: list[bytes], task_ids: list[str], start: i
     assert len(shown) >= len(task_ids) - 1, f"the catalog shows the demo's tasks: {shown} of {task_ids}"
 
 
+@pytest.mark.timeout(BROWSER_SECONDS)
 def test_workbench_in_the_browser(browser: Any, served: Served, demo_root: Path, tmp_path: Path) -> None:  # noqa: F811
     project = Project.open(demo_root)
     assert isinstance(project, Project)
@@ -209,6 +215,7 @@ WIZARDS = ("choose a direction", "prepare planning", "answer questions", "confir
 READ_ONLY_LINE = r"read-only: nothing will be written"
 
 
+@pytest.mark.timeout(BROWSER_SECONDS)
 def test_read_only_in_the_browser(browser: Any, fresh_demo: Path, tmp_path: Path) -> None:  # noqa: F811
     """Served read-only: every wizard opens from the palette and walks to its write step; no byte changes."""
     before = _tree_digest(fresh_demo)

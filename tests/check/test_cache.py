@@ -19,7 +19,7 @@ from okstra_core.commands.check import main_check
 
 from .helpers import TASK, check, one
 
-Snapshot = dict[str, tuple[bytes | str, int]]
+Snapshot = dict[str, tuple[str, int, int, int, int]]
 
 
 @pytest.fixture(autouse=True)
@@ -29,31 +29,34 @@ def _trust_fresh_files(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _snapshot(root: Path) -> Snapshot:
-    """Every entry under *root*: its bytes (a symlink: its target) and its mtime, without following symlinks."""
+    """Every entry under *root*, without following symlinks: a symlink's target, and the inode, size, mtime and
+    change time of each entry (any write, rename or chmod changes the change time, so the bytes need no reading)."""
     out: Snapshot = {}
     for dirpath, dirnames, filenames in os.walk(root):
         for name in dirnames + filenames:
             path = os.path.join(dirpath, name)
             st = os.lstat(path)
-            if os.path.islink(path):
-                out[path] = (os.readlink(path), st.st_mtime_ns)
-            elif os.path.isfile(path):
-                out[path] = (Path(path).read_bytes(), st.st_mtime_ns)
-            else:
-                out[path] = (b"", st.st_mtime_ns)
+            target = os.readlink(path) if os.path.islink(path) else ""
+            out[path] = (target, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     return out
+
+
+#: Every format a report is written in. The formats render the same report, so most tests compare one (JSON:
+#: every field of every finding); one test compares them all.
+ALL_FORMATS = ("text", "json", "sarif")
 
 
 class Pair:
     """Runs the cached and the fresh check on one project and compares them."""
 
-    def __init__(self, root: Path, cache_dir: Path, **defaults: Any) -> None:
+    def __init__(self, root: Path, cache_dir: Path, formats: tuple[str, ...] = ("json",), **defaults: Any) -> None:
         self.root = root
         self.cache = CheckCache(cache_dir)
+        self.formats = formats
         self.defaults = defaults
 
     def compare(self, **kw: Any) -> tuple[str, CheckCache]:
-        """Check cached, then fresh; both reports must be the same bytes in every format, the store unchanged."""
+        """Check cached, then fresh; both reports must be the same bytes in each format, the store unchanged."""
         kw = {**self.defaults, **kw}
         before = _snapshot(self.root)
         self.cache.hits = self.cache.misses = 0
@@ -61,7 +64,7 @@ class Pair:
         assert _snapshot(self.root) == before, "a cached check changed the store"
         fresh = check(self.root, **kw)
         assert _snapshot(self.root) == before, "a check changed the store"
-        for fmt in ("text", "json", "sarif"):
+        for fmt in self.formats:
             assert render(cached, fmt) == render(fresh, fmt), fmt
         return render(fresh, "text"), self.cache
 
@@ -79,7 +82,7 @@ def test_cached_report_is_the_fresh_report_across_edits(
     # With workers, the reuse check's lstat calls run in them even for this small store.
     monkeypatch.setattr(engine, "PARALLEL_MIN_TASKS", 1)
     root = fresh_demo
-    pair = Pair(root, tmp_path / "cache", jobs=jobs)
+    pair = Pair(root, tmp_path / "cache", formats=ALL_FORMATS, jobs=jobs)
     _, c = pair.compare()
     tasks = c.misses
     assert tasks >= 8 and c.hits == 0
@@ -210,19 +213,23 @@ def test_rule_selection_and_checker_version(fresh_demo: Path, tmp_path: Path, mo
     assert c.misses == tasks, "and back to the first version: the cache it rewrote is not that version's"
 
 
-def test_parallel_workers_reuse_and_recheck(tmp_path: Path) -> None:
+def test_parallel_workers_reuse_and_recheck(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from okstra_core.check import engine
     from okstra_core.demo import generate
 
-    root = generate(tmp_path / "project", tasks=70, jobs=1)
+    # The thresholds scaled down with the store: workers from 16 tasks on, 8 tasks a chunk (3 chunks of 24).
+    monkeypatch.setattr(engine, "PARALLEL_MIN_TASKS", 16)
+    monkeypatch.setattr(engine, "CHUNK_TASKS", 8)
+    root = generate(tmp_path / "project", tasks=24, jobs=1)
     pair = Pair(root, tmp_path / "cache")
     first, c = pair.compare(jobs=2)
-    assert c.misses == 70
+    assert c.misses == 24
     _, c = pair.compare(jobs=2)
-    assert c.hits == 70
+    assert c.hits == 24
     target = sorted((root / ".okstra" / "tasks").glob("bulk-*/task-*"))[-1] / "history" / "timeline.json"
     target.write_text("[", encoding="utf-8")
     edited, c = pair.compare(jobs=2)
-    assert edited != first and (c.hits, c.misses) == (69, 1)
+    assert edited != first and (c.hits, c.misses) == (23, 1)
 
 
 @pytest.mark.parametrize(

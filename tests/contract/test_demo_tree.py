@@ -49,7 +49,9 @@ def test_every_document_validates_against_model_and_schema(demo_root: Path) -> N
     checked = 0
     for path, doc_kind, value in document_values(docs):
         DOC_KINDS_BY_NAME[doc_kind].model.model_validate(value)
-        validator = validators.setdefault(doc_kind, _validator(doc_kind))
+        if doc_kind not in validators:  # checking a schema takes a while: once per kind
+            validators[doc_kind] = _validator(doc_kind)
+        validator = validators[doc_kind]
         errors = list(validator.iter_errors(value))
         assert not errors, f"{path}: {errors[0].message}"
         checked += 1

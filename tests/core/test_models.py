@@ -54,10 +54,8 @@ def _examples(demo_root: Path) -> dict[str, list[Any]]:
 
 
 @pytest.fixture(scope="module")
-def examples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Any]]:
-    from okstra_core.demo import generate
-
-    return _examples(generate(tmp_path_factory.mktemp("models") / "demo"))
+def examples(demo_root: Path) -> dict[str, list[Any]]:
+    return _examples(demo_root)
 
 
 def test_every_kind_has_a_demo_example(examples: dict[str, list[Any]]) -> None:

@@ -98,7 +98,7 @@ def test_progress_on_a_terminal_only_and_stdout_the_same(demo_root: Path, tmp_pa
 
 
 def test_demo_progress_counts_tasks_with_rate(tmp_path: Path) -> None:
-    argv_for = lambda name: [OKSTRA, "demo", str(tmp_path / name), "--tasks", "120", "--jobs", "1"]  # noqa: E731
+    argv_for = lambda name: [OKSTRA, "demo", str(tmp_path / name), "--tasks", "40", "--jobs", "1"]  # noqa: E731
     code_pty, out_pty, err_pty = _run(argv_for("a"), on_pty=True, env=_env())
     code_pipe, out_pipe, err_pipe = _run(argv_for("b"), on_pty=False, env=_env())
     assert code_pty == code_pipe == 0
@@ -106,7 +106,7 @@ def test_demo_progress_counts_tasks_with_rate(tmp_path: Path) -> None:
     assert out_pty.replace(b"/a", b"/b").split(b" in ")[0] == out_pipe.split(b" in ")[0]
     assert out_pty.count(b"\n") == out_pipe.count(b"\n") == 2
     shown = _plain(err_pty)
-    assert b"120/120 tasks" in shown and b"writing the demo" in shown and b"tasks/s" in shown, shown
+    assert b"40/40 tasks" in shown and b"writing the demo" in shown and b"tasks/s" in shown, shown
     assert err_pipe == b""
 
 

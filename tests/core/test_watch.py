@@ -35,6 +35,31 @@ def test_a_change_wakes_the_waiter_once(tmp_path: Path, mode: watch.Mode) -> Non
         watcher.close()
 
 
+def test_an_events_watcher_sees_a_change_made_as_soon_as_it_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watch is in place when the watcher is made (``okstra inbox --watch`` says "watching" then), even when
+    putting it in place takes a while, as on a large store."""
+    import time
+
+    import watchfiles.main
+
+    real = watchfiles.main.RustNotify
+
+    def slow_to_watch(*args: object) -> object:
+        time.sleep(0.5)
+        return real(*args)
+
+    monkeypatch.setattr(watchfiles.main, "RustNotify", slow_to_watch)
+    root = _store(tmp_path)
+    watcher = StoreWatcher(root, lambda: [root], mode="events")
+    try:
+        (root / "tasks/g/t/new.json").write_text("{}", encoding="utf-8")
+        assert watcher.wait(timeout=10) is True
+    finally:
+        watcher.close()
+
+
 def test_close_ends_a_wait_in_progress(tmp_path: Path) -> None:
     root = _store(tmp_path)
     watcher = StoreWatcher(root, lambda: [root], mode="poll", poll_seconds=0.05)

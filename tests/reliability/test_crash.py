@@ -11,9 +11,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from .scenario import error_findings, prepare_pending_work, unparseable, visible_files, writer
 
 KILLS = 200
+#: The kills are split into parts run as separate tests (in parallel under xdist), each with its own seed.
+PARTS = 4
 #: Kills in one cycle before its writer is let run to the end. The kill delays are drawn from the length of one
 #: uninterrupted run; on a loaded machine every retry can take longer than that, and the cycle would never end.
 KILLS_PER_CYCLE = 10
@@ -22,7 +26,9 @@ FINISH_SECONDS = 600.0
 _ctx = multiprocessing.get_context("fork")
 
 
-def test_sigkill_loop(slim_factory: Callable[[str], Path]) -> None:
+@pytest.mark.timeout(FINISH_SECONDS + 120)
+@pytest.mark.parametrize("part", range(PARTS))
+def test_sigkill_loop(slim_factory: Callable[[str], Path], part: int) -> None:
     reference = slim_factory("reference")
     baseline = error_findings(reference)
     prepare_pending_work(reference)
@@ -32,9 +38,9 @@ def test_sigkill_loop(slim_factory: Callable[[str], Path]) -> None:
     expected = visible_files(reference)
     assert unparseable(reference) == []
 
-    rng = random.Random(20261201)
+    rng = random.Random(20261201 + part)
     kills = cycles = 0
-    while kills < KILLS:
+    while kills < KILLS // PARTS:
         cycles += 1
         root = slim_factory(f"cycle-{cycles}")
         prepare_pending_work(root)
@@ -54,4 +60,4 @@ def test_sigkill_loop(slim_factory: Callable[[str], Path]) -> None:
         # the retry completed: same visible bytes as the uninterrupted run, and no new checker error
         assert visible_files(root) == expected, f"cycle {cycles} ended differently"
         assert error_findings(root) - baseline == set()
-    assert kills >= KILLS
+    assert kills >= KILLS // PARTS
