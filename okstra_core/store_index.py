@@ -12,7 +12,13 @@ what it depends on.
 
 Freshness is asked of a :class:`Look`: by default one ``stat`` per path per
 process (:class:`StatPass`), shared by every fact of the process, so a path
-that many facts read (the task catalog) is looked at once. A path modified
+that many facts read (the task catalog) is looked at once. Opened with
+``watchman=True``, the index asks the user's watchman daemon what changed
+under ``.okstra/`` since the clock it kept (:mod:`okstra_core.watchman`) and
+looks only at those paths (:class:`ChangedSince`); an answer watchman cannot
+vouch for means looking at every path. The clock it keeps is the one watchman
+gave before anything was read, and before keeping it the facts this process
+did not look up are checked, so every kept fact holds as of that clock. A path modified
 too recently to be trusted (:func:`okstra_core.watch.racy`: a second write in
 the same clock tick would keep its metadata) is recorded as unsettled and its
 fact is computed again at the next look, as git does for racily clean files.
@@ -50,7 +56,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
 
-from . import layout, reading, watch
+from . import layout, reading, watch, watchman
 
 T = TypeVar("T")
 
@@ -64,6 +70,9 @@ BUSY_SECONDS: float = 15.0
 BULK_AFTER: Final = 32
 #: Folder of the index files inside the user's cache folder.
 INDEX_DIR: Final = "index"
+
+#: Key of the ``meta`` row holding the watchman clock the kept facts hold as of.
+WATCHMAN_CLOCK: Final = "watchman-clock"
 
 _SQLITE_CORRUPT: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 
@@ -119,16 +128,21 @@ class ChangedSince:
     watchman since-query): only those are looked at, with the folders holding them (their listings) and
     everything below them (a folder moved in may hold files changed while it was elsewhere); every other path
     holds as recorded. *changed* None means the source cannot say (it started afresh, it overflowed): every path
-    is looked at."""
+    is looked at. With *within* (a folder), the source
+    speaks only for that folder and what is under it: any other path is looked at."""
 
-    def __init__(self, changed: set[str] | None, looks: StatPass | None = None) -> None:
+    def __init__(self, changed: set[str] | None, looks: StatPass | None = None, within: str | None = None) -> None:
         self.looks = looks if looks is not None else StatPass()
         self.changed = changed
         self._folders = set() if changed is None else {os.path.dirname(p) for p in changed}
+        self._within = within
+        self._under = None if within is None else within.rstrip(os.sep) + os.sep
 
     def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
         changed = self.changed
         if changed is None or path in self._folders:
+            return self.looks(path) == recorded
+        if self._under is not None and path != self._within and not path.startswith(self._under):
             return self.looks(path) == recorded
         if not changed:
             return True
@@ -165,6 +179,7 @@ class StoreIndex:
         scope: str,
         look: Look | None = None,
         reindex: bool = False,
+        watchman: bool = False,
     ) -> None:
         self.root = root
         self.path = index_path(cache_dir, root)
@@ -182,10 +197,19 @@ class StoreIndex:
         self._pending: dict[str, tuple[str, str, str]] = {}
         self._gone: set[str] = set()
         self._asked = 0
+        #: Facts looked up or computed in this process (the others are checked before a new clock is kept).
+        self._consulted: set[str] = set()
+        #: The watchman clock kept at open and the one to keep at flush (None: leave it as it is).
+        self._clock_kept: str | None = None
+        self._clock_new: str | None = None
+        #: Why watchman was not used (None: it was, or it was not asked for).
+        self.watchman_problem: str | None = None
         if key is None:
             self.notices.append("no key to sign the store index could be had: every answer is computed afresh")
         else:
             self._open(reindex)
+            if watchman and self._conn is not None:
+                self._ask_watchman()
 
     # ------------------------------------------------------------------ the database
 
@@ -282,6 +306,23 @@ class StoreIndex:
         self._conn = None
         self.notices.append(f"cannot keep the store index in {self.path.parent}: {reason}; looking afresh")
 
+    def _ask_watchman(self) -> None:
+        """Look only at what watchman says changed under ``.okstra/`` since the clock kept at the last flush, and
+        keep the clock it gives now (before anything is read: a change made while this process reads is named
+        by the next answer)."""
+        assert self._conn is not None
+        try:
+            row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (WATCHMAN_CLOCK,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            self._give_up_or_rebuild(exc)
+            return
+        self._clock_kept = None if row is None else str(row[0])
+        since = watchman.changed_since(self.root, self._clock_kept)
+        self.watchman_problem = since.problem
+        self._clock_new = since.token
+        if since.token is not None:
+            self.look = ChangedSince(since.changed, within=os.fspath(layout.okstra_dir(self.root)))
+
     @property
     def usable(self) -> bool:
         """Whether facts are reused and kept (False: every fact is computed afresh)."""
@@ -340,6 +381,7 @@ class StoreIndex:
     def kept(self, name: str) -> Any | None:
         """The JSON value kept for *name* when it is still fresh (its MAC checks and every path it read is as it
         was), else None."""
+        self._consulted.add(name)
         row = self._row(name) if self._key is not None else None
         if row is None:
             return None
@@ -392,19 +434,52 @@ class StoreIndex:
             self._kept[name] = row
 
     def flush(self) -> None:
-        """Write the facts computed since the last flush (one transaction); a failure only loses them."""
-        if self._conn is None or not (self._pending or self._gone):
+        """Write the facts computed since the last flush (one transaction); a failure only loses them.
+
+        With a new watchman clock, the facts this process did not look up are checked first (those that no
+        longer hold are dropped), so every kept fact holds as of the new clock; the clock is kept only if no
+        other process kept one since this one read it (else none is kept, and the next process looks at
+        every path once)."""
+        clock = self._clock_new
+        if self._conn is None or not (self._pending or self._gone or clock is not None):
             return
+        if clock is not None:
+            self._settle_unconsulted()
         rows = [(name, *row) for name, row in self._pending.items()]
         gone = [(name,) for name in self._gone]
-        self._pending, self._gone = {}, set()
+        self._pending, self._gone, self._clock_new = {}, set(), None
         try:
             with self._conn:
                 self._conn.execute("BEGIN IMMEDIATE")
                 self._conn.executemany("DELETE FROM facts WHERE name = ?", gone)
                 self._conn.executemany("INSERT OR REPLACE INTO facts VALUES (?, ?, ?, ?)", rows)
+                if clock is not None:
+                    self._keep_clock(clock)
         except sqlite3.DatabaseError as exc:
             self.notices.append(f"cannot keep the store index in {self.path.parent}: {exc}")
+
+    def _keep_clock(self, clock: str) -> None:
+        assert self._conn is not None
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (WATCHMAN_CLOCK,)).fetchone()
+        if (None if row is None else str(row[0])) == self._clock_kept:
+            self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (WATCHMAN_CLOCK, clock))
+        else:
+            self._conn.execute("DELETE FROM meta WHERE key = ?", (WATCHMAN_CLOCK,))
+        self._clock_kept = clock
+
+    def _settle_unconsulted(self) -> None:
+        """Drop the kept facts not looked up in this process whose paths no longer hold (nothing to do when the
+        freshness source says nothing changed)."""
+        look = self.look
+        if isinstance(look, ChangedSince) and look.changed is not None and not look.changed:
+            return
+        kept = self._load()
+        for name, (value, deps, mac) in list(kept.items()):
+            if name in self._consulted or name in self._pending:
+                continue
+            if not hmac.compare_digest(mac, self._mac(name, value, deps)) or self._deps_of(deps) is None:
+                del kept[name]
+                self._gone.add(name)
 
     def prune(self, prefix: str, used: set[str]) -> None:
         """Forget the kept facts whose name starts with *prefix* and is not in *used* (tasks that are no more)."""

@@ -6,7 +6,9 @@ import contextlib
 import os
 import shutil
 import signal
+import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -61,6 +63,89 @@ def _isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 def _quiet_notices(monkeypatch: pytest.MonkeyPatch) -> None:
     """The workbench watches the store for notices only in the tests about them (they ask for it)."""
     monkeypatch.setenv("OKSTRA_NOTIFY", "off")
+
+
+@pytest.fixture(autouse=True)
+def _no_user_watchman(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never reach the user's watchman daemon: watchman is off unless a test asks for the private one."""
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    monkeypatch.delenv("WATCHMAN_SOCK", raising=False)
+
+
+class PrivateWatchman:
+    """A watchman daemon of the test session's own (its socket, state, log and pid files in *folder*), reached
+    through a ``watchman`` program in :attr:`bin` that names them, so that okstra starts it as it would start a
+    user's daemon."""
+
+    def __init__(self, folder: Path) -> None:
+        program = shutil.which("watchman")
+        if program is None:
+            pytest.fail(
+                "watchman is not installed: .ci/run installs Debian's watchman package (apt-get install watchman)"
+            )
+        self.program = program
+        self.folder = folder
+        self.bin = folder / "bin"
+        self.bin.mkdir()
+        self.options = [
+            f"--sockname={folder / 'sock'}",
+            f"--statefile={folder / 'state'}",
+            f"--logfile={folder / 'log'}",
+            f"--pidfile={folder / 'pid'}",
+        ]
+        wrapper = self.bin / "watchman"
+        wrapper.write_text(f'#!/bin/sh\nexec {program} {" ".join(self.options)} "$@"\n', encoding="utf-8")
+        wrapper.chmod(0o755)
+
+    def run(self, *args: str) -> str:
+        done = subprocess.run([str(self.bin / "watchman"), *args], capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, f"watchman {' '.join(args)}: {done.stderr or done.stdout}"
+        return done.stdout
+
+    def pid(self) -> int | None:
+        try:
+            return int((self.folder / "pid").read_text(encoding="utf-8").strip())
+        except (OSError, ValueError):
+            return None
+
+    def kill(self) -> None:
+        """Kill the daemon as a crash would (SIGKILL), and wait until it is gone."""
+        pid = self.pid()
+        assert pid is not None, "the private watchman daemon is not running"
+        os.kill(pid, signal.SIGKILL)
+        stat = Path(f"/proc/{pid}/stat")
+        for _ in range(1000):
+            try:
+                if ") Z" in stat.read_text(encoding="utf-8"):
+                    return  # dead, waiting for a parent to collect it
+            except OSError:
+                return
+            time.sleep(0.01)
+        raise AssertionError(f"watchman daemon {pid} did not end")
+
+    def stop(self) -> None:
+        if self.pid() is not None:
+            subprocess.run(
+                [str(self.bin / "watchman"), "--no-spawn", "shutdown-server"], capture_output=True, timeout=30
+            )
+
+
+@pytest.fixture(scope="session")
+def private_watchman(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateWatchman]:
+    """The session's own watchman daemon (stopped at the end); fails when watchman is not installed."""
+    daemon = PrivateWatchman(tmp_path_factory.mktemp("watchman"))
+    try:
+        yield daemon
+    finally:
+        daemon.stop()
+
+
+@pytest.fixture
+def watchman_on(private_watchman: PrivateWatchman, monkeypatch: pytest.MonkeyPatch) -> PrivateWatchman:
+    """okstra asks the session's private watchman daemon what changed (and says when it cannot)."""
+    monkeypatch.setenv("PATH", f"{private_watchman.bin}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "on")
+    return private_watchman
 
 
 #: Signals whose handlers a test must leave as it found them: a process forked by a later test in the same

@@ -265,7 +265,8 @@ def add_group(sub: Any, name: str, help_text: str) -> Any:
 
 
 def add_index_args(p: argparse.ArgumentParser) -> None:
-    """``--no-cache``, ``--reindex`` and ``--cache-dir``: how a verb that answers through the store index uses it."""
+    """``--no-cache``, ``--reindex``, ``--cache-dir`` and ``--no-watchman``: how a verb that answers through the
+    store index uses it."""
     p.add_argument(
         "--no-cache",
         action="store_true",
@@ -279,18 +280,38 @@ def add_index_args(p: argparse.ArgumentParser) -> None:
         help="where the store index is kept (default: $OKSTRA_CACHE_DIR, else $XDG_CACHE_HOME/okstra, else "
         "~/.cache/okstra); never inside the store",
     )
+    p.add_argument(
+        "--no-watchman",
+        action="store_true",
+        help="look at every file of the store index instead of asking watchman what changed (also "
+        "OKSTRA_WATCHMAN=off; without watchman installed, every file is looked at anyway)",
+    )
 
 
 def open_index(args: argparse.Namespace, project: Project, verb: str) -> StoreIndex | None:
     """The store index of *project* for a verb's answer (None with ``--no-cache``); its notices go to stderr."""
     if getattr(args, "no_cache", False):
         return None
-    from ..check.cache import open_store_index
+    from ..check.cache import cache_key, checker_fingerprint
+    from ..store_index import StoreIndex
+    from ..watchman import setting
 
-    index = open_store_index(project.root, getattr(args, "cache_dir", None), reindex=getattr(args, "reindex", False))
-    if isinstance(index, str):
-        print(f"okstra {verb}: notice: store index not used: {visible(index)}", file=sys.stderr)
+    wanted = "off" if getattr(args, "no_watchman", False) else setting()
+    try:
+        key: bytes | None = cache_key()
+    except (OkstraError, OSError) as exc:
+        print(f"okstra {verb}: notice: store index not used: {visible(str(exc))}", file=sys.stderr)
         return None
+    index = StoreIndex(
+        project.root,
+        layout.okstra_cache_dir(getattr(args, "cache_dir", None)),
+        key=key,
+        scope=checker_fingerprint(),
+        reindex=getattr(args, "reindex", False),
+        watchman=wanted != "off",
+    )
+    if wanted == "on" and index.watchman_problem is not None:
+        index.notices.append(f"watchman not used ({index.watchman_problem}): looking at every file")
     say_index_notices(index, verb)
     return index
 

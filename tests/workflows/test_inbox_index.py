@@ -3,8 +3,10 @@
 A state machine makes random steps: decisions made by every verb, and writes as an agent makes them (a new
 run's report, a manifest rewritten in place, a report edited, a file removed, a task folder moved away and
 back, a task copied in, a file written twice within one timestamp tick). After every step, the inbox read
-through the index equals the inbox read afresh, for an index opened anew (a new process) and for one kept
-open across steps (a long-lived process that looks again after each change).
+through the index equals the inbox read afresh, for an index opened anew (a new process with one stat pass),
+for one opened anew that asks the test session's watchman daemon what changed (kept in its own cache folder,
+so that only watchman-backed processes bring it up to date), and for one kept open across steps (a
+long-lived process that looks again after each change).
 
 Files a step touched are dated back a few seconds (as they would be by the next look of a real user), so
 that the index trusts them and the comparison tests what it kept; the write-twice step is not, so that the
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import PrivateWatchman
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -87,6 +90,7 @@ class InboxThroughIndex(RuleBasedStateMachine):
         self.root = self.work / "project"
         shutil.copytree(DEMO[0], self.root, symlinks=True)
         self.cache = self.work / "cache"
+        self.cache_watchman = self.work / "cache-watchman"
         self.kept = StoreIndex(self.root, self.cache, key=KEY, scope=SCOPE)
         self.hidden: list[tuple[Path, Path]] = []
         self.copies = 0
@@ -226,6 +230,12 @@ class InboxThroughIndex(RuleBasedStateMachine):
         # A new process with one stat pass.
         with StoreIndex(self.root, self.cache, key=KEY, scope=SCOPE) as anew:
             assert _doc(self.root, anew) == fresh
+        # A new process told by watchman what changed since the clock the last one kept.
+        with StoreIndex(self.root, self.cache_watchman, key=KEY, scope=SCOPE, watchman=True) as asked:
+            assert asked.watchman_problem is None
+            assert isinstance(asked.look, ChangedSince)
+            WATCHMAN_TRUSTED.append(asked.look.changed is not None)
+            assert _doc(self.root, asked) == fresh
         # A long-lived process told what changed, as file events or a watchman since-query tell it.
         now = _snapshot(self.root)
         self.kept.look = ChangedSince({p for p in now.keys() | self.seen.keys() if now.get(p) != self.seen.get(p)})
@@ -241,12 +251,17 @@ class InboxThroughIndex(RuleBasedStateMachine):
 
 DEMO: list[Path] = []
 WORK: list[str] = []
+#: Per step, whether watchman's answer was trusted (the index then looked only at what it named).
+WATCHMAN_TRUSTED: list[bool] = []
 
 
 @pytest.mark.slow
-def test_inbox_through_the_index_equals_a_fresh_look(demo_root: Path, tmp_path: Path) -> None:
+def test_inbox_through_the_index_equals_a_fresh_look(
+    demo_root: Path, tmp_path: Path, watchman_on: PrivateWatchman
+) -> None:
     DEMO[:] = [demo_root]
     WORK[:] = [str(tmp_path)]
+    WATCHMAN_TRUSTED.clear()
     machine: Any = InboxThroughIndex
     machine.TestCase.settings = settings(
         max_examples=3,
@@ -256,3 +271,5 @@ def test_inbox_through_the_index_equals_a_fresh_look(demo_root: Path, tmp_path: 
         suppress_health_check=list(HealthCheck),
     )
     machine.TestCase().runTest()
+    # Past each example's first step, watchman vouched for its answers: the index relied on them.
+    assert WATCHMAN_TRUSTED.count(True) > len(WATCHMAN_TRUSTED) // 2

@@ -1,0 +1,206 @@
+"""What changed under a project's ``.okstra/`` since a clock, asked of the user's watchman daemon.
+
+The store index (:mod:`okstra_core.store_index`) keeps a watchman *clock* with
+its facts; the next process asks watchman which files and folders under
+``.okstra/`` changed since that clock and looks only at those. The daemon is
+reached as Mercurial's fsmonitor and Jest reach it: ``watchman get-sockname``
+starts it for the user when it is not running, and the project root is
+watched with ``watch-project``.
+
+An answer is trusted only when watchman can vouch that it saw every change
+since the clock. Each of these means "cannot say" (``changed`` None: look at
+every path):
+
+* no clock kept yet, or a clock of another daemon (a *fresh instance*: the
+  daemon restarted, the watch was dropped and made again);
+* a recrawl since the clock (watchman lost events, after a kernel queue
+  overflow for instance, and crawled the tree again): its warning counts the
+  recrawls, and a count other than the one kept with the clock is not trusted;
+* any other warning, an error, a timeout (every call is bounded by
+  :data:`CALL_SECONDS`), a daemon that cannot be started or reached, an answer
+  of an unexpected shape, or more than :data:`MAX_CHANGED` paths.
+
+Without the ``watchman`` program or the ``pywatchman`` client the caller looks
+at every path, as it does without watchman; ``OKSTRA_WATCHMAN=off`` turns
+watchman off, ``on`` asks for it and says why when it cannot be used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from . import layout
+
+#: Environment variable: ``off`` turns watchman off; ``on`` asks for it (a failure is said); unset: used if there.
+WATCHMAN_ENV: Final = "OKSTRA_WATCHMAN"
+#: Every exchange with the daemon (starting it included) ends within this many seconds, or watchman is not used.
+CALL_SECONDS: float = 3.0
+#: An answer naming more paths than this is not used: looking at every path is as fast.
+MAX_CHANGED: int = 20_000
+
+Setting = Literal["off", "auto", "on"]
+
+_RECRAWLED: Final = re.compile(r"Recrawled this watch (\d+) times?")
+#: A clock no daemon ever gave: asking since it gets the current clock and a fresh-instance answer.
+_NO_CLOCK: Final = "c:0:0"
+
+
+class _Unusable(Exception):
+    """Watchman cannot answer (the reason, one line)."""
+
+
+@dataclass(frozen=True)
+class Since:
+    """Watchman's answer for a project.
+
+    *changed*: absolute paths of the files and folders under ``.okstra/`` that changed since the clock asked
+    about (None: every path must be looked at). *token*: the clock to keep for the next question, taken before
+    the caller reads anything (None: watchman could not be asked). *problem*: why watchman could not be asked.
+    """
+
+    changed: set[str] | None
+    token: str | None
+    problem: str | None = None
+
+
+def setting(value: str | None = None) -> Setting:
+    """The watchman setting from :data:`WATCHMAN_ENV` (or *value*)."""
+    text = (os.environ.get(WATCHMAN_ENV, "") if value is None else value).strip().lower()
+    if text in ("off", "0", "no", "false", "never"):
+        return "off"
+    if text in ("on", "1", "yes", "true", "always"):
+        return "on"
+    return "auto"
+
+
+def changed_since(root: Path, token: str | None) -> Since:
+    """What changed under *root*'s ``.okstra/`` since the clock in *token* (a :attr:`Since.token` kept from an
+    earlier answer, or None), never raising."""
+    try:
+        return _ask(root, token)
+    except _Unusable as exc:
+        return Since(None, None, str(exc))
+
+
+def _ask(root: Path, token: str | None) -> Since:
+    try:
+        import pywatchman
+    except ImportError:
+        raise _Unusable("the pywatchman client is not installed") from None
+    client = pywatchman.client(sockpath=_sockname(), timeout=CALL_SECONDS)
+    try:
+        watched = _call(client, "watch-project", os.path.realpath(root))
+        watch_root, relative = watched.get("watch"), watched.get("relative_path")
+        if not isinstance(watch_root, str):
+            raise _Unusable("watchman gave no watch root")
+        kept = _parse_token(token)
+        clock = kept[0] if kept is not None and kept[2] == watch_root else _NO_CLOCK
+        answer = _call(client, "query", watch_root, _query(clock, relative))
+    finally:
+        client.close()
+    recrawls = _recrawls(answer)
+    new_clock = answer.get("clock")
+    if not isinstance(new_clock, str):
+        raise _Unusable("watchman gave no clock")
+    new_token = json.dumps([new_clock, recrawls, watch_root])
+    trusted = (
+        kept is not None and kept[1] == recrawls and clock != _NO_CLOCK and answer.get("is_fresh_instance") is False
+    )
+    files = answer.get("files")
+    if not trusted or not isinstance(files, list) or len(files) > MAX_CHANGED:
+        return Since(None, new_token)
+    base = os.fspath(root)
+    changed = {os.path.join(base, name) for name in files if isinstance(name, str)}
+    if len(changed) != len(files):
+        return Since(None, new_token)
+    return Since(changed, new_token)
+
+
+def _query(clock: str, relative: object) -> dict[str, Any]:
+    """The since-query for the files and folders of ``.okstra/`` (and the folder itself), named from the root."""
+    query: dict[str, Any] = {
+        "since": clock,
+        "fields": ["name"],
+        "empty_on_fresh_instance": True,
+        "sync_timeout": int(CALL_SECONDS * 1000 * 2 / 3),
+        "expression": ["anyof", ["dirname", layout.OKSTRA_DIR], ["name", layout.OKSTRA_DIR, "wholename"]],
+    }
+    if isinstance(relative, str) and relative:
+        query["relative_root"] = relative
+    return query
+
+
+def _recrawls(answer: dict[str, Any]) -> int:
+    """How many times watchman recrawled the watch (its warning counts them); any other warning is not trusted."""
+    warning = answer.get("warning")
+    if warning is None:
+        return 0
+    found = _RECRAWLED.search(str(warning))
+    return int(found.group(1)) if found else -1
+
+
+def _parse_token(token: str | None) -> tuple[str, int, str] | None:
+    if token is None:
+        return None
+    try:
+        clock, recrawls, watch_root = json.loads(token)
+    except (ValueError, TypeError):
+        return None
+    if not (isinstance(clock, str) and isinstance(recrawls, int) and isinstance(watch_root, str)) or recrawls < 0:
+        return None
+    return clock, recrawls, watch_root
+
+
+def _call(client: Any, *command: object) -> dict[str, Any]:
+    import pywatchman
+
+    try:
+        answer = client.query(*command)
+    except (pywatchman.WatchmanError, OSError, ValueError) as exc:
+        raise _Unusable(f"watchman {command[0]}: {_one_line(exc)}") from None
+    if not isinstance(answer, dict):
+        raise _Unusable(f"watchman {command[0]}: an answer of an unexpected shape")
+    return answer
+
+
+def _sockname() -> str:
+    """The daemon's socket (``WATCHMAN_SOCK`` when set, else from ``watchman get-sockname``, which starts the
+    daemon when it is not running)."""
+    path = os.environ.get("WATCHMAN_SOCK")
+    if path:
+        return path
+    program = shutil.which("watchman")
+    if program is None:
+        raise _Unusable("watchman is not installed (no watchman on PATH)")
+    try:
+        done = subprocess.run(
+            [program, "--output-encoding=json", "--no-pretty", "get-sockname"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=CALL_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise _Unusable(f"watchman get-sockname took more than {CALL_SECONDS:g} s") from None
+    except OSError as exc:
+        raise _Unusable(f"cannot run {program}: {exc.strerror or exc}") from None
+    try:
+        found = json.loads(done.stdout)
+    except ValueError:
+        found = None
+    if done.returncode != 0 or not isinstance(found, dict) or not isinstance(found.get("sockname"), str):
+        detail = done.stderr.decode("utf-8", "replace") or done.stdout.decode("utf-8", "replace")
+        raise _Unusable(f"watchman get-sockname failed: {_one_line(detail) or f'exit {done.returncode}'}")
+    return str(found["sockname"])
+
+
+def _one_line(value: object) -> str:
+    text = " ".join(str(value).split())
+    return text[:200]
