@@ -214,10 +214,9 @@ class StoreIndex:
     # ------------------------------------------------------------------ the database
 
     def _open(self, reindex: bool) -> None:
-        store = os.path.realpath(layout.okstra_dir(self.root))
-        folder = os.path.realpath(self.path.parent)
-        if folder == store or folder.startswith(store + os.sep):
-            self._unusable("the cache folder is inside the store, where okstra never keeps its own files")
+        misplaced = layout.misplaced_cache(self.path.parent, self.root)
+        if misplaced is not None:
+            self._unusable(misplaced)
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
