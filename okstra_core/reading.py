@@ -300,11 +300,14 @@ def open_own_file(path: Path) -> tuple[int, os.stat_result] | LoadError | None:
     A symlink there is never followed, and opening never waits: a FIFO, a folder or a device is refused with
     a :class:`LoadError` saying what it is, as is a file that cannot be opened.
     """
+    looked = time.time_ns()
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
+        _note(path, None, looked)
         return None
     except OSError as exc:
+        _note_stat(path)
         if exc.errno == errno.ELOOP:
             return LoadError(path, "is a symlink, which is never followed here")
         return LoadError(path, f"cannot be read ({exc.strerror or exc})")
@@ -312,7 +315,9 @@ def open_own_file(path: Path) -> tuple[int, os.stat_result] | LoadError | None:
         st = os.fstat(fd)
     except OSError as exc:
         os.close(fd)
+        _note_stat(path)
         return LoadError(path, f"cannot be read ({exc.strerror or exc})")
+    _note(path, st, looked)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         return LoadError(path, f"is {describe_mode(st.st_mode)}, not a regular file")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -79,7 +79,8 @@ class OkstraApp(App[None]):
         self._kept_task: TaskScreen | None = None
         self.notify_mode: NotifyMode = notify if notify is not None else mode_from_env()
         self._notices: NoticeWatcher | None = None
-        self._feed: StoreFeed | None = None
+        #: The one change feed of the project (its thread starts after the first frame).
+        self._feed = StoreFeed(self.project.root, self._deliver_changes)
         self._stop_observing: Callable[[], None] = lambda: None
         #: The notices of the latest announcement, newest first (``g`` opens the first).
         self.latest_notices: list[Notice] = []
@@ -136,8 +137,7 @@ class OkstraApp(App[None]):
         return True
 
     def on_unmount(self) -> None:
-        if self._feed is not None:
-            self._feed.close()
+        self._feed.close()
         self._stop_observing()
         if self._notices is not None:
             self._notices.close()
@@ -145,8 +145,14 @@ class OkstraApp(App[None]):
     # ------------------------------------------------------------- the change feed
 
     def _start_feed(self) -> None:
-        self._feed = StoreFeed(self.project.root, self._deliver_changes)
         self._feed.start()
+
+    def follow_reads(self, reader: object, read: Mapping[str, object]) -> None:
+        """A view read *read*: the feed looks at it from now on (see :class:`~okstra_tui.store_feed.StoreFeed`)."""
+        self._feed.follow(reader, read)
+
+    def drop_reads(self, reader: object) -> None:
+        self._feed.drop(reader)
 
     def _deliver_changes(self, paths: frozenset[str] | None) -> None:
         """From the feed's thread: tell every view on the UI thread (nothing once the app is closing)."""

@@ -350,11 +350,11 @@ def watch_store(
     from okstra_core.layout import task_root_of
     from okstra_core.store import Project
     from okstra_core.watch import StoreWatcher
-    from okstra_core.workflows.inbox import HotPaths, watched_paths
+    from okstra_core.workflows.inbox import HotPaths, read_paths
     from okstra_core.workflows.pulse import notices, read_pulse, refresh_pulse
 
     hot = HotPaths(root)
-    watcher = StoreWatcher(layout.okstra_dir(root), lambda: watched_paths(Project(root)), hot_paths=hot)
+    watcher = StoreWatcher(layout.okstra_dir(root), lambda: read_paths(Project(root)), hot_paths=hot)
     before = read_pulse(Project(root))
     hot.waiting = _waiting(before)
     checks = CheckBaseline(root)

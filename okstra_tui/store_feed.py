@@ -5,19 +5,26 @@ else polling), so that views do not each look at the store on their own: the
 app turns each burst into one :class:`~okstra_tui.navigation.StoreChanged`
 for every view, and a view re-reads only when what it read is among the paths
 named (or when they cannot be named).
+
+The views tell the feed what they read (:meth:`StoreFeed.follow`): when the
+watcher polls (no file events here), those paths and what the inbox reads are
+what it polls; a path outside the store (the manager home, the write log in
+the user's state folder), which no store watcher sees, is looked at once a
+second by the feed itself.
 """
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from okstra_core import layout
 from okstra_core.store import Project
-from okstra_core.watch import StoreWatcher
+from okstra_core.watch import Signature, StoreWatcher, differs, signature
 
-#: Seconds a wait lasts before the thread looks whether it should stop.
+#: Seconds a wait lasts before the thread looks at the paths outside the store and whether it should stop.
 WAIT_SECONDS = 1.0
 
 
@@ -27,29 +34,62 @@ class StoreFeed:
     def __init__(self, root: Path, deliver: Callable[[frozenset[str] | None], None]) -> None:
         self.root = root
         self._deliver = deliver
+        self._store = os.fspath(layout.okstra_dir(root)) + os.sep
         self._stop = threading.Event()
         self._watcher: StoreWatcher | None = None
+        self._lock = threading.Lock()
+        self._followed: dict[object, frozenset[str]] = {}
+        self._outside: Signature = {}
         self._thread = threading.Thread(target=self._run, name="okstra-store-feed", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
 
-    def _run(self) -> None:
-        from okstra_core.workflows.inbox import watched_paths
+    def follow(self, reader: object, paths: Iterable[str]) -> None:
+        """*reader* (a view) read *paths*: look at them from now on, in place of what it read before."""
+        with self._lock:
+            self._followed[reader] = frozenset(paths)
 
-        project = Project(self.root)
+    def drop(self, reader: object) -> None:
+        """*reader* is gone: what it read is no longer looked at for it."""
+        with self._lock:
+            self._followed.pop(reader, None)
+
+    def followed(self) -> set[str]:
+        with self._lock:
+            return set().union(*self._followed.values())
+
+    def _poll_paths(self) -> list[Path]:
+        """What a polling watcher looks at: what the inbox reads and what the views read inside the store."""
+        from okstra_core.workflows.inbox import read_paths
+
+        inside = {p for p in self.followed() if p.startswith(self._store)}
+        return [*read_paths(Project(self.root)), *(Path(p) for p in sorted(inside))]
+
+    def _outside_changes(self) -> set[str]:
+        """The paths outside the store that views read and that changed since the feed last looked."""
+        outside = sorted(p for p in self.followed() if not p.startswith(self._store))
+        now = signature([Path(p) for p in outside])
+        before, self._outside = self._outside, now
+        return {p for p, sig in now.items() if p in before and differs({p: before[p]}, {p: sig})}
+
+    def _run(self) -> None:
         try:
-            watcher = StoreWatcher(layout.okstra_dir(self.root), lambda: watched_paths(project))
+            watcher = StoreWatcher(layout.okstra_dir(self.root), self._poll_paths)
         except OSError:
             return  # no store to watch (it went away): the views' own reads say so
         self._watcher = watcher
         if self._stop.is_set():
             watcher.close()
             return
+        self._outside_changes()
         while not self._stop.is_set():
             if watcher.wait(WAIT_SECONDS):
                 taken = watcher.take_changed()
                 self._deliver(None if taken is None else frozenset(str(p) for p in taken))
+            outside = self._outside_changes()
+            if outside and not self._stop.is_set():
+                self._deliver(frozenset(outside))
 
     def close(self) -> None:
         self._stop.set()

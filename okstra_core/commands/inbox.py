@@ -178,7 +178,7 @@ def watch(args: argparse.Namespace) -> int:
     from .. import layout
     from ..store import Project
     from ..watch import StoreWatcher
-    from ..workflows.inbox import HotPaths, read_inbox, watched_paths
+    from ..workflows.inbox import HotPaths, read_inbox, read_paths
 
     root = open_project(args).root
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -186,7 +186,7 @@ def watch(args: argparse.Namespace) -> int:
     try:
         # Watch first, then read: a decision made while the inbox is read is a change the watcher reports.
         hot = HotPaths(root)
-        watcher = StoreWatcher(layout.okstra_dir(root), lambda: watched_paths(Project(root)), hot_paths=hot)
+        watcher = StoreWatcher(layout.okstra_dir(root), lambda: read_paths(Project(root)), hot_paths=hot)
         inbox = read_inbox(Project(root))
         hot.waiting = {d.task_root for d in inbox.items if d.task_root is not None}
         _emit_snapshot(args, root, inbox)

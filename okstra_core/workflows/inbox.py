@@ -86,9 +86,9 @@ __all__ = [
     "pending_decisions",
     "pending_for_task",
     "read_inbox",
+    "read_paths",
     "refresh_inbox",
     "sort_newest_first",
-    "watched_paths",
 ]
 
 
@@ -291,48 +291,24 @@ def pending_for_task(task: Task) -> list[PendingDecision]:
     return _scan(task).all()
 
 
-_DESIGN_PREP_KINDS = ("design-prep-request", "design-prep-input")
-#: The run-dir folders whose entries the inbox reads (a new report, sidecar or design-prep file shows in them).
-_WATCHED_CATEGORIES = tuple(
-    names.KINDS_BY_NAME[kind].category for kind in ("final-report-data", "user-response", *_DESIGN_PREP_KINDS)
-)
 #: The run-dir folders where a person's decision lands (a sidecar, a design-prep input).
 _LANDING_CATEGORIES = tuple(names.KINDS_BY_NAME[kind].category for kind in ("user-response", "design-prep-input"))
 
 
-def watched_paths(project: Project) -> list[Path]:
-    """What to look at to see the inbox change, when polling: the folders and files its reads depend on.
-
-    Folders change their mtime when an entry is added, renamed or removed, and
-    our writers publish every file by a create or a rename, so a folder stands
-    for its entries; the files the inbox reads in place (the task manifest,
-    ``selected-direction.json``, ``clarification-response.md``) are named too.
+def read_paths(project: Project, index: StoreIndex | None = None) -> list[Path]:
+    """What to look at to see the inbox change, when polling: every file the inbox read, folder it listed and path
+    it probed (recorded as it reads: nothing here lists them by hand). Through *index*, a warm read costs one look
+    at each of those paths, which a poll takes again.
     """
-    out = _structure(project.root)
-    for ref in project.task_refs:
-        out += _task_watched(ref.open())
-    return out
+    with reading.recording() as reads:
+        read_inbox(project, index)
+    return [Path(p) for p in reads.paths]
 
 
 def _structure(root: Path) -> list[Path]:
     """The folders and file that change when a task is added or removed: the store, its task groups, the catalog."""
     tasks = layout.tasks_dir(root)
     return [layout.okstra_dir(root), tasks, layout.task_catalog_path(root), *(tasks / g for g in _entries(tasks))]
-
-
-def _task_watched(task: Task) -> list[Path]:
-    out = [
-        task.root,
-        layout.task_manifest_path(task.root),
-        layout.instruction_set_dir(task.root),
-        layout.selected_direction_path(task.root),
-        layout.clarification_response_path(task.root),
-        layout.runs_dir(task.root),
-    ]
-    for rd in task.run_dirs:
-        out.append(rd.path)
-        out += [layout.category_dir(rd.path, category) for category in _WATCHED_CATEGORIES]
-    return out
 
 
 def _landing(task: Task) -> list[Path]:

@@ -9,10 +9,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from okstra_core import layout
 from okstra_core.errors import LoadError
 from okstra_core.store import CatalogListing, CatalogListingEntry, Project, TaskRef
+
+if TYPE_CHECKING:
+    from okstra_core.workflows.inbox_items import Inbox
 
 #: A row's task key, read in C over many rows (``map(ROW_KEY, rows)``).
 ROW_KEY = operator.attrgetter("entry.task_key")
@@ -415,19 +419,27 @@ def waiting_counts(root: Path, rows: int, changed: frozenset[str] | None = None)
 
 def _inbox_roots(root: Path, changed: frozenset[str] | None = None) -> list[Path | None] | None:
     """The task folder of every decision waiting, read here through the store index (afresh without one)."""
-    from okstra_core.check.cache import open_store_index
     from okstra_core.errors import OkstraError
+
+    try:
+        return [d.task_root for d in current_inbox(root, changed).items]
+    except (OkstraError, OSError):
+        return None
+
+
+def current_inbox(root: Path, changed: frozenset[str] | None = None) -> Inbox:
+    """The inbox of the project at *root* as it is now, through the store index (afresh when there is none).
+    *changed* names the paths changed since the index was last brought up to date, when they are known: only those
+    are looked at. Raises ``OkstraError`` or ``OSError`` when the store cannot be read."""
+    from okstra_core.check.cache import open_store_index
     from okstra_core.store_index import ChangedSince
     from okstra_core.workflows.inbox import read_inbox
 
     index = open_store_index(root, look=None if changed is None else ChangedSince(set(changed)))
-    try:
-        if isinstance(index, str):
-            return [d.task_root for d in read_inbox(Project(root)).items]
-        with index:
-            return [d.task_root for d in read_inbox(Project(root), index).items]
-    except (OkstraError, OSError):
-        return None
+    if isinstance(index, str):
+        return read_inbox(Project(root))
+    with index:
+        return read_inbox(Project(root), index)
 
 
 def _inbox_roots_from_child(root: Path) -> list[Path | None] | None:

@@ -11,7 +11,7 @@ import datetime as dt
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.reactive import var
@@ -23,7 +23,6 @@ from okstra_core.workflows.activity import EVENT_LABELS, Event, activity
 
 from ..data.catalog import shared_key_prefix
 from ..navigation import Location, View
-from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
 from ..widgets.summary_line import SummaryLine
 from ..widgets.virtual_table import Column, VirtualTable
@@ -101,21 +100,12 @@ class ActivityScreen(ViewScreen):
         return self.query_one("#activity-table", VirtualTable)
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.watch(self, "window", self._reload_window, init=False)
         self.table.focus()
-        self._load()
-
-    def watched_paths(self) -> list[Path]:
-        root = self.okstra.project.root
-        return [layout.tasks_dir(root), layout.task_catalog_path(root)]
-
-    def reload(self) -> None:
-        self._load()
 
     def _reload_window(self) -> None:
         self.query_one("#activity-summary", SummaryLine).show([(Text("Reading what happened…"), 0)])
-        self._load()
+        self.load()
 
     def _since(self) -> dt.datetime | None:
         _label, back = WINDOWS[self.window]
@@ -128,18 +118,17 @@ class ActivityScreen(ViewScreen):
         assert isinstance(back, dt.timedelta)
         return self.now() - back
 
-    @work(thread=True, exclusive=True, group="activity")
-    def _load(self) -> None:
-        self.mark_seen()
+    def read(self) -> list[Event] | str:
         since = self._since()
         try:
-            events = activity(Project(self.okstra.project.root), since)
+            return activity(Project(self.okstra.project.root), since)
         except (OkstraError, OSError) as exc:
-            call_ui(self.app, self.notify, f"Activity: {exc}", severity="error")
-            return
-        call_ui(self.app, self._show, events)
+            return f"Activity: {exc}"
 
-    def _show(self, events: list[Event]) -> None:
+    def show(self, events: list[Event] | str) -> None:
+        if isinstance(events, str):
+            self.notify(events, severity="error")
+            return
         self.events = events
         self.key_prefix = shared_key_prefix(e.task for e in events)
         self.table.set_column_label("task", f"task ({self.key_prefix}…)" if self.key_prefix else "task")
@@ -166,7 +155,7 @@ class ActivityScreen(ViewScreen):
         self.window = (self.window + 1) % len(WINDOWS)
 
     def action_reread(self) -> None:
-        self._load()
+        self.load()
 
     def action_open_event(self) -> None:
         event = self.table.current_row

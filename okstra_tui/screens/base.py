@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import ClassVar, Protocol, Self, runtime_checkable
+from typing import Any, ClassVar, Protocol, Self, runtime_checkable
 
 from rich.text import Text
 from textual import events, on, work
@@ -11,20 +12,23 @@ from textual.app import ScreenStackError
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 
+from okstra_core import reading
 from okstra_core.store import Project, Task, TaskRef
+from okstra_core.store_index import ChangedSince
 from okstra_core.text import visible
-from okstra_core.watch import Signature, changed, signature
+from okstra_core.watch import UNSETTLED, Signature
 
 from ..data.unread import Looks
-from ..navigation import Location, OpenView, View
+from ..navigation import Location, OpenView, StoreChanged, View
 from ..ui_thread import call_ui
 from ..widgets import read_only
+from ..widgets.preview import ArtifactPreview
 
 #: Below this many columns a view lays its panels out for a small terminal (80x24 is most terminals' default).
 NARROW_COLUMNS = 100
 
-#: Seconds between two looks at the folders in view; changes show within two polls at most.
-POLL_SECONDS = 1.0
+#: Seconds after a load that read a file written just before, to look at it once more (the racy window).
+RACY_SECONDS = 0.2
 
 
 @runtime_checkable
@@ -44,6 +48,11 @@ class Workbench(Protocol):
     def looks(self) -> Looks:
         """The session's visits to tasks: what is new inside a task since the person last looked."""
         ...
+
+
+def holds(look: ChangedSince, read: Signature) -> bool:
+    """True when every path in *read* still has the metadata recorded (as *look* sees it)."""
+    return all(look.holds(path, sig) for path, sig in read.items())
 
 
 class Breadcrumbs(Widget):
@@ -95,9 +104,10 @@ class Breadcrumbs(Widget):
 class ViewScreen(Screen[None]):
     """Base of the navigable views.
 
-    Subclasses name the files and folders they show (``watched_paths``) and how
-    to reload (``reload``); a poll every second compares their mtimes and
-    reloads only on change, keeping the cursor where the user left it.
+    A view is :meth:`read` (in a worker, recorded) and :meth:`show` (on the UI
+    thread); :meth:`load` runs one and hands its result to the other. The app's
+    one change feed (:class:`~okstra_tui.navigation.StoreChanged`) makes the
+    view look again at what it read, and reload only when that changed.
     """
 
     #: Short description shown by ``?`` above the key list.
@@ -106,7 +116,14 @@ class ViewScreen(Screen[None]):
 
     def __init__(self) -> None:
         super().__init__()
-        self._signature: Signature | None = None
+        #: What the last load read (each path with its metadata then): what makes the view stale.
+        self.depends_on: Signature = {}
+        #: What each part read: the load's (key "") and the parts a view reads besides (:meth:`read_also`).
+        self._parts: dict[str, Signature] = {}
+        #: How many loads have been shown.
+        self.reads = 0
+        self._loads = 0
+        self._stale = False
         #: The theme this screen was last shown under (None until it has been shown and left once).
         self._shown_theme: str | None = None
 
@@ -192,40 +209,118 @@ class ViewScreen(Screen[None]):
 
     # ---------------------------------------------------------------- live
 
-    def watched_paths(self) -> list[Path]:
-        return []
+    def read(self) -> Any:
+        """What the view shows, read from the store (in a worker thread: no widget access).
+
+        Every file read, folder listed and path probed through :mod:`okstra_core.reading` while it runs is
+        recorded: the view reloads when one of them changes, and only then. Nothing lists them by hand.
+        """
+        return None
+
+    def show(self, data: Any) -> Awaitable[None] | None:
+        """Put *data*, what :meth:`read` returned, on screen (on the UI thread; it may be a coroutine)."""
+        return None
+
+    def load(self) -> None:
+        """Read what the view shows in a worker and show it; a load started later supersedes this one."""
+        self._loads += 1
+        self._stale = False
+        self._read_in_worker(self._loads)
 
     def reload(self) -> None:
-        """Re-read what the view shows; called when a watched path changed."""
+        """Re-read what the view shows (what it read changed, or a write was made from it)."""
+        self.load()
 
-    def on_mount(self) -> None:
-        self.set_interval(POLL_SECONDS, self._poll, name="live-refresh")
+    @on(events.Mount)
+    def _first_load(self) -> None:
+        # A handler of its own: Textual calls every class's ``on_mount``, so the views' own run as well.
+        self.first_load()
 
-    def _poll(self) -> None:
+    def first_load(self) -> None:
+        """What the view reads when it is mounted: a :meth:`load` (a view that paints its first frame another way
+        overrides this)."""
+        self.load()
+
+    @work(thread=True, exclusive=True, group="view-read")
+    def _read_in_worker(self, load: int) -> None:
+        with reading.recording() as reads:
+            data = self.read()
+        call_ui(self.app, self._hand_back, load, data, reads.paths)
+
+    def _hand_back(self, load: int, data: Any, read: Signature) -> Awaitable[None] | None:
+        if load != self._loads:
+            return None  # a later load is under way: it shows what is there now
+        self.read_done(read)
+        return self.show(data)
+
+    def read_done(self, read: Signature) -> None:
+        """The view now shows what was read as *read*: what makes it stale from now on."""
+        self.reads += 1
+        self._parts[""] = read
+        self._depend_on()
+
+    def read_also(self, part: str, read: Signature | None) -> None:
+        """*part* of the view (the rows scrolled into view) read *read* besides its load: that, too, makes the view
+        stale, until the part is read anew (None: it is shown no more, or will be read afresh)."""
+        if read is None:
+            self._parts.pop(part, None)
+        else:
+            self._parts[part] = {**read, **self._parts.get(part, {})}
+        self._depend_on()
+
+    def _depend_on(self) -> None:
+        read: Signature = {}
+        for part in self._parts.values():
+            for path, sig in part.items():
+                read.setdefault(path, sig)
+        self.depends_on = read
+        follow = getattr(self.app, "follow_reads", None)
+        if follow is not None:
+            follow(self, read)
+        if any(sig == UNSETTLED for sig in read.values()):
+            # Written within the clock's resolution of the read: a second write could keep its metadata.
+            self.set_timer(RACY_SECONDS, lambda: self._verify(None, []))
+
+    @on(StoreChanged)
+    def _store_changed(self, event: StoreChanged) -> None:
+        parts = [(preview, preview.depends_on) for preview in self.query(ArtifactPreview) if preview.depends_on]
+        if self.depends_on or parts:
+            self._verify(event.paths, parts)
+
+    @work(thread=True, exclusive=True, group="view-verify")
+    def _verify(
+        self, changed: frozenset[str] | None, parts: list[tuple[ArtifactPreview, Signature]] | None = None
+    ) -> None:
+        """Look again at what the view (and each preview in it) read that *changed* touches (all of it when None);
+        read again what no longer holds."""
+        look = ChangedSince(None if changed is None else set(changed))
+        view = not holds(look, self.depends_on)
+        stale = [preview for preview, shown in parts or () if not holds(look, shown)]
+        if view or stale:
+            call_ui(self.app, self._went_stale, view, stale)
+
+    def _went_stale(self, view: bool, previews: list[ArtifactPreview]) -> None:
+        for preview in previews:
+            if preview.is_attached:
+                preview.reload()
+        if not view:
+            return
         try:
-            current = self.app.screen
+            on_top = self.app.screen is self
         except ScreenStackError:
-            return  # the app is closing: its screens are gone while their timers may still fire
-        if current is not self:
-            return
-        self._check_changes(self.watched_paths())
+            return  # the app is closing
+        if on_top:
+            self.load()
+        else:
+            self._stale = True  # read again when it is shown, not while hidden
 
-    @work(thread=True, exclusive=True, group="live-poll")
-    def _check_changes(self, paths: list[Path]) -> None:
-        call_ui(self.app, self._compare, signature(paths))
+    @on(events.ScreenResume)
+    def _resume_stale(self) -> None:
+        if self._stale:
+            self.load()
 
-    def _compare(self, sig: Signature) -> None:
-        if self._signature is None:
-            self._signature = sig
-            return
-        previous = self._signature
-        self._signature = {**previous, **sig}
-        if changed(previous, sig):
-            self.reload()
-
-    def mark_seen(self) -> None:
-        """Take the watched paths' current state as seen; call before reading them.
-
-        Safe from a worker thread: it only stats and assigns.
-        """
-        self._signature = signature(self.watched_paths())
+    @on(events.Unmount)
+    def _unfollow(self) -> None:
+        drop = getattr(self.app, "drop_reads", None)
+        if drop is not None:
+            drop(self)

@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.reactive import var
 from textual.widgets import Input, Static
 
-from okstra_core import layout
+from okstra_core import reading
 from okstra_core.errors import LoadError, OkstraError
 from okstra_core.store import Project
 
@@ -250,14 +250,12 @@ class CatalogScreen(ViewScreen):
         return found.first(Input) if found else None
 
     def on_mount(self) -> None:
-        super().on_mount()
         # One watcher: whichever of the sort and the filter changes, the rows are rebuilt.
         self.watch(self, "sort", self._rebuild, init=False)
         self.watch(self, "filter_text", self._rebuild, init=False)
         self.table.focus()
         # The first rows come from the plain listing, read here so that the first frame already shows them;
         # every row is built right after that frame, then the validated reading follows in a worker.
-        self.mark_seen()
         first = first_listing(self.okstra.fresh_project())
         if first is None:
             self._quick = None
@@ -284,29 +282,33 @@ class CatalogScreen(ViewScreen):
 
     # ---------------------------------------------------------------- data
 
-    def watched_paths(self) -> list[Path]:
-        root = self.okstra.project.root
-        paths = [
-            layout.discovery_dir(root),
-            layout.task_catalog_path(root),
-            layout.latest_task_path(root),
-            layout.tasks_dir(root),
-        ]
-        # The manifests of the rows in view: their phase columns follow them.
-        data = self.data
-        if data is not None:
-            start, end = self.table.visible_range()
-            for row in self.table.rows[start:end]:
-                if isinstance(row, CatalogRow):
-                    paths.append(layout.task_manifest_path(row.root))
-        return paths
+    def first_load(self) -> None:
+        """Nothing more: the first frame paints from the plain listing (see ``on_mount``), which then reads."""
+
+    def load(self) -> None:
+        self._load()
 
     @work(thread=True, exclusive=True, group="catalog-load")
     def _load(self) -> None:
         """Read the validated catalog (``_quick`` holds the plain listing already on screen, if any)."""
         quick, self._quick = self._quick, None
-        if quick is None:
-            self.mark_seen()
+        with reading.recording() as reads:
+            data, project = self._read_catalog(quick)
+        call_ui(self.app, self.read_done, reads.paths)
+        # Opening a task should not wait for its view's module: import it here, off the UI thread.
+        importlib.import_module("okstra_tui.screens.task")
+        if data.save_listing is not None:  # the next start paints from the cached listing
+            data.save_listing()
+            data.save_listing = None
+        # The rows hold what they show: the validated catalog and the task list (tens of megabytes on a large
+        # store) are not kept for the session.
+        project.forget()
+        self._read_waiting(project, data)
+        self._read_unread(project, data)
+        settle_collector(len(data.rows))
+
+    def _read_catalog(self, quick: CatalogData | None) -> tuple[CatalogData, Project]:
+        """The validated catalog, shown (or confirming the plain listing on screen, *quick*)."""
         project = self.okstra.project if quick is not None else self.okstra.fresh_project()
         if quick is not None:
             # The validated read imports the models: let the rows and their phase columns paint before it
@@ -332,17 +334,7 @@ class CatalogScreen(ViewScreen):
             data.rows.extend(uncatalogued_rows(project, data.rows))
             data.unlisted = unlisted_folders(project)
             call_ui(self.app, self._loaded, data)
-        # Opening a task should not wait for its view's module: import it here, off the UI thread.
-        importlib.import_module("okstra_tui.screens.task")
-        if data.save_listing is not None:  # the next start paints from the cached listing
-            data.save_listing()
-            data.save_listing = None
-        # The rows hold what they show: the validated catalog and the task list (tens of megabytes on a large
-        # store) are not kept for the session.
-        project.forget()
-        self._read_waiting(project, data)
-        self._read_unread(project, data)
-        settle_collector(len(data.rows))
+        return data, project
 
     def _read_unread(self, project: Project, data: CatalogData) -> None:
         """Which rows changed since the person last opened them (the first launch takes everything as seen)."""
@@ -442,6 +434,7 @@ class CatalogScreen(ViewScreen):
             self.phases.clear()
             self._pending.clear()
             self._validated.clear()
+            self.read_also("phases", None)
         self._haystack = {}
         self._show_problems(data)
         self._rebuild()
@@ -466,9 +459,6 @@ class CatalogScreen(ViewScreen):
         if self.waiting and row.ident in self.waiting:
             hay += WAITING_WORD
         return row.ident, hay
-
-    def reload(self) -> None:
-        self._load()
 
     def _rebuild(self) -> None:
         """Show the rows that pass the filter, in the sort order, grouped by task group."""
@@ -587,8 +577,10 @@ class CatalogScreen(ViewScreen):
         if listed:
             call_ui(self.app, self._phases_read, listed, False)
         self._phases_listed.set()
-        found = {row.ident: phase_summary(row) for row in rows}
+        with reading.recording() as reads:
+            found = {row.ident: phase_summary(row) for row in rows}
         call_ui(self.app, self._phases_read, found, True)
+        call_ui(self.app, self.read_also, "phases", reads.paths)
 
     def _phases_read(self, found: dict[str, PhaseSummary], validated: bool) -> None:
         changed = any(self.phases.get(ident) != summary for ident, summary in found.items())

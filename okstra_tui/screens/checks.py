@@ -108,7 +108,6 @@ class ChecksScreen(ViewScreen):
         return tree
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.findings_tree.focus()
         self._run()
 

@@ -9,7 +9,6 @@ from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widget import Widget
@@ -28,7 +27,6 @@ from okstra_core.text import visible
 
 from ..data.convergence import ConvergenceTrail, load_convergence
 from ..navigation import Location, View
-from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.shown import shown, shown_block
@@ -199,26 +197,12 @@ class ConvergenceScreen(ViewScreen):
         yield BindingsFooter()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.query_one("#convergence-body").focus()
-        self._load()
 
-    def watched_paths(self) -> list[Path]:
-        paths = [layout.runs_dir(self.task_root)]
-        for rd in self.open_task(self.task_root).run_dirs:
-            paths.extend([rd.path / layout.STATE_DIR, rd.path / layout.STATE_DIR / layout.MIGRATIONS_DIR])
-        return paths
+    def read(self) -> list[ConvergenceTrail]:
+        return load_convergence(self.open_task(self.task_root))
 
-    def reload(self) -> None:
-        self._load()
-
-    @work(thread=True, exclusive=True, group="convergence")
-    def _load(self) -> None:
-        self.mark_seen()
-        trails = load_convergence(self.open_task(self.task_root))
-        call_ui(self.app, self._show, trails)
-
-    async def _show(self, trails: list[ConvergenceTrail]) -> None:
+    async def show(self, trails: list[ConvergenceTrail]) -> None:
         body = self.query_one("#convergence-body", VerticalScroll)
         y = body.scroll_y
         widgets: list[Widget] = []

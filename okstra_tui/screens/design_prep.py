@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Self
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -18,7 +18,6 @@ from okstra_core.text import visible
 
 from ..data.preview import PreviewTarget, artifact_for
 from ..navigation import Location, View
-from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.preview import ArtifactPreview
@@ -160,28 +159,16 @@ class DesignPrepScreen(ViewScreen):
         yield BindingsFooter()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.table.focus()
-        self._load()
 
     @property
     def table(self) -> VirtualTable:
         return self.query_one("#dp-table", VirtualTable)
 
-    def watched_paths(self) -> list[Path]:
-        base = layout.run_dir(self.task_root, layout.IMPLEMENTATION_PLANNING)
-        return [base, base / layout.REPORTS_DIR, base / layout.DESIGN_PREP_REQUESTS, base / layout.DESIGN_PREP_INPUTS]
+    def read(self) -> Resolution:
+        return resolve(self.open_task(self.task_root))
 
-    def reload(self) -> None:
-        self._load()
-
-    @work(thread=True, exclusive=True, group="design-prep")
-    def _load(self) -> None:
-        self.mark_seen()
-        result = resolve(self.open_task(self.task_root))
-        call_ui(self.app, self._show, result)
-
-    def _show(self, res: Resolution) -> None:
+    def show(self, res: Resolution) -> None:
         summary = self.query_one("#dp-summary", Static)
         left = self.query_one("#dp-left", Vertical)
         for old in left.query(ErrorPanel):

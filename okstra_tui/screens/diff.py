@@ -8,7 +8,6 @@ from typing import Self
 
 from rich.syntax import Syntax
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -19,7 +18,6 @@ from okstra_core.errors import LoadError
 from okstra_core.text import visible
 
 from ..navigation import Location, View
-from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
@@ -106,23 +104,12 @@ class DiffScreen(ViewScreen):
         yield BindingsFooter()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.query_one("#diff-body").focus()
-        self._load()
 
-    def watched_paths(self) -> list[Path]:
-        return [self.left, self.right]
+    def read(self) -> str | LoadError:
+        return unified(self.left, self.right, self.okstra.project.root)
 
-    def reload(self) -> None:
-        self._load()
-
-    @work(thread=True, exclusive=True, group="diff")
-    def _load(self) -> None:
-        self.mark_seen()
-        result = unified(self.left, self.right, self.okstra.project.root)
-        call_ui(self.app, self._show, result)
-
-    def _show(self, result: str | LoadError) -> None:
+    def show(self, result: str | LoadError) -> None:
         body = self.query_one("#diff-body", VerticalScroll)
         for old in body.query(ErrorPanel):
             old.remove()

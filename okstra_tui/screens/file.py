@@ -89,8 +89,6 @@ class FileScreen(ViewScreen):
         yield BindingsFooter()
 
     def on_mount(self) -> None:
-        super().on_mount()
-        self.mark_seen()
         preview = self.query_one(ArtifactPreview)
         preview.focus()
         preview.show(self.target(), self.okstra.project.root, find=self.find, anchor=self.anchor_text)
@@ -98,9 +96,6 @@ class FileScreen(ViewScreen):
     def target(self) -> PreviewTarget:
         artifact = artifact_for(self.okstra.project, self.path)
         return PreviewTarget(self.path, self._rel(), artifact, artifact.kind if artifact else "file")
-
-    def watched_paths(self) -> list[Path]:
-        return [self.path, self.path.parent]
 
     def reload(self) -> None:
         self.query_one(ArtifactPreview).reload()

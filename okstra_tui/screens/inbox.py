@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -18,14 +18,11 @@ from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
-from okstra_core import layout
-from okstra_core.store import Project
 from okstra_core.text import visible
-from okstra_core.workflows.inbox import PendingDecision, read_inbox, watched_paths
+from okstra_core.workflows.inbox import Inbox, PendingDecision
 
-from ..data.catalog import shared_key_prefix
+from ..data.catalog import current_inbox, shared_key_prefix
 from ..navigation import Location, View
-from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
 from ..widgets.shown import shown_block
 from .base import NARROW_COLUMNS, ViewScreen
@@ -34,10 +31,6 @@ from .decisions import DECISIONS, wizard_for_decision
 #: The table's columns; every one but the summary has a fixed width.
 COLUMNS = ("decision", "item", "since", "summary")
 COLUMN_WIDTHS = {"decision": 30, "item": 8, "since": 19}
-
-#: Tasks up to which the inbox watches what the core's inbox reads in every task; above it, only the catalog
-#: and the tasks folder.
-WATCH_ALL_TASKS = 300
 
 
 def what_to_do(decision: PendingDecision) -> Text:
@@ -106,7 +99,6 @@ class InboxScreen(ViewScreen):
     def __init__(self) -> None:
         super().__init__()
         self.decisions: list[PendingDecision] = []
-        self._watched: list[Path] = []
         #: The ``project:`` prefix every task key shares (said once, in the decision column's title).
         self.key_prefix = ""
         #: How many files the last reading could not read (said in the summary line).
@@ -126,9 +118,7 @@ class InboxScreen(ViewScreen):
         yield BindingsFooter()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.query_one("#inbox-table", DataTable).focus()
-        self._load()
 
     def fit_width(self, width: int) -> None:
         """Give the summary what the terminal leaves; below :data:`NARROW_COLUMNS` the time goes first.
@@ -163,22 +153,12 @@ class InboxScreen(ViewScreen):
             return Text(label)
         return Text.assemble(f"{label} (", visible(self.key_prefix), "…)")
 
-    def watched_paths(self) -> list[Path]:
-        return self._watched
+    def read(self) -> Inbox:
+        return current_inbox(self.okstra.project.root)
 
-    def reload(self) -> None:
-        self._load()
-
-    @work(thread=True, exclusive=True, group="inbox")
-    def _load(self) -> None:
-        root = self.okstra.project.root
-        project = Project(root)
-        watched = _watch_list(project)
-        self._watched = watched
-        self.mark_seen()
-        inbox = read_inbox(project)
+    def show(self, inbox: Inbox) -> None:
         unlisted = tuple((folder, inbox.unlisted_reasons.get(folder, "")) for folder in inbox.unlisted)
-        call_ui(self.app, self._show, inbox.items, len(inbox.unreadable), None, unlisted)
+        self._show(inbox.items, len(inbox.unreadable), None, unlisted)
 
     def _show(
         self,
@@ -317,11 +297,3 @@ def _cut(text: Text) -> Text:
 
 def _identity(decision: PendingDecision) -> str:
     return f"same:{decision.kind}|{decision.task}|{decision.item}|{decision.path}"
-
-
-def _watch_list(project: Project) -> list[Path]:
-    """The files and folders whose change can add or settle a decision (stat only, never read): the core's
-    :func:`~okstra_core.workflows.inbox.watched_paths`, or on a large store the catalog and the tasks folder."""
-    if len(project.task_refs) > WATCH_ALL_TASKS:
-        return [layout.task_catalog_path(project.root), layout.tasks_dir(project.root)]
-    return watched_paths(project)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -22,13 +22,11 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from okstra_core import layout
 from okstra_core.store import Project
 from okstra_core.text import visible
 
 from ..data.insights import Chart, charts, describe_filters, parse_filters
 from ..navigation import Location, View
-from ..ui_thread import call_ui
 from ..widgets.chart import ChartPlot
 from ..widgets.footer import BindingsFooter
 from .base import ViewScreen
@@ -143,28 +141,19 @@ class InsightsScreen(ViewScreen):
         yield BindingsFooter()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.query_one("#ins-filter", Input).display = False
         self.query_one("#ins-items", DataTable).focus()
-        self._load()
 
-    def watched_paths(self) -> list[Path]:
-        root = self.okstra.project.root
-        return [layout.task_catalog_path(root), layout.tasks_dir(root)]
-
-    def reload(self) -> None:
-        self._load()
-
-    @work(thread=True, exclusive=True, group="insights")
-    def _load(self) -> None:
+    def read(self) -> tuple[Any, list[Chart], dict[Any, Any]]:
         from okstra_core.stats import compute
 
-        project = Project(self.okstra.project.root)
-        self.mark_seen()
-        stats = compute(project, self.filters)
+        stats = compute(Project(self.okstra.project.root), self.filters)
         made = charts(stats)
         built = self.query_one("#ins-chart", ChartPlot).build_all(made)  # drawing, too, off the UI thread
-        call_ui(self.app, self._show, stats, made, built)
+        return stats, made, built
+
+    def show(self, data: tuple[Any, list[Chart], dict[Any, Any]]) -> None:
+        self._show(*data)
 
     def _show(self, stats: Any, made: list[Chart], built: dict[Any, Any] | None = None) -> None:
         self.stats = stats
@@ -204,7 +193,7 @@ class InsightsScreen(ViewScreen):
             self.action_chart((self.index - 1) % len(self.charts))
 
     def action_reread(self) -> None:
-        self._load()
+        self.load()
 
     def action_notes(self) -> None:
         if self.stats is not None:
@@ -227,7 +216,7 @@ class InsightsScreen(ViewScreen):
         self.filters = parsed
         event.input.display = False
         self.query_one("#ins-items", DataTable).focus()
-        self._load()
+        self.load()
 
     # ----------------------------------------------------- drill down
 

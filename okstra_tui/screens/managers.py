@@ -219,36 +219,14 @@ class ManagersScreen(ViewScreen):
         yield BindingsFooter()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.query_one("#mgr-tree").focus()
-        self._load()
 
-    def watched_paths(self) -> list[Path]:
+    def read(self) -> tuple[Path, list[ManagerListing]]:
         home = layout.okstra_home()
-        paths = [layout.managers_dir(home)]
-        for m in list_managers(home):
-            paths.extend([m.folder, *(m.folder / name for name in layout.MANAGER_FILES)])
-            for t in m.tasks():
-                paths.extend(
-                    [
-                        t.folder,
-                        *(
-                            t.folder / name
-                            for name in (layout.MANAGER_EVENTS, layout.MANAGER_SNAPSHOTS, layout.MANAGER_CHILDREN)
-                        ),
-                    ]
-                )
-        return paths
+        return home, [(m, m.info(), m.projects(), m.tasks()) for m in list_managers(home)]
 
-    def reload(self) -> None:
-        self._load(keep=True)
-
-    @work(thread=True, exclusive=True, group="managers")
-    def _load(self, keep: bool = False) -> None:
-        self.mark_seen()
-        home = layout.okstra_home()
-        managers = [(m, m.info(), m.projects(), m.tasks()) for m in list_managers(home)]
-        call_ui(self.app, self._build, home, managers, keep)
+    def show(self, data: tuple[Path, list[ManagerListing]]) -> None:
+        self._build(*data, keep=self.reads > 1)
 
     def _build(self, home: Path, managers: list[ManagerListing], keep: bool) -> None:
         tree: Tree[Node | None] = self.query_one("#mgr-tree", Tree)

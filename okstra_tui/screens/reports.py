@@ -137,9 +137,7 @@ class ReportsScreen(ViewScreen):
         yield BindingsFooter()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.table.focus()
-        self._load()
 
     @property
     def table(self) -> VirtualTable:
@@ -159,24 +157,13 @@ class ReportsScreen(ViewScreen):
             [Column("report", title, max(widest, len(title))), Column("run", "run", give_way=1, min_width=7)]
         )
 
-    def watched_paths(self) -> list[Path]:
-        paths = [layout.runs_dir(self.task_root), layout.instruction_set_dir(self.task_root)]
-        for rd in self.open_task(self.task_root).run_dirs:
-            paths.extend([rd.path / layout.REPORTS_DIR, rd.path / layout.USER_RESPONSES_DIR])
-        return paths
-
-    def reload(self) -> None:
-        self._load()
-
-    @work(thread=True, exclusive=True, group="reports")
-    def _load(self) -> None:
-        self.mark_seen()
+    def read(self) -> tuple[list[Artifact], list[ChainCheck] | str]:
         task = self.open_task(self.task_root)
         reports = [a for rd in task.run_dirs for a in rd.of_kind("final-report-data")]
-        checks = chain_checks(task)
-        call_ui(self.app, self._show, reports, checks)
+        return reports, chain_checks(task)
 
-    def _show(self, reports: list[Artifact], checks: list[ChainCheck] | str) -> None:
+    def show(self, data: tuple[list[Artifact], list[ChainCheck] | str]) -> None:
+        reports, checks = data
         table = self.table
         previous = self.current_path() or self.initial
         self.reports = reports

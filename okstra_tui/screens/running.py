@@ -12,19 +12,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.reactive import var
 
-from okstra_core import layout
 from okstra_core.errors import OkstraError
 from okstra_core.store import Project
 from okstra_core.workflows.running import RunningRun, WorkerActivity, running_runs
 
 from ..data.catalog import shared_key_prefix
 from ..navigation import Location, View
-from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
 from ..widgets.summary_line import SummaryLine
 from ..widgets.virtual_table import Column, VirtualTable
@@ -114,34 +112,20 @@ class RunningScreen(ViewScreen):
         return self.query_one("#running-table", VirtualTable)
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.watch(self, "threshold", self.refresh_ages, init=False)
         self.set_interval(TICK_SECONDS, self.refresh_ages, name="running-ages")
         self.table.focus()
-        self._load()
 
-    def watched_paths(self) -> list[Path]:
-        paths = [layout.tasks_dir(self.okstra.project.root)]
-        for run in self.runs or []:
-            paths.append(run.run_dir)
-            paths += [run.run_dir / category for category in layout.SEQ_CATEGORIES]
-            paths.append(layout.task_manifest_path(run.task_root))
-        return paths
-
-    def reload(self) -> None:
-        self._load()
-
-    @work(thread=True, exclusive=True, group="running")
-    def _load(self) -> None:
-        self.mark_seen()
+    def read(self) -> list[RunningRun] | str:
         try:
-            runs = running_runs(Project(self.okstra.project.root))
+            return running_runs(Project(self.okstra.project.root))
         except (OkstraError, OSError) as exc:
-            call_ui(self.app, self.notify, f"Now running: {exc}", severity="error")
-            return
-        call_ui(self.app, self._show, runs)
+            return f"Now running: {exc}"
 
-    def _show(self, runs: list[RunningRun]) -> None:
+    def show(self, runs: list[RunningRun] | str) -> None:
+        if isinstance(runs, str):
+            self.notify(runs, severity="error")
+            return
         self.runs = runs
         self.key_prefix = shared_key_prefix(r.task for r in runs)
         self.table.set_column_label("task", f"task ({self.key_prefix}…)" if self.key_prefix else "task")

@@ -168,38 +168,20 @@ class RunsScreen(ViewScreen):
         return self.query_one("#runs-preview", ArtifactPreview)
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.run_tree.focus()
-        self._load()
 
-    def watched_paths(self) -> list[Path]:
-        paths = [layout.runs_dir(self.task_root)]
-        for rd in self.bundle.run_dirs:
-            paths.append(rd.path)
-            paths.extend(rd.path / c for c in layout.RUN_CATEGORIES)
-            paths.append(rd.path.parent)
-        impl = layout.task_type_run_dir(self.task_root, "implementation")
-        paths.append(impl / layout.CARRY_DIR)
-        paths.append(layout.consumers_path(self.task_root))
-        target = self.preview.target
-        if target is not None:
-            paths.append(target.path)
-        return paths
-
-    def reload(self) -> None:
-        self.bundle = self.open_task(self.task_root)
-        self._load(keep=True)
-
-    @work(thread=True, exclusive=True, group="runs-load")
-    def _load(self, keep: bool = False) -> None:
+    def read(self) -> tuple[RunsListing, Set[Path]]:
         from okstra_core import seen
 
-        self.mark_seen()
-        listing = list_runs(self.bundle)
+        self.bundle = bundle = self.open_task(self.task_root)
+        listing = list_runs(bundle)
         arts = (a.path for run in listing.run_dirs for members in run.by_category.values() for a in members)
         key = seen.task_key(self.okstra.project.root, self.task_root)
-        new = self.okstra.looks.new_paths(key, arts)
-        call_ui(self.app, self._build, listing, keep, new)
+        return listing, self.okstra.looks.new_paths(key, arts)
+
+    def show(self, data: tuple[RunsListing, Set[Path]]) -> None:
+        listing, new = data
+        self._build(listing, self.reads > 1, new)
 
     def _build(self, listing: RunsListing, keep: bool, new: Set[Path] = frozenset()) -> None:
         """Rebuild the tree; a reload keeps the expanded nodes and the cursor on the same artifact."""

@@ -123,7 +123,6 @@ class SearchScreen(ViewScreen):
         yield BindingsFooter()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.focus_query()
         self._prepare()
         if self.initial.strip():

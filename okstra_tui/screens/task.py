@@ -9,22 +9,20 @@ from typing import TYPE_CHECKING, Self
 
 from rich.console import Group
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Static
 
-from okstra_core import layout
+from okstra_core import layout, reading
 from okstra_core.errors import LoadError
 from okstra_core.models.task import NextRecommendedPhase, TaskManifest, Workflow
-from okstra_core.store import Task
 from okstra_core.text import visible
 
-from ..data.task import TaskOverview, load_runs, load_task
+from ..data.task import TaskOverview, load_task
 from ..data.unread import NEW_MARK, marked
 from ..navigation import Location, View
-from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
 from ..widgets.key_values import KeyValues
@@ -203,21 +201,20 @@ class TaskScreen(ViewScreen):
         return self.query_one(f"#task-{name}", VirtualTable)
 
     def on_mount(self) -> None:
-        super().on_mount()
         self._table("timeline").focus()
         self._show_now()
 
     def _show_now(self) -> None:
-        """Read and show the task on the UI thread.
+        """Read and show the task's overview on the UI thread; the whole task (its runs too) follows from a worker.
 
         A task's overview is its manifest, timeline and a few folder listings
         (milliseconds): reading them here paints the task in the same frame that
         shows the view, instead of a placeholder frame followed by a second one.
-        Live reloads still read in a worker.
         """
-        self.mark_seen()
-        self._loaded(load_task(self.bundle, with_runs=False), fresh=True)
-        self._load_picture(self.bundle)
+        with reading.recording() as reads:
+            overview = load_task(self.bundle, with_runs=False)
+        self.read_done(reads.paths)
+        self._loaded(overview, fresh=True)
 
     def show_task(self, task_root: Path) -> None:
         """Re-aim this (kept, currently hidden) view at *task_root*.
@@ -226,38 +223,24 @@ class TaskScreen(ViewScreen):
         and shown with the cursors at the top.
         """
         if task_root == self.task_root and self.overview is not None:
-            self._check_changes(self.watched_paths())
+            self._verify(None, [])
             return
         self.task_root = task_root
         self.bundle = self.open_task(task_root)
         self.overview = None
-        self._signature = None
         if self.is_mounted:
             self.refresh_breadcrumbs()
             self.query_one("#task-overview", VerticalScroll).scroll_home(animate=False)
             self._table("timeline").focus()
             self._show_now()
+            self.load()
 
-    def watched_paths(self) -> list[Path]:
-        root = self.task_root
-        return [
-            layout.task_manifest_path(root),
-            layout.timeline_path(root),
-            layout.instruction_set_dir(root),
-            layout.history_dir(root),
-            layout.runs_dir(root),
-            layout.notes_dir(root),
-        ]
+    def read(self) -> TaskOverview:
+        return load_task(self.open_task(self.task_root))
 
-    def reload(self) -> None:
-        self.bundle = self.open_task(self.task_root)
-        self._load()
-
-    @work(thread=True, exclusive=True, group="task-load")
-    def _load(self) -> None:
-        self.mark_seen()
-        overview = load_task(self.bundle)
-        call_ui(self.app, self._loaded, overview)
+    def show(self, overview: TaskOverview) -> None:
+        self.bundle = overview.task
+        self._loaded(overview)
 
     def _loaded(self, ov: TaskOverview, fresh: bool = False) -> None:
         if ov.task.root != self.task_root:
@@ -279,12 +262,6 @@ class TaskScreen(ViewScreen):
         self._fill_related(ov, fresh)
         if ov.runs is not None:
             self._show_picture(ov.task.root, ov.runs, ov.run_notes)
-
-    @work(thread=True, exclusive=True, group="task-picture")
-    def _load_picture(self, task: Task) -> None:
-        """The runs picture reads one report per run (its end time): off the UI thread, after the first paint."""
-        runs, notes = load_runs(task)
-        call_ui(self.app, self._show_picture, task.root, runs, notes)
 
     def _show_picture(self, root: Path, runs: list[RunPoint], notes: list[str]) -> None:
         if root == self.task_root:

@@ -334,10 +334,10 @@ class WizardScreen(ModalScreen[Path | None]):
         self.busy = False
         #: True while the worker reads what the wizard shows (at opening, and after a stale write).
         self.opening = True
-        #: Set by a subclass that read everything in its constructor: opening then reads nothing more.
-        self.loaded = False
         self.closed = False
         self.baseline: Fingerprint = {}
+        #: What the opening read (files, folders listed, paths probed): the write is refused when any changed.
+        self.read_paths: list[Path] = []
         self.steps: list[StepSpec] = []
         self.current: WizardStep | None = None
         #: Where the writes that record a time take it (the system clock: the moment of writing; a picture fixes it).
@@ -361,12 +361,10 @@ class WizardScreen(ModalScreen[Path | None]):
     def build_steps(self) -> list[StepSpec]:
         raise NotImplementedError
 
-    def sources(self) -> list[Path]:
-        """The files the view is built from; a change to any of them makes the view stale."""
-        raise NotImplementedError
-
     def load(self) -> None:
-        """(Re-)read what the wizard shows (in a worker: no widget access); raises ``OkstraError`` when it cannot."""
+        """(Re-)read what the wizard decides from (in a worker: no widget access); raises ``OkstraError`` when it
+        cannot. What it reads through :mod:`okstra_core.reading` is recorded: a change to any of it before the write
+        makes the wizard stale (the write is refused and the wizard reads again)."""
 
     def write(self, values: dict[str, Any]) -> Written:
         """Write through the core (runs in a worker: no widget access); an ``OkstraError`` is a refusal.
@@ -414,15 +412,16 @@ class WizardScreen(ModalScreen[Path | None]):
         self._show_head()
         self._show_progress(self.opening_text())
         self.query_one("#wiz-cancel", Button).focus()
-        self._open_worker(stale, load=stale is not None or not self.loaded)
+        self._open_worker(stale)
 
     @work(thread=True, exclusive=True, group="wizard-open")
-    def _open_worker(self, stale: list[str] | None, load: bool) -> None:
+    def _open_worker(self, stale: list[str] | None) -> None:
         try:
-            if load:
+            with reading.recording() as reads:
                 self.load()
-            baseline = fingerprint(self.sources(), self.root)
-            steps = self.build_steps()
+                steps = self.build_steps()
+            self.read_paths = [Path(p) for p in sorted(reads.paths)]
+            baseline = fingerprint(self.read_paths, self.root)
         except OkstraError as exc:
             call_ui(self.app, self._open_failed, exc.line(self.root), stale)
             return
@@ -591,7 +590,7 @@ class WizardScreen(ModalScreen[Path | None]):
     def _write_worker(self, values: dict[str, Any], baseline: Fingerprint) -> None:
         # Handed back with call_from_thread, not call_ui: a write's outcome is always shown, never dropped as
         # superseded (the wizard is busy while one runs, so no second write starts).
-        changed = stale_paths(baseline, fingerprint(self.sources(), self.root))
+        changed = stale_paths(baseline, fingerprint(self.read_paths, self.root))
         if changed:
             self.app.call_from_thread(self._stale_refused, changed)
             return

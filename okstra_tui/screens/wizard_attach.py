@@ -73,6 +73,7 @@ class AttachWizard(WizardScreen):
 
     def load(self) -> None:
         self.bundle = fresh_task(self.bundle)
+        self.reviewed = self._review()
 
     def subject(self) -> str:
         return f"{self.bundle.rel} · clarification-response.md"
@@ -84,11 +85,13 @@ class AttachWizard(WizardScreen):
     def sidecars(self) -> list[Path]:
         return sorted(Path(a.path) for rd in self.bundle.run_dirs for a in rd.of_kind("user-response"))
 
-    def sources(self) -> list[Path]:
-        return [self.target, *self.sidecars()]
-
     def review(self) -> tuple[Text, str]:
-        current = reading.read_text(self.target, root=self.root) if self.target.exists() else ""
+        return self.reviewed
+
+    def _review(self) -> tuple[Text, str]:
+        """What attaching appends: the answers not in the file yet (read when the wizard opens)."""
+        exists = reading.lexists(self.target)
+        current = reading.read_text(self.target, root=self.root) if exists else ""
         current = current if isinstance(current, str) else ""
         pending: list[tuple[str, str]] = []
         for path in self.sidecars():
@@ -98,7 +101,7 @@ class AttachWizard(WizardScreen):
             mark = ATTACH_MARK.format(path=rel(path, self.root), digest=sha256_bytes(data))
             if mark not in current:
                 pending.append((rel(path, self.root), data.decode("utf-8", "replace")))
-        rows = [("file", rel(self.target, self.root)), ("on disk", "exists" if self.target.exists() else "new file")]
+        rows = [("file", rel(self.target, self.root)), ("on disk", "exists" if exists else "new file")]
         rows += [("attaches", name) for name, _ in pending] or [("attaches", "nothing: every answer is attached")]
         body = "\n".join(f"{text.rstrip()}\n" for _, text in pending) or "(nothing to append)"
         return report_facts(rows), body

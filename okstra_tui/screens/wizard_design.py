@@ -156,15 +156,19 @@ class DesignPrepWizard(WizardScreen):
         super().__init__(task)
         self.prep_id = prep_id
         self.values["by"] = "user"
-        # Read here: whether the item takes input decides whether the wizard opens at all.
+        # Read here: whether the item takes input decides whether the wizard opens at all (opening reads again).
         self.load()
-        self.loaded = True
 
     def load(self) -> None:
-        from okstra_core.workflows.design_prep import design_item
+        from okstra_core.workflows.design_prep import design_item, next_revision
 
         self.bundle = fresh_task(self.bundle)
         self.report, self.item = design_item(self.bundle, self.prep_id)
+        #: The request on disk (None: not written yet) and the revision the confirmation will append.
+        self.request_on_disk = (
+            reading.read_bytes(self.request, root=self.root) if reading.lexists(self.request) else None
+        )
+        self.revision = next_revision(self.bundle, self.prep_id)
 
     @property
     def fields(self) -> list[str]:
@@ -183,14 +187,11 @@ class DesignPrepWizard(WizardScreen):
     def subject(self) -> str:
         return f"{self.item.prep_id} {self.item.title} ({self.item.status}) · {self.report.model.task_key}"
 
-    def sources(self) -> list[Path]:
-        return [self.report.path, self.request, self.inputs_dir]
-
     def request_view(self) -> tuple[Text, str]:
         from okstra_core.workflows.design_prep import fingerprint, request_text
 
         want = request_text(self.report, self.item)
-        on_disk = reading.read_bytes(self.request, root=self.root) if os.path.lexists(self.request) else None
+        on_disk = self.request_on_disk
         if on_disk is None:
             state = "not materialised yet: it is written together with the confirmation"
         elif on_disk == want.encode("utf-8"):
@@ -212,9 +213,9 @@ class DesignPrepWizard(WizardScreen):
 
     def review(self) -> tuple[Text, str]:
         from okstra_core.times import compact_stamp, iso
-        from okstra_core.workflows.design_prep import fingerprint, input_text, next_revision
+        from okstra_core.workflows.design_prep import fingerprint, input_text
 
-        revision = next_revision(self.bundle, self.prep_id)
+        revision = self.revision
         moment = self.clock.now()
         name = names.build(
             "design-prep-input",

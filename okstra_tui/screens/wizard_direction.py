@@ -177,18 +177,16 @@ class DirectionWizard(ClarificationWizard):
         self.comparison = sidecar_mode(self.report.model) == "comparison"
         if first and self.comparison:
             self.values["option"] = self._recorded_choice()
+        reading.lexists(layout.selected_direction_path(self.bundle.root))  # a direction written meanwhile: stale
 
     def _recorded_choice(self) -> str | None:
         """The option the sidecar on disk records, if any (the wizard starts from it)."""
-        if not self.sidecar.exists():
+        if not reading.lexists(self.sidecar):
             return None
         loaded = reading.load_sidecar(self.sidecar, UserResponseHeader, root=self.root)
         if isinstance(loaded, reading.LoadError):
             return None
         return getattr(loaded.header, "selected_option", None)
-
-    def sources(self) -> list[Path]:
-        return [*super().sources(), layout.selected_direction_path(self.bundle.root)]
 
     def selected(self, values: dict[str, Any]) -> str | None:
         option = values.get("option") if self.comparison else None

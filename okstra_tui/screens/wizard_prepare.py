@@ -116,6 +116,10 @@ class PrepareWizard(WizardScreen):
     def load(self) -> None:
         self.bundle = fresh_task(self.bundle)
         self.loaded_report = require_latest(self.bundle, "option-selection")
+        #: The digest chain as it checks now, and the sidecar the choice is taken from (None: there is none).
+        self.chain = chain_text(self.bundle)
+        self.sidecar_text = reading.read_text(self.sidecar, root=self.root) if reading.lexists(self.sidecar) else None
+        reading.lexists(layout.selected_direction_path(self.bundle.root))  # a direction written meanwhile: stale
 
     def subject(self) -> str:
         return f"{self.report.stem} · {self.report.model.task_key}"
@@ -123,9 +127,6 @@ class PrepareWizard(WizardScreen):
     @property
     def sidecar(self) -> Path:
         return Path(sidecar_path_for(self.report))
-
-    def sources(self) -> list[Path]:
-        return [self.report.path, self.sidecar, layout.selected_direction_path(self.bundle.root)]
 
     def review(self) -> tuple[Text, str]:
         rows = [
@@ -135,13 +136,13 @@ class PrepareWizard(WizardScreen):
         ]
         facts = report_facts(rows)
         facts.append("\n\ndigest check now:\n", style="bold")
-        facts.append_text(chain_text(self.bundle))
+        facts.append_text(self.chain)
         facts.append(
             "\n\nThe snapshot records the option, its title and summary, the mode, the verified sourceDataSha256, "
             "the sidecar it came from and the time of writing. Below: the sidecar it is taken from.",
             style="dim",
         )
-        data = reading.read_text(self.sidecar, root=self.root) if self.sidecar.exists() else None
+        data = self.sidecar_text
         if data is None:
             body = "(no user-response sidecar: preselected-validation mode needs none)"
         else:

@@ -69,7 +69,7 @@ class ReportWizard(WizardScreen):
     def newest_sidecar(self) -> Path | None:
         """The report's sidecar, or, when it is gone, its newest superseded copy."""
         current = self.sidecar
-        if current.is_file():
+        if reading.lexists(current) and not reading.is_dir(current):
             return current
         own = self.report.artifact.name
         copies = [
@@ -108,7 +108,8 @@ class ReportWizard(WizardScreen):
         if sidecar_mode(report.model) != "comparison" and not report.model.clarification_items:
             raise WriteRefused(report.path, "asks no clarification questions and offers no choice; nothing to answer")
         self.loaded_report = report
-        if first:
+        newest = self.newest_sidecar()  # an answer written meanwhile makes the wizard stale
+        if first and newest is not None:
             self.progress(f"reading the answers recorded for its {len(report.model.clarification_items)} questions")
             self.recorded = self._recorded_answers()
             self.values.update(self.recorded)
@@ -119,9 +120,6 @@ class ReportWizard(WizardScreen):
 
     def subject(self) -> str:
         return f"{self.report.stem} · {self.report.model.task_key}"
-
-    def sources(self) -> list[Path]:
-        return [self.report.path, self.sidecar]
 
     def selected(self, values: dict[str, Any]) -> str | None:
         return None

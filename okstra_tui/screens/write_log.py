@@ -14,7 +14,7 @@ import shlex
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -26,7 +26,6 @@ from okstra_core.text import visible
 
 from ..data.catalog import shared_key_prefix
 from ..navigation import View
-from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
 from ..widgets.summary_line import SummaryLine
 from ..widgets.virtual_table import Column, VirtualTable
@@ -97,33 +96,18 @@ class WriteLogScreen(ViewScreen):
         return self.query_one("#wlog-table", VirtualTable)
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.table.focus()
-        self._load()
 
-    def watched_paths(self) -> list[Path]:
-        return [write_log.log_path(self.okstra.project.root)]
-
-    def reload(self) -> None:
-        self._load()
-
-    def on_screen_resume(self) -> None:
-        self._load()
-
-    @work(thread=True, exclusive=True, group="write-log")
-    def _load(self) -> None:
-        self.mark_seen()
+    def read(self) -> write_log.Log | str:
         try:
-            log = write_log.read_log(self.okstra.project.root)
+            return write_log.read_log(self.okstra.project.root)
         except OkstraError as exc:
-            call_ui(self.app, self._failed, exc.line(self.okstra.project.root))
+            return exc.line(self.okstra.project.root)
+
+    def show(self, log: write_log.Log | str) -> None:
+        if isinstance(log, str):
+            self.query_one("#wlog-summary", SummaryLine).show([(Text(visible(log), style="red"), 0)])
             return
-        call_ui(self.app, self._show, log)
-
-    def _failed(self, line: str) -> None:
-        self.query_one("#wlog-summary", SummaryLine).show([(Text(visible(line), style="red"), 0)])
-
-    def _show(self, log: write_log.Log) -> None:
         self.entries = log
         entries = log.entries
         self.key_prefix = shared_key_prefix(e.task for e in entries)
@@ -180,7 +164,7 @@ class WriteLogScreen(ViewScreen):
         self.notify(f"Copied {count} command line{'s' if count != 1 else ''}.", timeout=3)
 
     def action_reread(self) -> None:
-        self._load()
+        self.load()
 
     @on(VirtualTable.Selected, "#wlog-table")
     def _selected(self, message: VirtualTable.Selected) -> None:

@@ -16,9 +16,11 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
+from okstra_core import reading
 from okstra_core.models.run import TeamState
 from okstra_core.search.query import Query
 from okstra_core.text import visible
+from okstra_core.watch import Signature
 
 from ..data.preview import (
     PREVIEW_ROWS,
@@ -65,6 +67,8 @@ class ArtifactPreview(VerticalScroll):
         self.find: Query | None = None
         #: Text (a finding id) after whose first line the first match shown is looked for.
         self.anchor_text: str | None = None
+        #: What the preview shown read (each path with its metadata then): the view reloads it when that changes.
+        self.depends_on: Signature = {}
 
     def on_mount(self) -> None:
         self.mount(Static("Select an artifact to preview it.", classes="preview-note"))
@@ -92,12 +96,14 @@ class ArtifactPreview(VerticalScroll):
 
     @work(thread=True, exclusive=True, group="preview")
     def _load(self, target: PreviewTarget, root: Path, keep_scroll: bool) -> None:
-        loaded = load_preview(target, root)
-        call_ui(self.app, self._render_loaded, loaded, keep_scroll)
+        with reading.recording() as reads:
+            loaded = load_preview(target, root)
+        call_ui(self.app, self._render_loaded, loaded, keep_scroll, reads.paths)
 
-    async def _render_loaded(self, loaded: LoadedPreview, keep_scroll: bool) -> None:
+    async def _render_loaded(self, loaded: LoadedPreview, keep_scroll: bool, read: Signature) -> None:
         if loaded.target is not self.target:
             return
+        self.depends_on = read
         y = self.scroll_y
         shown = self._matches()
         current = shown.current if shown is not None else None

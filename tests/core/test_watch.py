@@ -141,13 +141,13 @@ def test_the_quick_look_sees_a_task_folder_change_between_full_looks(tmp_path: P
 def test_the_inbox_quick_look_names_every_task_folder_and_where_decisions_land(fresh_demo: Path) -> None:
     from okstra_core import layout
     from okstra_core.store import Project
-    from okstra_core.workflows.inbox import HotPaths, pending_decisions, watched_paths
+    from okstra_core.workflows.inbox import HotPaths, pending_decisions, read_paths
 
     project = Project(fresh_demo)
     hot = HotPaths(fresh_demo)
     roots = [ref.root for ref in project.task_refs]
     quick = hot()
-    assert set(roots) <= set(quick) and len(quick) < len(watched_paths(project))
+    assert set(roots) <= set(quick) and len(quick) < len(read_paths(project))
     waiting = next(d.task_root for d in pending_decisions(project) if d.task_root is not None)
     hot.waiting = {waiting}
     task = next(ref for ref in project.task_refs if ref.root == waiting).open()

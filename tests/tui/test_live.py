@@ -132,7 +132,9 @@ def test_a_file_replaced_by_rename_is_a_change(tmp_path: Path, monkeypatch: pyte
     assert changed(first, signature([path], clock=lambda: stamp + 10_000_000_000))
 
 
-async def test_a_poll_while_the_app_closes_does_nothing(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_change_seen_while_the_app_closes_does_nothing(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from textual.app import ScreenStackError
 
     from okstra_tui.app import OkstraApp
@@ -142,16 +144,17 @@ async def test_a_poll_while_the_app_closes_does_nothing(fresh_demo: Path, monkey
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, CatalogScreen)
+        await wait_until(pilot, lambda: bool(screen.depends_on), "the catalog says what it read")
 
         def no_screens(self: OkstraApp) -> None:
             raise ScreenStackError("No screens on stack")
 
-        checks: list[list[Path]] = []
-        monkeypatch.setattr(screen, "_check_changes", checks.append)
-        screen._poll()
-        assert len(checks) == 1, "an ordinary tick looks for changes (the spy sees it)"
-        # Closing, the app pops its screens before their poll timers stop: a tick can come in between.
+        loads: list[None] = []
+        monkeypatch.setattr(screen, "load", lambda: loads.append(None))
+        screen._went_stale(True, [])
+        assert len(loads) == 1, "an ordinary change reads again (the spy sees it)"
+        # Closing, the app pops its screens before the change feed stops: a change can come in between.
         monkeypatch.setattr(OkstraApp, "screen", property(no_screens))
-        screen._poll()  # no ScreenStackError escapes
+        screen._went_stale(True, [])  # no ScreenStackError escapes
         monkeypatch.undo()
-        assert len(checks) == 1, "a tick while closing reads nothing and starts no worker"
+        assert len(loads) == 1, "a change while closing reads nothing and starts no worker"

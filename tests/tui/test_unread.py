@@ -53,8 +53,8 @@ async def test_first_launch_has_nothing_unread_and_an_external_write_marks_its_t
         assert "changed since you last looked" not in plain(screen.query_one("#catalog-summary"))
         assert seen.state_path(fresh_demo).is_file()  # the first launch took everything as seen
         manifest = str(fresh_demo / ".okstra/tasks" / REFUND / "task-manifest.json")
-        await wait_until(pilot, lambda: manifest in (screen._signature or {}), "the row's manifest watched")
-        _rewrite_manifest(fresh_demo, REFUND)  # its row is in view: the catalog watches its manifest
+        await wait_until(pilot, lambda: manifest in screen.depends_on, "the row's manifest read")
+        _rewrite_manifest(fresh_demo, REFUND)  # the catalog read its manifest: it reads again
         await wait_until(pilot, lambda: screen.unread == {REFUND}, "the changed task marked")
         assert "• 1 changed since you last looked (u)" in screen.query_one("#catalog-summary").content.plain
         index = _row_index(screen, REFUND)
