@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Self
 
@@ -98,6 +99,7 @@ class ReportsScreen(ViewScreen):
 
     def __init__(self, task_root: Path, report: Path | None = None) -> None:
         super().__init__()
+        self._rendering = asyncio.Lock()
         self.task_root = task_root
         self.initial = report
         self.reports: list[Artifact] = []
@@ -204,9 +206,10 @@ class ReportsScreen(ViewScreen):
             widgets.append(ErrorPanel(note, title="Report data"))
         if text is not None:
             widgets.append(StoreMarkdown(text, id="rep-markdown"))
-        with self.app.batch_update():
-            await body.remove_children()
-            await body.mount_all(widgets)
+        async with self._rendering:  # two renderings at once would each mount their widgets
+            with self.app.batch_update():
+                await body.remove_children()
+                await body.mount_all(widgets)
         body.scroll_home(animate=False)
 
     def action_open_html(self) -> None:

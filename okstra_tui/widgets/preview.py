@@ -69,6 +69,8 @@ class ArtifactPreview(VerticalScroll):
         self.anchor_text: str | None = None
         #: What the preview shown read (each path with its metadata then): the view reloads it when that changes.
         self.depends_on: Signature = {}
+        #: How many loads have been shown.
+        self.loads = 0
 
     def on_mount(self) -> None:
         self.mount(Static("Select an artifact to preview it.", classes="preview-note"))
@@ -104,6 +106,7 @@ class ArtifactPreview(VerticalScroll):
         if loaded.target is not self.target:
             return
         self.depends_on = read
+        self.loads += 1
         y = self.scroll_y
         shown = self._matches()
         current = shown.current if shown is not None else None

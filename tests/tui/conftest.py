@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,7 +35,7 @@ def make_app(root: Path) -> OkstraApp:
 
 #: How long a test waits for the app to reach a state before it fails. Generous on purpose: only a state that
 #: never comes should fail a test, never a slow or loaded machine (CI runs on 2 shared cores).
-WAIT_SECONDS = 120.0
+WAIT_SECONDS = float(os.environ.get("OKSTRA_TEST_WAIT", "120"))
 
 
 S = TypeVar("S", bound=Screen[Any])
