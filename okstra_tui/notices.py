@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
-from .children import library_child
+from .children import child_command
 
 if TYPE_CHECKING:
     from okstra_core.workflows.pulse import Notice, Pulse
@@ -110,7 +110,7 @@ class CheckBaseline:
         self.root = root
         self.errors: dict[Path, int] | None = None
         self._lock = threading.Lock()
-        command = [sys.executable, "-c", CHECK_CHILD, str(root), str(os.getpid())]
+        command = child_command("check", root)
         try:
             self._child: subprocess.Popen[str] | None = subprocess.Popen(
                 command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True
@@ -182,17 +182,6 @@ class CheckBaseline:
             self._child.wait()
 
 
-#: The baseline check's child: ``okstra check --format json`` through the library (no console script needed),
-#: in one process (a background baseline leaves the other cores to the person).
-CHECK_CHILD = library_child(
-    "from okstra_core.cli import main\n"
-    "sys.exit(main(['check', sys.argv[1], '--format', 'json', '--quiet', '--jobs', '1']))\n"
-)
-
-#: The watching child: :func:`serve_notices` on the project named by its first argument.
-NOTICE_CHILD = library_child("from okstra_tui.notices import serve_notices\nsys.exit(serve_notices(sys.argv[1]))\n")
-
-
 class NoticeWatcher:
     """Watches *root*'s store from a child process and hands each burst's notices to *deliver*.
 
@@ -228,7 +217,7 @@ class NoticeWatcher:
         return self._checks_ready.is_set()
 
     def start(self) -> None:
-        command = [sys.executable, "-c", NOTICE_CHILD, str(self.root), str(os.getpid())]
+        command = child_command("notices", self.root)
         try:
             self._child = subprocess.Popen(
                 command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True

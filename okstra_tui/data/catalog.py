@@ -388,14 +388,6 @@ def phase_summary(row: CatalogRow) -> PhaseSummary:
     )
 
 
-#: The counting child: :func:`print_waiting_counts` on the project named by its first argument.
-WAITING_CHILD = (
-    "from okstra_tui.data.catalog import print_waiting_counts\nsys.exit(print_waiting_counts(sys.argv[1]))\n"
-)
-
-#: The confirming child: :func:`print_fingerprint` on the project named by its first argument.
-CONFIRM_CHILD = "from okstra_tui.data.catalog import print_fingerprint\nsys.exit(print_fingerprint(sys.argv[1]))\n"
-
 #: From this many rows on, the validated catalog is read and the waiting decisions are counted in child
 #: processes: each reads every task or entry (seconds on a large store) and would otherwise hold the
 #: workbench's interpreter and leave its peak in the workbench's memory. Below it, reading here is quicker
@@ -448,7 +440,7 @@ def _inbox_roots_from_child(root: Path) -> list[Path | None] | None:
 
     from ..children import run_child
 
-    out = run_child(WAITING_CHILD, [str(root)])
+    out = run_child("waiting", root)
     if out is None:
         return None
     try:
@@ -509,7 +501,7 @@ def confirm_catalog(project: Project, quick: CatalogData) -> CatalogData | None:
     if len(quick.rows) >= INBOX_CHILD_ROWS:
         from ..children import run_child
 
-        out = run_child(CONFIRM_CHILD, [str(project.root)])
+        out = run_child("confirm", project.root)
         if out is not None and out.strip() == fingerprint(quick):
             return None
     data = load_catalog(project)

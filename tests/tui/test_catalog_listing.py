@@ -12,7 +12,6 @@ from okstra_core.errors import LoadError
 from okstra_core.store import CatalogListing, Project
 from okstra_tui.children import run_child
 from okstra_tui.data.catalog import (
-    CONFIRM_CHILD,
     CatalogRow,
     FirstListing,
     confirm_catalog,
@@ -157,7 +156,7 @@ def test_the_confirming_child_agrees_or_hands_back_the_validated_reading(
     assert quick is not None
     assert confirm_catalog(Project(fresh_demo), quick) is None
     # The child itself agrees (a failing child would send confirm_catalog to the reading in process).
-    out = run_child(CONFIRM_CHILD, [str(fresh_demo)])
+    out = run_child("confirm", fresh_demo)
     assert out is not None and out.strip() == fingerprint(quick) == fingerprint(load_catalog(Project(fresh_demo)))
     # The catalog changes between the listing on screen and the confirming read: the new reading replaces it.
     path = fresh_demo / ".okstra" / "discovery" / "task-catalog.json"
