@@ -67,6 +67,7 @@ EXECUTION_SPLIT_SEQ: Final = "OKS044"
 SEQ_ORDER_CONTRADICTS_TIME: Final = "OKS045"
 LATEST_RUN_DISAGREES: Final = "OKS046"
 FIX_CYCLE_UNKNOWN: Final = "OKS047"
+ARTIFACT_OF_NO_RUN: Final = "OKS048"
 PROMPT_UNPUBLISHED: Final = "OKS050"
 METADATA_WITHOUT_PROMPT: Final = "OKS051"
 METADATA_BACKREF: Final = "OKS052"
@@ -575,6 +576,29 @@ RULES: Final[tuple[Rule, ...]] = (
         """A run manifest or timeline entry attached to a fix cycle records its
        `fixCycleId`; the cycle must have been opened in
        `history/fix-cycles.jsonl`.""",
+    ),
+    _r(
+        ARTIFACT_OF_NO_RUN,
+        "warning",
+        "task",
+        "Artifact of no recorded run",
+        """Every seq'd artifact of a run dir was written by an execution the task
+       records: by a run manifest (in `manifests/`, or a flat legacy one) or by
+       a `history/timeline.json` entry naming the run dir (a legacy run may
+       have only that). An artifact is placed in its execution by the
+       `runDateTimeSegment` that it, a file of the same seq in its folder, or a
+       run context's `pathHints.seqs` records; then that segment must be one a
+       run manifest or timeline entry of the run dir records. A folder's files
+       that no segment places are held to the count: each execution takes one
+       seq per folder, in order, so the folder's n-th seq needs at least n
+       recorded runs. Report data and its copies, status files, sessions and
+       worker results are held to it as the run's own files are; a
+       user-response and a design-prep file carry the seq of the report they
+       answer, not one of their own. A warning: the contract ties report data
+       to no manifest and leaves stores older than the manifests and the
+       timeline open, and a reader still opens the file; but nothing says
+       which run wrote it. An artifact OKS042 already holds to a missing run
+       manifest is left to it.""",
     ),
     # ---------------------------------------------------------------- prompts
     _r(

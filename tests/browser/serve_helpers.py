@@ -61,6 +61,23 @@ def children_of(pid: int) -> list[int]:
     return out
 
 
+def session_workbench(server: Served) -> int | None:
+    """The pid of the server's one session once it runs the workbench itself, else None.
+
+    A session's process is first a fork of the server (the server's command line, ``--serve`` in it), then
+    the shell that bounds it (``sh -c "ulimit ...; exec ... -m okstra_tui ..."``: okstra_tui inside its one
+    argument, its limits not yet set), and only after ``exec`` the workbench, with the same pid.
+    """
+    kids = server.children()
+    if len(kids) != 1:
+        return None
+    try:
+        argv = Path(f"/proc/{kids[0]}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    return kids[0] if argv[1:3] == [b"-m", b"okstra_tui"] and b"--serve" not in argv else None
+
+
 def wait_until(condition: object, what: str, timeout: float = WAIT) -> None:
     """Poll *condition* (a callable) until true, at most *timeout* seconds."""
     deadline = time.monotonic() + timeout

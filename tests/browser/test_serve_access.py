@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import aiohttp
 import pytest
-from serve_helpers import WAIT, Served, children_of, serving, wait_until
+from serve_helpers import WAIT, Served, children_of, serving, session_workbench, wait_until
 
 from okstra_tui.serve import (
     MIN_TOKEN_CHARS,
@@ -372,20 +372,7 @@ def test_read_only_sessions(demo_root: Path, tmp_path: Path) -> None:
                 aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as client,
                 client.ws_connect(_ws_url(server), headers={**_cookie(server), "Origin": server.url}),
             ):
-
-                def started() -> bool:
-                    # A forked child shows the server's own command line, then the shell's that starts the
-                    # session (``sh -c "exec ..."``), and only then the session's workbench.
-                    kids = server.children()
-                    if len(kids) != 1:
-                        return False
-                    try:
-                        argv = Path(f"/proc/{kids[0]}/cmdline").read_bytes().split(b"\0")
-                    except OSError:
-                        return False
-                    return b"okstra_tui" in argv and b"--serve" not in argv
-
-                wait_until(started, "the session's process")
+                wait_until(lambda: session_workbench(server) is not None, "the session's process")
                 child = server.children()[0]
                 argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
                 environ = Path(f"/proc/{child}/environ").read_bytes().split(b"\0")

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
-from serve_helpers import WAIT, children_of, free_port, serving, stop, wait_until
+from serve_helpers import WAIT, children_of, free_port, serving, session_workbench, stop, wait_until
 
 from okstra_tui.serve import MAX_COLUMNS, MAX_ROWS, SESSION_MEMORY_MIB, cookie_value, terminal_size
 
@@ -71,14 +71,7 @@ def test_a_huge_size_opens_a_bounded_session_with_bounded_memory(demo_root: Path
                 aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as client,
                 client.ws_connect(url, headers=headers),
             ):
-
-                def workbench() -> bool:  # the shell has set the limit and become the workbench
-                    kids = server.children()
-                    with contextlib.suppress(OSError):
-                        return len(kids) == 1 and b"okstra_tui" in Path(f"/proc/{kids[0]}/cmdline").read_bytes()
-                    return False
-
-                wait_until(workbench, "the session's workbench")
+                wait_until(lambda: session_workbench(server) is not None, "the session's workbench")
                 child = server.children()[0]
                 environ = Path(f"/proc/{child}/environ").read_bytes().split(b"\0")
                 assert b"COLUMNS=500" in environ and b"ROWS=200" in environ

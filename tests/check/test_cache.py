@@ -415,6 +415,7 @@ OTHER_FILE: dict[str, Callable[[Path], None]] = {
         r, f"{TASK}/runs/final-verification/status/final-final-verification-001.status", "failed"
     ),
     "OKS047": lambda r: _open_cycle(r, "fc-9"),
+    "OKS048": lambda r: _cases()["OKS048"].mend(r),  # the timeline records the report's run
     "OKS047/timeline": lambda r: _open_cycle(r, "fc-9"),
     "OKS054/assignment": lambda r: _cases()["OKS054/assignment"].mend(r),
     "OKS102/dir": lambda r: _cases()["OKS102/stage"].plant(r),

@@ -77,6 +77,26 @@ def _orphan_segment_mend(root: Path) -> None:
     edit_json(root / _ORPHAN, lambda d: d["identity"].update(runDateTimeSegment=seg))
 
 
+# ------------------------------------------------------------------ OKS048
+
+_STRAY = f"{ANALYSIS}/reports/final-report-analysis-003.data.json"
+_STRAY_SEGMENT = "2026-11-20T14:00:00Z"
+
+
+def _report_of_no_run(root: Path) -> str:
+    """Report data at a seq of its own, stamped with a run that no run manifest or timeline entry records."""
+    text = (root / ANALYSIS / "reports/final-report-analysis-002.data.json").read_text(encoding="utf-8")
+    seg = _segment(root, f"{ANALYSIS}/manifests/run-manifest-analysis-002.json")
+    (root / _STRAY).write_text(text.replace(seg, _STRAY_SEGMENT), encoding="utf-8")
+    return _STRAY
+
+
+def _report_of_no_run_mend(root: Path) -> None:
+    # A run the timeline alone records (as a legacy run without a manifest) is a recorded run.
+    entry = {"runDir": ANALYSIS, "runDateTimeSegment": _STRAY_SEGMENT, "taskType": "analysis", "status": "completed"}
+    edit_json(root / TIMELINE, lambda d: d["entries"].insert(2, entry))
+
+
 # ------------------------------------------------------------------ OKS043
 
 _SECOND = f"{ANALYSIS}/manifests/run-manifest-analysis-002.json"
@@ -362,6 +382,11 @@ CASES: dict[str, Case] = {
         _orphan_segment_mend,
         ("records runDateTimeSegment 2026-11-20T14:00:00Z", "no run manifest of", "runs/analysis/"),
     ),
+    "OKS048": Case(
+        _report_of_no_run,
+        _report_of_no_run_mend,
+        ("runDateTimeSegment 2026-11-20T14:00:00Z", "runs/analysis/ records 2 run(s)", "2026-11-05T17:05:17Z"),
+    ),
     "OKS043": Case(_not_in_timeline, _not_in_timeline_mend, ("final-analysis-002.status", "history/timeline.json")),
     "OKS044": Case(_split_seq, _split_seq_mend, ("under 2 seqs (001: ", "003: active-run-context-analysis-003.json")),
     "OKS045": Case(_seq_order, _seq_order_mend, ("seq 002 records runDateTimeSegment 2026-11-01", "analysis-001.json")),
@@ -459,6 +484,7 @@ def test_every_cross_file_rule_has_a_case() -> None:
         "OKS045",
         "OKS046",
         "OKS047",
+        "OKS048",
         "OKS054",
         "OKS065",
         "OKS102",

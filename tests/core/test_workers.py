@@ -16,9 +16,13 @@ import pytest
 DEADLINE = 20.0
 
 # The command, with its per-task work slowed down so that it is killed while its workers run; each worker
-# says its pid on stderr first. Forked workers inherit the slowed function.
+# says its pid on stderr first. Forked workers inherit the slowed function. It ends on SIGTERM and SIGHUP as a
+# command started from a shell does, also when the suite runs where they are ignored (under nohup, or a runner
+# that ignores SIGHUP): an ignored disposition is inherited through exec, and such a command rightly lives on.
 CHECK = """
-import os, sys, time
+import os, signal, sys, time
+for sig in (signal.SIGTERM, signal.SIGHUP):
+    signal.signal(sig, signal.SIG_DFL)
 from okstra_core.check import engine
 engine.PARALLEL_MIN_TASKS = 1
 engine.CHUNK_TASKS = 1

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-from dataclasses import dataclass
+import posixpath
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ... import layout, times
+from ... import layout, names, times
 from ...models import run as rm
 from ...models import task as tm
 from ..catalog import (
+    ARTIFACT_OF_NO_RUN,
     EXECUTION_SPLIT_SEQ,
     FIX_CYCLE_UNKNOWN,
     LATEST_RUN_DISAGREES,
@@ -51,9 +53,11 @@ class Execution:
 def check_task(scope: TaskScope) -> None:
     """The rules that need every run dir of the task at once."""
     executions = _executions(scope)
-    for run in scope.runs:
-        _segments(scope, run, [e for e in executions if e.run is run])
     timeline = _timeline(scope)
+    for run in scope.runs:
+        own = [e for e in executions if e.run is run]
+        _segments(scope, run, own)
+        _of_recorded_runs(scope, run, _recorded(scope, run, own, timeline), own)
     if timeline is not None:
         _timeline_rules(scope, timeline, executions)
     _latest(scope, executions)
@@ -87,20 +91,45 @@ def _same_time(a: str, b: str) -> bool:
 # ---------------------------------------------------------------- segments and seqs
 
 
+@dataclass(slots=True)
+class _Segments:
+    """Recorded segments, matched as :func:`_same_time` does: the same text, or the same moment."""
+
+    texts: set[str] = field(default_factory=set)
+    moments: set[dt.datetime] = field(default_factory=set)
+
+    def add(self, seg: str) -> None:
+        self.texts.add(seg)
+        if (moment := times.parse_time(seg)) is not None:
+            self.moments.add(moment)
+
+    def has(self, seg: str) -> bool:
+        return seg in self.texts or times.parse_time(seg) in self.moments
+
+    def __bool__(self) -> bool:
+        return bool(self.texts)
+
+
+def _manifest_segments(executions: list[Execution]) -> _Segments:
+    known = _Segments()
+    for e in executions:
+        known.add(e.segment)
+    return known
+
+
+def _unmanifested(art: Artifact, seg: str, manifests: _Segments) -> bool:
+    """Whether OKS042 holds *art* (recording *seg*) to a run manifest of its run dir that none has."""
+    return art.kind in _TIED_TO_MANIFEST and bool(manifests) and not manifests.has(seg)
+
+
 def _segments(scope: TaskScope, run: RunScope, executions: list[Execution]) -> None:
     """Each run-level JSON artifact belongs to an execution; one execution, one seq per folder, in time order."""
     unit = scope.unit
     known = [e.segment for e in executions]
-    known_text = set(known)
-    known_moments = {e.moment for e in executions if e.moment is not None}
+    manifests = _manifest_segments(executions)
     rows: dict[str, dict[str, list[Artifact]]] = {}  # category -> segment -> artifacts (seq'd, not flat)
     for art, seg in run.segments:
-        if (
-            art.kind in _TIED_TO_MANIFEST
-            and known
-            and seg not in known_text
-            and times.parse_time(seg) not in known_moments
-        ):
+        if _unmanifested(art, seg, manifests):
             unit.report(
                 SEGMENT_WITHOUT_MANIFEST,
                 art.path,
@@ -148,6 +177,122 @@ def _seq_order(scope: TaskScope, category: str, by_segment: dict[str, list[Artif
                 f"seq {seq_b:03d} records runDateTimeSegment {seg_b}, earlier than {seg_a} recorded by "
                 f"{art_a.entry.name} under the lower seq {seq_a:03d} in {category}/",
             )
+
+
+# ---------------------------------------------------------------- recorded runs
+
+#: Folders whose seq an execution takes for itself (DECISIONS 1). A user-response is named after the report it
+#: answers, and design-prep files after their planning report: their seq is that report's.
+_OWN_SEQ_CATEGORIES = frozenset(layout.SEQ_CATEGORIES) - {layout.USER_RESPONSES_DIR}
+
+
+@dataclass(slots=True)
+class _Recorded:
+    """The runs of one run dir the task records: by its run manifests, and by timeline entries besides them."""
+
+    manifests: int
+    entries: int
+    segments: _Segments
+
+    @property
+    def count(self) -> int:
+        return self.manifests + self.entries
+
+    def says(self, run_rel: str) -> str:
+        """What the task records of the runs of *run_rel*, for a message."""
+        if not self.count:
+            return f"no run of {run_rel}/ is recorded (no run manifest, no {layout.TIMELINE_FILE} entry names it)"
+        shown = sorted(self.segments.texts)
+        return (
+            f"{run_rel}/ records {self.count} run(s) ({self.manifests} run manifest(s), {self.entries} "
+            f"{layout.TIMELINE_FILE} entr(ies) besides), with runDateTimeSegment {_listing(shown)}"
+        )
+
+
+def _recorded(scope: TaskScope, run: RunScope, executions: list[Execution], timeline: tm.Timeline | None) -> _Recorded:
+    """Every run manifest of *run* (readable or not, flat legacy ones too) and every timeline entry naming it that
+    is no execution of those manifests (another manifest path and another segment): a run each."""
+    unit = scope.unit
+    run_rel = unit.rel(run.path)
+    manifests = run.of_kind("run-manifest")
+    manifest_rels = {unit.rel(a.path) for a in manifests}
+    segments = _manifest_segments(executions)
+    extra = 0
+    for entry in timeline.entries if timeline is not None else []:
+        if not _names_run_dir(scope, entry, run_rel):
+            continue
+        seg = entry.run_date_time_segment
+        named = entry.run_manifest_path is not None and scope.here(entry.run_manifest_path) in manifest_rels
+        if named or (seg is not None and segments.has(seg)):
+            continue  # an execution a run manifest records already
+        extra += 1
+        if seg is not None:
+            segments.add(seg)
+    return _Recorded(len(manifests), extra, segments)
+
+
+def _names_run_dir(scope: TaskScope, entry: tm.TimelineEntry, run_rel: str) -> bool:
+    """Whether a timeline entry names *run_rel*: by its runDir, else by where its run manifest lies."""
+    if entry.run_dir is not None:
+        return scope.here(entry.run_dir).rstrip("/") == run_rel
+    if entry.run_manifest_path is None:
+        return False
+    folder = posixpath.dirname(scope.here(entry.run_manifest_path))
+    if posixpath.basename(folder) == layout.MANIFESTS_DIR:
+        folder = posixpath.dirname(folder)
+    return folder == run_rel
+
+
+def _placed(scope: TaskScope, run: RunScope) -> dict[tuple[str, int], str]:
+    """``(category, seq) -> segment`` for the seqs a document places in one execution: its own segment (one
+    per seq; a seq of two is OKS013's), else a run context's ``pathHints.seqs`` (as ``RunDir.executions``)."""
+    rows = [(a.name.category, a.name.seq, seg, a) for a, seg in run.segments if a.name.seq is not None and not a.flat]
+    placed = {key: next(iter(by)) for key, by in rm.segments_by_seq(rows).items() if len(by) == 1}
+    for art, seg in run.segments:
+        hints = getattr(documents.load(scope.unit, art), "path_hints", None)
+        if not isinstance(hints, rm.PathHints):
+            continue
+        for category, seq_text in hints.seqs.items():
+            if (value := names.seq_value(seq_text)) is not None:
+                placed.setdefault((category, value), seg)
+    return placed
+
+
+def _of_recorded_runs(scope: TaskScope, run: RunScope, recorded: _Recorded, executions: list[Execution]) -> None:
+    """Every seq'd artifact of *run* belongs to a run the task records (see :data:`ARTIFACT_OF_NO_RUN`)."""
+    groups: dict[tuple[str, int], list[Artifact]] = {}
+    for art in run.artifacts:
+        if art.name.seq is not None and not art.flat and art.name.category in _OWN_SEQ_CATEGORIES:
+            groups.setdefault((art.name.category, art.name.seq), []).append(art)
+    if not groups:
+        return
+    placed = _placed(scope, run)
+    manifests = _manifest_segments(executions)
+    own = {a.entry.text: seg for a, seg in run.segments}
+    run_rel = scope.unit.rel(run.path)
+    for category in sorted({c for c, _ in groups}):
+        for rank, seq in enumerate(sorted(s for c, s in groups if c == category), 1):
+            arts = sorted(groups[(category, seq)], key=lambda a: a.entry.name)
+            seg = placed.get((category, seq))
+            if seg is None and rank <= recorded.count:
+                continue
+            if seg is not None and (
+                recorded.segments.has(seg)
+                or any(a.entry.text in own and _unmanifested(a, own[a.entry.text], manifests) for a in arts)
+            ):
+                continue  # a recorded run's, or held to its missing run manifest by OKS042
+            blamed = next((a for a in arts if a.entry.text in own), arts[0])
+            kin = f" (as {len(arts) - 1} other file(s) of {category}/ seq {seq:03d})" if len(arts) > 1 else ""
+            if seg is not None:
+                what = f"belongs to the execution with runDateTimeSegment {seg}{kin}"
+            else:
+                what = f"is of {category}/ seq {seq:03d}{kin}, the {_ordinal(rank)} seq there, and records no segment"
+            scope.unit.report(ARTIFACT_OF_NO_RUN, blamed.path, f"{what}, but {recorded.says(run_rel)}")
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 # ---------------------------------------------------------------- timeline
