@@ -213,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
     if args.statistics:
         code = _emit(args, render_statistics(report, settings.format))
     else:
-        code = _emit(args, render(report, settings.format, colour=colour))
+        code = _emit(args, render(report, settings.format, colour=colour, strict=settings.strict))
     if code:
         return code
     return EXIT_CLEAN if args.exit_zero else report.exit_code(strict=settings.strict)
