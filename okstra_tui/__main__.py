@@ -70,10 +70,14 @@ SERVE_ONLY = ("host", "port", "token_file", "no_token", "max_sessions", "idle_ti
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from okstra_core.commands.completion import instructions
+
     parser = argparse.ArgumentParser(
         prog="okstra-tui",
         description="Browse an okstra project's store: catalog, tasks, runs, artifacts, reports, checks, managers.",
-        epilog="okstra-tui --check [PROJECT] [flags] runs the checker headless (see `okstra check --help`).",
+        epilog="okstra-tui --check [PROJECT] [flags] runs the checker headless (see `okstra check --help`).\n\n"
+        + instructions("okstra-tui"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("project", nargs="?", default=".", help="project root holding .okstra/ (default: .)")
     parser.add_argument(
