@@ -87,6 +87,16 @@ class OkstraApp(App[None]):
         self._looks = Looks()
 
     @property
+    def project_label(self) -> str:
+        """How the breadcrumbs name the project: its folder's name, or for the demo where it lies (its whole
+        path, ``~`` for the home folder), so that the okstra commands can be pointed at it."""
+        root = self.project.root
+        if self.demo_dir is None:
+            return root.name
+        home = Path.home()
+        return "demo " + ("~/" + str(root.relative_to(home)) if root.is_relative_to(home) else str(root))
+
+    @property
     def looks(self) -> Looks:
         return self._looks
 

@@ -45,6 +45,11 @@ class Workbench(Protocol):
         """The session's visits to tasks: what is new inside a task since the person last looked."""
         ...
 
+    @property
+    def project_label(self) -> str:
+        """How the breadcrumbs name the project."""
+        ...
+
 
 class Breadcrumbs(Widget):
     """The one line at the top naming the project and the path to this view (after a READ-ONLY badge, if so).
@@ -167,7 +172,7 @@ class ViewScreen(Screen[None]):
         return [self.VIEW_NAME.capitalize()]
 
     def breadcrumbs(self) -> Breadcrumbs:
-        return Breadcrumbs(self.okstra.project.root.name, self.crumbs())
+        return Breadcrumbs(self.okstra.project_label, self.crumbs())
 
     def refresh_breadcrumbs(self) -> None:
         """Show the current crumbs (after the view was re-aimed at something else)."""
