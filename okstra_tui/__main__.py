@@ -299,9 +299,11 @@ def _open(root: Path, args: argparse.Namespace, demo_parent: Path | None) -> int
         from okstra_core.writes import enable_read_only
 
         enable_read_only()
+    from okstra_core.preferences import load as load_preferences
+
     from .app import OkstraApp
 
-    OkstraApp(project, demo_dir=demo_parent).run()
+    OkstraApp(project, demo_dir=demo_parent, preferences=load_preferences()).run()
     return 0
 
 
