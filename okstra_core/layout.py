@@ -525,6 +525,19 @@ def okstra_state_dir() -> Path:
     return Path.home() / ".local" / "state" / "okstra"
 
 
+def okstra_config_dir() -> Path:
+    """The user's configuration folder for okstra (never inside a store): ``$XDG_CONFIG_HOME/okstra``, else
+    ``~/.config/okstra``. It holds what the person chose (the workbench's view preferences)."""
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    if xdg and os.path.isabs(xdg):  # the XDG spec: a relative value is invalid and ignored
+        return Path(xdg) / "okstra"
+    return Path.home() / ".config" / "okstra"
+
+
+#: The workbench's view preferences (its theme), in :func:`okstra_config_dir`.
+PREFERENCES_FILE: Final = "workbench.json"
+
+
 def project_digest(project_root: Path) -> str:
     """How per-user state names a project: a digest of its real path (the same project, however reached)."""
     real = os.path.realpath(project_root)

@@ -87,25 +87,22 @@ UNREADABLE_PATHS_MAX: Final = 50
 class Filters:
     """What narrows the statistics (the same for the ``okstra stats`` verb and the workbench)."""
 
-    since: dt.date | None = None
+    #: Only runs that started at or after this moment (a :func:`okstra_core.times.parse_since` result).
+    since: dt.datetime | None = None
     task: str | None = None  # a glob over the task key, ``group/task`` and the task id
     task_type: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"since": self.since.isoformat() if self.since else None, "task": self.task, "type": self.task_type}
+        return {
+            "since": times.since_text(self.since) if self.since else None,
+            "task": self.task,
+            "type": self.task_type,
+        }
 
     def matches_task(self, key: str, group: str, task_id: str) -> bool:
         if self.task is None:
             return True
         return any(fnmatch.fnmatchcase(value, self.task) for value in (key, f"{group}/{task_id}", task_id))
-
-
-def parse_since(text: str) -> dt.date | None:
-    """``YYYY-MM-DD`` as a date, or None when it is not one."""
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        return None
 
 
 def parse_time(value: object) -> dt.datetime | None:
@@ -447,7 +444,7 @@ class _Reader:
             return "pending"
         return {"blocked": "blocked", "terminal": "done", "ready": "ready"}.get(pointer.status, "pending")
 
-    def rounds(self, task: Task, since: dt.date | None, task_type: str | None) -> list[tuple[int | None, str]]:
+    def rounds(self, task: Task, since: dt.datetime | None, task_type: str | None) -> list[tuple[int | None, str]]:
         """``(rounds, terminal state)`` of each terminal convergence state in the task's run dirs."""
         out: list[tuple[int | None, str]] = []
         for rd in task.run_dirs:
@@ -458,7 +455,7 @@ class _Reader:
                 if self.note(final) or not isinstance(final, ConvergenceFinal):
                     continue
                 start = parse_time(final.run_date_time_segment)
-                if since is not None and (start is None or start.date() < since):
+                if since is not None and (start is None or start < since):
                     continue
                 out.append((final.rounds, final.terminal_state or "unknown"))
         return out
@@ -529,7 +526,7 @@ def _phase_index(task_type: str) -> int | None:
 def _in_window(run: RunPoint, filters: Filters) -> bool:
     if filters.task_type is not None and run.task_type != filters.task_type:
         return False
-    return filters.since is None or (run.start is not None and run.start.date() >= filters.since)
+    return filters.since is None or (run.start is not None and run.start >= filters.since)
 
 
 def compute(project: Project, filters: Filters | None = None) -> Stats:
@@ -635,4 +632,4 @@ def _count_sizes(worker: WorkerSizes, prompt_bytes: int | None, transcript_bytes
         worker.transcript_bytes += transcript_bytes
 
 
-__all__ = ["Filters", "Stats", "compute", "parse_since", "parse_time", "spread", "task_runs"]
+__all__ = ["Filters", "Stats", "compute", "parse_time", "spread", "task_runs"]

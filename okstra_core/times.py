@@ -97,3 +97,33 @@ def time_problem(text: str) -> str | None:
         else:
             return None
     return f"{text[:40]!r} is not a real time (expected {TIME_EXPECTED})"
+
+
+# ------------------------------------------------------------------ time filters
+
+#: What every time filter accepts: ``okstra stats --since``, ``since:`` in search and in the Insights view.
+SINCE_EXPECTED: Final = "a date (2026-11-30), a UTC time (2026-11-30T04:15:00Z) or an age (12h, 7d, 2w)"
+_AGE_RE = re.compile(r"^([1-9][0-9]{0,4})([hdw])$")
+_AGE_SECONDS: Final = {"h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_since(text: str, now: dt.datetime | None = None) -> dt.datetime | None:
+    """The UTC moment a time filter names, or None when *text* is none of :data:`SINCE_EXPECTED`.
+
+    A date is its midnight in UTC; a time without an offset is UTC (as :func:`parse_time` reads it); an
+    age counts back from *now* (default: the current time). The one grammar of every time filter, so that
+    ``okstra stats --since 7d`` and the search's ``since:7d`` mean the same moment.
+    """
+    age = _AGE_RE.match(text)
+    if age is not None:
+        moment = now if now is not None else dt.datetime.now(dt.UTC)
+        return _utc(moment) - dt.timedelta(seconds=int(age.group(1)) * _AGE_SECONDS[age.group(2)])
+    return parse_time(text)
+
+
+def since_text(moment: dt.datetime) -> str:
+    """A moment as a time filter spells it back: the date alone at midnight UTC, else :func:`iso`."""
+    m = _utc(moment)
+    if (m.hour, m.minute, m.second, m.microsecond) == (0, 0, 0, 0):
+        return f"{m.year:04d}-{m.month:02d}-{m.day:02d}"
+    return iso(m)

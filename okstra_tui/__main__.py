@@ -65,19 +65,32 @@ def _host_name(text: str) -> str:
     return text
 
 
+#: The demo project's folder inside its temporary folder (the breadcrumbs show the whole path).
+DEMO_FOLDER = "shop"
+
 #: The options that only mean something with --serve.
 SERVE_ONLY = ("host", "port", "token_file", "no_token", "max_sessions", "idle_timeout", "allow_host")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from okstra_core.commands.completion import instructions
+
     parser = argparse.ArgumentParser(
         prog="okstra-tui",
         description="Browse an okstra project's store: catalog, tasks, runs, artifacts, reports, checks, managers.",
-        epilog="okstra-tui --check [PROJECT] [flags] runs the checker headless (see `okstra check --help`).",
+        epilog="okstra-tui --check [PROJECT] [flags] runs the checker headless (see `okstra check --help`).\n\n"
+        + instructions("okstra-tui"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("project", nargs="?", default=".", help="project root holding .okstra/ (default: .)")
     parser.add_argument(
-        "--demo", action="store_true", help="generate a fresh demo project in a temporary folder and open it"
+        "--demo",
+        action="store_true",
+        help="generate a fresh demo project in a new temporary folder ($TMPDIR, else /tmp) and open it; "
+        "its path is shown at the top and said on quit, and it is kept for the okstra commands",
+    )
+    parser.add_argument(
+        "--discard-demo", action="store_true", help="with --demo: remove the demo project when the workbench quits"
     )
     parser.add_argument(
         "--demo-tasks", type=int, default=None, metavar="N", help="with --demo: scale the demo up to N tasks"
@@ -203,12 +216,24 @@ def _main(argv: Sequence[str] | None) -> int:
         if not 0 <= args.demo_tasks <= MAX_TASKS:
             parser.error(f"--demo-tasks must be between 0 and {MAX_TASKS:,}")
     if not args.demo:
+        if args.discard_demo:
+            parser.error("--discard-demo goes with --demo")
         return _open(Path(args.project), args, None)
-    # A stop request (SIGTERM) or a closed terminal (SIGHUP), while the demo is written or open, still removes
-    # it: the handler unwinds to the finally below, which then puts the earlier handlers back (a caller of
-    # main(), or a process it forks later, keeps its own), even when a second signal cuts the removal short.
+    return _demo(args)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    """``--demo``: write a fresh demo in a new temporary folder, open it, and say on quit where it is kept.
+
+    The demo is kept (a newcomer points the ``okstra`` commands at what they just saw) unless
+    ``--discard-demo`` asks otherwise; a demo whose writing did not finish is always removed.
+    """
+    # A stop request (SIGTERM) or a closed terminal (SIGHUP) unwinds to the finally below (which removes a
+    # half-written or discarded demo), which then puts the earlier handlers back (a caller of main(), or a
+    # process it forks later, keeps its own), even when a second signal cuts the removal short.
     handlers: dict[signal.Signals, Any] = {}
     demo_parent: Path | None = None
+    root: Path | None = None
     try:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             handlers[sig] = signal.signal(sig, _exit_on_sigterm)
@@ -218,26 +243,39 @@ def _main(argv: Sequence[str] | None) -> int:
             where = f"{exc.filename}: " if exc.filename else ""
             print(f"okstra-tui: cannot make a folder for the demo: {where}{exc.strerror or exc}", file=sys.stderr)
             return 1
-        return _open_demo(demo_parent, args)
+        root = _write_demo(demo_parent, args)
+        return _open(root, args, demo_parent)
     finally:
         try:
-            if demo_parent is not None:
+            if demo_parent is not None and (root is None or args.discard_demo):
                 shutil.rmtree(demo_parent, ignore_errors=True)
+            if root is not None:
+                print(_demo_farewell(root, kept=not args.discard_demo), flush=True)
         finally:
             for sig, handler in handlers.items():
                 # None: the earlier handler was not set from Python; the default is the closest to it.
                 signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
-def _open_demo(demo_parent: Path, args: argparse.Namespace) -> int:
-    """Write the demo under *demo_parent* (with a progress line on a terminal) and open it."""
+def _write_demo(demo_parent: Path, args: argparse.Namespace) -> Path:
+    """Write the demo under *demo_parent* (with a progress line on a terminal); its project root."""
     from okstra_core.demo import generate
     from okstra_core.progress import terminal_progress
 
     with terminal_progress("writing the demo", "tasks", rate=True) as progress:
-        root = Path(generate(demo_parent / "project", tasks=args.demo_tasks, progress=progress))
+        root = Path(generate(demo_parent / DEMO_FOLDER, tasks=args.demo_tasks, progress=progress))
     os.environ["OKSTRA_HOME"] = str(layout.demo_home(root))
-    return _open(root, args, demo_parent)
+    return root
+
+
+def _demo_farewell(root: Path, *, kept: bool) -> str:
+    """The one line said when the demo's workbench quits: where the demo is, or that it is gone."""
+    from okstra_core.text import visible
+
+    shown = visible(str(root))
+    if not kept:
+        return f"okstra-tui: the demo project at {shown} was removed (without --discard-demo it is kept)"
+    return f"okstra-tui: the demo project is kept at {shown} (try: okstra inbox {shown}; --discard-demo removes it)"
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:
@@ -261,9 +299,11 @@ def _open(root: Path, args: argparse.Namespace, demo_parent: Path | None) -> int
         from okstra_core.writes import enable_read_only
 
         enable_read_only()
+    from okstra_core.preferences import load as load_preferences
+
     from .app import OkstraApp
 
-    OkstraApp(project, demo_dir=demo_parent).run()
+    OkstraApp(project, demo_dir=demo_parent, preferences=load_preferences()).run()
     return 0
 
 

@@ -14,7 +14,10 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.theme import Theme
 
+from okstra_core.preferences import Loaded, Preferences, preferences_path
+from okstra_core.preferences import save as save_preferences
 from okstra_core.store import Project
 from okstra_core.text import visible
 
@@ -71,10 +74,19 @@ class OkstraApp(App[None]):
         Binding("q", "quit", "Quit"),
     ]
 
-    def __init__(self, project: Project, *, demo_dir: Path | None = None, notify: NotifyMode | None = None) -> None:
+    def __init__(
+        self,
+        project: Project,
+        *,
+        demo_dir: Path | None = None,
+        notify: NotifyMode | None = None,
+        preferences: Loaded | None = None,
+    ) -> None:
         super().__init__()
         self.project = project
         self.demo_dir = demo_dir
+        #: The person's view preferences (the theme), kept across sessions; None: neither read nor written.
+        self.preferences = preferences
         self.history = History()
         self._kept_task: TaskScreen | None = None
         self.notify_mode: NotifyMode = notify if notify is not None else mode_from_env()
@@ -86,6 +98,16 @@ class OkstraApp(App[None]):
         self.latest_notices: list[Notice] = []
         #: What is new inside each task since the person last looked (the catalog's visits).
         self._looks = Looks()
+
+    @property
+    def project_label(self) -> str:
+        """How the breadcrumbs name the project: its folder's name, or for the demo where it lies (its whole
+        path, ``~`` for the home folder), so that the okstra commands can be pointed at it."""
+        root = self.project.root
+        if self.demo_dir is None:
+            return root.name
+        home = Path.home()
+        return "demo " + ("~/" + str(root.relative_to(home)) if root.is_relative_to(home) else str(root))
 
     @property
     def looks(self) -> Looks:
@@ -124,11 +146,39 @@ class OkstraApp(App[None]):
         self.sub_title = visible(str(self.project.root))
         if read_only.read_only():
             self.title = f"{self.TITLE} (read-only)"
+        if self.preferences is not None:
+            self._apply_preferences(self.preferences)
 
         if self.notify_mode != "off":
             # After the first frame: the first reading of the store competes with nothing on screen.
             self.call_after_refresh(self._start_notices)
         self.call_after_refresh(self._start_feed)
+
+    def _apply_preferences(self, loaded: Loaded) -> None:
+        """Take the kept theme (one warning, and the default, for a file or theme that cannot serve), then keep
+        each theme the person picks."""
+        warning = loaded.warning
+        theme = loaded.preferences.theme
+        if theme is not None and theme not in self.available_themes:
+            warning = f"{preferences_path()}: theme {theme!r} is not one of the workbench's; using the default"
+        elif theme is not None:
+            self.theme = theme
+        if warning is not None:
+            self.notify(visible(warning), severity="warning", timeout=8, markup=False)
+        self.theme_changed_signal.subscribe(self, self._keep_theme)
+
+    def _keep_theme(self, theme: Theme) -> None:
+        kept = self.preferences
+        if kept is None or kept.preferences.theme == theme.name:
+            return
+        self.preferences = Loaded(kept.preferences.with_theme(theme.name))
+        self.run_worker(partial(self._save_preferences, self.preferences.preferences), thread=True, group="prefs")
+
+    def _save_preferences(self, chosen: Preferences) -> None:
+        """In a worker: replace the preferences file; a failure is one warning."""
+        problem = save_preferences(chosen)
+        if problem is not None:
+            self.call_from_thread(self.notify, visible(problem), severity="warning", timeout=8, markup=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that could write (the editor) are shown disabled under the read-only guard."""

@@ -60,6 +60,12 @@ def _isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 
 
 @pytest.fixture(autouse=True)
+def _isolated_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never read or write the user's real configuration folder (``~/.config/okstra``: view preferences)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+
+
+@pytest.fixture(autouse=True)
 def _quiet_notices(monkeypatch: pytest.MonkeyPatch) -> None:
     """The workbench watches the store for notices only in the tests about them (they ask for it)."""
     monkeypatch.setenv("OKSTRA_NOTIFY", "off")

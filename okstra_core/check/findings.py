@@ -10,6 +10,14 @@ SEVERITIES: Final = ("error", "warning", "info")
 _ORDER: Final = {s: i for i, s in enumerate(SEVERITIES)}
 
 
+def fails(severity: Severity, *, strict: bool = False) -> bool:
+    """Whether a finding of *severity* fails the check: an error always, a warning with *strict*, an info never.
+
+    The exit status and every format that counts failures (JUnit) ask this, so they agree.
+    """
+    return severity == "error" or (strict and severity == "warning")
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One problem at one place.
@@ -60,7 +68,5 @@ class CheckReport:
         return {"errors": self.errors, "warnings": self.warnings, "infos": self.infos, "files": self.files}
 
     def exit_code(self, *, strict: bool = False) -> int:
-        """0 without errors (and, with *strict*, without warnings); 1 otherwise."""
-        if self.errors or (strict and self.warnings):
-            return 1
-        return 0
+        """1 when a finding :func:`fails` the check (errors; warnings too with *strict*); 0 otherwise."""
+        return 1 if any(fails(f.severity, strict=strict) for f in self.findings) else 0

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Final
 
 from ..text import json_escaped, visible
+from ..version import version
 from .catalog import RULES, RULES_BY_ID
-from .findings import CheckReport, Finding
+from .findings import CheckReport, Finding, fails
 
 FORMATS: Final = ("text", "json", "json-lines", "github", "gitlab", "sarif", "junit")
 JSON_VERSION: Final = 1
@@ -133,8 +134,8 @@ def render_github(report: CheckReport) -> str:
 _SARIF_LEVEL: Final = {"error": "error", "warning": "warning", "info": "note"}
 
 
-def render_sarif(report: CheckReport, version: str = "0") -> str:
-    """SARIF 2.1.0 with a rule descriptor per rule id."""
+def render_sarif(report: CheckReport) -> str:
+    """SARIF 2.1.0 with a rule descriptor per rule id; the driver's version is the installed package's."""
     index = {r.id: i for i, r in enumerate(RULES)}
     rules = [
         {
@@ -169,7 +170,9 @@ def render_sarif(report: CheckReport, version: str = "0") -> str:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {"driver": {"name": TOOL_NAME, "version": version, "informationUri": INFO_URI, "rules": rules}},
+                "tool": {
+                    "driver": {"name": TOOL_NAME, "version": version(), "informationUri": INFO_URI, "rules": rules}
+                },
                 "originalUriBaseIds": {"PROJECTROOT": {"uri": root_uri}},
                 "results": results,
             }
@@ -192,15 +195,18 @@ def _uri_path(path: str) -> str:
     return quote(raw, safe="/")
 
 
-def render_junit(report: CheckReport) -> str:
-    """JUnit XML: one test suite per file with findings, one failing test case per finding.
+def render_junit(report: CheckReport, *, strict: bool = False) -> str:
+    """JUnit XML: one test suite per file with findings, one test case per finding.
 
-    A clean run is one passing test case, so that CI dashboards show the check ran.
+    A test case fails exactly when its finding fails the check (:func:`~.findings.fails`: errors, and
+    warnings with *strict*), so the failures counted agree with the exit status; the others pass and
+    carry their text as output. A clean run is one passing test case, so that CI dashboards show the
+    check ran.
     """
     from xml.sax.saxutils import escape, quoteattr  # it imports urllib and ssl: only for this format
 
     lines = ['<?xml version="1.0" encoding="UTF-8"?>']
-    failing = [f for f in report.findings if f.severity != "info"]
+    failing = [f for f in report.findings if fails(f.severity, strict=strict)]
     lines.append(f'<testsuites name="okstra check" tests="{max(1, len(report.findings))}" failures="{len(failing)}">')
     if not report.findings:
         lines.append('  <testsuite name="okstra check" tests="1" failures="0">')
@@ -209,13 +215,14 @@ def render_junit(report: CheckReport) -> str:
     for raw_path, group in groupby(report.findings, key=lambda f: f.path):
         path = _xml_safe(raw_path)
         items: list[Finding] = list(group)
-        fails = sum(1 for f in items if f.severity != "info")
-        lines.append(f'  <testsuite name={quoteattr(path)} tests="{len(items)}" failures="{fails}">')
+        failed = sum(1 for f in items if fails(f.severity, strict=strict))
+        lines.append(f'  <testsuite name={quoteattr(path)} tests="{len(items)}" failures="{failed}">')
         for f in items:
             name = f"{f.rule}{':' + str(f.line) if f.line is not None else ''}"
             lines.append(f"    <testcase classname={quoteattr(path)} name={quoteattr(name)}>")
-            if f.severity == "info":
-                lines.append(f"      <system-out>{escape(_xml_safe(f.message))}</system-out>")
+            if not fails(f.severity, strict=strict):
+                text = f.message if f.severity == "info" else f"{f.severity}: {f.message}"
+                lines.append(f"      <system-out>{escape(_xml_safe(text))}</system-out>")
             else:
                 lines.append(
                     f"      <failure type={quoteattr(f.severity)} message={quoteattr(_xml_safe(f.message))}>"
@@ -323,8 +330,8 @@ def render_statistics(report: CheckReport, fmt: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(report: CheckReport, fmt: str, *, colour: bool = False) -> str:
-    """The report in one of :data:`FORMATS`."""
+def render(report: CheckReport, fmt: str, *, colour: bool = False, strict: bool = False) -> str:
+    """The report in one of :data:`FORMATS`; *strict* as the run's (warnings fail), for formats that count failures."""
     if fmt == "text":
         return render_text(report, colour=colour)
     if fmt == "json":
@@ -338,5 +345,5 @@ def render(report: CheckReport, fmt: str, *, colour: bool = False) -> str:
     if fmt == "sarif":
         return render_sarif(report)
     if fmt == "junit":
-        return render_junit(report)
+        return render_junit(report, strict=strict)
     raise ValueError(f"unknown format {fmt!r}")

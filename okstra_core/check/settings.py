@@ -26,6 +26,7 @@ import re
 import stat
 import tomllib
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -48,8 +49,8 @@ EXPECTED: Final = {
     "jobs": "a whole number of worker processes, 0 or more (0: all cores)",
     "cache-dir": "a folder path (relative to the settings file's folder)",
     "format": "one of " + ", ".join(FORMATS),
-    "per-path-ignores": "a table of globs relative to .okstra/ to lists of rule ids, e.g. "
-    f'{{ "tasks/legacy/**" = ["{FLAT_LEGACY_ARTIFACT}"] }}',
+    "per-path-ignores": "a table of globs of the paths findings print (.okstra/tasks/...; the .okstra/ may be "
+    f'left out) to lists of rule ids, e.g. {{ ".okstra/tasks/legacy/**" = ["{FLAT_LEGACY_ARTIFACT}"] }}',
 }
 
 DEFAULT: Final = "default"
@@ -111,6 +112,20 @@ class CheckSettings:
                 out |= ids
         return frozenset(out)
 
+    def unmatched_globs(self, project_root: Path, report: CheckReport) -> list[str]:
+        """The ``per-path-ignores`` globs that match no file or folder of *project_root*'s ``.okstra/``.
+
+        As ruff reports a ``noqa`` that ignores nothing: such a glob is a typo or a leftover, and would
+        otherwise be silent. The paths of *report*'s findings are tried first; the store is walked only for
+        the globs they leave unmatched, and only until each has matched.
+        """
+        pending = dict(zip(self.per_path_ignores, (m for m, _ in self._matchers), strict=True))
+        inners = (i for i in (_store_relative(f.path) for f in report.findings) if i is not None)
+        pending = _drop_matched(pending, inners)
+        if pending:
+            pending = _drop_matched(pending, _store_paths(layout.okstra_dir(project_root)))
+        return list(pending)
+
     def apply(self, report: CheckReport) -> CheckReport:
         """*report* with only the selected rules, less what ``per-path-ignores`` ignores; order kept."""
         selected = self.rules()
@@ -171,10 +186,37 @@ class CheckSettings:
         return "\n".join(lines) + "\n"
 
 
+def store_glob(glob: str) -> str:
+    """A ``per-path-ignores`` glob as a glob inside ``.okstra/``: as findings print it (``.okstra/tasks/…``)
+    or, as it was first written, relative to ``.okstra/`` (``tasks/…``)."""
+    return glob.removeprefix(layout.OKSTRA_DIR + "/")
+
+
 def _store_relative(path: str) -> str | None:
     """A finding's project-relative path as a path inside ``.okstra/``, or None when it lies elsewhere."""
     prefix = layout.OKSTRA_DIR + "/"
     return path[len(prefix) :] if path.startswith(prefix) else None
+
+
+def _drop_matched(pending: dict[str, re.Pattern[str]], paths: Iterator[str]) -> dict[str, re.Pattern[str]]:
+    """*pending* less the globs that match one of *paths* (or its name); stops as soon as none is left."""
+    left = dict(pending)
+    for inner in paths:
+        name = inner.rsplit("/", 1)[-1]
+        for glob in [g for g, p in left.items() if p.fullmatch(inner) or p.fullmatch(name)]:
+            del left[glob]
+        if not left:
+            break
+    return left
+
+
+def _store_paths(store: Path) -> Iterator[str]:
+    """Every folder and file under *store*, as a path inside it (``/``-separated); unreadable folders skipped."""
+    for folder, dirs, files in os.walk(store):
+        base = os.path.relpath(folder, store).replace(os.sep, "/")
+        prefix = "" if base == "." else base + "/"
+        for name in (*dirs, *files):
+            yield prefix + name
 
 
 def glob_pattern(glob: str) -> re.Pattern[str]:
@@ -296,13 +338,15 @@ def _per_path(path: Path, key: str, value: object) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for glob, ids in value.items():
         item_key = f"{key}.{json.dumps(glob, ensure_ascii=False)}"
-        parts = glob.split("/")
-        if not glob or glob.startswith("/") or ".." in parts:
-            raise SettingsError(path, f"{visible(item_key)}: expected a glob relative to .okstra/")
+        inner = store_glob(glob)
+        if not inner or inner.startswith("/") or ".." in inner.split("/"):
+            raise SettingsError(
+                path, f"{visible(item_key)}: expected a glob of paths in .okstra/, as findings print them"
+            )
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error")  # a set Python reads differently in future ([[:alpha:]]) is refused too
-                glob_pattern(glob)
+                glob_pattern(inner)
         except (re.error, FutureWarning) as exc:
             raise SettingsError(path, f"{visible(item_key)}: not a valid glob ({exc})") from None
         out[glob] = _rule_list(path, visible(item_key), ids)
@@ -435,7 +479,9 @@ def resolve(
     else:
         sources["ignore"] = _layered(flags.ignore, "ignore" in values, "--ignore", label, stacked=True)
     settings.sources = sources
-    settings._matchers = [(glob_pattern(g), frozenset(expand(ids))) for g, ids in settings.per_path_ignores.items()]
+    settings._matchers = [
+        (glob_pattern(store_glob(g)), frozenset(expand(ids))) for g, ids in settings.per_path_ignores.items()
+    ]
     return settings
 
 

@@ -18,6 +18,7 @@ from ..text import visible
 
 if TYPE_CHECKING:
     from ..check.cache import CheckCache
+    from ..check.findings import CheckReport
     from ..check.settings import CheckSettings
 
 EXIT_CLEAN = 0
@@ -209,11 +210,12 @@ def run(args: argparse.Namespace) -> int:
         colour = False
     else:
         colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    _unmatched_warnings(settings, Path(args.project), report)
     report = settings.apply(report)  # rule selection and per-path ignores
     if args.statistics:
         code = _emit(args, render_statistics(report, settings.format))
     else:
-        code = _emit(args, render(report, settings.format, colour=colour))
+        code = _emit(args, render(report, settings.format, colour=colour, strict=settings.strict))
     if code:
         return code
     return EXIT_CLEAN if args.exit_zero else report.exit_code(strict=settings.strict)
@@ -249,6 +251,18 @@ def _say_jobs_bounded(settings: CheckSettings, limit: int) -> None:
         f"using at most {limit} worker processes",
         file=sys.stderr,
     )
+
+
+def _unmatched_warnings(settings: CheckSettings, root: Path, report: CheckReport) -> None:
+    """One line on stderr per ``per-path-ignores`` glob that matches nothing in the store (as ruff warns of an
+    unused ``noqa``): a typo or a leftover would otherwise ignore nothing, silently."""
+    for glob in settings.unmatched_globs(root, report):
+        where = visible(str(settings.file)) if settings.file is not None else "settings"
+        print(
+            f"okstra check: warning: {where}: per-path-ignores {visible(json.dumps(glob, ensure_ascii=False))} "
+            f"matches no file in {layout.OKSTRA_DIR}/ (globs match the paths findings print)",
+            file=sys.stderr,
+        )
 
 
 def _cache_warnings(check_cache: CheckCache) -> None:

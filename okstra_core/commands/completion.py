@@ -89,12 +89,55 @@ def _mark(parser: argparse.ArgumentParser, seen: set[int]) -> None:
             action.complete = shtab.FILE  # type: ignore[attr-defined]
 
 
+def print_command(prog: str, shell: str) -> str:
+    """The command line that prints *prog*'s completion script for *shell*."""
+    return f"{prog} completion {shell}" if prog == "okstra" else f"{prog} --print-completion {shell}"
+
+
+def install_lines(prog: str, shell: str) -> list[str]:
+    """Where to put *prog*'s script for *shell*, as shell lines: the one instruction that the script's own
+    header, ``okstra completion --help`` and ``docs/ci.md`` all give."""
+    command = print_command(prog, shell)
+    if shell == "bash":
+        return [
+            f"{command} > ~/.local/share/bash-completion/completions/{prog}  # bash-completion loads it",
+            f"source <({command})  # or this line in ~/.bashrc, without bash-completion",
+        ]
+    if shell == "zsh":
+        return [f'{command} > "${{fpath[1]}}/_{prog}"  # any folder of $fpath, then compinit']
+    return [f"{command} > ~/.config/fish/completions/{prog}.fish"]
+
+
+def instructions(prog: str) -> str:
+    """:func:`install_lines` for every shell, under a heading (the verb's ``--help`` ends with it)."""
+    lines = [f"To install {prog}'s completion:"]
+    lines += [f"  {line}" for shell in SHELLS for line in install_lines(prog, shell)]
+    return "\n".join(lines)
+
+
+def _header(prog: str, shell: str) -> list[str]:
+    lines = [f"# {prog}'s completion for {shell}, generated from its parsers by shtab. To install it:"]
+    return lines + [f"#   {line}" for line in install_lines(prog, shell)]
+
+
+def _with_header(text: str, prog: str, shell: str) -> str:
+    """*text* with shtab's usage comment (its install paths differ from ours) replaced by :func:`_header`."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("# AUTOMATICALLY GENERATED")), None)
+    if start is None:
+        return "\n".join([*_header(prog, shell), *lines])
+    end = start
+    while end + 1 < len(lines) and lines[end + 1].startswith("#"):
+        end += 1
+    return "\n".join([*lines[:start], *_header(prog, shell), *lines[end + 1 :]])
+
+
 def script(parser: argparse.ArgumentParser, shell: str) -> str:
     """The completion script of *parser*'s program for *shell* (one of :data:`SHELLS`)."""
     import shtab
 
     _mark(parser, set())
-    text: str = shtab.complete(parser, shell=shell)
+    text: str = _with_header(shtab.complete(parser, shell=shell), parser.prog, shell)
     return text if text.endswith("\n") else text + "\n"
 
 
@@ -110,8 +153,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "completion",
         help="print a shell completion script (bash, zsh or fish)",
         description="Print the completion script of okstra for SHELL (okstra-tui's: okstra-tui --print-completion "
-        "SHELL). bash: source it from ~/.bashrc, or save it as ~/.local/share/bash-completion/completions/okstra; "
-        "zsh: save it as _okstra in a folder of $fpath; fish: save it as ~/.config/fish/completions/okstra.fish.",
+        "SHELL).",
+        epilog=instructions("okstra"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("shell", choices=SHELLS, help="the shell to complete in")
     parser.set_defaults(func=run)

@@ -67,7 +67,8 @@ def register(sub: Any) -> None:
         "search",
         help="search what the agents wrote (reports, findings, questions, prompts …) through a full-text index",
         description='Words must all match; "exact phrases", prefix*, OR, NOT (or -word), parentheses; filters '
-        "kind:KIND, task:GLOB, type:TASK-TYPE, since:DATE|AGE (7d). Exit 0: hits, 1: none, 2: cannot run.",
+        "kind:KIND, task:GLOB, type:TASK-TYPE, since:DATE|TIME|AGE (7d; the recorded time). "
+        "Exit 0: hits, 1: none, 2: cannot run.",
     )
     p.add_argument("project", type=Path, help="project root holding .okstra/")
     p.add_argument("query", nargs="*", help="the query (its words are joined with spaces)")

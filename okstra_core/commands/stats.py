@@ -1,4 +1,4 @@
-"""``okstra stats PROJECT [--json] [--since DATE] [--task GLOB] [--type TYPE]``: how the agents are working.
+"""``okstra stats PROJECT [--json] [--since WHEN] [--task GLOB] [--type TYPE]``: how the agents are working.
 
 The numbers behind the workbench's Insights view (see :mod:`okstra_core.stats`),
 as tables: runs per day by outcome, time per phase (median and spread), the
@@ -31,20 +31,26 @@ def register(sub: Any) -> None:
     )
     p.add_argument("project", type=Path, help="project root holding .okstra/")
     p.add_argument("--json", action="store_true", help="print the statistics as JSON (version 1)")
-    p.add_argument("--since", metavar="DATE", help="only runs that started on or after DATE (YYYY-MM-DD, UTC)")
+    p.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="only runs the store records as started at or after WHEN: a date (2026-11-30, UTC), "
+        "a UTC time (2026-11-30T04:15:00Z) or an age (12h, 7d, 2w)",
+    )
     p.add_argument("--task", metavar="GLOB", help="only tasks whose key, group/task or task id matches GLOB")
     p.add_argument("--type", metavar="TYPE", dest="task_type", help="only runs of task type TYPE (and their tasks)")
     p.set_defaults(func=run, parser=p)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..stats import Filters, compute, parse_since
+    from ..stats import Filters, compute
+    from ..times import SINCE_EXPECTED, parse_since
 
     since = None
     if args.since is not None:
         since = parse_since(args.since)
         if since is None:
-            args.parser.error(f"--since: {visible(args.since)!r} is not a date (YYYY-MM-DD)")
+            args.parser.error(f"--since: {visible(args.since)!r} is not {SINCE_EXPECTED}")
     project = open_project(args)
     stats = compute(project, Filters(since=since, task=args.task, task_type=args.task_type))
     if args.json:

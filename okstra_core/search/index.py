@@ -42,7 +42,7 @@ from .query import Query, QueryError
 from .tokens import FTS_TOKENIZER
 
 #: ``PRAGMA user_version`` of the index; bumped whenever its tables or what they hold change.
-INDEX_FORMAT: Final = 3
+INDEX_FORMAT: Final = 4
 #: ``PRAGMA application_id`` of the index ("oks1"): a database without it is not ours.
 APPLICATION_ID: Final = 0x6F6B7331
 #: How long a write waits for another process's before the index is taken as locked.
@@ -80,8 +80,9 @@ CREATE TABLE dirs(
 CREATE TABLE files(
     id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, dir TEXT NOT NULL, stat TEXT NOT NULL, kind TEXT NOT NULL,
     task TEXT NOT NULL, run_type TEXT, mtime INTEGER NOT NULL, capped INTEGER NOT NULL, error TEXT,
-    chars INTEGER NOT NULL
+    chars INTEGER NOT NULL, recorded INTEGER
 );
+CREATE INDEX files_by_task ON files(task);
 CREATE TABLE sections(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, kind TEXT NOT NULL, label TEXT);
 CREATE INDEX sections_by_file ON sections(file);
 CREATE INDEX files_by_dir ON files(dir);
@@ -476,6 +477,7 @@ class SearchIndex:
             stale, removed = self._changes(look)
             self._forget(removed)
             self._read(stale, progress)
+            self._record_times(look)
             self._save_dirs(look)
             if self._catalog_changed(catalog_key):
                 self._save_tasks(catalog_key)
@@ -599,6 +601,19 @@ class SearchIndex:
             if progress is not None and (done % 200 == 0 or done == total):
                 progress(done, total)
 
+    def _record_times(self, look: _Look) -> None:
+        """The recorded time of every file of each task with a changed folder (:mod:`.recorded`).
+
+        A whole task at a time: a run document written after a prompt places that prompt in its execution.
+        """
+        from .recorded import task_times
+
+        touched = {"/".join(parts[2:4]) for parts in (rel.split("/") for rel in (*look.dirty, *look.gone))}
+        for folder in sorted(t for t in touched if t.count("/") == 1):
+            self.conn.execute("UPDATE files SET recorded = NULL WHERE task = ?", (folder,))
+            rows = [(at, path) for path, at in task_times(self.root, folder).items()]
+            self.conn.executemany("UPDATE files SET recorded = ? WHERE path = ?", rows)
+
     def _save_dirs(self, look: _Look) -> None:
         conn = self.conn
         conn.executemany("DELETE FROM dirs WHERE path = ?", [(p,) for p in look.gone])
@@ -669,7 +684,7 @@ class SearchIndex:
             where.append(f"coalesce(f.run_type, t.type) IN ({','.join('?' * len(query.types))})")
             args.extend(sorted(query.types))
         if query.since_ns is not None:
-            where.append("f.mtime >= ?")
+            where.append("coalesce(f.recorded, f.mtime) >= ?")
             args.append(query.since_ns)
         return where, args
 

@@ -3,7 +3,9 @@
 ``idempotency keys`` (every word), ``"exact phrase"``, ``prefix*``, ``a OR b``,
 ``NOT word`` or ``-word``, parentheses, and the filters ``kind:``, ``task:``
 (a glob on the task key, folder or id), ``type:`` (task type) and ``since:``
-(a date, ``2026-11-30``, or an age, ``7d``). Words are split into tokens by
+(the grammar of every time filter, :func:`okstra_core.times.parse_since`: a
+date, ``2026-11-30``, a UTC time or an age, ``7d``; it keeps the files whose
+recorded time, see :mod:`.recorded`, is at or after it). Words are split into tokens by
 :mod:`.tokens`; a word of several tokens (``IO-002``) matches them side by side,
 as a phrase. Operators are upper case (``or`` and ``not`` are words); AND binds
 tighter than OR. Filters apply to the whole query; ``kind:`` and ``type:`` may
@@ -19,10 +21,10 @@ token quoted), :meth:`Query.matches` the same test in plain Python.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from .. import times
 from .tokens import spans, tokens
 
 #: Every artifact kind the index knows, in help order.
@@ -45,8 +47,6 @@ KINDS: Final = (
 
 FILTERS: Final = ("kind", "task", "type", "since")
 
-_AGE = re.compile(r"^([1-9][0-9]{0,4})([hdw])$")
-_AGE_SECONDS = {"h": 3600, "d": 86400, "w": 7 * 86400}
 
 #: Parentheses nest at most this deep: deeper queries overflow SQLite's FTS5 parser (and Python's stack).
 MAX_DEPTH: Final = 10
@@ -133,7 +133,7 @@ class Query:
     kinds: frozenset[str] = frozenset()
     tasks: tuple[str, ...] = ()
     types: frozenset[str] = frozenset()
-    #: Only artifacts modified at or after this time (nanoseconds since the epoch).
+    #: Only files whose recorded time (the run's, else the mtime) is at or after this (nanoseconds since the epoch).
     since_ns: int | None = None
 
     def fts(self) -> str | None:
@@ -239,15 +239,9 @@ def _lex(text: str) -> list[_Lexeme]:
 
 
 def _since(value: str, now: dt.datetime) -> int:
-    age = _AGE.match(value)
-    if age:
-        moment = now - dt.timedelta(seconds=int(age.group(1)) * _AGE_SECONDS[age.group(2)])
-    else:
-        try:
-            day = dt.date.fromisoformat(value)
-        except ValueError:
-            raise QueryError(f"since:{value} is not a date (2026-11-30) or an age (12h, 7d, 2w)") from None
-        moment = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
+    moment = times.parse_since(value, now)
+    if moment is None:
+        raise QueryError(f"since:{value} is not {times.SINCE_EXPECTED}")
     # Nanoseconds fit a signed 64-bit integer until 2262; a later date is as good as the largest one.
     return max(0, min(int(moment.timestamp()) * 1_000_000_000, 2**63 - 1))
 

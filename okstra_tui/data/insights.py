@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from okstra_core.text import visible
+from okstra_core.times import since_text
 
 if TYPE_CHECKING:
     from okstra_core.stats import Filters, Stats
@@ -282,7 +283,8 @@ def _kib(count: int) -> str:
 
 def parse_filters(text: str) -> Filters | str:
     """Filters from the view's filter line (``since:DATE type:TYPE task:GLOB``, or the CLI's options), or why not."""
-    from okstra_core.stats import Filters, parse_since
+    from okstra_core.stats import Filters
+    from okstra_core.times import SINCE_EXPECTED, parse_since
 
     try:
         words = shlex.split(text)
@@ -299,13 +301,13 @@ def parse_filters(text: str) -> Filters | str:
             name, _, value = word.removeprefix("--").replace("=", ":", 1).partition(":")
             i += 1
         if name not in ("since", "type", "task") or not value:
-            return f"unknown filter {visible(word)!r}: use since:YYYY-MM-DD, type:TYPE, task:GLOB"
+            return f"unknown filter {visible(word)!r}: use since:WHEN, type:TYPE, task:GLOB"
         values[name] = value
     since = None
     if "since" in values:
         since = parse_since(values["since"])
         if since is None:
-            return f"since: {visible(values['since'])!r} is not a date (YYYY-MM-DD)"
+            return f"since: {visible(values['since'])!r} is not {SINCE_EXPECTED}"
     return Filters(since=since, task=values.get("task"), task_type=values.get("type"))
 
 
@@ -313,7 +315,7 @@ def describe_filters(filters: Filters) -> str:
     """The filter line that gives *filters* (empty without any)."""
     parts = []
     if filters.since is not None:
-        parts.append(f"since:{filters.since.isoformat()}")
+        parts.append(f"since:{since_text(filters.since)}")
     if filters.task_type:
         parts.append(f"type:{shlex.quote(filters.task_type)}")
     if filters.task:

@@ -49,6 +49,11 @@ class Workbench(Protocol):
         """The session's visits to tasks: what is new inside a task since the person last looked."""
         ...
 
+    @property
+    def project_label(self) -> str:
+        """How the breadcrumbs name the project."""
+        ...
+
 
 def holds(look: ChangedSince, read: Signature) -> bool:
     """True when every path in *read* still has the metadata recorded (as *look* sees it)."""
@@ -184,7 +189,7 @@ class ViewScreen(Screen[None]):
         return [self.VIEW_NAME.capitalize()]
 
     def breadcrumbs(self) -> Breadcrumbs:
-        return Breadcrumbs(self.okstra.project.root.name, self.crumbs())
+        return Breadcrumbs(self.okstra.project_label, self.crumbs())
 
     def refresh_breadcrumbs(self) -> None:
         """Show the current crumbs (after the view was re-aimed at something else)."""

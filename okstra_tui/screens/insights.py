@@ -106,7 +106,8 @@ class InsightsScreen(ViewScreen):
         "per phase (median and quartiles), the funnel of tasks by phase reached and where they stop, fix cycles "
         "per task, convergence rounds until agreement, transcript and prompt sizes by worker. 1-6, n and p pick "
         "a chart; the list beside it holds its bars, and Enter on one lists the tasks behind it. / narrows with "
-        "since:YYYY-MM-DD, type:TYPE and task:GLOB (the CLI's --since, --type, --task). Series differ by pattern "
+        "since:WHEN (a date, a UTC time or an age such as 7d), type:TYPE and task:GLOB (the CLI's --since, "
+        "--type, --task). Series differ by pattern "
         "as well as colour; the notes under the chart count runs whose times could not serve (o lists them "
         "all when they do not fit)."
     )

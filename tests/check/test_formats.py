@@ -8,9 +8,11 @@ from importlib import resources
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from okstra_core.check import CheckReport, Finding
 from okstra_core.check.formats import GITHUB_LIMITS, gh_data, gh_property, render
+from okstra_core.version import version
 
 from .helpers import check
 
@@ -78,10 +80,26 @@ def test_github_annotation_limits_summarise_the_rest() -> None:
 
 def test_junit_is_well_formed() -> None:
     root = ET.fromstring(render(_report(), "junit"))
-    assert root.tag == "testsuites" and root.get("failures") == "2"
+    assert root.tag == "testsuites" and root.get("failures") == "1"
     assert [s.get("name") for s in root] == ["a/b,c:d.json", "a/flat.md", "a/x"]
     clean = ET.fromstring(render(CheckReport(root="/p", files=3), "junit"))
     assert clean.get("failures") == "0" and len(list(clean.iter("testcase"))) == 1
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_junit_failures_agree_with_the_exit_status(strict: bool) -> None:
+    """A warning fails the JUnit report exactly when it fails the check: with --strict only."""
+    warned = CheckReport(root="/p", findings=[Finding("OKS017", "warning", "a/flat.md", "flat")], files=1)
+    root = ET.fromstring(render(warned, "junit", strict=strict))
+    assert root.get("failures") == str(warned.exit_code(strict=strict))
+    assert len(list(root.iter("failure"))) == warned.exit_code(strict=strict)
+    if not strict:
+        assert [out.text for out in root.iter("system-out")] == ["warning: flat"]
+
+
+def test_sarif_names_the_installed_version() -> None:
+    driver = json.loads(render(_report(), "sarif"))["runs"][0]["tool"]["driver"]
+    assert driver["version"] == version() and driver["version"] not in ("0", "unknown")
 
 
 def test_text_groups_by_file_and_summarises() -> None:

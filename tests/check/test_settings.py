@@ -217,6 +217,40 @@ def test_per_path_ignores(fresh_demo: Path, capsys: pytest.CaptureFixture[str]) 
     assert len(expected) < len(findings)
 
 
+@pytest.mark.parametrize("prefix", [".okstra/", ""])
+def test_per_path_ignores_take_the_paths_findings_print(
+    fresh_demo: Path, capsys: pytest.CaptureFixture[str], prefix: str
+) -> None:
+    """A glob copied from the checker's output (``.okstra/tasks/…``) ignores what it names; so does the older
+    form relative to ``.okstra/``. Neither matches nothing, so neither is warned about."""
+    _, before = check_json(fresh_demo, capsys, "--format", "json")
+    findings = before["findings"]
+    assert isinstance(findings, list)
+    write(
+        fresh_demo / "okstra.toml",
+        f'[check]\nper-path-ignores = {{ "{prefix}tasks/search/query-latency/**" = ["OKS017"] }}\n',
+    )
+    code = main_check([str(fresh_demo), "--home", str(fresh_demo / ".okstra-home"), "-j", "1", "--format", "json"])
+    out, err = capsys.readouterr()
+    assert json.loads(out)["findings"] == [f for f in findings if f["rule"] != "OKS017"] != findings
+    assert code == 0 and "warning" not in err
+
+
+def test_a_per_path_glob_that_matches_no_file_is_warned_about(
+    fresh_demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    globs = '{ ".okstra/tasks/serach/**" = ["OKS017"], "tasks/payments/**" = ["OKS017"], "*.nope" = ["OKS050"] }'
+    write(fresh_demo / "okstra.toml", f"[check]\nper-path-ignores = {globs}\n")
+    code = main_check([str(fresh_demo), "--home", str(fresh_demo / ".okstra-home"), "-j", "1", "-q"])
+    err = capsys.readouterr().err.splitlines()
+    where = f"okstra check: warning: {fresh_demo / 'okstra.toml'}: per-path-ignores"
+    assert err == [
+        f'{where} ".okstra/tasks/serach/**" matches no file in .okstra/ (globs match the paths findings print)',
+        f'{where} "*.nope" matches no file in .okstra/ (globs match the paths findings print)',
+    ]
+    assert code == 0  # a warning about the settings, not a finding
+
+
 def test_show_settings_says_where_each_value_came_from(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = project(tmp_path)
     write(root / "pyproject.toml", f"[tool.okstra.check]\n{ALL_KEYS}")
@@ -263,7 +297,7 @@ BAD = [
     (
         "okstra.toml",
         '[check]\nper-path-ignores = { "../x" = ["OKS017"] }\n',
-        'check.per-path-ignores."../x": expected a glob relative to .okstra/',
+        'check.per-path-ignores."../x": expected a glob of paths in .okstra/, as findings print them',
     ),
     ("okstra.toml", '[check]\nper-path-ignores = ["x"]\n', "check.per-path-ignores: expected a table of globs"),
     ("pyproject.toml", "[tool.okstra.chek]\nstrict = true\n", "tool.okstra.chek: unknown key (expected only the"),

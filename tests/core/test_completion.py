@@ -131,3 +131,41 @@ def test_fish_completes_a_verb_a_flag_and_task_keys(demo_root: Path, tmp_path: P
     assert complete("okstra check --stat") == ["--statistics"]
     keys = shell(["okstra", "task", "keys", str(demo_root)]).split()
     assert sorted(complete(f"okstra task refresh-fix-cycles {demo_root} --task ")) == sorted(keys)
+
+
+PROGRAMS = {"okstra": "okstra completion {shell}", "okstra-tui": "okstra-tui --print-completion {shell}"}
+
+
+@pytest.mark.parametrize("shell_name", ["bash", "zsh", "fish"])
+@pytest.mark.parametrize("prog", sorted(PROGRAMS))
+def test_the_script_header_help_and_docs_give_one_install_instruction(prog: str, shell_name: str) -> None:
+    """The install lines come from one place: the script's header, the --help and docs/ci.md say them alike."""
+    from okstra_core.commands.completion import install_lines
+
+    lines = install_lines(prog, shell_name)
+    script = shell(PROGRAMS[prog].format(shell=shell_name).split())
+    rows = script.splitlines()
+    start = next(i for i, row in enumerate(rows) if row.endswith("generated from its parsers by shtab. To install it:"))
+    header = [row.removeprefix("#   ") for row in rows[start + 1 : start + 1 + len(lines)]]
+    assert header == lines and not rows[start + 1 + len(lines)].startswith("#   ")
+    assert "AUTOMATICALLY GENERATED" not in script and "bash_completion/" not in script
+    help_text = shell(["okstra", "completion", "--help"] if prog == "okstra" else ["okstra-tui", "--help"])
+    assert all(f"  {line}\n" in help_text for line in lines)
+    docs = (Path(__file__).parents[2] / "docs" / "ci.md").read_text(encoding="utf-8")
+    assert all(f"\n{line}\n" in docs for line in lines)
+
+
+@pytest.mark.parametrize("prog", sorted(PROGRAMS))
+@pytest.mark.parametrize(
+    ("shell_name", "check"),
+    [("bash", ["bash", "-n"]), ("zsh", ["zsh", "-n"]), ("fish", ["fish", "--no-execute"])],
+)
+def test_the_printed_script_is_valid_for_its_shell(
+    prog: str, shell_name: str, check: list[str], tmp_path: Path
+) -> None:
+    if shutil.which(check[0]) is None and not os.environ.get("CI"):
+        pytest.skip(f"{check[0]} is not installed")
+    script = tmp_path / f"{prog}.{shell_name}"
+    script.write_text(shell(PROGRAMS[prog].format(shell=shell_name).split()), encoding="utf-8")
+    proc = subprocess.run([*check, str(script)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr

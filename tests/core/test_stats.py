@@ -24,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from okstra_core import cli, layout
+from okstra_core import cli, layout, times
+from okstra_core.search.query import parse
 from okstra_core.stats import Filters, compute, parse_time, spread
 from okstra_core.store import Project
 from okstra_core.text import visible
@@ -244,7 +245,7 @@ def test_missing_times_and_unreadable_files(store: Path) -> None:
 @pytest.mark.parametrize(
     ("filters", "tasks", "runs"),
     [
-        (Filters(since=dt.date(2026, 11, 2)), ["p:g:alpha", "p:g:beta", "p:g:gamma"], 5),
+        (Filters(since=dt.datetime(2026, 11, 2, tzinfo=dt.UTC)), ["p:g:alpha", "p:g:beta", "p:g:gamma"], 5),
         (Filters(task_type="option-selection"), ["p:g:alpha", "p:g:gamma"], 2),
         (Filters(task="*:beta"), ["p:g:beta"], 2),
         (Filters(task="h/*"), ["p:h:delta"], 0),
@@ -256,7 +257,7 @@ def test_filters_narrow_tasks_and_runs(store: Path, filters: Filters, tasks: lis
 
 
 def test_since_narrows_durations(store: Path) -> None:
-    phases = {s.task_type: s for s in _stats(store, Filters(since=dt.date(2026, 11, 2))).phases}
+    phases = {s.task_type: s for s in _stats(store, Filters(since=dt.datetime(2026, 11, 2, tzinfo=dt.UTC))).phases}
     assert phases["analysis"].runs == 2 and phases["analysis"].median == 1500
 
 
@@ -344,7 +345,28 @@ def test_bad_since_is_a_usage_error(store: Path, capsys: pytest.CaptureFixture[s
     with pytest.raises(SystemExit) as exc:
         _run(capsys, "stats", store, "--since", "last week")
     assert exc.value.code == 2
-    assert "--since: 'last week' is not a date (YYYY-MM-DD)" in capsys.readouterr().err
+    assert "--since: 'last week' is not a date (2026-11-30), a UTC time" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("since", "runs"), [("99999w", 6), ("2026-11-02", 5), ("2026-11-02T00:00:00Z", 5)])
+def test_since_takes_every_form_of_the_time_filter_grammar(
+    store: Path, capsys: pytest.CaptureFixture[str], since: str, runs: int
+) -> None:
+    """``--since`` reads what search's ``since:`` reads (an age too), to the same moment."""
+    code, out, err = _run(capsys, "stats", store, "--json", "--since", since)
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    assert doc["runsPerDay"] and sum(sum(v for k, v in d.items() if k != "day") for d in doc["runsPerDay"]) == runs
+    now = dt.datetime(2026, 12, 5, tzinfo=dt.UTC)
+    moment = times.parse_since(since, now)
+    assert moment is not None and parse(f"since:{since}", now=now).since_ns == max(0, int(moment.timestamp()) * 10**9)
+
+
+def test_since_is_a_moment_not_a_day(store: Path) -> None:
+    first = min(run.start for run in _stats(store).runs if run.start is not None)
+    assert len(_stats(store, Filters(since=first)).runs) > len(
+        _stats(store, Filters(since=first + dt.timedelta(seconds=1))).runs
+    )
 
 
 def test_no_store_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -266,3 +266,24 @@ def test_a_query_fts5_cannot_parse_is_a_bad_query_not_a_corrupt_index(fresh_demo
             index.search(Query("deep", node))
         assert index.notices == [] and index.path.stat().st_ino == before
         assert _paths(index, "retry")
+
+
+def test_since_filters_on_the_time_the_store_records_not_the_mtime(fresh_demo: Path, fresh_index: SearchIndex) -> None:
+    """The demo's two analysis runs of one task (15:20 and 17:05 on 5 November) were written seconds apart: only
+    the runs' recorded times tell them apart. A file the store records no time for keeps its mtime."""
+    prompts = f"kind:prompt task:{TASK} type:analysis"
+    both = _paths(fresh_index, prompts)
+    later = _paths(fresh_index, f"{prompts} since:2026-11-05T16:00:00Z")
+    assert later and all("-analysis-002" in p for p in later)
+    assert later < both and any("-analysis-001" in p for p in both)
+    note = _note(fresh_demo, "20261130T120000Z-scratch.md")
+    note.write_text("quokkazebra\n")
+    os.utime(note, (0, 0))  # its name records 30 November: that, not the mtime, is its time
+    fresh_index.update()
+    assert _paths(fresh_index, "quokkazebra since:2026-11-29") == {layout.rel(note, fresh_demo)}
+    assert _paths(fresh_index, "quokkazebra since:2026-12-01") == set()
+    brief = layout.instruction_set_dir(layout.tasks_dir(fresh_demo) / TASK) / "task-brief.md"
+    os.utime(brief, (0, 0))
+    brief.write_text(brief.read_text() + "\nThe quokkafox clause.\n")
+    fresh_index.update()
+    assert _paths(fresh_index, "quokkafox since:1d") == {layout.rel(brief, fresh_demo)}

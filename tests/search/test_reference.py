@@ -15,6 +15,7 @@ from okstra_core import layout
 from okstra_core.search.extract import extract, file_kind
 from okstra_core.search.index import SearchIndex
 from okstra_core.search.query import Query, parse
+from okstra_core.search.recorded import task_times
 from okstra_core.search.tokens import tokens
 from okstra_core.store import Project
 
@@ -57,6 +58,8 @@ QUERIES = [
     "type:implementation-planning,option-selection key",
     "since:2000-01-01 gateway",
     "since:2999-01-01 gateway",
+    "since:2026-11-05T16:00:00Z gateway",
+    "since:2026-11-20 kind:prompt",
     "rounding OR (fraud NOT rules)",
     "zzzz-not-there",
     "éxactly",
@@ -88,6 +91,9 @@ def _files(root: Path) -> Iterator[tuple[Path, str, str, str | None]]:
 def _reference(root: Path, query: Query) -> Counter[tuple[str, str, str | None]]:
     """The hits of *query* found by reading every file and testing each section's tokens."""
     keys = {f"{r.root.parent.name}/{r.root.name}": r.key for r in Project(root).task_refs}
+    recorded: dict[str, int] = {}
+    for folder in keys:
+        recorded.update(task_times(root, folder))
     out: Counter[tuple[str, str, str | None]] = Counter()
     for path, kind, folder, task_type in _files(root):
         key = keys.get(folder) or folder
@@ -97,7 +103,8 @@ def _reference(root: Path, query: Query) -> Counter[tuple[str, str, str | None]]
             continue
         if query.types and task_type not in query.types:
             continue
-        if query.since_ns is not None and os.stat(path).st_mtime_ns < query.since_ns:
+        at = recorded.get(layout.rel(path, root), os.stat(path).st_mtime_ns)
+        if query.since_ns is not None and at < query.since_ns:
             continue
         for section in extract(path, root, kind).sections:
             if query.kinds and section.kind not in query.kinds:

@@ -42,11 +42,17 @@ def test_check_delegates_to_the_checker_without_ui(monkeypatch: pytest.MonkeyPat
     assert calls == [["proj", "--format", "json", "--select", "E1"]]
 
 
-def test_demo_opens_a_fresh_demo_with_its_manager_home(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_demo_opens_a_fresh_demo_with_its_manager_home(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The demo is written in a new temporary folder, shown with its path, kept, and named on quit."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(cli.tempfile, "tempdir", None)  # read TMPDIR afresh
     seen: dict[str, object] = {}
 
     def fake_run(self: OkstraApp) -> None:
         seen["root"] = self.project.root
+        seen["label"] = self.project_label
         seen["home"] = os.environ["OKSTRA_HOME"]
         seen["catalog"] = (self.project.root / ".okstra" / "discovery" / "task-catalog.json").is_file()
         seen["handlers"] = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
@@ -54,14 +60,48 @@ def test_demo_opens_a_fresh_demo_with_its_manager_home(monkeypatch: pytest.Monke
     monkeypatch.setattr(OkstraApp, "run", fake_run)
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
     assert cli.main(["--demo"]) == 0
-    # While the demo is open a stop request removes it; afterwards the caller's own handlers are back.
+    # While the demo is open a stop request unwinds through the clean-up; afterwards the caller's own
+    # handlers are back.
     assert seen["handlers"] == dict.fromkeys(before, cli._exit_on_sigterm)
     assert {sig: signal.getsignal(sig) for sig in before} == before
     root = seen["root"]
-    assert isinstance(root, Path)
+    assert isinstance(root, Path) and root.parent.parent == tmp_path
     assert seen["catalog"] is True
     assert seen["home"] == str(root / ".okstra-home")
-    assert not root.exists(), "the temporary demo is removed when the app exits"
+    assert seen["label"] == f"demo {root}", "the breadcrumbs say where the demo lies"
+    assert root.is_dir(), "the demo is kept for the okstra commands"
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        out[-1]
+        == f"okstra-tui: the demo project is kept at {root} (try: okstra inbox {root}; --discard-demo removes it)"
+    )
+
+
+def test_discard_demo_removes_it_on_quit_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(cli.tempfile, "tempdir", None)
+    roots: list[Path] = []
+    monkeypatch.setattr(OkstraApp, "run", lambda self: roots.append(self.project.root))
+    assert cli.main(["--demo", "--discard-demo"]) == 0
+    assert roots and not roots[0].exists() and list(tmp_path.iterdir()) == []
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == f"okstra-tui: the demo project at {roots[0]} was removed (without --discard-demo it is kept)"
+
+
+def test_a_demo_cut_short_while_written_is_removed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(cli.tempfile, "tempdir", None)
+
+    def cut(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("okstra_core.demo.generate", cut)
+    monkeypatch.setattr(OkstraApp, "run", lambda self: pytest.fail("the workbench must not open"))
+    with pytest.raises(KeyboardInterrupt):
+        cli.main(["--demo"])
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_demo_without_a_temporary_folder_says_so_in_one_line(
@@ -86,6 +126,7 @@ def test_demo_without_a_temporary_folder_says_so_in_one_line(
     ("args", "said"),
     [
         (["--demo-tasks", "50"], "--demo-tasks goes with --demo"),
+        (["--discard-demo"], "--discard-demo goes with --demo"),
         (["--demo", "--demo-tasks", "-5"], "--demo-tasks must be between 0 and"),
         (["--demo", "--demo-tasks", "2000000"], "--demo-tasks must be between 0 and"),
     ],
@@ -97,3 +138,19 @@ def test_demo_tasks_out_of_place_or_range_is_a_usage_error(
     with pytest.raises(SystemExit) as exit_:
         cli.main(args)
     assert exit_.value.code == 2 and said in capsys.readouterr().err
+
+
+async def test_the_demo_s_breadcrumbs_say_where_it_lies(demo_root: Path) -> None:
+    from okstra_core.store import Project
+    from okstra_tui.screens.base import Breadcrumbs
+    from okstra_tui.screenshots import settle
+
+    project = Project.open(demo_root)
+    assert isinstance(project, Project)
+    app = OkstraApp(project, demo_dir=demo_root.parent)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        line = app.screen.query_one(Breadcrumbs).line(120).plain
+        assert line.startswith(f"okstra {app.project_label}  ›  ") and str(demo_root.name) in line
+    plain = OkstraApp(project)
+    assert plain.project_label == demo_root.name  # a project of one's own keeps its short name

@@ -1,4 +1,5 @@
-"""``okstra-tui --demo`` removes its temporary demo when the terminal closes (SIGHUP) or it is stopped (SIGTERM)."""
+"""``okstra-tui --demo --discard-demo`` removes its demo when the terminal closes (SIGHUP) or it is stopped
+(SIGTERM), as when it quits."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def test_demo_folder_is_removed_on_signal(tmp_path: Path, sig: int) -> None:
     env = {**os.environ, "TMPDIR": str(tmp_path), "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30"}
     pid, fd = pty.fork()
     if pid == 0:  # the child runs the workbench on the pty, as a terminal would
-        os.execve(sys.executable, [sys.executable, "-m", "okstra_tui", "--demo"], env)
+        os.execve(sys.executable, [sys.executable, "-m", "okstra_tui", "--demo", "--discard-demo"], env)
     try:
         deadline = time.monotonic() + 120
         shown = b""

@@ -67,9 +67,13 @@ def test_days_without_runs_stay_on_the_time_axis(demo_root: Path) -> None:
     ("text", "expected"),
     [
         ("", Filters()),
-        ("since:2026-11-02", Filters(since=dt.date(2026, 11, 2))),
+        ("since:2026-11-02", Filters(since=dt.datetime(2026, 11, 2, tzinfo=dt.UTC))),
+        ("since:2026-11-02T10:30:00Z", Filters(since=dt.datetime(2026, 11, 2, 10, 30, tzinfo=dt.UTC))),
         ("type:analysis task:'payments/*'", Filters(task="payments/*", task_type="analysis")),
-        ("--since 2026-11-02 --type=analysis", Filters(since=dt.date(2026, 11, 2), task_type="analysis")),
+        (
+            "--since 2026-11-02 --type=analysis",
+            Filters(since=dt.datetime(2026, 11, 2, tzinfo=dt.UTC), task_type="analysis"),
+        ),
     ],
 )
 def test_filter_line(text: str, expected: Filters) -> None:
@@ -80,7 +84,7 @@ def test_filter_line(text: str, expected: Filters) -> None:
 @pytest.mark.parametrize(
     ("text", "said"),
     [
-        ("since:yesterday", "since: 'yesterday' is not a date (YYYY-MM-DD)"),
+        ("since:yesterday", "since: 'yesterday' is not a date (2026-11-30), a UTC time"),
         ("owner:me", "unknown filter 'owner:me'"),
         ("type:", "unknown filter 'type:'"),
         ("task:'open", "cannot read the filter"),
