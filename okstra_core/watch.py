@@ -236,9 +236,9 @@ class StoreWatcher:
             # A change made once this returns is seen: the caller reads after it (a large store takes longer).
             self._ready.wait(READY_SECONDS)
         else:
-            started = time.monotonic()
+            started = time.thread_time()
             self._baseline = signature(self.poll_paths())
-            self.poll_interval = max(poll_seconds, (time.monotonic() - started) / POLL_SHARE)
+            self.poll_interval = max(poll_seconds, (time.thread_time() - started) / POLL_SHARE)
             self._full_due = time.monotonic() + self.poll_interval
             if hot_paths is not None:
                 self._hot_look()
@@ -339,9 +339,11 @@ class StoreWatcher:
             return False
         now = time.monotonic()
         if now >= self._full_due:
+            cost = time.thread_time()
             current = signature(self.poll_paths())
-            # Polling a large store costs: look less often, so that it takes at most POLL_SHARE of a core.
-            self.poll_interval = max(self.poll_seconds, (time.monotonic() - now) / POLL_SHARE)
+            # Polling a large store costs: look less often, so that it takes at most POLL_SHARE of a core (the
+            # processor time of the look: on a loaded machine its wall time says more of the others' work).
+            self.poll_interval = max(self.poll_seconds, (time.thread_time() - cost) / POLL_SHARE)
             self._full_due = time.monotonic() + self.poll_interval
             old, self._baseline = self._baseline, current
             if self.hot_paths is not None:
@@ -362,9 +364,9 @@ class StoreWatcher:
 
     def _hot_look(self) -> Signature:
         assert self.hot_paths is not None
-        started = time.monotonic()
+        started = time.thread_time()
         current = signature(self.hot_paths())
-        self.hot_interval = max(self.poll_seconds, (time.monotonic() - started) / HOT_SHARE)
+        self.hot_interval = max(self.poll_seconds, (time.thread_time() - started) / HOT_SHARE)
         self._hot_due = time.monotonic() + self.hot_interval
         self._hot_baseline = current
         return current

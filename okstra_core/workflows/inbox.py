@@ -98,6 +98,10 @@ def read_inbox(project: Project, index: StoreIndex | None = None) -> Inbox:
     With *index*, the task list and each task's decisions are facts of the store index: reused while every
     file they were read from is as it was, read afresh otherwise; the answer is the same either way.
     """
+    return _read(project, index)
+
+
+def _read(project: Project, index: StoreIndex | None) -> Inbox:
     if index is not None:
         return _read_inbox_indexed(project, index)
     found: list[PendingDecision] = []
@@ -301,7 +305,7 @@ def read_paths(project: Project, index: StoreIndex | None = None) -> list[Path]:
     at each of those paths, which a poll takes again.
     """
     with reading.recording() as reads:
-        read_inbox(project, index)
+        _read(project, index)
     return [Path(p) for p in reads.paths]
 
 
