@@ -525,6 +525,10 @@ def okstra_state_dir() -> Path:
     return Path.home() / ".local" / "state" / "okstra"
 
 
+#: The roots opened in the workbench, in :func:`okstra_state_dir` (:func:`okstra_core.projects.remember_root`).
+WORKBENCH_PROJECTS: Final = "workbench-projects.json"
+
+
 def project_digest(project_root: Path) -> str:
     """How per-user state names a project: a digest of its real path (the same project, however reached)."""
     real = os.path.realpath(project_root)
