@@ -72,7 +72,9 @@ def register(sub: Any) -> None:
         description='Words must all match; "exact phrases", prefix*, OR, NOT (or -word), parentheses; filters '
         "kind:KIND, task:GLOB, type:TASK-TYPE, since:DATE|AGE (7d). Exit 0: hits, 1: none, 2: cannot run.",
     )
-    p.add_argument("project", nargs="?", help="project root holding .okstra/ (with --all: the query's first word)")
+    p.add_argument(
+        "project", metavar="PROJECT", help="project root holding .okstra/ (with --all: the query's first word)"
+    )
     p.add_argument("query", nargs="*", help="the query (its words are joined with spaces)")
     p.add_argument("--json", action="store_true", help=f"print the hits as JSON (version {SEARCH_JSON_VERSION})")
     p.add_argument("--limit", type=_limit, default=DEFAULT_LIMIT, metavar="N", help="at most N hits (default 50)")
@@ -111,8 +113,8 @@ def run(args: argparse.Namespace) -> int:
     from ..search.index import SearchError, SearchIndex
     from ..search.query import QueryError, parse
 
-    words = [args.project, *args.query] if args.all and args.project is not None else args.query
-    check_all_args(args, args.parser, args.project is not None and not args.all)
+    words = [args.project, *args.query] if args.all else args.query
+    check_all_args(args, args.parser, not args.all)
     text = " ".join(words)
     query = None
     if text.strip() or not args.reindex:
