@@ -173,7 +173,8 @@ class _Watched:
 
     def close(self) -> None:
         self.watcher.close()
-        self._thread.join(timeout=5)
+        if self._thread.ident is not None:  # a signal may end the command before the thread started
+            self._thread.join(timeout=5)
 
 
 def watch_all(args: argparse.Namespace) -> int:
@@ -199,6 +200,9 @@ def watch_all(args: argparse.Namespace) -> int:
     except _Stopped:
         pass
     finally:
+        # A second SIGINT or SIGTERM while the watchers close would end the command with a traceback.
+        for sig in previous:
+            signal.signal(sig, signal.SIG_IGN)
         stop.set()
         for w in watched.values():
             w.close()
