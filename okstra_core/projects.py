@@ -375,8 +375,9 @@ def discover(
         found += [(Source("remembered", str(remembered_path()), r), None) for r, _ in remembered_roots(registry.notes)]
     found += [(Source("named", "command line", os.path.abspath(p)), None) for p in named]
     by_key: dict[str, ProjectEntry] = {}
+    by_id: dict[str, ProjectEntry] = {}
     for source, project_id in found:
-        _add(registry, by_key, source, project_id)
+        _add(registry, (by_key, by_id), source, project_id)
     if registry.left_out:
         registry.notes.append(
             f"{MAX_PROJECTS + registry.left_out} projects; only the first {MAX_PROJECTS} are read "
@@ -386,17 +387,26 @@ def discover(
     return registry
 
 
-def _add(registry: Registry, by_key: dict[str, ProjectEntry], source: Source, project_id: str | None) -> None:
+def _add(
+    registry: Registry,
+    index: tuple[dict[str, ProjectEntry], dict[str, ProjectEntry]],
+    source: Source,
+    project_id: str | None,
+) -> None:
+    """Take in one source's root: merged into the entry of the same real root, else a new entry (*index*:
+    the entries by real root and by every id and alias they answer to)."""
+    by_key, by_id = index
     look = look_at(source.given)
     entry = by_key.get(look.key)
     if entry is not None:
         entry.sources.append(source)
         if project_id is not None and project_id != entry.project_id:
-            if entry.sources[0].kind == "manager" or registry.find(project_id) is not None:
+            if entry.sources[0].kind == "manager" or project_id in by_id:
                 if project_id not in entry.aliases:
                     entry.aliases.append(project_id)
             else:  # first named only by the person: the manager's id is the one to use
                 entry.project_id = project_id
+            by_id.setdefault(project_id, entry)
         if entry.symlink is None:
             entry.symlink = look.symlink
         return
@@ -405,21 +415,22 @@ def _add(registry: Registry, by_key: dict[str, ProjectEntry], source: Source, pr
         return
     pid = project_id if project_id is not None else derived_id(look.key)
     entry = ProjectEntry(pid, Path(look.key), [source], look.health, look.reason, look.symlink)
-    taken = registry.find(pid)
+    taken = by_id.get(pid)
     if taken is not None:
         entry.project_id = f"{pid}-{layout.project_digest(Path(look.key))[:8]}"
         entry.health = "duplicate"
         entry.reason = f"project id {pid!r} is already used by {taken.root}; this registration is not read"
     registry.entries.append(entry)
     by_key[look.key] = entry
+    by_id.setdefault(entry.project_id, entry)
 
 
 def _mark_nested(entries: list[ProjectEntry]) -> None:
-    """Mark each readable project that lies inside another readable project's root."""
-    roots = sorted((str(e.root), e) for e in entries if e.readable)
-    for path, entry in roots:
-        for other_path, other in roots:
-            if other is not entry and path.startswith(other_path.rstrip(os.sep) + os.sep):
-                entry.health = "nested"
-                entry.reason = f"inside project {other.project_id!r} ({other_path}); its own store is read"
-                break
+    """Mark each readable project that lies inside another readable project's root (its folders above are
+    looked up, so a thousand projects cost a thousand short walks, not a million comparisons)."""
+    readable = {e.root: e for e in entries if e.readable}
+    for entry in list(readable.values()):
+        outer = next((readable[p] for p in entry.root.parents if p in readable), None)
+        if outer is not None:
+            entry.health = "nested"
+            entry.reason = f"inside project {outer.project_id!r} ({outer.root}); its own store is read"
