@@ -1,5 +1,8 @@
 """``okstra inbox PROJECT [--json] [--watch]``: the decisions waiting for a person.
 
+``okstra inbox --all`` reads every project a person works on instead (see
+:mod:`okstra_core.commands.inbox_all` and ``docs/projects.md``).
+
 Exit 0 when the list is complete, whether or not anything waits; 1 when it
 may not be: a folder the inbox had to list could not be listed, or a file it
 had to read could not be read (the list shows what could be read), or the
