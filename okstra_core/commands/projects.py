@@ -12,9 +12,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..projects import ProjectEntry, Registry, discover
 from ..text import visible
+
+if TYPE_CHECKING:
+    from ..projects import ProjectEntry, Registry
 
 #: ``--project ID`` names no project of the registry.
 EXIT_UNKNOWN_PROJECT = 2
@@ -68,6 +71,8 @@ def selected_projects(args: argparse.Namespace, verb: str) -> tuple[list[Project
 
     An id ``--project`` names that no project has is a usage error (exit 2), said in one line.
     """
+    from ..projects import discover  # the models it reads are loaded only when a verb runs --all
+
     registry = discover(args.home, named=args.root)
     entries, unknown = registry.select(args.project_ids)
     if unknown:
