@@ -537,6 +537,9 @@ def okstra_config_dir() -> Path:
 #: The workbench's view preferences (its theme), in :func:`okstra_config_dir`.
 PREFERENCES_FILE: Final = "workbench.json"
 
+#: The roots opened in the workbench, in :func:`okstra_state_dir` (:func:`okstra_core.projects.remember_root`).
+WORKBENCH_PROJECTS: Final = "workbench-projects.json"
+
 
 def project_digest(project_root: Path) -> str:
     """How per-user state names a project: a digest of its real path (the same project, however reached)."""

@@ -33,7 +33,7 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from . import layout, names, reading, times
 from .errors import LoadError
@@ -41,6 +41,9 @@ from .models.convergence import ConvergenceFinal
 from .models.run import COMPLETED_STATUS, FAILED_STATUSES, IN_PROGRESS_STATUSES
 from .models.task import Timeline, TimelineEntry
 from .store import Project, Task
+
+if TYPE_CHECKING:
+    from .projects import ProjectEntry
 
 STATS_JSON_VERSION: Final = 1
 
@@ -633,3 +636,17 @@ def _count_sizes(worker: WorkerSizes, prompt_bytes: int | None, transcript_bytes
 
 
 __all__ = ["Filters", "Stats", "compute", "parse_time", "spread", "task_runs"]
+
+
+def compute_for(entry: ProjectEntry, filters: Filters | None = None) -> Stats | str:
+    """The statistics of a registry entry's project (:mod:`okstra_core.projects`), or one line saying why
+    it cannot be read."""
+    if not entry.readable:
+        return f"{entry.root}: {entry.reason or entry.health}"
+    opened = Project.open(entry.root)
+    if isinstance(opened, LoadError):
+        return f"{opened.path}: {opened.reason} (it was there when the projects were listed)"
+    try:
+        return compute(Project(entry.root), filters)
+    except OSError as exc:  # the root vanished while it was read
+        return f"{entry.root}: cannot be read ({exc.strerror or exc})"

@@ -293,6 +293,8 @@ def _open(root: Path, args: argparse.Namespace, demo_parent: Path | None) -> int
         return EXIT_USAGE
     if args.notify is not None:
         os.environ[NOTIFY_ENV] = args.notify  # the sessions of --serve inherit it
+    if demo_parent is None:
+        _remember(project.root)
     if args.serve:
         return _serve(project.root, args)
     if args.read_only:
@@ -305,6 +307,18 @@ def _open(root: Path, args: argparse.Namespace, demo_parent: Path | None) -> int
 
     OkstraApp(project, demo_dir=demo_parent, preferences=load_preferences()).run()
     return 0
+
+
+def _remember(root: Path) -> None:
+    """Add *root* to the projects opened in the workbench (``okstra inbox --all`` reads them); a state file
+    that cannot be written is one line on stderr, and the project opens all the same."""
+    from okstra_core.errors import OkstraError
+    from okstra_core.projects import remember_root
+
+    try:
+        remember_root(root)
+    except OkstraError as exc:
+        print(f"okstra-tui: notice: {exc}", file=sys.stderr)
 
 
 def _serve(root: Path, args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -239,9 +240,12 @@ def _shared_demo_left_alone(request: pytest.FixtureRequest) -> Iterator[None]:
     """A test given the shared demo (not only a private copy of it) fails when it changed the demo: the tests
     that come after it in the same worker would read its changes, and fail or pass depending on the order."""
     yield
-    if "demo_root" not in request.fixturenames or "fresh_demo" in request.fixturenames:
-        return
-    root = request.getfixturevalue("demo_root")
+    for shared, private in (("demo_root", "fresh_demo"), ("many_root", "fresh_many")):
+        if shared in request.fixturenames and private not in request.fixturenames:
+            _left_alone(request.getfixturevalue(shared))
+
+
+def _left_alone(root: Path) -> None:
     before, after = _DEMO_STATE[root], _tree_state(root)
     if after != before:
         _DEMO_STATE[root] = after  # the next test is judged on what it changes itself
@@ -335,3 +339,28 @@ def document_values(docs: dict[Path, str]) -> list[tuple[Path, str, Any]]:
             doc_kind = FINAL_REPORT_VERSIONS[value["schemaVersion"]] if kind == "final-report" else kind
             out.append((path, doc_kind, value))
     return out
+
+
+@pytest.fixture(scope="session")
+def many_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo of many projects (``okstra demo --projects``), generated once per session and shared read-only:
+    ``shop``, ``billing``, ``mobile`` and their manager home ``okstra-home``."""
+    from okstra_core.demo.projects import generate_projects
+
+    target = tmp_path_factory.mktemp("many") / "demo"
+    generate_projects(target)
+    _DEMO_STATE[target] = _tree_state(target)
+    return target
+
+
+@pytest.fixture
+def fresh_many(many_root: Path, tmp_path: Path) -> Path:
+    """A private, mutable copy of the demo of many projects, its manager registering the copies."""
+    from okstra_core.demo.projects import HOME_DIR
+
+    target = tmp_path / "many"
+    shutil.copytree(many_root, target, symlinks=True)
+    for path in (target / HOME_DIR / layout.MANAGERS_DIR).glob(f"*/{layout.MANAGER_PROJECTS}"):
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace(json.dumps(str(many_root))[1:-1], json.dumps(str(target))[1:-1]), encoding="utf-8")
+    return target

@@ -1,5 +1,8 @@
 """``okstra inbox PROJECT [--json] [--watch]``: the decisions waiting for a person.
 
+``okstra inbox --all`` reads every project a person works on instead (see
+:mod:`okstra_core.commands.inbox_all` and ``docs/projects.md``).
+
 Exit 0 when the list is complete, whether or not anything waits; 1 when it
 may not be: a folder the inbox had to list could not be listed, or a file it
 had to read could not be read (the list shows what could be read), or the
@@ -44,10 +47,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..text import visible
 from .common import add_index_args, open_index, open_project, say_index_notices
-
-INBOX_JSON_VERSION = 1
-#: The JSON lists at most this many unreadable files (sorted); ``unreadable`` counts them all.
-UNREADABLE_PATHS_MAX = 50
+from .inbox_output import INBOX_JSON_VERSION, group_lines, reread, unreadable_fields
+from .projects import add_all_args, check_all_args
 
 if TYPE_CHECKING:
     from ..workflows.inbox import Inbox
@@ -70,7 +71,7 @@ def register(sub: Any) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("project", type=Path, help="project root holding .okstra/")
+    p.add_argument("project", type=Path, nargs="?", help="project root holding .okstra/ (or --all)")
     p.add_argument("--json", action="store_true", help="print the list as JSON (version 1)")
     p.add_argument(
         "--watch",
@@ -79,12 +80,18 @@ def register(sub: Any) -> None:
         "(with --json: JSON Lines); Ctrl-C or SIGTERM ends it with exit 0",
     )
     add_index_args(p)
-    p.set_defaults(func=run)
+    add_all_args(p, "the decisions")
+    p.set_defaults(func=run, parser=p)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..workflows.inbox import read_inbox
 
+    check_all_args(args, args.parser, args.project is not None)
+    if args.all:
+        from .inbox_all import run_all, watch_all
+
+        return watch_all(args) if args.watch else run_all(args)
     if args.watch:
         return watch(args)
     project = open_project(args)
@@ -139,29 +146,15 @@ def inbox_document(root: Path, inbox: Inbox) -> dict[str, Any]:
         "version": INBOX_JSON_VERSION,
         "project": str(root),
         "items": [d.to_json() for d in inbox.items],
-        **_unreadable_fields(inbox),
+        **unreadable_fields(inbox),
     }
 
 
-def _unreadable_fields(inbox: Inbox) -> dict[str, Any]:
-    """``unreadable`` (how many files and folders could not be read) and ``unreadablePaths`` (the first ones)."""
-    paths = sorted([*inbox.unreadable, *inbox.unlisted])
-    return {"unreadable": len(paths), "unreadablePaths": paths[:UNREADABLE_PATHS_MAX]}
-
-
 def print_groups(items: list[Any]) -> None:
-    groups: dict[str, list[Any]] = {}
-    for decision in items:
-        groups.setdefault(decision.task, []).append(decision)
-    for task, decisions in groups.items():
-        print(f"{visible(task)} ({len(decisions)} waiting)")
-        for d in decisions:
-            label = d.kind + (f" {d.item}" if d.item else "") + (f" [{d.detail}]" if d.detail else "")
-            print(f"  {d.since}  {visible(label)}: {visible(d.summary)}")
-            print(f"      {visible(d.path)}")
-        print()
+    lines, tasks = group_lines(items)
+    for line in lines:
+        print(line)
     count = len(items)
-    tasks = len(groups)
     print(f"{count} decision{'s' if count != 1 else ''} waiting in {tasks} task{'s' if tasks != 1 else ''}")
 
 
@@ -192,7 +185,7 @@ def watch(args: argparse.Namespace) -> int:
         _emit_snapshot(args, root, inbox)
         print(f"okstra inbox: watching {visible(str(root))} ({watcher.why}); Ctrl-C stops", file=sys.stderr)
         while watcher.wait():
-            current = _reread(root, inbox, watcher.take_changed())
+            current = reread(root, inbox, watcher.take_changed())
             _emit_changes(args, inbox, current)
             inbox = current
             hot.waiting = {d.task_root for d in inbox.items if d.task_root is not None}
@@ -204,19 +197,6 @@ def watch(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0
-
-
-def _reread(root: Path, before: Inbox, changed: set[Path] | None) -> Inbox:
-    """The inbox after a change: only the task folders the changed paths lie in, when they all lie in one."""
-    from ..layout import task_root_of
-    from ..store import Project
-    from ..workflows.inbox import read_inbox, refresh_inbox
-
-    project = Project(root)
-    roots = None if changed is None else {task_root_of(root, path) for path in changed}
-    if roots is None or None in roots:
-        return read_inbox(project)
-    return refresh_inbox(project, before, {r for r in roots if r is not None})
 
 
 def _emit_snapshot(args: argparse.Namespace, root: Path, inbox: Inbox) -> None:
@@ -240,7 +220,7 @@ def _emit_changes(args: argparse.Namespace, before: Inbox, after: Inbox) -> None
     readable_changed = (after.unlisted, after.unreadable) != (before.unlisted, before.unreadable)
     if args.json and readable_changed:
         # First, so that a decision "removed" because its folder could not be listed is never taken as made.
-        doc = {"version": INBOX_JSON_VERSION, "event": "unreadable", **_unreadable_fields(after)}
+        doc = {"version": INBOX_JSON_VERSION, "event": "unreadable", **unreadable_fields(after)}
         print(json.dumps(doc, ensure_ascii=True), flush=True)
     added, removed = inbox_changes(before.items, after.items)
     for event, decisions in (("removed", removed), ("added", added)):

@@ -27,9 +27,12 @@ from typing import TYPE_CHECKING, Any
 from .. import layout
 from ..progress import terminal_progress
 from ..text import visible
+from .projects import add_all_args, check_all_args, say, selected_projects
 
 if TYPE_CHECKING:
     from ..search.index import Hit, Results
+    from ..search.projects import ProjectHits
+    from ..search.query import Query
 
 SEARCH_JSON_VERSION = 1
 EXIT_FOUND = 0
@@ -70,7 +73,9 @@ def register(sub: Any) -> None:
         "kind:KIND, task:GLOB, type:TASK-TYPE, since:DATE|TIME|AGE (7d; the recorded time). "
         "Exit 0: hits, 1: none, 2: cannot run.",
     )
-    p.add_argument("project", type=Path, help="project root holding .okstra/")
+    p.add_argument(
+        "project", metavar="PROJECT", help="project root holding .okstra/ (with --all: the query's first word)"
+    )
     p.add_argument("query", nargs="*", help="the query (its words are joined with spaces)")
     p.add_argument("--json", action="store_true", help=f"print the hits as JSON (version {SEARCH_JSON_VERSION})")
     p.add_argument("--limit", type=_limit, default=DEFAULT_LIMIT, metavar="N", help="at most N hits (default 50)")
@@ -96,7 +101,8 @@ def register(sub: Any) -> None:
         metavar="N",
         help="processes for the look at the store that keeps the index exact (default: all cores)",
     )
-    p.set_defaults(func=run)
+    add_all_args(p, "search the store")
+    p.set_defaults(func=run, parser=p)
 
 
 def _fail(message: str) -> int:
@@ -108,18 +114,22 @@ def run(args: argparse.Namespace) -> int:
     from ..search.index import SearchError, SearchIndex
     from ..search.query import QueryError, parse
 
-    text = " ".join(args.query)
+    words = [args.project, *args.query] if args.all else args.query
+    check_all_args(args, args.parser, not args.all)
+    text = " ".join(words)
     query = None
     if text.strip() or not args.reindex:
         try:
             query = parse(text)
         except QueryError as exc:
             return _fail(f"bad query: {exc}")
+    include_logs = args.include_logs or (query is not None and query.wants_logs)
+    if args.all:
+        return run_all(args, query, text, include_logs)
     root = Path(args.project)
     if not layout.okstra_dir(root).is_dir():
         return _fail(f"{root}: no .okstra/ store in this folder")
     root = Path(os.path.realpath(root))
-    include_logs = args.include_logs or (query is not None and query.wants_logs)
     try:
         jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
         index = SearchIndex(root, layout.okstra_cache_dir(args.cache_dir), include_logs=include_logs, jobs=jobs)
@@ -142,10 +152,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(root, text, results, index.notices)
     else:
-        colour = args.colour == "always" or (
-            args.colour == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        )
-        _print_text(results, args.limit, colour)
+        _print_text(results, args.limit, wants_colour(args.colour))
     return EXIT_FOUND if results.hits else EXIT_NOTHING
 
 
@@ -154,7 +161,7 @@ def index_stats(index: Any) -> str:
     return f"{stats['files']:,} files, {stats['sections']:,} sections, {stats['bytes']:,} bytes"
 
 
-def _hit_json(hit: Hit) -> dict[str, Any]:
+def hit_json(hit: Hit) -> dict[str, Any]:
     plain, matches = "", []
     for piece, matched in hit.snippet_parts():
         if matched:
@@ -182,26 +189,15 @@ def _print_json(root: Path, text: str, results: Results, notices: list[str]) -> 
         "project": str(root),
         "query": text,
         "total": results.total,
-        "hits": [_hit_json(h) for h in results.hits],
+        "hits": [hit_json(h) for h in results.hits],
         "notices": notices,
     }
     print(json.dumps(doc, indent=2, ensure_ascii=True))
 
 
 def _print_text(results: Results, limit: int, colour: bool) -> None:
-    from ..search.extract import INDEX_CHARS
-
     for hit in results.hits:
-        what = hit.kind + (f" {hit.label}" if hit.label else "")
-        task = f"{_TASK_STYLE}{visible(hit.task)}{_RESET}" if colour else visible(hit.task)
-        capped = f"  (only the first {INDEX_CHARS:,} characters are indexed)" if hit.capped else ""
-        print(f"{task}  {visible(what)}  {visible(hit.path)}{capped}")
-        snippet = ""
-        for piece, matched in hit.snippet_parts():
-            # Whitespace runs (a line break inside a snippet) read as one space on a result line.
-            piece = visible(" ".join(piece.replace("\n", " ").replace("\t", " ").split(" ")))
-            snippet += f"{_MATCH_STYLE}{piece}{_RESET}" if matched and colour else piece
-        print(f"    {_one_line_keep(snippet)}")
+        print_hit(hit, colour)
     count = results.total
     if not results.hits:
         print("no matches")
@@ -211,8 +207,109 @@ def _print_text(results: Results, limit: int, colour: bool) -> None:
         print(f"{count:,} hit{'s' if count != 1 else ''}")
 
 
+def print_hit(hit: Hit, colour: bool, project: str = "") -> None:
+    """A hit's two lines: the task, the kind and the file (after *project*, when given); the snippet."""
+    from ..search.extract import INDEX_CHARS
+
+    what = hit.kind + (f" {hit.label}" if hit.label else "")
+    task = f"{_TASK_STYLE}{visible(hit.task)}{_RESET}" if colour else visible(hit.task)
+    capped = f"  (only the first {INDEX_CHARS:,} characters are indexed)" if hit.capped else ""
+    where = f"{visible(project)}  " if project else ""
+    print(f"{where}{task}  {visible(what)}  {visible(hit.path)}{capped}")
+    snippet = ""
+    for piece, matched in hit.snippet_parts():
+        # Whitespace runs (a line break inside a snippet) read as one space on a result line.
+        piece = visible(" ".join(piece.replace("\n", " ").replace("\t", " ").split(" ")))
+        snippet += f"{_MATCH_STYLE}{piece}{_RESET}" if matched and colour else piece
+    print(f"    {_one_line_keep(snippet)}")
+
+
+def wants_colour(choice: str) -> bool:
+    return choice == "always" or (choice == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+
+
 def _one_line_keep(text: str) -> str:
     """*text* with runs of spaces squeezed to one (escape sequences of the highlight untouched)."""
     while "  " in text:
         text = text.replace("  ", " ")
     return text.strip()
+
+
+# ------------------------------------------------------------------ --all
+#
+# ``okstra search --all [--project ID]... QUERY``: search every project of the registry.
+#
+# Each project is searched through its own index (as ``okstra search PROJECT``);
+# the hits are merged best first and cut to ``--limit``. Text output names the
+# project before each hit; ``--json`` prints ``{"version": 1, "all": true,
+# "query", "total", "hits": [...], "projects": [...], "notices": [...]}``, each
+# hit an ``okstra search --json`` hit with ``project`` and ``projectRoot``, each
+# project ``{project, projectRoot, health, read, problem, total}``. Exit 0 when
+# something matched, 1 when nothing did, 2 when the query is malformed; a
+# project that could not be searched is one line on standard error and does not
+# change the status when others matched.
+
+VERB = "search"
+
+
+def run_all(args: argparse.Namespace, query: Query | None, text: str, include_logs: bool) -> int:
+    from ..search.projects import merged, search_project, total
+
+    if query is None:
+        args.parser.error("--reindex with --all needs a query (it rebuilds the index of each project searched)")
+        return EXIT_CANNOT_RUN
+    entries, _registry = selected_projects(args, VERB)
+    jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
+    cache = layout.okstra_cache_dir(args.cache_dir)
+    per_project = [
+        search_project(e, cache, query, limit=args.limit, include_logs=include_logs, jobs=jobs, reindex=args.reindex)
+        for e in entries
+    ]
+    for ph in per_project:
+        for notice in ph.notices:
+            say(VERB, f"notice: project {ph.entry.project_id!r}: {notice}")
+        if ph.problem is not None and ph.entry.readable:
+            say(VERB, f"project {ph.entry.project_id!r}: {ph.problem}")
+    best = merged(per_project, args.limit)
+    if args.json:
+        print(json.dumps(all_document(text, per_project, args.limit), indent=2, ensure_ascii=True))
+    else:
+        colour = wants_colour(args.colour)
+        for entry, hit in best:
+            print_hit(hit, colour, entry.project_id)
+        count = total(per_project)
+        if not best:
+            print("no matches")
+        elif count > len(best):
+            print(f"showing the best {len(best):,} of {count:,} hits (--limit {count} shows all)")
+        else:
+            print(f"{count:,} hit{'s' if count != 1 else ''} in {len(entries)} projects")
+    return EXIT_FOUND if best else EXIT_NOTHING
+
+
+def all_document(text: str, per_project: list[ProjectHits], limit: int) -> dict[str, Any]:
+    """The ``--all --json`` document."""
+    from ..search.projects import merged, total
+
+    return {
+        "version": SEARCH_JSON_VERSION,
+        "all": True,
+        "query": text,
+        "total": total(per_project),
+        "hits": [
+            {**hit_json(hit), "project": entry.project_id, "projectRoot": str(entry.root)}
+            for entry, hit in merged(per_project, limit)
+        ],
+        "projects": [
+            {
+                "project": ph.entry.project_id,
+                "projectRoot": str(ph.entry.root),
+                "health": ph.entry.health,
+                "read": ph.results is not None,
+                "problem": ph.problem,
+                "total": 0 if ph.results is None else ph.results.total,
+            }
+            for ph in per_project
+        ],
+        "notices": [f"{ph.entry.project_id}: {n}" for ph in per_project for n in ph.notices],
+    }

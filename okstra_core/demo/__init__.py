@@ -39,6 +39,7 @@ def generate(
     jobs: int | None = None,
     progress: Progress | None = None,
     seed: int = 0,
+    manager: bool = True,
 ) -> Path:
     """Write the demo project into *target* (which must be missing or empty) and return its root.
 
@@ -46,6 +47,8 @@ def generate(
     ``payments/refund-ledger``, wait for a decision), bulk tasks of the same shapes are added.
     *progress*, when given, is called with ``(tasks written, tasks)`` as the work goes on.
     *seed* draws each bulk task's shape, day, start and pace (the same seed gives the same tree).
+    *manager* False leaves out the demo's manager home and its second project (``services/billing``): the
+    demo of many projects (:mod:`okstra_core.demo.projects`) registers the project with its own manager home.
     """
     root = Path(target)
     if root.exists() and any(root.iterdir()):
@@ -62,7 +65,8 @@ def generate(
         if progress is not None:
             progress(done, total)
     write_invocations(root, clock)
-    write_manager(root, clock)
+    if manager:
+        write_manager(root, clock)
     for done, build in enumerate(OPEN_TASKS, len(RICH_TASKS) + 1):
         build(root, clock)
         if progress is not None:

@@ -154,3 +154,37 @@ async def test_the_demo_s_breadcrumbs_say_where_it_lies(demo_root: Path) -> None
         assert line.startswith(f"okstra {app.project_label}  ›  ") and str(demo_root.name) in line
     plain = OkstraApp(project)
     assert plain.project_label == demo_root.name  # a project of one's own keeps its short name
+
+
+def test_a_project_opened_is_remembered_for_all(
+    demo_root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from okstra_core.projects import discover, remembered_roots
+
+    monkeypatch.setattr(OkstraApp, "run", lambda self: None)
+    assert cli.main([str(demo_root)]) == 0
+    assert [r for r, _ in remembered_roots()] == [str(demo_root.resolve())]
+    (entry,) = [e for e in discover().entries if e.sources[0].kind == "remembered"]
+    assert entry.root == demo_root.resolve() and entry.health == "ok"
+    assert capsys.readouterr().err == ""
+
+
+def test_a_state_file_that_cannot_be_written_is_one_line(
+    demo_root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from okstra_core.projects import remembered_path
+
+    remembered_path().mkdir(parents=True)
+    opened: list[Path] = []
+    monkeypatch.setattr(OkstraApp, "run", lambda self: opened.append(self.project.root))
+    assert cli.main([str(demo_root)]) == 0 and opened == [demo_root.resolve()]
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"okstra-tui: notice: {remembered_path()}")
+
+
+def test_the_temporary_demo_is_not_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+    from okstra_core.projects import remembered_roots
+
+    monkeypatch.setattr(OkstraApp, "run", lambda self: None)
+    assert cli.main(["--demo"]) == 0
+    assert remembered_roots() == []

@@ -115,9 +115,9 @@ def test_json_counts_and_lists_the_files_it_could_not_read(
         list(i) == ["kind", "task", "path", "item", "summary", "since"] for i in doc["items"]
     )
     assert (doc["unreadable"], doc["unreadablePaths"]) == (2, broken)
-    from okstra_core.commands import inbox
+    from okstra_core.commands import inbox_output
 
-    monkeypatch.setattr(inbox, "UNREADABLE_PATHS_MAX", 1)
+    monkeypatch.setattr(inbox_output, "UNREADABLE_PATHS_MAX", 1)
     doc = json.loads(okstra(capsys, "inbox", fresh_demo, "--json").out)
     assert (doc["unreadable"], doc["unreadablePaths"]) == (2, broken[:1]), "the list is capped, the count is not"
 

@@ -1,0 +1,309 @@
+"""``okstra inbox --all [--project ID]... [--json] [--watch]``: the decisions waiting in every project.
+
+The projects are those of :func:`okstra_core.projects.discover` (see
+:mod:`okstra_core.commands.projects`); each is read as ``okstra inbox PROJECT``
+reads it, through its own store index. Text output groups the decisions by
+project (registry order), then by task. ``--json`` prints ``{"version": 1,
+"all": true, "projects": [...], "items": [...], "unreadable": N}``: each
+project is its registry entry (``project``, ``projectRoot``, ``health``,
+``reason``, ``symlink``, ``aliases``, ``sources``) with ``read`` (false when
+it could not be read, ``problem`` then says why in one line), ``unreadable``
+and ``unreadablePaths`` as ``okstra inbox --json`` gives them; each item is an
+``okstra inbox --json`` item with ``project`` (the id) and ``projectRoot``.
+Exit 0 when every project was read completely, 1 otherwise.
+
+``--watch`` watches every project that could be read, each with its own
+:class:`okstra_core.watch.StoreWatcher`. With ``--json``: the snapshot (the
+``--json`` document with ``"event": "snapshot"``), then ``added``/``removed``
+events whose items name their project, ``unreadable`` events with
+``project``, and ``{"event": "project", "project", "projectRoot", "read",
+"problem"}`` when a project stops (or starts again) being readable, before
+any change it explains.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import queue
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..text import visible
+from .common import open_index, say_index_notices
+from .inbox_output import INBOX_JSON_VERSION, group_lines, reread, unreadable_fields
+from .projects import say, selected_projects
+
+if TYPE_CHECKING:
+    from ..projects import ProjectEntry
+    from ..watch import StoreWatcher
+    from ..workflows.inbox import HotPaths, Inbox
+    from ..workflows.inbox_all import ProjectInbox
+
+VERB = "inbox"
+
+
+def read_one(args: argparse.Namespace, entry: ProjectEntry) -> ProjectInbox:
+    """One project's inbox through its store index (unless ``--no-cache``)."""
+    from ..workflows.inbox_all import ProjectInbox, open_entry, read_project_inbox
+
+    project = open_entry(entry)
+    if isinstance(project, str):
+        return ProjectInbox(entry, None, project)
+    index = open_index(args, project, VERB)
+    if index is None:
+        return read_project_inbox(entry)
+    with index:
+        result = read_project_inbox(entry, index)
+    say_index_notices(index, VERB)
+    return result
+
+
+def run_all(args: argparse.Namespace) -> int:
+    from ..workflows.inbox_all import read_all_inboxes
+
+    entries, registry = selected_projects(args, VERB)
+    inboxes = read_all_inboxes(entries, lambda entry: read_one(args, entry))
+    _say_problems(inboxes)
+    status = 0 if all(pi.complete for pi in inboxes) and not registry.notes else 1
+    if args.json:
+        print(json.dumps(all_document(inboxes), indent=2, ensure_ascii=True))
+    else:
+        print("\n".join(text_lines(inboxes)))
+    return status
+
+
+def _say_problems(inboxes: list[ProjectInbox]) -> None:
+    """A project the registry found readable that could not be read after all (the others are said already)."""
+    for pi in inboxes:
+        if pi.problem is not None and pi.entry.readable:
+            say(VERB, f"project {pi.entry.project_id!r}: {pi.problem}")
+
+
+def project_fields(pi: ProjectInbox) -> dict[str, Any]:
+    """A project of the ``--all`` document: its registry entry, whether it was read, what could not be."""
+    fields = {**pi.entry.to_json(), "read": pi.inbox is not None, "problem": pi.problem}
+    if pi.inbox is not None:
+        return {**fields, **unreadable_fields(pi.inbox)}
+    return {**fields, "unreadable": 0, "unreadablePaths": []}
+
+
+def all_document(inboxes: list[ProjectInbox]) -> dict[str, Any]:
+    from ..workflows.inbox_all import all_items
+
+    projects = [project_fields(pi) for pi in inboxes]
+    return {
+        "version": INBOX_JSON_VERSION,
+        "all": True,
+        "projects": projects,
+        "items": all_items(inboxes),
+        "unreadable": sum(p["unreadable"] for p in projects),
+    }
+
+
+def text_lines(inboxes: list[ProjectInbox]) -> list[str]:
+    """The decisions grouped by project, then by task; a count line; a line per project not read."""
+    lines: list[str] = []
+    count = waiting_in = 0
+    for pi in inboxes:
+        if pi.inbox is None or not pi.inbox.items:
+            continue
+        groups, _ = group_lines(pi.inbox.items, "  ")
+        lines += [f"{visible(pi.entry.project_id)}  {visible(str(pi.entry.root))}", *groups]
+        count += len(pi.inbox.items)
+        waiting_in += 1
+    read = [pi for pi in inboxes if pi.inbox is not None]
+    if count:
+        lines.append(f"{_plural(count, 'decision')} waiting in {_plural(waiting_in, 'project')} of {len(read)} read")
+    else:
+        lines.append(f"nothing is waiting for you in {_plural(len(read), 'project')}")
+    incomplete = [pi for pi in read if pi.inbox is not None and not pi.inbox.complete]
+    if incomplete:
+        names = ", ".join(visible(pi.entry.project_id) for pi in incomplete)
+        lines.append(f"{_plural(len(incomplete), 'project')} could not be read whole ({names}); run okstra check there")
+    unread = [pi for pi in inboxes if pi.inbox is None]
+    if unread:
+        names = ", ".join(visible(pi.entry.project_id) for pi in unread)
+        lines.append(f"{_plural(len(unread), 'project')} could not be read: {names}")
+    return lines
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+# ------------------------------------------------------------------ --watch
+
+
+class _Stopped(Exception):
+    """SIGINT or SIGTERM asked ``--watch`` to end."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise _Stopped
+
+
+class _Watched:
+    """One project under watch: its watcher, its quick-look paths and a thread that reports its changes."""
+
+    def __init__(self, entry: ProjectEntry, woken: queue.Queue[str], stop: threading.Event) -> None:
+        from .. import layout
+        from ..store import Project
+        from ..watch import StoreWatcher
+        from ..workflows.inbox import HotPaths, read_paths
+
+        self.entry = entry
+        root = entry.root
+        self.hot: HotPaths = HotPaths(root)
+        self.watcher: StoreWatcher = StoreWatcher(
+            layout.okstra_dir(root), lambda: read_paths(Project(root)), hot_paths=self.hot
+        )
+        self._thread = threading.Thread(target=self._loop, args=(woken, stop), daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _loop(self, woken: queue.Queue[str], stop: threading.Event) -> None:
+        while not stop.is_set():
+            if self.watcher.wait(1.0):
+                woken.put(self.entry.project_id)
+
+    def close(self) -> None:
+        self.watcher.close()
+        if self._thread.ident is not None:  # a signal may end the command before the thread started
+            self._thread.join(timeout=5)
+
+
+def watch_all(args: argparse.Namespace) -> int:
+    """``okstra inbox --all --watch``: every project's inbox, then each decision that starts or stops waiting."""
+    entries, _registry = selected_projects(args, VERB)
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    woken: queue.Queue[str] = queue.Queue()
+    stop = threading.Event()
+    watched: dict[str, _Watched] = {}
+    try:
+        # Watch first, then read: a decision made while the inboxes are read is a change a watcher reports.
+        for entry in entries:
+            if entry.readable:
+                watched[entry.project_id] = _Watched(entry, woken, stop)
+        state = {pi.entry.project_id: pi for pi in (_fresh(e) for e in entries)}
+        _follow_waiting(watched, state)
+        _emit_snapshot(args, list(state.values()))
+        for w in watched.values():
+            w.start()
+        say(VERB, f"watching {_plural(len(watched), 'project')}; Ctrl-C stops")
+        while True:
+            _step(args, woken, watched, state)
+    except _Stopped:
+        pass
+    finally:
+        # A second SIGINT or SIGTERM while the watchers close would end the command with a traceback.
+        for sig in previous:
+            signal.signal(sig, signal.SIG_IGN)
+        stop.set()
+        for w in watched.values():
+            w.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0
+
+
+def _fresh(entry: ProjectEntry) -> ProjectInbox:
+    from ..workflows.inbox_all import read_project_inbox
+
+    return read_project_inbox(entry)
+
+
+def _follow_waiting(watched: dict[str, _Watched], state: dict[str, ProjectInbox]) -> None:
+    for pid, w in watched.items():
+        inbox = state[pid].inbox
+        w.hot.waiting = set() if inbox is None else {d.task_root for d in inbox.items if d.task_root is not None}
+
+
+def _step(args: argparse.Namespace, woken: queue.Queue[str], watched: dict[str, _Watched], state: Any) -> None:
+    """Wait for one project to change, read it again and print what changed."""
+    try:
+        pid = woken.get(timeout=1.0)
+    except queue.Empty:
+        return
+    before: ProjectInbox = state[pid]
+    after = _reread_project(before, watched[pid].watcher.take_changed())
+    _emit_project_changes(args, before, after)
+    state[pid] = after
+    _follow_waiting({pid: watched[pid]}, state)
+
+
+def _reread_project(before: ProjectInbox, changed: set[Path] | None) -> ProjectInbox:
+    from ..workflows.inbox_all import ProjectInbox, open_entry
+
+    project = open_entry(before.entry)
+    if isinstance(project, str):
+        return ProjectInbox(before.entry, None, project)
+    if before.inbox is None:
+        return _fresh(before.entry)
+    return ProjectInbox(before.entry, reread(project.root, before.inbox, changed))
+
+
+def _emit_snapshot(args: argparse.Namespace, inboxes: list[ProjectInbox]) -> None:
+    _say_problems(inboxes)
+    if args.json:
+        doc = {"version": INBOX_JSON_VERSION, "event": "snapshot", **all_document(inboxes)}
+        print(json.dumps(doc, ensure_ascii=True), flush=True)
+        return
+    print("\n".join(text_lines(inboxes)), flush=True)
+
+
+def _emit_project_changes(args: argparse.Namespace, before: ProjectInbox, after: ProjectInbox) -> None:
+    entry = after.entry
+    if (before.inbox is None) != (after.inbox is None):
+        _emit_readable(args, after)
+    if after.inbox is None:
+        return  # its decisions are not taken as made while it cannot be read
+    old: Inbox | None = before.inbox
+    if (
+        old is not None
+        and args.json
+        and (old.unlisted, old.unreadable) != (after.inbox.unlisted, after.inbox.unreadable)
+    ):
+        doc = {"version": INBOX_JSON_VERSION, "event": "unreadable", "project": entry.project_id}
+        print(json.dumps({**doc, **unreadable_fields(after.inbox)}, ensure_ascii=True), flush=True)
+    _emit_items(args, after, [] if old is None else old.items, after.inbox.items)
+
+
+def _emit_readable(args: argparse.Namespace, pi: ProjectInbox) -> None:
+    read = pi.inbox is not None
+    if args.json:
+        doc = {
+            "version": INBOX_JSON_VERSION,
+            "event": "project",
+            "project": pi.entry.project_id,
+            "projectRoot": str(pi.entry.root),
+            "read": read,
+            "problem": pi.problem,
+        }
+        print(json.dumps(doc, ensure_ascii=True), flush=True)
+    elif read:
+        print(f"project {visible(pi.entry.project_id)} can be read again", flush=True)
+    else:
+        print(f"project {visible(pi.entry.project_id)} cannot be read: {visible(pi.problem or '')}", flush=True)
+
+
+def _emit_items(args: argparse.Namespace, pi: ProjectInbox, before: list[Any], after: list[Any]) -> None:
+    from ..workflows.inbox import inbox_changes
+
+    added, removed = inbox_changes(before, after)
+    for event, decisions in (("removed", removed), ("added", added)):
+        for d in decisions:
+            if args.json:
+                doc = {"version": INBOX_JSON_VERSION, "event": event, "item": pi.item_json(d)}
+                line = json.dumps(doc, ensure_ascii=True)
+            else:
+                label = d.kind + (f" {d.item}" if d.item else "")
+                mark = "+" if event == "added" else "-"
+                where = f"{visible(pi.entry.project_id)}  {visible(d.task)}"
+                line = f"{mark} {d.since}  {where}  {visible(label)}: {visible(d.summary)}"
+            print(line, flush=True)
+    sys.stdout.flush()
