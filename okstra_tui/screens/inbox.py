@@ -27,6 +27,7 @@ from ..data.catalog import shared_key_prefix
 from ..navigation import Location, View
 from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
+from ..widgets.list_table import ListTable
 from ..widgets.shown import shown_block
 from .base import NARROW_COLUMNS, ViewScreen
 from .decisions import DECISIONS, wizard_for_decision
@@ -117,7 +118,7 @@ class InboxScreen(ViewScreen):
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
         yield Static(Text("Reading what waits…", style="dim"), id="inbox-summary")
-        table: DataTable[Text | str] = DataTable(id="inbox-table", cursor_type="row", classes="pane")
+        table: DataTable[Text | str] = ListTable(id="inbox-table", cursor_type="row", classes="pane")
         table.border_title = "Waiting for you"
         yield table
         detail = VerticalScroll(Static("", id="inbox-detail"), id="inbox-detail-box", classes="pane")

@@ -31,6 +31,7 @@ from ..navigation import Location, View
 from ..ui_thread import call_ui
 from ..widgets.chart import ChartPlot
 from ..widgets.footer import BindingsFooter
+from ..widgets.list_table import ListOptions, ListTable
 from .base import ViewScreen
 
 #: The list of tasks behind a bar shows at most this many (the count says how many there are).
@@ -89,7 +90,7 @@ class TasksBehind(ModalScreen[Path | None]):
             more = f" (the first {TASKS_SHOWN})" if self.total > TASKS_SHOWN else ""
             yield Static(Text(f"{visible(self.title_text)}: {self.total} tasks{more}; Enter opens one", style="bold"))
             options = [Option(Text(visible(t.key)), id=str(i)) for i, t in enumerate(self.tasks)]
-            yield OptionList(*options, id="ins-behind-list")
+            yield ListOptions(*options, id="ins-behind-list")
 
     @on(OptionList.OptionSelected, "#ins-behind-list")
     def _chosen(self, event: OptionList.OptionSelected) -> None:
@@ -134,7 +135,7 @@ class InsightsScreen(ViewScreen):
         yield Input(placeholder="since:YYYY-MM-DD type:TYPE task:GLOB  (Enter applies, empty clears)", id="ins-filter")
         with Horizontal(id="ins-main"):
             yield ChartPlot(id="ins-chart")
-            table: DataTable[Text] = DataTable(id="ins-items", cursor_type="row", classes="pane")
+            table: DataTable[Text] = ListTable(id="ins-items", cursor_type="row", classes="pane")
             table.border_title = "Bars"
             table.add_column("item", key="item")
             table.add_column("value", key="value")
