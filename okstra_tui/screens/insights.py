@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -32,6 +33,7 @@ from ..ui_thread import call_ui
 from ..widgets.chart import ChartPlot
 from ..widgets.footer import BindingsFooter
 from ..widgets.list_table import ListOptions, ListTable
+from ..widgets.shown import cut
 from .base import ViewScreen
 
 #: The list of tasks behind a bar shows at most this many (the count says how many there are).
@@ -52,6 +54,25 @@ def notes_text(notes: list[str]) -> Text:
     text = Text("\n").join(lines)
     text.no_wrap, text.overflow = True, "ellipsis"  # a long note is cut, never wrapped over the next one
     return text
+
+
+#: Cells a DataTable column spends on its padding (one each side).
+CELL_PADDING = 2
+
+
+def bar_columns(chart: Chart, width: int) -> tuple[int, int]:
+    """The widths of the item and value columns of *chart*'s bars in a table *width* cells wide.
+
+    Each is as wide as its widest text when both fit; otherwise the items keep at most half and the values
+    take the rest (a text still too long is cut with "…").
+    """
+    labels = max((cell_len(item.label) for item in chart.items), default=4)
+    values = max((cell_len(item.value) for item in chart.items), default=5)
+    room = max(width - 2 * CELL_PADDING, 2)
+    if labels + values <= room:
+        return labels, values
+    label_width = max(min(labels, room // 2), 1)
+    return label_width, max(room - label_width, 1)
 
 
 class AllNotes(ModalScreen[None]):
@@ -137,8 +158,6 @@ class InsightsScreen(ViewScreen):
             yield ChartPlot(id="ins-chart")
             table: DataTable[Text] = ListTable(id="ins-items", cursor_type="row", classes="pane")
             table.border_title = "Bars"
-            table.add_column("item", key="item")
-            table.add_column("value", key="value")
             yield table
         yield Static("", id="ins-notes")
         yield BindingsFooter()
@@ -186,10 +205,19 @@ class InsightsScreen(ViewScreen):
         chart = self.charts[self.index]
         self.query_one("#ins-chart", ChartPlot).show(chart)
         table: DataTable[Text] = self.query_one("#ins-items", DataTable)
-        table.clear()
+        table.clear(columns=True)
         table.border_title = f"{self.index + 1}/{len(self.charts)} · {chart.title}"
+        label_width, value_width = bar_columns(chart, table.scrollable_content_region.width)
+        table.add_column("item", key="item", width=label_width)
+        table.add_column("value", key="value", width=value_width)
         for i, item in enumerate(chart.items):
-            table.add_row(Text(item.label), Text(item.value, style="dim"), key=str(i))
+            # Cut with "…" to the pane (Enter shows the whole item and value).
+            label = cut(item.label, label_width)
+            table.add_row(label, cut(Text(item.value, style="dim"), value_width), key=str(i))
+
+    def fit_width(self, width: int) -> None:
+        super().fit_width(width)
+        self.call_after_refresh(self._draw)  # the bars' columns follow the pane's new width
 
     def action_chart(self, index: int) -> None:
         if 0 <= index < max(len(self.charts), 1):
@@ -239,7 +267,8 @@ class InsightsScreen(ViewScreen):
         item = self.charts[self.index].items[int(str(event.row_key.value))]
         tasks = self.stats.behind(item.key)
         if not tasks:
-            self.notify("No task behind this item.", timeout=3)
+            whole = visible(f"{item.label.strip()}: {item.value}")  # the row's whole text, which the table cuts
+            self.notify(f"{whole}\nNo task behind this item.", markup=False, timeout=5)
             return
 
         def chosen(root: Path | None) -> None:

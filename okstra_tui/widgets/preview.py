@@ -29,6 +29,7 @@ from ..data.preview import (
 from ..ui_thread import call_ui
 from .error_panel import ErrorPanel
 from .list_table import ListTable
+from .shown import cut
 from .store_markdown import StoreMarkdown
 from .text_lines import Mark, TextLines
 
@@ -211,7 +212,7 @@ def _body(fmt: str, loaded: LoadedPreview, find: Query | None = None) -> Widget:
 def _short(value: str | None, keep: int = 12) -> Text:
     if not value:
         return Text("-")
-    return _cell(value if len(value) <= keep else value[:keep] + "…")
+    return cut(value, keep + 1)
 
 
 def _cell(value: object) -> Text:
