@@ -79,8 +79,11 @@ def draw(plot: Plot, chart: Chart, size: Size) -> None:
     values = [s.values for s in chart.series]
     markers = [s.pattern for s in chart.series]
     orientation = "horizontal" if chart.horizontal else "vertical"
+    rows = max(size.height - CHART_CHROME_ROWS, 4)
     if chart.stacked:
         _stacked(plt, chart, orientation)
+    elif len(chart.series) > 1 and chart.horizontal and rows < len(chart.x) * len(chart.series):
+        _overlaid(plt, chart, orientation)
     elif len(chart.series) == 1:
         plt.bar(chart.x, values[0], marker=markers[0], orientation=orientation, width=BAR_WIDTH)
     else:
@@ -94,7 +97,6 @@ def draw(plot: Plot, chart: Chart, size: Size) -> None:
         top = max((sum(col) for col in zip(*values, strict=True)), default=0)
     else:
         top = max((max(v, default=0) for v in values), default=0)
-    rows = max(size.height - CHART_CHROME_ROWS, 4)
     if top > 0:
         (plt.xlim if chart.horizontal else plt.ylim)(0, top)
     if all(float(v).is_integer() for s in values for v in s):  # counts: whole-number ticks
@@ -102,6 +104,29 @@ def draw(plot: Plot, chart: Chart, size: Size) -> None:
         step = max(1, math.ceil(top / most))
         ticks = list(range(0, int(top) + 1, step))
         (plt.xticks if chart.horizontal else plt.yticks)(ticks)
+
+
+def _overlaid(plt: Any, chart: Chart, orientation: str) -> None:
+    """Each item's bars on one line, the longest drawn first and the shorter over it from the same base.
+
+    For a chart too short for a line per series and item (sizes by worker at 80x24): side by side, the
+    series would share lines and hide one another.
+    """
+    n = len(chart.x)
+    positions = list(range(1, n + 1))
+    for j in range(n):
+        for series in sorted(chart.series, key=lambda s: -s.values[j]):
+            if series.values[j] > 0:
+                bar = {"marker": series.pattern, "orientation": orientation, "width": BAR_WIDTH, "reset_ticks": False}
+                plt.bar([positions[j]], [series.values[j]], **bar)
+    _place_items(plt, chart, positions)
+
+
+def _place_items(plt: Any, chart: Chart, positions: list[int]) -> None:
+    """The item axis of bars drawn one at a time: its range and its labels."""
+    n = len(positions)
+    (plt.ylim if chart.horizontal else plt.xlim)(0.5, n + 0.5)
+    (plt.yticks if chart.horizontal else plt.xticks)(positions, chart.x)
 
 
 def _stacked(plt: Any, chart: Chart, orientation: str) -> None:
@@ -120,8 +145,7 @@ def _stacked(plt: Any, chart: Chart, orientation: str) -> None:
                 # One bar a call: plotext sizes a call's bars by the spacing of its positions.
                 bar = {"marker": series.pattern, "orientation": orientation, "width": BAR_WIDTH, "reset_ticks": False}
                 plt.bar([positions[j]], [tops[j]], **bar)
-    (plt.ylim if chart.horizontal else plt.xlim)(0.5, n + 0.5)
-    (plt.yticks if chart.horizontal else plt.xticks)(positions, chart.x)
+    _place_items(plt, chart, positions)
 
 
 def _thin_labels(plt: Any, labels: list[str], width: int) -> None:

@@ -278,6 +278,9 @@ async def test_every_chart_scales_to_its_data_and_stands_every_series_on_the_axi
             assert len(lines) <= plot.size.height, chart.name
             if not chart.horizontal:
                 _assert_scaled_and_standing(chart, picture)
+            body = "\n".join(lines[:-1])
+            shown = [s.label for s in chart.series if any(s.values) and s.pattern not in body]
+            assert not shown, (chart.name, "series hidden by another", shown)
             # The legend, a line of its own under the plot, names every series by its pattern.
             assert all(f"{s.pattern * 2} {s.label}" in lines[-1] for s in chart.series), lines[-1]
 
