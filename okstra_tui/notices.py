@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
 from .children import child_command
+from .widgets.shown import cut
 
 if TYPE_CHECKING:
     from okstra_core.workflows.pulse import Notice, Pulse
@@ -63,7 +64,7 @@ def mode_from_env(default: NotifyMode = DEFAULT_MODE) -> NotifyMode:
 def plain(text: str, limit: int = DESKTOP_TEXT_MAX) -> str:
     """*text* with every control character (C0, DEL, C1) and the OSC separator ``;`` replaced, cut to *limit*."""
     out = "".join(" " if (ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F) else ("," if c == ";" else c) for c in text)
-    return out if len(out) <= limit else out[: limit - 1] + "…"
+    return cut(out, limit).plain
 
 
 def desktop_sequence(title: str, body: str, environ: dict[str, str] | None = None) -> str:

@@ -286,6 +286,17 @@ async def wizard_direction_choose(pilot: Pilot[None]) -> None:
     await _open_decision(pilot, "direction-choice")
 
 
+async def wizard_direction_chosen(pilot: Pilot[None]) -> None:
+    """The recommended direction chosen (its mark reads without colour)."""
+    from .screens.wizard_direction import ChooseStep
+
+    wizard = await _open_decision(pilot, "direction-choice")
+    step = wizard.step
+    assert isinstance(step, ChooseStep)
+    step.choose(step.oc.recommendation or step.oc.candidates[0].option_id)
+    await settle(pilot)
+
+
 async def wizard_direction_review(pilot: Pilot[None]) -> None:
     wizard = await _open_decision(pilot, "direction-choice")
     await _fill_until(pilot, wizard, lambda w: False)
@@ -393,6 +404,7 @@ SCENES: dict[str, Scene] = {
     "wizard-clarification-question": wizard_clarification_question,
     "wizard-clarification-review": wizard_clarification_review,
     "wizard-direction-choose": wizard_direction_choose,
+    "wizard-direction-chosen": wizard_direction_chosen,
     "wizard-direction-review": wizard_direction_review,
     "wizard-prepare": wizard_prepare,
     "wizard-design-request": wizard_design_request,

@@ -99,6 +99,7 @@ class ChecksScreen(ViewScreen):
         tree: Tree[str | None] = StoreTree("findings", id="checks-tree", classes="pane")
         tree.show_root = False
         yield tree
+        yield Static("", id="checks-detail")
         yield BindingsFooter()
 
     @property
@@ -186,6 +187,19 @@ class ChecksScreen(ViewScreen):
             tree.root.add_leaf(Text("No findings: the store keeps the contract.", style="green"))
         if tree.root.children:
             tree.move_cursor(tree.root.children[0])
+
+    @on(Tree.NodeHighlighted, "#checks-tree")
+    def _highlighted(self, event: Tree.NodeHighlighted[str | None]) -> None:
+        """The highlighted file's whole path, and the finding's whole text: what the tree cuts to fit."""
+        node = event.node
+        detail = Text()
+        if node.data is not None:
+            detail.append(visible(node.data), style="bold")
+            if not node.children:
+                label = node.label if isinstance(node.label, Text) else Text(node.label)
+                detail.append("\n")
+                detail.append_text(label)
+        self.query_one("#checks-detail", Static).update(detail)
 
     @on(Tree.NodeSelected, "#checks-tree")
     def _selected(self, event: Tree.NodeSelected[str | None]) -> None:

@@ -24,6 +24,7 @@ from okstra_core.workflows.inbox import Inbox, PendingDecision
 from ..data.catalog import current_inbox, shared_key_prefix
 from ..navigation import Location, View
 from ..widgets.footer import BindingsFooter
+from ..widgets.list_table import ListTable
 from ..widgets.shown import shown_block
 from .base import NARROW_COLUMNS, ViewScreen
 from .decisions import DECISIONS, wizard_for_decision
@@ -109,7 +110,7 @@ class InboxScreen(ViewScreen):
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
         yield Static(Text("Reading what waits…", style="dim"), id="inbox-summary")
-        table: DataTable[Text | str] = DataTable(id="inbox-table", cursor_type="row", classes="pane")
+        table: DataTable[Text | str] = ListTable(id="inbox-table", cursor_type="row", classes="pane")
         table.border_title = "Waiting for you"
         yield table
         detail = VerticalScroll(Static("", id="inbox-detail"), id="inbox-detail-box", classes="pane")

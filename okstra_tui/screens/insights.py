@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -29,6 +30,8 @@ from ..data.insights import Chart, charts, describe_filters, parse_filters
 from ..navigation import Location, View
 from ..widgets.chart import ChartPlot
 from ..widgets.footer import BindingsFooter
+from ..widgets.list_table import ListOptions, ListTable
+from ..widgets.shown import cut
 from .base import ViewScreen
 
 #: The list of tasks behind a bar shows at most this many (the count says how many there are).
@@ -49,6 +52,25 @@ def notes_text(notes: list[str]) -> Text:
     text = Text("\n").join(lines)
     text.no_wrap, text.overflow = True, "ellipsis"  # a long note is cut, never wrapped over the next one
     return text
+
+
+#: Cells a DataTable column spends on its padding (one each side).
+CELL_PADDING = 2
+
+
+def bar_columns(chart: Chart, width: int) -> tuple[int, int]:
+    """The widths of the item and value columns of *chart*'s bars in a table *width* cells wide.
+
+    Each is as wide as its widest text when both fit; otherwise the items keep at most half and the values
+    take the rest (a text still too long is cut with "…").
+    """
+    labels = max((cell_len(item.label) for item in chart.items), default=4)
+    values = max((cell_len(item.value) for item in chart.items), default=5)
+    room = max(width - 2 * CELL_PADDING, 2)
+    if labels + values <= room:
+        return labels, values
+    label_width = max(min(labels, room // 2), 1)
+    return label_width, max(room - label_width, 1)
 
 
 class AllNotes(ModalScreen[None]):
@@ -87,7 +109,7 @@ class TasksBehind(ModalScreen[Path | None]):
             more = f" (the first {TASKS_SHOWN})" if self.total > TASKS_SHOWN else ""
             yield Static(Text(f"{visible(self.title_text)}: {self.total} tasks{more}; Enter opens one", style="bold"))
             options = [Option(Text(visible(t.key)), id=str(i)) for i, t in enumerate(self.tasks)]
-            yield OptionList(*options, id="ins-behind-list")
+            yield ListOptions(*options, id="ins-behind-list")
 
     @on(OptionList.OptionSelected, "#ins-behind-list")
     def _chosen(self, event: OptionList.OptionSelected) -> None:
@@ -133,10 +155,8 @@ class InsightsScreen(ViewScreen):
         yield Input(placeholder="since:YYYY-MM-DD type:TYPE task:GLOB  (Enter applies, empty clears)", id="ins-filter")
         with Horizontal(id="ins-main"):
             yield ChartPlot(id="ins-chart")
-            table: DataTable[Text] = DataTable(id="ins-items", cursor_type="row", classes="pane")
+            table: DataTable[Text] = ListTable(id="ins-items", cursor_type="row", classes="pane")
             table.border_title = "Bars"
-            table.add_column("item", key="item")
-            table.add_column("value", key="value")
             yield table
         yield Static("", id="ins-notes")
         yield BindingsFooter()
@@ -175,10 +195,19 @@ class InsightsScreen(ViewScreen):
         chart = self.charts[self.index]
         self.query_one("#ins-chart", ChartPlot).show(chart)
         table: DataTable[Text] = self.query_one("#ins-items", DataTable)
-        table.clear()
+        table.clear(columns=True)
         table.border_title = f"{self.index + 1}/{len(self.charts)} · {chart.title}"
+        label_width, value_width = bar_columns(chart, table.scrollable_content_region.width)
+        table.add_column("item", key="item", width=label_width)
+        table.add_column("value", key="value", width=value_width)
         for i, item in enumerate(chart.items):
-            table.add_row(Text(item.label), Text(item.value, style="dim"), key=str(i))
+            # Cut with "…" to the pane (Enter shows the whole item and value).
+            label = cut(item.label, label_width)
+            table.add_row(label, cut(Text(item.value, style="dim"), value_width), key=str(i))
+
+    def fit_width(self, width: int) -> None:
+        super().fit_width(width)
+        self.call_after_refresh(self._draw)  # the bars' columns follow the pane's new width
 
     def action_chart(self, index: int) -> None:
         if 0 <= index < max(len(self.charts), 1):
@@ -228,7 +257,8 @@ class InsightsScreen(ViewScreen):
         item = self.charts[self.index].items[int(str(event.row_key.value))]
         tasks = self.stats.behind(item.key)
         if not tasks:
-            self.notify("No task behind this item.", timeout=3)
+            whole = visible(f"{item.label.strip()}: {item.value}")  # the row's whole text, which the table cuts
+            self.notify(f"{whole}\nNo task behind this item.", markup=False, timeout=5)
             return
 
         def chosen(root: Path | None) -> None:

@@ -33,6 +33,7 @@ from okstra_core.text import visible
 from ..navigation import Location, View
 from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
+from ..widgets.list_table import ListOptions
 from .base import ViewScreen
 
 #: Hits shown at most (the count says how many there are).
@@ -117,7 +118,7 @@ class SearchScreen(ViewScreen):
         yield self.breadcrumbs()
         yield Input(value=self.initial, placeholder=PLACEHOLDER, id="search-query")
         yield Static(Text(HINT, style="dim"), id="search-status")
-        results = OptionList(id="search-results", classes="pane")
+        results = ListOptions(id="search-results", classes="pane")
         results.border_title = "Results"
         yield results
         yield BindingsFooter()

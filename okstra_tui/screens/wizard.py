@@ -7,12 +7,14 @@ screen exists as widgets (a report may ask hundreds of questions): what a step
 holds is kept in the wizard's values when it is left and given to it again
 when it is built anew. Every step has a title and shows
 "step k of n"; Back and Next (the buttons, or ``ctrl+b`` / ``ctrl+n``) move
-between steps and Esc cancels, writing nothing. The review step shows exactly
+between steps and Esc cancels, writing nothing (the footer says "esc Cancel"). The review step shows exactly
 what will be written and where; its Next writes through one core workflow in a
 thread worker. Before writing, the worker compares the files the wizard was
 built from with the disk: when one changed the write is refused, the wizard
 re-reads them and returns to the review. After a write the checker runs on the
-task and the last step shows the file written, the check and what can follow.
+task and the last step shows the file written, the check and what can follow;
+there Enter is Done and Esc closes (the footer says "⏎ Done", "esc Close"): the
+write stays either way.
 Every write is entered in the workbench's write log (:mod:`okstra_core.write_log`)
 with the ``okstra`` command lines that make the same write.
 """
@@ -285,11 +287,8 @@ class DoneStep(WizardStep):
         self.query_one("#done-result", Static).update(text)
 
     def focus_first(self) -> None:
-        buttons = [b for b in self.query(Button) if not b.disabled]
-        if buttons:
-            buttons[0].focus()
-        else:
-            self.wizard.query_one("#wiz-next", Button).focus()
+        # Enter is Done, as the footer says; a follow-up's button is one Tab away.
+        self.wizard.query_one("#wiz-next", Button).focus()
 
 
 # --------------------------------------------------------------- the frame
@@ -304,10 +303,16 @@ class WizardScreen(ModalScreen[Path | None]):
     #: What the wizard decides, shown before the subject (``Answer the clarification questions``).
     KIND: ClassVar[str] = "Decide"
 
+    #: Before the write Esc cancels (nothing written); after it Esc closes (the write stays) and Enter is Done.
     BINDINGS = [
+        # Priority: shown and taken while the Done button has the focus (a follow-up's button keeps its Enter).
+        Binding("enter", "done", "Done", priority=True),
         Binding("escape", "cancel", "Cancel"),
+        Binding("escape", "close", "Close"),
         Binding("ctrl+b", "back_step", "Back"),
         Binding("ctrl+n", "next_step", "Next"),
+        # After the write ctrl+n, the key that led through the steps, is Done too.
+        Binding("ctrl+n", "done", "Done", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -508,7 +513,7 @@ class WizardScreen(ModalScreen[Path | None]):
         back.disabled = self.index == 0 or after_write or waiting
         nxt = self.query_one("#wiz-next", Button)
         final = step is not None and step.FINAL
-        nxt.label = "Close" if final else ("Write ▶" if step is not None and step.WRITES else "Next ▶")
+        nxt.label = "Done" if final else ("Write ▶" if step is not None and step.WRITES else "Next ▶")
         nxt.disabled = waiting or (final and not after_write) or self._read_only_write()
         if self._read_only_write():
             nxt.label = "Read-only"
@@ -524,11 +529,24 @@ class WizardScreen(ModalScreen[Path | None]):
     def _can_move(self) -> bool:
         return not self.busy and not self.opening and self.current is not None
 
+    def _done_shown(self) -> bool:
+        """The step after the write is on screen: Enter is Done, Esc closes."""
+        return self.written is not None and self.current is not None and self.current.FINAL
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back_step":
             return self.index > 0 and self.written is None and self._can_move()
         if action == "next_step":
+            if self._done_shown():
+                return False  # Enter (Done) takes its place
             return None if self._read_only_write() else self._can_move()
+        if action == "cancel":
+            return self.written is None
+        if action == "close":
+            return self.written is not None
+        if action == "done":
+            other_button = isinstance(self.focused, Button) and self.focused.id != "wiz-next"
+            return self._done_shown() and not self.busy and not other_button
         return True
 
     def refuse(self, line: str) -> None:
@@ -569,6 +587,15 @@ class WizardScreen(ModalScreen[Path | None]):
         if self.busy:
             return
         self._close(self.written.path if self.written else None)
+
+    def action_close(self) -> None:
+        """Esc after the write: the wizard closes, the write stays."""
+        self.action_cancel()
+
+    def action_done(self) -> None:
+        """Enter on the step after the write (when no button of the step takes it): close the wizard."""
+        if self._done_shown() and not self.busy:
+            self._close(self.written.path if self.written else None)
 
     def _close(self, result: Path | None) -> None:
         self.closed = True  # a reading still under way is dropped when it ends

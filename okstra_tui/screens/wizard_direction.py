@@ -29,6 +29,7 @@ from okstra_core.workflows.direction import select_direction
 from okstra_core.workflows.reports import LoadedReport
 from okstra_core.workflows.user_response import sidecar_mode
 
+from ..widgets.choice import CHOSEN, Choice
 from ..widgets.shown import shown_block
 from .wizard import ReviewStep, StepSpec, WizardScreen, WizardStep, Written, project_path, spec, task_option
 from .wizard_prepare import PrepareOffer
@@ -71,7 +72,13 @@ class CandidateCard(VerticalScroll):
     def __init__(self, candidate: OptionCandidate, recommended: bool) -> None:
         super().__init__(classes="-recommended" if recommended else "")
         self.candidate = candidate
-        self.border_title = candidate.option_id + ("  ★ recommended" if recommended else "")
+        self.title_text = candidate.option_id + ("  ★ recommended" if recommended else "")
+        self.border_title = self.title_text
+
+    def mark(self, chosen: bool) -> None:
+        """Show whether this candidate is the one chosen: a heavier border, and "(•) chosen" in its title."""
+        self.set_class(chosen, "-chosen")
+        self.border_title = f"{CHOSEN} {self.title_text}  chosen" if chosen else self.title_text
 
     def compose(self) -> ComposeResult:
         c = self.candidate
@@ -123,7 +130,7 @@ class ChooseStep(WizardStep):
                 label = shown_block(f"{c.option_id}  {c.title or NO_TITLE}")
                 if c.option_id == oc.recommendation:
                     label.append("  ★ recommended", style="green")
-                yield RadioButton(label, value=c.option_id == self.chosen, name=c.option_id)
+                yield Choice(label, value=c.option_id == self.chosen, name=c.option_id)
 
     def on_mount(self) -> None:
         self._mark()
@@ -142,7 +149,7 @@ class ChooseStep(WizardStep):
     def _mark(self) -> None:
         chosen = self.current()
         for card in self.query(CandidateCard):
-            card.set_class(card.candidate.option_id == chosen, "-chosen")
+            card.mark(card.candidate.option_id == chosen)
 
     def validate(self) -> str | None:
         return None if self.current() else "Choose a direction (click a candidate, or ↑/↓ and space) first."

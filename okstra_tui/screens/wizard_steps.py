@@ -15,6 +15,7 @@ from okstra_core import layout
 from okstra_core.store import Project, Task, TaskRef
 from okstra_core.workflows.user_response import normalise_answer
 
+from ..widgets.choice import Choice, Tick
 from ..widgets.shown import shown_block
 from .wizard import WizardStep, Written, check_lines
 
@@ -98,15 +99,15 @@ class QuestionStep(WizardStep):
         if item.options:
             with RadioSet(id="q-choice"):
                 for i, option in enumerate(item.options):
-                    yield RadioButton(shown_block(option), value=choice == i)
-                yield RadioButton("Other (type it below)", value=choice == self.other_index)
-                yield RadioButton("Leave unanswered", value=choice == self.other_index + 1)
+                    yield Choice(shown_block(option), value=choice == i)
+                yield Choice("Other (type it below)", value=choice == self.other_index)
+                yield Choice("Leave unanswered", value=choice == self.other_index + 1)
             yield Static("other answer", classes="wiz-label")
             yield TextArea(self.state.get("text", ""), id="q-text")
         else:
             yield Static("answer", classes="wiz-label")
             yield TextArea(self.state.get("text", ""), id="q-text")
-            yield Checkbox("Leave unanswered (written as “_(no answer)_”)", self.state.get("none", False), id="q-none")
+            yield Tick("Leave unanswered (written as “_(no answer)_”)", self.state.get("none", False), id="q-none")
 
     def focus_first(self) -> None:
         self.query_one("#q-choice" if self.item.options else "#q-text").focus()

@@ -1,8 +1,9 @@
 """One Insights chart drawn with textual-plotext: title, axis labels with units, a pattern per series.
 
 Series differ by fill pattern (``█ ▒ ░``) as well as colour, and the legend
-names each pattern, so a chart reads on a monochrome terminal. Counts get
-whole-number ticks.
+(a line under the plot) names each pattern, so a chart reads on a monochrome
+terminal. The value axis runs to the data's top; counts get whole-number
+ticks.
 
 A plotext build takes tens of milliseconds, so a chart is built once per
 chart, size and theme: :meth:`ChartPlot.build_all` builds them off the UI
@@ -22,6 +23,7 @@ from textual.geometry import Size
 from textual_plotext import Plot, PlotextPlot
 
 from ..data.insights import Chart
+from .shown import cut
 
 #: What a built chart is kept under: the chart, the size it was built for, the plotext theme.
 BuildKey = tuple[int, Size, str]
@@ -38,13 +40,24 @@ _plotext_utility.no_duplicates = _ordered_unique
 
 
 def build(chart: Chart, size: Size, theme: str) -> Text:
-    """*chart* drawn by plotext at *size* in the plotext *theme* (any thread: the plot is its own)."""
+    """*chart* drawn by plotext at *size* in the plotext *theme* (any thread: the plot is its own).
+
+    The legend is a line of its own under the plot (plotext would draw it over the bars), so the plot's
+    axis runs to the data's top and nothing hides a bar.
+    """
     plot = Plot()
-    draw(plot, chart, size)
-    plot.plotsize(size.width, size.height)
-    plot._set_size(size.width, size.height)  # as PlotextPlot.render does: plotsize alone does not always take
+    height = max(size.height - 1, 1)
+    draw(plot, chart, Size(size.width, height))
+    plot.plotsize(size.width, height)
+    plot._set_size(size.width, height)  # as PlotextPlot.render does: plotsize alone does not always take
     plot.theme(theme)
-    return Text.from_ansi(plot.build())
+    return Text.assemble(Text.from_ansi(plot.build().rstrip("\n")), "\n", legend(chart, size.width))
+
+
+def legend(chart: Chart, width: int) -> Text:
+    """One line naming each series by its pattern (``██ median  ▒▒ 75th percentile``), cut to *width*."""
+    parts = [f"{s.pattern * 2} {s.label}" for s in chart.series]
+    return cut(Text(" " + "  ".join(parts)), width)
 
 
 #: A bar's share of its slot: the gap keeps neighbouring bars of one height apart.
@@ -55,25 +68,26 @@ CHART_CHROME_ROWS = 6
 
 
 def draw(plot: Plot, chart: Chart, size: Size) -> None:
-    """Put *chart*'s bars, title, axis labels and ticks on *plot*, for a widget of *size*.
+    """Put *chart*'s bars, title, axis labels and ticks on *plot*, for a plot of *size*.
 
-    A vertical chart gets headroom above its tallest bar for the legend (which plotext draws in the
-    plot's top left corner), and at most a tick every third row, so that no label sits on a bar or on
-    another label.
+    The value axis runs from 0 to the data's top, with at most a tick every third row so that no label
+    sits on another.
     """
-    # textual-plotext's stubs name ``label``/one marker for stacked and multiple bars; plotext itself takes
-    # ``labels`` and a marker per series (what lets each series have its own pattern).
+    # textual-plotext's stubs name one marker for multiple bars; plotext itself takes a marker per series
+    # (what lets each series have its own pattern).
     plt: Any = plot
     values = [s.values for s in chart.series]
-    labels = [s.label for s in chart.series]
     markers = [s.pattern for s in chart.series]
     orientation = "horizontal" if chart.horizontal else "vertical"
-    if len(chart.series) == 1:
-        plt.bar(chart.x, values[0], marker=markers[0], label=labels[0], orientation=orientation, width=BAR_WIDTH)
-    elif chart.stacked:
-        plt.stacked_bar(chart.x, values, marker=markers, labels=labels, orientation=orientation, width=BAR_WIDTH)
+    rows = max(size.height - CHART_CHROME_ROWS, 4)
+    if chart.stacked:
+        _stacked(plt, chart, orientation)
+    elif len(chart.series) > 1 and chart.horizontal and rows < len(chart.x) * len(chart.series):
+        _overlaid(plt, chart, orientation)
+    elif len(chart.series) == 1:
+        plt.bar(chart.x, values[0], marker=markers[0], orientation=orientation, width=BAR_WIDTH)
     else:
-        plt.multiple_bar(chart.x, values, marker=markers, labels=labels, orientation=orientation)
+        plt.multiple_bar(chart.x, values, marker=markers, orientation=orientation)
     if not chart.horizontal:
         _thin_labels(plt, chart.x, size.width)
     plt.title(chart.title)
@@ -83,16 +97,55 @@ def draw(plot: Plot, chart: Chart, size: Size) -> None:
         top = max((sum(col) for col in zip(*values, strict=True)), default=0)
     else:
         top = max((max(v, default=0) for v in values), default=0)
-    rows = max(size.height - CHART_CHROME_ROWS, 4)
-    if not chart.horizontal and top > 0:
-        legend = len(chart.series) + 1
-        top = top * rows / max(rows - legend, 1)
-        plt.ylim(0, top)
+    if top > 0:
+        (plt.xlim if chart.horizontal else plt.ylim)(0, top)
     if all(float(v).is_integer() for s in values for v in s):  # counts: whole-number ticks
         most = max(2, (size.width if chart.horizontal else rows) // (8 if chart.horizontal else 3))
         step = max(1, math.ceil(top / most))
         ticks = list(range(0, int(top) + 1, step))
         (plt.xticks if chart.horizontal else plt.yticks)(ticks)
+
+
+def _overlaid(plt: Any, chart: Chart, orientation: str) -> None:
+    """Each item's bars on one line, the longest drawn first and the shorter over it from the same base.
+
+    For a chart too short for a line per series and item (sizes by worker at 80x24): side by side, the
+    series would share lines and hide one another.
+    """
+    n = len(chart.x)
+    positions = list(range(1, n + 1))
+    for j in range(n):
+        for series in sorted(chart.series, key=lambda s: -s.values[j]):
+            if series.values[j] > 0:
+                bar = {"marker": series.pattern, "orientation": orientation, "width": BAR_WIDTH, "reset_ticks": False}
+                plt.bar([positions[j]], [series.values[j]], **bar)
+    _place_items(plt, chart, positions)
+
+
+def _place_items(plt: Any, chart: Chart, positions: list[int]) -> None:
+    """The item axis of bars drawn one at a time: its range and its labels."""
+    n = len(positions)
+    (plt.ylim if chart.horizontal else plt.xlim)(0.5, n + 0.5)
+    (plt.yticks if chart.horizontal else plt.xticks)(positions, chart.x)
+
+
+def _stacked(plt: Any, chart: Chart, orientation: str) -> None:
+    """Stacked bars, each series drawn from its own base up, the topmost first.
+
+    plotext's own stacked bars paint a series' empty bar over the bottom row of the series above it, so
+    a bar standing on an empty one started a row above the axis. Here an empty part is not drawn at all.
+    """
+    n = len(chart.x)
+    positions = list(range(1, n + 1))
+    for i in reversed(range(len(chart.series))):
+        series = chart.series[i]
+        tops = [sum(s.values[j] for s in chart.series[: i + 1]) for j in range(n)]
+        for j in range(n):
+            if series.values[j] > 0:
+                # One bar a call: plotext sizes a call's bars by the spacing of its positions.
+                bar = {"marker": series.pattern, "orientation": orientation, "width": BAR_WIDTH, "reset_ticks": False}
+                plt.bar([positions[j]], [tops[j]], **bar)
+    _place_items(plt, chart, positions)
 
 
 def _thin_labels(plt: Any, labels: list[str], width: int) -> None:

@@ -18,8 +18,34 @@ from textual import events
 from textual.screen import Screen
 from textual.widget import Widget
 
-#: Actions the footer shows whatever its width.
+#: Actions the footer shows whatever its width (``?`` becomes "? more" when a key gave way).
 ESSENTIAL_ACTIONS = frozenset({"help", "quit"})
+
+#: The app's own actions (the same in every view) by rank when the line is too narrow: the first stay longest.
+#: The view's first key ranks above them all, its other keys just after Search.
+GLOBAL_RANK = (
+    "back",
+    "inbox",
+    "checks",
+    "managers",
+    "search",
+    "activity",
+    "running",
+    "write_log",
+    "latest_notice",
+    "catalog",
+    "insights",
+    "copy_path",
+    "editor",
+    "pager",
+    "forward",
+)
+
+#: What the help key says when keys gave way: the help lists every key.
+MORE = "more"
+
+#: The description of the command palette's key (shown at the right, after a separator).
+PALETTE = "palette"
 
 #: Keys whose Textual name is not what a person types.
 KEY_LABELS = {
@@ -57,27 +83,53 @@ class FooterKey(NamedTuple):
 FooterKeys = tuple[FooterKey, ...]
 
 
+def _rank(key: FooterKey, view_index: int) -> float:
+    """Where *key* stands when keys give way (lower stays longer); *view_index*: its place among the view's keys."""
+    if key.action in ESSENTIAL_ACTIONS:
+        return -1
+    if not key.global_key:
+        return -0.5 if view_index == 0 else GLOBAL_RANK.index("search") + 0.5 + view_index / 100
+    if key.description == PALETTE:
+        return GLOBAL_RANK.index("search") + 0.25
+    return GLOBAL_RANK.index(key.action) if key.action in GLOBAL_RANK else len(GLOBAL_RANK)
+
+
 def fit_keys(keys: FooterKeys, width: int) -> tuple[list[FooterKey], bool]:
-    """The keys that fit in *width*, and whether the palette key keeps its word.
+    """The keys that fit in *width* in the order shown (the palette key last, if it stays), and whether the
+    palette key keeps its word.
 
     When the line is too narrow the palette key is shown without its word, then
-    keys give way from the right, the app's own (the same in every view) before
-    the view's; help and quit always stay (``?`` lists every key).
+    keys give way by rank (:data:`GLOBAL_RANK`, the view's first key above all
+    of them), and the help key moves to the end as "? more": what gave way is
+    one key away. Help and quit always stay.
     """
-    palette = [k for k in keys if k.description == "palette"][-1:]
-    shown = [k for k in keys if k not in palette]
+    palette = [k for k in keys if k.description == PALETTE][-1:]
+    shown = [k for k in keys if k not in palette] + palette
 
-    def needed(compact: bool) -> int:
-        right = sum(cell_len(f" {k.shown} ") + (0 if compact else len("palette ")) for k in palette)
-        return sum(k.cell_len for k in shown) + (right + 1 if palette else 0)
+    def needed(worded: bool) -> int:
+        return sum(_cells(k, worded) for k in shown)
 
-    if needed(False) <= width:
+    if needed(True) <= width:
         return shown, True
-    droppable = [k for k in shown if k.global_key and k.action not in ESSENTIAL_ACTIONS][::-1]
-    droppable += [k for k in shown if not k.global_key and k.action not in ESSENTIAL_ACTIONS][::-1]
-    while droppable and needed(True) > width:
-        shown.remove(droppable.pop(0))
+    view_keys = [k for k in shown if not k.global_key]
+    ranked = sorted(
+        (k for k in shown if k.action not in ESSENTIAL_ACTIONS),
+        key=lambda k: _rank(k, view_keys.index(k) if k in view_keys else 0),
+    )
+    while ranked and needed(False) > width:
+        shown.remove(ranked.pop())
+    if len(shown) < len(keys):
+        helps = [k._replace(description=MORE) for k in shown if k.action == "help"]
+        kept = [k for k in shown if k.action != "help" and k not in palette]
+        shown = kept + helps + [k for k in shown if k in palette]
     return shown, False
+
+
+def _cells(key: FooterKey, worded: bool) -> int:
+    """The cells *key* takes on the line (the palette key: after a separator, its word only when *worded*)."""
+    if key.description != PALETTE:
+        return key.cell_len
+    return 1 + cell_len(f" {key.shown} ") + (len(f"{PALETTE} ") if worded else 0)
 
 
 class BindingsFooter(Widget):
@@ -139,7 +191,7 @@ class BindingsFooter(Widget):
             keys.append(FooterKey(key, shown, binding.description, enabled, binding.action, _node is self.app))
         if palette is not None and palette in self.screen.active_bindings:
             _node, binding, enabled, _tooltip = self.screen.active_bindings[palette]
-            keys.append(FooterKey(palette, self.app.get_key_display(binding), "palette", enabled, "", True))
+            keys.append(FooterKey(palette, self.app.get_key_display(binding), PALETTE, enabled, "", True))
         return tuple(keys)
 
     def render(self) -> Text:
@@ -151,10 +203,8 @@ class BindingsFooter(Widget):
         dim = self.get_component_rich_style("bindings-footer--disabled", partial=True)
         line = Text(no_wrap=True, overflow="ellipsis")
         right = Text(no_wrap=True)
-        for i, (key, shown, description, enabled, _action, _global) in enumerate(keys):
-            is_palette = i == len(keys) - 1 and description == "palette"
-            if not is_palette and keys[i] not in fitting:
-                continue
+        for key, shown, description, enabled, _action, _global in fitting:
+            is_palette = description == PALETTE
             target = right if is_palette else line
             click = Style(meta={"footer-key": key})
             extra = dim if not enabled else Style()

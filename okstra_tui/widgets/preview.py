@@ -30,6 +30,8 @@ from ..data.preview import (
 )
 from ..ui_thread import call_ui
 from .error_panel import ErrorPanel
+from .list_table import ListTable
+from .shown import cut
 from .store_markdown import StoreMarkdown
 from .text_lines import Mark, TextLines
 
@@ -219,7 +221,7 @@ def _body(fmt: str, loaded: LoadedPreview, find: Query | None = None) -> Widget:
 def _short(value: str | None, keep: int = 12) -> Text:
     if not value:
         return Text("-")
-    return _cell(value if len(value) <= keep else value[:keep] + "…")
+    return cut(value, keep + 1)
 
 
 def _cell(value: object) -> Text:
@@ -232,7 +234,7 @@ def team_state_widgets(state: TeamState) -> list[Widget]:
     linked = {link.dispatch_id: link.result_path for link in state.agent_result_links}
     widgets: list[Widget] = []
     widgets.append(_rows_note("Worker dispatches", len(state.worker_dispatches)))
-    table: DataTable[Text | str] = DataTable(zebra_stripes=True, cursor_type="row")
+    table: DataTable[Text | str] = ListTable(zebra_stripes=True, cursor_type="row")
     table.add_columns("#", "dispatch", "worker", "invocation", "session", "pane", "attempt", "status", "note")
     for i, row in enumerate(state.worker_dispatches[:PREVIEW_ROWS], start=1):
         extra = row.model_extra or {}
@@ -257,7 +259,7 @@ def team_state_widgets(state: TeamState) -> list[Widget]:
         )
     widgets.append(table)
     widgets.append(_rows_note("Agent dispatches", len(state.agent_dispatches)))
-    agents: DataTable[Text | str] = DataTable(zebra_stripes=True, cursor_type="row")
+    agents: DataTable[Text | str] = ListTable(zebra_stripes=True, cursor_type="row")
     agents.add_columns("#", "dispatch", "worker", "invocation", "attempt", "status", "result link")
     for i, a in enumerate(state.agent_dispatches[:PREVIEW_ROWS], start=1):
         agents.add_row(
@@ -271,7 +273,7 @@ def team_state_widgets(state: TeamState) -> list[Widget]:
         )
     widgets.append(agents)
     widgets.append(_rows_note("Result links", len(state.agent_result_links)))
-    links: DataTable[Text | str] = DataTable(zebra_stripes=True, cursor_type="row")
+    links: DataTable[Text | str] = ListTable(zebra_stripes=True, cursor_type="row")
     links.add_columns("dispatch", "accepted result", "accepted at")
     for link in state.agent_result_links[:PREVIEW_ROWS]:
         links.add_row(_cell(link.dispatch_id), _cell(link.result_path), _cell(link.accepted_at))

@@ -25,6 +25,8 @@ from textual.strip import Strip
 
 from okstra_core.text import has_controls, visible
 
+from .list_keys import with_list_keys
+
 
 @dataclass(frozen=True, slots=True)
 class Column:
@@ -99,15 +101,7 @@ class VirtualTable(ScrollView, can_focus=True, inherit_bindings=False):
         "virtual-table--group",
     }
 
-    BINDINGS = [
-        Binding("up,k", "cursor_up", "Up", show=False),
-        Binding("down,j", "cursor_down", "Down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("home", "first", "First row", show=False),
-        Binding("end", "last", "Last row", show=False),
-        Binding("enter", "select", "Open", show=False),
-    ]
+    BINDINGS = with_list_keys([Binding("enter", "select", "Open", show=False)])
 
     cursor: reactive[int] = reactive(0, always_update=True, init=False)
 

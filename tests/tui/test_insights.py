@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -267,3 +268,47 @@ def test_hostile_extremes_give_bounded_axes_that_draw(fresh_demo: Path) -> None:
     # A short histogram keeps every number, a gap included.
     assert histogram({1: 2, 3: 1}) == [("1", 2), ("2", 0), ("3", 1)]
     assert histogram({2: 1}, start=0) == [("0", 0), ("1", 0), ("2", 1)]
+
+
+def _axis_ticks(picture: str) -> list[float]:
+    """The numbers on the value axis of a vertical chart's picture (the labels left of ``┤``)."""
+    return [float(m.group(1)) for m in re.finditer(r"^\s*(-?[\d.]+)┤", picture, flags=re.MULTILINE)]
+
+
+@pytest.mark.parametrize("size", [SIZE, (80, 24)], ids=["120x40", "80x24"])
+async def test_every_chart_scales_to_its_data_and_stands_every_series_on_the_axis(
+    demo_root: Path, size: tuple[int, int]
+) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=size) as pilot:
+        screen = await open_view(pilot, "I", InsightsScreen)
+        plot = screen.query_one(ChartPlot)
+        for index, chart in enumerate(screen.charts):
+            screen.action_chart(index)
+            await pilot.pause()
+            picture = plot.render().plain
+            lines = picture.splitlines()
+            assert len(lines) <= plot.size.height, chart.name
+            if not chart.horizontal:
+                _assert_scaled_and_standing(chart, picture)
+            body = "\n".join(lines[:-1])
+            shown = [s.label for s in chart.series if any(s.values) and s.pattern not in body]
+            assert not shown, (chart.name, "series hidden by another", shown)
+            # The legend, a line of its own under the plot, names every series by its pattern.
+            assert all(f"{s.pattern * 2} {s.label}" in lines[-1] for s in chart.series), lines[-1]
+
+
+def _assert_scaled_and_standing(chart: Any, picture: str) -> None:
+    """The value axis ends at the data's top; a stacked series standing on an empty one touches the axis."""
+    lines = picture.splitlines()
+    columns = zip(*(s.values for s in chart.series), strict=True)
+    top = max(sum(col) if chart.stacked else max(col) for col in columns)
+    ticks = _axis_ticks(picture)
+    assert ticks and max(ticks) <= top, (chart.name, ticks, top)  # no axis past the data
+    if not chart.stacked:
+        return
+    axis_row = next(line for line in lines if re.match(r"^\s*0(\.0)?┤", line))
+    for i, series in enumerate(chart.series):
+        on_axis = any(v > 0 and not any(s.values[j] for s in chart.series[:i]) for j, v in enumerate(series.values))
+        if on_axis:
+            assert series.pattern in axis_row, (chart.name, series.label, axis_row)

@@ -66,24 +66,33 @@ def test_the_shared_prefix_from_the_extremes_is_the_key_by_key_one(keys: list[st
     assert shared_key_prefix(keys) == _prefix_key_by_key(keys)
 
 
-def test_footer_keeps_help_and_quit_and_drops_the_apps_keys_first() -> None:
+def test_footer_keeps_help_and_quit_gives_way_by_rank_and_ends_with_more() -> None:
     keys = (
         FooterKey("slash", "/", "Filter", True, "filter"),
         FooterKey("s", "s", "Sort", True, "sort"),
         FooterKey("question_mark", "?", "Help", True, "help", True),
         FooterKey("x", "x", "Checks", True, "checks", True),
         FooterKey("m", "m", "Managers", True, "managers", True),
+        FooterKey("A", "A", "Activity", True, "activity", True),
         FooterKey("q", "q", "Quit", True, "quit", True),
         FooterKey("ctrl+p", "^p", "palette", True, "", True),
     )
-    shown, worded = fit_keys(keys, 200)
-    assert worded and [k.action for k in shown] == ["filter", "sort", "help", "checks", "managers", "quit"]
-    shown, worded = fit_keys(keys, 50)
-    assert not worded and [k.action for k in shown] == ["filter", "sort", "help", "checks", "quit"]
-    shown, worded = fit_keys(keys, 45)
-    assert not worded and [k.action for k in shown] == ["filter", "sort", "help", "quit"]
-    shown, _ = fit_keys(keys, 10)
-    assert [k.action for k in shown] == ["help", "quit"]
+
+    def fit(width: int) -> tuple[list[str], bool]:
+        shown, worded = fit_keys(keys, width)
+        return [k.action or k.description for k in shown], worded
+
+    assert fit(200) == (["filter", "sort", "help", "checks", "managers", "activity", "quit", "palette"], True)
+    # The palette key loses its word, then Activity gives way; help moves to the end as "? more".
+    assert fit(75) == (["filter", "sort", "help", "checks", "managers", "activity", "quit", "palette"], False)
+    assert fit(70) == (["filter", "sort", "checks", "managers", "quit", "help", "palette"], False)
+    assert [k.description for k in fit_keys(keys, 70)[0]][-2] == "more"
+    # The view's second key gives way after the app's Activity, its first after every app key.
+    assert fit(60)[0] == ["filter", "checks", "managers", "quit", "help", "palette"]
+    # Then the palette key, then the app's keys by rank.
+    assert fit(50)[0] == ["filter", "checks", "managers", "quit", "help"]
+    assert fit(40)[0] == ["filter", "checks", "quit", "help"]
+    assert fit(10)[0] == ["quit", "help"]
 
 
 def test_summary_parts_give_way_by_rank() -> None:
@@ -110,7 +119,7 @@ async def test_catalog_at_80x24_shows_each_tasks_own_name(demo_root: Path) -> No
             assert any(f" {name} " in line for line in lines), name
         assert not table.show_horizontal_scrollbar
         footer = plain(screen.query_one(BindingsFooter).render())
-        assert "? Help" in footer and "q Quit" in footer and "…" not in footer
+        assert "? more" in footer and "q Quit" in footer and "…" not in footer
 
 
 async def test_task_view_at_80x24_stacks_and_shows_the_whole_key_and_type(demo_root: Path) -> None:

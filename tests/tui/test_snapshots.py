@@ -35,3 +35,12 @@ def test_written_step_snapshot(
     """The step after a successful write: the file written and the check of the task (on a copy of the demo)."""
     monkeypatch.setenv("OKSTRA_HOME", str(layout.demo_home(fresh_demo)))
     assert snap_compare(make_app(fresh_demo), terminal_size=size, run_before=WRITING_SCENES[view])
+
+
+@pytest.mark.parametrize("size", [SIZE, SMALL_SIZE], ids=["120x40", "80x24"])
+def test_chosen_option_snapshot_without_colour(
+    size: tuple[int, int], demo_root: Path, demo_home: Path, monkeypatch: pytest.MonkeyPatch, snap_compare: Any
+) -> None:
+    """With NO_COLOR the chosen direction still reads: "(•)" against "( )", "(•) … chosen" on its card."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert snap_compare(make_app(demo_root), terminal_size=size, run_before=SCENES["wizard-direction-chosen"])
