@@ -31,7 +31,7 @@ from . import test_inbox_index
 from .test_inbox_index import StoreSteps
 
 #: The verbs compared, each as its arguments after the project.
-VERBS: tuple[tuple[str, ...], ...] = (("stats", "--json"),)
+VERBS: tuple[tuple[str, ...], ...] = (("stats", "--json"), ("check", "--format", "json"))
 
 
 def _printed(*argv: str | Path) -> str:
