@@ -131,10 +131,12 @@ class RunPoint:
     start: dt.datetime | None
     end: dt.datetime | None
     fix_cycle_id: str | None = None
+    #: The outcome when it was worked out where the task was read (else from the status, when asked).
+    known_outcome: str | None = None
 
     @property
     def outcome(self) -> str:
-        return outcome_of(self.status)
+        return self.known_outcome if self.known_outcome is not None else outcome_of(self.status)
 
     @property
     def seconds(self) -> float | None:
@@ -310,7 +312,10 @@ def compute(project: Project, filters: Filters | None = None, index: StoreIndex 
         item = TaskItem(ref.key or f"{ref.task_group}/{ref.task_id}", ref.root)
         tally.add(numbers.tally)
         unreadable.update(numbers.unreadable)
-        runs = [RunPoint(item, r.task_type, r.stage, r.status, r.start, r.end, r.fix_cycle_id) for r in numbers.runs]
+        runs = [
+            RunPoint(item, r.task_type, r.stage, r.status, r.start, r.end, r.fix_cycle_id, r.outcome)
+            for r in numbers.runs
+        ]
         window = [run for run in runs if _in_window(run, filters)]
         if (filters.since is not None or filters.task_type is not None) and not window:
             continue
@@ -364,7 +369,7 @@ def task_runs(task: Task) -> tuple[list[RunPoint], list[str]]:
     ref = task.ref
     item = TaskItem(ref.key or f"{ref.task_group}/{ref.task_id}", ref.root)
     rows, tally = tasks.task_runs(task)
-    runs = [RunPoint(item, r.task_type, r.stage, r.status, r.start, r.end, r.fix_cycle_id) for r in rows]
+    runs = [RunPoint(item, r.task_type, r.stage, r.status, r.start, r.end, r.fix_cycle_id, r.outcome) for r in rows]
     return runs, tally.notes()
 
 

@@ -14,29 +14,38 @@ what the numbers were read from.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any
 
 from .. import layout, names, reading, times
 from ..errors import LoadError
-from ..models.convergence import ConvergenceFinal
-from ..models.run import COMPLETED_STATUS, FAILED_STATUSES, IN_PROGRESS_STATUSES
-from ..models.task import Timeline, TimelineEntry
 from ..store import Project, Task, TaskRef
 
-_OUTCOME_OF: Final = {
-    COMPLETED_STATUS: "completed",
-    **{status: "error" for status in FAILED_STATUSES},
-    **{status: "in-progress" for status in IN_PROGRESS_STATUSES},
-}
+if TYPE_CHECKING:
+    from ..models.task import Timeline
+
+# The models are imported where a task is read, not here: statistics counted from the store index's facts need
+# none of them.
+
+
+@functools.cache
+def _outcomes() -> dict[str, str]:
+    from ..models.run import COMPLETED_STATUS, FAILED_STATUSES, IN_PROGRESS_STATUSES
+
+    return {
+        COMPLETED_STATUS: "completed",
+        **{status: "error" for status in FAILED_STATUSES},
+        **{status: "in-progress" for status in IN_PROGRESS_STATUSES},
+    }
 
 
 def outcome_of(status: str | None) -> str:
     """The chart outcome of a run status (a run without a status is in progress)."""
     if status is None:
         return "in-progress"
-    return _OUTCOME_OF.get(status, "other")
+    return _outcomes().get(status, "other")
 
 
 def parse_time(value: object) -> dt.datetime | None:
@@ -54,10 +63,8 @@ class RunRow:
     start: dt.datetime | None
     end: dt.datetime | None
     fix_cycle_id: str | None = None
-
-    @property
-    def outcome(self) -> str:
-        return outcome_of(self.status)
+    #: :func:`outcome_of` the status, worked out where the task is read (counting needs no model).
+    outcome: str = "in-progress"
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +207,10 @@ class _Reader:
                 self.tally.bad_end += 1
             elif start is not None and end < start:
                 self.tally.skewed += 1
-            out.append(RunRow(entry.task_type or "?", entry.stage, status, start, end, entry.fix_cycle_id))
+            row = RunRow(
+                entry.task_type or "?", entry.stage, status, start, end, entry.fix_cycle_id, outcome_of(status)
+            )
+            out.append(row)
         recorded = {parse_time(e.run_date_time_segment or "") for e in entries}
         return out + self._flat_runs(task, recorded)
 
@@ -233,7 +243,9 @@ class _Reader:
                     self.tally.in_progress += 1
                 else:
                     self.tally.no_end += 1
-                out.append(RunRow(rd.task_type, rd.stage, status, start, None, manifest.fix_cycle_id))
+                out.append(
+                    RunRow(rd.task_type, rd.stage, status, start, None, manifest.fix_cycle_id, outcome_of(status))
+                )
         return out
 
     def _generated_at(self, report_rel: str | None) -> str | None:
@@ -280,6 +292,8 @@ class _Reader:
 
     def finals(self, task: Task) -> list[FinalRow]:
         """Every terminal convergence state in the task's run dirs (and those that could not be read)."""
+        from ..models.convergence import ConvergenceFinal
+
         out: list[FinalRow] = []
         for rd in task.run_dirs:
             for art in rd.of_kind("convergence-final"):
@@ -314,6 +328,8 @@ def _lenient_timeline(error: LoadError, root: Path) -> Timeline | LoadError:
     The statistics count a malformed time in a note (and leave that run out of the durations) rather than
     losing every run of the task; a timeline that is no JSON object of entries stays refused.
     """
+    from ..models.task import Timeline, TimelineEntry
+
     raw = reading.load_json(error.path, root=root)  # a file the loader refused to open stays refused
     if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list):
         return error
@@ -369,7 +385,10 @@ def _opt_str(value: Any) -> str | None:
 def encode(numbers: TaskNumbers) -> Any:
     """*numbers* as the JSON value the store index keeps."""
     return {
-        "runs": [[r.task_type, r.stage, r.status, _time(r.start), _time(r.end), r.fix_cycle_id] for r in numbers.runs],
+        "runs": [
+            [r.task_type, r.stage, r.status, _time(r.start), _time(r.end), r.fix_cycle_id, r.outcome]
+            for r in numbers.runs
+        ],
         "tally": [getattr(numbers.tally, f.name) for f in fields(Tally)],
         "unreadable": numbers.unreadable,
         "fixCycles": numbers.fix_cycles,
@@ -384,8 +403,8 @@ def decode(value: Any) -> TaskNumbers:
     """The numbers :func:`encode` kept (a value of another shape raises ``KeyError``, ``TypeError`` or
     ``ValueError``: the index then reads the task afresh)."""
     runs = [
-        RunRow(str(t), _opt_int(stage), _opt_str(status), _untime(start), _untime(end), _opt_str(fix))
-        for t, stage, status, start, end, fix in value["runs"]
+        RunRow(str(t), _opt_int(stage), _opt_str(status), _untime(start), _untime(end), _opt_str(fix), str(outcome))
+        for t, stage, status, start, end, fix, outcome in value["runs"]
     ]
     tally = Tally(*(int(n) for n in value["tally"]))
     finals = [
