@@ -66,7 +66,12 @@ def measure(tree: Path, repeat: int) -> dict[str, object]:
         *("check", str(tree), "--home", str(layout.demo_home(tree)), "--jobs", "1", "--no-cache", "--quiet"),
         *("--format", "json"),
     ]
-    times: dict[str, list[float]] = {k: [] for k in ("fresh", "build", "warm", "changed", "check", "start")}
+    stats = [*okstra, "stats", str(tree), "--json"]
+    cached_check = [c for c in check if c != "--no-cache"]
+    names = ["fresh", "build", "warm", "changed", "check", "start", "stats_fresh", "stats_build", "stats_warm"]
+    names += ["stats_changed"]
+    names += ["check_warm", "check_changed"]
+    times: dict[str, list[float]] = {k: [] for k in names}
     with tempfile.TemporaryDirectory(prefix="okstra-index-empty-") as empty:
         (Path(empty) / ".okstra").mkdir()
         for round_no in range(repeat):
@@ -81,8 +86,10 @@ def measure(tree: Path, repeat: int) -> dict[str, object]:
             timed_run([*inbox, "--no-cache"], (0,))
             elapsed, _ = timed_run(inbox, (0,))
             times["changed"].append(elapsed)
-            times["check"].append(timed_run(check, (0, 1))[0])
+            elapsed, full = timed_run(check, (0, 1))
+            times["check"].append(elapsed)
             times["start"].append(timed_run([*okstra, "inbox", empty, "--json"], (0,))[0])
+            _through_the_index(times, stats, cached_check, full, tree, round_no)
     files = sum(len(f) + len(d) for _, d, f in os.walk(tree / ".okstra"))
     return {
         "load": f"{os.getloadavg()[0]:.1f}",
@@ -91,9 +98,39 @@ def measure(tree: Path, repeat: int) -> dict[str, object]:
         "warm_ratio": statistics.median(w / f for w, f in zip(times["warm"], times["fresh"], strict=True)),
         "changed_ratio": statistics.median(w / f for w, f in zip(times["changed"], times["fresh"], strict=True)),
         "build_ratio": statistics.median(b / c for b, c in zip(times["build"], times["check"], strict=True)),
+        **{f"stats_{k}_ratio": _ratio(times[f"stats_{k}"], times["stats_fresh"]) for k in ("build", "warm", "changed")},
+        **{f"check_{k}_ratio": _ratio(times[f"check_{k}"], times["check"]) for k in ("warm", "changed")},
         "files": files,
         "stats": count_stats(inbox, tree),
     }
+
+
+def _ratio(these: list[float], base: list[float]) -> float:
+    return statistics.median(t / b for t, b in zip(these, base, strict=True))
+
+
+def _through_the_index(
+    times: dict[str, list[float]], stats: list[str], check: list[str], full: str, tree: Path, round_no: int
+) -> None:
+    """``okstra stats`` fresh, warm and after one task changed; the cached check warm and after one task changed
+    (each answer compared with the fresh one)."""
+    elapsed, fresh = timed_run([*stats, "--no-cache"], (0,))
+    times["stats_fresh"].append(elapsed)
+    elapsed, out = timed_run([*stats, "--reindex"], (0,))
+    times["stats_build"].append(elapsed)
+    if out != fresh:
+        raise SystemExit("stats build: the answer through the index differs from a fresh look")
+    timed_run(check, (0, 1))  # the check cache brought up to date
+    for suffix in ("warm", "changed"):
+        if suffix == "changed":
+            _touch_one_task(tree, -1 - round_no)  # another task than the inbox rows touched
+            fresh = timed_run([*stats, "--no-cache"], (0,))[1]
+            full = timed_run([*check, "--no-cache"], (0, 1))[1]
+        for name, argv, expected in (("stats", stats, fresh), ("check", check, full)):
+            elapsed, out = timed_run(argv, (0, 1))
+            times[f"{name}_{suffix}"].append(elapsed)
+            if out != expected:
+                raise SystemExit(f"{name} {suffix}: the answer through the cache differs from a fresh look")
 
 
 def count_stats(inbox: list[str], tree: Path) -> tuple[int, int, int] | None:
@@ -143,6 +180,17 @@ def table(result: dict[str, object], tasks: int, repeat: int) -> str:
         f"**{float(result['build_ratio']):.2f}** of the full check (target at most {BUILD_TARGET}) |",  # type: ignore[arg-type]
         f"| `okstra check --jobs 1 --no-cache` (the full check) | {med['check']:.2f} s | |",
         f"| `okstra inbox --json` on an empty store (fixed cost) | {med['start']:.2f} s | |",
+        f"| `okstra stats --json --no-cache` (a fresh look) | {med['stats_fresh']:.2f} s | 1.00 |",
+        f"| `okstra stats --json --reindex` (its facts built) | {med['stats_build']:.2f} s | "
+        f"{float(result['stats_build_ratio']):.3f} of its fresh look |",  # type: ignore[arg-type]
+        f"| `okstra stats --json`, warm | {med['stats_warm']:.2f} s | "
+        f"{float(result['stats_warm_ratio']):.3f} of its fresh look |",  # type: ignore[arg-type]
+        f"| `okstra stats --json` after one task changed | {med['stats_changed']:.2f} s | "
+        f"{float(result['stats_changed_ratio']):.3f} of its fresh look |",  # type: ignore[arg-type]
+        f"| `okstra check --jobs 1`, cache warm | {med['check_warm']:.2f} s | "
+        f"{float(result['check_warm_ratio']):.3f} of the full check |",  # type: ignore[arg-type]
+        f"| `okstra check --jobs 1` after one task changed | {med['check_changed']:.2f} s | "
+        f"{float(result['check_changed_ratio']):.3f} of the full check |",  # type: ignore[arg-type]
         "",
         "All runs (s): "
         + "; ".join(f"{name} " + ", ".join(f"{t:.2f}" for t in runs) for name, runs in times.items())

@@ -185,6 +185,13 @@ def _note_stat(path: Path | str) -> os.stat_result | None:
     return st
 
 
+def note_status(path: Path | str) -> None:
+    """Record *path*'s status when a recording is active: for a reader that looks at the path with its own call
+    (an ``lstat`` for a size), so that what it saw is looked at again."""
+    if _RECORDERS.get():
+        _note_stat(path)
+
+
 def lexists(path: Path | str) -> bool:
     """``os.path.lexists``, recorded (the path's status, following a symlink, is what a later look compares)."""
     if not _RECORDERS.get():

@@ -137,6 +137,35 @@ class ChangedSince:
         self._folders = set() if changed is None else {os.path.dirname(p) for p in changed}
         self._within = within
         self._under = None if within is None else within.rstrip(os.sep) + os.sep
+        self._beneath: set[str] | None = None
+
+    def quiet(self, folder: str) -> bool:
+        """Whether the source vouches that nothing changed at *folder*, below it or at a folder holding it (a
+        folder moved in there): what was read there holds without a look. False when it cannot say, or when
+        *folder* lies outside what it speaks for."""
+        changed = self.changed
+        if changed is None or (self._under is not None and not folder.startswith(self._under)):
+            return False
+        if self._beneath is None:
+            # Every changed path and every folder holding one: a folder in this set has a change at or below it.
+            beneath: set[str] = set()
+            for path in changed:
+                while path not in beneath:
+                    beneath.add(path)
+                    parent = os.path.dirname(path)
+                    if parent == path:
+                        break
+                    path = parent
+            self._beneath = beneath
+        if folder in self._beneath:
+            return False
+        here = os.path.dirname(folder)
+        while here not in changed:
+            parent = os.path.dirname(here)
+            if parent == here:
+                return True
+            here = parent
+        return False
 
     def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
         changed = self.changed

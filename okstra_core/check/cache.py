@@ -28,6 +28,15 @@ manager-home folders. Findings are stored before ``--select``/``--ignore`` are
 applied (the rules run the same whatever the selection), so a different
 selection reuses them and filters them afresh.
 
+Where watchman answers (the store index's freshness source, :mod:`okstra_core.watchman`),
+the file also keeps the clock watchman gave before the run read anything; the
+next run asks what changed under ``.okstra/`` since that clock and reuses a
+task with no change at, below or above its folder (nor at its outside reads)
+without a look (:meth:`okstra_core.store_index.ChangedSince.quiet`); every
+other task is confirmed by ``lstat`` as above. The clock is part of every
+record's MAC: a clock moved later, which would hide the changes before it,
+fails the integrity check.
+
 Anything whose metadata is within :data:`RACY_SECONDS` of the run's start is
 not stored: a file changed in the same clock tick as it was read would keep
 the same metadata, and its stale findings would be reused ("racy git"). The
@@ -60,7 +69,7 @@ if TYPE_CHECKING:
     from ..store_index import Look, StoreIndex
 
 #: Bumped whenever the file's layout changes; other values are ignored.
-CACHE_FORMAT: Final = 3
+CACHE_FORMAT: Final = 4
 
 #: The environment variable holding the key that signs the cache (CI: a secret shared by the runs sharing a cache).
 KEY_ENV: Final = "OKSTRA_CACHE_KEY"
@@ -359,9 +368,10 @@ def _read_key(path: Path) -> bytes | None:
     return text
 
 
-def _scope(root: str, home: str | None) -> bytes:
-    """What every record of one cache file is bound to besides itself: the format, the checker, the folders."""
-    return json.dumps([CACHE_FORMAT, checker_fingerprint(), root, home]).encode("ascii") + b"\n"
+def _scope(root: str, home: str | None, clock: str | None) -> bytes:
+    """What every record of one cache file is bound to besides itself: the format, the checker, the folders,
+    and the watchman clock the records hold as of (a clock moved later would hide the changes before it)."""
+    return json.dumps([CACHE_FORMAT, checker_fingerprint(), root, home, clock]).encode("ascii") + b"\n"
 
 
 def _shape_digest(shape: list[str]) -> bytes:
@@ -397,6 +407,12 @@ class CheckCache:
         self.unsaved: str | None = None
         #: Why the cache could not be used at all (one line naming the key file), or None.
         self.unusable: str | None = None
+        #: The watchman clock the records :meth:`load` gave hold as of (None: none was kept with them).
+        self.clock: str | None = None
+        #: The watchman clock to keep with the records of this run (None: watchman was not asked, or could not be).
+        self.watchman_token: str | None = None
+        #: Why watchman could not be asked (None: it was, or it was not asked for).
+        self.watchman_problem: str | None = None
         self._key: bytes | None = None
 
     def key(self) -> bytes | None:
@@ -448,6 +464,7 @@ class CheckCache:
             return {}
         if (
             not isinstance(data, dict)
+            or not isinstance(data.get("watchman"), str | None)
             or data.get("format") != CACHE_FORMAT
             or data.get("checker") != checker_fingerprint()
             or data.get("root") != root
@@ -461,7 +478,8 @@ class CheckCache:
         # Checked, split and digested once, not once per task.
         splits = [split_shape(shape) if _valid_shape(shape) else None for shape in shapes]
         digests = [_shape_digest(shape) if split else b"" for shape, split in zip(shapes, splits, strict=True)]
-        scope = _scope(root, home)
+        clock = data.get("watchman")
+        scope = _scope(root, home, clock)
         out: dict[str, Record] = {}
         for rel, rec in data["tasks"].items():
             found = rec.get("shape") if isinstance(rec, dict) else None
@@ -481,17 +499,21 @@ class CheckCache:
                 "shape": shapes[index],  # shared by every task of the same shape
                 "split": splits[index],
             }
+        self.clock = clock if out else None
         return out
 
-    def save(self, root: str, home: str | None, records: dict[str, Record]) -> None:
-        """Replace the stored records of *root* and *home* (``writes_outside.replace_file``); failures are ignored."""
+    def save(self, root: str, home: str | None, records: dict[str, Record], clock: str | None = None) -> None:
+        """Replace the stored records of *root* and *home* (``writes_outside.replace_file``); failures are ignored.
+
+        *clock* is the watchman clock every record holds as of (taken before any of them was confirmed or read).
+        """
         key = self.key()
         if key is None:
             return
         target = self.file_for(root, home)
         shapes: dict[tuple[str, ...], int] = {}
         digests: list[bytes] = []
-        scope = _scope(root, home)
+        scope = _scope(root, home, clock)
         tasks: dict[str, Record] = {}
         for rel, rec in records.items():
             shape = tuple(rec["shape"])
@@ -502,7 +524,7 @@ class CheckCache:
                 "shape": index,
                 "mac": record_mac(key, scope, rel, rec, digests[index]),
             }
-        data = {"format": CACHE_FORMAT, "checker": checker_fingerprint(), "root": root, "home": home}
+        data = {"format": CACHE_FORMAT, "checker": checker_fingerprint(), "root": root, "home": home, "watchman": clock}
         data["shapes"] = [list(shape) for shape in shapes]
         data["tasks"] = tasks
         # The cache only saves time: a read-only or full disk, or a symlink planted there, must not fail the

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from .. import layout
 from ..errors import OkstraError
 from ..progress import Progress
+from ..store_index import ChangedSince
 from ..workers import worker_pool
 from . import cache
 from .cache import CheckCache
@@ -52,6 +53,17 @@ def _reusable(root: str, rel: str, entry: Any, old: dict[str, Any] | None) -> bo
         and old["entry"] == _entry_key(entry)
         and cache.tree_holds(os.path.join(root, rel), old["shape"], old["key"], old.get("split"))
         and cache.deps_hold(old["deps"])
+    )
+
+
+def _quiet(root: str, rel: str, entry: Any, old: dict[str, Any] | None, look: ChangedSince) -> bool:
+    """Whether a task's cached record holds without a look: the same catalog entry, and the freshness source
+    vouches that nothing changed in its tree nor at its outside reads."""
+    return (
+        old is not None
+        and old["entry"] == _entry_key(entry)
+        and look.quiet(os.path.join(root, rel))
+        and all(look.quiet(path) for path, _ in old["deps"])
     )
 
 
@@ -225,14 +237,18 @@ def _reuse_cached(
     records: dict[str, dict[str, Any]],
     step: Callable[[int], None],
     pool: ProcessPoolExecutor | None,
+    look: ChangedSince | None = None,
 ) -> tuple[list[tuple[str, Any]], int]:
     """Take the cached findings of every unchanged task; return the tasks still to check and the files reused.
 
-    Reuse is confirmed by ``lstat`` calls only, shared out between the workers when there are any.
+    A task the freshness source *look* vouches for is reused without a look; the others are confirmed by
+    ``lstat`` calls only, shared out between the workers when there are any.
     """
     pending = []
     reused = files = 0
-    for (rel, entry), ok in zip(tasks, _reusable_all(str(root), tasks, previous, pool), strict=True):
+    quiet = [look is not None and _quiet(str(root), rel, entry, previous.get(rel), look) for rel, entry in tasks]
+    looked = iter(_reusable_all(str(root), [t for t, q in zip(tasks, quiet, strict=True) if not q], previous, pool))
+    for (rel, entry), ok in zip(tasks, (q or next(looked) for q in quiet), strict=True):
         old = previous.get(rel)
         if old is None or not ok:
             pending.append((rel, entry))
@@ -246,6 +262,43 @@ def _reuse_cached(
             step(CHUNK_TASKS)
     step(reused % CHUNK_TASKS)
     return pending, files
+
+
+def _load(
+    root: Path, home_text: str | None, check_cache: CheckCache | None, watchman: bool
+) -> tuple[dict[str, dict[str, Any]] | None, ChangedSince | None]:
+    """The cached records (None without a cache) and, with *watchman*, what changed since they were kept."""
+    if check_cache is None:
+        return None, None
+    previous = check_cache.load(str(root), home_text)
+    # Asked before anything is read: a change made while the check reads is named by the next answer.
+    return previous, _ask_watchman(root, check_cache) if watchman else None
+
+
+def _save(
+    root: Path,
+    home_text: str | None,
+    check_cache: CheckCache,
+    previous: dict[str, dict[str, Any]] | None,
+    records: dict[str, dict[str, Any]],
+) -> None:
+    """Keep this run's records (when they differ from those loaded) with the watchman clock they hold as of."""
+    clock = check_cache.watchman_token
+    if check_cache.misses or records.keys() != (previous or {}).keys() or clock != check_cache.clock:
+        check_cache.save(str(root), home_text, records, clock)
+
+
+def _ask_watchman(root: Path, check_cache: CheckCache) -> ChangedSince | None:
+    """What watchman says changed under ``.okstra/`` since the clock kept with the cache (None: it cannot be
+    asked); the clock it gives now goes in :attr:`CheckCache.watchman_token`, why it could not be asked in
+    :attr:`CheckCache.watchman_problem`."""
+    from .. import watchman
+
+    since = watchman.changed_since(root, check_cache.clock)
+    check_cache.watchman_token, check_cache.watchman_problem = since.token, since.problem
+    if since.token is None:
+        return None
+    return ChangedSince(since.changed, within=os.fspath(layout.okstra_dir(root)))
 
 
 def _narrowed(items: list[_T], only_tasks: Collection[str] | None) -> list[_T]:
@@ -270,18 +323,18 @@ def run_check(
     progress: Progress | None = None,
     check_cache: CheckCache | None = None,
     only_tasks: Collection[str] | None = None,
+    watchman: bool = False,
 ) -> CheckReport:
     """Check the store of *project_root* and return every finding.
 
     *select* / *ignore* take rule ids or prefixes; *jobs* is the number of worker
     processes for the per-task part (``0`` or less: all cores; bounded by :func:`worker_count`); *home* is the
-    manager state root (default :func:`okstra_core.layout.okstra_home`),
-    checked only when it exists; *progress*, when given, is called with
-    ``(tasks checked, tasks)`` as the per-task part goes on. With *check_cache*,
-    a task whose inputs are unchanged since the cached run reuses its findings
-    (see :mod:`.cache`); the report is the same as without it. *only_tasks* (task folders, project-relative)
-    checks those tasks only and keeps only the findings inside them. Raises :class:`CheckError` when the check
-    cannot run (no project folder, no ``.okstra/``, an unknown rule id).
+    manager state root (default :func:`okstra_core.layout.okstra_home`), checked only when it exists; *progress*,
+    when given, is called with ``(tasks checked, tasks)`` as the per-task part goes on. With *check_cache*, a task
+    whose inputs are unchanged since the cached run reuses its findings (see :mod:`.cache`); the report is the
+    same. *only_tasks* (task folders, project-relative) checks those tasks only and keeps only their findings.
+    With *watchman*, a task watchman says nothing changed in since the cache was kept is reused without a look.
+    Raises :class:`CheckError` when the check cannot run (no project folder, no ``.okstra/``, an unknown rule id).
     """
     from ..render import markdown as _markdown  # noqa: F401 - imported once here, inherited by forked workers
 
@@ -296,13 +349,11 @@ def run_check(
 
     started = time.time_ns()
     unit = Unit(root, home_path if home_path.is_dir() else None)
+    home_text = str(unit.home) if unit.home else None
+    previous, look = _load(root, home_text, check_cache, watchman)
     tasks = _narrowed(project_rules.check_project(unit, home_path), only_tasks)
     findings = list(unit.findings)
     files = len(unit.files)
-    home_text = str(unit.home) if unit.home else None
-    previous: dict[str, dict[str, Any]] | None = None
-    if check_cache is not None:
-        previous = check_cache.load(str(root), home_text)
     racy_after = started - int(cache.RACY_SECONDS * 1e9)
     records: dict[str, dict[str, Any]] = {}
     done = 0
@@ -332,10 +383,12 @@ def run_check(
     with _pool(worker_count(jobs, len(tasks)) if len(tasks) >= PARALLEL_MIN_TASKS else 1) as pool:
         pending = tasks
         if previous is not None and check_cache is not None:
-            pending, reused_files = _reuse_cached(root, tasks, previous, check_cache, findings, records, step, pool)
+            pending, reused_files = _reuse_cached(
+                root, tasks, previous, check_cache, findings, records, step, pool, look
+            )
             files += reused_files
         _run_chunks(_chunks(pending, CHUNK_TASKS), work, collect, pool if len(pending) >= PARALLEL_MIN_TASKS else None)
-    if check_cache is not None and (check_cache.misses or records.keys() != (previous or {}).keys()):
-        check_cache.save(str(root), home_text, records)
+    if check_cache is not None:
+        _save(root, home_text, check_cache, previous, records)
     problems = check_cache.problems() if check_cache is not None else []
     return CheckReport(str(root), _kept(_narrowed(findings, only_tasks), selected, ignored), files, problems)

@@ -98,6 +98,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="colour text output (auto: on a terminal, unless NO_COLOR is set)",
     )
     parser.add_argument("--list-rules", action="store_true", help="print the rule catalog and exit")
+    _add_cache_arguments(parser)
+    _add_ci_arguments(parser)
+    parser.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="no progress display (it is shown only on a terminal's stderr, never in CI)",
+    )
+
+
+def _add_cache_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cache-dir",
         type=Path,
@@ -109,12 +120,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-cache", action="store_true", help="check every task afresh, without reading or writing the cache"
     )
-    _add_ci_arguments(parser)
     parser.add_argument(
-        "--quiet",
-        "-q",
+        "--no-watchman",
         action="store_true",
-        help="no progress display (it is shown only on a terminal's stderr, never in CI)",
+        help="look at every file of the cache's tasks instead of asking watchman what changed (also "
+        "OKSTRA_WATCHMAN=off; without watchman installed, every file is looked at anyway)",
     )
 
 
@@ -185,24 +195,9 @@ def run(args: argparse.Namespace) -> int:
     if refusal is not None:  # refused before the check runs, not after
         print(f"okstra check: {visible(str(args.output))}: {refusal}", file=sys.stderr)
         return EXIT_CANNOT_RUN
-    # The engine (rules, models, worker pool) and the cache are imported when a check runs, not at every
-    # ``okstra`` command's start (nor for --list-rules).
-    from ..check.cache import CheckCache
-    from ..check.engine import CheckError, cores, run_check
-
-    if settings.jobs > cores():
-        _say_jobs_bounded(settings, cores())
-    check_cache = None if args.no_cache else CheckCache(layout.okstra_cache_dir(settings.cache_dir))
-    try:
-        with terminal_progress("checking", "tasks", quiet=args.quiet) as progress:
-            report = run_check(
-                Path(args.project), jobs=settings.jobs, home=args.home, progress=progress, check_cache=check_cache
-            )
-    except CheckError as exc:
-        print(f"okstra check: {exc}", file=sys.stderr)
+    report = _checked(args, settings)
+    if report is None:
         return EXIT_CANNOT_RUN
-    if check_cache is not None:
-        _cache_warnings(check_cache)
     out = args.output
     if args.colour == "always":
         colour = True
@@ -219,6 +214,41 @@ def run(args: argparse.Namespace) -> int:
     if code:
         return code
     return EXIT_CLEAN if args.exit_zero else report.exit_code(strict=settings.strict)
+
+
+def _checked(args: argparse.Namespace, settings: CheckSettings) -> CheckReport | None:
+    """The check's report, its cache's warnings said on stderr; None (said on stderr) when it cannot run."""
+    # The engine (rules, models, worker pool) and the cache are imported when a check runs, not at every
+    # ``okstra`` command's start (nor for --list-rules).
+    from ..check.cache import CheckCache
+    from ..check.engine import CheckError, cores, run_check
+    from ..watchman import setting
+
+    if settings.jobs > cores():
+        _say_jobs_bounded(settings, cores())
+    check_cache = None if args.no_cache else CheckCache(layout.okstra_cache_dir(settings.cache_dir))
+    wanted = "off" if args.no_watchman else setting()
+    try:
+        with terminal_progress("checking", "tasks", quiet=args.quiet) as progress:
+            report = run_check(
+                Path(args.project),
+                jobs=settings.jobs,
+                home=args.home,
+                progress=progress,
+                check_cache=check_cache,
+                watchman=wanted != "off",
+            )
+    except CheckError as exc:
+        print(f"okstra check: {exc}", file=sys.stderr)
+        return None
+    if check_cache is not None:
+        _cache_warnings(check_cache)
+        problem = check_cache.watchman_problem
+        if wanted == "on" and problem is not None:
+            print(
+                f"okstra check: notice: watchman not used ({visible(problem)}): looking at every file", file=sys.stderr
+            )
+    return report
 
 
 def _settings(args: argparse.Namespace) -> CheckSettings | None:

@@ -17,10 +17,12 @@ indexed (:func:`okstra_core.text.visible`); the JSON is ASCII.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,6 +93,17 @@ def register(sub: Any) -> None:
         help="where the index is kept (default: $OKSTRA_CACHE_DIR, else $XDG_CACHE_HOME/okstra, else "
         "~/.cache/okstra); never inside the store or the manager home",
     )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="index the store afresh in a temporary folder, used for this search only (the answer is the same)",
+    )
+    p.add_argument(
+        "--no-watchman",
+        action="store_true",
+        help="look at every folder and file of the index instead of asking watchman what changed (also "
+        "OKSTRA_WATCHMAN=off; without watchman installed, everything is looked at anyway)",
+    )
     p.add_argument("--colour", "--color", choices=("auto", "always", "never"), default="auto", help="highlight matches")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display while the index is built")
     p.add_argument(
@@ -113,6 +126,7 @@ def _fail(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from ..search.index import SearchError, SearchIndex
     from ..search.query import QueryError, parse
+    from ..watchman import setting
 
     words = [args.project, *args.query] if args.all else args.query
     check_all_args(args, args.parser, not args.all)
@@ -130,19 +144,27 @@ def run(args: argparse.Namespace) -> int:
     if not layout.okstra_dir(root).is_dir():
         return _fail(f"{root}: no .okstra/ store in this folder")
     root = Path(os.path.realpath(root))
-    try:
-        jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
-        index = SearchIndex(root, layout.okstra_cache_dir(args.cache_dir), include_logs=include_logs, jobs=jobs)
-        with index:
-            if args.reindex:
-                index.rebuild()
-            with terminal_progress("indexing", "files", quiet=args.quiet or args.json) as progress:
-                index.update(progress)
-            results = index.search(query, limit=args.limit) if query is not None else None
-    except SearchError as exc:
-        return _fail(str(exc))
-    except QueryError as exc:  # one SQLite's FTS5 parser cannot read
-        return _fail(f"bad query: {exc}")
+    jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
+    with contextlib.ExitStack() as scratch:
+        # Without the cache, the index is built afresh in a folder of this run's own, removed at its end.
+        folder = Path(scratch.enter_context(tempfile.TemporaryDirectory())) if args.no_cache else args.cache_dir
+        wanted = "off" if args.no_watchman or args.no_cache else setting()
+        try:
+            index = SearchIndex(
+                root, layout.okstra_cache_dir(folder), include_logs=include_logs, jobs=jobs, watchman=wanted != "off"
+            )
+            with index:
+                if args.reindex:
+                    index.rebuild()
+                with terminal_progress("indexing", "files", quiet=args.quiet or args.json) as progress:
+                    index.update(progress)
+                results = index.search(query, limit=args.limit) if query is not None else None
+        except SearchError as exc:
+            return _fail(str(exc))
+        except QueryError as exc:  # one SQLite's FTS5 parser cannot read
+            return _fail(f"bad query: {exc}")
+    if wanted == "on" and index.watchman_problem is not None:
+        index.notices.append(f"watchman not used ({index.watchman_problem}): looking at every file")
     for notice in index.notices:
         print(f"okstra search: notice: {visible(notice)}", file=sys.stderr)
     if results is None:

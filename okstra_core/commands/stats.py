@@ -4,7 +4,10 @@ The numbers behind the workbench's Insights view (see :mod:`okstra_core.stats`),
 as tables: runs per day by outcome, time per phase (median and spread), the
 funnel of tasks by phase reached and where they stop, fix cycles per task,
 convergence rounds until agreement, and prompt and transcript bytes by worker.
-Every number is read from the store at the time of the call.
+Every number is read from the store at the time of the call: each task's
+numbers through the store index (reused while the files they were read from
+are as they were; ``--no-cache`` reads every task afresh, with the same
+answer).
 
 Exit 0 (1 only when the project cannot be opened; 2 for a bad option).
 ``--json`` prints ``{"version": 1, "project", "filters", "tasks", "runs",
@@ -22,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..text import visible
-from .common import open_project
+from .common import add_index_args, open_index, open_project, say_index_notices
 from .projects import add_all_args, check_all_args, say, selected_projects
 
 if TYPE_CHECKING:
@@ -45,6 +48,7 @@ def register(sub: Any) -> None:
     p.add_argument("--task", metavar="GLOB", help="only tasks whose key, group/task or task id matches GLOB")
     p.add_argument("--type", metavar="TYPE", dest="task_type", help="only runs of task type TYPE (and their tasks)")
     add_all_args(p, "the statistics, per project,")
+    add_index_args(p)
     p.set_defaults(func=run, parser=p)
 
 
@@ -62,7 +66,13 @@ def run(args: argparse.Namespace) -> int:
     if args.all:
         return run_all(args, filters)
     project = open_project(args)
-    stats = compute(project, filters)
+    index = open_index(args, project, "stats")
+    if index is None:
+        stats = compute(project, filters)
+    else:
+        with index:
+            stats = compute(project, filters, index)
+        say_index_notices(index, "stats")
     if args.json:
         print(json.dumps(stats.to_json(), indent=2, ensure_ascii=True))
         return 0

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import layout, names
+from .. import layout, names, reading
+from ..errors import LoadError
 
 PROMPT_KINDS = {"lead-prompt": "lead", "worker-prompt": "worker", "reverify-prompt": "reverify"}
 LOG_KINDS = {"lead-prompt-log": "lead", "worker-prompt-log": "worker", "reverify-prompt-log": "reverify"}
@@ -120,6 +121,7 @@ class LogReport:
 
 def _size(path: Path) -> int | str:
     """Real size of a regular file (symlinks not followed), or why there is none."""
+    reading.note_status(path)
     try:
         st = os.lstat(path)
     except OSError as exc:
@@ -132,10 +134,8 @@ def _size(path: Path) -> int | str:
 
 
 def _listdir(folder: Path) -> list[str]:
-    try:
-        return sorted(os.listdir(folder))
-    except OSError:
-        return []
+    listed = reading.list_folder(folder)  # recorded, as every listing of the read side
+    return [] if isinstance(listed, LoadError) else listed
 
 
 def _collect(
@@ -181,7 +181,7 @@ def log_report(run_dir: Path) -> LogReport:
     ``problems`` say so (the CLI refuses it).
     """
     path = Path(run_dir)
-    if not path.is_dir():
+    if not reading.is_dir(path):
         return LogReport(path, problems=["run dir is missing or not a directory"])
     real = Path(os.path.realpath(path))
     type_dir = real.parent if layout.parse_stage_dir(real.name) is not None else real
@@ -191,7 +191,7 @@ def log_report(run_dir: Path) -> LogReport:
     pairs: dict[str, LogPair] = {}
     _scan_run_dir(pairs, path, path)
     for entry in _listdir(path):
-        if layout.parse_stage_dir(entry) is not None and (path / entry).is_dir():
+        if layout.parse_stage_dir(entry) is not None and reading.is_dir(path / entry):
             _scan_run_dir(pairs, path / entry, path)
     report = LogReport(path)
     report.pairs = [pairs[key] for key in sorted(pairs, key=_sort_key)]

@@ -11,6 +11,15 @@ Anything whose mtime is within :data:`RACY_NS` of the look is recorded as
 unsettled and looked at again next time (a second write in the same clock
 tick would keep the same metadata).
 
+Opened with ``watchman=True``, the look first asks the user's watchman daemon
+what changed under ``.okstra/`` since the clock kept in ``meta`` (the store
+index's freshness source, :class:`okstra_core.store_index.ChangedSince`): a
+folder with no change at, below or above it, whose record was settled, is
+taken as recorded without a ``stat``; an answer watchman cannot vouch for
+means the full look. The clock kept is the one watchman gave before the look,
+written in the same transaction as what the look found, and only over the
+clock this process read (else none is kept).
+
 The database is trusted only when it is ours: its ``application_id`` and
 ``user_version`` (:data:`INDEX_FORMAT`) and the project it names. A file
 that is not, or that SQLite finds corrupt, truncated or locked past
@@ -36,6 +45,7 @@ from typing import Any, Final
 
 from .. import layout
 from ..progress import Progress
+from ..store_index import WATCHMAN_CLOCK, ChangedSince
 from ..workers import worker_pool
 from .extract import INDEX_CHARS, child_role, extract, file_kind
 from .query import Query, QueryError
@@ -223,14 +233,18 @@ def _walk(
     stack: list[tuple[str, str]],
     out: _Look,
     defer_depth: int | None = None,
+    quiet: ChangedSince | None = None,
 ) -> list[tuple[str, str]]:
     """Walk the folders of *stack* (project-relative, with their roles) and below into *out*; a folder at
-    *defer_depth* is not walked but returned, for a worker."""
+    *defer_depth* is not walked but returned, for a worker. A folder the freshness source *quiet* vouches for
+    is taken as recorded, without a look."""
     deferred: list[tuple[str, str]] = []
     while stack:
         rel, role = stack.pop()
         if defer_depth is not None and rel.count("/") >= defer_depth:
             deferred.append((rel, role))
+            continue
+        if quiet is not None and _vouched(base, rel, role, known.get(rel), logs, quiet, stack, out):
             continue
         try:
             st = os.lstat(base + rel)
@@ -266,6 +280,32 @@ def _walk(
     return deferred
 
 
+def _vouched(
+    base: str,
+    rel: str,
+    role: str,
+    previous: tuple[str, ...] | None,
+    logs: bool,
+    quiet: ChangedSince,
+    stack: list[tuple[str, str]],
+    out: _Look,
+) -> bool:
+    """Take the folder *rel* as recorded when the freshness source says nothing changed at, below or above it
+    and its record was settled (its sub-folders go on *stack*); False: it must be looked at."""
+    if previous is None or previous[1] != role or _UNSETTLED in (previous[0], previous[5]):
+        return False
+    if (logs and previous[6] == _UNSETTLED) or not quiet.quiet(base + rel):
+        return False
+    subdirs, plain, logged = previous[2], previous[3], previous[4]
+    if subdirs:
+        stack.extend((f"{rel}/{name}", sub) for sub, _, name in map(_split, subdirs.split("\n")))
+    out.dirs[rel] = (*previous[:7], None)
+    out.files += plain.count("\n") + 1 if plain else 0
+    if logs:
+        out.files += logged.count("\n") + 1 if logged else 0
+    return True
+
+
 def _walk_range(start: int, stop: int) -> tuple[dict[str, tuple[Any, ...]], list[str], str, int]:
     """Worker entry point: walk ``folders[start:stop]``; return only what the parent keeps (the folders to look
     at file by file, in order), the folders visited (newline-separated) and the files counted."""
@@ -297,10 +337,16 @@ def _shared_walk(
 class SearchIndex:
     """The index of the project *root*, kept in *cache_dir*. Open it with :meth:`open`, close with :meth:`close`."""
 
-    def __init__(self, root: Path, cache_dir: Path, *, include_logs: bool = False, jobs: int = 1) -> None:
+    def __init__(
+        self, root: Path, cache_dir: Path, *, include_logs: bool = False, jobs: int = 1, watchman: bool = False
+    ) -> None:
         self.root = Path(os.path.abspath(root))
         self.path = index_path(cache_dir, self.root)
         self.include_logs = include_logs
+        #: Whether the look asks watchman what changed since the clock kept (the store index's freshness source).
+        self.watchman = watchman
+        #: Why watchman could not be asked (None: it was, or it was not asked for).
+        self.watchman_problem: str | None = None
         #: Processes the look at the store is shared out between (forked; one: the look runs here).
         self.jobs = jobs
         #: One line per index found unusable and rebuilt.
@@ -456,10 +502,36 @@ class SearchIndex:
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'logs'").fetchone()
         return row is not None
 
+    def _ask_watchman(self) -> tuple[ChangedSince | None, str | None, str | None]:
+        """What watchman says changed since the clock kept (None: look at everything), the clock kept, and the
+        clock to keep once the index holds what this look found (asked before the look)."""
+        from .. import watchman
+
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (WATCHMAN_CLOCK,)).fetchone()
+        kept = None if row is None else str(row[0])
+        since = watchman.changed_since(self.root, kept)
+        self.watchman_problem = since.problem
+        if since.token is None:
+            return None, kept, None
+        within = os.fspath(layout.okstra_dir(self.root))
+        return (None if since.changed is None else ChangedSince(since.changed, within=within)), kept, since.token
+
+    def _keep_clock(self, kept: str | None, clock: str | None) -> None:
+        """Keep the new clock, unless another process kept one since this one read it (then none: the next look
+        looks at everything once)."""
+        if clock is None:
+            return
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (WATCHMAN_CLOCK,)).fetchone()
+        if (None if row is None else str(row[0])) == kept:
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (WATCHMAN_CLOCK, clock))
+        else:
+            self.conn.execute("DELETE FROM meta WHERE key = ?", (WATCHMAN_CLOCK,))
+
     def _update(self, progress: Progress | None) -> Update:
         logs = self._wants_logs()
         generation = self._generation()
-        look = self._look(self._known_dirs(), logs)
+        quiet, kept, clock = self._ask_watchman() if self.watchman else (None, None, None)
+        look = self._look(self._known_dirs(), logs, quiet)
         catalog_key = self._catalog_key()
         if (
             not look.dirty
@@ -472,7 +544,8 @@ class SearchIndex:
         conn.execute("BEGIN IMMEDIATE")
         try:
             if self._generation() != generation:
-                # Another process changed the index while this one looked or waited for the lock: look again.
+                # Another process changed the index while this one looked or waited for the lock: look again, at
+                # everything (what watchman named is as of this process's clock, not of the other's rows).
                 look = self._look(self._known_dirs(), logs)
             stale, removed = self._changes(look)
             self._forget(removed)
@@ -484,6 +557,7 @@ class SearchIndex:
             if self.include_logs:
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('logs', '1')")
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (str(generation + 1),))
+            self._keep_clock(kept, clock)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -504,7 +578,7 @@ class SearchIndex:
         rows = self.conn.execute("SELECT path, stat, role, subdirs, plain, logged, plain_hash, log_hash FROM dirs")
         return {row[0]: row[1:] for row in rows}
 
-    def _look(self, known: dict[str, tuple[str, ...]], logs: bool) -> _Look:
+    def _look(self, known: dict[str, tuple[str, ...]], logs: bool, quiet: ChangedSince | None = None) -> _Look:
         """Look at every walked folder (listing only those whose key changed) and the files in them.
 
         An unchanged folder's files are confirmed together: their metadata, read by one ``stat`` each in C
@@ -516,8 +590,9 @@ class SearchIndex:
         base = str(self.root) + os.sep
         out = _Look()
         start = [(layout.rel(layout.tasks_dir(self.root), self.root), layout.TASKS_DIR)]
-        if self.jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-            _walk(base, known, logs, now, start, out)
+        if quiet is not None or self.jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            # Told what changed, the look is a few folders: here, without workers.
+            _walk(base, known, logs, now, start, out, quiet=quiet)
             out.gone = [p for p in known if p not in out.dirs]
         else:
             # The store and its task groups here; each task folder's subtree in a worker.

@@ -89,6 +89,7 @@ __all__ = [
     "read_paths",
     "refresh_inbox",
     "sort_newest_first",
+    "task_list",
 ]
 
 
@@ -155,9 +156,7 @@ def _decode_inbox(root: Path, value: Any) -> Inbox:
 def _inbox_of_tasks(project: Project, index: StoreIndex) -> Inbox:
     root = project.root
     prefix = os.fspath(root).rstrip(os.sep) + os.sep
-    refs, unlisted_rel = index.fact(
-        TASKS_FACT, lambda: _list_tasks(project), lambda v: _encode_tasks(root, v), lambda v: _decode_tasks(project, v)
-    )
+    refs, unlisted_rel = task_list(project, index)
     found: list[PendingDecision] = []
     unreadable: set[str] = set()
     unlisted: dict[Path, str] = {root / rel: reason for rel, reason in unlisted_rel.items()}
@@ -176,6 +175,16 @@ def _inbox_of_tasks(project: Project, index: StoreIndex) -> Inbox:
         if not any(parent in unlisted for parent in path.parents)
     }
     return Inbox(sort_newest_first(found), sorted(unreadable), sorted(reasons), reasons)
+
+
+def task_list(project: Project, index: StoreIndex) -> tuple[list[TaskRef], dict[str, str]]:
+    """The project's tasks (as :attr:`Project.task_refs` lists them) and the folders that could not be listed
+    (project-relative, with why), as the store index's task list fact: every verb answering through the index
+    shares it."""
+    root = project.root
+    return index.fact(
+        TASKS_FACT, lambda: _list_tasks(project), lambda v: _encode_tasks(root, v), lambda v: _decode_tasks(project, v)
+    )
 
 
 def _list_tasks(project: Project) -> tuple[list[TaskRef], dict[str, str]]:

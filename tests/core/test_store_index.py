@@ -259,3 +259,19 @@ def test_events_naming_a_folder_moved_in_look_at_everything_below_it(tmp_path: P
         assert _text_fact(index, path) == "one"  # told nothing changed, it trusts what it kept
     with _index(tmp_path, tmp_path / "cache", look=ChangedSince({str(folder)})) as index:
         assert _text_fact(index, path) == "two"
+
+
+@pytest.mark.parametrize(
+    ("changed", "folder", "quiet"),
+    [
+        ({"/p/.okstra/tasks/g/a/x.json"}, "/p/.okstra/tasks/g/b", True),
+        ({"/p/.okstra/tasks/g/a/x.json"}, "/p/.okstra/tasks/g/a", False),  # a change below it
+        ({"/p/.okstra/tasks/g/a"}, "/p/.okstra/tasks/g/a", False),  # replaced whole
+        ({"/p/.okstra/tasks/g"}, "/p/.okstra/tasks/g/a", False),  # a folder holding it moved in
+        ({"/p/.okstra/tasks/g/ab"}, "/p/.okstra/tasks/g/a", True),  # a sibling whose name starts alike
+        (set(), "/p/outside", False),  # outside what the source speaks for
+        (None, "/p/.okstra/tasks/g/a", False),  # the source cannot say
+    ],
+)
+def test_changed_since_vouches_for_quiet_folders_only(changed: set[str] | None, folder: str, quiet: bool) -> None:
+    assert ChangedSince(changed, within="/p/.okstra").quiet(folder) is quiet

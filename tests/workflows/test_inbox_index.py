@@ -6,7 +6,8 @@ back, a task copied in, a file written twice within one timestamp tick). After e
 through the index equals the inbox read afresh, for an index opened anew (a new process with one stat pass),
 for one opened anew that asks the test session's watchman daemon what changed (kept in its own cache folder,
 so that only watchman-backed processes bring it up to date), and for one kept open across steps (a
-long-lived process that looks again after each change).
+long-lived process that looks again after each change). The steps (:class:`StoreSteps`) also drive the other
+verbs that answer through the index (``tests/workflows/test_verbs_index.py``).
 
 Files a step touched are dated back a few seconds (as they would be by the next look of a real user), so
 that the index trusts them and the comparison tests what it kept; the write-twice step is not, so that the
@@ -80,7 +81,10 @@ def _verb(*argv: str | Path) -> None:
     cli.main([str(a) for a in argv])  # a verb that refuses here (nothing to decide) changes nothing
 
 
-class InboxThroughIndex(RuleBasedStateMachine):
+class StoreSteps(RuleBasedStateMachine):
+    """The steps that change the store; a subclass says what must equal a fresh look after each
+    (:meth:`look_between`: what reads through the index between two writes in one clock tick)."""
+
     root: Path
     work: Path
 
@@ -175,6 +179,22 @@ class InboxThroughIndex(RuleBasedStateMachine):
             second.unlink()
         self._after()
 
+    @rule(data=st.data(), text=st.text(alphabet="ab\n", min_size=1, max_size=40))
+    def grow_a_transcript(self, data: st.DataObject, text: str) -> None:
+        found = sorted(self.root.glob(f"{TASKS}/*/*/runs/*/prompts/*.log"))
+        with data.draw(st.sampled_from(found)).open("a", encoding="utf-8") as out:
+            out.write(text)  # the folder's listing stays as it was: only the file's size tells
+        self._after()
+
+    @rule(data=st.data(), rounds=st.integers(min_value=1, max_value=4))
+    def rewrite_a_convergence(self, data: st.DataObject, rounds: int) -> None:
+        found = sorted(self.root.glob(f"{TASKS}/*/*/runs/*/state/convergence-*-[0-9][0-9][0-9].json"))
+        path = data.draw(st.sampled_from(found))
+        value = json.loads(path.read_text(encoding="utf-8"))
+        value["rounds"] = rounds
+        path.write_text(json.dumps(value, indent=2), encoding="utf-8")
+        self._after()
+
     @rule(data=st.data())
     def remove_a_response(self, data: st.DataObject) -> None:
         found = sorted(self.root.glob(f"{TASKS}/*/*/runs/*/user-responses/*.md"))
@@ -215,10 +235,29 @@ class InboxThroughIndex(RuleBasedStateMachine):
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return
         path.write_text(_same_size(value, flag), encoding="utf-8")
-        with StoreIndex(self.root, self.cache, key=KEY, scope=SCOPE) as index:
-            read_inbox(Project(self.root), index)  # the index looks between the two writes
+        self.look_between()  # the index looks between the two writes
         path.write_text(_same_size(value, not flag), encoding="utf-8")
         self.step_started = time.time()  # not dated back: the index must not trust what it saw in this tick
+
+    def look_between(self) -> None:
+        raise NotImplementedError
+
+    def changed_since_last_look(self) -> ChangedSince:
+        """What a long-lived process is told changed since it last looked (as file events or watchman tell it)."""
+        now = _snapshot(self.root)
+        changed = {p for p in now.keys() | self.seen.keys() if now.get(p) != self.seen.get(p)}
+        self.seen = now
+        return ChangedSince(changed)
+
+    def teardown(self) -> None:
+        if hasattr(self, "kept"):
+            self.kept.close()
+
+
+class InboxThroughIndex(StoreSteps):
+    def look_between(self) -> None:
+        with StoreIndex(self.root, self.cache, key=KEY, scope=SCOPE) as index:
+            read_inbox(Project(self.root), index)
 
     # ---------------------------------------------------------------- the invariant
 
@@ -237,16 +276,10 @@ class InboxThroughIndex(RuleBasedStateMachine):
             WATCHMAN_TRUSTED.append(asked.look.changed is not None)
             assert _doc(self.root, asked) == fresh
         # A long-lived process told what changed, as file events or a watchman since-query tell it.
-        now = _snapshot(self.root)
-        self.kept.look = ChangedSince({p for p in now.keys() | self.seen.keys() if now.get(p) != self.seen.get(p)})
-        self.seen = now
+        self.kept.look = self.changed_since_last_look()
         assert _doc(self.root, self.kept) == fresh
         self.kept.flush()
         self.step_started = time.time()
-
-    def teardown(self) -> None:
-        if hasattr(self, "kept"):
-            self.kept.close()
 
 
 DEMO: list[Path] = []

@@ -1,0 +1,55 @@
+"""The search index asks watchman what changed: the folders watchman vouches for are taken as recorded, without
+a look, and the hits are those of an index built afresh."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import PrivateWatchman
+
+from okstra_core import layout
+from okstra_core.search import index as search_index
+from okstra_core.search.index import SearchIndex
+from okstra_core.search.query import parse
+
+TASK = "payments/retry-policy"
+
+
+def _looked_at(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The folders whose files the look hashes (one ``stat`` per file): those it could not take as recorded."""
+    seen: list[str] = []
+    hashed = search_index._files_hash
+
+    def counting(folder: str, names: str, now: int) -> str:
+        seen.append(folder)
+        return hashed(folder, names, now)
+
+    monkeypatch.setattr(search_index, "_files_hash", counting)
+    return seen
+
+
+def _hits(root: Path, cache_dir: Path, word: str, *, watchman: bool) -> list[tuple[str, str]]:
+    with SearchIndex(root, cache_dir, watchman=watchman) as index:
+        index.update()
+        assert index.watchman_problem is None
+        return [(h.path, h.plain_snippet) for h in index.search(parse(word)).hits]
+
+
+def test_only_the_changed_folder_is_looked_at(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    _hits(fresh_demo, cache, "retry", watchman=True)  # no clock kept yet: every folder is looked at
+    looked = _looked_at(monkeypatch)
+    assert _hits(fresh_demo, cache, "retry", watchman=True) != []
+    assert looked == [], "nothing changed: watchman vouches for every folder"
+    folder = layout.instruction_set_dir(layout.tasks_dir(fresh_demo) / TASK)
+    brief = folder / "task-brief.md"
+    brief.write_text(brief.read_text(encoding="utf-8") + "\nThe quokkazebra clause.\n", encoding="utf-8")
+    found = _hits(fresh_demo, cache, "quokkazebra", watchman=True)
+    # The edited file's folder and the folders holding it, down from the tasks folder; no other.
+    tasks = layout.tasks_dir(fresh_demo)
+    chain = {f"{p}/" for p in [folder, *folder.parents] if p == tasks or tasks in p.parents}
+    assert set(looked) == chain
+    assert found == _hits(fresh_demo, tmp_path / "fresh", "quokkazebra", watchman=False) != []
