@@ -205,7 +205,10 @@ class OkstraApp(App[None]):
         self._feed.drop(reader)
 
     def _deliver_changes(self, paths: frozenset[str] | None) -> None:
-        """From the feed's thread: tell every view on the UI thread (nothing once the app is closing)."""
+        """From the feed's thread: tell the notices' child, and every view on the UI thread (nothing once the app
+        is closing)."""
+        if self._notices is not None:
+            self._notices.changed(paths)
         try:
             self.call_from_thread(self._store_changed, paths)
         except RuntimeError:

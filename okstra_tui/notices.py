@@ -1,13 +1,14 @@
 """Notices: the workbench tells the person when agents need them or a run ends, while it is open.
 
-A child process (:func:`serve_notices`) waits on
-:class:`okstra_core.watch.StoreWatcher` (one owner of change detection, shared
-with ``okstra inbox --watch``), reads the project's
-:class:`~okstra_core.workflows.pulse.Pulse` after each burst of changes and
-writes the :func:`~okstra_core.workflows.pulse.notices` as JSON lines; the
-workbench reads them in a daemon thread and shows them as toasts. Watching in a
-child keeps the pulse's reading (every task's decisions, on every store size)
-off the workbench's interpreter and out of its memory. ``--notify`` (or
+A child process (:func:`serve_notices`) is handed each burst of the app's one
+change feed (:class:`~okstra_tui.store_feed.StoreFeed`) on its standard input,
+reads the project's :class:`~okstra_core.workflows.pulse.Pulse` again for the
+tasks the burst touched, and writes the
+:func:`~okstra_core.workflows.pulse.notices` as JSON lines; the workbench reads
+them in a daemon thread and shows them as toasts. No second watcher looks at
+the store, and the pulse's reading (every task's decisions, on every store
+size) stays off the workbench's interpreter and out of its memory; the child
+ends when the workbench closes the pipe. ``--notify`` (or
 ``OKSTRA_NOTIFY``, which the sessions of ``--serve`` inherit) chooses what else
 happens: ``bell`` rings the terminal bell, ``desktop`` also sends the
 terminal's own notification sequence, built here from text with every control
@@ -22,7 +23,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
@@ -205,6 +206,7 @@ class NoticeWatcher:
         #: Store files this process wrote since the last reading: what the person did here is no news to them.
         self._own: set[Path] = set()
         self._own_lock = threading.Lock()
+        self._pipe_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="okstra-notices", daemon=True)
 
     @property
@@ -221,11 +223,25 @@ class NoticeWatcher:
         command = child_command("notices", self.root)
         try:
             self._child = subprocess.Popen(
-                command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True
+                command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.PIPE, text=True
             )
         except OSError:
             return  # no child, no notices: the workbench goes on
         self._thread.start()
+
+    def changed(self, paths: frozenset[str] | None) -> None:
+        """Hand the child a burst of the app's change feed (*paths*, None when it cannot say which); callable from
+        any thread."""
+        child = self._child
+        if child is None or child.stdin is None or self._closed.is_set():
+            return
+        line = json.dumps({"changed": None if paths is None else sorted(paths)}, ensure_ascii=True) + "\n"
+        with self._pipe_lock:
+            try:
+                child.stdin.write(line)
+                child.stdin.flush()
+            except (OSError, ValueError):
+                pass  # the child is gone: notices stop, the workbench goes on
 
     def own_write(self, path: Path) -> None:
         """Note that this process is writing *path* (from :func:`okstra_core.writes.observe_writes`)."""
@@ -319,7 +335,13 @@ def serve_notices(root: str) -> int:
         )
 
     try:
-        watch_store(Path(root), lambda: send({"event": "ready"}), deliver, lambda: send({"event": "checks-ready"}))
+        watch_store(
+            Path(root),
+            lambda: send({"event": "ready"}),
+            deliver,
+            lambda: send({"event": "checks-ready"}),
+            changes=_changes_from(sys.stdin),
+        )
     except (BrokenPipeError, KeyboardInterrupt):
         return 0
     except Exception:  # a reading the readers did not foresee: notices stop (the pipe ends), the workbench goes on
@@ -327,26 +349,40 @@ def serve_notices(root: str) -> int:
     return 0
 
 
+def _changes_from(lines: Iterable[str]) -> Iterator[frozenset[str] | None]:
+    """The workbench's change bursts, one JSON line each (``{"changed": [paths]}``, or ``null`` when it cannot say
+    which), until the workbench closes the pipe; a line that is not one of these is skipped."""
+    for line in lines:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(value, dict) or "changed" not in value:
+            continue
+        paths = value["changed"]
+        if paths is None:
+            yield None
+        elif isinstance(paths, list):
+            yield frozenset(str(p) for p in paths)
+
+
 def watch_store(
     root: Path,
     ready: Callable[[], None],
     deliver: Callable[[list[Notice]], None],
     checks_ready: Callable[[], None] = lambda: None,
+    *,
+    changes: Iterable[frozenset[str] | None],
 ) -> None:
-    """Watch *root*'s store until the process ends: *ready* once the first pulse is read, then *deliver* with the
+    """Follow *root*'s store through *changes* (the workbench's one change feed: the paths of each burst, None
+    when it cannot say which) until they end: *ready* once the first pulse is read, then *deliver* with the
     notices of every reading (possibly none); *checks_ready* (from another thread) once the baseline check is
     known, from when on a task that starts failing the check is news."""
-    from okstra_core import layout
     from okstra_core.layout import task_root_of
     from okstra_core.store import Project
-    from okstra_core.watch import StoreWatcher
-    from okstra_core.workflows.inbox import HotPaths, read_paths
     from okstra_core.workflows.pulse import notices, read_pulse, refresh_pulse
 
-    hot = HotPaths(root)
-    watcher = StoreWatcher(layout.okstra_dir(root), lambda: read_paths(Project(root)), hot_paths=hot)
     before = read_pulse(Project(root))
-    hot.waiting = _waiting(before)
     checks = CheckBaseline(root)
 
     def announce_checks() -> None:
@@ -356,9 +392,8 @@ def watch_store(
     threading.Thread(target=announce_checks, daemon=True).start()
     try:
         ready()
-        while watcher.wait():
-            changed = watcher.take_changed()
-            roots = None if changed is None else {task_root_of(root, path) for path in changed}
+        for changed in changes:
+            roots = None if changed is None else {task_root_of(root, Path(path)) for path in changed}
             if roots is None or None in roots:
                 after = read_pulse(Project(root))
                 failing: dict[Path, tuple[int, str]] = {}
@@ -368,16 +403,9 @@ def watch_store(
                 failing = checks.newly_failing(touched)
             found = notices(before, after) + _check_notices(root, after, failing)
             before = after
-            hot.waiting = _waiting(after)
             deliver(found)
     finally:
         checks.close()
-        watcher.close()
-
-
-def _waiting(pulse: Pulse) -> set[Path]:
-    """The task folders of the pulse's waiting decisions (the watcher looks at them often)."""
-    return {d.task_root for d in pulse.decisions.values() if d.task_root is not None}
 
 
 def _check_notices(root: Path, pulse: Pulse, failing: dict[Path, tuple[int, str]]) -> list[Notice]:
