@@ -184,7 +184,7 @@ def toast_latency(root: Path, trials: int, idle: float) -> dict[str, float]:
 def first_paints(root: Path, rounds: int) -> dict[str, float]:
     import tui  # benchmarks/tui.py: the workbench until its first painted catalog
 
-    from okstra_core import seen
+    from okstra_tui.data import seen
 
     fresh, marked = [], []
     for _ in range(rounds):

@@ -90,7 +90,7 @@ async def catalog(pilot: Pilot[None]) -> None:
 
 async def catalog_unread(pilot: Pilot[None]) -> None:
     """The catalog after two tasks changed since the person last looked (the seen state says so; no store write)."""
-    from okstra_core import seen
+    from okstra_tui.data import seen
 
     app = _app(pilot)
     await settle(pilot)

@@ -187,7 +187,7 @@ class FirstListing:
     """The catalog's plain listing before its rows are built: what the first frame needs.
 
     The listing comes as columns from the user's cache when the catalog has not changed since it was cached
-    (:mod:`okstra_core.listing_cache`). The first frame shows only the rows in view (:meth:`row` builds one);
+    (:mod:`okstra_tui.data.listing_cache`). The first frame shows only the rows in view (:meth:`row` builds one);
     :meth:`data` builds every row once that frame is shown: at 100,000 tasks a row per task is tens of
     milliseconds that the first frame does not wait for.
     """
@@ -238,7 +238,7 @@ def first_listing(project: Project) -> FirstListing | None:
     catalog paints in a fraction of the validated read's time; the caller
     confirms it with :func:`load_catalog` and replaces it when they disagree.
     """
-    from okstra_core.listing_cache import read_listing
+    from okstra_tui.data.listing_cache import read_listing
 
     with _collector_paused():
         listing, save = read_listing(project)

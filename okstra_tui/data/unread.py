@@ -1,7 +1,7 @@
 """What is new inside a task since the person last looked at it: the catalog's • made finer.
 
 The catalog marks a task that changed since it was last opened
-(:mod:`okstra_core.seen`). Opening it from the catalog starts a *visit*:
+(:mod:`okstra_tui.data.seen`). Opening it from the catalog starts a *visit*:
 until the next visit, the task's runs and artifacts written after the
 previous look are new (a task never opened before: all of them). A file opened
 during the visit is no longer new. A task the catalog did not mark has nothing
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from okstra_core.seen import SeenState
+    from okstra_tui.data.seen import SeenState
 
 #: The cutoff of a task never looked at before: everything in it is new.
 NEVER = dt.datetime.min.replace(tzinfo=dt.UTC)

@@ -112,7 +112,7 @@ class ActivityScreen(ViewScreen):
         if back is None:
             return None
         if back == "seen":
-            from okstra_core import seen
+            from okstra_tui.data import seen
 
             return seen.load(self.okstra.project.root).last_look()
         assert isinstance(back, dt.timedelta)

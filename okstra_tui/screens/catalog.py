@@ -50,7 +50,7 @@ from ..widgets.virtual_table import Column, GroupHeader, VirtualTable
 from .base import ViewScreen
 
 if TYPE_CHECKING:
-    from okstra_core.seen import SeenState
+    from okstra_tui.data.seen import SeenState
 
 #: Sort orders, cycled by ``s``: (label, the row attribute sorted on).
 SORTS: tuple[tuple[str, str], ...] = (
@@ -338,7 +338,7 @@ class CatalogScreen(ViewScreen):
 
     def _read_unread(self, project: Project, data: CatalogData) -> None:
         """Which rows changed since the person last opened them (the first launch takes everything as seen)."""
-        from okstra_core import seen
+        from okstra_tui.data import seen
 
         root = project.root
         state = seen.load(root)
@@ -658,7 +658,7 @@ class CatalogScreen(ViewScreen):
 
     def _open(self, row: CatalogRow) -> None:
         """Open *row*'s task; it counts as read from now on (what changed inside it is marked there)."""
-        from okstra_core import seen
+        from okstra_tui.data import seen
 
         changed = self.unread is not None and row.ident in self.unread
         self.okstra.looks.visit(seen.task_key(self.okstra.project.root, row.root), changed)
@@ -670,7 +670,7 @@ class CatalogScreen(ViewScreen):
 
     @work(thread=True, group="catalog-seen")
     def _mark_read(self, rows: list[CatalogRow]) -> None:
-        from okstra_core import seen
+        from okstra_tui.data import seen
 
         root = self.okstra.project.root
         try:

@@ -171,7 +171,7 @@ class RunsScreen(ViewScreen):
         self.run_tree.focus()
 
     def read(self) -> tuple[RunsListing, Set[Path]]:
-        from okstra_core import seen
+        from okstra_tui.data import seen
 
         self.bundle = bundle = self.open_task(self.task_root)
         listing = list_runs(bundle)

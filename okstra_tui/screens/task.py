@@ -300,7 +300,7 @@ class TaskScreen(ViewScreen):
 
     def _new(self, paths: Iterable[Path]) -> set[Path]:
         """Those of *paths* (runs, files) written since the person last looked at the task (see ``data.unread``)."""
-        from okstra_core import seen
+        from okstra_tui.data import seen
 
         return self.okstra.looks.new_paths(seen.task_key(self.okstra.project.root, self.task_root), paths)
 

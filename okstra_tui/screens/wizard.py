@@ -93,7 +93,7 @@ class Written:
 
 def task_option(task: Task) -> tuple[str, str]:
     """``--task group/task``: how a logged command line names the task (its folder, which every verb takes)."""
-    from okstra_core import seen
+    from okstra_tui.data import seen
 
     return ("--task", seen.task_key(task.project.root, task.root))
 

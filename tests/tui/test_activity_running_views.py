@@ -69,9 +69,9 @@ def test_ages_are_short() -> None:
 
 async def test_since_you_last_looked_shows_only_what_came_after_the_last_look(fresh_demo: Path) -> None:
     """With an earlier look on record, the window holds the events after it, not everything."""
-    from okstra_core import seen
     from okstra_core.store import Project
     from okstra_core.workflows.activity import activity
+    from okstra_tui.data import seen
 
     everything = activity(Project(fresh_demo))
     looked = everything[len(everything) // 2].at + dt.timedelta(seconds=1)

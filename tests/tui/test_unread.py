@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from okstra_core import seen
+from okstra_tui.data import seen
 from okstra_tui.data.catalog import CatalogRow
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.task import TaskScreen

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from okstra_core import layout, listing_cache
+from okstra_core import layout
 from okstra_core.errors import LoadError
 from okstra_core.store import CatalogListingEntry, Project
+from okstra_tui.data import listing_cache
 
 
 def _settled(catalog: Path) -> None:

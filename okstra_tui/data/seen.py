@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from . import layout, reading, times
-from .errors import OkstraError
+from okstra_core import layout, reading, times
+from okstra_core.errors import OkstraError
 
 SEEN_VERSION: Final = 1
 SEEN_DIR: Final = "seen"
@@ -274,7 +274,7 @@ def mark_seen(
     """
     import filelock  # the writers are imported when a mark is written, not with the workbench's first frame
 
-    from . import writes_outside
+    from okstra_core import writes_outside
 
     path = state_path(project_root)
     at = times.iso(now or dt.datetime.now(dt.UTC))
@@ -311,7 +311,7 @@ def _remove_journal(journal: Path) -> None:
 def _append(project_root: Path, seen: Mapping[str, str], at: str) -> bool:
     """Append the marks of *seen* to the journal (the caller holds the lock); False when the file must be
     replaced instead: many marks, no usable state file to append to, or a journal grown long."""
-    from . import writes_outside
+    from okstra_core import writes_outside
 
     file = _identity_at(state_path(project_root))
     if len(seen) > JOURNAL_BATCH or file is None:

@@ -1,4 +1,4 @@
-"""``okstra_core.seen``: what a person has seen of a project, kept in the user's state folder."""
+"""``okstra_tui.data.seen``: what a person has seen of a project, kept in the user's state folder."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from okstra_core import layout, seen
+from okstra_core import layout
 from okstra_core.errors import OkstraError
+from okstra_tui.data import seen
 
 TASK = "payments/refund-ledger"
 

@@ -44,9 +44,9 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, Final, cast
 
-from . import layout, reading
-from .errors import LoadError, OkstraError
-from .store import LISTING_OPTIONAL, LISTING_SHARED, CatalogListing, Project
+from okstra_core import layout, reading
+from okstra_core.errors import LoadError, OkstraError
+from okstra_core.store import LISTING_OPTIONAL, LISTING_SHARED, CatalogListing, Project
 
 #: The cache file's format; another value is a miss (1: one flat JSON list; 2: JSON columns).
 FORMAT: Final = 3
@@ -157,7 +157,7 @@ def save(project_root: Path, identity: list[int], columns: list[list[Any]]) -> N
     cannot hold) is only a slower next start."""
     from array import array
 
-    from . import writes_outside
+    from okstra_core import writes_outside
 
     count = len(columns[0])
     tables: list[list[Any]] = []
