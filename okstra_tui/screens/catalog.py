@@ -278,6 +278,9 @@ class CatalogScreen(ViewScreen):
         data = first.data()
         self._loaded(data, listed=True)
         self._quick = data
+        # What waits is counted at once, beside the validated reading rather than after it: through a warm store
+        # index it is known long before the catalog is confirmed (the reading counts again when it is done).
+        self._recount_waiting(data, None)
         self._load()
 
     # ---------------------------------------------------------------- data

@@ -1,0 +1,212 @@
+"""The workbench kept live: when its count of what waits appears, what it costs while nothing happens, and how
+much memory its whole process tree holds.
+
+    python benchmarks/workbench_live.py [--tasks 2000] [--root PROJECT] [--idle 20] [--write-doc]
+
+Each measurement runs the workbench headless in a fresh process (``App.run_test``) on the same store, once cold
+(no store index, no listing cache: a new cache folder) and once warm (the same cache folder again):
+
+* count: seconds from the headless app's first pause (its first frame composed) to the catalog's count of what
+  waits being known (0 when it was known by then), beside a full ``okstra check --no-cache`` of the store (the
+  baseline: "within 0.5x a full check's time");
+* idle CPU: the CPU time of the workbench and every child it started (the notices' child, the baseline check)
+  over an idle window once everything settled, as a share of one core, beside a minimal Textual app's over the
+  same window (the baseline);
+* memory: the largest resident size of the process tree seen during the run (sampled every 0.2 s).
+
+This is a measurement, not a test: nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from _timing import write_section
+
+HERE = Path(__file__).resolve()
+DOC = HERE.parent.parent / "docs" / "performance.md"
+BIN = Path(sys.executable).parent
+SECTION = "## Workbench kept live"
+
+PROBE = r"""
+import asyncio, json, os, sys, time
+from pathlib import Path
+
+root, idle = Path(sys.argv[1]), float(sys.argv[2])
+
+async def main():
+    from okstra_core.store import Project
+    from okstra_tui.app import OkstraApp
+    from okstra_tui.screens.catalog import CatalogScreen
+
+    app = OkstraApp(Project(root), notify="toast")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        painted = time.perf_counter()
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        while screen.waiting is None:
+            await pilot.pause(0.02)
+        counted = time.perf_counter()
+        while app._notices is None or not (app._notices.ready and app._notices.checks_ready):
+            await pilot.pause(0.1)
+        await pilot.pause(2.0)
+        print(json.dumps({"event": "idle"}), flush=True)
+        await pilot.pause(idle)
+        print(json.dumps({"count": counted - painted}), flush=True)
+
+asyncio.run(main())
+"""
+
+BASELINE = r"""
+import asyncio, json, sys
+from textual.app import App
+from textual.widgets import Static
+
+class Minimal(App):
+    def compose(self):
+        yield Static("hello")
+
+async def main():
+    app = Minimal()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(2.0)
+        print(json.dumps({"event": "idle"}), flush=True)
+        await pilot.pause(float(sys.argv[2]))
+        print(json.dumps({"count": 0}), flush=True)
+
+asyncio.run(main())
+"""
+
+TICKS = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _tree(pid: int) -> list[int]:
+    """*pid* and every process below it."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        here = todo.pop()
+        out.append(here)
+        todo.extend(children.get(here, []))
+    return out
+
+
+def _cpu_and_rss(pids: list[int]) -> tuple[float, int]:
+    cpu, rss = 0.0, 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        cpu += (int(fields[11]) + int(fields[12])) / TICKS
+        rss += int(fields[21]) * PAGE
+    return cpu, rss
+
+
+def run(code: str, root: Path, idle: float, env: dict[str, str]) -> dict[str, float]:
+    """One headless run of *code*: its count time, the tree's idle CPU share and its largest resident size."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(root), str(idle)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, _cpu_and_rss(_tree(proc.pid))[1])
+            time.sleep(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    assert proc.stdout is not None
+    share = 0.0
+    count = 0.0
+    for line in proc.stdout:
+        value = json.loads(line)
+        if value.get("event") == "idle":
+            pids = _tree(proc.pid)
+            before, wall = _cpu_and_rss(pids)[0], time.perf_counter()
+        elif "count" in value:
+            share = (_cpu_and_rss(_tree(proc.pid))[0] - before) / (time.perf_counter() - wall)
+            count = float(value["count"])
+    proc.wait()
+    done.set()
+    sampler.join()
+    return {"count": count, "idle": share, "peak_mb": peak / 1e6}
+
+
+def full_check(root: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run([str(BIN / "okstra"), "check", str(root), "--no-cache", "--quiet"], capture_output=True)
+    return time.perf_counter() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=2000)
+    parser.add_argument("--root", type=Path, help="an existing demo project (else one is generated)")
+    parser.add_argument("--idle", type=float, default=20.0, help="seconds of the idle window")
+    parser.add_argument("--write-doc", action="store_true")
+    args = parser.parse_args()
+    root = args.root
+    scratch = Path(tempfile.mkdtemp(prefix="okstra-live-"))
+    if root is None:
+        root = scratch / "project"
+        subprocess.run([str(BIN / "okstra"), "demo", str(root), "--tasks", str(args.tasks), "--quiet"], check=True)
+    env = {
+        **os.environ,
+        "XDG_CACHE_HOME": str(scratch / "cache"),
+        "OKSTRA_STATE_DIR": str(scratch / "state"),
+        "XDG_CONFIG_HOME": str(scratch / "config"),
+    }
+    check = full_check(root)
+    cold = run(PROBE, root, args.idle, env)
+    warm = run(PROBE, root, args.idle, env)
+    baseline = run(BASELINE, root, args.idle, env)
+    tasks = len(list((root / ".okstra" / "tasks").glob("*/*")))
+    rows = [
+        ("full `okstra check --no-cache` (baseline)", f"{check:.2f} s", "1.00x"),
+        ("count known after the first frame, cold", f"{cold['count']:.2f} s", f"{cold['count'] / check:.2f}x"),
+        ("count known after the first frame, warm", f"{warm['count']:.2f} s", f"{warm['count'] / check:.2f}x"),
+        ("idle CPU of a minimal Textual app (baseline)", f"{baseline['idle']:.2%} of a core", "1.00x"),
+        (
+            "idle CPU of the workbench's process tree",
+            f"{warm['idle']:.2%} of a core",
+            f"{warm['idle'] / baseline['idle']:.2f}x" if baseline["idle"] > 0 else "(baseline idle: 0)",
+        ),
+        ("largest resident size of the process tree (cold run)", f"{cold['peak_mb']:.0f} MB", ""),
+        ("largest resident size of the process tree (warm run)", f"{warm['peak_mb']:.0f} MB", ""),
+    ]
+    lines = [
+        f"On a demo of {tasks:,} tasks (`python benchmarks/workbench_live.py --tasks {args.tasks}`), one run each.",
+        "",
+        "| measure | value | ratio |",
+        "|---|---|---|",
+        *(f"| {a} | {b} | {c} |" for a, b, c in rows),
+    ]
+    print("\n".join(lines))
+    if args.write_doc:
+        write_section(DOC, SECTION, "\n".join([SECTION, "", *lines]) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
