@@ -74,17 +74,23 @@ class StoreFeed:
         return {p for p, sig in now.items() if p in before and differs({p: before[p]}, {p: sig})}
 
     def _run(self) -> None:
+        watcher: StoreWatcher | None
         try:
             watcher = StoreWatcher(layout.okstra_dir(self.root), self._poll_paths)
         except OSError:
-            return  # no store to watch (it went away): the views' own reads say so
+            # No store to watch (it went away): the views' own reads say so; what they read outside it (other
+            # projects, the manager home) is still looked at.
+            watcher = None
         self._watcher = watcher
         if self._stop.is_set():
-            watcher.close()
+            if watcher is not None:
+                watcher.close()
             return
         self._outside_changes()
         while not self._stop.is_set():
-            if watcher.wait(WAIT_SECONDS):
+            if watcher is None:
+                self._stop.wait(WAIT_SECONDS)
+            elif watcher.wait(WAIT_SECONDS):
                 taken = watcher.take_changed()
                 self._deliver(None if taken is None else frozenset(str(p) for p in taken))
             outside = self._outside_changes()
