@@ -104,12 +104,13 @@ def shown_root(root: Path, base: tuple[Path, str]) -> str:
 
 
 def cut_middle(text: str, width: int) -> str:
-    """*text* in at most *width* characters: its middle replaced by "…" when it is longer (both ends kept)."""
+    """*text* in at most *width* characters: its middle replaced by "…" when it is longer (both ends kept, the end
+    longer: a root's last folders name it best)."""
     if len(text) <= width:
         return text
     if width <= 1:
         return "…"[:width]
-    tail = (width - 1) // 2 + (width - 1) % 2
+    tail = -(-(width - 1) * 2 // 3)
     head = width - 1 - tail
     return text[:head] + "…" + text[len(text) - tail :]
 
