@@ -102,6 +102,9 @@ class OkstraApp(App[None]):
         #: The person's view preferences (the theme), kept across sessions; None: neither read nor written.
         self.preferences = preferences
         self.history = History()
+        #: Screens below this index belong to a project opened earlier: out of reach of back and the top keys
+        #: (the first screen of the stack cannot be replaced; the screens over it can).
+        self._floor = 0
         self._kept_task: TaskScreen | None = None
         self.notify_mode: NotifyMode = notify if notify is not None else mode_from_env()
         self._notices: NoticeWatcher | None = None
@@ -235,8 +238,14 @@ class OkstraApp(App[None]):
     def open_project(self, root: Path) -> None:
         """Switch the workbench to the project at *root*: its own change feed and notices, its catalog on top of
         Home (which stays under it: back returns there), and the root kept among the projects opened."""
+        from okstra_core.errors import LoadError
+
         if root == self.project.root:
             self._go_top(View.CATALOG)
+            return
+        opened = Project.open(root)
+        if isinstance(opened, LoadError):  # gone since Home read it
+            self.notify(f"Cannot open {root}: {opened.reason}", severity="warning", timeout=6)
             return
         self._feed.close()
         self._stop_observing()
@@ -255,18 +264,18 @@ class OkstraApp(App[None]):
         # The stack becomes the new project's catalog, over Home when Home was on it (back returns there).
         views = self._view_stack()
         had_home = any(v.VIEW_NAME is View.HOME for v in views)
-        while len(self.screen_stack) > 1:
+        while len(self.screen_stack) > self._floor + 1:
             self.pop_screen()
         bottom = views[0] if views else None
         if bottom is not None and bottom.VIEW_NAME is View.HOME:
             bottom.refresh_breadcrumbs()
             self._feed.follow(bottom, bottom.depends_on)
-            self.push_screen(build_screen(Location(View.CATALOG)))
-        elif had_home:
-            self.switch_screen(build_screen(Location(View.HOME)))
-            self.push_screen(build_screen(Location(View.CATALOG)))
         else:
-            self.switch_screen(build_screen(Location(View.CATALOG)))
+            # The bottom view (the first project's catalog) stays under, out of reach: a new stack starts over it.
+            self._floor = len(self.screen_stack)
+            if had_home:
+                self.push_screen(build_screen(Location(View.HOME)))
+        self.push_screen(build_screen(Location(View.CATALOG)))
         self._feed.start()
         if self.notify_mode != "off":
             self._start_notices()
@@ -387,7 +396,7 @@ class OkstraApp(App[None]):
         self.push_screen(self.build_screen(location))
 
     def _view_stack(self) -> list[ViewScreen]:
-        return [s for s in self.screen_stack if isinstance(s, ViewScreen)]
+        return [s for s in self.screen_stack[self._floor :] if isinstance(s, ViewScreen)]
 
     async def action_back(self) -> None:
         views = self._view_stack()

@@ -179,3 +179,35 @@ def test_all_does_not_go_with_serve(capsys: pytest.CaptureFixture[str]) -> None:
         tui_main.main(["--all", "--serve"])
     assert exited.value.code == 2
     assert "--serve opens one project" in capsys.readouterr().err
+
+
+async def test_home_over_a_single_projects_catalog_stays_under_the_next_one(fresh_many: Path) -> None:
+    """Opened on one project's catalog (``okstra-tui PROJECT``), H shows Home; a project opened from there shows
+    its catalog over Home, and a root gone since Home read it is refused, and Home follows it."""
+    app = OkstraApp(Project(fresh_many / SHOP_DIR), okstra_home=fresh_many / HOME_DIR)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, CatalogScreen)
+        await pilot.press("H")
+        screen = await open_home(pilot)
+        screen.query_one("#home-table", DataTable).move_cursor(row=list(by_id(screen)).index("mobile"))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.project.root == fresh_many / MOBILE_DIR, "mobile is open")
+        await settle(pilot)
+        assert isinstance(app.screen, CatalogScreen)
+        assert [type(s).__name__ for s in app.screen_stack[-2:]] == ["HomeScreen", "CatalogScreen"]
+        await pilot.press("escape")
+        await settle(pilot)
+        home = app.screen
+        assert isinstance(home, HomeScreen)
+        await wait_until(pilot, lambda: bool(home.data.rows), "Home read")
+        await pilot.press("escape")  # Home is the bottom of the reachable stack now: back stays there
+        await settle(pilot)
+        assert app.screen is home
+        (fresh_many / BILLING_DIR).rename(fresh_many / "billing-moved")
+        home.query_one("#home-table", DataTable).move_cursor(row=list(by_id(home)).index("billing"))
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.project.root == fresh_many / MOBILE_DIR, "a root gone since Home read it is not opened"
+        await wait_until(pilot, lambda: by_id(home)["billing"].entry.health == "missing", "Home follows it")
+        assert cells(home, "billing")["health"] == "✗ missing"
