@@ -273,7 +273,8 @@ class HomeScreen(ViewScreen):
                 cells["root"] = cells["note"]  # narrow: why it is not read (the panel below names the root)
             table.add_row(*(cells[str(c.value)] for c in table.columns), key=f"row:{n}")
         for index, row in enumerate(self.data.rows):
-            if row.entry.project_id == previous:
+            # The cursor stays on its project; at first on the project open.
+            if row.entry.project_id == previous or (previous is None and row.entry.root == current):
                 table.move_cursor(row=index)
                 break
         self._detail()
