@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable
 
+from okstra_core import layout
 from okstra_core.cli import main as okstra
 from okstra_core.demo.projects import BILLING_DIR, HOME_DIR, MOBILE_DIR, SHOP_DIR
 from okstra_core.projects import remember_root
@@ -211,3 +213,20 @@ async def test_home_over_a_single_projects_catalog_stays_under_the_next_one(fres
         assert app.project.root == fresh_many / MOBILE_DIR, "a root gone since Home read it is not opened"
         await wait_until(pilot, lambda: by_id(home)["billing"].entry.health == "missing", "Home follows it")
         assert cells(home, "billing")["health"] == "✗ missing"
+
+
+async def test_a_registration_left_out_is_a_note_shown_inert(fresh_many: Path) -> None:
+    """A manager's registration that does not validate is one of the registry's notes: the summary counts it and
+    shows the first, its control characters made visible."""
+    path = fresh_many / HOME_DIR / layout.MANAGERS_DIR / "platform" / layout.MANAGER_PROJECTS
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["projects"].append({"projectId": "bad\x1b[2Jid", "projectRoot": 7})
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    app = home_app(fresh_many)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_home(pilot)
+        assert screen.data.notes
+        summary = plain(screen.query_one("#home-summary"))
+        assert "1 note: " in summary
+        assert "\x1b" not in summary
+        assert list(by_id(screen)) == list(PROJECTS)
