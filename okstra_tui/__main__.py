@@ -1,4 +1,5 @@
-"""``okstra-tui [PROJECT]``, ``--demo``, ``--serve``, ``--read-only``, ``okstra-tui --check [PROJECT] [flags...]``."""
+"""``okstra-tui [PROJECT...]``, ``--all``, ``--demo``, ``--serve``, ``--read-only``,
+``okstra-tui --check [PROJECT] [flags...]``."""
 
 from __future__ import annotations
 
@@ -82,7 +83,19 @@ def build_parser() -> argparse.ArgumentParser:
         + instructions("okstra-tui"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("project", nargs="?", default=".", help="project root holding .okstra/ (default: .)")
+    parser.add_argument(
+        "project",
+        nargs="*",
+        metavar="PROJECT",
+        help="project root holding .okstra/ (default: .); with several, the workbench opens on Home, which lists "
+        "them with every project the manager home registers and every project opened in the workbench",
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="open on Home: every project (the manager home's, those opened in the workbench, the PROJECTs "
+        "named) with the decisions waiting in each; Enter opens one",
+    )
     parser.add_argument(
         "--demo",
         action="store_true",
@@ -215,10 +228,17 @@ def _main(argv: Sequence[str] | None) -> int:
             parser.error("--demo-tasks goes with --demo")
         if not 0 <= args.demo_tasks <= MAX_TASKS:
             parser.error(f"--demo-tasks must be between 0 and {MAX_TASKS:,}")
+    home = args.all or len(args.project) > 1
+    if home and args.serve:
+        parser.error("--serve opens one project (without --all, with one PROJECT)")
+    if args.demo and (args.project or args.all):
+        parser.error("--demo opens the demo only (without PROJECT or --all)")
     if not args.demo:
         if args.discard_demo:
             parser.error("--discard-demo goes with --demo")
-        return _open(Path(args.project), args, None)
+        if home:
+            return _open_home([Path(p) for p in args.project], args)
+        return _open(Path(args.project[0] if args.project else "."), args, None)
     return _demo(args)
 
 
@@ -306,6 +326,50 @@ def _open(root: Path, args: argparse.Namespace, demo_parent: Path | None) -> int
     from .app import OkstraApp
 
     OkstraApp(project, demo_dir=demo_parent, preferences=load_preferences()).run()
+    return 0
+
+
+def _open_home(named: list[Path], args: argparse.Namespace) -> int:
+    """``--all`` or several PROJECTs: open on Home, with the first PROJECT that opens as the current project (with
+    ``--all``, else the working folder when it is a project, else the first project of the registry that opens)."""
+    from okstra_core.errors import LoadError
+    from okstra_core.projects import discover
+    from okstra_core.store import Project
+
+    candidates = [p.resolve() if p.exists() else p for p in named]
+    if args.all:
+        candidates.append(Path.cwd())
+        candidates += [e.root for e in discover(named=()).entries if e.readable]
+    project: Project | None = None
+    first: LoadError | None = None
+    for root in candidates:
+        opened = Project.open(root)
+        if not isinstance(opened, LoadError):
+            project = opened
+            break
+        first = first or opened
+    if project is None:
+        if not args.all:
+            print(f"okstra-tui: none of the projects named can be opened: {first}", file=sys.stderr)
+        else:
+            print(
+                "okstra-tui: no project to open: the working folder has no store and no registered project "
+                "can be read (okstra inbox --all says why)",
+                file=sys.stderr,
+            )
+        return EXIT_USAGE
+    if args.notify is not None:
+        os.environ[NOTIFY_ENV] = args.notify
+    _remember(project.root)
+    if args.read_only:
+        from okstra_core.writes import enable_read_only
+
+        enable_read_only()
+    from okstra_core.preferences import load as load_preferences
+
+    from .app import OkstraApp
+
+    OkstraApp(project, preferences=load_preferences(), named_roots=named, start_home=True).run()
     return 0
 
 

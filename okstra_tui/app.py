@@ -57,6 +57,7 @@ class OkstraApp(App[None]):
         Binding("escape", "back", "Back"),
         Binding("right_square_bracket,alt+right", "forward", "Forward"),
         Binding("left_square_bracket,alt+left", "back", "Back", show=False),
+        Binding("H", "home", "Home", show=False),
         Binding("i", "inbox", "Inbox"),
         Binding("c", "catalog", "Catalog"),
         Binding("x", "checks", "Checks"),
@@ -81,13 +82,29 @@ class OkstraApp(App[None]):
         demo_dir: Path | None = None,
         notify: NotifyMode | None = None,
         preferences: Loaded | None = None,
+        named_roots: Iterable[Path] = (),
+        start_home: bool = False,
+        okstra_home: Path | None = None,
+        remembered: bool = True,
     ) -> None:
         super().__init__()
         self.project = project
+        #: What the Home view lists: the managers of *okstra_home* (default: OKSTRA_HOME, else ~/.okstra), the
+        #: roots opened in the workbench (when *remembered*) and the roots named on the command line.
+        self.named_roots: tuple[Path, ...] = tuple(named_roots)
+        self.okstra_home = okstra_home
+        self.remembered = remembered
+        #: Open on Home rather than on the project's catalog.
+        self.start_home = start_home
+        #: Roots under this folder are shown from its label in Home (``~/src/shop``).
+        self.root_base: tuple[Path, str] = (Path.home(), "~")
         self.demo_dir = demo_dir
         #: The person's view preferences (the theme), kept across sessions; None: neither read nor written.
         self.preferences = preferences
         self.history = History()
+        #: Screens below this index belong to a project opened earlier: out of reach of back and the top keys
+        #: (the first screen of the stack cannot be replaced; the screens over it can).
+        self._floor = 0
         self._kept_task: TaskScreen | None = None
         self.notify_mode: NotifyMode = notify if notify is not None else mode_from_env()
         self._notices: NoticeWatcher | None = None
@@ -119,9 +136,9 @@ class OkstraApp(App[None]):
         return self.project
 
     def get_default_screen(self) -> Screen[None]:
-        """The catalog is the bottom of the stack (no blank screen is built under it)."""
+        """The catalog (or Home) is the bottom of the stack (no blank screen is built under it)."""
         self._pause_gc_until_painted()
-        return build_screen(Location(View.CATALOG))
+        return build_screen(Location(View.HOME if self.start_home else View.CATALOG))
 
     def _pause_gc_until_painted(self) -> None:
         """Keep the cyclic collector out of start-up, then freeze what start-up built.
@@ -218,6 +235,65 @@ class OkstraApp(App[None]):
         for screen in self.screen_stack:
             if isinstance(screen, ViewScreen):
                 screen.post_message(StoreChanged(paths))
+
+    # ------------------------------------------------------------- projects
+
+    def open_project(self, root: Path) -> None:
+        """Switch the workbench to the project at *root*: its own change feed and notices, its catalog on top of
+        Home (which stays under it: back returns there), and the root kept among the projects opened."""
+        from okstra_core.errors import LoadError
+
+        if root == self.project.root:
+            self._go_top(View.CATALOG)
+            return
+        opened = Project.open(root)
+        if isinstance(opened, LoadError):  # gone since Home read it
+            self.notify(f"Cannot open {root}: {opened.reason}", severity="warning", timeout=6)
+            return
+        self._feed.close()
+        self._stop_observing()
+        self._stop_observing = lambda: None
+        if self._notices is not None:
+            self._notices.close()
+            self._notices = None
+        if self.demo_dir is not None and not root.is_relative_to(self.demo_dir):
+            self.demo_dir = None  # the breadcrumbs name it by its folder
+        self.project = Project(root)
+        self.latest_notices = []
+        self._looks = Looks()
+        self.history.clear_forward()
+        self.sub_title = visible(str(root))
+        self._feed = StoreFeed(root, self._deliver_changes)
+        # The stack becomes the new project's catalog, over Home when Home was on it (back returns there).
+        views = self._view_stack()
+        had_home = any(v.VIEW_NAME is View.HOME for v in views)
+        while len(self.screen_stack) > self._floor + 1:
+            self.pop_screen()
+        bottom = views[0] if views else None
+        if bottom is not None and bottom.VIEW_NAME is View.HOME:
+            bottom.refresh_breadcrumbs()
+            self._feed.follow(bottom, bottom.depends_on)
+        else:
+            # The bottom view (the first project's catalog) stays under, out of reach: a new stack starts over it.
+            self._floor = len(self.screen_stack)
+            if had_home:
+                self.push_screen(build_screen(Location(View.HOME)))
+        self.push_screen(build_screen(Location(View.CATALOG)))
+        self._feed.start()
+        if self.notify_mode != "off":
+            self._start_notices()
+        if self.demo_dir is None:
+            self.run_worker(partial(self._remember, root), thread=True, group="remember")
+
+    def _remember(self, root: Path) -> None:
+        """In a worker: keep *root* among the projects opened in the workbench; a failure is one warning."""
+        from okstra_core.errors import OkstraError
+        from okstra_core.projects import remember_root
+
+        try:
+            remember_root(root)
+        except OkstraError as exc:
+            self.call_from_thread(self.notify, visible(str(exc)), severity="warning", timeout=6, markup=False)
 
     # ------------------------------------------------------------- notices
 
@@ -323,7 +399,7 @@ class OkstraApp(App[None]):
         self.push_screen(self.build_screen(location))
 
     def _view_stack(self) -> list[ViewScreen]:
-        return [s for s in self.screen_stack if isinstance(s, ViewScreen)]
+        return [s for s in self.screen_stack[self._floor :] if isinstance(s, ViewScreen)]
 
     async def action_back(self) -> None:
         views = self._view_stack()
@@ -343,10 +419,22 @@ class OkstraApp(App[None]):
         if view is View.CATALOG:
             while len(self._view_stack()) > 1:
                 self.pop_screen()
+            views = self._view_stack()
+            if views and views[0].VIEW_NAME is not View.CATALOG:  # opened on Home: the catalog goes over it
+                self.navigate(Location(View.CATALOG))
             return
+        if view is View.HOME:
+            views = self._view_stack()
+            if any(v.VIEW_NAME is View.HOME for v in views):
+                while isinstance(self.screen, ViewScreen) and self.screen.VIEW_NAME is not View.HOME:
+                    self.pop_screen()
+                return
         if isinstance(self.screen, ViewScreen) and view is self.screen.VIEW_NAME:
             return
         self.navigate(Location(view))
+
+    def action_home(self) -> None:
+        self._go_top(View.HOME)
 
     def action_catalog(self) -> None:
         self._go_top(View.CATALOG)

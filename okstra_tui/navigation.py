@@ -16,6 +16,7 @@ from textual.message import Message
 class View(StrEnum):
     """Every navigable view; the value is the name shown in breadcrumbs, help and the palette."""
 
+    HOME = "home"
     CATALOG = "catalog"
     TASK = "task"
     RUNS = "runs"
@@ -34,8 +35,9 @@ class View(StrEnum):
     WRITE_LOG = "write-log"
 
 
-#: The views reachable from anywhere by one key (``c``, ``x``, ``m``, ``i``, ``A``, ``N``, ``W``).
+#: The views reachable from anywhere by one key (``H``, ``c``, ``x``, ``m``, ``i``, ``A``, ``N``, ``W``).
 TOP_VIEWS: tuple[View, ...] = (
+    View.HOME,
     View.CATALOG,
     View.CHECKS,
     View.MANAGERS,

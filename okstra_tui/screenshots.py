@@ -209,6 +209,18 @@ async def help_screen(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
+async def home(pilot: Pilot[None]) -> None:
+    """Home over the demo's manager home and a named root that is gone; the demo's folder is shown as "…" (the
+    picture says the same wherever the demo was written)."""
+    app = _app(pilot)
+    app.root_base = (app.project.root.parent, "…")
+    app.remembered = False
+    app.named_roots = (Path("/nonexistent/retired-project"),)
+    await settle(pilot)
+    await pilot.press("H")
+    await settle(pilot)
+
+
 async def inbox(pilot: Pilot[None]) -> None:
     await settle(pilot)
     await pilot.press("i")
@@ -383,6 +395,7 @@ async def search_match(pilot: Pilot[None]) -> None:
 
 #: View name -> how to get there from start.
 SCENES: dict[str, Scene] = {
+    "home": home,
     "catalog": catalog,
     "catalog-unread": catalog_unread,
     "activity": activity,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from okstra_core import layout
@@ -45,10 +45,18 @@ class StoreFeed:
     def start(self) -> None:
         self._thread.start()
 
-    def follow(self, reader: object, paths: Iterable[str]) -> None:
-        """*reader* (a view) read *paths*: look at them from now on, in place of what it read before."""
+    def follow(self, reader: object, paths: Iterable[str] | Signature) -> None:
+        """*reader* (a view) read *paths*: look at them from now on, in place of what it read before.
+
+        Given what the reader saw of each path (a :data:`Signature`), a path outside the store is compared with
+        that at the feed's next look, so that a change made between the reading and that look is not missed.
+        """
         with self._lock:
             self._followed[reader] = frozenset(paths)
+            if isinstance(paths, Mapping):
+                for path, sig in paths.items():
+                    if not path.startswith(self._store):
+                        self._outside.setdefault(path, sig)
 
     def drop(self, reader: object) -> None:
         """*reader* is gone: what it read is no longer looked at for it."""
@@ -70,21 +78,31 @@ class StoreFeed:
         """The paths outside the store that views read and that changed since the feed last looked."""
         outside = sorted(p for p in self.followed() if not p.startswith(self._store))
         now = signature([Path(p) for p in outside])
-        before, self._outside = self._outside, now
+        with self._lock:
+            followed = set().union(*self._followed.values())
+            before = self._outside
+            # What a reader saw of a path it began to follow meanwhile stays the baseline of the next look.
+            self._outside = {**{p: s for p, s in before.items() if p not in now and p in followed}, **now}
         return {p for p, sig in now.items() if p in before and differs({p: before[p]}, {p: sig})}
 
     def _run(self) -> None:
+        watcher: StoreWatcher | None
         try:
             watcher = StoreWatcher(layout.okstra_dir(self.root), self._poll_paths)
         except OSError:
-            return  # no store to watch (it went away): the views' own reads say so
+            # No store to watch (it went away): the views' own reads say so; what they read outside it (other
+            # projects, the manager home) is still looked at.
+            watcher = None
         self._watcher = watcher
         if self._stop.is_set():
-            watcher.close()
+            if watcher is not None:
+                watcher.close()
             return
         self._outside_changes()
         while not self._stop.is_set():
-            if watcher.wait(WAIT_SECONDS):
+            if watcher is None:
+                self._stop.wait(WAIT_SECONDS)
+            elif watcher.wait(WAIT_SECONDS):
                 taken = watcher.take_changed()
                 self._deliver(None if taken is None else frozenset(str(p) for p in taken))
             outside = self._outside_changes()

@@ -15,6 +15,7 @@ from .screens.base import ViewScreen
 
 #: View -> ``"module:Class"`` of the screen that shows it.
 SCREENS: dict[View, str] = {
+    View.HOME: "okstra_tui.screens.home:HomeScreen",
     View.CATALOG: "okstra_tui.screens.catalog:CatalogScreen",
     View.TASK: "okstra_tui.screens.task:TaskScreen",
     View.RUNS: "okstra_tui.screens.runs:RunsScreen",

@@ -192,8 +192,9 @@ class ViewScreen(Screen[None]):
         return Breadcrumbs(self.okstra.project_label, self.crumbs())
 
     def refresh_breadcrumbs(self) -> None:
-        """Show the current crumbs (after the view was re-aimed at something else)."""
+        """Show the current crumbs (after the view was re-aimed at something else, or the project changed)."""
         for widget in self.query(Breadcrumbs):
+            widget.project = self.okstra.project_label
             widget.show(self.crumbs())
 
     def current_path(self) -> Path | None:

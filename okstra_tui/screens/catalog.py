@@ -618,10 +618,13 @@ class CatalogScreen(ViewScreen):
         self.table.focus()
 
     def action_clear_filter(self) -> None:
+        """Hide the filter bar; without one, go back (to Home, when the catalog was opened from it)."""
         bar = self.filter_input
-        if bar is not None:
-            bar.value = ""
-            bar.display = False
+        if bar is None or (not bar.display and not bar.value):
+            self.app.call_later(self.app.run_action, "app.back")
+            return
+        bar.value = ""
+        bar.display = False
         self.table.focus()
 
     def action_sort(self) -> None:
