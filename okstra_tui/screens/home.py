@@ -151,13 +151,13 @@ def _summary(data: HomeData) -> Text:
         text = Text("No project yet: open one (okstra-tui PROJECT) or register it with a manager.", style="bold")
     elif waiting:
         text = Text(f"{waiting} decision{'s' if waiting != 1 else ''} waiting", style="bold")
-        text.append(f" in {with_some} project{'s' if with_some != 1 else ''} of {len(read)} read")
+        text.append(f" in {with_some} of the {len(read)} project{'s' if len(read) != 1 else ''} read")
     else:
         plural = "s" if len(read) != 1 else ""
         text = Text(f"Nothing waits in the {len(read)} project{plural} read.", style="bold green")
     not_read = len(rows) - len(read)
     if not_read:
-        text.append(f"  {not_read} cannot be read", style="bold red")
+        text.append(f"; {not_read} cannot be read", style="bold red")
     if data.notes:
         n = len(data.notes)
         text.append(f"  {n} note{'s' if n != 1 else ''}: ", style="bold yellow")

@@ -71,7 +71,7 @@ async def test_home_lists_each_sources_projects_with_what_waits(many_root: Path,
         assert [s.kind for s in named.entry.sources] == ["named"]
         assert cells(screen, "demo-shop")["health"] == "open"
         total = sum(len(pending_decisions(Project(many_root / f))) for f in PROJECTS.values())
-        assert f"{total} decisions waiting in 3 projects of 3 read" in plain(screen.query_one("#home-summary"))
+        assert f"{total} decisions waiting in 3 of the 3 projects read" in plain(screen.query_one("#home-summary"))
         reads = screen.reads
         await pilot.pause(2.5)  # what Home read is polled once a second: nothing changed, nothing is read again
         assert screen.reads == reads
