@@ -165,9 +165,40 @@ def _ledger_widgets(label: str, doc: JsonlDoc | LoadError, table: Callable[[Json
     return [Static(table(doc)), *(ErrorPanel(err, title=label) for err in doc.errors)]
 
 
-def task_detail(task: ManagerTask) -> list[Widget]:
-    """Plan, children, snapshots, events, directives and the child-context file names."""
-    out = [_plan_widget(task), _children_widget(task), _snapshots_widget(task)]
+def _live_widgets(manager: Manager, task: ManagerTask) -> list[Widget]:
+    """Each child task as its own project's store says it is now, with its snapshot marked stale when they
+    disagree (and the command that refreshes it)."""
+    from okstra_core.workflows.manager_live import live_task
+
+    live = live_task(manager, task)
+    table = _table("Now, as each child's project says", ("project", "status", "phase", "waiting", "snapshot"))
+    for child in live.children:
+        if not child.read:
+            table.add_row(shown(child.project_id or "-"), shown(child.problem or "", style="red"))
+            continue
+        phase = f"{child.phase or '-'} ({child.phase_state})" if child.phase_state else child.phase or "-"
+        table.add_row(
+            shown(child.project_id or "-"),
+            shown(child.current_status or "-"),
+            shown(phase),
+            Text(str(len(child.waiting)), style="bold magenta" if child.waiting else ""),
+            Text("stale", style="bold yellow") if child.stale else Text("agrees", style="dim"),
+        )
+    out: list[Widget] = [Static(table)]
+    stale = [child for child in live.children if child.stale]
+    for child in stale:
+        out.append(Static(shown(f"{child.project_id}: {'; '.join(child.stale)}", style="yellow")))
+    refresh = next((child.refresh for child in stale if child.refresh), None)
+    if refresh is not None:
+        out.append(Static(Text.assemble(("refresh the snapshots: ", "bold"), shown(refresh))))
+    out.extend(Static(shown(problem, style="red")) for problem in live.problems)
+    return out
+
+
+def task_detail(manager: Manager, task: ManagerTask) -> list[Widget]:
+    """Plan, children (as the manager records them, and live), snapshots, events, directives and the
+    child-context file names."""
+    out = [_plan_widget(task), _children_widget(task), *_live_widgets(manager, task), _snapshots_widget(task)]
     out.extend(_ledger_widgets(layout.MANAGER_EVENTS, task.events(), _events_table))
     out.extend(_ledger_widgets(layout.MANAGER_DIRECTIVES, task.directives(), _directives_table))
     contexts = task.child_contexts()
@@ -191,8 +222,8 @@ def detail(node: Node) -> list[Widget]:
             return manager_detail(manager)
         case ProjectsNode(manager):
             return projects_detail(manager)
-        case TaskNode(_, task):
-            return task_detail(task)
+        case TaskNode(manager, task):
+            return task_detail(manager, task)
         case FileNode(_, task, path):
             return file_detail(task, path)
 

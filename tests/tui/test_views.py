@@ -25,7 +25,7 @@ from okstra_tui.screenshots import settle
 from okstra_tui.widgets.error_panel import ErrorPanel
 from okstra_tui.widgets.virtual_table import GroupHeader, VirtualTable
 
-from .conftest import SIZE, make_app, open_view, plain
+from .conftest import SIZE, make_app, open_view, plain, wait_until
 
 
 def _rendered_text(widget: Static) -> str:
@@ -335,3 +335,31 @@ def _by_group(screen: CatalogScreen) -> list[list[str]]:
         if isinstance(row, CatalogRow):
             groups.setdefault(row.group, []).append(row.status)
     return list(groups.values())
+
+
+async def test_a_manager_task_shows_its_children_live_and_marks_a_stale_snapshot(
+    fresh_many: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each child task as its project says it is now, beside the manager's snapshot; billing's snapshot disagrees
+    with billing's store, so it is marked stale with the command that refreshes it. Nothing is written."""
+    from okstra_core.demo.projects import HOME_DIR
+
+    home = fresh_many / HOME_DIR
+    monkeypatch.setenv("OKSTRA_HOME", str(home))
+    before = {p: p.read_bytes() for p in home.rglob("*") if p.is_file()}
+    app = make_app(fresh_many / "shop")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_view(pilot, "m", ManagersScreen)
+        tree = screen.query_one("#mgr-tree", Tree)
+        await wait_until(pilot, lambda: any(isinstance(n.data, TaskNode) for n in _all(tree.root)), "the tasks")
+        tree.move_cursor(next(n for n in _all(tree.root) if isinstance(n.data, TaskNode)))
+
+        def text() -> str:
+            return " ".join(plain(s) for s in screen.query_one("#mgr-body").query(Static))
+
+        await wait_until(pilot, lambda: "Now, as each child's project says" in text(), "the live children")
+        shown = text()
+        assert "stale" in shown and "agrees" in shown
+        assert "billing: the snapshot says currentStatus" in shown
+        assert "okstra manager task sync --manager platform" in shown
+    assert {p: p.read_bytes() for p in home.rglob("*") if p.is_file()} == before
