@@ -57,7 +57,7 @@ class OkstraApp(App[None]):
         Binding("escape", "back", "Back"),
         Binding("right_square_bracket,alt+right", "forward", "Forward"),
         Binding("left_square_bracket,alt+left", "back", "Back", show=False),
-        Binding("H", "home", "Home", show=False),
+        Binding("H", "home", "Home"),
         Binding("i", "inbox", "Inbox"),
         Binding("c", "catalog", "Catalog"),
         Binding("x", "checks", "Checks"),

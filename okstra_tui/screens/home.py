@@ -28,6 +28,7 @@ from okstra_core.workflows.inbox_all import ProjectInbox, read_project_inbox
 
 from ..navigation import View
 from ..widgets.footer import BindingsFooter
+from ..widgets.list_table import ListTable
 from ..widgets.shown import shown
 from .base import NARROW_COLUMNS, ViewScreen
 
@@ -190,7 +191,7 @@ class HomeScreen(ViewScreen):
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
         yield Static(Text("Reading every project…", style="dim"), id="home-summary")
-        table: DataTable[Text | str] = DataTable(id="home-table", cursor_type="row", classes="pane")
+        table: DataTable[Text | str] = ListTable(id="home-table", cursor_type="row", classes="pane")
         table.border_title = "Projects"
         yield table
         detail = VerticalScroll(Static("", id="home-detail"), id="home-detail-box", classes="pane")

@@ -32,6 +32,7 @@ GLOBAL_RANK = (
     "activity",
     "running",
     "write_log",
+    "home",
     "latest_notice",
     "catalog",
     "insights",
