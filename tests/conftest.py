@@ -256,9 +256,13 @@ def _left_alone(root: Path) -> None:
 
 @pytest.fixture
 def fresh_demo(demo_root: Path, tmp_path: Path) -> Path:
-    """A private, mutable copy of the demo project (symlinks copied as symlinks)."""
+    """A private, mutable copy of the demo project (symlinks copied as symlinks), its manager home registering
+    the copy (a reader that follows the registry never reaches the shared demo)."""
     target = tmp_path / "project"
     shutil.copytree(demo_root, target, symlinks=True)
+    for path in layout.demo_home(target).glob(f"{layout.MANAGERS_DIR}/*/{layout.MANAGER_PROJECTS}"):
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace(json.dumps(str(demo_root))[1:-1], json.dumps(str(target))[1:-1]), encoding="utf-8")
     return target
 
 
