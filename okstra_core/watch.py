@@ -254,16 +254,21 @@ class StoreWatcher:
         does: a link to a folder above the store or to ``/`` would add thousands of watches outside it and
         leave the store unwatched while they are added); a folder made or moved in is watched from then on."""
         try:
-            while not stop.is_set() and self._watch_folders(stop):
-                pass
+            restarted = False
+            while not stop.is_set() and self._watch_folders(stop, restarted):
+                restarted = True
         except (OSError, RuntimeError):
             pass  # the root went away (or the watch failed): the identity check below starts afresh
         if not stop.is_set():
             self._note_changed(None)
             self._dirty.set()
 
-    def _watch_folders(self, stop: threading.Event) -> bool:
-        """Watch the store's folders as they are now until one is added (True: watch afresh) or the end."""
+    def _watch_folders(self, stop: threading.Event, restarted: bool = False) -> bool:
+        """Watch the store's folders as they are now until one is added (True: watch afresh) or the end.
+
+        *restarted*: watched afresh after a folder was added; whatever changed between the two watches (a file
+        removed elsewhere meanwhile) is seen by no event, so once watching again every path is to be looked at.
+        """
         import watchfiles
 
         if not os.path.isdir(self.root):
@@ -283,6 +288,9 @@ class StoreWatcher:
         ):
             if not started:  # watching now: a folder made since the listing is noted and watched afresh
                 started = True
+                if restarted:
+                    self._note_changed(None)
+                    self._dirty.set()
                 made = set(folders(self.root, _WATCH_MOST)) - set(watched)
                 if made:
                     self._note_changed([*made, *(path for _change, path in batch)])
