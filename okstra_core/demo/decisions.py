@@ -14,7 +14,7 @@ from ..store import Project
 from ..workflows import design_prep, direction
 from ..workflows.tasks import TaskSpec, create_task
 from .content import ADDRESS_OPTIONS, ANALYSERS, FRAUD_OPTIONS, PROJECT_ID, WRITER, cards_plan
-from .runs import close, converge, convergence_summary, pin_mtime, team_run, write_report
+from .runs import close, close_awaiting_approval, converge, convergence_summary, pin_mtime, team_run, write_report
 from .schedule import DemoClock, on, slot
 
 OPEN_GROUP = "checkout"
@@ -214,15 +214,7 @@ def _task_receipt_emails(root: Path, clock: DemoClock) -> None:
         },
         clock=clock,
     )
-    close(
-        run,
-        rep,
-        clock,
-        next_phase="option-selection",
-        next_status="pending",
-        rationale="findings ready: approve before options are drafted",
-        awaiting=True,
-    )
+    close_awaiting_approval(run, rep, clock)
 
 
 OPEN_TASKS: list[Callable[[Path, DemoClock], None]] = [

@@ -30,7 +30,7 @@ from ..times import iso
 from ..workflows import manager
 from ..workflows.tasks import TaskSpec, create_task
 from .content import ANALYSERS, PROJECT_ID, WRITER
-from .runs import close, team_run, write_report, write_task_index
+from .runs import close, close_awaiting_approval, team_run, write_report, write_task_index
 from .schedule import DemoClock, on, slot
 
 #: The folders ``generate_projects`` writes in its target.
@@ -101,15 +101,7 @@ def _small_project(root: Path, small: _Small, clock: DemoClock) -> None:
     troot = create_task(root, spec, clock, point=False)
     run = team_run(root, troot, "analysis", [ANALYSERS[1], WRITER], clock, rich_team=False, slot=slot(20, "14:00", 25))
     rep = write_report(run, small.approval_title, "Findings ready.", {"analysisFindings": [small.finding]}, clock=clock)
-    close(
-        run,
-        rep,
-        clock,
-        next_phase="option-selection",
-        next_status="pending",
-        rationale="findings ready: approve before options are drafted",
-        awaiting=True,
-    )
+    close_awaiting_approval(run, rep, clock)
     for ref in Project(root).task_refs:
         write_task_index(root, ref.root)
 

@@ -353,3 +353,16 @@ def write_task_index(project_root: Path, task_root: Path) -> None:
     if isinstance(manifest, reading.LoadError):
         raise WriteRefused(manifest.path, manifest.reason)
     writes.create_only(project_root, layout.task_index_path(task_root), render_task_index(manifest).encode("utf-8"))
+
+
+def close_awaiting_approval(run: Run, rep: Path | None, clock: Clock) -> None:
+    """Close an analysis run whose findings wait for the lead's approval before options are drafted."""
+    close(
+        run,
+        rep,
+        clock,
+        next_phase="option-selection",
+        next_status="pending",
+        rationale="findings ready: approve before options are drafted",
+        awaiting=True,
+    )
