@@ -518,8 +518,11 @@ class StoreIndex:
             self._pending.pop(name, None)
         self._gone.update(gone)
 
-    def close(self) -> None:
-        self.flush()
+    def close(self, keep: bool = True) -> None:
+        """Keep what was computed (:meth:`flush`) and close; with *keep* False, close without keeping anything
+        (a quick look that must not spend time settling a new clock)."""
+        if keep:
+            self.flush()
         if self._conn is not None:
             self._conn.close()
             self._conn = None

@@ -538,11 +538,17 @@ class CheckCache:
 
 
 def open_store_index(
-    root: Path, cache_dir: Path | None = None, *, look: Look | None = None, reindex: bool = False
+    root: Path,
+    cache_dir: Path | None = None,
+    *,
+    look: Look | None = None,
+    reindex: bool = False,
+    watchman: bool = False,
 ) -> StoreIndex | str:
     """The store index of the project at *root*, signed with :func:`cache_key` and scoped to this version of
     okstra (:func:`checker_fingerprint`), in *cache_dir* (default: the user's cache folder); or why no index can
-    be had (one line naming the key file)."""
+    be had (one line naming the key file). With *watchman*, it asks watchman what changed since it was last
+    brought up to date (see :class:`~okstra_core.store_index.StoreIndex`)."""
     from ..store_index import StoreIndex
 
     try:
@@ -552,5 +558,11 @@ def open_store_index(
     except OSError as exc:
         return f"{exc.filename or KEY_ENV}: {exc.strerror or exc}"
     return StoreIndex(
-        root, layout.okstra_cache_dir(cache_dir), key=key, scope=checker_fingerprint(), look=look, reindex=reindex
+        root,
+        layout.okstra_cache_dir(cache_dir),
+        key=key,
+        scope=checker_fingerprint(),
+        look=look,
+        reindex=reindex,
+        watchman=watchman,
     )

@@ -138,6 +138,23 @@ def _read_inbox_indexed(project: Project, index: StoreIndex) -> Inbox:
     )
 
 
+def kept_counts(root: Path, index: StoreIndex) -> dict[str, int] | None:
+    """The decisions waiting per task folder (project-relative), from the inbox *index* keeps when it is still
+    fresh (its signature checks and every path it was read from is as it was), without building the decisions;
+    None when it is not kept or no longer fresh (then only :func:`read_inbox` can say)."""
+    kept = index.kept(INBOX_FACT)
+    if not isinstance(kept, dict) or not isinstance(items := kept.get("items"), list):
+        return None
+    prefix = os.fspath(root).rstrip(os.sep) + os.sep
+    counts: dict[str, int] = {}
+    for row in items:
+        task_root = row[9] if isinstance(row, list) and len(row) == 11 else None
+        if isinstance(task_root, str) and task_root.startswith(prefix):
+            rel = task_root[len(prefix) :]
+            counts[rel] = counts.get(rel, 0) + 1
+    return counts
+
+
 def _encode_inbox(inbox: Inbox) -> Any:
     return {
         "items": [_encode_decision(d) for d in inbox.items],

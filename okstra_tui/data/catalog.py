@@ -409,6 +409,70 @@ def waiting_counts(root: Path, rows: int, changed: frozenset[str] | None = None)
     return counts
 
 
+#: At most this many paths changed since the store index was last brought up to date for the start's quick count
+#: to look at them (more: the count waits for :func:`waiting_counts`).
+KEPT_CHANGED_MAX = 256
+
+
+class KeptWaiting:
+    """The decisions waiting per task folder at a start, known before the first frame when the store index keeps
+    the inbox and watchman says what changed since (so only those paths are looked at, not every file the inbox
+    read). Read in a thread started at once; :meth:`wait` gives it, or None when it cannot be had quickly (no
+    watchman, no kept inbox, too much changed): the count then comes from :func:`waiting_counts` as usual.
+
+    The answer is the store index's, so it is the same as a fresh look's; the full count follows and confirms it.
+    """
+
+    def __init__(self, root: Path) -> None:
+        import threading
+
+        self.root = root
+        self.counts: dict[Path, int] | None = None
+        self._done = threading.Event()
+        threading.Thread(target=self._read, name="okstra-kept-waiting", daemon=True).start()
+
+    def wait(self, timeout: float) -> dict[Path, int] | None:
+        """The counts, waiting at most *timeout* seconds for them."""
+        self._done.wait(timeout)
+        return self.counts
+
+    def _read(self) -> None:
+        try:
+            self.counts = kept_waiting(self.root)
+        finally:
+            self._done.set()
+
+
+def kept_waiting(root: Path) -> dict[Path, int] | None:
+    """Per task folder, the decisions waiting in it as the store index keeps them, when watchman vouches for what
+    changed since the index was brought up to date; None otherwise (never raises, keeps nothing)."""
+    import sqlite3
+
+    from okstra_core.check.cache import open_store_index
+    from okstra_core.errors import OkstraError
+    from okstra_core.store_index import ChangedSince
+    from okstra_core.watchman import setting
+    from okstra_core.workflows.inbox import kept_counts
+
+    if setting() == "off":
+        return None
+    try:
+        index = open_store_index(root, watchman=True)
+        if isinstance(index, str):
+            return None
+        try:
+            look = index.look
+            changed = look.changed if isinstance(look, ChangedSince) else None
+            if changed is None or len(changed) > KEPT_CHANGED_MAX:
+                return None
+            counts = kept_counts(root, index)
+        finally:
+            index.close(keep=False)
+    except (OkstraError, OSError, sqlite3.Error):
+        return None
+    return None if counts is None else {root / rel: n for rel, n in counts.items()}
+
+
 def _inbox_roots(root: Path, changed: frozenset[str] | None = None) -> list[Path | None] | None:
     """The task folder of every decision waiting, read here through the store index (afresh without one)."""
     from okstra_core.errors import OkstraError
@@ -422,12 +486,17 @@ def _inbox_roots(root: Path, changed: frozenset[str] | None = None) -> list[Path
 def current_inbox(root: Path, changed: frozenset[str] | None = None) -> Inbox:
     """The inbox of the project at *root* as it is now, through the store index (afresh when there is none).
     *changed* names the paths changed since the index was last brought up to date, when they are known: only those
-    are looked at. Raises ``OkstraError`` or ``OSError`` when the store cannot be read."""
+    are looked at (else watchman is asked, unless turned off). Raises ``OkstraError`` or ``OSError`` when the
+    store cannot be read."""
     from okstra_core.check.cache import open_store_index
     from okstra_core.store_index import ChangedSince
+    from okstra_core.watchman import setting
     from okstra_core.workflows.inbox import read_inbox
 
-    index = open_store_index(root, look=None if changed is None else ChangedSince(set(changed)))
+    if changed is not None:
+        index = open_store_index(root, look=ChangedSince(set(changed)))
+    else:  # nothing known of what changed: watchman says, where it can (as for the okstra commands)
+        index = open_store_index(root, watchman=setting() != "off")
     if isinstance(index, str):
         return read_inbox(Project(root))
     with index:

@@ -28,6 +28,7 @@ from ..data.catalog import (
     CatalogData,
     CatalogRow,
     FirstListing,
+    KeptWaiting,
     PhaseSummary,
     confirm_catalog,
     first_listing,
@@ -79,6 +80,9 @@ KEY_LABEL = "task key"
 
 #: Added to a row's search text when a decision waits in the task (NUL: no title can end with it).
 WAITING_WORD = "\x00waiting"
+#: How long the first frame waits for the count of what waits as the store index keeps it (at a warm start with
+#: watchman it is there well before; otherwise the frame does not wait longer for it).
+KEPT_WAIT_SECONDS = 0.3
 
 #: Extra rows above and below the visible ones whose manifests are read ahead.
 READ_AHEAD = 30
@@ -212,6 +216,10 @@ class CatalogScreen(ViewScreen):
         self._quick: CatalogData | None = None
         #: Decisions waiting for a person, per task root (None until the inbox has been read).
         self.waiting: dict[str, int] | None = None
+        #: What waits per task folder as the store index keeps it, read from now on so that a warm start shows
+        #: the count on its first frame (see :class:`KeptWaiting`).
+        self._kept = KeptWaiting(self.okstra.project.root)
+        self._kept_counts: dict[Path, int] | None = None
         #: Rows (idents) whose task changed since the person last opened it (None until read).
         self.unread: set[str] | None = None
 
@@ -261,6 +269,7 @@ class CatalogScreen(ViewScreen):
             self._quick = None
             self._load()
             return
+        self._kept_counts = self._kept.wait(KEPT_WAIT_SECONDS)
         self._show_first(first)
         self._list_first_phases()
         self.call_after_refresh(self._list_all, first)
@@ -278,6 +287,9 @@ class CatalogScreen(ViewScreen):
         data = first.data()
         self._loaded(data, listed=True)
         self._quick = data
+        kept, self._kept_counts = self._kept_counts, None
+        if kept is not None:
+            self._waiting_read({row.ident: kept[folder] for row in data.rows if (folder := row.folder()) in kept})
         # What waits is counted at once, beside the validated reading rather than after it: through a warm store
         # index it is known long before the catalog is confirmed (the reading counts again when it is done).
         self._recount_waiting(data, None)
@@ -486,8 +498,9 @@ class CatalogScreen(ViewScreen):
             (Text.assemble("   sort: ", (sort.label, "bold")), 3),
             (Text.assemble("   latest: ", ("★ " + latest.removeprefix(self.key_prefix), "bold yellow")), 0),
         ]
-        if self.waiting:
-            waiting = sum(self.waiting.values())
+        counted = self.waiting.values() if self.waiting is not None else (self._kept_counts or {}).values()
+        if counted:
+            waiting = sum(counted)
             parts.insert(2, (Text.assemble("   ", (f"◆ {waiting} waiting for you", "bold magenta"), " (i)"), 0))
         if self.unread:
             count = len(self.unread)

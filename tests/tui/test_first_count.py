@@ -1,0 +1,110 @@
+"""At a warm start the catalog's count of what waits is on its first frame: the store index's kept inbox, when
+watchman vouches for what changed since it was kept; and that answer is always a fresh look's."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+from conftest import PrivateWatchman
+
+from okstra_core import layout
+from okstra_core.cli import main
+from okstra_core.store import Project
+from okstra_core.workflows.inbox import read_inbox
+from okstra_tui.app import OkstraApp
+from okstra_tui.data import catalog as catalog_data
+from okstra_tui.data.catalog import kept_waiting
+from okstra_tui.screens import catalog as catalog_screen
+from okstra_tui.screens.catalog import CatalogScreen
+from okstra_tui.widgets.summary_line import SummaryLine
+
+from .conftest import SIZE
+
+
+def _warm(root: Path) -> None:
+    """``okstra inbox`` once: the store index keeps the inbox and the watchman clock it holds as of."""
+    with redirect_stdout(io.StringIO()):
+        assert main(["inbox", str(root), "--json"]) == 0
+
+
+def _fresh_counts(root: Path) -> dict[Path, int]:
+    counts: dict[Path, int] = {}
+    for decision in read_inbox(Project(root)).items:
+        assert decision.task_root is not None
+        counts[decision.task_root] = counts.get(decision.task_root, 0) + 1
+    return counts
+
+
+def _ask_approval(root: Path) -> None:
+    """An agent-like write: a task's manifest rewritten to wait for the person's approval."""
+    path = layout.task_manifest_path(layout.tasks_dir(root) / "search/query-latency")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["workflow"]["awaitingApproval"] = True
+    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+
+
+def test_the_kept_count_is_the_inbox_at_a_warm_start(fresh_demo: Path, watchman_on: PrivateWatchman) -> None:
+    assert kept_waiting(fresh_demo) is None  # nothing kept yet: the count waits for the reading
+    _warm(fresh_demo)
+    kept = kept_waiting(fresh_demo)
+    assert kept is not None and kept == _fresh_counts(fresh_demo)
+    assert sum(kept.values()) > 0
+
+
+def test_after_a_change_the_kept_count_is_still_a_fresh_look(fresh_demo: Path, watchman_on: PrivateWatchman) -> None:
+    _warm(fresh_demo)
+    before = _fresh_counts(fresh_demo)
+    _ask_approval(fresh_demo)
+    after = _fresh_counts(fresh_demo)
+    assert after != before
+    kept = kept_waiting(fresh_demo)
+    # The kept inbox read the rewritten manifest: it no longer holds, so no count is given before the reading.
+    assert kept is None or kept == after
+    _warm(fresh_demo)
+    assert kept_waiting(fresh_demo) == after
+
+
+def test_without_watchman_no_count_is_guessed(
+    fresh_demo: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _warm(fresh_demo)
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    assert kept_waiting(fresh_demo) is None
+
+
+def test_a_tampered_index_gives_no_kept_count(fresh_demo: Path, watchman_on: PrivateWatchman) -> None:
+    import sqlite3
+
+    _warm(fresh_demo)
+    index = next(layout.okstra_cache_dir(None).glob("index/*.sqlite"))
+    with sqlite3.connect(index) as conn:
+        (value,) = conn.execute("SELECT value FROM facts WHERE name = 'inbox'").fetchone()
+        doc = json.loads(value)
+        doc["items"] = doc["items"][1:]  # one decision hidden
+        conn.execute("UPDATE facts SET value = ? WHERE name = 'inbox'", (json.dumps(doc),))
+    assert kept_waiting(fresh_demo) is None
+
+
+async def test_the_count_is_on_the_first_frame_at_a_warm_start(
+    fresh_demo: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _warm(fresh_demo)
+    expected = _fresh_counts(fresh_demo)
+    # The reading's own count never comes: what the first frame shows is the kept count.
+    monkeypatch.setattr(catalog_screen, "waiting_counts", lambda *a, **k: None)
+    monkeypatch.setattr(catalog_data, "waiting_counts", lambda *a, **k: None)
+    app = OkstraApp(Project(fresh_demo), notify="toast")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        summary = screen.query_one("#catalog-summary", SummaryLine)
+        assert f"◆ {sum(expected.values())} waiting for you" in summary.content.plain
+        await pilot.pause(0.2)
+        assert screen.waiting is not None
+        marked = {row.folder() for row in screen.data.rows if row.ident in screen.waiting} if screen.data else set()
+        assert marked == set(expected)
