@@ -22,7 +22,7 @@ from okstra_core.store import Project
 from okstra_core.text import visible
 
 from .data.unread import Looks
-from .navigation import TOP_VIEWS, History, Location, OpenView, StoreChanged, View
+from .navigation import TOP_VIEWS, History, Location, OpenView, StoreChanged, View, WaitingCounted
 from .notices import BURST, TITLES, NoticeWatcher, NotifyMode, desktop_sequence, mode_from_env, summary
 from .screens.base import ViewScreen
 from .store_feed import StoreFeed
@@ -44,6 +44,8 @@ FILE_WRITING_COMMANDS = frozenset({"Screenshot"})
 
 #: Above this many tasks the palette does not read the inbox on every opening (the inbox view, i, lists it).
 PALETTE_INBOX_TASKS = 1000
+#: The notices start once the catalog has counted what waits, and at the latest this many seconds after the start.
+NOTICES_WAIT_SECONDS = 20.0
 
 
 class OkstraApp(App[None]):
@@ -167,8 +169,13 @@ class OkstraApp(App[None]):
             self._apply_preferences(self.preferences)
 
         if self.notify_mode != "off":
-            # After the first frame: the first reading of the store competes with nothing on screen.
-            self.call_after_refresh(self._start_notices)
+            # The notices' first reading of the whole store (and its baseline check) starts once the catalog has
+            # counted what waits, so that the count does not share the processor with them; at the latest after
+            # NOTICES_WAIT_SECONDS, and at once when the workbench opens on another view.
+            if self.start_home:
+                self.call_after_refresh(self._start_notices)
+            else:
+                self.set_timer(NOTICES_WAIT_SECONDS, self._start_notices_once)
         self.call_after_refresh(self._start_feed)
 
     def _apply_preferences(self, loaded: Loaded) -> None:
@@ -296,6 +303,13 @@ class OkstraApp(App[None]):
             self.call_from_thread(self.notify, visible(str(exc)), severity="warning", timeout=6, markup=False)
 
     # ------------------------------------------------------------- notices
+
+    def on_waiting_counted(self, _: WaitingCounted) -> None:
+        self._start_notices_once()
+
+    def _start_notices_once(self) -> None:
+        if self._notices is None and self.notify_mode != "off":
+            self._start_notices()
 
     def _start_notices(self) -> None:
         from okstra_core.writes import observe_writes

@@ -103,6 +103,11 @@ class StoreChanged(Message):
         self.paths = paths
 
 
+class WaitingCounted(Message):
+    """The catalog knows, for the first time since it opened, how many decisions wait (the app's longer readings
+    of the whole store, such as the notices' baseline, start once the headline is on screen)."""
+
+
 @dataclass(slots=True)
 class History:
     """Forward stack of the locations that back navigation left."""

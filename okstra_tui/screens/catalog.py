@@ -42,7 +42,7 @@ from ..data.catalog import (
     waiting_counts,
 )
 from ..data.unread import NEW_MARK, NEW_STYLE
-from ..navigation import Location, StoreChanged, View
+from ..navigation import Location, StoreChanged, View, WaitingCounted
 from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
@@ -220,6 +220,7 @@ class CatalogScreen(ViewScreen):
         #: the count on its first frame (see :class:`KeptWaiting`).
         self._kept = KeptWaiting(self.okstra.project.root)
         self._kept_counts: dict[Path, int] | None = None
+        self._said_counted = False
         #: Rows (idents) whose task changed since the person last opened it (None until read).
         self.unread: set[str] | None = None
 
@@ -397,12 +398,21 @@ class CatalogScreen(ViewScreen):
         """What waits for a person, per row (the core's inbox), read after the catalog is on screen."""
         counts = waiting_counts(project.root, len(data.rows), changed)
         if counts is None:
-            return  # the inbox view names what cannot be read; the catalog just shows no markers
+            # The inbox view names what cannot be read; the catalog just shows no markers.
+            call_ui(self.app, self._counted)
+            return
         # Keyed by row identity, worked out here off the UI thread (a row's root is built on first use).
         by_row = {row.ident: counts[folder] for row in data.rows if (folder := row.folder()) in counts}
         call_ui(self.app, self._waiting_read, by_row)
 
+    def _counted(self) -> None:
+        """Say once that the count of what waits is known (or cannot be had)."""
+        if not self._said_counted:
+            self._said_counted = True
+            self.post_message(WaitingCounted())
+
     def _waiting_read(self, counts: dict[str, int]) -> None:
+        self._counted()
         previous = self.waiting or {}
         if counts == self.waiting:
             return

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 from contextlib import redirect_stdout
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import PrivateWatchman
@@ -22,7 +24,7 @@ from okstra_tui.screens import catalog as catalog_screen
 from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.widgets.summary_line import SummaryLine
 
-from .conftest import SIZE
+from .conftest import SIZE, wait_until
 
 
 def _warm(root: Path) -> None:
@@ -108,3 +110,23 @@ async def test_the_count_is_on_the_first_frame_at_a_warm_start(
         assert screen.waiting is not None
         marked = {row.folder() for row in screen.data.rows if row.ident in screen.waiting} if screen.data else set()
         assert marked == set(expected)
+
+
+async def test_the_notices_start_once_what_waits_is_counted(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The notices' reading of the whole store does not compete with the count: it starts once the count is in."""
+    gate = threading.Event()
+    counted = catalog_screen.waiting_counts
+
+    def held(*args: Any, **kwargs: Any) -> dict[Path, int] | None:
+        gate.wait(30)
+        return counted(*args, **kwargs)
+
+    monkeypatch.setattr(catalog_screen, "waiting_counts", held)
+    app = OkstraApp(Project(fresh_demo), notify="toast")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.5)
+        assert app._notices is None
+        gate.set()
+        await wait_until(pilot, lambda: app._notices is not None, "the notices start once the count is in")
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen) and screen.waiting is not None
