@@ -319,7 +319,8 @@ class CatalogScreen(ViewScreen):
         # The rows hold what they show: the validated catalog and the task list (tens of megabytes on a large
         # store) are not kept for the session.
         project.forget()
-        self._read_waiting(project, data)
+        if data is not quick:  # the rows on screen stand: they were counted as soon as they were listed
+            self._read_waiting(project, data)
         self._read_unread(project, data)
         settle_collector(len(data.rows))
 
@@ -433,6 +434,8 @@ class CatalogScreen(ViewScreen):
             data.unlisted = unlisted
             self._show_problems(data)
         data.rows.extend(extra)
+        if extra:  # the rows added get their marks too
+            self._recount_waiting(data, None)
         self._set_key_prefix(list(map(ROW_KEY, data.rows)))
         self._matched = None
         self._haystack.update(self._hay(row) for row in extra)
