@@ -94,6 +94,16 @@ def read_home(home: Path | None, named: tuple[Path, ...], remembered: bool) -> H
     return HomeData([project_row(entry) for entry in registry.entries], list(registry.notes))
 
 
+def registry_sources(app: object) -> tuple[Path | None, tuple[Path, ...], bool]:
+    """Where the workbench's list of projects comes from (:func:`okstra_core.projects.discover`'s arguments): the
+    manager home, the roots named on the command line, and whether the roots opened in the workbench count."""
+    return (
+        getattr(app, "okstra_home", None),
+        tuple(getattr(app, "named_roots", ())),
+        bool(getattr(app, "remembered", True)),
+    )
+
+
 def shown_root(root: Path, base: tuple[Path, str]) -> str:
     """*root* as the table shows it: a root under *base*'s folder from its label (``~/src/shop``)."""
     folder, label = base
@@ -234,12 +244,7 @@ class HomeScreen(ViewScreen):
         return read_home(home, named, remembered)
 
     def _sources(self) -> tuple[Path | None, tuple[Path, ...], bool]:
-        app = self.app
-        return (
-            getattr(app, "okstra_home", None),
-            tuple(getattr(app, "named_roots", ())),
-            bool(getattr(app, "remembered", True)),
-        )
+        return registry_sources(self.app)
 
     def show(self, data: HomeData) -> None:
         self.data = data
