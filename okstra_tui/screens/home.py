@@ -187,7 +187,8 @@ class HomeScreen(ViewScreen):
         "workbench and those named on the command line (the same list as `okstra inbox --all`), each with the "
         "decisions waiting in it. A root that cannot be read (missing, not a folder, without a store, an id taken "
         "twice) is marked, with the reason. Enter opens a project (its catalog); H comes back here from any view. "
-        "The counts follow decisions made in any project."
+        "The counts follow decisions made in any project. ctrl+f here searches every project at once, and I shows "
+        "their insights side by side."
     )
 
     BINDINGS = [Binding("enter", "open_project", "Open project", priority=True)]
