@@ -11,7 +11,8 @@ searched is one line under the hits.
 The search runs as the view's read (:meth:`ViewScreen.read`): a keystroke
 starts a new one, which supersedes the one under way (it stops at the next
 project). What it records is the list of projects (the manager home, the roots
-opened): the view searches again when a project is added, removed or breaks.
+opened) and the files of the hits shown: the view searches again when a project
+is added, removed or breaks, and when a hit's file changes.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from okstra_core import layout
+from okstra_core import layout, reading
 from okstra_core.projects import ProjectEntry, discover
 from okstra_core.search.index import Hit
 from okstra_core.search.projects import ProjectHits, merged, search_project, total
@@ -199,7 +200,10 @@ class SearchAllScreen(ViewScreen):
                 per_project.append(search_project(entry, cache, query, limit=SHOWN_HITS, include_logs=query.wants_logs))
         except QueryError as exc:  # one the index's own parser cannot run
             return Found(text, projects, notes=notes, problem=str(exc))
-        return Found(text, projects, per_project, notes)
+        found = Found(text, projects, per_project, notes)
+        for entry, hit in found.best:
+            reading.note_status(entry.root / hit.path)  # a hit's file changed: its snippet is searched again
+        return found
 
     def show(self, data: Found) -> None:
         self.found = data

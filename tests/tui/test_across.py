@@ -158,3 +158,18 @@ async def test_a_broken_root_is_one_line_in_each(many_root: Path, tmp_path: Path
         table.move_cursor(row=broken[0])
         await settle(pilot)
         assert "does not exist" in plain(insights.query_one("#ia-detail"))
+
+
+async def test_search_across_runs_again_when_a_hit_changes_in_another_project(fresh_many: Path) -> None:
+    app = home_app(fresh_many)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await search_from_home(pilot, TERM)
+        billing = (fresh_many / BILLING_DIR).resolve()
+        gone = next(hit for entry, hit in screen.found.best if entry.root == billing and hit.kind == "brief")
+        (billing / gone.path).write_text("# A brief that names no bill any more\n", encoding="utf-8")
+
+        def still_there() -> bool:
+            return any(entry.root == billing and hit.path == gone.path for entry, hit in screen.found.best)
+
+        await wait_until(pilot, lambda: not still_there(), "the brief no longer matches")
+        assert any(entry.root == billing for entry, _ in screen.found.best), "billing's other hits stay"
