@@ -96,8 +96,9 @@ async def test_enter_on_a_hit_opens_its_project_then_the_hit(many_root: Path) ->
         assert isinstance(app.screen, CatalogScreen) and app.project.root == billing
 
 
+@pytest.mark.parametrize(("typed", "options"), [("", []), ("type:analysis", ["--type", "analysis"])])
 async def test_insights_on_home_has_the_numbers_of_stats_all(
-    many_root: Path, capsys: pytest.CaptureFixture[str]
+    many_root: Path, capsys: pytest.CaptureFixture[str], typed: str, options: list[str]
 ) -> None:
     app = home_app(many_root)
     async with app.run_test(size=SIZE) as pilot:
@@ -107,6 +108,10 @@ async def test_insights_on_home_has_the_numbers_of_stats_all(
         screen = app.screen
         assert isinstance(screen, InsightsAllScreen)
         await wait_until(pilot, lambda: bool(screen.data.projects), "every project read")
+        if typed:  # / narrows every project as the verb's options do
+            await pilot.press("slash", *typed, "enter")
+            await settle(pilot)
+            await wait_until(pilot, lambda: screen.data.filters.task_type == "analysis", "read with the filter")
         table = screen.query_one("#ia-table", DataTable)
         keys = [str(c.value) for c in table.columns]
         rows = {}
@@ -118,7 +123,7 @@ async def test_insights_on_home_has_the_numbers_of_stats_all(
         await pilot.press("down", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, InsightsScreen), "the project's Insights")
         assert app.project.root == (many_root / BILLING_DIR).resolve()
-    doc = cli_json(capsys, "stats", "--all", "--home", str(many_root / HOME_DIR), "--json")
+    doc = cli_json(capsys, "stats", "--all", "--home", str(many_root / HOME_DIR), "--json", *options)
     expected = {}
     for project in doc["projects"]:
         stats = project["stats"]
