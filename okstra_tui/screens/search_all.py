@@ -17,6 +17,7 @@ is added, removed or breaks, and when a hit's file changes.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
@@ -127,6 +128,7 @@ class SearchAllScreen(ViewScreen):
         #: The query typed last: what the next read searches.
         self.typed = query
         self.found = Found(query)
+        self._searching = threading.Lock()
 
     @classmethod
     def from_location(cls, location: Location) -> Self:
@@ -193,13 +195,17 @@ class SearchAllScreen(ViewScreen):
         cache = layout.okstra_cache_dir()
         worker = get_current_worker()
         per_project: list[ProjectHits] = []
-        try:
-            for entry in registry.entries:
-                if worker.is_cancelled:
-                    break  # a newer query was typed: its own search is under way
-                per_project.append(search_project(entry, cache, query, limit=SHOWN_HITS, include_logs=query.wants_logs))
-        except QueryError as exc:  # one the index's own parser cannot run
-            return Found(text, projects, notes=notes, problem=str(exc))
+        # One search at a time: a superseded one stops at its next project (what it found is dropped), and no
+        # index is brought up to date by two threads at once.
+        with self._searching:
+            try:
+                for entry in registry.entries:
+                    if worker.is_cancelled:
+                        break  # a newer query was typed: its own search waits for this one to stop
+                    hits = search_project(entry, cache, query, limit=SHOWN_HITS, include_logs=query.wants_logs)
+                    per_project.append(hits)
+            except QueryError as exc:  # one the index's own parser cannot run
+                return Found(text, projects, notes=notes, problem=str(exc))
         found = Found(text, projects, per_project, notes)
         for entry, hit in found.best:
             reading.note_status(entry.root / hit.path)  # a hit's file changed: its snippet is searched again
