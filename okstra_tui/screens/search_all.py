@@ -64,11 +64,8 @@ class Found:
     notes: list[str] = field(default_factory=list)
     #: Why the query cannot run (malformed, or too complex for the index), else None.
     problem: str | None = None
-
-    @property
-    def best(self) -> list[tuple[ProjectEntry, Hit]]:
-        """The hits shown, best first: ``okstra search --all --limit SHOWN_HITS``'s."""
-        return merged(self.per_project, SHOWN_HITS)
+    #: The hits shown, best first: ``okstra search --all --limit SHOWN_HITS``'s.
+    best: list[tuple[ProjectEntry, Hit]] = field(default_factory=list)
 
     @property
     def not_searched(self) -> list[ProjectHits]:
@@ -206,7 +203,7 @@ class SearchAllScreen(ViewScreen):
                     per_project.append(hits)
             except QueryError as exc:  # one the index's own parser cannot run
                 return Found(text, projects, notes=notes, problem=str(exc))
-        found = Found(text, projects, per_project, notes)
+        found = Found(text, projects, per_project, notes, best=merged(per_project, SHOWN_HITS))
         for entry, hit in found.best:
             reading.note_status(entry.root / hit.path)  # a hit's file changed: its snippet is searched again
         return found
