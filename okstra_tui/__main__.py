@@ -94,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--all",
         action="store_true",
         help="open on Home: every project (the manager home's, those opened in the workbench, the PROJECTs "
-        "named) with the decisions waiting in each; Enter opens one",
+        "named) with the decisions waiting in each; Enter opens one, ctrl+f searches them all, I compares their "
+        "insights",
     )
     parser.add_argument(
         "--demo",

@@ -42,6 +42,10 @@ KEPT_TASK_SCREEN = "okstra-task-view"
 #: Textual's own palette commands that write a file.
 FILE_WRITING_COMMANDS = frozenset({"Screenshot"})
 
+#: The views Search and Insights open across every project from (ctrl+f, I), and what they open there.
+ACROSS_FROM = frozenset({View.HOME, View.SEARCH_ALL, View.INSIGHTS_ALL})
+ACROSS = {View.SEARCH: View.SEARCH_ALL, View.INSIGHTS: View.INSIGHTS_ALL}
+
 #: Above this many tasks the palette does not read the inbox on every opening (the inbox view, i, lists it).
 PALETTE_INBOX_TASKS = 1000
 #: The notices start once the catalog has counted what waits, and at the latest this many seconds after the start.
@@ -472,16 +476,23 @@ class OkstraApp(App[None]):
         self._go_top(View.WRITE_LOG)
 
     def action_search(self) -> None:
-        """Open Search (or, on it already, put the cursor back in its query)."""
+        """Open Search (on Home, across every project; on it already, put the cursor back in its query)."""
         screen = self.screen
-        if isinstance(screen, ViewScreen) and screen.VIEW_NAME is View.SEARCH:
+        if isinstance(screen, ViewScreen) and screen.VIEW_NAME in (View.SEARCH, View.SEARCH_ALL):
             screen.focus_query()
             return
         if isinstance(screen, ViewScreen):
-            self.navigate(Location(View.SEARCH))
+            self.navigate(Location(self._across(View.SEARCH)))
 
     def action_insights(self) -> None:
-        self._go_top(View.INSIGHTS)
+        self._go_top(self._across(View.INSIGHTS))
+
+    def _across(self, view: View) -> View:
+        """*view*, or on Home (and the views across projects) its form across every project of Home's list."""
+        screen = self.screen
+        if isinstance(screen, ViewScreen) and screen.VIEW_NAME in ACROSS_FROM:
+            return ACROSS.get(view, view)
+        return view
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen

@@ -33,6 +33,9 @@ class View(StrEnum):
     SEARCH = "search"
     INSIGHTS = "insights"
     WRITE_LOG = "write-log"
+    #: Search and Insights over every project of Home's list (ctrl+f and I on Home).
+    SEARCH_ALL = "search-all"
+    INSIGHTS_ALL = "insights-all"
 
 
 #: The views reachable from anywhere by one key (``H``, ``c``, ``x``, ``m``, ``i``, ``A``, ``N``, ``W``).

@@ -393,6 +393,22 @@ async def search_match(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
+async def search_all(pilot: Pilot[None]) -> None:
+    """ctrl+f on Home: the Search scenes' query over every project of Home's list (one of them gone)."""
+    await home(pilot)
+    await pilot.press("ctrl+f")
+    await settle(pilot)
+    await pilot.press(*("space" if c == " " else c for c in SEARCH_QUERY))
+    await settle(pilot)
+
+
+async def insights_all(pilot: Pilot[None]) -> None:
+    """I on Home: the numbers of every project of Home's list side by side (one of them gone)."""
+    await home(pilot)
+    await pilot.press("I")
+    await settle(pilot)
+
+
 #: View name -> how to get there from start.
 SCENES: dict[str, Scene] = {
     "home": home,
@@ -414,6 +430,8 @@ SCENES: dict[str, Scene] = {
     "search": search,
     "search-match": search_match,
     "insights": insights,
+    "search-all": search_all,
+    "insights-all": insights_all,
     "wizard-clarification-question": wizard_clarification_question,
     "wizard-clarification-review": wizard_clarification_review,
     "wizard-direction-choose": wizard_direction_choose,

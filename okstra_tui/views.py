@@ -32,6 +32,8 @@ SCREENS: dict[View, str] = {
     View.SEARCH: "okstra_tui.screens.search:SearchScreen",
     View.INSIGHTS: "okstra_tui.screens.insights:InsightsScreen",
     View.WRITE_LOG: "okstra_tui.screens.write_log:WriteLogScreen",
+    View.SEARCH_ALL: "okstra_tui.screens.search_all:SearchAllScreen",
+    View.INSIGHTS_ALL: "okstra_tui.screens.insights_all:InsightsAllScreen",
 }
 
 

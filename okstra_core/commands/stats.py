@@ -203,10 +203,9 @@ def render_all(per_project: list[tuple[ProjectEntry, Stats | str]]) -> str:
         if isinstance(stats, str):
             rows.append([visible(entry.project_id), "-", "-", *("-" for _ in OUTCOMES), "not read"])
             continue
-        outcomes = [sum(day.get(o, 0) for day in stats.runs_per_day.values()) for o in OUTCOMES]
-        cycles = sum(k * v for k, v in stats.fix_cycles.items())
+        outcomes = stats.outcome_totals()
         rows.append([visible(entry.project_id), str(len(stats.tasks)), str(len(stats.runs))])
-        rows[-1] += [*(str(n) for n in outcomes), f"{cycles} fix cycles"]
+        rows[-1] += [*(str(outcomes[o]) for o in OUTCOMES), f"{stats.fix_cycles_total()} fix cycles"]
     out = ["Projects"]
     out.extend(table(["PROJECT", "TASKS", "RUNS", *(o.upper() for o in OUTCOMES), "NOTE"], rows))
     for entry, stats in per_project:

@@ -251,6 +251,14 @@ class Stats:
     def _add(self, key: str, task: TaskItem) -> None:
         self.tasks_behind.setdefault(key, []).append(task)
 
+    def outcome_totals(self) -> dict[str, int]:
+        """Runs by outcome (every :data:`OUTCOMES` key) over the days counted: a row of the per-project table."""
+        return {o: sum(day.get(o, 0) for day in self.runs_per_day.values()) for o in OUTCOMES}
+
+    def fix_cycles_total(self) -> int:
+        """Fix cycles over every task in view."""
+        return sum(cycles * count for cycles, count in self.fix_cycles.items())
+
     def to_json(self) -> dict[str, Any]:
         """The ``okstra stats --json`` document (version :data:`STATS_JSON_VERSION`)."""
         return {

@@ -94,6 +94,16 @@ def read_home(home: Path | None, named: tuple[Path, ...], remembered: bool) -> H
     return HomeData([project_row(entry) for entry in registry.entries], list(registry.notes))
 
 
+def registry_sources(app: object) -> tuple[Path | None, tuple[Path, ...], bool]:
+    """Where the workbench's list of projects comes from (:func:`okstra_core.projects.discover`'s arguments): the
+    manager home, the roots named on the command line, and whether the roots opened in the workbench count."""
+    return (
+        getattr(app, "okstra_home", None),
+        tuple(getattr(app, "named_roots", ())),
+        bool(getattr(app, "remembered", True)),
+    )
+
+
 def shown_root(root: Path, base: tuple[Path, str]) -> str:
     """*root* as the table shows it: a root under *base*'s folder from its label (``~/src/shop``)."""
     folder, label = base
@@ -177,7 +187,8 @@ class HomeScreen(ViewScreen):
         "workbench and those named on the command line (the same list as `okstra inbox --all`), each with the "
         "decisions waiting in it. A root that cannot be read (missing, not a folder, without a store, an id taken "
         "twice) is marked, with the reason. Enter opens a project (its catalog); H comes back here from any view. "
-        "The counts follow decisions made in any project."
+        "The counts follow decisions made in any project. ctrl+f here searches every project at once, and I shows "
+        "their insights side by side."
     )
 
     BINDINGS = [Binding("enter", "open_project", "Open project", priority=True)]
@@ -234,12 +245,7 @@ class HomeScreen(ViewScreen):
         return read_home(home, named, remembered)
 
     def _sources(self) -> tuple[Path | None, tuple[Path, ...], bool]:
-        app = self.app
-        return (
-            getattr(app, "okstra_home", None),
-            tuple(getattr(app, "named_roots", ())),
-            bool(getattr(app, "remembered", True)),
-        )
+        return registry_sources(self.app)
 
     def show(self, data: HomeData) -> None:
         self.data = data
