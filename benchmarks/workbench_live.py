@@ -28,6 +28,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from _timing import write_section
 
@@ -121,18 +122,35 @@ def _cpu_and_rss(pids: list[int]) -> tuple[float, int]:
     return cpu, rss
 
 
-def run(code: str, root: Path, idle: float, env: dict[str, str]) -> dict[str, float]:
+def _job(pid: int) -> str:
+    """What a child of the workbench does: its ``okstra_tui.child`` job, else its command's name."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "?"
+    words = [a.decode(errors="replace") for a in argv if a]
+    if "okstra_tui.child" in words:
+        return "child " + words[words.index("okstra_tui.child") + 1]
+    return Path(words[0]).name if words else "?"
+
+
+def run(code: str, root: Path, idle: float, env: dict[str, str]) -> dict[str, Any]:
     """One headless run of *code*: its count time, the tree's idle CPU share and its largest resident size."""
     proc = subprocess.Popen(
         [sys.executable, "-c", code, str(root), str(idle)], stdout=subprocess.PIPE, text=True, env=env
     )
     peak = 0
+    parts: dict[str, int] = {}
     done = threading.Event()
 
     def sample() -> None:
         nonlocal peak
         while not done.is_set():
-            peak = max(peak, _cpu_and_rss(_tree(proc.pid))[1])
+            pids = _tree(proc.pid)
+            peak = max(peak, _cpu_and_rss(pids)[1])
+            for pid in pids:
+                name = "workbench" if pid == proc.pid else _job(pid)
+                parts[name] = max(parts.get(name, 0), _cpu_and_rss([pid])[1])
             time.sleep(0.2)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -151,7 +169,7 @@ def run(code: str, root: Path, idle: float, env: dict[str, str]) -> dict[str, fl
     proc.wait()
     done.set()
     sampler.join()
-    return {"count": count, "idle": share, "peak_mb": peak / 1e6}
+    return {"count": count, "idle": share, "peak_mb": peak / 1e6, "parts": {k: v / 1e6 for k, v in parts.items()}}
 
 
 def full_check(root: Path) -> float:
@@ -195,9 +213,14 @@ def main() -> int:
         ),
         ("largest resident size of the process tree (cold run)", f"{cold['peak_mb']:.0f} MB", ""),
         ("largest resident size of the process tree (warm run)", f"{warm['peak_mb']:.0f} MB", ""),
+        *(
+            (f"largest resident size of its {name} (cold run)", f"{mb:.0f} MB", "")
+            for name, mb in sorted(cold["parts"].items(), key=lambda item: -item[1])
+        ),
     ]
     lines = [
-        f"On a demo of {tasks:,} tasks (`python benchmarks/workbench_live.py --tasks {args.tasks}`), one run each.",
+        f"On a demo of {tasks:,} tasks (`python benchmarks/workbench_live.py --tasks {tasks}`), one run each, "
+        f"watchman {'off' if os.environ.get('OKSTRA_WATCHMAN') == 'off' else 'on where installed'}.",
         "",
         "| measure | value | ratio |",
         "|---|---|---|",

@@ -21,6 +21,7 @@ from okstra_core.preferences import save as save_preferences
 from okstra_core.store import Project
 from okstra_core.text import visible
 
+from .data.catalog import KeptWaiting
 from .data.unread import Looks
 from .navigation import TOP_VIEWS, History, Location, OpenView, StoreChanged, View, WaitingCounted
 from .notices import BURST, TITLES, NoticeWatcher, NotifyMode, desktop_sequence, mode_from_env, summary
@@ -121,6 +122,8 @@ class OkstraApp(App[None]):
         self.latest_notices: list[Notice] = []
         #: What is new inside each task since the person last looked (the catalog's visits).
         self._looks = Looks()
+        #: The count of what waits as the store index keeps it, read from the start for the catalog's first frame.
+        self._kept_waiting: KeptWaiting | None = None if start_home else KeptWaiting(project.root)
 
     @property
     def project_label(self) -> str:
@@ -135,6 +138,12 @@ class OkstraApp(App[None]):
     @property
     def looks(self) -> Looks:
         return self._looks
+
+    def kept_waiting(self, root: Path) -> KeptWaiting:
+        """The kept count of what waits in the project at *root*: the one read since the start, once, else one
+        read from now."""
+        started, self._kept_waiting = self._kept_waiting, None
+        return started if started is not None and started.root == root else KeptWaiting(root)
 
     def fresh_project(self) -> Project:
         """A new read-side handle (the old one caches what it read)."""

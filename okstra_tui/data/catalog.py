@@ -417,8 +417,9 @@ KEPT_CHANGED_MAX = 256
 class KeptWaiting:
     """The decisions waiting per task folder at a start, known before the first frame when the store index keeps
     the inbox and watchman says what changed since (so only those paths are looked at, not every file the inbox
-    read). Read in a thread started at once; :meth:`wait` gives it, or None when it cannot be had quickly (no
-    watchman, no kept inbox, too much changed): the count then comes from :func:`waiting_counts` as usual.
+    read). Read in a thread started as the workbench starts; :meth:`wait` gives it, or None when it is not there
+    yet or cannot be had (no watchman, no kept inbox, too much changed), and :meth:`then` hands over one that
+    comes later. Without it the count comes from :func:`waiting_counts` as usual.
 
     The answer is the store index's, so it is the same as a fresh look's; the full count follows and confirms it.
     """
@@ -429,6 +430,8 @@ class KeptWaiting:
         self.root = root
         self.counts: dict[Path, int] | None = None
         self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._then: Callable[[dict[Path, int]], None] | None = None
         threading.Thread(target=self._read, name="okstra-kept-waiting", daemon=True).start()
 
     def wait(self, timeout: float) -> dict[Path, int] | None:
@@ -436,11 +439,24 @@ class KeptWaiting:
         self._done.wait(timeout)
         return self.counts
 
+    def then(self, take: Callable[[dict[Path, int]], None]) -> None:
+        """Call *take* (from the reading thread) with the counts when they come, unless they came already or
+        cannot be had."""
+        with self._lock:
+            if not self._done.is_set():
+                self._then = take
+
     def _read(self) -> None:
+        counts: dict[Path, int] | None = None
         try:
-            self.counts = kept_waiting(self.root)
+            counts = kept_waiting(self.root)
         finally:
-            self._done.set()
+            with self._lock:
+                self.counts = counts
+                self._done.set()
+                take, self._then = self._then, None
+        if take is not None and counts is not None:
+            take(counts)
 
 
 def kept_waiting(root: Path) -> dict[Path, int] | None:

@@ -18,6 +18,7 @@ from okstra_core.store_index import ChangedSince
 from okstra_core.text import visible
 from okstra_core.watch import UNSETTLED, Signature
 
+from ..data.catalog import KeptWaiting
 from ..data.unread import Looks
 from ..navigation import Location, OpenView, StoreChanged, View
 from ..ui_thread import call_ui
@@ -52,6 +53,10 @@ class Workbench(Protocol):
     @property
     def project_label(self) -> str:
         """How the breadcrumbs name the project."""
+        ...
+
+    def kept_waiting(self, root: Path) -> KeptWaiting:
+        """The count of what waits in the project at *root* as the store index keeps it (read in a thread)."""
         ...
 
 

@@ -28,7 +28,6 @@ from ..data.catalog import (
     CatalogData,
     CatalogRow,
     FirstListing,
-    KeptWaiting,
     PhaseSummary,
     confirm_catalog,
     first_listing,
@@ -218,7 +217,7 @@ class CatalogScreen(ViewScreen):
         self.waiting: dict[str, int] | None = None
         #: What waits per task folder as the store index keeps it, read from now on so that a warm start shows
         #: the count on its first frame (see :class:`KeptWaiting`).
-        self._kept = KeptWaiting(self.okstra.project.root)
+        self._kept = self.okstra.kept_waiting(self.okstra.project.root)
         self._kept_counts: dict[Path, int] | None = None
         self._said_counted = False
         #: Rows (idents) whose task changed since the person last opened it (None until read).
@@ -271,6 +270,8 @@ class CatalogScreen(ViewScreen):
             self._load()
             return
         self._kept_counts = self._kept.wait(KEPT_WAIT_SECONDS)
+        if self._kept_counts is None:
+            self._kept.then(lambda counts: call_ui(self.app, self._kept_came, counts))
         self._show_first(first)
         self._list_first_phases()
         self.call_after_refresh(self._list_all, first)
@@ -405,6 +406,16 @@ class CatalogScreen(ViewScreen):
         # Keyed by row identity, worked out here off the UI thread (a row's root is built on first use).
         by_row = {row.ident: counts[folder] for row in data.rows if (folder := row.folder()) in counts}
         call_ui(self.app, self._waiting_read, by_row)
+
+    def _kept_came(self, counts: dict[Path, int]) -> None:
+        """The kept count, come after the first frame: shown unless the reading's own count is in already."""
+        data = self.data
+        if self.waiting is not None:
+            return
+        if data is None:
+            self._kept_counts = counts  # the rows are not listed yet: they take it when they are
+            return
+        self._waiting_read({row.ident: counts[folder] for row in data.rows if (folder := row.folder()) in counts})
 
     def _counted(self) -> None:
         """Say once that the count of what waits is known (or cannot be had)."""

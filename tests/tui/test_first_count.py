@@ -130,3 +130,30 @@ async def test_the_notices_start_once_what_waits_is_counted(fresh_demo: Path, mo
         await wait_until(pilot, lambda: app._notices is not None, "the notices start once the count is in")
         screen = app.screen
         assert isinstance(screen, CatalogScreen) and screen.waiting is not None
+
+
+async def test_a_kept_count_come_after_the_first_frame_is_shown(
+    fresh_demo: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loaded machine reads the kept count after the first frame: it is shown when it comes, not dropped."""
+    _warm(fresh_demo)
+    expected = _fresh_counts(fresh_demo)
+    gate = threading.Event()
+    kept = catalog_data.kept_waiting
+
+    def late(root: Path) -> dict[Path, int] | None:
+        gate.wait(30)
+        return kept(root)
+
+    monkeypatch.setattr(catalog_data, "kept_waiting", late)
+    monkeypatch.setattr(catalog_screen, "waiting_counts", lambda *a, **k: None)
+    app = OkstraApp(Project(fresh_demo), notify="toast")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        summary = screen.query_one("#catalog-summary", SummaryLine)
+        assert "waiting for you" not in summary.content.plain
+        gate.set()
+        await wait_until(pilot, lambda: screen.waiting is not None, "the kept count is shown when it comes")
+        assert f"◆ {sum(expected.values())} waiting for you" in summary.content.plain
