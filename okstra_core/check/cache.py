@@ -589,7 +589,7 @@ def _verdict_mac(key: bytes, root: str, home: str | None, body: dict[str, Any]) 
 def verdict_file(check_cache: CheckCache, root: str, home: str | None) -> Path:
     """The file of the last verdict of *root* and *home*: beside their cache file."""
     cache_file = check_cache.file_for(root, home)
-    return cache_file.with_name(cache_file.name.removesuffix(".json") + layout.CHECK_VERDICT_SUFFIX)
+    return cache_file.with_name(cache_file.stem + layout.CHECK_VERDICT_SUFFIX)
 
 
 def checked_home(home: Path | None) -> str | None:
