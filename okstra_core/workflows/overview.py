@@ -27,8 +27,8 @@ from .running import RunningRun, in_progress, running_runs
 if TYPE_CHECKING:
     from ..store_index import StoreIndex
 
-#: Prefix of the store index's per-task overview facts (``overview\\0<task folder>\\0<task key>``).
-TASK_FACT_PREFIX: Final = "overview\x00"
+#: Prefix of the store index's per-task overview facts (``overview-task\\0<task folder>\\0<task key>``).
+TASK_FACT_PREFIX: Final = "overview-task\x00"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,15 +55,49 @@ class _TaskPart:
 
 def read_overview(project: Project, index: StoreIndex | None = None) -> Overview:
     """*project*'s overview (through *index*, its store index, when given: the same answer, read less)."""
-    refs = project.task_refs if index is None else task_list(project, index)[0]
-    parts = [_task_part(project, ref) for ref in refs] if index is None else _indexed_parts(project, refs, index)
-    busy = [ref for ref, part in zip(refs, parts, strict=True) if part.running]
-    latest = [part.latest for part in parts if part.latest is not None]
+    if index is None:
+        refs = project.task_refs
+        parts = [_task_part(project, ref) for ref in refs]
+        busy = [ref for ref, part in zip(refs, parts, strict=True) if part.running]
+        latest = max((part.latest for part in parts if part.latest is not None), default=None)
+    else:
+        refs = task_list(project, index)[0]
+        busy_roots, latest = index.fact(
+            OVERVIEW_FACT, functools.partial(_summed, project, refs, index), _encode_sum, _decode_sum
+        )
+        busy = [ref for ref in refs if os.fspath(ref.root) in busy_roots]
     return Overview(
         task_roots=tuple(ref.root for ref in refs),
         running=tuple(running_runs(project, busy)) if busy else (),
-        last_activity=max(latest) if latest else None,
+        last_activity=latest,
     )
+
+
+#: The project's overview as one fact made of one fact per task: while nothing changed, one look at every file it
+#: was read from confirms it whole (as the inbox's fact does).
+OVERVIEW_FACT: Final = "overview"
+
+_Sum = tuple[frozenset[str], dt.datetime | None]
+
+
+def _summed(project: Project, refs: list[TaskRef], index: StoreIndex) -> _Sum:
+    parts = _indexed_parts(project, refs, index)
+    busy = frozenset(os.fspath(ref.root) for ref, part in zip(refs, parts, strict=True) if part.running)
+    return busy, max((part.latest for part in parts if part.latest is not None), default=None)
+
+
+def _encode_sum(value: _Sum) -> Any:
+    busy, latest = value
+    return [sorted(busy), None if latest is None else times.iso_micro(latest)]
+
+
+def _decode_sum(value: Any) -> _Sum:
+    busy, latest = value
+    if not isinstance(busy, list) or not all(isinstance(b, str) for b in busy):
+        raise ValueError("not an overview fact")
+    if not (latest is None or isinstance(latest, str)):
+        raise ValueError("not an overview fact")
+    return frozenset(busy), None if latest is None else times.parse_time(latest)
 
 
 def _task_part(project: Project, ref: TaskRef) -> _TaskPart:

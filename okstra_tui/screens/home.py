@@ -126,7 +126,8 @@ def changed_since_looked(root: Path, task_roots: Iterable[Path]) -> int:
     state, read, never written: a project never opened in the workbench has none)."""
     from okstra_tui.data import seen
 
-    return len(seen.load(root).unread(seen.signatures(root, task_roots)))
+    state = seen.load(root)
+    return 0 if state.first else len(state.unread(seen.signatures(root, task_roots)))
 
 
 def last_verdict(root: Path) -> Verdict | None:
