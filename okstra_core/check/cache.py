@@ -540,6 +540,10 @@ class CheckCache:
             self.unsaved = f"{target}: {exc.strerror or exc}"
 
 
+#: A verdict file larger than this is no verdict this code wrote (one is about 300 bytes): not read.
+VERDICT_MAX_BYTES: Final = 64 * 1024
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """What the last full check of a project said: when it ran, its counts (after the project's settings) and
@@ -622,6 +626,8 @@ def load_verdict(check_cache: CheckCache, root: str, home: Path | None) -> Verdi
     path = verdict_file(check_cache, root, home_text)
     reading.note_status(path)  # a view that shows it reads it again when a check keeps a new one
     try:
+        if os.lstat(path).st_size > VERDICT_MAX_BYTES:
+            return None
         data = _read_json(path)
     except (OSError, ValueError, RecursionError):
         return None

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from okstra_core import layout
-from okstra_core.check.cache import CheckCache, checked_home, load_verdict, verdict_file
+from okstra_core.check.cache import VERDICT_MAX_BYTES, CheckCache, checked_home, load_verdict, verdict_file
 from okstra_core.commands.check import main_check
 
 
@@ -39,7 +39,7 @@ def test_no_cache_keeps_no_verdict(demo_root: Path) -> None:
     assert load_verdict(kept(), str(demo_root), None) is None
 
 
-@pytest.mark.parametrize("edit", ["counts", "mac", "garbage", "symlink"])
+@pytest.mark.parametrize("edit", ["counts", "mac", "garbage", "symlink", "huge"])
 def test_an_edited_verdict_is_not_trusted(demo_root: Path, tmp_path: Path, edit: str) -> None:
     main_check([str(demo_root), "--quiet"])
     cache = kept()
@@ -54,6 +54,8 @@ def test_an_edited_verdict_is_not_trusted(demo_root: Path, tmp_path: Path, edit:
         path.write_text(json.dumps(doc), encoding="utf-8")
     elif edit == "garbage":
         path.write_bytes(b"\x00not json")
+    elif edit == "huge":  # the same verdict, padded past the bound: never read whole
+        path.write_text(json.dumps(doc) + " " * VERDICT_MAX_BYTES, encoding="utf-8")
     else:
         other = tmp_path / "elsewhere.json"
         other.write_text(json.dumps(doc), encoding="utf-8")
