@@ -118,7 +118,9 @@ def project_row(entry: ProjectEntry) -> HomeRow:
         return HomeRow(got.entry, problem=got.problem or "cannot be read")
     unread = len(inbox.unreadable) + len(inbox.unlisted)
     verdict = last_verdict(entry.root)
-    return HomeRow(got.entry, len(inbox.items), None, unread, overview, changed, verdict)
+    return HomeRow(
+        got.entry, waiting=len(inbox.items), unreadable=unread, overview=overview, changed=changed, verdict=verdict
+    )
 
 
 def changed_since_looked(root: Path, task_roots: Iterable[Path]) -> int:
