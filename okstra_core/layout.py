@@ -551,6 +551,8 @@ def project_digest(project_root: Path) -> str:
 CACHE_KEY_FILE: Final = "check-cache.key"
 #: The check cache's folder of per-project files, in :func:`okstra_cache_dir`.
 CHECK_CACHE_DIR: Final = "check"
+#: Beside a project's check cache file: the verdict of the last full check of that project.
+CHECK_VERDICT_SUFFIX: Final = ".verdict"
 #: The manager home's folder of managers.
 MANAGERS_DIR: Final = "managers"
 

@@ -26,6 +26,7 @@ from .data.unread import Looks
 from .navigation import TOP_VIEWS, History, Location, OpenView, StoreChanged, View, WaitingCounted
 from .notices import BURST, TITLES, NoticeWatcher, NotifyMode, desktop_sequence, mode_from_env, summary
 from .screens.base import ViewScreen
+from .screens.switch import ProjectPicker, ProjectsProvider
 from .store_feed import StoreFeed
 from .views import build_screen
 from .widgets import read_only
@@ -58,6 +59,8 @@ class OkstraApp(App[None]):
 
     TITLE = "okstra workbench"
     CSS_PATH = "okstra.tcss"
+    #: The palette's own commands, and "Open project ID" for every project that can be read.
+    COMMANDS = App.COMMANDS | {ProjectsProvider}
 
     BINDINGS = [
         Binding("question_mark", "help", "Help"),
@@ -65,6 +68,7 @@ class OkstraApp(App[None]):
         Binding("right_square_bracket,alt+right", "forward", "Forward"),
         Binding("left_square_bracket,alt+left", "back", "Back", show=False),
         Binding("H", "home", "Home"),
+        Binding("O", "switch_project", "Switch project"),
         Binding("i", "inbox", "Inbox"),
         Binding("c", "catalog", "Catalog"),
         Binding("x", "checks", "Checks"),
@@ -462,6 +466,17 @@ class OkstraApp(App[None]):
 
     def action_home(self) -> None:
         self._go_top(View.HOME)
+
+    def action_switch_project(self) -> None:
+        """A picker of the projects that can be opened; Enter switches to one."""
+        if isinstance(self.screen, ProjectPicker):
+            return
+
+        def chosen(root: Path | None) -> None:
+            if root is not None:
+                self.open_project(root)
+
+        self.push_screen(ProjectPicker(), chosen)
 
     def action_catalog(self) -> None:
         self._go_top(View.CATALOG)

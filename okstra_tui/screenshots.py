@@ -219,6 +219,13 @@ async def home(pilot: Pilot[None]) -> None:
     await settle(pilot)
     await pilot.press("H")
     await settle(pilot)
+    from .screens.home import HomeScreen
+
+    screen = app.screen
+    assert isinstance(screen, HomeScreen)
+    screen.fixed_now = PREVIEW_TIME  # ages and stalled marks from a fixed time
+    screen.refresh_ages()
+    await settle(pilot)
 
 
 async def inbox(pilot: Pilot[None]) -> None:

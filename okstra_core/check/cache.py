@@ -47,6 +47,8 @@ an empty one, never an error.
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import hashlib
 import hmac
 import json
@@ -56,11 +58,12 @@ import secrets
 import stat
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import cache as memoised
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from .. import layout, writes_outside
+from .. import layout, reading, times, writes_outside
 from ..errors import OkstraError
 from .catalog import RULES_BY_ID
 from .findings import SEVERITIES, Finding
@@ -535,6 +538,107 @@ class CheckCache:
             self.unsaved = f"{exc.path or target}: {exc.reason}"
         except OSError as exc:
             self.unsaved = f"{target}: {exc.strerror or exc}"
+
+
+#: A verdict file larger than this is no verdict this code wrote (one is about 300 bytes): not read.
+VERDICT_MAX_BYTES: Final = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the last full check of a project said: when it ran, its counts (after the project's settings) and
+    whether warnings failed it (``--strict``)."""
+
+    at: dt.datetime
+    errors: int
+    warnings: int
+    infos: int
+    files: int
+    strict: bool
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.errors or (self.strict and self.warnings))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "at": times.iso_micro(self.at),
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "infos": self.infos,
+            "files": self.files,
+            "strict": self.strict,
+        }
+
+    @classmethod
+    def from_json(cls, value: Any) -> Verdict | None:
+        """The verdict *value* holds, or None when it holds none (any other shape)."""
+        if not isinstance(value, dict) or not isinstance(value.get("at"), str):
+            return None
+        counts = [value.get(k) for k in ("errors", "warnings", "infos", "files")]
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
+            return None
+        at, strict = times.parse_time(value["at"]), value.get("strict")
+        if at is None or not isinstance(strict, bool):
+            return None
+        errors, warnings, infos, files = (int(n) for n in counts if isinstance(n, int))
+        return cls(at, errors, warnings, infos, files, strict)
+
+
+def _verdict_mac(key: bytes, root: str, home: str | None, body: dict[str, Any]) -> str:
+    text = json.dumps([CACHE_FORMAT, root, home, body], sort_keys=True)
+    return hmac.digest(key, text.encode("utf-8", "surrogateescape"), "sha256").hex()
+
+
+def verdict_file(check_cache: CheckCache, root: str, home: str | None) -> Path:
+    """The file of the last verdict of *root* and *home*: beside their cache file."""
+    cache_file = check_cache.file_for(root, home)
+    return cache_file.with_name(cache_file.stem + layout.CHECK_VERDICT_SUFFIX)
+
+
+def checked_home(home: Path | None) -> str | None:
+    """The manager home a check of *home* (default: the user's) is keyed by: None when it is no folder."""
+    path = Path(os.path.abspath(home if home is not None else layout.okstra_home()))
+    return str(path) if path.is_dir() else None
+
+
+def save_verdict(check_cache: CheckCache, root: str, home: Path | None, verdict: Verdict) -> None:
+    """Keep *verdict* as the last of *root*'s full checks (signed like the cache; failures are ignored: it only
+    lets Home say it without checking)."""
+    key = check_cache.key()
+    if key is None:
+        return
+    home_text = checked_home(home)
+    body = verdict.to_json()
+    data = {"format": CACHE_FORMAT, "root": root, "home": home_text, "verdict": body}
+    data["mac"] = _verdict_mac(key, root, home_text, body)
+    with contextlib.suppress(OkstraError, OSError):
+        writes_outside.replace_file(verdict_file(check_cache, root, home_text), json.dumps(data).encode("utf-8"))
+
+
+def load_verdict(check_cache: CheckCache, root: str, home: Path | None) -> Verdict | None:
+    """The verdict of *root*'s last full check, as :func:`save_verdict` kept it; None when none is kept, or it
+    fails its signature (edited, another key), or cannot be read. Never runs a check."""
+    key = check_cache.key()
+    if key is None:
+        return None
+    home_text = checked_home(home)
+    path = verdict_file(check_cache, root, home_text)
+    reading.note_status(path)  # a view that shows it reads it again when a check keeps a new one
+    try:
+        if os.lstat(path).st_size > VERDICT_MAX_BYTES:
+            return None
+        data = _read_json(path)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT or data.get("root") != root:
+        return None
+    body = data.get("verdict")
+    if data.get("home") != home_text or not isinstance(body, dict):
+        return None
+    if not _mac_holds(data.get("mac"), _verdict_mac(key, root, home_text, body)):
+        return None
+    return Verdict.from_json(body)
 
 
 def open_store_index(

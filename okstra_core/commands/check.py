@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import stat
@@ -207,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
         colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     _unmatched_warnings(settings, Path(args.project), report)
     report = settings.apply(report)  # rule selection and per-path ignores
+    if not args.no_cache:
+        _keep_verdict(args, settings, report)
     if args.statistics:
         code = _emit(args, render_statistics(report, settings.format))
     else:
@@ -249,6 +252,16 @@ def _checked(args: argparse.Namespace, settings: CheckSettings) -> CheckReport |
                 f"okstra check: notice: watchman not used ({visible(problem)}): looking at every file", file=sys.stderr
             )
     return report
+
+
+def _keep_verdict(args: argparse.Namespace, settings: CheckSettings, report: CheckReport) -> None:
+    """Keep this check's verdict beside its cache, for the workbench's Home to show without checking."""
+    from ..check.cache import CheckCache, Verdict, save_verdict
+
+    check_cache = CheckCache(layout.okstra_cache_dir(settings.cache_dir))
+    now = dt.datetime.now(dt.UTC)
+    verdict = Verdict(now, report.errors, report.warnings, report.infos, report.files, bool(settings.strict))
+    save_verdict(check_cache, report.root, args.home, verdict)
 
 
 def _settings(args: argparse.Namespace) -> CheckSettings | None:

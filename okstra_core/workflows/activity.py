@@ -35,7 +35,7 @@ from .. import layout, reading, times
 from ..models import task as tm
 from ..models.report import ReportTime
 from ..models.run import COMPLETED_STATUS, FAILED_STATUSES
-from ..store import Project, Task
+from ..store import Project, Task, TaskRef
 from ..text import visible
 from .inbox import DECISION_WORDS, pending_for_task
 from .running import moment
@@ -78,12 +78,17 @@ def activity(project: Project, since: dt.datetime | None = None) -> list[Event]:
     """Every event of *project* at or after *since* (everything when None), newest first."""
     out: list[Event] = []
     for ref in project.task_refs:
-        task = ref.open()
-        manifest = task.manifest
-        key = manifest.task_key if not isinstance(manifest, reading.LoadError) else (ref.key or task.rel)
-        out.extend(e for e in _task_events(project, task, key) if since is None or e.at >= since)
+        out.extend(e for e in task_events(project, ref) if since is None or e.at >= since)
     out.sort(key=lambda e: (e.at, e.task, e.kind, e.text), reverse=True)
     return out
+
+
+def task_events(project: Project, ref: TaskRef) -> list[Event]:
+    """Every event of one task of *project*, in no particular order."""
+    task = ref.open()
+    manifest = task.manifest
+    key = manifest.task_key if not isinstance(manifest, reading.LoadError) else (ref.key or task.rel)
+    return _task_events(project, task, key)
 
 
 def _task_events(project: Project, task: Task, key: str) -> list[Event]:

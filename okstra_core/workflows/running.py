@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeVar
@@ -26,7 +27,7 @@ from typing import Final, TypeVar
 from .. import layout, reading, times
 from ..models import run as rm
 from ..models.run import IN_PROGRESS_STATUSES
-from ..store import Artifact, Execution, Project, RunDir, Task
+from ..store import Artifact, Execution, Project, RunDir, Task, TaskRef
 
 #: A run with nothing written for this long is stalled, unless the caller says otherwise.
 DEFAULT_STALLED_AFTER: Final = dt.timedelta(minutes=15)
@@ -72,13 +73,13 @@ class RunningRun:
         return quiet is not None and quiet >= after
 
 
-def running_runs(project: Project) -> list[RunningRun]:
-    """Every run in progress in *project*, the longest-running first."""
+def running_runs(project: Project, refs: Iterable[TaskRef] | None = None) -> list[RunningRun]:
+    """Every run in progress in *project* (among the tasks of *refs* when given), the longest-running first."""
     out: list[RunningRun] = []
-    for ref in project.task_refs:
+    for ref in project.task_refs if refs is None else refs:
         task = ref.open()
         manifest = task.manifest
-        if isinstance(manifest, reading.LoadError) or manifest.latest_run_status not in IN_PROGRESS_STATUSES:
+        if isinstance(manifest, reading.LoadError) or not in_progress(task):
             continue
         latest_dir = project.root / manifest.latest_run_path if manifest.latest_run_path else None
         for rd in task.run_dirs:
@@ -88,6 +89,12 @@ def running_runs(project: Project) -> list[RunningRun]:
     far_past = dt.datetime.max.replace(tzinfo=dt.UTC)
     out.sort(key=lambda r: (r.started or far_past, r.task, str(r.run_dir)))
     return out
+
+
+def in_progress(task: Task) -> bool:
+    """Whether *task*'s manifest says its latest run is in progress (then its run dirs may list running runs)."""
+    manifest = task.manifest
+    return not isinstance(manifest, reading.LoadError) and manifest.latest_run_status in IN_PROGRESS_STATUSES
 
 
 def _running(task: Task, rd: RunDir, key: str, task_status: str, latest_dir: Path | None) -> RunningRun | None:
@@ -184,4 +191,11 @@ def moment(value: str | None) -> dt.datetime | None:
     return times.parse_time(value) if value else None
 
 
-__all__ = ["DEFAULT_STALLED_AFTER", "IN_PROGRESS_STATUSES", "RunningRun", "WorkerActivity", "running_runs"]
+__all__ = [
+    "DEFAULT_STALLED_AFTER",
+    "IN_PROGRESS_STATUSES",
+    "RunningRun",
+    "WorkerActivity",
+    "in_progress",
+    "running_runs",
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -39,7 +40,7 @@ def run_checker(
     cache folder); the check runs in this process (``jobs`` is not used: no worker processes forked from the app).
     """
     from okstra_core.check import run_check
-    from okstra_core.check.cache import CheckCache
+    from okstra_core.check.cache import CheckCache, Verdict, save_verdict
     from okstra_core.check.settings import SettingsError, resolve
 
     try:
@@ -53,9 +54,14 @@ def run_checker(
         file, base = Path(os.path.abspath(settings.file)), Path(os.path.abspath(root))
         shown = layout.rel(file, base) if file.is_relative_to(base) else str(file)
     try:
-        return settings.apply(run_check(root, home=home, jobs=1, progress=progress, check_cache=check_cache)), shown
+        report = settings.apply(run_check(root, home=home, jobs=1, progress=progress, check_cache=check_cache))
     except Exception as exc:  # CheckError and anything unexpected: shown, never raised
         return f"the check could not run: {exc}"
+    # Home shows it without checking, as it shows the verdict `okstra check` keeps.
+    now = dt.datetime.now(dt.UTC)
+    verdict = Verdict(now, report.errors, report.warnings, report.infos, report.files, bool(settings.strict))
+    save_verdict(check_cache, report.root, home, verdict)
+    return report, shown
 
 
 def location_for(project_root: Path, rel: str) -> Location:

@@ -10,8 +10,12 @@ it reloads when a project's inbox (or a manager's list of projects) changes.
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -21,20 +25,45 @@ from textual.containers import VerticalScroll
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 
+from okstra_core import times
 from okstra_core.errors import OkstraError
 from okstra_core.projects import ProjectEntry, Registry, discover
+from okstra_core.store import Project
 from okstra_core.text import visible
-from okstra_core.workflows.inbox_all import ProjectInbox, read_project_inbox
+from okstra_core.workflows.inbox_all import open_entry, read_project_inbox
+from okstra_core.workflows.overview import Overview, read_overview
 
 from ..navigation import View
 from ..widgets.footer import BindingsFooter
 from ..widgets.list_table import ListTable
 from ..widgets.shown import shown
 from .base import NARROW_COLUMNS, ViewScreen
+from .running import age
 
-#: The table's columns: the note (why a project is not read) only on a wide terminal (the panel below says it).
-COLUMNS = ("project", "waiting", "health", "root", "note")
-COLUMN_WIDTHS = {"project": 24, "waiting": 7, "health": 11}
+if TYPE_CHECKING:
+    from okstra_core.check.cache import Verdict
+
+#: The table's columns, in order.
+COLUMNS = ("project", "waiting", "changed", "running", "stalled", "activity", "check", "health", "root", "note")
+COLUMN_WIDTHS = {
+    "project": 20,
+    "waiting": 7,
+    "changed": 7,
+    "running": 7,
+    "stalled": 7,
+    "activity": 8,
+    "check": 10,
+    "health": 11,
+}
+#: The columns a narrower terminal drops, the least important first, until the root has :data:`ROOT_MIN`
+#: columns (and the note :data:`NOTE_MIN`); the panel below the table says all of them for the project highlighted.
+DROPPED_FIRST = ("note", "check", "activity", "stalled")
+ROOT_MIN = 12
+NOTE_MIN = 30
+#: The project column on a narrow terminal.
+NARROW_PROJECT = 16
+#: Seconds between two updates of the ages on screen (the store is not read again for them).
+TICK_SECONDS = 30.0
 
 #: How each health that is not read is marked (with the reason beside it).
 MARKS = {
@@ -54,6 +83,12 @@ class HomeRow:
     problem: str | None = None
     #: Files or folders of the store the inbox could not read (the count is then a floor).
     unreadable: int = 0
+    #: Its runs in progress and last activity (None when it was not read).
+    overview: Overview | None = None
+    #: How many tasks the catalog would mark as changed since the person last looked (None: not read).
+    changed: int | None = None
+    #: The verdict of the project's last full check, as the check cache keeps it (None: none kept).
+    verdict: Verdict | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,22 +105,45 @@ def project_row(entry: ProjectEntry) -> HomeRow:
 
     try:
         index = open_store_index(entry.root)
-        if isinstance(index, str):
-            got = read_project_inbox(entry)
-        else:
-            with index:
-                got = read_project_inbox(entry, index)
+        with nullcontext() if isinstance(index, str) else index:
+            used = None if isinstance(index, str) else index
+            got = read_project_inbox(entry, used)
+            project = open_entry(entry) if got.inbox is not None else None
+            overview = read_overview(project, used) if isinstance(project, Project) else None
+        changed = None if overview is None else changed_since_looked(entry.root, overview.task_roots)
     except (OkstraError, OSError) as exc:
         return HomeRow(entry, problem=f"cannot be read ({exc})")
-    return _row(got)
-
-
-def _row(got: ProjectInbox) -> HomeRow:
     inbox = got.inbox
-    if inbox is None:
+    if inbox is None or overview is None:
         return HomeRow(got.entry, problem=got.problem or "cannot be read")
     unread = len(inbox.unreadable) + len(inbox.unlisted)
-    return HomeRow(got.entry, waiting=len(inbox.items), unreadable=unread)
+    verdict = last_verdict(entry.root)
+    return HomeRow(
+        got.entry, waiting=len(inbox.items), unreadable=unread, overview=overview, changed=changed, verdict=verdict
+    )
+
+
+def changed_since_looked(root: Path, task_roots: Iterable[Path]) -> int:
+    """How many of the tasks the catalog would mark (•) as changed since the person last looked (its seen
+    state, read, never written: a project never opened in the workbench has none)."""
+    from okstra_tui.data import seen
+
+    state = seen.load(root)
+    return 0 if state.first else len(state.unread(seen.signatures(root, task_roots)))
+
+
+def last_verdict(root: Path) -> Verdict | None:
+    """The verdict `okstra check` (or the Checks view) kept for *root* in its cache folder (the project's
+    settings may name another): read, never checked."""
+    from okstra_core import layout
+    from okstra_core.check.cache import CheckCache, load_verdict
+    from okstra_core.check.settings import SettingsError, resolve
+
+    try:
+        cache_dir = resolve(root).cache_dir
+    except (SettingsError, OSError):
+        cache_dir = None
+    return load_verdict(CheckCache(layout.okstra_cache_dir(cache_dir)), str(root), None)
 
 
 def read_home(home: Path | None, named: tuple[Path, ...], remembered: bool) -> HomeData:
@@ -178,17 +236,76 @@ def _summary(data: HomeData) -> Text:
     return text
 
 
+def column_widths(width: int) -> tuple[list[str], dict[str, int]]:
+    """The columns a terminal *width* columns wide shows, and the width of each."""
+    widths: dict[str, int] = dict(COLUMN_WIDTHS)
+    if width < NARROW_COLUMNS:
+        widths["project"] = NARROW_PROJECT
+    shown_columns = list(COLUMNS)
+
+    def rest() -> int:
+        fixed = sum(widths[c] + 2 for c in shown_columns if c in COLUMN_WIDTHS)
+        return width - fixed - 6 - (2 if "note" in shown_columns else 0)
+
+    for column in DROPPED_FIRST:
+        if rest() >= ROOT_MIN + (NOTE_MIN if "note" in shown_columns else 0):
+            break
+        shown_columns.remove(column)
+    room = max(rest(), ROOT_MIN)
+    if "note" in shown_columns:
+        widths["root"] = max(room * 3 // 5, ROOT_MIN)
+        widths["note"] = max(room - widths["root"], NOTE_MIN // 2)
+    else:
+        widths["root"] = room
+    return shown_columns, widths
+
+
+def _count(value: int | None, style: str = "bold") -> Text:
+    """A count as a cell: "—" when not read, dim when nothing."""
+    if value is None:
+        return Text("—", style="dim")
+    return Text(str(value), style=style if value else "dim")
+
+
+def verdict_cell(verdict: Verdict | None) -> Text:
+    """The last check's verdict in a few characters: "✗ 3 err", "! 2 warn", "✓ clean", "—" when none is kept."""
+    if verdict is None:
+        return Text("—", style="dim")
+    if verdict.errors:
+        return Text(f"✗ {verdict.errors} err", style="bold red")
+    if verdict.warnings:
+        return Text(f"{'✗' if verdict.strict else '!'} {verdict.warnings} warn", style="bold yellow")
+    return Text("✓ clean", style="green")
+
+
+def verdict_line(verdict: Verdict | None, now: dt.datetime) -> str:
+    """The verdict said whole, with its age."""
+    if verdict is None:
+        return "none kept (run okstra check, or x in the project)"
+    counts = ", ".join(
+        f"{n} {word}{'s' if n != 1 else ''}"
+        for n, word in ((verdict.errors, "error"), (verdict.warnings, "warning"), (verdict.infos, "info"))
+    )
+    said = "failed" if verdict.failed else "passed"
+    return f"{said}: {counts} in {verdict.files} files ({age(now - verdict.at)} ago)"
+
+
 class HomeScreen(ViewScreen):
     """Every project, with what waits in each."""
 
     VIEW_NAME = View.HOME
     HELP = (
         "Every project you work on: those the managers of the manager home register, those opened in the "
-        "workbench and those named on the command line (the same list as `okstra inbox --all`), each with the "
-        "decisions waiting in it. A root that cannot be read (missing, not a folder, without a store, an id taken "
-        "twice) is marked, with the reason. Enter opens a project (its catalog); H comes back here from any view. "
-        "The counts follow decisions made in any project. ctrl+f here searches every project at once, and I shows "
-        "their insights side by side."
+        "workbench and those named on the command line (the same list as `okstra inbox --all`). Per project: "
+        "waiting, the decisions waiting in it; changed, the tasks changed since you last looked at them (those the "
+        "catalog marks •); running, its runs in progress, and stalled, those with nothing written for 15 minutes "
+        "(red running: some stalled); activity, how long ago the store last recorded anything; check, the verdict "
+        "of the last `okstra check` (✗ errors, ! warnings, ✓ clean; — when none is kept: Home never runs a "
+        "check). A narrow terminal drops the last of these; the panel below says all of them. A root that cannot "
+        "be read (missing, not a folder, without a store, an id taken twice) is marked, with the reason, and "
+        "shows — for every count. Enter opens a project (its catalog); O switches between projects from any "
+        "view, as the palette's Open project commands do; H comes back here. ctrl+f here searches every project "
+        "at once, and I shows their insights side by side. The counts follow changes in any project."
     )
 
     BINDINGS = [Binding("enter", "open_project", "Open project", priority=True)]
@@ -198,6 +315,11 @@ class HomeScreen(ViewScreen):
         self.data = HomeData()
         #: The width of each column shown (set by :meth:`fit_width`).
         self.widths: dict[str, int] = {}
+        #: The time ages are counted to (None: the clock's; pictures fix it).
+        self.fixed_now: dt.datetime | None = None
+
+    def now(self) -> dt.datetime:
+        return self.fixed_now or dt.datetime.now(dt.UTC)
 
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
@@ -212,23 +334,21 @@ class HomeScreen(ViewScreen):
 
     def on_mount(self) -> None:
         self.query_one("#home-table", DataTable).focus()
+        self.set_interval(TICK_SECONDS, self.refresh_ages, name="home-ages")
+
+    def refresh_ages(self) -> None:
+        """Ages and stalled marks again from the clock (the store is not read)."""
+        self._fill()
 
     def fit_width(self, width: int) -> None:
-        """Fixed widths per terminal width (no jumping on a live refresh); the note goes first when narrow."""
+        """Fixed widths per terminal width (no jumping on a live refresh); the least important columns go first
+        when narrow (:data:`DROPPED_FIRST`)."""
         super().fit_width(width)
         tables = self.query("#home-table")
         if not tables:
             return
         table: DataTable[Text | str] = tables.first(DataTable)
-        shown_columns = [c for c in COLUMNS if c != "note" or width >= NARROW_COLUMNS]
-        fixed = sum(COLUMN_WIDTHS[c] + 2 for c in shown_columns if c in COLUMN_WIDTHS)
-        rest = max(width - fixed - 6, 20)
-        widths: dict[str, int] = dict(COLUMN_WIDTHS)
-        if "note" in shown_columns:
-            widths["root"] = max(rest * 3 // 5, 16)
-            widths["note"] = max(rest - widths["root"] - 2, 12)
-        else:
-            widths["root"] = rest
+        shown_columns, widths = column_widths(width)
         self.widths = widths
         if [str(key.value) for key in table.columns] != shown_columns:
             table.clear(columns=True)
@@ -261,6 +381,7 @@ class HomeScreen(ViewScreen):
         current = self.okstra.project.root
         base = self._base()
         widths = self.widths
+        now = self.now()
         for n, row in enumerate(self.data.rows):
             entry = row.entry
             is_current = entry.readable and entry.root == current
@@ -269,9 +390,18 @@ class HomeScreen(ViewScreen):
                 if row.waiting is None
                 else Text(f"{row.waiting}{'+' if row.unreadable else ''}", style="bold" if row.waiting else "dim")
             )
+            overview = row.overview
+            stalled = None if overview is None else overview.stalled(now)
+            running = None if overview is None else len(overview.running)
+            last = None if overview is None else overview.last_activity
             cells = {
                 "project": shown(entry.project_id, "bold" if is_current else ""),
                 "waiting": waiting,
+                "changed": _count(row.changed, "bold cyan"),
+                "running": _count(running, "bold red" if stalled else "bold"),
+                "stalled": _count(stalled, "bold red"),
+                "activity": Text(age(now - last), style="") if last is not None else Text("—", style="dim"),
+                "check": verdict_cell(row.verdict) if overview is not None else Text("—", style="dim"),
                 "health": _health(row, is_current),
                 "root": Text(cut_middle(visible(shown_root(entry.root, base)), widths.get("root", 40))),
                 "note": _one_line(_note(row), "red" if row.problem else "dim"),
@@ -320,6 +450,7 @@ class HomeScreen(ViewScreen):
         lines = [("root", shown_root(entry.root, self._base())), ("health", entry.health)]
         if row.waiting is not None:
             lines.append(("waiting", f"{row.waiting} decision{'s' if row.waiting != 1 else ''}"))
+        lines.extend(self._overview_lines(row))
         note = _note(row)
         if note:
             lines.append(("note", note))
@@ -337,6 +468,21 @@ class HomeScreen(ViewScreen):
         else:
             text.append("This project cannot be opened until its root is fixed.", style="italic")
         box.update(text)
+
+    def _overview_lines(self, row: HomeRow) -> list[tuple[str, str]]:
+        overview = row.overview
+        if overview is None:
+            return []
+        now = self.now()
+        n, stalled, changed = len(overview.running), overview.stalled(now), row.changed or 0
+        running = f"{n} run{'s' if n != 1 else ''} in progress" + (f", {stalled} stalled" if stalled else "")
+        last = overview.last_activity
+        return [
+            ("changed", f"{changed} task{'s' if changed != 1 else ''} changed since you last looked"),
+            ("running", running),
+            ("activity", f"{age(now - last)} ago ({times.iso(last)})" if last is not None else "none recorded"),
+            ("check", verdict_line(row.verdict, now)),
+        ]
 
     @on(DataTable.RowSelected, "#home-table")
     def _row_selected(self) -> None:

@@ -33,6 +33,7 @@ GLOBAL_RANK = (
     "running",
     "write_log",
     "home",
+    "switch_project",
     "latest_notice",
     "catalog",
     "insights",

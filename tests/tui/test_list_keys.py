@@ -101,7 +101,7 @@ async def test_a_wide_footer_shows_every_global_key(demo_root: Path) -> None:
     async with app.run_test(size=(400, 40)) as pilot:
         await settle(pilot)
         footer = app.screen.query_one(BindingsFooter)
-        text = plain(footer.render())
+        text = footer.render().plain  # one line, as wide as the footer
         shown = {k.action for k in footer.shown_keys()}
         assert actions <= shown, actions - shown
         for word in ("A Activity", "N Now running", "W Write log", "g Latest notice", "u Next changed", "U Mark"):
