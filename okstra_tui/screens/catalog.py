@@ -291,7 +291,9 @@ class CatalogScreen(ViewScreen):
         self._quick = data
         kept, self._kept_counts = self._kept_counts, None
         if kept is not None:
-            self._waiting_read({row.ident: kept[folder] for row in data.rows if (folder := row.folder()) in kept})
+            self._waiting_read(
+                {row.ident: kept[folder] for row in data.rows if (folder := row.folder()) in kept}, False
+            )
         # What waits is counted at once, beside the validated reading rather than after it: through a warm store
         # index it is known long before the catalog is confirmed (the reading counts again when it is done).
         self._recount_waiting(data, None)
@@ -415,7 +417,9 @@ class CatalogScreen(ViewScreen):
         if data is None:
             self._kept_counts = counts  # the rows are not listed yet: they take it when they are
             return
-        self._waiting_read({row.ident: counts[folder] for row in data.rows if (folder := row.folder()) in counts})
+        self._waiting_read(
+            {row.ident: counts[folder] for row in data.rows if (folder := row.folder()) in counts}, False
+        )
 
     def _counted(self) -> None:
         """Say once that the count of what waits is known (or cannot be had)."""
@@ -423,8 +427,11 @@ class CatalogScreen(ViewScreen):
             self._said_counted = True
             self.post_message(WaitingCounted())
 
-    def _waiting_read(self, counts: dict[str, int]) -> None:
-        self._counted()
+    def _waiting_read(self, counts: dict[str, int], read: bool = True) -> None:
+        """Show *counts* (per row); *read* False for the kept count, which the reading's own count confirms (the
+        notices wait for that one)."""
+        if read:
+            self._counted()
         previous = self.waiting or {}
         if counts == self.waiting:
             return

@@ -112,8 +112,12 @@ async def test_the_count_is_on_the_first_frame_at_a_warm_start(
         assert marked == set(expected)
 
 
-async def test_the_notices_start_once_what_waits_is_counted(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The notices' reading of the whole store does not compete with the count: it starts once the count is in."""
+async def test_the_notices_start_once_what_waits_is_counted(
+    fresh_demo: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The notices' reading of the whole store does not compete with the count: it starts once the reading's own
+    count is in (the kept count on the first frame does not start it)."""
+    _warm(fresh_demo)
     gate = threading.Event()
     counted = catalog_screen.waiting_counts
 
@@ -125,6 +129,8 @@ async def test_the_notices_start_once_what_waits_is_counted(fresh_demo: Path, mo
     app = OkstraApp(Project(fresh_demo), notify="toast")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.5)
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen) and screen.waiting  # the kept count is shown
         assert app._notices is None
         gate.set()
         await wait_until(pilot, lambda: app._notices is not None, "the notices start once the count is in")
