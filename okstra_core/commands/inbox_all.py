@@ -180,6 +180,12 @@ class _Watched:
 def watch_all(args: argparse.Namespace) -> int:
     """``okstra inbox --all --watch``: every project's inbox, then each decision that starts or stops waiting."""
     entries, _registry = selected_projects(args, VERB)
+    return watch_entries(args, entries)
+
+
+def watch_entries(args: argparse.Namespace, entries: list[ProjectEntry]) -> int:
+    """Watch the projects of *entries* (those readable) until SIGINT or SIGTERM: their inboxes (the snapshot),
+    then each decision that starts or stops waiting, as ``--watch`` prints them (``args.json``: JSON lines)."""
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     woken: queue.Queue[str] = queue.Queue()
     stop = threading.Event()
