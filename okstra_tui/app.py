@@ -306,9 +306,6 @@ class OkstraApp(App[None]):
         from okstra_core.writes import observe_writes
 
         self._notices = NoticeWatcher(self.project.root, self._deliver_notices)
-        self._others = OthersWatcher(
-            self.project.root, self._others_options(), self._deliver_notices, self._others_moved
-        )
         stop_own, stop_others = observe_writes(self._notices.own_write), observe_writes(self._own_write_elsewhere)
 
         def stop_observing() -> None:
@@ -317,7 +314,20 @@ class OkstraApp(App[None]):
 
         self._stop_observing = stop_observing
         self._notices.start()
-        self._others.start()
+        self._start_others()
+
+    def _start_others(self) -> None:
+        others = OthersWatcher(self.project.root, self._others_options(), self._deliver_notices, self._others_moved)
+        others.following = partial(self._leave_to, others)
+        self._others = others
+        others.start()
+
+    def _leave_to(self, others: OthersWatcher, roots: frozenset[Path]) -> None:
+        """From the follower's thread: the feed leaves the stores *others* follows to it (none: it ended)."""
+        from okstra_core import layout
+
+        if self._others is others:
+            self._feed.leave_to(layout.okstra_dir(root) for root in roots)
 
     def _own_write_elsewhere(self, path: Path) -> None:
         others = self._others
@@ -354,10 +364,7 @@ class OkstraApp(App[None]):
         wanted = roots - {Path(os.path.realpath(self.project.root))}
         if wanted != others.projects:
             others.close()
-            self._others = OthersWatcher(
-                self.project.root, self._others_options(), self._deliver_notices, self._others_moved
-            )
-            self._others.start()
+            self._start_others()
 
     def _deliver_notices(self, found: list[Notice]) -> None:
         """From the watching thread: show *found* on the UI thread (nothing once the app is closing)."""

@@ -10,7 +10,8 @@ The views tell the feed what they read (:meth:`StoreFeed.follow`): when the
 watcher polls (no file events here), those paths and what the inbox reads are
 what it polls; a path outside the store (the manager home, the write log in
 the user's state folder), which no store watcher sees, is looked at once a
-second by the feed itself.
+second by the feed itself, but for what lies in the stores of the projects
+the follower of the other projects watches (:meth:`StoreFeed.leave_to`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ class StoreFeed:
         self._lock = threading.Lock()
         self._followed: dict[object, frozenset[str]] = {}
         self._outside: Signature = {}
+        #: Folders (with a trailing separator) whose paths another watcher follows: not looked at here.
+        self._left: tuple[str, ...] = ()
         self._thread = threading.Thread(target=self._run, name="okstra-store-feed", daemon=True)
 
     def start(self) -> None:
@@ -63,6 +66,12 @@ class StoreFeed:
         with self._lock:
             self._followed.pop(reader, None)
 
+    def leave_to(self, folders: Iterable[Path]) -> None:
+        """Another watcher follows what lies in *folders* (the stores of the other projects) and says when it
+        changes: the feed no longer looks at it once a second (an empty *folders*: it looks at everything again)."""
+        with self._lock:
+            self._left = tuple(os.fspath(f) + os.sep for f in folders)
+
     def followed(self) -> set[str]:
         with self._lock:
             return set().union(*self._followed.values())
@@ -76,7 +85,8 @@ class StoreFeed:
 
     def _outside_changes(self) -> set[str]:
         """The paths outside the store that views read and that changed since the feed last looked."""
-        outside = sorted(p for p in self.followed() if not p.startswith(self._store))
+        left = self._left
+        outside = sorted(p for p in self.followed() if not p.startswith(self._store) and not p.startswith(left))
         now = signature([Path(p) for p in outside])
         with self._lock:
             followed = set().union(*self._followed.values())

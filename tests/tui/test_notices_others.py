@@ -201,3 +201,31 @@ def test_a_burst_from_several_projects_names_them() -> None:
         Notice("decision", "m:g:b", "", None, project="mobile"),
     ]
     assert summary(found) == "3 decisions waiting in 3 tasks (billing, mobile)"
+
+
+def test_the_feed_leaves_the_followed_stores_to_the_follower(many_root: Path, tmp_path: Path) -> None:
+    """What Home read in another project's store is looked at once a second by the feed only while no follower
+    watches that store: with one, the follower's lines tell Home, and the feed's look costs nothing there."""
+    from okstra_core import layout
+    from okstra_core.watch import signature
+
+    other = tmp_path / "billing"
+    store = layout.okstra_dir(other)
+    store.mkdir(parents=True)
+    read = store / "read-by-home.json"
+    read.write_text("1", encoding="utf-8")
+    os.utime(read, ns=(1_000_000_000, 1_000_000_000))
+    feed = StoreFeed(many_root / SHOP_DIR, lambda paths: None)
+    feed.follow("home", signature([read]))
+
+    def change(text: str) -> None:
+        read.write_text(text, encoding="utf-8")
+        os.utime(read, ns=(len(text) * 2_000_000_000, len(text) * 2_000_000_000))
+
+    change("22")
+    assert feed._outside_changes() == {str(read)}
+    feed.leave_to([store])
+    change("333")
+    assert feed._outside_changes() == set()
+    feed.leave_to([])
+    assert feed._outside_changes() == {str(read)}, "looked at again, against what was seen before"
