@@ -229,3 +229,27 @@ def test_the_feed_leaves_the_followed_stores_to_the_follower(many_root: Path, tm
     assert feed._outside_changes() == set()
     feed.leave_to([])
     assert feed._outside_changes() == {str(read)}, "looked at again, against what was seen before"
+
+
+async def test_a_project_registered_meanwhile_is_followed_once_home_lists_it(fresh_many: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from okstra_core.projects import remember_root
+
+    extra = tmp_path / "extra"
+    shutil.copytree(fresh_many / BILLING_DIR, extra, symlinks=True)
+    app = workbench(fresh_many)
+    seen = announced(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        first = await following(pilot, app)
+        assert first.projects is not None and extra not in first.projects
+        remember_root(extra)  # opened in another workbench: Home lists it, and the follower follows it from then on
+        await wait_until(
+            pilot,
+            lambda: app._others is not None and app._others.ready and extra in (app._others.projects or ()),
+            "the new project followed",
+        )
+        assert app._others is not first and first._child is not None and first._child.poll() is not None
+        ask_approval(extra, BILLING_TASK)
+        await wait_until(pilot, lambda: any(n.project_root == extra for n in seen), "a notice from the new project")
