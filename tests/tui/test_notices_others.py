@@ -253,3 +253,10 @@ async def test_a_project_registered_meanwhile_is_followed_once_home_lists_it(fre
         assert app._others is not first and first._child is not None and first._child.poll() is not None
         ask_approval(extra, BILLING_TASK)
         await wait_until(pilot, lambda: any(n.project_root == extra for n in seen), "a notice from the new project")
+
+
+async def test_notify_off_follows_no_other_project(fresh_many: Path) -> None:
+    app = OkstraApp(Project(fresh_many / SHOP_DIR), start_home=True, okstra_home=fresh_many / HOME_DIR, notify="off")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app._others is None and app._notices is None
