@@ -49,6 +49,9 @@ GATHER_MOST_SECONDS: Final = 1.0
 #: A line longer than this is not one of the follower's (a snapshot of many projects is far shorter): skipped.
 LINE_MAX_BYTES: Final = 32 * 1024 * 1024
 
+#: Bytes taken from the child's pipe at a time.
+READ_BYTES: Final = 1 << 16
+
 #: What the child prints when the registry has no other project to follow (and then it ends).
 NONE_EVENT: Final = "none"
 
@@ -98,10 +101,6 @@ class OthersWatcher:
         """True once the child has read every other project: a decision from now on is news."""
         return self._ready.is_set()
 
-    @property
-    def pid(self) -> int | None:
-        return None if self._child is None else self._child.pid
-
     def start(self) -> None:
         command = child_command("others", self.root, *self.options)
         try:
@@ -133,7 +132,7 @@ class OthersWatcher:
 
     def _read(self, fd: int) -> None:
         """Read the child's lines; hand over each burst once the lines pause (or after a second of them)."""
-        pending = b""
+        pending = bytearray()
         burst: list[Notice] = []
         touched = False
         started = 0.0
@@ -143,13 +142,17 @@ class OthersWatcher:
                 wait = max(0.0, min(GATHER_SECONDS, started + GATHER_MOST_SECONDS - time.monotonic()))
             readable, _, _ = select.select([fd], [], [], wait)
             if readable:
-                chunk = os.read(fd, 1 << 16)
+                chunk = os.read(fd, READ_BYTES)
                 if not chunk:
                     self._hand_over(burst, touched)
                     return  # the child ended
-                *lines, pending = (pending + chunk).split(b"\n")
-                if len(pending) > LINE_MAX_BYTES:
-                    pending = b""  # not a line of ours
+                pending += chunk
+                lines: list[bytes] = []
+                if b"\n" in chunk:  # the line's parts are joined once, when it ends
+                    *lines, rest = bytes(pending).split(b"\n")
+                    pending = bytearray(rest)
+                elif len(pending) > LINE_MAX_BYTES:
+                    pending.clear()  # not a line of ours
                 if lines and not (burst or touched):
                     started = time.monotonic()
                 for line in lines:

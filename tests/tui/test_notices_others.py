@@ -260,3 +260,30 @@ async def test_notify_off_follows_no_other_project(fresh_many: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert app._others is None and app._notices is None
+
+
+def test_the_followers_lines_are_read_whole_and_a_burst_is_one_announcement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines cut across reads are joined; lines that come together are handed over together, once; what is not
+    a line of the follower is skipped."""
+    from okstra_tui import others
+
+    monkeypatch.setattr(others, "READ_BYTES", 10)  # every line comes in many pieces
+    monkeypatch.setattr(others, "GATHER_MOST_SECONDS", 3600.0)  # however slow the machine, one burst
+    delivered: list[list[Notice]] = []
+    changed: list[bool] = []
+    watcher = OthersWatcher(tmp_path, [], delivered.append, lambda: changed.append(True))
+
+    def added(task: str) -> bytes:
+        item = {"kind": "approval", "task": task, "path": "", "item": None, "summary": "s", "project": "b"}
+        return json.dumps({"event": "added", "item": {**item, "projectRoot": "/p/b"}}).encode() + b"\n"
+
+    read, write = os.pipe()
+    data = added("b:g:one") + b"not json\n" + json.dumps(["an", "array"]).encode() + b"\n" + added("b:g:two")
+    os.write(write, data)
+    os.close(write)
+    watcher._read(read)
+    os.close(read)
+    assert [[n.task for n in found] for found in delivered] == [["b:g:one", "b:g:two"]]
+    assert changed == [True]
