@@ -129,6 +129,8 @@ class OthersWatcher:
         with contextlib.suppress(OSError, ValueError):  # the pipe broke: these notices stop, the workbench goes on
             self._read(child.stdout.fileno())
         self.following(frozenset())
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(timeout=5)  # an ended child is reaped, not left behind until the workbench ends
 
     def _read(self, fd: int) -> None:
         """Read the child's lines; hand over each burst once the lines pause (or after a second of them)."""
