@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 GATHER_SECONDS: Final = 0.1
 
 #: The file-event watchers' step in the follower: each watched project costs a call into Python per step, so
-#: twenty projects at this step take well under half a percent of a core at idle, and a change is still
-#: reported within about 0.3 s of settling.
+#: twenty projects at this step take about half a percent of a core at idle (at the default step, twice that),
+#: and a change is still reported within about 0.3 s of settling.
 FOLLOW_STEP: Final = 0.2
 
 #: A burst is handed over after this many seconds even while lines keep coming.
