@@ -67,6 +67,11 @@ HOT_SHARE: Final = 0.05
 #: More changed paths than this between two readings are not listed: the caller re-reads everything.
 CHANGED_MAX: Final = 2000
 
+#: Seconds between two looks of the file-event watcher at what it gathered (and whether to stop): a change is
+#: reported about two of them after it settles. Each look costs a call into Python, so a process that watches
+#: many stores at once (the workbench's follower of other projects) looks less often.
+EVENTS_STEP: Final = 0.05
+
 #: Where Linux says how many folders one user may watch.
 INOTIFY_LIMIT_FILE: Final = Path("/proc/sys/fs/inotify/max_user_watches")
 
@@ -207,6 +212,7 @@ class StoreWatcher:
         mode: Mode = "auto",
         poll_seconds: float = 1.0,
         settle: float = 0.2,
+        step: float = EVENTS_STEP,
     ) -> None:
         self.root = root
         self.poll_paths = poll_paths
@@ -219,6 +225,7 @@ class StoreWatcher:
         self._hot_baseline: Signature = {}
         self._full_due = self._hot_due = 0.0
         self.settle = settle
+        self.step = step
         self.mode, self.why = choose_mode(root, mode)
         self._dirty = threading.Event()
         #: Paths changed since the caller last took them; None once more than CHANGED_MAX (or unknown).
@@ -279,7 +286,7 @@ class StoreWatcher:
             *watched,
             stop_event=_Watching(stop, self._ready),
             debounce=int(self.settle * 1000),
-            step=50,
+            step=max(1, int(self.step * 1000)),
             rust_timeout=1000,
             yield_on_timeout=True,
             raise_interrupt=False,

@@ -9,7 +9,12 @@ never inside the store):
 
     {"version": 1, "at": "2026-12-02T07:41:05.123456Z", "what": "select IO-002",
      "task": "shop:payments:retry", "files": [".okstra/tasks/…/user-response-….md"],
-     "commands": [["okstra", "direction", "select", "/home/me/shop", "--task", "…", "--at", "…"]]}
+     "commands": [["okstra", "direction", "select", "/home/me/shop", "--task", "…", "--at", "…"]],
+     "projectRoot": "/home/me/shop"}
+
+  ``projectRoot`` is the real root of the project written (the workbench opens one project at a time, and
+  may switch to another: each entry names its own); an entry without it (written before it was recorded) is
+  read all the same.
 
 * ``inputs/``: the files those command lines read (the answers typed into a
   wizard), written once, readable by their owner only.
@@ -87,6 +92,8 @@ class Entry:
     task: str
     files: tuple[str, ...]
     commands: tuple[tuple[str, ...], ...]
+    #: The real root of the project written (None: an entry that does not say).
+    project_root: str | None = None
 
     @property
     def moment(self) -> dt.datetime | None:
@@ -154,6 +161,7 @@ def record(
             task=task,
             files=tuple(_shown(path, root) for path in files),
             commands=tuple(commands),
+            project_root=str(root),
         )
         _append(folder, entry)
     except filelock.Timeout:
@@ -218,6 +226,7 @@ def _doc(entry: Entry) -> dict[str, Any]:
         "task": entry.task,
         "files": list(entry.files),
         "commands": [list(c) for c in entry.commands],
+        **({} if entry.project_root is None else {"projectRoot": entry.project_root}),
     }
 
 
@@ -281,7 +290,9 @@ def _entry(raw: bytes) -> Entry | None:
         return None
     if not (isinstance(commands, list) and all(_is_argv(c) for c in commands)):
         return None
-    return Entry(at, what, task, tuple(files), tuple(tuple(c) for c in commands))
+    project_root = doc.get("projectRoot")  # optional: older entries do not name it
+    root = project_root if isinstance(project_root, str) else None
+    return Entry(at, what, task, tuple(files), tuple(tuple(c) for c in commands), project_root=root)
 
 
 def _is_argv(value: object) -> bool:

@@ -129,8 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--notify",
         choices=NOTIFY_MODES,
         default=None,
-        help="how to tell you when a decision starts waiting or a run ends: a toast (default), also the "
-        "terminal bell, also the terminal's desktop notification (OSC 9 / OSC 777), or off",
+        help="how to tell you when a decision starts waiting (in any project Home lists) or a run ends: a toast "
+        "(default), also the terminal bell, also the terminal's desktop notification (OSC 9 / OSC 777), or off",
     )
     _serve_access_arguments(parser)
     parser.add_argument("--version", action=VersionAction)

@@ -25,6 +25,7 @@ from .data.catalog import KeptWaiting
 from .data.unread import Looks
 from .navigation import TOP_VIEWS, History, Location, OpenView, StoreChanged, View, WaitingCounted
 from .notices import BURST, TITLES, NoticeWatcher, NotifyMode, desktop_sequence, mode_from_env, summary
+from .others import OthersWatcher, others_options
 from .screens.base import ViewScreen
 from .screens.switch import ProjectPicker, ProjectsProvider
 from .store_feed import StoreFeed
@@ -119,6 +120,8 @@ class OkstraApp(App[None]):
         self._kept_task: TaskScreen | None = None
         self.notify_mode: NotifyMode = notify if notify is not None else mode_from_env()
         self._notices: NoticeWatcher | None = None
+        #: The follower of every other project of the registry (notices naming their project, Home's counts).
+        self._others: OthersWatcher | None = None
         #: The one change feed of the project (its thread starts after the first frame).
         self._feed = StoreFeed(self.project.root, self._deliver_changes)
         self._stop_observing: Callable[[], None] = lambda: None
@@ -232,6 +235,7 @@ class OkstraApp(App[None]):
         self._stop_observing()
         if self._notices is not None:
             self._notices.close()
+        self._close_others()
 
     # ------------------------------------------------------------- the change feed
 
@@ -280,6 +284,7 @@ class OkstraApp(App[None]):
         if self._notices is not None:
             self._notices.close()
             self._notices = None
+        self._close_others()
         if self.demo_dir is not None and not root.is_relative_to(self.demo_dir):
             self.demo_dir = None  # the breadcrumbs name it by its folder
         self.project = Project(root)
@@ -332,8 +337,65 @@ class OkstraApp(App[None]):
         from okstra_core.writes import observe_writes
 
         self._notices = NoticeWatcher(self.project.root, self._deliver_notices)
-        self._stop_observing = observe_writes(self._notices.own_write)
+        stop_own, stop_others = observe_writes(self._notices.own_write), observe_writes(self._own_write_elsewhere)
+
+        def stop_observing() -> None:
+            stop_own()
+            stop_others()
+
+        self._stop_observing = stop_observing
         self._notices.start()
+        self._start_others()
+
+    def _start_others(self) -> None:
+        others = OthersWatcher(self.project.root, self._others_options(), self._deliver_notices, self._others_moved)
+        others.following = partial(self._leave_to, others)
+        self._others = others
+        others.start()
+
+    def _leave_to(self, others: OthersWatcher, roots: frozenset[Path]) -> None:
+        """From the follower's thread: the feed leaves the stores *others* follows to it (none: it ended)."""
+        from okstra_core import layout
+
+        if self._others is others:
+            self._feed.leave_to(layout.okstra_dir(root) for root in roots)
+
+    def _own_write_elsewhere(self, path: Path) -> None:
+        others = self._others
+        if others is not None:
+            others.own_write(path)
+
+    def _others_options(self) -> list[str]:
+        return others_options(self.okstra_home, self.named_roots, self.remembered)
+
+    def _close_others(self) -> None:
+        if self._others is not None:
+            self._others.close()
+            self._others = None
+
+    def _others_moved(self) -> None:
+        """From the follower's thread: a project other than the one open changed; Home looks again at what it read
+        (on the UI thread; nothing once the app is closing)."""
+        try:
+            self.call_from_thread(self._home_changed)
+        except RuntimeError:
+            return
+
+    def _home_changed(self) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, ViewScreen) and screen.VIEW_NAME is View.HOME:
+                screen.post_message(StoreChanged(None))
+
+    def projects_listed(self, roots: frozenset[Path]) -> None:
+        """Home read the registry's readable projects at *roots*: a follower that follows others (a project was
+        registered or dropped since it started) is started afresh."""
+        others = self._others
+        if others is None or others.projects is None:
+            return
+        wanted = roots - {Path(os.path.realpath(self.project.root))}
+        if wanted != others.projects:
+            others.close()
+            self._start_others()
 
     def _deliver_notices(self, found: list[Notice]) -> None:
         """From the watching thread: show *found* on the UI thread (nothing once the app is closing)."""
@@ -353,6 +415,8 @@ class OkstraApp(App[None]):
         else:
             for n, notice in enumerate(found):
                 title, body = TITLES[notice.kind], f"{notice.task}: {notice.text}"
+                if notice.project is not None:
+                    body = f"{notice.project} · {body}"
                 severity: SeverityLevel = "error" if notice.kind in ("run-failed", "check-failed") else "information"
                 hint = (" · g opens it" if len(found) == 1 else " · g opens this one") if n == 0 else ""
                 self.notify(body + hint, title=title, severity=severity, timeout=10)
@@ -374,6 +438,12 @@ class OkstraApp(App[None]):
             self.notify("No notice yet.", timeout=2)
             return
         notice = self.latest_notices[0]
+        open_root = Path(os.path.realpath(self.project.root))
+        if notice.project_root is not None and notice.project_root != open_root:
+            self.open_project(notice.project_root)  # another project's decision: its inbox
+            if Path(os.path.realpath(self.project.root)) == notice.project_root:
+                self._go_top(View.INBOX)
+            return
         if notice.kind == "decision":
             self._go_top(View.INBOX)
         elif notice.kind == "check-failed":

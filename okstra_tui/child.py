@@ -1,4 +1,4 @@
-"""``python -m okstra_tui.child JOB ROOT PARENT``: one long reading of the store, in a child of the workbench.
+"""``python -m okstra_tui.child JOB ROOT PARENT [OPTION...]``: one long reading of the store, in a child process.
 
 The workbench starts these (:func:`okstra_tui.children.child_command`) so that
 its interpreter and memory hold none of the reading. A child runs at a lower
@@ -11,7 +11,10 @@ Jobs, each on the project at *ROOT*:
 * ``waiting``: the decisions waiting per task folder (:func:`~okstra_tui.data.catalog.print_waiting_counts`);
 * ``confirm``: the validated catalog's fingerprint (:func:`~okstra_tui.data.catalog.print_fingerprint`);
 * ``check``: ``okstra check --format json`` (the notices' baseline);
-* ``notices``: the notices' watcher (:func:`~okstra_tui.notices.serve_notices`).
+* ``notices``: the notices' watcher (:func:`~okstra_tui.notices.serve_notices`);
+* ``others``: the follower of every other project of the registry, *ROOT* being the project open
+  (:func:`~okstra_tui.others.serve_others`; its options say which registry: ``--home PATH``, ``--root PATH``,
+  ``--no-remembered``).
 """
 
 from __future__ import annotations
@@ -47,7 +50,16 @@ def _notices(root: str) -> int:
     return serve_notices(root)
 
 
+def _others(root: str, options: list[str]) -> int:
+    from .others import serve_others
+
+    return serve_others(root, options)
+
+
 JOBS: dict[str, Callable[[str], int]] = {"waiting": _waiting, "confirm": _confirm, "check": _check, "notices": _notices}
+
+#: The jobs that take options after *PARENT*.
+JOBS_WITH_OPTIONS: dict[str, Callable[[str, list[str]], int]] = {"others": _others}
 
 
 def _end_with(parent: int) -> None:
@@ -62,13 +74,22 @@ def _end_with(parent: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 3 or argv[0] not in JOBS or not argv[2].isdigit():
-        print(f"usage: python -m okstra_tui.child {{{','.join(JOBS)}}} ROOT PARENT_PID", file=sys.stderr)
-        return 2
-    job, root, parent = argv
+    job = argv[0] if argv else ""
+    takes_options = job in JOBS_WITH_OPTIONS
+    if len(argv) < 3 or (len(argv) > 3 and not takes_options) or not (job in JOBS or takes_options):
+        return _usage()
+    root, parent, *options = argv[1:]
+    if not parent.isdigit():
+        return _usage()
     os.nice(10)
     _end_with(int(parent))
-    return JOBS[job](root)
+    return JOBS_WITH_OPTIONS[job](root, options) if takes_options else JOBS[job](root)
+
+
+def _usage() -> int:
+    jobs = ",".join([*JOBS, *JOBS_WITH_OPTIONS])
+    print(f"usage: python -m okstra_tui.child {{{jobs}}} ROOT PARENT_PID [OPTION...]", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -16,9 +16,10 @@ import sys
 from pathlib import Path
 
 
-def child_command(job: str, root: Path) -> list[str]:
-    """The command line of the child that runs *job* (a name in :data:`okstra_tui.child.JOBS`) on *root*."""
-    return [sys.executable, "-m", "okstra_tui.child", job, str(root), str(os.getpid())]
+def child_command(job: str, root: Path, *options: str) -> list[str]:
+    """The command line of the child that runs *job* (a name in :data:`okstra_tui.child.JOBS`, or with *options*
+    in :data:`okstra_tui.child.JOBS_WITH_OPTIONS`) on *root*."""
+    return [sys.executable, "-m", "okstra_tui.child", job, str(root), str(os.getpid()), *options]
 
 
 def run_child(job: str, root: Path, ok: tuple[int, ...] = (0,)) -> str | None:

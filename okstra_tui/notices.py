@@ -95,8 +95,10 @@ def summary(found: list[Notice]) -> str:
         parts.append(f"{counts['run-failed']} run{'s' if counts['run-failed'] != 1 else ''} failed")
     if counts["check-failed"]:
         parts.append(f"{counts['check-failed']} task{'s' if counts['check-failed'] != 1 else ''} failing the check")
-    tasks = len({n.task for n in found})
-    return f"{', '.join(parts)} in {tasks} task{'s' if tasks != 1 else ''}"
+    tasks = len({(n.project, n.task) for n in found})
+    where = f"{', '.join(parts)} in {tasks} task{'s' if tasks != 1 else ''}"
+    projects = sorted({n.project for n in found if n.project is not None})
+    return where + (f" ({', '.join(projects)})" if projects else "")
 
 
 class CheckBaseline:

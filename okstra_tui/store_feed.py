@@ -10,7 +10,8 @@ The views tell the feed what they read (:meth:`StoreFeed.follow`): when the
 watcher polls (no file events here), those paths and what the inbox reads are
 what it polls; a path outside the store (the manager home, the write log in
 the user's state folder), which no store watcher sees, is looked at once a
-second by the feed itself.
+second by the feed itself, but for what lies in the stores of the projects
+the follower of the other projects watches (:meth:`StoreFeed.leave_to`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ class StoreFeed:
         self._lock = threading.Lock()
         self._followed: dict[object, frozenset[str]] = {}
         self._outside: Signature = {}
+        #: Folders (with a trailing separator) whose paths another watcher follows: not looked at here.
+        self._left: tuple[str, ...] = ()
+        #: The paths the feed looks at itself and every path followed, worked out again only when either changes
+        #: (Home follows tens of thousands of paths of the other projects: sorting them out once a second costs).
+        self._looked_at: tuple[list[str], set[str]] | None = None
         self._thread = threading.Thread(target=self._run, name="okstra-store-feed", daemon=True)
 
     def start(self) -> None:
@@ -53,6 +59,7 @@ class StoreFeed:
         """
         with self._lock:
             self._followed[reader] = frozenset(paths)
+            self._looked_at = None
             if isinstance(paths, Mapping):
                 for path, sig in paths.items():
                     if not path.startswith(self._store):
@@ -62,6 +69,14 @@ class StoreFeed:
         """*reader* is gone: what it read is no longer looked at for it."""
         with self._lock:
             self._followed.pop(reader, None)
+            self._looked_at = None
+
+    def leave_to(self, folders: Iterable[Path]) -> None:
+        """Another watcher follows what lies in *folders* (the stores of the other projects) and says when it
+        changes: the feed no longer looks at it once a second (an empty *folders*: it looks at everything again)."""
+        with self._lock:
+            self._left = tuple(os.fspath(f) + os.sep for f in folders)
+            self._looked_at = None
 
     def followed(self) -> set[str]:
         with self._lock:
@@ -76,13 +91,19 @@ class StoreFeed:
 
     def _outside_changes(self) -> set[str]:
         """The paths outside the store that views read and that changed since the feed last looked."""
-        outside = sorted(p for p in self.followed() if not p.startswith(self._store))
+        with self._lock:
+            if self._looked_at is None:
+                every: set[str] = set().union(*self._followed.values())
+                skipped = (self._store, *self._left)
+                self._looked_at = (sorted(p for p in every if not p.startswith(skipped)), every)
+                # A path no longer followed is forgotten; one left to another watcher keeps what was seen of it.
+                self._outside = {p: sig for p, sig in self._outside.items() if p in every}
+            outside, _ = self._looked_at
+            # What a reader saw of a path it began to follow meanwhile is the baseline of this look.
+            before = {p: self._outside[p] for p in outside if p in self._outside}
         now = signature([Path(p) for p in outside])
         with self._lock:
-            followed = set().union(*self._followed.values())
-            before = self._outside
-            # What a reader saw of a path it began to follow meanwhile stays the baseline of the next look.
-            self._outside = {**{p: s for p, s in before.items() if p not in now and p in followed}, **now}
+            self._outside.update(now)
         return {p for p, sig in now.items() if p in before and differs({p: before[p]}, {p: sig})}
 
     def _run(self) -> None:

@@ -149,17 +149,22 @@ def _stop(signum: int, frame: object) -> None:
 class _Watched:
     """One project under watch: its watcher, its quick-look paths and a thread that reports its changes."""
 
-    def __init__(self, entry: ProjectEntry, woken: queue.Queue[str], stop: threading.Event) -> None:
+    def __init__(
+        self, entry: ProjectEntry, woken: queue.Queue[str], stop: threading.Event, step: float | None = None
+    ) -> None:
         from .. import layout
         from ..store import Project
-        from ..watch import StoreWatcher
+        from ..watch import EVENTS_STEP, StoreWatcher
         from ..workflows.inbox import HotPaths, read_paths
 
         self.entry = entry
         root = entry.root
         self.hot: HotPaths = HotPaths(root)
         self.watcher: StoreWatcher = StoreWatcher(
-            layout.okstra_dir(root), lambda: read_paths(Project(root)), hot_paths=self.hot
+            layout.okstra_dir(root),
+            lambda: read_paths(Project(root)),
+            hot_paths=self.hot,
+            step=EVENTS_STEP if step is None else step,
         )
         self._thread = threading.Thread(target=self._loop, args=(woken, stop), daemon=True)
 
@@ -180,6 +185,13 @@ class _Watched:
 def watch_all(args: argparse.Namespace) -> int:
     """``okstra inbox --all --watch``: every project's inbox, then each decision that starts or stops waiting."""
     entries, _registry = selected_projects(args, VERB)
+    return watch_entries(args, entries)
+
+
+def watch_entries(args: argparse.Namespace, entries: list[ProjectEntry], step: float | None = None) -> int:
+    """Watch the projects of *entries* (those readable) until SIGINT or SIGTERM: their inboxes (the snapshot),
+    then each decision that starts or stops waiting, as ``--watch`` prints them (``args.json``: JSON lines).
+    *step*: the file-event watchers' step (:data:`okstra_core.watch.EVENTS_STEP` unless given)."""
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     woken: queue.Queue[str] = queue.Queue()
     stop = threading.Event()
@@ -188,7 +200,7 @@ def watch_all(args: argparse.Namespace) -> int:
         # Watch first, then read: a decision made while the inboxes are read is a change a watcher reports.
         for entry in entries:
             if entry.readable:
-                watched[entry.project_id] = _Watched(entry, woken, stop)
+                watched[entry.project_id] = _Watched(entry, woken, stop, step)
         state = {pi.entry.project_id: pi for pi in (_fresh(e) for e in entries)}
         _follow_waiting(watched, state)
         _emit_snapshot(args, list(state.values()))

@@ -61,6 +61,9 @@ class Notice:
     text: str  # one line, store text with control characters made visible
     task_root: Path | None
     decision: PendingDecision | None = None
+    #: The project it happened in, when not the one open: its registry id and real root.
+    project: str | None = None
+    project_root: Path | None = None
 
 
 def read_pulse(project: Project, only: Callable[[Path], bool] | None = None) -> Pulse:
@@ -92,6 +95,13 @@ def refresh_pulse(project: Project, before: Pulse, task_roots: set[Path]) -> Pul
     return Pulse(decisions, runs)
 
 
+def decision_text(kind: str, item: str | None, summary: str) -> str:
+    """What a decision notice says: what waits (its item, when it has one) and the decision's summary."""
+    words = next((w for k, w in DECISION_WORDS.items() if k == kind), kind)
+    what = words + (f" ({item})" if item else "")
+    return visible(f"{what}: {summary}")
+
+
 def notices(before: Pulse, after: Pulse) -> list[Notice]:
     """What happened between two pulses: new decisions (newest first), then runs that ended, by task.
 
@@ -103,8 +113,7 @@ def notices(before: Pulse, after: Pulse) -> list[Notice]:
     out: list[Notice] = []
     fresh = [d for key, d in after.decisions.items() if key not in before.decisions]
     for d in sort_newest_first(fresh):
-        what = DECISION_WORDS.get(d.kind, d.kind) + (f" ({d.item})" if d.item else "")
-        out.append(Notice("decision", d.task, visible(f"{what}: {d.summary}"), d.task_root, d))
+        out.append(Notice("decision", d.task, decision_text(d.kind, d.item, d.summary), d.task_root, d))
     for key in sorted(after.runs.keys() & before.runs.keys()):
         old, new = before.runs[key], after.runs[key]
         if (old.path, old.status, old.report) == (new.path, new.status, new.report) or new.status is None:

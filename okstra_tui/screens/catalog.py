@@ -715,14 +715,15 @@ class CatalogScreen(ViewScreen):
         if self.unread and changed:
             self.unread.discard(row.ident)
             self._rebuild()
-        self._mark_read([row])
+        self._mark_read(self.okstra.project.root, [row])
         self.open_view(Location(View.TASK, row.root))
 
     @work(thread=True, group="catalog-seen")
-    def _mark_read(self, rows: list[CatalogRow]) -> None:
+    def _mark_read(self, root: Path, rows: list[CatalogRow]) -> None:
+        """Mark *rows*, tasks of the project at *root*, read (*root* taken when they were picked: the workbench
+        may have opened another project by the time this runs)."""
         from okstra_tui.data import seen
 
-        root = self.okstra.project.root
         try:
             seen.mark_seen(root, seen.signatures(root, (row.folder() for row in rows)))
         except OkstraError as exc:
@@ -750,7 +751,7 @@ class CatalogScreen(ViewScreen):
             return
         self.unread = set()
         self._rebuild()
-        self._mark_read(list(data.rows))
+        self._mark_read(self.okstra.project.root, list(data.rows))
 
     def current_path(self) -> Path | None:
         row = self.table.current_row

@@ -371,6 +371,9 @@ class HomeScreen(ViewScreen):
         self.data = data
         self.query_one("#home-summary", Static).update(_summary(data))
         self._fill()
+        listed = getattr(self.app, "projects_listed", None)
+        if listed is not None:  # the follower of the other projects follows the projects listed
+            listed(frozenset(row.entry.root for row in data.rows if row.entry.readable))
 
     def _fill(self) -> None:
         table: DataTable[Text | str] = self.query_one("#home-table", DataTable)

@@ -156,3 +156,17 @@ def test_a_log_that_is_no_file_is_one_line_and_never_waits(
     written = without_waiting(lambda: record(root), path)
     assert isinstance(written, OkstraError) and written.path == path
     assert written.reason.startswith("cannot be written (") and "\n" not in str(written)
+
+
+def test_each_entry_names_the_project_written_and_older_entries_still_read(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    entry = record(root)
+    assert entry.project_root == os.path.realpath(root)
+    (line,) = write_log.log_path(root).read_text(encoding="utf-8").splitlines()
+    assert json.loads(line)["projectRoot"] == os.path.realpath(root)
+    older = {k: v for k, v in json.loads(line).items() if k != "projectRoot"}
+    odd = {**json.loads(line), "projectRoot": ["not", "a", "root"]}
+    with open(write_log.log_path(root), "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(older) + "\n" + json.dumps(odd) + "\n")
+    log = write_log.read_log(root)
+    assert [e.project_root for e in log.entries] == [None, None, os.path.realpath(root)] and log.skipped == 0

@@ -22,7 +22,10 @@ def test_the_waiting_child_counts_what_the_workbench_would(demo_root: Path) -> N
     assert sum(counts.values()) == sum(1 for r in roots if r is not None) > 0
 
 
-@pytest.mark.parametrize("argv", [[], ["nosuchjob", ".", "1"], ["waiting", ".", "notapid"]])
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["nosuchjob", ".", "1"], ["waiting", ".", "notapid"], ["waiting", ".", "1", "--x"], ["others", ".", "x"]],
+)
 def test_a_child_started_wrongly_says_how_and_exits_2(argv: list[str]) -> None:
     done = subprocess.run([sys.executable, "-m", "okstra_tui.child", *argv], capture_output=True, text=True)
     assert done.returncode == 2
