@@ -53,3 +53,26 @@ def test_only_the_changed_folder_is_looked_at(
     chain = {f"{p}/" for p in [folder, *folder.parents] if p == tasks or tasks in p.parents}
     assert set(looked) == chain
     assert found == _hits(fresh_demo, tmp_path / "fresh", "quokkazebra", watchman=False) != []
+
+
+def test_the_search_and_the_facts_keep_their_own_clocks(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman
+) -> None:
+    """One database, two clocks: a search bringing its tables up to date says nothing of the facts, which hold
+    as of the clock they kept."""
+    from okstra_core import reading
+    from okstra_core.store_index import StoreIndex
+
+    cache = tmp_path / "cache"
+    brief = layout.instruction_set_dir(layout.tasks_dir(fresh_demo) / TASK) / "task-brief.md"
+
+    def fact() -> str:
+        with StoreIndex(fresh_demo, cache, key=b"k" * 32, scope="test", watchman=True) as index:
+            assert index.watchman_problem is None
+            return index.fact("brief", lambda: str(reading.read_text(brief)), str, str)
+
+    before = fact()
+    fact()  # the clock the facts hold as of is kept
+    brief.write_text(before + "\nThe quokkazebra clause.\n", encoding="utf-8")
+    assert _hits(fresh_demo, cache, "quokkazebra", watchman=True) != []
+    assert "quokkazebra" in fact()
