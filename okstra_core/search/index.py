@@ -55,7 +55,7 @@ from .. import layout, store_index
 from ..progress import Progress
 from ..store_index import ChangedSince
 from ..workers import worker_pool
-from .extract import INDEX_CHARS, child_role, extract, file_kind
+from .extract import INDEX_CHARS, Extracted, child_role, extract, file_kind
 from .query import Query, QueryError
 from .tokens import FTS_TOKENIZER
 
@@ -356,6 +356,19 @@ def _shared_walk(
         _SHARED = None
 
 
+@dataclass(slots=True)
+class _Found:
+    """What one look found to change in the index, read before the write lock is taken."""
+
+    #: The files to read again (path, kind, key, mtime) and the rows to forget.
+    stale: list[tuple[str, str, str, int]]
+    removed: list[int]
+    #: The stale files, read.
+    read: list[tuple[str, str, str, int, Extracted]]
+    #: The recorded time of each file of the tasks touched, by task folder.
+    times: dict[str, dict[str, int]]
+
+
 class SearchIndex:
     """The index of the project *root*, kept in *cache_dir*. Open it with :meth:`open`, close with :meth:`close`."""
 
@@ -540,6 +553,9 @@ class SearchIndex:
             and (not self.include_logs or self._logs_recorded())
         ):
             return Update(unchanged=look.files)
+        # What changed is read before the write lock is taken: the other writers of the database (a search, the
+        # store index keeping facts) wait only for the writes.
+        found = self._found(look, progress)
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -547,10 +563,11 @@ class SearchIndex:
                 # Another process changed the index while this one looked or waited for the lock: look again, at
                 # everything (what watchman named is as of this process's clock, not of the other's rows).
                 look = self._look(self._known_dirs(), logs)
-            stale, removed = self._changes(look)
+                found = self._found(look, progress)
+            stale, removed = found.stale, found.removed
             self._forget(removed)
-            self._read(stale, progress)
-            self._record_times(look)
+            self._insert(found.read)
+            self._save_times(found.times)
             self._save_dirs(look)
             if self._catalog_changed(catalog_key):
                 self._save_tasks(catalog_key)
@@ -661,11 +678,21 @@ class SearchIndex:
             conn.execute(f"DELETE FROM search_sections WHERE file IN ({marks})", chunk)
             conn.execute(f"DELETE FROM search_files WHERE id IN ({marks})", chunk)
 
-    def _read(self, stale: list[tuple[str, str, str, int]], progress: Progress | None) -> None:
-        conn = self.conn
+    def _found(self, look: _Look, progress: Progress | None) -> _Found:
+        """What the store holds that the index does not, as *look* found it: the files to read, read; the rows
+        to forget; the recorded times of the tasks touched."""
+        stale, removed = self._changes(look)
+        read = []
         total = len(stale)
         for done, (rel, kind, key, mtime) in enumerate(sorted(stale), start=1):
-            got = extract(self.root / rel, self.root, kind)
+            read.append((rel, kind, key, mtime, extract(self.root / rel, self.root, kind)))
+            if progress is not None and (done % 200 == 0 or done == total):
+                progress(done, total)
+        return _Found(stale, removed, read, self._times(look))
+
+    def _insert(self, read: list[tuple[str, str, str, int, Extracted]]) -> None:
+        conn = self.conn
+        for rel, kind, key, mtime, got in read:
             task, run_type = layout.task_and_run_type(rel)
             chars = sum(len(s.text) for s in got.sections)
             cur = conn.execute(
@@ -680,21 +707,23 @@ class SearchIndex:
                     (file_id, section.kind, section.label),
                 )
                 conn.execute("INSERT INTO search_body(rowid, text) VALUES (?, ?)", (cur.lastrowid, section.text))
-            if progress is not None and (done % 200 == 0 or done == total):
-                progress(done, total)
 
-    def _record_times(self, look: _Look) -> None:
-        """The recorded time of every file of each task with a changed folder (:mod:`.recorded`).
+    def _times(self, look: _Look) -> dict[str, dict[str, int]]:
+        """The recorded time of every file of each task with a changed folder (:mod:`.recorded`), by task folder.
 
         A whole task at a time: a run document written after a prompt places that prompt in its execution.
         """
         from .recorded import task_times
 
         touched = {"/".join(parts[2:4]) for parts in (rel.split("/") for rel in (*look.dirty, *look.gone))}
-        for folder in sorted(t for t in touched if t.count("/") == 1):
+        return {folder: task_times(self.root, folder) for folder in sorted(t for t in touched if t.count("/") == 1)}
+
+    def _save_times(self, times: dict[str, dict[str, int]]) -> None:
+        for folder, at in times.items():
             self.conn.execute("UPDATE search_files SET recorded = NULL WHERE task = ?", (folder,))
-            rows = [(at, path) for path, at in task_times(self.root, folder).items()]
-            self.conn.executemany("UPDATE search_files SET recorded = ? WHERE path = ?", rows)
+            self.conn.executemany(
+                "UPDATE search_files SET recorded = ? WHERE path = ?", [(t, p) for p, t in at.items()]
+            )
 
     def _save_dirs(self, look: _Look) -> None:
         conn = self.conn

@@ -356,3 +356,35 @@ def test_the_search_database_of_an_older_okstra_is_removed(fresh_demo: Path, cac
         index.update()
         assert _paths(index, "idempotency") and not index.notices
     assert not old.exists()
+
+
+def test_another_writer_is_not_kept_waiting_while_the_search_reads_the_store(
+    fresh_demo: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files are read before the search takes the write lock: the store index keeping facts in the same
+    database meanwhile does not wait for the reading (on a large store, a build reads for minutes)."""
+    from okstra_core import store_index
+
+    _facts(fresh_demo, cache_dir)  # the database is made
+    others: list[str] = []
+    read = search_index.extract
+
+    def reading(*args: object, **kwargs: object) -> object:
+        if not others:
+            other = store_index.connect(index_path(cache_dir, fresh_demo), timeout=0)
+            try:
+                other.execute("BEGIN IMMEDIATE")
+                other.execute("INSERT OR REPLACE INTO meta VALUES ('another writer', 'was here')")
+                other.execute("COMMIT")
+                others.append("wrote")
+            except sqlite3.OperationalError as exc:
+                others.append(str(exc))
+            finally:
+                other.close()
+        return read(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search_index, "extract", reading)
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        assert index.update().read > 300
+        assert _paths(index, "idempotency") and not index.notices
+    assert others == ["wrote"]
