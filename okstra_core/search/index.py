@@ -552,6 +552,8 @@ class SearchIndex:
             and not self._catalog_changed(catalog_key)
             and (not self.include_logs or self._logs_recorded())
         ):
+            if clock is not None and clock != kept:
+                self._keep_clock_alone(generation, kept, clock)
             return Update(unchanged=look.files)
         # What changed is read before the write lock is taken: the other writers of the database (a search, the
         # store index keeping facts) wait only for the writes.
@@ -582,6 +584,15 @@ class SearchIndex:
                 conn.execute("ROLLBACK")
             raise
         return Update(read=len(stale), removed=len(removed) - look.replaced, unchanged=look.files - len(stale))
+
+    def _keep_clock_alone(self, generation: int, kept: str | None, clock: str) -> None:
+        """The look found nothing to change: keep the clock it holds as of, unless another process wrote in the
+        index since this one read *generation* (its rows are as of its own look, not of this clock)."""
+        conn = self.conn
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            if self._generation() == generation:
+                store_index.keep_clock(conn, "search_meta", kept, clock)
 
     def _generation(self) -> int:
         """How many updates the index has had (each one adds one)."""

@@ -76,3 +76,16 @@ def test_the_search_and_the_facts_keep_their_own_clocks(
     brief.write_text(before + "\nThe quokkazebra clause.\n", encoding="utf-8")
     assert _hits(fresh_demo, cache, "quokkazebra", watchman=True) != []
     assert "quokkazebra" in fact()
+
+
+def test_a_look_that_finds_nothing_to_change_keeps_the_clock(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index built without watchman, then searched with it: the first look finds the index up to date and
+    keeps the clock it holds as of, so the next look is watchman's answer alone."""
+    cache = tmp_path / "cache"
+    _hits(fresh_demo, cache, "retry", watchman=False)
+    _hits(fresh_demo, cache, "retry", watchman=True)  # no clock kept yet: every folder is looked at
+    looked = _looked_at(monkeypatch)
+    assert _hits(fresh_demo, cache, "retry", watchman=True) != []
+    assert looked == [], "nothing changed since the clock kept: watchman vouches for every folder"
