@@ -154,6 +154,8 @@ class ChangedSince:
         changed = self.changed
         if changed is None or (self._under is not None and not folder.startswith(self._under)):
             return False
+        if not changed:
+            return True
         if self._beneath is None:
             # Every changed path and every folder holding one: a folder in this set has a change at or below it.
             beneath: set[str] = set()

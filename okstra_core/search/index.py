@@ -544,6 +544,12 @@ class SearchIndex:
         logs = self._wants_logs()
         generation = self._generation()
         quiet, kept, clock = self._ask_watchman() if self.watchman else (None, None, None)
+        if quiet is not None and clock is not None and not quiet.changed and self._settled(logs):
+            # Nothing changed under the store since the clock kept, and nothing was recorded too recently to be
+            # trusted: the index holds as it is, without a walk.
+            if clock != kept:
+                self._keep_clock_alone(generation, kept, clock)
+            return Update(unchanged=self.conn.execute("SELECT count(*) FROM search_files").fetchone()[0])
         look = self._look(self._known_dirs(), logs, quiet)
         catalog_key = self._catalog_key()
         if (
@@ -584,6 +590,17 @@ class SearchIndex:
                 conn.execute("ROLLBACK")
             raise
         return Update(read=len(stale), removed=len(removed) - look.replaced, unchanged=look.files - len(stale))
+
+    def _settled(self, logs: bool) -> bool:
+        """Whether every record the look would take from the index is settled (none was made within
+        :data:`RACY_NS` of its look), the catalog's included, and the transcripts are recorded when wanted."""
+        conn = self.conn
+        racy = "stat = ? OR plain_hash = ?" + (" OR log_hash = ?" if logs else "")
+        marks = (_UNSETTLED,) * (3 if logs else 2)
+        if conn.execute(f"SELECT 1 FROM search_dirs WHERE {racy} LIMIT 1", marks).fetchone() is not None:
+            return False
+        catalog = conn.execute("SELECT value FROM search_meta WHERE key = 'catalog'").fetchone()
+        return catalog is not None and catalog[0] != _UNSETTLED and (not self.include_logs or self._logs_recorded())
 
     def _keep_clock_alone(self, generation: int, kept: str | None, clock: str) -> None:
         """The look found nothing to change: keep the clock it holds as of, unless another process wrote in the

@@ -89,3 +89,17 @@ def test_a_look_that_finds_nothing_to_change_keeps_the_clock(
     looked = _looked_at(monkeypatch)
     assert _hits(fresh_demo, cache, "retry", watchman=True) != []
     assert looked == [], "nothing changed since the clock kept: watchman vouches for every folder"
+
+
+def test_a_record_made_too_recently_is_looked_at_though_watchman_says_nothing_changed(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder recorded as unsettled (modified within the racy window of its look) is looked at again even when
+    watchman names no change: a second write in the same clock tick would have kept its metadata."""
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(search_index, "RACY_NS", 10**18)  # every record is unsettled
+    _hits(fresh_demo, cache, "retry", watchman=True)
+    _hits(fresh_demo, cache, "retry", watchman=True)
+    looked = _looked_at(monkeypatch)
+    assert _hits(fresh_demo, cache, "retry", watchman=True) != []
+    assert looked, "the unsettled folders were taken as recorded"
