@@ -27,10 +27,15 @@ The index is a cache and is untrusted:
 
 * one SQLite file per project (``<cache>/index/<digest of the root>.sqlite``),
   never in the store; it is ours only with our ``application_id``, our
-  ``user_version`` (:data:`INDEX_FORMAT`), the same project root and the same
-  *scope* (the code that computes the facts: its version and sources);
-  anything else, or a file SQLite finds corrupt or truncated, is removed and
-  built afresh, with one line in :attr:`StoreIndex.notices`;
+  ``user_version`` (:data:`INDEX_FORMAT`) and the same project root
+  (:func:`adopt`); anything else, or a file SQLite finds corrupt or truncated,
+  is removed and built afresh, with one line in :attr:`StoreIndex.notices`.
+  The facts are kept under a *scope* (the code that computes them: its version
+  and sources): facts of another scope are dropped;
+* other consumers keep their own tables in the same file, each set a *part*
+  (the search's full-text tables, :mod:`okstra_core.search.index`) with its
+  own version (:func:`part_made`): a part of another version is dropped and
+  made afresh without touching the rest;
 * each fact carries an HMAC-SHA256 over its name, value and dependencies under
   the key that signs the check cache (:func:`okstra_core.check.cache.cache_key`,
   handed in by the caller): a fact edited, moved or made under another key is
@@ -52,7 +57,7 @@ import hmac
 import json
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
 
@@ -60,8 +65,9 @@ from . import layout, reading, watch, watchman
 
 T = TypeVar("T")
 
-#: ``PRAGMA user_version`` of the index; bumped whenever its tables or what they hold change.
-INDEX_FORMAT: Final = 1
+#: ``PRAGMA user_version`` of the index; bumped whenever its own tables or what they hold change (each part has
+#: its own version, :func:`part_made`).
+INDEX_FORMAT: Final = 2
 #: ``PRAGMA application_id`` of the index ("oki1"): a database without it is not ours.
 APPLICATION_ID: Final = 0x6F6B6931
 #: How long a write waits for another process's before the index is given up for this run.
@@ -75,6 +81,8 @@ INDEX_DIR: Final = "index"
 WATCHMAN_CLOCK: Final = "watchman-clock"
 
 _SQLITE_CORRUPT: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+#: Files SQLite keeps beside a database.
+_SIDE_FILES: Final = ("", "-wal", "-shm", "-journal")
 
 _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -146,6 +154,8 @@ class ChangedSince:
         changed = self.changed
         if changed is None or (self._under is not None and not folder.startswith(self._under)):
             return False
+        if not changed:
+            return True
         if self._beneath is None:
             # Every changed path and every folder holding one: a folder in this set has a change at or below it.
             beneath: set[str] = set()
@@ -189,6 +199,117 @@ def index_path(cache_dir: Path, root: Path) -> Path:
     """Where the index of the project at *root* is kept inside *cache_dir*."""
     digest = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:32]
     return cache_dir / INDEX_DIR / f"{digest}.sqlite"
+
+
+# ---------------------------------------------------------------------- the database file
+
+
+def connect(path: Path, timeout: float) -> sqlite3.Connection:
+    """A connection to the index's database at *path* (WAL: a reader never waits for a writer); a write waits
+    *timeout* seconds for another process's."""
+    conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
+def adopt(conn: sqlite3.Connection, root: Path) -> str | None:
+    """Why the database open on *conn* is not the index of the project at *root* (None: it is; an empty one is
+    made ours, in one transaction, as another process may be making it at the same moment)."""
+    app, version = _stamp(conn)
+    if app == 0 and version == 0:
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            app, version = _stamp(conn)
+            if app == 0 and version == 0:
+                if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                    return "is not an okstra store index"
+                _make(conn, root)
+                return None
+    if app != APPLICATION_ID:
+        return "is not an okstra store index"
+    if version != INDEX_FORMAT:
+        return f"has format {version}, not {INDEX_FORMAT}"
+    row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+    if row is None or row[0] != os.path.realpath(root):
+        return "belongs to another project"
+    return None
+
+
+def _stamp(conn: sqlite3.Connection) -> tuple[int, int]:
+    return conn.execute("PRAGMA application_id").fetchone()[0], conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def create(conn: sqlite3.Connection, root: Path) -> None:
+    """Make the index's own tables in the empty database open on *conn* (one transaction)."""
+    with conn:
+        conn.execute("BEGIN IMMEDIATE")
+        _make(conn, root)
+
+
+def _make(conn: sqlite3.Connection, root: Path) -> None:
+    for statement in _SCHEMA:
+        conn.execute(statement)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('root', ?)", (os.path.realpath(root),))
+
+
+def discard(path: Path) -> None:
+    """Remove the database at *path* with the files SQLite keeps beside it (a file already gone is no error)."""
+    for suffix in _SIDE_FILES:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{path}{suffix}")
+
+
+def damaged(exc: sqlite3.DatabaseError) -> bool:
+    """Whether *exc* says the database is damaged (corrupt, truncated, not a database at all): it is rebuilt."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return not isinstance(exc, sqlite3.OperationalError)
+    return code & 0xFF in _SQLITE_CORRUPT or "malformed" in str(exc)
+
+
+def part_made(
+    conn: sqlite3.Connection, name: str, version: int, schema: Sequence[str], *, afresh: bool = False
+) -> bool:
+    """Make the tables of the part *name* (*schema*, each table named ``<name>_...``) unless the database holds
+    them at *version*; those of another version (every one, with *afresh*) are dropped first, the rest of the
+    database left as it is. True when they were made now. One transaction: a process making them at the same
+    moment waits, then finds them made."""
+    key = f"part:{name}"
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    if not afresh and row is not None and row[0] == str(version):
+        return False
+    with conn:
+        conn.execute("BEGIN IMMEDIATE")
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        if not afresh and row is not None and row[0] == str(version):
+            return False
+        tables = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
+        mine = [(table, sql or "") for table, sql in tables if table.startswith(f"{name}_")]
+        # A virtual table first: dropping it drops its shadow tables.
+        mine.sort(key=lambda pair: not pair[1].upper().startswith("CREATE VIRTUAL"))
+        for table, _sql in mine:
+            quoted = table.replace('"', '""')
+            conn.execute(f'DROP TABLE IF EXISTS "{quoted}"')
+        for statement in schema:
+            conn.execute(statement)
+        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(version)))
+    return True
+
+
+def kept_clock(conn: sqlite3.Connection, table: str) -> str | None:
+    """The watchman clock kept in *table* (a ``key, value`` table: ``meta`` or a part's own), None when none is."""
+    row = conn.execute(f"SELECT value FROM {table} WHERE key = ?", (WATCHMAN_CLOCK,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def keep_clock(conn: sqlite3.Connection, table: str, kept: str | None, clock: str) -> None:
+    """Keep *clock* in *table*, in the caller's transaction, unless another process kept one since this one read
+    *kept* (then none: the next look looks at everything once)."""
+    if kept_clock(conn, table) == kept:
+        conn.execute(f"INSERT OR REPLACE INTO {table} VALUES (?, ?)", (WATCHMAN_CLOCK, clock))
+    else:
+        conn.execute(f"DELETE FROM {table} WHERE key = ?", (WATCHMAN_CLOCK,))
 
 
 class StoreIndex:
@@ -251,80 +372,51 @@ class StoreIndex:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             if self.path.is_symlink() or (self.path.exists() and not self.path.is_file()):
                 self._discard(f"{self.path} is not a regular file")
-            self._conn = self._connect()
-            problem = self._foreign()
-            if problem is not None or reindex:
-                if problem is not None:
-                    self.notices.append(f"store index {self.path} {problem}: rebuilt")
+            self._conn = connect(self.path, BUSY_SECONDS)
+            problem = adopt(self._conn, self.root)
+            if problem is not None:
+                self.notices.append(f"store index {self.path} {problem}: rebuilt")
                 self._conn.close()
                 self._discard(None)
-                self._conn = self._connect()
-                self._create()
+                self._conn = connect(self.path, BUSY_SECONDS)
+                create(self._conn, self.root)
+            self._own_scope(reindex)
         except sqlite3.DatabaseError as exc:
             self._give_up_or_rebuild(exc)
         except OSError as exc:
             self._unusable(f"{exc.strerror or exc}")
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        return conn
-
-    def _foreign(self) -> str | None:
-        """Why the open database is not ours (None: it is, or it is empty and now made ours)."""
+    def _own_scope(self, reindex: bool) -> None:
+        """Drop the facts kept by another version of okstra (every fact, with *reindex*) and the clock they held
+        as of; the other parts of the database are left as they are."""
         assert self._conn is not None
-        app = self._conn.execute("PRAGMA application_id").fetchone()[0]
-        version = self._conn.execute("PRAGMA user_version").fetchone()[0]
-        if app == 0 and version == 0:
-            tables = self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-            if tables:
-                return "is not an okstra store index"
-            self._create()
-            return None
-        if app != APPLICATION_ID:
-            return "is not an okstra store index"
-        if version != INDEX_FORMAT:
-            return f"has format {version}, not {INDEX_FORMAT}"
-        meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
-        if meta.get("root") != os.fspath(self.root):
-            return "belongs to another project"
-        if meta.get("scope") != self._scope:
-            self._conn.execute("DELETE FROM facts")  # made by another version of okstra: nothing carries over
-            self._conn.execute("UPDATE meta SET value = ? WHERE key = 'scope'", (self._scope,))
-        return None
-
-    def _create(self) -> None:
-        """Make the tables (in one transaction: another process may be making them at the same moment)."""
-        assert self._conn is not None
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'scope'").fetchone()
+        if not reindex and row is not None and row[0] == self._scope:
+            return
         with self._conn:
             self._conn.execute("BEGIN IMMEDIATE")
-            for statement in _SCHEMA:
-                self._conn.execute(statement)
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO meta VALUES (?, ?)", [("root", os.fspath(self.root)), ("scope", self._scope)]
-            )
+            self._conn.execute("DELETE FROM facts")
+            self._conn.execute("DELETE FROM meta WHERE key = ?", (WATCHMAN_CLOCK,))
+            self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('scope', ?)", (self._scope,))
 
     def _discard(self, reason: str | None) -> None:
         if reason is not None:
             self.notices.append(f"store index {reason}: rebuilt")
-        for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(f"{self.path}{suffix}")
+        discard(self.path)
 
     def _give_up_or_rebuild(self, exc: sqlite3.DatabaseError) -> None:
         """A database SQLite cannot use is built afresh once; failing again, the index is not used this run."""
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-        code = getattr(exc, "sqlite_errorcode", None)
-        if code is not None and code & 0xFF not in _SQLITE_CORRUPT and "malformed" not in str(exc):
+        if not damaged(exc):
             self._unusable(str(exc))
             return
         try:
             self._discard(f"{self.path} is damaged ({exc})")
-            self._conn = self._connect()
-            self._create()
+            self._conn = connect(self.path, BUSY_SECONDS)
+            create(self._conn, self.root)
+            self._own_scope(False)
         except (sqlite3.DatabaseError, OSError) as again:
             self._unusable(str(again))
 
@@ -340,11 +432,10 @@ class StoreIndex:
         by the next answer)."""
         assert self._conn is not None
         try:
-            row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (WATCHMAN_CLOCK,)).fetchone()
+            self._clock_kept = kept_clock(self._conn, "meta")
         except sqlite3.DatabaseError as exc:
             self._give_up_or_rebuild(exc)
             return
-        self._clock_kept = None if row is None else str(row[0])
         since = watchman.changed_since(self.root, self._clock_kept)
         self.watchman_problem = since.problem
         self._clock_new = since.token
@@ -482,18 +573,10 @@ class StoreIndex:
                 self._conn.executemany("DELETE FROM facts WHERE name = ?", gone)
                 self._conn.executemany("INSERT OR REPLACE INTO facts VALUES (?, ?, ?, ?)", rows)
                 if clock is not None:
-                    self._keep_clock(clock)
+                    keep_clock(self._conn, "meta", self._clock_kept, clock)
+                    self._clock_kept = clock
         except sqlite3.DatabaseError as exc:
             self.notices.append(f"cannot keep the store index in {self.path.parent}: {exc}")
-
-    def _keep_clock(self, clock: str) -> None:
-        assert self._conn is not None
-        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (WATCHMAN_CLOCK,)).fetchone()
-        if (None if row is None else str(row[0])) == self._clock_kept:
-            self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (WATCHMAN_CLOCK, clock))
-        else:
-            self._conn.execute("DELETE FROM meta WHERE key = ?", (WATCHMAN_CLOCK,))
-        self._clock_kept = clock
 
     def _settle_unconsulted(self) -> None:
         """Drop the kept facts not looked up in this process whose paths no longer hold (nothing to do when the

@@ -1,30 +1,38 @@
-"""The search index of one project: an SQLite FTS5 database in the user's cache folder, never in the store.
+"""The search index of one project: SQLite FTS5 tables in the store index's database, in the user's cache
+folder, never in the store.
 
-One file per project (``<cache>/search/<digest of the root>.sqlite``), in WAL
-mode, so that a workbench and a command can read it while a third process
-brings it up to date. Each indexed file is recorded with the same freshness
-key as the check cache uses (size, mtime, ctime, inode), each walked folder
-with its own key and its listing: an unchanged folder is confirmed by one
-``stat`` (a name added, removed or renamed changes its mtime), an unchanged
-file by one more, and only changed, added and removed files are read again.
-Anything whose mtime is within :data:`RACY_NS` of the look is recorded as
-unsettled and looked at again next time (a second write in the same clock
-tick would keep the same metadata).
+The tables are the search's *part* of the store index's database
+(:mod:`okstra_core.store_index`: one file per project,
+``<cache>/index/<digest of the root>.sqlite``, in WAL mode, so that a
+workbench and a command can read it while a third process brings it up to
+date); each is named ``search_...``, and the part carries its own version
+(:data:`PART_FORMAT`): a part of another version is dropped and made afresh,
+the store index's facts left as they are. Each indexed file is recorded with
+the same freshness key as the check cache uses (size, mtime, ctime, inode),
+each walked folder with its own key and its listing: an unchanged folder is
+confirmed by one ``stat`` (a name added, removed or renamed changes its
+mtime), an unchanged file by one more, and only changed, added and removed
+files are read again. Anything whose mtime is within :data:`RACY_NS` of the
+look is recorded as unsettled and looked at again next time (a second write in
+the same clock tick would keep the same metadata).
 
 Opened with ``watchman=True``, the look first asks the user's watchman daemon
-what changed under ``.okstra/`` since the clock kept in ``meta`` (the store
-index's freshness source, :class:`okstra_core.store_index.ChangedSince`): a
-folder with no change at, below or above it, whose record was settled, is
-taken as recorded without a ``stat``; an answer watchman cannot vouch for
-means the full look. The clock kept is the one watchman gave before the look,
-written in the same transaction as what the look found, and only over the
-clock this process read (else none is kept).
+what changed under ``.okstra/`` since the clock kept in ``search_meta`` (the
+store index's freshness source, :class:`okstra_core.store_index.ChangedSince`;
+the facts keep their own clock, as each holds as of its own): a folder with no
+change at, below or above it, whose record was settled, is taken as recorded
+without a ``stat``; an answer watchman cannot vouch for means the full look.
+The clock kept is the one watchman gave before the look, written in the same
+transaction as what the look found, and only over the clock this process read
+(else none is kept).
 
-The database is trusted only when it is ours: its ``application_id`` and
-``user_version`` (:data:`INDEX_FORMAT`) and the project it names. A file
-that is not, or that SQLite finds corrupt, truncated or locked past
+The database is trusted only when it is ours (:func:`okstra_core.store_index.adopt`:
+its ``application_id``, its format and the project it names). A file that is
+not, or that SQLite finds corrupt, truncated or locked past
 :data:`BUSY_SECONDS`, is removed and built afresh, with one line in
-:attr:`SearchIndex.notices`. Nothing here writes in the store.
+:attr:`SearchIndex.notices`. A database the search kept in a folder of its own
+(``<cache>/search/``) before is removed when found. Nothing here writes in the
+store.
 """
 
 from __future__ import annotations
@@ -43,18 +51,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from .. import layout
+from .. import layout, store_index
 from ..progress import Progress
-from ..store_index import WATCHMAN_CLOCK, ChangedSince
+from ..store_index import ChangedSince
 from ..workers import worker_pool
-from .extract import INDEX_CHARS, child_role, extract, file_kind
+from .extract import INDEX_CHARS, Extracted, child_role, extract, file_kind
 from .query import Query, QueryError
 from .tokens import FTS_TOKENIZER
 
-#: ``PRAGMA user_version`` of the index; bumped whenever its tables or what they hold change.
-INDEX_FORMAT: Final = 4
-#: ``PRAGMA application_id`` of the index ("oks1"): a database without it is not ours.
-APPLICATION_ID: Final = 0x6F6B7331
 #: How long a write waits for another process's before the index is taken as locked.
 BUSY_SECONDS: float = 15.0
 #: Files and folders modified this close to the look are not trusted to show a later change.
@@ -67,7 +71,6 @@ SNIPPET_TOKENS: Final = 14
 
 _UNSETTLED: Final = "racy"
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_SQLITE_CORRUPT: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 #: What SQLite says (with SQLITE_ERROR) of a ``MATCH`` expression it cannot parse: the query's fault, not the index's.
 _UNPARSABLE: Final = re.compile(
     r"fts5: (syntax error|parser stack overflow)|expression tree is too large", re.IGNORECASE
@@ -81,26 +84,31 @@ def _unparsable(exc: sqlite3.OperationalError) -> bool:
 
 _SQLITE_BUSY: Final = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
 
-_SCHEMA: Final = f"""
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE dirs(
-    path TEXT PRIMARY KEY, stat TEXT NOT NULL, role TEXT NOT NULL, subdirs TEXT NOT NULL, plain TEXT NOT NULL,
-    logged TEXT NOT NULL, plain_hash TEXT NOT NULL, log_hash TEXT NOT NULL, files TEXT NOT NULL
-);
-CREATE TABLE files(
-    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, dir TEXT NOT NULL, stat TEXT NOT NULL, kind TEXT NOT NULL,
-    task TEXT NOT NULL, run_type TEXT, mtime INTEGER NOT NULL, capped INTEGER NOT NULL, error TEXT,
-    chars INTEGER NOT NULL, recorded INTEGER
-);
-CREATE INDEX files_by_task ON files(task);
-CREATE TABLE sections(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, kind TEXT NOT NULL, label TEXT);
-CREATE INDEX sections_by_file ON sections(file);
-CREATE INDEX files_by_dir ON files(dir);
-CREATE TABLE tasks(rel TEXT PRIMARY KEY, key TEXT NOT NULL, type TEXT);
-CREATE VIRTUAL TABLE body USING fts5(text, tokenize='{FTS_TOKENIZER}');
-PRAGMA application_id = {APPLICATION_ID};
-PRAGMA user_version = {INDEX_FORMAT};
-"""
+#: The search's part of the store index's database (:func:`okstra_core.store_index.part_made`): its name, which
+#: every one of its tables starts with, and its version, bumped whenever its tables or what they hold change.
+PART: Final = "search"
+PART_FORMAT: Final = 5
+
+_SCHEMA: Final = (
+    "CREATE TABLE search_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE search_dirs("
+    "path TEXT PRIMARY KEY, stat TEXT NOT NULL, role TEXT NOT NULL, subdirs TEXT NOT NULL, plain TEXT NOT NULL, "
+    "logged TEXT NOT NULL, plain_hash TEXT NOT NULL, log_hash TEXT NOT NULL, files TEXT NOT NULL)",
+    "CREATE TABLE search_files("
+    "id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, dir TEXT NOT NULL, stat TEXT NOT NULL, kind TEXT NOT NULL, "
+    "task TEXT NOT NULL, run_type TEXT, mtime INTEGER NOT NULL, capped INTEGER NOT NULL, error TEXT, "
+    "chars INTEGER NOT NULL, recorded INTEGER)",
+    "CREATE INDEX search_files_by_task ON search_files(task)",
+    "CREATE INDEX search_files_by_dir ON search_files(dir)",
+    "CREATE TABLE search_sections(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, kind TEXT NOT NULL, label TEXT)",
+    "CREATE INDEX search_sections_by_file ON search_sections(file)",
+    "CREATE TABLE search_tasks(rel TEXT PRIMARY KEY, key TEXT NOT NULL, type TEXT)",
+    f"CREATE VIRTUAL TABLE search_body USING fts5(text, tokenize='{FTS_TOKENIZER}')",
+)
+
+#: The folder of the search's own database files before its tables moved into the store index's: a file left
+#: there is removed when the project is searched.
+_OLD_DIR: Final = "search"
 
 
 class SearchError(Exception):
@@ -159,9 +167,23 @@ class Update:
 
 
 def index_path(cache_dir: Path, root: Path) -> Path:
-    """The index file of the project *root* in the cache folder *cache_dir*."""
-    ident = hashlib.sha256(os.fsencode(os.path.abspath(root))).hexdigest()[:32]
-    return Path(os.path.abspath(cache_dir)) / "search" / f"{ident}.sqlite"
+    """The database holding the search's tables for the project *root* in the cache folder *cache_dir*: the
+    store index's."""
+    return store_index.index_path(Path(os.path.abspath(cache_dir)), root)
+
+
+def _remove_old_file(cache_dir: Path, root: Path) -> None:
+    """Remove the search's own database of *root* left in *cache_dir* by an okstra that kept one (and its
+    folder once empty)."""
+    folder = Path(os.path.abspath(cache_dir)) / _OLD_DIR
+    if not folder.is_dir():
+        return
+    for named in {os.path.abspath(root), os.path.realpath(root)}:
+        ident = hashlib.sha256(os.fsencode(named)).hexdigest()[:32]
+        with suppress(OSError):
+            store_index.discard(folder / f"{ident}.sqlite")
+    with suppress(OSError):
+        folder.rmdir()
 
 
 def _key(st: os.stat_result, now_ns: int) -> str:
@@ -334,6 +356,19 @@ def _shared_walk(
         _SHARED = None
 
 
+@dataclass(slots=True)
+class _Found:
+    """What one look found to change in the index, read before the write lock is taken."""
+
+    #: The files to read again (path, kind, key, mtime) and the rows to forget.
+    stale: list[tuple[str, str, str, int]]
+    removed: list[int]
+    #: The stale files, read.
+    read: list[tuple[str, str, str, int, Extracted]]
+    #: The recorded time of each file of the tasks touched, by task folder.
+    times: dict[str, dict[str, int]]
+
+
 class SearchIndex:
     """The index of the project *root*, kept in *cache_dir*. Open it with :meth:`open`, close with :meth:`close`."""
 
@@ -352,6 +387,7 @@ class SearchIndex:
         #: One line per index found unusable and rebuilt.
         self.notices: list[str] = []
         self._conn: sqlite3.Connection | None = None
+        self._cache_dir = cache_dir
         misplaced = layout.misplaced_cache(cache_dir, self.root)
         if misplaced is not None:
             raise SearchError(f"{cache_dir}: {misplaced}")
@@ -366,22 +402,25 @@ class SearchIndex:
         return self._conn
 
     def open(self) -> None:
-        """Open the index, building it afresh when there is none or it is not ours."""
+        """Open the index, building it afresh when there is none or it is not ours: the store index's database,
+        with the search's part made in it when it holds none of this version."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
             raise SearchError(f"{self.path.parent}: cannot create the index folder: {exc.strerror or exc}") from None
+        _remove_old_file(self._cache_dir, self.root)
         problem = self._unusable_file()
         if problem is not None:
             self._discard(problem)
         try:
             self._conn = self._connect()
-            problem = self._foreign()
+            problem = store_index.adopt(self._conn, self.root)
+            if problem is None:
+                store_index.part_made(self._conn, PART, PART_FORMAT, _SCHEMA)
         except sqlite3.DatabaseError as exc:
             problem = self._problem(exc)
         if problem is not None:
             self._discard(problem)
-            self._conn = self._connect()
             self._create()
 
     def _unusable_file(self) -> str | None:
@@ -392,70 +431,57 @@ class SearchIndex:
         except OSError as exc:
             raise SearchError(f"{self.path}: cannot look at the index: {exc.strerror or exc}") from None
         if not stat.S_ISREG(st.st_mode):
-            return "not a regular file"
+            return "is not a regular file"
         return None
 
     def _connect(self) -> sqlite3.Connection:
         try:
-            conn = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
+            return store_index.connect(self.path, BUSY_SECONDS)
+        except sqlite3.DatabaseError:
+            raise  # what the file is: the caller's to judge
         except sqlite3.Error as exc:
             raise SearchError(f"{self.path}: cannot open the index: {exc}") from None
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        return conn
-
-    def _foreign(self) -> str | None:
-        """Why the open database is not an index of this project in this format (None when it is)."""
-        conn = self.conn
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if app_id == 0 and version == 0 and tables == 0:
-            self._create()
-            return None
-        if app_id != APPLICATION_ID:
-            return "not an okstra search index"
-        if version != INDEX_FORMAT:
-            return f"index format {version}, this okstra reads format {INDEX_FORMAT}"
-        row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
-        if row is None or row[0] != str(self.root):
-            return "an index of another project"
-        return None
 
     def _create(self) -> None:
-        conn = self.conn
-        conn.executescript(_SCHEMA)
-        conn.execute("INSERT INTO meta VALUES ('root', ?)", (str(self.root),))
+        """A new database, with the store index's tables and the search's."""
+        self._conn = self._connect()
+        store_index.create(self._conn, self.root)
+        store_index.part_made(self._conn, PART, PART_FORMAT, _SCHEMA)
 
     def _problem(self, exc: sqlite3.DatabaseError) -> str:
-        """What a database error says of the index: corrupt or locked (rebuilt); anything else is raised."""
+        """What a database error says of the index: damaged or locked (rebuilt); anything else is raised."""
         code = getattr(exc, "sqlite_errorcode", None)
-        if code in _SQLITE_CORRUPT or (code is None and not isinstance(exc, sqlite3.OperationalError)):
-            return f"corrupt ({exc})"
+        if store_index.damaged(exc):
+            return f"is damaged ({exc})"
         if code in _SQLITE_BUSY:
-            return f"locked by another process for over {BUSY_SECONDS:g}s"
+            return f"is locked by another process for over {BUSY_SECONDS:g}s"
         if isinstance(exc, sqlite3.OperationalError) and "fts5" in str(exc).lower():
-            return f"corrupt ({exc})"
+            return f"is damaged ({exc})"
         raise SearchError(f"{self.path}: cannot use the index: {exc}") from None
 
     def rebuild(self) -> None:
-        """Start the index afresh: the next :meth:`update` reads every file."""
-        self._discard(None)
-        self._conn = self._connect()
-        self._create()
+        """Start the search's part afresh: the next :meth:`update` reads every file (the store index's facts are
+        left as they are)."""
+        for attempt in (0, 1):
+            try:
+                with self._guarded():
+                    store_index.part_made(self.conn, PART, PART_FORMAT, _SCHEMA, afresh=True)
+                    return
+            except _Retry:
+                if attempt:
+                    raise SearchError(f"{self.path}: the index could not be rebuilt") from None
 
     def _discard(self, reason: str | None) -> None:
-        """Remove the index file (and its WAL and shared-memory files); say why, when there is a reason."""
+        """Remove the database (and its WAL and shared-memory files); say why, when there is a reason."""
         self.close()
         if reason is not None:
-            self.notices.append(f"the search index {self.path} was {reason}; rebuilt it")
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            try:
-                os.unlink(f"{self.path}{suffix}")
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                raise SearchError(f"{self.path}{suffix}: cannot remove the unusable index: {exc.strerror}") from None
+            self.notices.append(f"store index {self.path} {reason}: rebuilt")
+        try:
+            store_index.discard(self.path)
+        except OSError as exc:
+            raise SearchError(
+                f"{exc.filename or self.path}: cannot remove the unusable index: {exc.strerror}"
+            ) from None
 
     def close(self) -> None:
         if self._conn is not None:
@@ -476,7 +502,6 @@ class SearchIndex:
             yield
         except sqlite3.DatabaseError as exc:
             self._discard(self._problem(exc))
-            self._conn = self._connect()
             self._create()
             raise _Retry from None
 
@@ -499,7 +524,7 @@ class SearchIndex:
     def _wants_logs(self) -> bool:
         if self.include_logs:
             return True
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'logs'").fetchone()
+        row = self.conn.execute("SELECT value FROM search_meta WHERE key = 'logs'").fetchone()
         return row is not None
 
     def _ask_watchman(self) -> tuple[ChangedSince | None, str | None, str | None]:
@@ -507,8 +532,7 @@ class SearchIndex:
         clock to keep once the index holds what this look found (asked before the look)."""
         from .. import watchman
 
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (WATCHMAN_CLOCK,)).fetchone()
-        kept = None if row is None else str(row[0])
+        kept = store_index.kept_clock(self.conn, "search_meta")
         since = watchman.changed_since(self.root, kept)
         self.watchman_problem = since.problem
         if since.token is None:
@@ -516,21 +540,16 @@ class SearchIndex:
         within = os.fspath(layout.okstra_dir(self.root))
         return (None if since.changed is None else ChangedSince(since.changed, within=within)), kept, since.token
 
-    def _keep_clock(self, kept: str | None, clock: str | None) -> None:
-        """Keep the new clock, unless another process kept one since this one read it (then none: the next look
-        looks at everything once)."""
-        if clock is None:
-            return
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (WATCHMAN_CLOCK,)).fetchone()
-        if (None if row is None else str(row[0])) == kept:
-            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (WATCHMAN_CLOCK, clock))
-        else:
-            self.conn.execute("DELETE FROM meta WHERE key = ?", (WATCHMAN_CLOCK,))
-
     def _update(self, progress: Progress | None) -> Update:
         logs = self._wants_logs()
         generation = self._generation()
         quiet, kept, clock = self._ask_watchman() if self.watchman else (None, None, None)
+        if quiet is not None and clock is not None and not quiet.changed and self._settled(logs):
+            # Nothing changed under the store since the clock kept, and nothing was recorded too recently to be
+            # trusted: the index holds as it is, without a walk.
+            if clock != kept:
+                self._keep_clock_alone(generation, kept, clock)
+            return Update(unchanged=self.conn.execute("SELECT count(*) FROM search_files").fetchone()[0])
         look = self._look(self._known_dirs(), logs, quiet)
         catalog_key = self._catalog_key()
         if (
@@ -539,7 +558,12 @@ class SearchIndex:
             and not self._catalog_changed(catalog_key)
             and (not self.include_logs or self._logs_recorded())
         ):
+            if clock is not None and clock != kept:
+                self._keep_clock_alone(generation, kept, clock)
             return Update(unchanged=look.files)
+        # What changed is read before the write lock is taken: the other writers of the database (a search, the
+        # store index keeping facts) wait only for the writes.
+        found = self._found(look, progress)
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -547,17 +571,19 @@ class SearchIndex:
                 # Another process changed the index while this one looked or waited for the lock: look again, at
                 # everything (what watchman named is as of this process's clock, not of the other's rows).
                 look = self._look(self._known_dirs(), logs)
-            stale, removed = self._changes(look)
+                found = self._found(look, progress)
+            stale, removed = found.stale, found.removed
             self._forget(removed)
-            self._read(stale, progress)
-            self._record_times(look)
+            self._insert(found.read)
+            self._save_times(found.times)
             self._save_dirs(look)
             if self._catalog_changed(catalog_key):
                 self._save_tasks(catalog_key)
             if self.include_logs:
-                conn.execute("INSERT OR REPLACE INTO meta VALUES ('logs', '1')")
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (str(generation + 1),))
-            self._keep_clock(kept, clock)
+                conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('logs', '1')")
+            conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('generation', ?)", (str(generation + 1),))
+            if clock is not None:
+                store_index.keep_clock(conn, "search_meta", kept, clock)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -565,17 +591,39 @@ class SearchIndex:
             raise
         return Update(read=len(stale), removed=len(removed) - look.replaced, unchanged=look.files - len(stale))
 
+    def _settled(self, logs: bool) -> bool:
+        """Whether every record the look would take from the index is settled (none was made within
+        :data:`RACY_NS` of its look), the catalog's included, and the transcripts are recorded when wanted."""
+        conn = self.conn
+        racy = "stat = ? OR plain_hash = ?" + (" OR log_hash = ?" if logs else "")
+        marks = (_UNSETTLED,) * (3 if logs else 2)
+        if conn.execute(f"SELECT 1 FROM search_dirs WHERE {racy} LIMIT 1", marks).fetchone() is not None:
+            return False
+        catalog = conn.execute("SELECT value FROM search_meta WHERE key = 'catalog'").fetchone()
+        return catalog is not None and catalog[0] != _UNSETTLED and (not self.include_logs or self._logs_recorded())
+
+    def _keep_clock_alone(self, generation: int, kept: str | None, clock: str) -> None:
+        """The look found nothing to change: keep the clock it holds as of, unless another process wrote in the
+        index since this one read *generation* (its rows are as of its own look, not of this clock)."""
+        conn = self.conn
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            if self._generation() == generation:
+                store_index.keep_clock(conn, "search_meta", kept, clock)
+
     def _generation(self) -> int:
         """How many updates the index has had (each one adds one)."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        row = self.conn.execute("SELECT value FROM search_meta WHERE key = 'generation'").fetchone()
         return int(row[0]) if row is not None else 0
 
     def _logs_recorded(self) -> bool:
-        return self.conn.execute("SELECT 1 FROM meta WHERE key = 'logs'").fetchone() is not None
+        return self.conn.execute("SELECT 1 FROM search_meta WHERE key = 'logs'").fetchone() is not None
 
     def _known_dirs(self) -> dict[str, tuple[str, ...]]:
         # Not the files' kinds (the last column): only a folder looked at file by file needs them.
-        rows = self.conn.execute("SELECT path, stat, role, subdirs, plain, logged, plain_hash, log_hash FROM dirs")
+        rows = self.conn.execute(
+            "SELECT path, stat, role, subdirs, plain, logged, plain_hash, log_hash FROM search_dirs"
+        )
         return {row[0]: row[1:] for row in rows}
 
     def _look(self, known: dict[str, tuple[str, ...]], logs: bool, quiet: ChangedSince | None = None) -> _Look:
@@ -615,14 +663,14 @@ class SearchIndex:
         now = time.time_ns()
         base = str(self.root) + os.sep
         for rel in look.gone:
-            removed.extend(i for (i,) in conn.execute("SELECT id FROM files WHERE dir = ?", (rel,)))
+            removed.extend(i for (i,) in conn.execute("SELECT id FROM search_files WHERE dir = ?", (rel,)))
         for rel in look.dirty:
-            rows = conn.execute("SELECT id, path, stat FROM files WHERE dir = ?", (rel,))
+            rows = conn.execute("SELECT id, path, stat FROM search_files WHERE dir = ?", (rel,))
             stored = {path: (ident, key) for ident, path, key in rows}
             current = set()
             files = look.dirs[rel][-1]
             if files is None:
-                row = conn.execute("SELECT files FROM dirs WHERE path = ?", (rel,)).fetchone()
+                row = conn.execute("SELECT files FROM search_dirs WHERE path = ?", (rel,)).fetchone()
                 files = row[0] if row is not None else ""
                 look.dirs[rel] = (*look.dirs[rel][:-1], files)
             for kind, _, name in map(_split, files.split("\n") if files else ()):
@@ -651,49 +699,65 @@ class SearchIndex:
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            conn.execute(f"DELETE FROM body WHERE rowid IN (SELECT id FROM sections WHERE file IN ({marks}))", chunk)
-            conn.execute(f"DELETE FROM sections WHERE file IN ({marks})", chunk)
-            conn.execute(f"DELETE FROM files WHERE id IN ({marks})", chunk)
+            conn.execute(
+                f"DELETE FROM search_body WHERE rowid IN (SELECT id FROM search_sections WHERE file IN ({marks}))",
+                chunk,
+            )
+            conn.execute(f"DELETE FROM search_sections WHERE file IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM search_files WHERE id IN ({marks})", chunk)
 
-    def _read(self, stale: list[tuple[str, str, str, int]], progress: Progress | None) -> None:
-        conn = self.conn
+    def _found(self, look: _Look, progress: Progress | None) -> _Found:
+        """What the store holds that the index does not, as *look* found it: the files to read, read; the rows
+        to forget; the recorded times of the tasks touched."""
+        stale, removed = self._changes(look)
+        read = []
         total = len(stale)
         for done, (rel, kind, key, mtime) in enumerate(sorted(stale), start=1):
-            got = extract(self.root / rel, self.root, kind)
+            read.append((rel, kind, key, mtime, extract(self.root / rel, self.root, kind)))
+            if progress is not None and (done % 200 == 0 or done == total):
+                progress(done, total)
+        return _Found(stale, removed, read, self._times(look))
+
+    def _insert(self, read: list[tuple[str, str, str, int, Extracted]]) -> None:
+        conn = self.conn
+        for rel, kind, key, mtime, got in read:
             task, run_type = layout.task_and_run_type(rel)
             chars = sum(len(s.text) for s in got.sections)
             cur = conn.execute(
-                "INSERT INTO files(path, dir, stat, kind, task, run_type, mtime, capped, error, chars) "
+                "INSERT INTO search_files(path, dir, stat, kind, task, run_type, mtime, capped, error, chars) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (rel, rel.rpartition("/")[0], key, kind, task, run_type, mtime, int(got.capped), got.error, chars),
             )
             file_id = cur.lastrowid
             for section in got.sections:
                 cur = conn.execute(
-                    "INSERT INTO sections(file, kind, label) VALUES (?, ?, ?)", (file_id, section.kind, section.label)
+                    "INSERT INTO search_sections(file, kind, label) VALUES (?, ?, ?)",
+                    (file_id, section.kind, section.label),
                 )
-                conn.execute("INSERT INTO body(rowid, text) VALUES (?, ?)", (cur.lastrowid, section.text))
-            if progress is not None and (done % 200 == 0 or done == total):
-                progress(done, total)
+                conn.execute("INSERT INTO search_body(rowid, text) VALUES (?, ?)", (cur.lastrowid, section.text))
 
-    def _record_times(self, look: _Look) -> None:
-        """The recorded time of every file of each task with a changed folder (:mod:`.recorded`).
+    def _times(self, look: _Look) -> dict[str, dict[str, int]]:
+        """The recorded time of every file of each task with a changed folder (:mod:`.recorded`), by task folder.
 
         A whole task at a time: a run document written after a prompt places that prompt in its execution.
         """
         from .recorded import task_times
 
         touched = {"/".join(parts[2:4]) for parts in (rel.split("/") for rel in (*look.dirty, *look.gone))}
-        for folder in sorted(t for t in touched if t.count("/") == 1):
-            self.conn.execute("UPDATE files SET recorded = NULL WHERE task = ?", (folder,))
-            rows = [(at, path) for path, at in task_times(self.root, folder).items()]
-            self.conn.executemany("UPDATE files SET recorded = ? WHERE path = ?", rows)
+        return {folder: task_times(self.root, folder) for folder in sorted(t for t in touched if t.count("/") == 1)}
+
+    def _save_times(self, times: dict[str, dict[str, int]]) -> None:
+        for folder, at in times.items():
+            self.conn.execute("UPDATE search_files SET recorded = NULL WHERE task = ?", (folder,))
+            self.conn.executemany(
+                "UPDATE search_files SET recorded = ? WHERE path = ?", [(t, p) for p, t in at.items()]
+            )
 
     def _save_dirs(self, look: _Look) -> None:
         conn = self.conn
-        conn.executemany("DELETE FROM dirs WHERE path = ?", [(p,) for p in look.gone])
+        conn.executemany("DELETE FROM search_dirs WHERE path = ?", [(p,) for p in look.gone])
         rows = [(p, *look.dirs[p]) for p in look.dirty]
-        conn.executemany("INSERT OR REPLACE INTO dirs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        conn.executemany("INSERT OR REPLACE INTO search_dirs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def _catalog_key(self) -> str:
         try:
@@ -702,7 +766,7 @@ class SearchIndex:
             return "missing"
 
     def _catalog_changed(self, key: str) -> bool:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'catalog'").fetchone()
+        row = self.conn.execute("SELECT value FROM search_meta WHERE key = 'catalog'").fetchone()
         return row is None or row[0] != key or key == _UNSETTLED
 
     def _save_tasks(self, key: str) -> None:
@@ -710,15 +774,15 @@ class SearchIndex:
 
         listing = Project(self.root).catalog_listing()
         conn = self.conn
-        conn.execute("DELETE FROM tasks")
+        conn.execute("DELETE FROM search_tasks")
         if isinstance(listing, list):
             tasks_prefix = layout.rel(layout.tasks_dir(self.root), self.root) + "/"
             rows = {
                 layout.task_root_rel(e.task_group, e.task_id).removeprefix(tasks_prefix): (e.task_key, e.task_type)
                 for e in listing
             }
-            conn.executemany("INSERT INTO tasks VALUES (?, ?, ?)", [(rel, *v) for rel, v in rows.items()])
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('catalog', ?)", (key,))
+            conn.executemany("INSERT INTO search_tasks VALUES (?, ?, ?)", [(rel, *v) for rel, v in rows.items()])
+        conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('catalog', ?)", (key,))
 
     # ------------------------------------------------------------- querying
 
@@ -743,7 +807,7 @@ class SearchIndex:
         args: list[Any] = []
         match = query.fts()
         if match is not None:
-            where.append("body MATCH ?")
+            where.append("search_body MATCH ?")
             args.append(match)
         if query.kinds:
             where.append(f"s.kind IN ({','.join('?' * len(query.kinds))})")
@@ -766,16 +830,16 @@ class SearchIndex:
     def _search(self, query: Query, limit: int, logs: bool) -> Results:
         where, args = self._where(query, logs)
         joins = (
-            "FROM body JOIN sections s ON s.id = body.rowid JOIN files f ON f.id = s.file "
-            "LEFT JOIN tasks t ON t.rel = f.task"
+            "FROM search_body JOIN search_sections s ON s.id = search_body.rowid JOIN search_files f ON f.id = s.file "
+            "LEFT JOIN search_tasks t ON t.rel = f.task"
         )
         cond = " WHERE " + " AND ".join(where) if where else ""
         if query.node is not None:
-            snippet = f"snippet(body, 0, char(2), char(3), '…', {SNIPPET_TOKENS})"
+            snippet = f"snippet(search_body, 0, char(2), char(3), '…', {SNIPPET_TOKENS})"
             order = "ORDER BY rank, f.mtime DESC, f.path, s.id"
             score = "rank"
         else:
-            snippet = "substr(body.text, 1, 200)"
+            snippet = "substr(search_body.text, 1, 200)"
             order = "ORDER BY f.mtime DESC, f.path, s.id"
             score = "0.0"
         sql = (
@@ -797,8 +861,8 @@ class SearchIndex:
     def stats(self) -> dict[str, int]:
         """Files, sections and characters indexed, and the index's size on disk (with its WAL) in bytes."""
         conn = self.conn
-        files, chars = conn.execute("SELECT count(*), coalesce(sum(chars), 0) FROM files").fetchone()
-        sections = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+        files, chars = conn.execute("SELECT count(*), coalesce(sum(chars), 0) FROM search_files").fetchone()
+        sections = conn.execute("SELECT count(*) FROM search_sections").fetchone()[0]
         size = 0
         for suffix in ("", "-wal"):
             with suppress(OSError):

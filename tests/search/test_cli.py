@@ -237,3 +237,41 @@ def test_a_closed_pipe_ends_the_search_quietly(demo_root: Path, tmp_path: Path, 
         os.close(write_end)
     assert proc.stderr == b"", proc.stderr.decode(errors="replace")
     assert proc.returncode == EXIT_BROKEN_PIPE
+
+
+def test_searches_and_inboxes_sharing_one_database_at_once_lose_nothing(fresh_demo: Path, tmp_path: Path) -> None:
+    """Processes of both consumers start together on a cache with no database: they make it, each its tables,
+    and every answer is the one given without the cache."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    cache = tmp_path / "cache"
+
+    def command(verb: str, *extra: str) -> list[str]:
+        return [sys.executable, "-m", "okstra_core.cli", verb, str(fresh_demo), *extra, "--json"]
+
+    search, inbox = ("search", "retry", "-q", "--jobs", "1"), ("inbox",)
+    expected = {
+        verb: subprocess.run(command(*argv, "--no-cache"), capture_output=True, text=True, check=False).stdout
+        for verb, argv in (("search", search), ("inbox", inbox))
+    }
+    for _round in range(2):
+        procs = [
+            (argv[0], subprocess.Popen(command(*argv, "--cache-dir", str(cache)), stdout=-1, stderr=-1, text=True))
+            for argv in (search, inbox, search, inbox)
+        ]
+        for verb, proc in procs:
+            out, err = proc.communicate(timeout=120)
+            assert (proc.returncode, err) == (0, ""), err
+            if verb == "search":
+                # The same hits; only the project folder named in the document differs from no cache's.
+                assert json.loads(out)["hits"] == json.loads(expected[verb])["hits"]
+            else:
+                assert out == expected[verb]
+    (db,) = (layout.okstra_cache_dir(cache) / "index").glob("*.sqlite")
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert conn.execute("SELECT count(*) FROM facts").fetchone()[0] > 0
+    assert conn.execute("SELECT count(*) FROM search_files").fetchone()[0] > 300
+    conn.close()

@@ -287,3 +287,104 @@ def test_since_filters_on_the_time_the_store_records_not_the_mtime(fresh_demo: P
     brief.write_text(brief.read_text() + "\nThe quokkafox clause.\n")
     fresh_index.update()
     assert _paths(fresh_index, "quokkafox since:1d") == {layout.rel(brief, fresh_demo)}
+
+
+# ---------------------------------------------------------------------------- inside the store index's database
+
+
+def _facts(root: Path, cache_dir: Path, *, reindex: bool = False) -> tuple[list[object], int]:
+    """The inbox through the store index kept in *cache_dir*, and how many facts it reused."""
+    from okstra_core.store import Project
+    from okstra_core.store_index import StoreIndex
+    from okstra_core.workflows.inbox import read_inbox
+
+    with StoreIndex(root, cache_dir, key=b"k" * 32, scope="test", reindex=reindex) as index:
+        items = [d.to_json() for d in read_inbox(Project(root), index).items]
+        assert not index.notices
+        return items, index.reused
+
+
+def test_the_search_keeps_its_tables_in_the_store_index_database(fresh_demo: Path, cache_dir: Path) -> None:
+    from okstra_core import store_index
+
+    expected, _ = _facts(fresh_demo, cache_dir)
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        index.update()
+        assert index.path == store_index.index_path(cache_dir, fresh_demo)
+    assert [p.name for p in cache_dir.rglob("*.sqlite")] == [index.path.name]
+    # Each keeps what the other made: the facts stay warm after a search, the search's tables after the facts.
+    assert _facts(fresh_demo, cache_dir) == (expected, 1)
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        assert index.update().read == 0 and not index.notices
+    # Rebuilding one part leaves the other as it was.
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        index.rebuild()
+        assert index.update().read > 300
+    assert _facts(fresh_demo, cache_dir) == (expected, 1)
+    assert _facts(fresh_demo, cache_dir, reindex=True) == (expected, 0)
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        assert index.update().read == 0 and not index.notices
+
+
+def test_a_search_part_of_another_version_is_made_afresh_alone(fresh_demo: Path, cache_dir: Path) -> None:
+    expected, _ = _facts(fresh_demo, cache_dir)
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        index.update()
+    conn = sqlite3.connect(index_path(cache_dir, fresh_demo))
+    conn.execute("UPDATE meta SET value = '1' WHERE key = ?", (f"part:{search_index.PART}",))
+    conn.execute("CREATE TABLE search_leftover(x)")  # a table of the old version the new one does not make
+    conn.commit()
+    conn.close()
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        assert not index.notices
+        assert index.update().read > 300
+        assert _paths(index, "idempotency")
+        names = {n for (n,) in index.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert "search_leftover" not in names
+    assert _facts(fresh_demo, cache_dir) == (expected, 1)
+
+
+def test_the_search_database_of_an_older_okstra_is_removed(fresh_demo: Path, cache_dir: Path) -> None:
+    import hashlib
+
+    old = cache_dir / "search"
+    old.mkdir(parents=True)
+    ident = hashlib.sha256(os.fsencode(os.path.abspath(fresh_demo))).hexdigest()[:32]
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{old / ident}.sqlite{suffix}").write_bytes(b"an older okstra's search index")
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        index.update()
+        assert _paths(index, "idempotency") and not index.notices
+    assert not old.exists()
+
+
+def test_another_writer_is_not_kept_waiting_while_the_search_reads_the_store(
+    fresh_demo: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files are read before the search takes the write lock: the store index keeping facts in the same
+    database meanwhile does not wait for the reading (on a large store, a build reads for minutes)."""
+    from okstra_core import store_index
+
+    _facts(fresh_demo, cache_dir)  # the database is made
+    others: list[str] = []
+    read = search_index.extract
+
+    def reading(*args: object, **kwargs: object) -> object:
+        if not others:
+            other = store_index.connect(index_path(cache_dir, fresh_demo), timeout=0)
+            try:
+                other.execute("BEGIN IMMEDIATE")
+                other.execute("INSERT OR REPLACE INTO meta VALUES ('another writer', 'was here')")
+                other.execute("COMMIT")
+                others.append("wrote")
+            except sqlite3.OperationalError as exc:
+                others.append(str(exc))
+            finally:
+                other.close()
+        return read(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search_index, "extract", reading)
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        assert index.update().read > 300
+        assert _paths(index, "idempotency") and not index.notices
+    assert others == ["wrote"]

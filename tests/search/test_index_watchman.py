@@ -53,3 +53,53 @@ def test_only_the_changed_folder_is_looked_at(
     chain = {f"{p}/" for p in [folder, *folder.parents] if p == tasks or tasks in p.parents}
     assert set(looked) == chain
     assert found == _hits(fresh_demo, tmp_path / "fresh", "quokkazebra", watchman=False) != []
+
+
+def test_the_search_and_the_facts_keep_their_own_clocks(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman
+) -> None:
+    """One database, two clocks: a search bringing its tables up to date says nothing of the facts, which hold
+    as of the clock they kept."""
+    from okstra_core import reading
+    from okstra_core.store_index import StoreIndex
+
+    cache = tmp_path / "cache"
+    brief = layout.instruction_set_dir(layout.tasks_dir(fresh_demo) / TASK) / "task-brief.md"
+
+    def fact() -> str:
+        with StoreIndex(fresh_demo, cache, key=b"k" * 32, scope="test", watchman=True) as index:
+            assert index.watchman_problem is None
+            return index.fact("brief", lambda: str(reading.read_text(brief)), str, str)
+
+    before = fact()
+    fact()  # the clock the facts hold as of is kept
+    brief.write_text(before + "\nThe quokkazebra clause.\n", encoding="utf-8")
+    assert _hits(fresh_demo, cache, "quokkazebra", watchman=True) != []
+    assert "quokkazebra" in fact()
+
+
+def test_a_look_that_finds_nothing_to_change_keeps_the_clock(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index built without watchman, then searched with it: the first look finds the index up to date and
+    keeps the clock it holds as of, so the next look is watchman's answer alone."""
+    cache = tmp_path / "cache"
+    _hits(fresh_demo, cache, "retry", watchman=False)
+    _hits(fresh_demo, cache, "retry", watchman=True)  # no clock kept yet: every folder is looked at
+    looked = _looked_at(monkeypatch)
+    assert _hits(fresh_demo, cache, "retry", watchman=True) != []
+    assert looked == [], "nothing changed since the clock kept: watchman vouches for every folder"
+
+
+def test_a_record_made_too_recently_is_looked_at_though_watchman_says_nothing_changed(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder recorded as unsettled (modified within the racy window of its look) is looked at again even when
+    watchman names no change: a second write in the same clock tick would have kept its metadata."""
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(search_index, "RACY_NS", 10**18)  # every record is unsettled
+    _hits(fresh_demo, cache, "retry", watchman=True)
+    _hits(fresh_demo, cache, "retry", watchman=True)
+    looked = _looked_at(monkeypatch)
+    assert _hits(fresh_demo, cache, "retry", watchman=True) != []
+    assert looked, "the unsettled folders were taken as recorded"
