@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def child_command(job: str, root: Path, *options: str) -> list[str]:
@@ -32,3 +33,10 @@ def run_child(job: str, root: Path, ok: tuple[int, ...] = (0,)) -> str | None:
     except OSError:
         return None
     return done.stdout if done.returncode in ok else None
+
+
+def end_child(child: subprocess.Popen[Any] | None) -> None:
+    """Kill *child* if it still runs, and reap it."""
+    if child is not None and child.poll() is None:
+        child.kill()
+        child.wait()

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
-from .children import child_command
+from .children import child_command, end_child
 from .widgets.shown import cut
 
 if TYPE_CHECKING:
@@ -258,10 +258,7 @@ class NoticeWatcher:
 
     def close(self) -> None:
         self._closed.set()
-        child = self._child
-        if child is not None and child.poll() is None:
-            child.kill()
-            child.wait()
+        end_child(self._child)
 
     def _run(self) -> None:
         child = self._child

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from .children import child_command
+from .children import child_command, end_child
 
 if TYPE_CHECKING:
     from okstra_core.workflows.pulse import Notice
@@ -118,10 +118,7 @@ class OthersWatcher:
 
     def close(self) -> None:
         self._closed.set()
-        child = self._child
-        if child is not None and child.poll() is None:
-            child.kill()
-            child.wait()
+        end_child(self._child)
 
     def _run(self) -> None:
         child = self._child

@@ -21,6 +21,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -77,7 +78,24 @@ def grouped(hits: list[Hit]) -> list[tuple[str, list[Hit]]]:
     return list(groups.items())
 
 
-class SearchScreen(ViewScreen):
+class QueryKeys(Screen[None]):
+    """What a search view's query box and results share: focus the query, move to the results."""
+
+    def focus_query(self) -> None:
+        self.query_one("#search-query", Input).focus()
+
+    def action_focus_query(self) -> None:
+        self.focus_query()
+
+    def action_results(self) -> None:
+        results = self.query_one("#search-results", OptionList)
+        if results.option_count:
+            results.focus()
+            if results.highlighted is None:
+                results.action_first()
+
+
+class SearchScreen(QueryKeys, ViewScreen):
     """A query field over the hits, grouped by task."""
 
     VIEW_NAME = View.SEARCH
@@ -144,19 +162,6 @@ class SearchScreen(ViewScreen):
         if self._index is not None:
             self._index.close()
             self._index = None
-
-    def focus_query(self) -> None:
-        self.query_one("#search-query", Input).focus()
-
-    def action_focus_query(self) -> None:
-        self.focus_query()
-
-    def action_results(self) -> None:
-        results = self.query_one("#search-results", OptionList)
-        if results.option_count:
-            results.focus()
-            if results.highlighted is None:
-                results.action_first()
 
     @on(Input.Changed, "#search-query")
     def _typed(self, event: Input.Changed) -> None:

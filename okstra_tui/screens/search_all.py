@@ -42,7 +42,7 @@ from ..widgets.footer import BindingsFooter
 from ..widgets.list_table import ListOptions
 from .base import ViewScreen
 from .home import registry_sources
-from .search import PLACEHOLDER, SHOWN_HITS, hit_prompt
+from .search import PLACEHOLDER, SHOWN_HITS, QueryKeys, hit_prompt
 
 #: Lines naming projects that could not be searched, at most (the count says how many there are).
 PROBLEMS_SHOWN = 20
@@ -103,7 +103,7 @@ def summary(found: Found) -> Text:
     return text
 
 
-class SearchAllScreen(ViewScreen):
+class SearchAllScreen(QueryKeys, ViewScreen):
     """A query field over the hits of every project, grouped by project and task."""
 
     VIEW_NAME = View.SEARCH_ALL
@@ -149,19 +149,6 @@ class SearchAllScreen(ViewScreen):
 
     def on_mount(self) -> None:
         self.focus_query()
-
-    def focus_query(self) -> None:
-        self.query_one("#search-query", Input).focus()
-
-    def action_focus_query(self) -> None:
-        self.focus_query()
-
-    def action_results(self) -> None:
-        results = self.query_one("#search-results", OptionList)
-        if results.option_count:
-            results.focus()
-            if results.highlighted is None:
-                results.action_first()
 
     @on(Input.Changed, "#search-query")
     def _typed(self, event: Input.Changed) -> None:
