@@ -122,6 +122,11 @@ async def main():
         while marks and time.monotonic() < deadline:
             await pilot.pause(0.01)
         if idle > 0:
+            # Settled: every other project's store watched, the notices' first reading and check done.
+            while mode == "home" and app._feed.watching() < len(truth) - 1:
+                await pilot.pause(0.1)
+            while app._notices is None or not (app._notices.ready and app._notices.checks_ready):
+                await pilot.pause(0.1)
             await pilot.pause(2.0)
             print(json.dumps({"event": "idle"}), flush=True)
             await pilot.pause(idle)

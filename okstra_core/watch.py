@@ -207,8 +207,12 @@ class StoreWatcher:
         mode: Mode = "auto",
         poll_seconds: float = 1.0,
         settle: float = 0.2,
+        step: float = 0.05,
     ) -> None:
         self.root = root
+        #: Seconds between two looks at what the file events brought (each wakes the interpreter: a longer step
+        #: costs less while nothing happens, and a change shows later by as much).
+        self.step = step
         self.poll_paths = poll_paths
         self.hot_paths = hot_paths
         self.poll_seconds = poll_seconds
@@ -279,7 +283,7 @@ class StoreWatcher:
             *watched,
             stop_event=_Watching(stop, self._ready),
             debounce=int(self.settle * 1000),
-            step=50,
+            step=max(1, round(self.step * 1000)),
             rust_timeout=1000,
             yield_on_timeout=True,
             raise_interrupt=False,

@@ -8,9 +8,13 @@ named (or when they cannot be named).
 
 The views tell the feed what they read (:meth:`StoreFeed.follow`): when the
 watcher polls (no file events here), those paths and what the inbox reads are
-what it polls; a path outside the store (the manager home, the write log in
-the user's state folder), which no store watcher sees, is looked at once a
-second by the feed itself.
+what it polls. A path inside another project's store (Home reads every
+project's inbox) is watched by a store watcher of that store, made when a view
+first reads there and closed when none does any more, so that following many
+large projects costs their file events rather than a look at every file they
+read each second. Any other path outside the store (the manager home, the
+write log in the user's state folder), which no store watcher sees, is looked
+at once a second by the feed itself.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from pathlib import Path
 
 from okstra_core import layout
@@ -26,6 +31,11 @@ from okstra_core.watch import Signature, StoreWatcher, differs, signature
 
 #: Seconds a wait lasts before the thread looks at the paths outside the store and whether it should stop.
 WAIT_SECONDS = 1.0
+#: Seconds the feed waits on the watcher of another project's store at each look (it only takes what is due).
+OTHER_WAIT_SECONDS = 0.001
+#: Seconds between two looks of another project's watcher at its file events: Home follows many projects, and a
+#: change there shows within the feed's second all the same.
+OTHER_STEP_SECONDS = 0.25
 
 
 class StoreFeed:
@@ -40,6 +50,13 @@ class StoreFeed:
         self._lock = threading.Lock()
         self._followed: dict[object, frozenset[str]] = {}
         self._outside: Signature = {}
+        #: A watcher of each other project's store (its folder, with a trailing separator) that views read in.
+        self._others: dict[str, StoreWatcher] = {}
+        #: Counts the changes to what the views follow; the grouping below is worked out again after one.
+        self._version = 0
+        #: What the views follow outside the store, as of a version: the paths the feed looks at itself, and the
+        #: paths in each other project's store.
+        self._grouped: tuple[int, list[str], dict[str, list[str]]] = (-1, [], {})
         self._thread = threading.Thread(target=self._run, name="okstra-store-feed", daemon=True)
 
     def start(self) -> None:
@@ -52,6 +69,7 @@ class StoreFeed:
         that at the feed's next look, so that a change made between the reading and that look is not missed.
         """
         with self._lock:
+            self._version += 1
             self._followed[reader] = frozenset(paths)
             if isinstance(paths, Mapping):
                 for path, sig in paths.items():
@@ -61,6 +79,7 @@ class StoreFeed:
     def drop(self, reader: object) -> None:
         """*reader* is gone: what it read is no longer looked at for it."""
         with self._lock:
+            self._version += 1
             self._followed.pop(reader, None)
 
     def followed(self) -> set[str]:
@@ -76,14 +95,82 @@ class StoreFeed:
 
     def _outside_changes(self) -> set[str]:
         """The paths outside the store that views read and that changed since the feed last looked."""
-        outside = sorted(p for p in self.followed() if not p.startswith(self._store))
-        now = signature([Path(p) for p in outside])
+        looked, stores = self._grouped_outside()
+        new, changed, unwatched = self._other_stores(stores)
+        # A store watched from now on: what views read there before its watcher started is looked at once.
+        joined = {p for store in new for p in stores[store]}
+        now = signature([Path(p) for p in [*looked, *sorted(joined), *(p for s in unwatched for p in stores[s])]])
         with self._lock:
-            followed = set().union(*self._followed.values())
             before = self._outside
+            seen = {p for p, sig in now.items() if p in before and differs({p: before[p]}, {p: sig})}
             # What a reader saw of a path it began to follow meanwhile stays the baseline of the next look.
-            self._outside = {**{p: s for p, s in before.items() if p not in now and p in followed}, **now}
-        return {p for p, sig in now.items() if p in before and differs({p: before[p]}, {p: sig})}
+            before.update((p, sig) for p, sig in now.items() if p not in joined)
+            for path in joined:
+                before.pop(path, None)
+        return seen | changed
+
+    def _grouped_outside(self) -> tuple[list[str], dict[str, list[str]]]:
+        """What the views follow outside the store: the paths the feed looks at itself, and those in each other
+        project's store (worked out again only when what the views follow changed, when the baselines of paths
+        no longer looked at by the feed are dropped)."""
+        with self._lock:
+            if self._grouped[0] == self._version:
+                return self._grouped[1], self._grouped[2]
+            version = self._version
+            followed = set().union(*self._followed.values())
+        looked: list[str] = []
+        stores: dict[str, list[str]] = {}
+        for path in sorted(followed):
+            if not path.startswith(self._store):
+                store = store_of(path)
+                if store is None:
+                    looked.append(path)
+                else:
+                    stores.setdefault(store, []).append(path)
+        with self._lock:
+            self._outside = {
+                p: sig
+                for p, sig in self._outside.items()
+                if p in followed and not p.startswith(self._store) and store_of(p) not in self._others
+            }
+        self._grouped = (version, looked, stores)
+        return looked, stores
+
+    def _other_stores(self, stores: dict[str, list[str]]) -> tuple[list[str], set[str], list[str]]:
+        """Watch the other projects' *stores* (and no others): the stores watched from now on, the paths the
+        others saw change since the last look, and the stores that cannot be watched (gone: the feed looks at
+        what was read there itself)."""
+        for store in [s for s in self._others if s not in stores]:
+            self._others.pop(store).close()
+        new: list[str] = []
+        unwatched: list[str] = []
+        changed: set[str] = set()
+        for store, paths in stores.items():
+            watcher = self._others.get(store)
+            if watcher is None:
+                if self._stop.is_set():
+                    break
+                try:
+                    made = StoreWatcher(Path(store), partial(self._followed_in, store), step=OTHER_STEP_SECONDS)
+                except OSError:
+                    unwatched.append(store)
+                    continue
+                self._others[store] = made
+                new.append(store)
+                if self._stop.is_set():  # closed while it started: close() did not see it
+                    made.close()
+            elif watcher.wait(OTHER_WAIT_SECONDS):
+                taken = watcher.take_changed()
+                changed.update(paths if taken is None else (str(p) for p in taken))
+        return new, changed, unwatched
+
+    def _followed_in(self, store: str) -> list[Path]:
+        """What a polling watcher of another project's *store* looks at: what the views read there."""
+        return [Path(p) for p in self._grouped[2].get(store, [])]
+
+    def watching(self) -> int:
+        """How many other projects' stores are watched."""
+        return len(self._others)
 
     def _run(self) -> None:
         watcher: StoreWatcher | None
@@ -98,7 +185,10 @@ class StoreFeed:
             if watcher is not None:
                 watcher.close()
             return
-        self._outside_changes()
+        # What changed since the views read it (their baselines) is told at the first look too.
+        outside = self._outside_changes()
+        if outside and not self._stop.is_set():
+            self._deliver(frozenset(outside))
         while not self._stop.is_set():
             if watcher is None:
                 self._stop.wait(WAIT_SECONDS)
@@ -113,3 +203,12 @@ class StoreFeed:
         self._stop.set()
         if self._watcher is not None:
             self._watcher.close()
+        for watcher in list(self._others.values()):
+            watcher.close()
+
+
+def store_of(path: str) -> str | None:
+    """The store folder *path* lies in (with a trailing separator), or None outside any store."""
+    marker = os.sep + layout.OKSTRA_DIR + os.sep
+    at = path.find(marker)
+    return None if at < 0 else path[: at + len(marker)]
