@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -27,6 +27,7 @@ from okstra_core.text import visible
 from okstra_core.workflows.inbox_all import ProjectInbox, read_project_inbox
 
 from ..navigation import View
+from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
 from ..widgets.list_table import ListTable
 from ..widgets.shown import shown
@@ -60,6 +61,8 @@ class HomeRow:
 class HomeData:
     rows: list[HomeRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: The projects alone (the registry), their inboxes still being read: shown first, at once.
+    counting: bool = False
 
 
 def project_row(entry: ProjectEntry) -> HomeRow:
@@ -86,6 +89,13 @@ def _row(got: ProjectInbox) -> HomeRow:
         return HomeRow(got.entry, problem=got.problem or "cannot be read")
     unread = len(inbox.unreadable) + len(inbox.unlisted)
     return HomeRow(got.entry, waiting=len(inbox.items), unreadable=unread)
+
+
+def list_projects(home: Path | None, named: tuple[Path, ...], remembered: bool) -> HomeData:
+    """The registry alone, before any inbox is read (what Home shows while it counts)."""
+    registry: Registry = discover(home, named=named, remembered=remembered)
+    rows = [HomeRow(e) if e.readable else project_row(e) for e in registry.entries]
+    return HomeData(rows, list(registry.notes), counting=True)
 
 
 def read_home(home: Path | None, named: tuple[Path, ...], remembered: bool) -> HomeData:
@@ -145,6 +155,9 @@ def _note(row: HomeRow) -> str:
 
 def _summary(data: HomeData) -> Text:
     rows = data.rows
+    if data.counting:
+        n = sum(1 for r in rows if r.problem is None)
+        return Text(f"Counting what waits in {n} project{'s' if n != 1 else ''}…", style="dim")
     read = [r for r in rows if r.waiting is not None]
     waiting = sum(r.waiting or 0 for r in read)
     with_some = sum(1 for r in read if r.waiting)
@@ -201,6 +214,20 @@ class HomeScreen(ViewScreen):
 
     def on_mount(self) -> None:
         self.query_one("#home-table", DataTable).focus()
+
+    def first_load(self) -> None:
+        """The projects at once (the registry alone), then what waits in each (the load, which takes longer)."""
+        self._list_projects()
+        self.load()
+
+    @work(thread=True, exclusive=True, group="home-list")
+    def _list_projects(self) -> None:
+        listed = list_projects(*self._sources())
+        call_ui(self.app, self._show_listed, listed)
+
+    def _show_listed(self, listed: HomeData) -> None:
+        if not self.reads:  # what waits in each is not shown yet
+            self.show(listed)
 
     def fit_width(self, width: int) -> None:
         """Fixed widths per terminal width (no jumping on a live refresh); the note goes first when narrow."""
@@ -259,7 +286,7 @@ class HomeScreen(ViewScreen):
             entry = row.entry
             is_current = entry.readable and entry.root == current
             waiting = (
-                Text("—", style="dim")
+                Text("…" if self.data.counting and row.problem is None else "—", style="dim")
                 if row.waiting is None
                 else Text(f"{row.waiting}{'+' if row.unreadable else ''}", style="bold" if row.waiting else "dim")
             )
@@ -326,7 +353,7 @@ class HomeScreen(ViewScreen):
             text.append(f"\n{label:<8} ", style="bold")
             text.append(visible(value))
         text.append("\n\n")
-        if row.waiting is not None:
+        if row.problem is None:
             text.append("Enter opens the project (its catalog; i its inbox).", style="italic")
         else:
             text.append("This project cannot be opened until its root is fixed.", style="italic")
@@ -340,8 +367,8 @@ class HomeScreen(ViewScreen):
         row = self.selected()
         if row is None:
             return
-        if row.waiting is None:
-            self.notify(f"{row.entry.project_id}: {row.problem or row.entry.health}", severity="warning", timeout=6)
+        if row.problem is not None:
+            self.notify(f"{row.entry.project_id}: {row.problem}", severity="warning", timeout=6)
             return
         opener = getattr(self.app, "open_project", None)
         if opener is not None:
