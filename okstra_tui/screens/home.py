@@ -216,18 +216,23 @@ class HomeScreen(ViewScreen):
         self.query_one("#home-table", DataTable).focus()
 
     def first_load(self) -> None:
-        """The projects at once (the registry alone), then what waits in each (the load, which takes longer)."""
+        """The projects at once (the registry alone), then what waits in each (the load, which takes longer and
+        starts once they are painted, so that it does not hold their frame back)."""
         self._list_projects()
-        self.load()
 
     @work(thread=True, exclusive=True, group="home-list")
     def _list_projects(self) -> None:
-        listed = list_projects(*self._sources())
+        listed: HomeData | None
+        try:
+            listed = list_projects(*self._sources())
+        except (OkstraError, OSError):
+            listed = None  # the load says why
         call_ui(self.app, self._show_listed, listed)
 
-    def _show_listed(self, listed: HomeData) -> None:
-        if not self.reads:  # what waits in each is not shown yet
+    def _show_listed(self, listed: HomeData | None) -> None:
+        if listed is not None and not self.reads:  # what waits in each is not shown yet
             self.show(listed)
+        self.call_after_refresh(self.load)
 
     def fit_width(self, width: int) -> None:
         """Fixed widths per terminal width (no jumping on a live refresh); the note goes first when narrow."""
