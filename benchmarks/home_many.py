@@ -112,7 +112,9 @@ def truthful():
     return home_rows() and counts() == truth
 
 if mode == "home":
-    marks.update(first_frame=home_rows, counts_true=truthful)
+    marks.update(first_frame=home_rows)
+    if truth:  # else the first frame alone (--first-frame)
+        marks.update(counts_true=truthful)
 else:
     marks.update(first_frame=catalog_rows)
 
