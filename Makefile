@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/okstra-tui --demo
+	$(BIN)/okstra-tui --demo --all
 
 # The browser tests drive Debian's Chromium (never a downloaded browser build): installed here when missing.
 browser:

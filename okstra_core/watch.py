@@ -215,6 +215,9 @@ class StoreWatcher:
         step: float = EVENTS_STEP,
     ) -> None:
         self.root = root
+        #: Seconds between two looks at what the file events brought (each wakes the interpreter: a longer step
+        #: costs less while nothing happens, and a change shows later by as much).
+        self.step = step
         self.poll_paths = poll_paths
         self.hot_paths = hot_paths
         self.poll_seconds = poll_seconds
@@ -225,7 +228,6 @@ class StoreWatcher:
         self._hot_baseline: Signature = {}
         self._full_due = self._hot_due = 0.0
         self.settle = settle
-        self.step = step
         self.mode, self.why = choose_mode(root, mode)
         self._dirty = threading.Event()
         #: Paths changed since the caller last took them; None once more than CHANGED_MAX (or unknown).

@@ -1,4 +1,4 @@
-"""``okstra-tui [PROJECT...]``, ``--all``, ``--demo``, ``--serve``, ``--read-only``,
+"""``okstra-tui [PROJECT...]``, ``--all``, ``--demo [--all]``, ``--serve``, ``--read-only``,
 ``okstra-tui --check [PROJECT] [flags...]``."""
 
 from __future__ import annotations
@@ -101,7 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--demo",
         action="store_true",
         help="generate a fresh demo project in a new temporary folder ($TMPDIR, else /tmp) and open it; "
-        "its path is shown at the top and said on quit, and it is kept for the okstra commands",
+        "its path is shown at the top and said on quit, and it is kept for the okstra commands; with --all, "
+        "the demo of three projects and their manager home (okstra demo --projects), opened on Home",
     )
     parser.add_argument(
         "--discard-demo", action="store_true", help="with --demo: remove the demo project when the workbench quits"
@@ -227,13 +228,15 @@ def _main(argv: Sequence[str] | None) -> int:
 
         if not args.demo:
             parser.error("--demo-tasks goes with --demo")
+        if args.all:
+            parser.error("--demo-tasks goes with the single-project demo (without --all)")
         if not 0 <= args.demo_tasks <= MAX_TASKS:
             parser.error(f"--demo-tasks must be between 0 and {MAX_TASKS:,}")
     home = args.all or len(args.project) > 1
     if home and args.serve:
         parser.error("--serve opens one project (without --all, with one PROJECT)")
-    if args.demo and (args.project or args.all):
-        parser.error("--demo opens the demo only (without PROJECT or --all)")
+    if args.demo and args.project:
+        parser.error("--demo opens the demo only (without PROJECT)")
     if not args.demo:
         if args.discard_demo:
             parser.error("--discard-demo goes with --demo")
@@ -271,7 +274,8 @@ def _demo(args: argparse.Namespace) -> int:
             if demo_parent is not None and (root is None or args.discard_demo):
                 shutil.rmtree(demo_parent, ignore_errors=True)
             if root is not None:
-                print(_demo_farewell(root, kept=not args.discard_demo), flush=True)
+                farewell = _demo_farewell if not args.all else _projects_farewell
+                print(farewell(root, kept=not args.discard_demo), flush=True)
         finally:
             for sig, handler in handlers.items():
                 # None: the earlier handler was not set from Python; the default is the closest to it.
@@ -279,11 +283,17 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _write_demo(demo_parent: Path, args: argparse.Namespace) -> Path:
-    """Write the demo under *demo_parent* (with a progress line on a terminal); its project root."""
+    """Write the demo under *demo_parent* (with a progress line on a terminal); its project root (with
+    ``--all``, the shop's, beside the two other projects and their manager home)."""
     from okstra_core.demo import generate
+    from okstra_core.demo.projects import HOME_DIR, SHOP_DIR, generate_projects
     from okstra_core.progress import terminal_progress
 
     with terminal_progress("writing the demo", "tasks", rate=True) as progress:
+        if args.all:
+            base = generate_projects(demo_parent, progress=progress)
+            os.environ["OKSTRA_HOME"] = str(base / HOME_DIR)
+            return base / SHOP_DIR
         root = Path(generate(demo_parent / DEMO_FOLDER, tasks=args.demo_tasks, progress=progress))
     os.environ["OKSTRA_HOME"] = str(layout.demo_home(root))
     return root
@@ -297,6 +307,20 @@ def _demo_farewell(root: Path, *, kept: bool) -> str:
     if not kept:
         return f"okstra-tui: the demo project at {shown} was removed (without --discard-demo it is kept)"
     return f"okstra-tui: the demo project is kept at {shown} (try: okstra inbox {shown}; --discard-demo removes it)"
+
+
+def _projects_farewell(shop: Path, *, kept: bool) -> str:
+    """The one line said when the demo of three projects quits: where it is, or that it is gone."""
+    from okstra_core.demo.projects import HOME_DIR
+    from okstra_core.text import visible
+
+    base = visible(str(shop.parent))
+    if not kept:
+        return f"okstra-tui: the demo projects at {base} were removed (without --discard-demo they are kept)"
+    return (
+        f"okstra-tui: the demo projects are kept at {base} (try: okstra inbox --all --home {base}/{HOME_DIR}; "
+        "--discard-demo removes them)"
+    )
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:
@@ -326,7 +350,9 @@ def _open(root: Path, args: argparse.Namespace, demo_parent: Path | None) -> int
 
     from .app import OkstraApp
 
-    OkstraApp(project, demo_dir=demo_parent, preferences=load_preferences()).run()
+    # The demo of three projects opens on Home, which lists the demo's projects only (not the ones opened before).
+    home = demo_parent is not None and args.all
+    OkstraApp(project, demo_dir=demo_parent, preferences=load_preferences(), start_home=home, remembered=not home).run()
     return 0
 
 

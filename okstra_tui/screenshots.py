@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from textual.app import App
+from textual.containers import VerticalScroll
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled, WorkerState
 
@@ -200,6 +201,27 @@ async def checks(pilot: Pilot[None]) -> None:
 async def managers(pilot: Pilot[None]) -> None:
     await settle(pilot)
     await pilot.press("m")
+    await settle(pilot)
+
+
+async def managers_stale(pilot: Pilot[None]) -> None:
+    """The demo of three projects: the manager's task with each child as its own project says it now, billing's
+    snapshot stale and the command that refreshes it (scrolled into view on a small terminal)."""
+    await managers(pilot)
+    await pilot.press("down", "down", "down")  # the manager, its projects, its task group, its task
+    await settle(pilot)
+    body = pilot.app.screen.query_one("#mgr-body", VerticalScroll)
+    # The details mount many widgets: on a loaded machine their layout (and the scrollbar) takes a few frames.
+    sizes: list[object] = []
+    while len(sizes) < 3 or len(set(sizes[-3:])) > 1:
+        sizes.append((body.virtual_size, body.scrollable_content_region))
+        await pilot.pause(0.05)
+        if len(sizes) > 100:
+            break
+    live = list(body.query(".live-children"))
+    top, bottom = live[0].virtual_region.y, live[-1].virtual_region.bottom
+    if top < body.scroll_y or bottom > body.scroll_y + body.scrollable_content_region.height:
+        body.scroll_to_widget(live[0], animate=False, top=True)
     await settle(pilot)
 
 
@@ -459,6 +481,11 @@ WRITING_SCENES: dict[str, Scene] = {
     "write-log": write_log,
 }
 
+#: Scenes of the demo of three projects (``okstra demo --projects``), opened on its shop with its manager home.
+PROJECTS_SCENES: dict[str, Scene] = {
+    "managers-stale": managers_stale,
+}
+
 #: Scenes whose 80x24 picture is kept in screenshots/ too (the snapshot tests draw every scene at 80x24).
 SMALL_PICTURES: tuple[str, ...] = ("inbox", "insights", "wizard-clarification-question", "wizard-direction-choose")
 
@@ -500,7 +527,18 @@ def main(argv: list[str] | None = None) -> int:
             os.environ["OKSTRA_HOME"] = str(layout.demo_home(copy))
             path = asyncio.run(capture(copy, name, scene, out))
             print(path)
+        _capture_projects(Path(tmp) / "projects", out)
     return 0
+
+
+def _capture_projects(target: Path, out: Path) -> None:
+    """The scenes of the demo of three projects, written into *target*."""
+    from okstra_core.demo.projects import HOME_DIR, SHOP_DIR, generate_projects
+
+    base = generate_projects(target)
+    os.environ["OKSTRA_HOME"] = str(base / HOME_DIR)
+    for name, scene in PROJECTS_SCENES.items():
+        print(asyncio.run(capture(base / SHOP_DIR, name, scene, out)))
 
 
 if __name__ == "__main__":  # pragma: no cover

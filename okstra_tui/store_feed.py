@@ -8,10 +8,15 @@ named (or when they cannot be named).
 
 The views tell the feed what they read (:meth:`StoreFeed.follow`): when the
 watcher polls (no file events here), those paths and what the inbox reads are
-what it polls; a path outside the store (the manager home, the write log in
-the user's state folder), which no store watcher sees, is looked at once a
-second by the feed itself, but for what lies in the stores of the projects
-the follower of the other projects watches (:meth:`StoreFeed.leave_to`).
+what it polls. A path inside another project's store (Home reads every
+project's inbox) is watched by a store watcher of that store, made when a view
+first reads there and closed when none does any more, so that following many
+large projects costs their file events rather than a look at every file they
+read each second; while the follower of the other projects (the notices'
+child) watches their stores, the feed leaves them to it
+(:meth:`StoreFeed.leave_to`). Any other path outside the store (the manager
+home, the write log in the user's state folder), which no store watcher sees,
+is looked at once a second by the feed itself.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from pathlib import Path
 
 from okstra_core import layout
@@ -27,6 +33,11 @@ from okstra_core.watch import Signature, StoreWatcher, differs, signature
 
 #: Seconds a wait lasts before the thread looks at the paths outside the store and whether it should stop.
 WAIT_SECONDS = 1.0
+#: Seconds the feed waits on the watcher of another project's store at each look (it only takes what is due).
+OTHER_WAIT_SECONDS = 0.001
+#: Seconds between two looks of another project's watcher at its file events: Home follows many projects, and a
+#: change there shows within the feed's second all the same.
+OTHER_STEP_SECONDS = 0.25
 
 
 class StoreFeed:
@@ -41,11 +52,15 @@ class StoreFeed:
         self._lock = threading.Lock()
         self._followed: dict[object, frozenset[str]] = {}
         self._outside: Signature = {}
-        #: Folders (with a trailing separator) whose paths another watcher follows: not looked at here.
+        #: A watcher of each other project's store (its folder, with a trailing separator) that views read in.
+        self._others: dict[str, StoreWatcher] = {}
+        #: Counts the changes to what the views follow; the grouping below is worked out again after one.
+        self._version = 0
+        #: What the views follow outside the store, as of a version: the paths the feed looks at itself, and the
+        #: paths in each other project's store.
+        self._grouped: tuple[int, list[str], dict[str, list[str]]] = (-1, [], {})
+        #: Stores (folders with a trailing separator) another watcher follows and tells of: not looked at here.
         self._left: tuple[str, ...] = ()
-        #: The paths the feed looks at itself and every path followed, worked out again only when either changes
-        #: (Home follows tens of thousands of paths of the other projects: sorting them out once a second costs).
-        self._looked_at: tuple[list[str], set[str]] | None = None
         self._thread = threading.Thread(target=self._run, name="okstra-store-feed", daemon=True)
 
     def start(self) -> None:
@@ -58,8 +73,8 @@ class StoreFeed:
         that at the feed's next look, so that a change made between the reading and that look is not missed.
         """
         with self._lock:
+            self._version += 1
             self._followed[reader] = frozenset(paths)
-            self._looked_at = None
             if isinstance(paths, Mapping):
                 for path, sig in paths.items():
                     if not path.startswith(self._store):
@@ -68,15 +83,22 @@ class StoreFeed:
     def drop(self, reader: object) -> None:
         """*reader* is gone: what it read is no longer looked at for it."""
         with self._lock:
+            self._version += 1
             self._followed.pop(reader, None)
-            self._looked_at = None
 
     def leave_to(self, folders: Iterable[Path]) -> None:
         """Another watcher follows what lies in *folders* (the stores of the other projects) and says when it
-        changes: the feed no longer looks at it once a second (an empty *folders*: it looks at everything again)."""
+        changes: the feed neither watches nor looks at it (an empty *folders*: it takes everything back, each
+        path against how it was when it was left)."""
+        left = tuple(os.fspath(f) + os.sep for f in folders)
+        # What views read in the stores left from now on is kept as it is now: taken back, each path is looked
+        # at against it, so a change made meanwhile shows.
+        leaving = tuple(f for f in left if f not in self._left)
+        now = signature([Path(p) for p in sorted(self.followed()) if leaving and p.startswith(leaving)])
         with self._lock:
-            self._left = tuple(os.fspath(f) + os.sep for f in folders)
-            self._looked_at = None
+            self._version += 1
+            self._left = left
+            self._outside.update(now)
 
     def followed(self) -> set[str]:
         with self._lock:
@@ -91,20 +113,86 @@ class StoreFeed:
 
     def _outside_changes(self) -> set[str]:
         """The paths outside the store that views read and that changed since the feed last looked."""
+        looked, stores = self._grouped_outside()
+        new, changed, unwatched = self._other_stores(stores)
+        # A store watched from now on: what views read there before its watcher started is looked at once.
+        joined = {p for store in new for p in stores[store]}
+        now = signature([Path(p) for p in [*looked, *sorted(joined), *(p for s in unwatched for p in stores[s])]])
         with self._lock:
-            if self._looked_at is None:
-                every: set[str] = set().union(*self._followed.values())
-                skipped = (self._store, *self._left)
-                self._looked_at = (sorted(p for p in every if not p.startswith(skipped)), every)
-                # A path no longer followed is forgotten; one left to another watcher keeps what was seen of it.
-                self._outside = {p: sig for p, sig in self._outside.items() if p in every}
-            outside, _ = self._looked_at
-            # What a reader saw of a path it began to follow meanwhile is the baseline of this look.
-            before = {p: self._outside[p] for p in outside if p in self._outside}
-        now = signature([Path(p) for p in outside])
+            before = self._outside
+            seen = {p for p, sig in now.items() if p in before and differs({p: before[p]}, {p: sig})}
+            # What a reader saw of a path it began to follow meanwhile stays the baseline of the next look.
+            before.update((p, sig) for p, sig in now.items() if p not in joined)
+            for path in joined:
+                before.pop(path, None)
+        return seen | changed
+
+    def _grouped_outside(self) -> tuple[list[str], dict[str, list[str]]]:
+        """What the views follow outside the store: the paths the feed looks at itself, and those in each other
+        project's store (worked out again only when what the views follow changed, when the baselines of paths
+        no longer looked at by the feed are dropped)."""
         with self._lock:
-            self._outside.update(now)
-        return {p for p, sig in now.items() if p in before and differs({p: before[p]}, {p: sig})}
+            if self._grouped[0] == self._version:
+                return self._grouped[1], self._grouped[2]
+            version = self._version
+            followed = set().union(*self._followed.values())
+            skipped = (self._store, *self._left)
+        looked: list[str] = []
+        stores: dict[str, list[str]] = {}
+        for path in sorted(followed):
+            if not path.startswith(skipped):
+                store = store_of(path)
+                if store is None:
+                    looked.append(path)
+                else:
+                    stores.setdefault(store, []).append(path)
+        with self._lock:
+            left = self._left
+            self._outside = {
+                p: sig
+                for p, sig in self._outside.items()
+                if p in followed
+                and not p.startswith(self._store)
+                and (p.startswith(left) or store_of(p) not in self._others)
+            }
+        self._grouped = (version, looked, stores)
+        return looked, stores
+
+    def _other_stores(self, stores: dict[str, list[str]]) -> tuple[list[str], set[str], list[str]]:
+        """Watch the other projects' *stores* (and no others): the stores watched from now on, the paths the
+        others saw change since the last look, and the stores that cannot be watched (gone: the feed looks at
+        what was read there itself)."""
+        for store in [s for s in self._others if s not in stores]:
+            self._others.pop(store).close()
+        new: list[str] = []
+        unwatched: list[str] = []
+        changed: set[str] = set()
+        for store, paths in stores.items():
+            watcher = self._others.get(store)
+            if watcher is None:
+                if self._stop.is_set():
+                    break
+                try:
+                    made = StoreWatcher(Path(store), partial(self._followed_in, store), step=OTHER_STEP_SECONDS)
+                except OSError:
+                    unwatched.append(store)
+                    continue
+                self._others[store] = made
+                new.append(store)
+                if self._stop.is_set():  # closed while it started: close() did not see it
+                    made.close()
+            elif watcher.wait(OTHER_WAIT_SECONDS):
+                taken = watcher.take_changed()
+                changed.update(paths if taken is None else (str(p) for p in taken))
+        return new, changed, unwatched
+
+    def _followed_in(self, store: str) -> list[Path]:
+        """What a polling watcher of another project's *store* looks at: what the views read there."""
+        return [Path(p) for p in self._grouped[2].get(store, [])]
+
+    def watching(self) -> int:
+        """How many other projects' stores are watched."""
+        return len(self._others)
 
     def _run(self) -> None:
         watcher: StoreWatcher | None
@@ -119,7 +207,10 @@ class StoreFeed:
             if watcher is not None:
                 watcher.close()
             return
-        self._outside_changes()
+        # What changed since the views read it (their baselines) is told at the first look too.
+        outside = self._outside_changes()
+        if outside and not self._stop.is_set():
+            self._deliver(frozenset(outside))
         while not self._stop.is_set():
             if watcher is None:
                 self._stop.wait(WAIT_SECONDS)
@@ -134,3 +225,12 @@ class StoreFeed:
         self._stop.set()
         if self._watcher is not None:
             self._watcher.close()
+        for watcher in list(self._others.values()):
+            watcher.close()
+
+
+def store_of(path: str) -> str | None:
+    """The store folder *path* lies in (with a trailing separator), or None outside any store."""
+    marker = os.sep + layout.OKSTRA_DIR + os.sep
+    at = path.find(marker)
+    return None if at < 0 else path[: at + len(marker)]

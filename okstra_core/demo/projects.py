@@ -25,6 +25,7 @@ from typing import Any
 from .. import layout, reading, writes
 from ..errors import WriteRefused
 from ..models import manager as mm
+from ..progress import Progress
 from ..store import Project
 from ..times import iso
 from ..workflows import manager
@@ -42,8 +43,12 @@ MANAGER_ID = "platform"
 MANAGER_TASK = "platform:launch:checkout-revamp"
 
 
-def generate_projects(target: Path | str) -> Path:
-    """Write the three demo projects and their manager home into *target* (missing or empty); return it."""
+def generate_projects(target: Path | str, progress: Progress | None = None) -> Path:
+    """Write the three demo projects and their manager home into *target* (missing or empty); return it.
+
+    *progress*, when given, is called with ``(tasks written, tasks)`` as the shop's tasks are written (most of
+    the time it takes).
+    """
     from . import generate
 
     base = Path(target)
@@ -51,7 +56,7 @@ def generate_projects(target: Path | str) -> Path:
         raise WriteRefused(base, "demo target exists and is not empty")
     writes.ensure_root(base)
     base = base.resolve()
-    generate(base / SHOP_DIR, manager=False)
+    generate(base / SHOP_DIR, manager=False, progress=progress)
     clock = DemoClock(on(20, "09:00"))
     for folder, small in ((BILLING_DIR, BILLING), (MOBILE_DIR, MOBILE)):
         _small_project(base / folder, small, clock)
@@ -142,6 +147,7 @@ def _manager_home(base: Path, clock: DemoClock) -> None:
     )
     manager.write_snapshots(home, folder, snapshots)
     manager.add_event(home, folder, "task-created", {"children": len(children)}, clock)
+    manager.add_directive(home, folder, "shared", "The three changes ship together, behind one flag.", clock=clock)
 
 
 def _snapshot_now(base: Path, project_id: str, key: str, clock: DemoClock) -> mm.ProjectSnapshot:

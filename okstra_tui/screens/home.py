@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -34,6 +34,7 @@ from okstra_core.workflows.inbox_all import open_entry, read_project_inbox
 from okstra_core.workflows.overview import Overview, read_overview
 
 from ..navigation import View
+from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
 from ..widgets.list_table import ListTable
 from ..widgets.shown import shown
@@ -95,6 +96,8 @@ class HomeRow:
 class HomeData:
     rows: list[HomeRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: The projects alone (the registry), their inboxes still being read: shown first, at once.
+    counting: bool = False
 
 
 def project_row(entry: ProjectEntry) -> HomeRow:
@@ -144,6 +147,13 @@ def last_verdict(root: Path) -> Verdict | None:
     except (SettingsError, OSError):
         cache_dir = None
     return load_verdict(CheckCache(layout.okstra_cache_dir(cache_dir)), str(root), None)
+
+
+def list_projects(home: Path | None, named: tuple[Path, ...], remembered: bool) -> HomeData:
+    """The registry alone, before any inbox is read (what Home shows while it counts)."""
+    registry: Registry = discover(home, named=named, remembered=remembered)
+    rows = [HomeRow(e) if e.readable else project_row(e) for e in registry.entries]
+    return HomeData(rows, list(registry.notes), counting=True)
 
 
 def read_home(home: Path | None, named: tuple[Path, ...], remembered: bool) -> HomeData:
@@ -213,6 +223,9 @@ def _note(row: HomeRow) -> str:
 
 def _summary(data: HomeData) -> Text:
     rows = data.rows
+    if data.counting:
+        n = sum(1 for r in rows if r.problem is None)
+        return Text(f"Counting what waits in {n} project{'s' if n != 1 else ''}…", style="dim")
     read = [r for r in rows if r.waiting is not None]
     waiting = sum(r.waiting or 0 for r in read)
     with_some = sum(1 for r in read if r.waiting)
@@ -340,6 +353,25 @@ class HomeScreen(ViewScreen):
         """Ages and stalled marks again from the clock (the store is not read)."""
         self._fill()
 
+    def first_load(self) -> None:
+        """The projects at once (the registry alone), then what waits in each (the load, which takes longer and
+        starts once they are painted, so that it does not hold their frame back)."""
+        self._list_projects()
+
+    @work(thread=True, exclusive=True, group="home-list")
+    def _list_projects(self) -> None:
+        listed: HomeData | None
+        try:
+            listed = list_projects(*self._sources())
+        except (OkstraError, OSError):
+            listed = None  # the load says why
+        call_ui(self.app, self._show_listed, listed)
+
+    def _show_listed(self, listed: HomeData | None) -> None:
+        if listed is not None and not self.reads:  # what waits in each is not shown yet
+            self.show(listed)
+        self.call_after_refresh(self.load)
+
     def fit_width(self, width: int) -> None:
         """Fixed widths per terminal width (no jumping on a live refresh); the least important columns go first
         when narrow (:data:`DROPPED_FIRST`)."""
@@ -389,7 +421,7 @@ class HomeScreen(ViewScreen):
             entry = row.entry
             is_current = entry.readable and entry.root == current
             waiting = (
-                Text("—", style="dim")
+                Text("…" if self.data.counting and row.problem is None else "—", style="dim")
                 if row.waiting is None
                 else Text(f"{row.waiting}{'+' if row.unreadable else ''}", style="bold" if row.waiting else "dim")
             )
@@ -466,7 +498,7 @@ class HomeScreen(ViewScreen):
             text.append(f"\n{label:<8} ", style="bold")
             text.append(visible(value))
         text.append("\n\n")
-        if row.waiting is not None:
+        if row.problem is None:
             text.append("Enter opens the project (its catalog; i its inbox).", style="italic")
         else:
             text.append("This project cannot be opened until its root is fixed.", style="italic")
@@ -495,8 +527,8 @@ class HomeScreen(ViewScreen):
         row = self.selected()
         if row is None:
             return
-        if row.waiting is None:
-            self.notify(f"{row.entry.project_id}: {row.problem or row.entry.health}", severity="warning", timeout=6)
+        if row.problem is not None:
+            self.notify(f"{row.entry.project_id}: {row.problem}", severity="warning", timeout=6)
             return
         opener = getattr(self.app, "open_project", None)
         if opener is not None:

@@ -184,13 +184,16 @@ def _live_widgets(manager: Manager, task: ManagerTask) -> list[Widget]:
             Text(str(len(child.waiting)), style="bold magenta" if child.waiting else ""),
             Text("stale", style="bold yellow") if child.stale else Text("agrees", style="dim"),
         )
-    out: list[Widget] = [Static(table)]
+    out: list[Widget] = [Static(table, classes="live-children")]
     stale = [child for child in live.children if child.stale]
     for child in stale:
-        out.append(Static(shown(f"{child.project_id}: {'; '.join(child.stale)}", style="yellow")))
+        out.append(
+            Static(shown(f"{child.project_id}: {'; '.join(child.stale)}", style="yellow"), classes="live-children")
+        )
     refresh = next((child.refresh for child in stale if child.refresh), None)
     if refresh is not None:
-        out.append(Static(Text.assemble(("refresh the snapshots: ", "bold"), shown(refresh))))
+        line = Text.assemble(("refresh the snapshots: ", "bold"), shown(refresh))
+        out.append(Static(line, classes="live-children"))
     out.extend(Static(shown(problem, style="red")) for problem in live.problems)
     return out
 

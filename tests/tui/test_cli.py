@@ -129,6 +129,8 @@ def test_demo_without_a_temporary_folder_says_so_in_one_line(
         (["--discard-demo"], "--discard-demo goes with --demo"),
         (["--demo", "--demo-tasks", "-5"], "--demo-tasks must be between 0 and"),
         (["--demo", "--demo-tasks", "2000000"], "--demo-tasks must be between 0 and"),
+        (["--demo", "--all", "--demo-tasks", "50"], "--demo-tasks goes with the single-project demo"),
+        (["--demo", "."], "--demo opens the demo only (without PROJECT)"),
     ],
 )
 def test_demo_tasks_out_of_place_or_range_is_a_usage_error(
@@ -188,3 +190,58 @@ def test_the_temporary_demo_is_not_remembered(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(OkstraApp, "run", lambda self: None)
     assert cli.main(["--demo"]) == 0
     assert remembered_roots() == []
+
+
+def test_demo_all_opens_home_on_three_fresh_projects(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--demo --all`` (``make demo``): the demo of three projects in a new temporary folder, opened on Home
+    with the demo's manager home and nothing opened before, kept and named on quit."""
+    from okstra_core.demo.projects import BILLING_DIR, HOME_DIR, MOBILE_DIR, SHOP_DIR
+    from okstra_core.projects import discover, remember_root
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(cli.tempfile, "tempdir", None)
+    monkeypatch.delenv("OKSTRA_HOME", raising=False)  # the demo sets it: put back after the test
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / ".okstra").mkdir(parents=True)
+    remember_root(elsewhere)
+    seen: dict[str, object] = {}
+
+    def fake_run(self: OkstraApp) -> None:
+        seen.update(root=self.project.root, label=self.project_label, home=os.environ["OKSTRA_HOME"])
+        seen.update(start_home=self.start_home, remembered=self.remembered)
+        registry = discover(Path(os.environ["OKSTRA_HOME"]), remembered=self.remembered)
+        seen["projects"] = [(e.project_id, e.root.name) for e in registry.entries]
+
+    monkeypatch.setattr(OkstraApp, "run", fake_run)
+    assert cli.main(["--demo", "--all"]) == 0
+    root = seen["root"]
+    assert isinstance(root, Path) and root.name == SHOP_DIR and root.parent.parent == tmp_path
+    base = root.parent
+    assert seen["home"] == str(base / HOME_DIR)
+    assert seen["start_home"] is True and seen["remembered"] is False
+    assert seen["projects"] == [("demo-shop", SHOP_DIR), ("billing", BILLING_DIR), ("mobile", MOBILE_DIR)]
+    assert seen["label"] == f"demo {root}", "the breadcrumbs say where the demo lies"
+    assert all((base / name).is_dir() for name in (SHOP_DIR, BILLING_DIR, MOBILE_DIR, HOME_DIR))
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == (
+        f"okstra-tui: the demo projects are kept at {base} (try: okstra inbox --all --home {base}/{HOME_DIR}; "
+        "--discard-demo removes them)"
+    )
+
+
+def test_demo_all_discarded_removes_every_project(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(cli.tempfile, "tempdir", None)
+    monkeypatch.delenv("OKSTRA_HOME", raising=False)
+    roots: list[Path] = []
+    monkeypatch.setattr(OkstraApp, "run", lambda self: roots.append(self.project.root))
+    assert cli.main(["--demo", "--all", "--discard-demo"]) == 0
+    assert roots and list(tmp_path.iterdir()) == []
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == (
+        f"okstra-tui: the demo projects at {roots[0].parent} were removed (without --discard-demo they are kept)"
+    )

@@ -22,7 +22,7 @@ from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.screens.home import HomeRow, HomeScreen, cut_middle
 from okstra_tui.screenshots import settle
 
-from .conftest import SIZE, plain, wait_until
+from .conftest import SIZE, WAIT_SECONDS, plain, wait_until
 
 PROJECTS = {"demo-shop": SHOP_DIR, "billing": BILLING_DIR, "mobile": MOBILE_DIR}
 
@@ -233,3 +233,38 @@ async def test_a_registration_left_out_is_a_note_shown_inert(fresh_many: Path) -
         assert "1 note: " in summary
         assert "\x1b" not in summary
         assert list(by_id(screen)) == list(PROJECTS)
+
+
+async def test_home_lists_the_projects_before_it_has_counted_them(
+    many_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The registry is shown at once, each count as "…", while the inboxes are read; then the counts."""
+    import threading
+
+    from okstra_tui.screens import home as home_module
+
+    counted = threading.Event()
+    read_home = home_module.read_home
+
+    def held_back(*args: object) -> object:
+        counted.wait(WAIT_SECONDS)
+        return read_home(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(home_module, "read_home", held_back)
+    gone = tmp_path / "gone"
+    app = home_app(many_root, named=(gone,))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen) and app.screen.data.rows, "Home listed")
+        screen = app.screen
+        assert isinstance(screen, HomeScreen) and screen.reads == 0
+        assert [r.entry.project_id for r in screen.data.rows][:3] == list(PROJECTS)
+        assert {cells(screen, p)["waiting"] for p in PROJECTS} == {"…"}
+        assert cells(screen, "demo-shop")["health"] == "open"
+        broken = screen.data.rows[-1]
+        assert broken.entry.root == gone and broken.problem and cells(screen, broken.entry.project_id)["waiting"] == "—"
+        assert plain(screen.query_one("#home-summary")).startswith("Counting what waits in 3 projects…")
+        counted.set()
+        await wait_until(pilot, lambda: screen.reads == 1, "Home counted")
+        await settle(pilot)
+        for project_id, folder in PROJECTS.items():
+            assert cells(screen, project_id)["waiting"] == str(len(pending_decisions(Project(many_root / folder))))

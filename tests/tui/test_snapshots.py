@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from okstra_core import layout
-from okstra_tui.screenshots import SCENES, SIZE, SMALL_SIZE, WRITING_SCENES
+from okstra_core.demo.projects import HOME_DIR, SHOP_DIR
+from okstra_tui.screenshots import PROJECTS_SCENES, SCENES, SIZE, SMALL_SIZE, WRITING_SCENES
 
 from .conftest import make_app
 
@@ -44,3 +45,13 @@ def test_chosen_option_snapshot_without_colour(
     """With NO_COLOR the chosen direction still reads: "(•)" against "( )", "(•) … chosen" on its card."""
     monkeypatch.setenv("NO_COLOR", "1")
     assert snap_compare(make_app(demo_root), terminal_size=size, run_before=SCENES["wizard-direction-chosen"])
+
+
+@pytest.mark.parametrize("size", [SIZE, SMALL_SIZE], ids=["120x40", "80x24"])
+@pytest.mark.parametrize("view", list(PROJECTS_SCENES))
+def test_projects_demo_snapshot(
+    view: str, size: tuple[int, int], many_root: Path, monkeypatch: pytest.MonkeyPatch, snap_compare: Any
+) -> None:
+    """The demo of three projects, opened on its shop with its manager home (read-only use)."""
+    monkeypatch.setenv("OKSTRA_HOME", str(many_root / HOME_DIR))
+    assert snap_compare(make_app(many_root / SHOP_DIR), terminal_size=size, run_before=PROJECTS_SCENES[view])

@@ -1,0 +1,74 @@
+"""The change feed over another project's store (as Home reads every project): watched, not looked at file by file."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from okstra_core import layout
+from okstra_core.demo.projects import BILLING_DIR, SHOP_DIR
+from okstra_core.store import Project
+from okstra_core.watch import signature
+from okstra_core.workflows.inbox import read_paths
+from okstra_core.workflows.tasks import update_task_manifest
+from okstra_tui import store_feed
+from okstra_tui.store_feed import StoreFeed
+
+from .conftest import WAIT_SECONDS
+
+
+def _until(predicate: object, what: str) -> None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not predicate():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"still not the case after {WAIT_SECONDS:.0f} s: {what}"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("mode", ["events", "poll"])
+def test_another_projects_store_is_watched_not_looked_at_each_second(
+    fresh_many: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    monkeypatch.setenv("OKSTRA_WATCH", mode)
+    billing = fresh_many / BILLING_DIR
+    store = os.fspath(layout.okstra_dir(billing)) + os.sep
+    read = signature(read_paths(Project(billing)))  # what Home read of billing's inbox
+    looks: list[list[str]] = []
+    own_look = store_feed.signature
+
+    def look(paths: list[Path]) -> dict[str, tuple[int, int, int, int]]:
+        looks.append([str(p) for p in paths])
+        return own_look(paths)
+
+    monkeypatch.setattr(store_feed, "signature", look)
+    delivered: list[frozenset[str] | None] = []
+    feed = StoreFeed(fresh_many / SHOP_DIR, delivered.append)
+    feed.follow("home", read)
+    feed.start()
+    try:
+        _until(lambda: feed.watching() == 1, "billing's store watched")
+        _until(lambda: len(looks) >= 1, "the feed's first look")
+        first = len(looks)
+        _until(lambda: len(looks) >= first + 3, "three more looks of the feed")
+        # Once watched, the feed itself no longer looks at what was read there.
+        assert not [p for paths in looks[first:] for p in paths if p.startswith(store)]
+
+        task = Project(billing).find_task("billing:invoices:late-fees")
+        assert task is not None
+        manifest = str(layout.task_manifest_path(task.root))
+        assert manifest in read
+
+        def approve(value):  # type: ignore[no-untyped-def]
+            assert value.workflow is not None
+            value.workflow.awaiting_approval = False
+            return value
+
+        update_task_manifest(billing, task.root, approve)
+        _until(
+            lambda: any(paths is None or manifest in paths for paths in delivered),
+            "the change in billing's store delivered",
+        )
+    finally:
+        feed.close()
