@@ -250,6 +250,24 @@ async def home(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
+async def home_projects(pilot: Pilot[None]) -> None:
+    """Home over the demo of three projects (the projects' folders shown from "…", wherever the demo was written),
+    with the roots opened before left out."""
+    app = _app(pilot)
+    app.root_base = (app.project.root.parent, "…")
+    app.remembered = False
+    await settle(pilot)
+    await pilot.press("H")
+    await settle(pilot)
+    from .screens.home import HomeScreen
+
+    screen = app.screen
+    assert isinstance(screen, HomeScreen)
+    screen.fixed_now = PREVIEW_TIME  # ages and stalled marks from a fixed time
+    screen.refresh_ages()
+    await settle(pilot)
+
+
 async def inbox(pilot: Pilot[None]) -> None:
     await settle(pilot)
     await pilot.press("i")
@@ -483,6 +501,7 @@ WRITING_SCENES: dict[str, Scene] = {
 
 #: Scenes of the demo of three projects (``okstra demo --projects``), opened on its shop with its manager home.
 PROJECTS_SCENES: dict[str, Scene] = {
+    "home-projects": home_projects,
     "managers-stale": managers_stale,
 }
 
