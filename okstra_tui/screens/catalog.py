@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import itertools
 import threading
 from collections import Counter
 from collections.abc import Mapping
@@ -220,6 +221,10 @@ class CatalogScreen(ViewScreen):
         self._kept = self.okstra.kept_waiting(self.okstra.project.root)
         self._kept_counts: dict[Path, int] | None = None
         self._said_counted = False
+        #: Numbers the reading's counts of what waits in the order they started, and the latest one shown (a
+        #: count that started earlier but ends later is not shown over it).
+        self._counts_started = itertools.count()
+        self._count_shown = -1
         #: Rows (idents) whose task changed since the person last opened it (None until read).
         self.unread: set[str] | None = None
 
@@ -400,14 +405,28 @@ class CatalogScreen(ViewScreen):
 
     def _read_waiting(self, project: Project, data: CatalogData, changed: frozenset[str] | None = None) -> None:
         """What waits for a person, per row (the core's inbox), read after the catalog is on screen."""
+        started = next(self._counts_started)
         counts = waiting_counts(project.root, len(data.rows), changed)
         if counts is None:
             # The inbox view names what cannot be read; the catalog just shows no markers.
             call_ui(self.app, self._counted)
             return
         # Keyed by row identity, worked out here off the UI thread (a row's root is built on first use).
-        by_row = {row.ident: counts[folder] for row in data.rows if (folder := row.folder()) in counts}
-        call_ui(self.app, self._waiting_read, by_row)
+        rows = len(data.rows)
+        by_row = {row.ident: counts[folder] for row in data.rows[:rows] if (folder := row.folder()) in counts}
+        call_ui(self.app, self._count_came, started, data, rows, by_row)
+
+    def _count_came(self, started: int, data: CatalogData, rows: int, by_row: dict[str, int]) -> None:
+        """A count the reading made: shown unless one started later is shown already; one made for rows that
+        are no longer those shown is made again for them."""
+        if started < self._count_shown:
+            return
+        if self.data is not data or len(data.rows) != rows:
+            if self.data is not None:
+                self._recount_waiting(self.data, None)
+            return
+        self._count_shown = started
+        self._waiting_read(by_row)
 
     def _kept_came(self, counts: dict[Path, int]) -> None:
         """The kept count, come after the first frame: shown unless the reading's own count is in already."""
