@@ -247,7 +247,9 @@ def serve_others(root: str, options: list[str]) -> int:
         if not entries:
             print(json.dumps({"event": NONE_EVENT}), flush=True)
             return 0
-        return watch_entries(argparse.Namespace(json=True), entries, step=FOLLOW_STEP)
+        # Each project is read through its store index (a warm start reads only what changed), without asking
+        # watchman: the follower watches every store itself, and watchman's watch of each would cost as much.
+        return watch_entries(argparse.Namespace(json=True, no_watchman=True), entries, step=FOLLOW_STEP)
     except BrokenPipeError:  # the workbench closed the pipe: it ended
         sys.stderr.close()
         return 0

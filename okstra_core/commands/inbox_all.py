@@ -201,7 +201,8 @@ def watch_entries(args: argparse.Namespace, entries: list[ProjectEntry], step: f
         for entry in entries:
             if entry.readable:
                 watched[entry.project_id] = _Watched(entry, woken, stop, step)
-        state = {pi.entry.project_id: pi for pi in (_fresh(e) for e in entries)}
+        # Through each project's store index (unless --no-cache): a warm start reads only what changed.
+        state = {pi.entry.project_id: pi for pi in (read_one(args, e) for e in entries)}
         _follow_waiting(watched, state)
         _emit_snapshot(args, list(state.values()))
         for w in watched.values():

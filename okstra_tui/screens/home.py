@@ -105,12 +105,9 @@ def project_row(entry: ProjectEntry) -> HomeRow:
     if not entry.readable:
         return HomeRow(entry, problem=entry.reason or entry.health)
     from okstra_core.check.cache import open_store_index
-    from okstra_core.watchman import setting
 
     try:
-        # Watchman (where it runs) says what changed since the index was last brought up to date: a warm read
-        # looks at those paths only, not at every file each project's inbox was read from.
-        index = open_store_index(entry.root, watchman=setting() != "off")
+        index = open_store_index(entry.root)
         with nullcontext() if isinstance(index, str) else index:
             used = None if isinstance(index, str) else index
             got = read_project_inbox(entry, used)
