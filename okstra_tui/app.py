@@ -189,13 +189,10 @@ class OkstraApp(App[None]):
             self._apply_preferences(self.preferences)
 
         if self.notify_mode != "off":
-            # The notices' first reading of the whole store (and its baseline check) starts once the catalog has
-            # counted what waits, so that the count does not share the processor with them; at the latest after
-            # NOTICES_WAIT_SECONDS, and at once when the workbench opens on another view.
-            if self.start_home:
-                self.call_after_refresh(self._start_notices)
-            else:
-                self.set_timer(NOTICES_WAIT_SECONDS, self._start_notices_once)
+            # The notices' first reading of the whole store (and its baseline check) starts once the catalog (or
+            # Home, every project's) has counted what waits, so that the count does not share the processor with
+            # them; at the latest after NOTICES_WAIT_SECONDS.
+            self.set_timer(NOTICES_WAIT_SECONDS, self._start_notices_once)
         self.call_after_refresh(self._start_feed)
 
     def _apply_preferences(self, loaded: Loaded) -> None:

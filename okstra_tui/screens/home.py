@@ -33,7 +33,7 @@ from okstra_core.text import visible
 from okstra_core.workflows.inbox_all import open_entry, read_project_inbox
 from okstra_core.workflows.overview import Overview, read_overview
 
-from ..navigation import View
+from ..navigation import View, WaitingCounted
 from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
 from ..widgets.list_table import ListTable
@@ -326,6 +326,7 @@ class HomeScreen(ViewScreen):
     def __init__(self) -> None:
         super().__init__()
         self.data = HomeData()
+        self._said_counted = False
         #: The width of each column shown (set by :meth:`fit_width`).
         self.widths: dict[str, int] = {}
         #: The time ages are counted to (None: the clock's; pictures fix it).
@@ -406,6 +407,10 @@ class HomeScreen(ViewScreen):
         listed = getattr(self.app, "projects_listed", None)
         if listed is not None:  # the follower of the other projects follows the projects listed
             listed(frozenset(row.entry.root for row in data.rows if row.entry.readable))
+        if not data.counting and not self._said_counted:
+            # Every project's count is in: the notices' readings of every project may start now.
+            self._said_counted = True
+            self.post_message(WaitingCounted())
 
     def _fill(self) -> None:
         table: DataTable[Text | str] = self.query_one("#home-table", DataTable)
