@@ -124,8 +124,11 @@ async def main():
         while marks and time.monotonic() < deadline:
             await pilot.pause(0.01)
         if idle > 0:
-            # Settled: every other project's store watched, the notices' first reading and check done.
-            while mode == "home" and app._feed.watching() < len(truth) - 1:
+            # Settled: every other project's store watched (by the feed, or by the follower of the other projects
+            # once it has read them), the notices' first reading and check done.
+            while mode == "home" and app._feed.watching() < len(truth) - 1 and not (app._others and app._others.ready):
+                await pilot.pause(0.1)
+            while mode == "home" and app._others is not None and not app._others.ready:
                 await pilot.pause(0.1)
             while app._notices is None or not (app._notices.ready and app._notices.checks_ready):
                 await pilot.pause(0.1)
