@@ -234,28 +234,22 @@ async def help_screen(pilot: Pilot[None]) -> None:
 async def home(pilot: Pilot[None]) -> None:
     """Home over the demo's manager home and a named root that is gone; the demo's folder is shown as "…" (the
     picture says the same wherever the demo was written)."""
-    app = _app(pilot)
-    app.root_base = (app.project.root.parent, "…")
-    app.remembered = False
-    app.named_roots = (Path("/nonexistent/retired-project"),)
-    await settle(pilot)
-    await pilot.press("H")
-    await settle(pilot)
-    from .screens.home import HomeScreen
-
-    screen = app.screen
-    assert isinstance(screen, HomeScreen)
-    screen.fixed_now = PREVIEW_TIME  # ages and stalled marks from a fixed time
-    screen.refresh_ages()
-    await settle(pilot)
+    await _home_from(pilot, (Path("/nonexistent/retired-project"),))
 
 
 async def home_projects(pilot: Pilot[None]) -> None:
     """Home over the demo of three projects (the projects' folders shown from "…", wherever the demo was written),
     with the roots opened before left out."""
+    await _home_from(pilot, ())
+
+
+async def _home_from(pilot: Pilot[None], named: tuple[Path, ...]) -> None:
+    """Home over the manager home, the roots *named* and none of the roots opened before, its ages from a fixed
+    time."""
     app = _app(pilot)
     app.root_base = (app.project.root.parent, "…")
     app.remembered = False
+    app.named_roots = named
     await settle(pilot)
     await pilot.press("H")
     await settle(pilot)
@@ -425,6 +419,11 @@ SEARCH_QUERY = "retry kind:finding"
 
 async def search(pilot: Pilot[None]) -> None:
     await settle(pilot)
+    await _search_for(pilot)
+
+
+async def _search_for(pilot: Pilot[None]) -> None:
+    """ctrl+f, then the Search scenes' query typed."""
     await pilot.press("ctrl+f")
     await settle(pilot)
     await pilot.press(*("space" if c == " " else c for c in SEARCH_QUERY))
@@ -443,10 +442,7 @@ async def search_match(pilot: Pilot[None]) -> None:
 async def search_all(pilot: Pilot[None]) -> None:
     """ctrl+f on Home: the Search scenes' query over every project of Home's list (one of them gone)."""
     await home(pilot)
-    await pilot.press("ctrl+f")
-    await settle(pilot)
-    await pilot.press(*("space" if c == " " else c for c in SEARCH_QUERY))
-    await settle(pilot)
+    await _search_for(pilot)
 
 
 async def insights_all(pilot: Pilot[None]) -> None:
