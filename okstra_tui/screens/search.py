@@ -81,6 +81,11 @@ def grouped(hits: list[Hit]) -> list[tuple[str, list[Hit]]]:
 class QueryKeys(Screen[None]):
     """What a search view's query box and results share: focus the query, move to the results."""
 
+    BINDINGS = [
+        Binding("down", "results", "Results", show=False),
+        Binding("slash", "focus_query", "Edit query"),
+    ]
+
     def focus_query(self) -> None:
         self.query_one("#search-query", Input).focus()
 
@@ -106,11 +111,6 @@ class SearchScreen(QueryKeys, ViewScreen):
         "Enter opens the file scrolled to the match; n / N step through its matches there. The index lives in "
         "your cache folder (never in the store) and is brought up to date as you search."
     )
-
-    BINDINGS = [
-        Binding("down", "results", "Results", show=False),
-        Binding("slash", "focus_query", "Edit query"),
-    ]
 
     def __init__(self, query: str = "") -> None:
         super().__init__()

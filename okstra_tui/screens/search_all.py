@@ -25,7 +25,6 @@ from typing import Self
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
@@ -114,11 +113,6 @@ class SearchAllScreen(QueryKeys, ViewScreen):
         "comes back to the project's catalog, H to Home). A project that cannot be searched is one line below "
         "the hits."
     )
-
-    BINDINGS = [
-        Binding("down", "results", "Results", show=False),
-        Binding("slash", "focus_query", "Edit query"),
-    ]
 
     def __init__(self, query: str = "") -> None:
         super().__init__()
