@@ -16,6 +16,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.theme import Theme
 
+from okstra_core import layout
 from okstra_core.preferences import Loaded, Preferences, preferences_path
 from okstra_core.preferences import save as save_preferences
 from okstra_core.store import Project
@@ -123,7 +124,7 @@ class OkstraApp(App[None]):
         #: The follower of every other project of the registry (notices naming their project, Home's counts).
         self._others: OthersWatcher | None = None
         #: The one change feed of the project (its thread starts after the first frame).
-        self._feed = StoreFeed(self.project.root, self._deliver_changes)
+        self._feed = self._new_feed(self.project.root)
         self._stop_observing: Callable[[], None] = lambda: None
         #: The notices of the latest announcement, newest first (``g`` opens the first).
         self.latest_notices: list[Notice] = []
@@ -236,6 +237,12 @@ class OkstraApp(App[None]):
 
     # ------------------------------------------------------------- the change feed
 
+    def _new_feed(self, root: Path) -> StoreFeed:
+        feed = StoreFeed(root, self._deliver_changes)
+        if self.notify_mode != "off":
+            feed.leave_others()  # the follower of the other projects (started with the notices) watches them
+        return feed
+
     def _start_feed(self) -> None:
         self._feed.start()
 
@@ -289,7 +296,7 @@ class OkstraApp(App[None]):
         self._looks = Looks()
         self.history.clear_forward()
         self.sub_title = visible(str(root))
-        self._feed = StoreFeed(root, self._deliver_changes)
+        self._feed = self._new_feed(root)
         # The stack becomes the new project's catalog, over Home when Home was on it (back returns there).
         views = self._view_stack()
         had_home = any(v.VIEW_NAME is View.HOME for v in views)
@@ -352,8 +359,6 @@ class OkstraApp(App[None]):
 
     def _leave_to(self, others: OthersWatcher, roots: frozenset[Path]) -> None:
         """From the follower's thread: the feed leaves the stores *others* follows to it (none: it ended)."""
-        from okstra_core import layout
-
         if self._others is others:
             self._feed.leave_to(layout.okstra_dir(root) for root in roots)
 
@@ -370,18 +375,21 @@ class OkstraApp(App[None]):
             self._others.close()
             self._others = None
 
-    def _others_moved(self) -> None:
-        """From the follower's thread: a project other than the one open changed; Home looks again at what it read
-        (on the UI thread; nothing once the app is closing)."""
+    def _others_moved(self, paths: frozenset[str] | None) -> None:
+        """From the follower's thread: a project other than the one open changed (*paths*, None: it cannot say
+        which); the views that read there look again (on the UI thread; nothing once the app is closing)."""
         try:
-            self.call_from_thread(self._home_changed)
+            self.call_from_thread(self._elsewhere_changed, paths)
         except RuntimeError:
             return
 
-    def _home_changed(self) -> None:
+    def _elsewhere_changed(self, paths: frozenset[str] | None) -> None:
+        store = os.fspath(layout.okstra_dir(self.project.root)) + os.sep
         for screen in self.screen_stack:
-            if isinstance(screen, ViewScreen) and screen.VIEW_NAME is View.HOME:
-                screen.post_message(StoreChanged(None))
+            if not isinstance(screen, ViewScreen):
+                continue
+            if paths is not None or any(not path.startswith(store) for path in screen.depends_on):
+                screen.post_message(StoreChanged(paths))
 
     def projects_listed(self, roots: frozenset[Path]) -> None:
         """Home read the registry's readable projects at *roots*: a follower that follows others (a project was

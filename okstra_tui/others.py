@@ -7,13 +7,17 @@ followed by one child process, ``python -m okstra_tui.child others ROOT
 PARENT`` (:func:`serve_others`), which runs ``okstra inbox --all --watch
 --json``'s own watching (:func:`okstra_core.commands.inbox_all.watch_entries`:
 one :class:`~okstra_core.watch.StoreWatcher` per project, file events where
-they can be had) and writes its JSON lines: the snapshot, then an ``added`` or
-``removed`` line per decision that starts or stops waiting, naming its
-project. :class:`OthersWatcher` reads them in a daemon thread: each decision
-that starts waiting is a :class:`~okstra_core.workflows.pulse.Notice` naming
-its project, and any line about a project says that Home's counts may have
-changed. The open project is never followed here (its notices would come
-twice); opening another project starts a new follower that skips it.
+they can be had) and writes its JSON lines: the snapshot, then per change of a
+project a ``changed`` line naming the paths its watcher saw change and an
+``added`` or ``removed`` line per decision that starts or stops waiting,
+naming its project. :class:`OthersWatcher` reads them in a daemon thread: each
+decision that starts waiting is a :class:`~okstra_core.workflows.pulse.Notice`
+naming its project, and the paths changed go to the views that read there
+(Home, the managers' live children). The follower is the one watcher of those
+stores: the workbench's change feed leaves them to it (but those it polls,
+whose polling sees only what the inbox reads). The open project is never
+followed here (its notices would come twice); opening another project starts a
+new follower that skips it.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .children import child_command, end_child
 
@@ -68,10 +72,12 @@ class OthersWatcher:
     """Follows every other project of the registry from a child process.
 
     *deliver* gets each burst's new decisions as notices naming their project
-    (less those about a task this process wrote in), *changed* is called once
-    per burst of lines about any project (Home's counts may have changed),
-    *following* with the projects' roots once they are followed and with none
-    once the child has ended; all from the watcher's thread.
+    (less those about a task this process wrote in), *changed* once per burst
+    of lines about any project with the paths they say changed (None: it cannot
+    say which; every view reading there looks again), *following* with the
+    roots of the projects whose every change it tells (those it does not poll)
+    once they are followed and with none once the child has ended; all from the
+    watcher's thread.
     """
 
     def __init__(
@@ -79,7 +85,7 @@ class OthersWatcher:
         root: Path,
         options: list[str],
         deliver: Callable[[list[Notice]], None],
-        changed: Callable[[], None],
+        changed: Callable[[frozenset[str] | None], None],
         following: Callable[[frozenset[Path]], None] = lambda roots: None,
     ) -> None:
         self.root = root
@@ -133,7 +139,7 @@ class OthersWatcher:
         """Read the child's lines; hand over each burst once the lines pause (or after a second of them)."""
         pending = bytearray()
         burst: list[Notice] = []
-        touched = False
+        touched = _Touched()
         started = 0.0
         while not self._closed.is_set():
             wait = None
@@ -157,51 +163,103 @@ class OthersWatcher:
                 for line in lines:
                     found, about = self._take(line)
                     burst += found
-                    touched = touched or about
+                    touched.add(about)
                 if not (burst or touched) or time.monotonic() < started + GATHER_MOST_SECONDS:
                     continue
             self._hand_over(burst, touched)
-            burst, touched = [], False
+            burst, touched = [], _Touched()
 
-    def _hand_over(self, burst: list[Notice], touched: bool) -> None:
+    def _hand_over(self, burst: list[Notice], touched: _Touched) -> None:
         if self._closed.is_set():
             return
         found = self._not_own(burst)
         if found:
             self.deliver(found)
         if touched:
-            self.changed()
+            self.changed(touched.paths())
 
-    def _take(self, line: bytes) -> tuple[list[Notice], bool]:
-        """One line of the child: the notices it makes and whether it is about a project."""
+    def _take(self, line: bytes) -> tuple[list[Notice], About]:
+        """One line of the child: the notices it makes and what it says changed."""
         try:
             value = json.loads(line)
         except (ValueError, RecursionError):
-            return [], False
+            return [], None
         if not isinstance(value, dict):
-            return [], False
+            return [], None
         event = value.get("event")
         if event == "snapshot":
-            projects = value.get("projects")
-            if isinstance(projects, list):
-                roots = (p.get("projectRoot") for p in projects if isinstance(p, dict))
-                self.projects = frozenset(Path(r) for r in roots if isinstance(r, str))
-            self._ready.set()
-            self.following(self.projects or frozenset())
-            return [], True  # Home may have read a project before a change the follower saw first
-        if event == "added":
-            notice = notice_of(value.get("item"))
-            return ([] if notice is None else [notice]), True
+            self._followed(value)
+            return [], EVERYTHING  # a view may have read a project before a change the follower saw first
+        if event == "changed":
+            paths = value.get("paths")
+            if isinstance(paths, list) and all(isinstance(p, str) for p in paths):
+                return [], frozenset(paths)
+            return [], EVERYTHING
+        if event in ("added", "removed"):
+            item = value.get("item")
+            notice = notice_of(item) if event == "added" else None
+            return ([] if notice is None else [notice]), _decision_path(item)
         if event == NONE_EVENT:
             self.projects = frozenset()
             self._ready.set()
-            return [], False
-        return [], event in ("removed", "unreadable", "project")
+            return [], None
+        return [], EVERYTHING if event in ("unreadable", "project") else None
+
+    def _followed(self, snapshot: dict[str, Any]) -> None:
+        """The snapshot says which projects are followed: the watcher's ``following`` gets those whose changes it
+        will tell in full (not those it polls)."""
+        projects, polled = snapshot.get("projects"), snapshot.get("polled")
+        if isinstance(projects, list):
+            roots = (p.get("projectRoot") for p in projects if isinstance(p, dict))
+            self.projects = frozenset(Path(r) for r in roots if isinstance(r, str))
+        self._ready.set()
+        skipped = {Path(r) for r in polled if isinstance(r, str)} if isinstance(polled, list) else set()
+        self.following((self.projects or frozenset()) - skipped)
 
     def _not_own(self, found: list[Notice]) -> list[Notice]:
         with self._own_lock:
             own, self._own = self._own, set()
         return [n for n in found if n.task_root is None or not any(p.is_relative_to(n.task_root) for p in own)]
+
+
+#: A burst's lines said something changed but not which paths: the views look again at all they read.
+EVERYTHING: Final = "everything"
+
+#: What one line of the child says changed: nothing (None), some paths, or :data:`EVERYTHING`.
+About = frozenset[str] | Literal["everything"] | None
+
+
+class _Touched:
+    """What a burst of the child's lines says changed: the paths, or everything once one line cannot say."""
+
+    def __init__(self) -> None:
+        self._paths: set[str] | None = set()
+        self._any = False
+
+    def __bool__(self) -> bool:
+        return self._any
+
+    def add(self, about: About) -> None:
+        if about is None:
+            return
+        self._any = True
+        if about == EVERYTHING or self._paths is None:
+            self._paths = None
+        else:
+            self._paths.update(about)
+
+    def paths(self) -> frozenset[str] | None:
+        return None if self._paths is None else frozenset(self._paths)
+
+
+def _decision_path(item: Any) -> About:
+    """The file of an ``added`` or ``removed`` line's decision (everything when the line does not say it well)."""
+    if not isinstance(item, dict):
+        return EVERYTHING
+    root, path = item.get("projectRoot"), item.get("path")
+    if not isinstance(root, str) or not isinstance(path, str) or Path(path).is_absolute() or ".." in Path(path).parts:
+        return EVERYTHING
+    return frozenset({os.path.join(root, path)})
 
 
 def notice_of(item: Any) -> Notice | None:
@@ -249,7 +307,9 @@ def serve_others(root: str, options: list[str]) -> int:
             return 0
         # Each project is read through its store index (a warm start reads only what changed), without asking
         # watchman: the follower watches every store itself, and watchman's watch of each would cost as much.
-        return watch_entries(argparse.Namespace(json=True, no_watchman=True), entries, step=FOLLOW_STEP)
+        return watch_entries(
+            argparse.Namespace(json=True, no_watchman=True), entries, step=FOLLOW_STEP, tell_paths=True
+        )
     except BrokenPipeError:  # the workbench closed the pipe: it ended
         sys.stderr.close()
         return 0

@@ -12,9 +12,11 @@ what it polls. A path inside another project's store (Home reads every
 project's inbox) is watched by a store watcher of that store, made when a view
 first reads there and closed when none does any more, so that following many
 large projects costs their file events rather than a look at every file they
-read each second; while the follower of the other projects (the notices'
-child) watches their stores, the feed leaves them to it
-(:meth:`StoreFeed.leave_to`). Any other path outside the store (the manager
+read each second. While the follower of the other projects (a child of the
+workbench) watches their stores, the feed leaves them to it
+(:meth:`StoreFeed.leave_to`), and when such a follower is to start it leaves
+every other store to it from the start (:meth:`StoreFeed.leave_others`): one
+watcher per store, not one here and one there. Any other path outside the store (the manager
 home, the write log in the user's state folder), which no store watcher sees,
 is looked at once a second by the feed itself.
 """
@@ -61,6 +63,8 @@ class StoreFeed:
         self._grouped: tuple[int, list[str], dict[str, list[str]]] = (-1, [], {})
         #: Stores (folders with a trailing separator) another watcher follows and tells of: not looked at here.
         self._left: tuple[str, ...] = ()
+        #: Every store but the project's own is left to another watcher (:meth:`leave_others`).
+        self._left_all = False
         self._thread = threading.Thread(target=self._run, name="okstra-store-feed", daemon=True)
 
     def start(self) -> None:
@@ -86,18 +90,28 @@ class StoreFeed:
             self._version += 1
             self._followed.pop(reader, None)
 
+    def leave_others(self) -> None:
+        """Another watcher is to follow every other project's store: the feed neither watches nor looks at any
+        (until :meth:`leave_to` says which stores that watcher follows once it does). What the views read there
+        meanwhile is kept as they saw it: a store taken back is looked at against that."""
+        with self._lock:
+            self._version += 1
+            self._left_all = True
+
     def leave_to(self, folders: Iterable[Path]) -> None:
         """Another watcher follows what lies in *folders* (the stores of the other projects) and says when it
         changes: the feed neither watches nor looks at it (an empty *folders*: it takes everything back, each
         path against how it was when it was left)."""
         left = tuple(os.fspath(f) + os.sep for f in folders)
         # What views read in the stores left from now on is kept as it is now: taken back, each path is looked
-        # at against it, so a change made meanwhile shows.
-        leaving = tuple(f for f in left if f not in self._left)
+        # at against it, so a change made meanwhile shows. (Left with every other store, what they read there
+        # is kept as the views saw it.)
+        leaving = () if self._left_all else tuple(f for f in left if f not in self._left)
         now = signature([Path(p) for p in sorted(self.followed()) if leaving and p.startswith(leaving)])
         with self._lock:
             self._version += 1
             self._left = left
+            self._left_all = False
             self._outside.update(now)
 
     def followed(self) -> set[str]:
@@ -137,6 +151,7 @@ class StoreFeed:
             version = self._version
             followed = set().union(*self._followed.values())
             skipped = (self._store, *self._left)
+            left_all = self._left_all
         looked: list[str] = []
         stores: dict[str, list[str]] = {}
         for path in sorted(followed):
@@ -144,7 +159,7 @@ class StoreFeed:
                 store = store_of(path)
                 if store is None:
                     looked.append(path)
-                else:
+                elif not left_all:
                     stores.setdefault(store, []).append(path)
         with self._lock:
             left = self._left

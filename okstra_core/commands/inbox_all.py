@@ -188,10 +188,15 @@ def watch_all(args: argparse.Namespace) -> int:
     return watch_entries(args, entries)
 
 
-def watch_entries(args: argparse.Namespace, entries: list[ProjectEntry], step: float | None = None) -> int:
+def watch_entries(
+    args: argparse.Namespace, entries: list[ProjectEntry], step: float | None = None, *, tell_paths: bool = False
+) -> int:
     """Watch the projects of *entries* (those readable) until SIGINT or SIGTERM: their inboxes (the snapshot),
     then each decision that starts or stops waiting, as ``--watch`` prints them (``args.json``: JSON lines).
-    *step*: the file-event watchers' step (:data:`okstra_core.watch.EVENTS_STEP` unless given)."""
+    *step*: the file-event watchers' step (:data:`okstra_core.watch.EVENTS_STEP` unless given). *tell_paths*
+    (JSON only): the snapshot also names the projects whose watcher polls (``polled``: it sees only what the
+    inbox reads), and each change of a project is told first as a ``changed`` line naming the paths its watcher
+    saw change (``paths`` null: it cannot say which), whether or not a decision changed with it."""
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     woken: queue.Queue[str] = queue.Queue()
     stop = threading.Event()
@@ -204,12 +209,13 @@ def watch_entries(args: argparse.Namespace, entries: list[ProjectEntry], step: f
         # Through each project's store index (unless --no-cache): a warm start reads only what changed.
         state = {pi.entry.project_id: pi for pi in (read_one(args, e) for e in entries)}
         _follow_waiting(watched, state)
-        _emit_snapshot(args, list(state.values()))
+        polled = [str(w.entry.root) for w in watched.values() if w.watcher.mode == "poll"] if tell_paths else None
+        _emit_snapshot(args, list(state.values()), polled)
         for w in watched.values():
             w.start()
         say(VERB, f"watching {_plural(len(watched), 'project')}; Ctrl-C stops")
         while True:
-            _step(args, woken, watched, state)
+            _step(args, woken, watched, state, tell_paths)
     except _Stopped:
         pass
     finally:
@@ -236,14 +242,19 @@ def _follow_waiting(watched: dict[str, _Watched], state: dict[str, ProjectInbox]
         w.hot.waiting = set() if inbox is None else {d.task_root for d in inbox.items if d.task_root is not None}
 
 
-def _step(args: argparse.Namespace, woken: queue.Queue[str], watched: dict[str, _Watched], state: Any) -> None:
+def _step(
+    args: argparse.Namespace, woken: queue.Queue[str], watched: dict[str, _Watched], state: Any, tell_paths: bool
+) -> None:
     """Wait for one project to change, read it again and print what changed."""
     try:
         pid = woken.get(timeout=1.0)
     except queue.Empty:
         return
     before: ProjectInbox = state[pid]
-    after = _reread_project(before, watched[pid].watcher.take_changed())
+    changed = watched[pid].watcher.take_changed()
+    if tell_paths and args.json:
+        _emit_changed_paths(before.entry, changed)
+    after = _reread_project(before, changed)
     _emit_project_changes(args, before, after)
     state[pid] = after
     _follow_waiting({pid: watched[pid]}, state)
@@ -260,13 +271,26 @@ def _reread_project(before: ProjectInbox, changed: set[Path] | None) -> ProjectI
     return ProjectInbox(before.entry, reread(project.root, before.inbox, changed))
 
 
-def _emit_snapshot(args: argparse.Namespace, inboxes: list[ProjectInbox]) -> None:
+def _emit_snapshot(args: argparse.Namespace, inboxes: list[ProjectInbox], polled: list[str] | None = None) -> None:
     _say_problems(inboxes)
     if args.json:
         doc = {"version": INBOX_JSON_VERSION, "event": "snapshot", **all_document(inboxes)}
+        if polled is not None:
+            doc["polled"] = polled
         print(json.dumps(doc, ensure_ascii=True), flush=True)
         return
     print("\n".join(text_lines(inboxes)), flush=True)
+
+
+def _emit_changed_paths(entry: ProjectEntry, changed: set[Path] | None) -> None:
+    doc = {
+        "version": INBOX_JSON_VERSION,
+        "event": "changed",
+        "project": entry.project_id,
+        "projectRoot": str(entry.root),
+        "paths": None if changed is None else sorted(str(p) for p in changed),
+    }
+    print(json.dumps(doc, ensure_ascii=True), flush=True)
 
 
 def _emit_project_changes(args: argparse.Namespace, before: ProjectInbox, after: ProjectInbox) -> None:

@@ -16,6 +16,7 @@ from textual.pilot import Pilot
 
 from okstra_core.demo.projects import BILLING_DIR, HOME_DIR, SHOP_DIR
 from okstra_core.store import Project
+from okstra_core.watch import StoreWatcher
 from okstra_core.workflows.pulse import Notice
 from okstra_tui.app import OkstraApp
 from okstra_tui.children import child_command
@@ -111,6 +112,55 @@ async def test_a_decision_in_another_project_is_a_notice_naming_it_and_updates_h
         await pilot.press("g")  # the notice's project opens, on its inbox
         await wait_until(pilot, lambda: isinstance(app.screen, InboxScreen), "billing's inbox")
         assert app.project.root == fresh_many / BILLING_DIR
+
+
+async def test_any_change_in_another_project_reaches_home_through_the_one_follower(
+    fresh_many: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The follower is the one watcher of the other projects' stores (the feed watches none of them), and it
+    tells Home of every change there, not only of decisions: a file Home read rewritten reloads Home."""
+    from okstra_tui import store_feed
+
+    made: list[Path] = []
+
+    def watcher(root: Path, *args: object, **kwargs: object) -> StoreWatcher:
+        made.append(root)
+        return StoreWatcher(root, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_feed, "StoreWatcher", watcher)
+    app = workbench(fresh_many)
+    told: list[frozenset[str] | None] = []
+    elsewhere_changed = app._elsewhere_changed
+
+    def tell(paths: frozenset[str] | None) -> None:
+        told.append(paths)
+        elsewhere_changed(paths)
+
+    app._elsewhere_changed = tell  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await following(pilot, app)
+        home = app.screen
+        assert isinstance(home, HomeScreen)
+        await wait_until(pilot, lambda: home.reads and waiting_in(home, "billing") is not None, "Home read")
+        await wait_until(pilot, lambda: None in told, "the follower's snapshot told (Home looks again at all)")
+        await settle(pilot)
+        assert app._feed.watching() == 0, "no second watcher of the stores the follower watches"
+        manifest = fresh_many / BILLING_DIR / TASKS / "invoices/late-fees/task-manifest.json"
+        assert str(manifest) in home.depends_on
+        reads = home.reads
+        elsewhere(f"""
+            import json, os
+            path = {str(manifest)!r}
+            value = json.load(open(path, encoding="utf-8"))
+            value["note"] = "written by an agent"
+            with open(path + ".new", "w", encoding="utf-8") as fh:
+                json.dump(value, fh)
+            os.replace(path + ".new", path)
+        """)
+        await wait_until(pilot, lambda: home.reads > reads, "Home read again after a change that is no decision")
+        assert str(manifest) in set().union(*(p for p in told if p is not None)), "told by the path that changed"
+        assert made == [fresh_many / SHOP_DIR / ".okstra"], "the feed watched its own store alone, from the start"
 
 
 async def test_the_open_project_is_told_once_and_the_follower_switches_with_it(fresh_many: Path) -> None:
@@ -272,11 +322,12 @@ def test_the_followers_lines_are_read_whole_and_a_burst_is_one_announcement(
     monkeypatch.setattr(others, "READ_BYTES", 10)  # every line comes in many pieces
     monkeypatch.setattr(others, "GATHER_MOST_SECONDS", 3600.0)  # however slow the machine, one burst
     delivered: list[list[Notice]] = []
-    changed: list[bool] = []
-    watcher = OthersWatcher(tmp_path, [], delivered.append, lambda: changed.append(True))
+    changed: list[frozenset[str] | None] = []
+    watcher = OthersWatcher(tmp_path, [], delivered.append, changed.append)
 
     def added(task: str) -> bytes:
-        item = {"kind": "approval", "task": task, "path": "", "item": None, "summary": "s", "project": "b"}
+        path = f"{task}.md"
+        item = {"kind": "approval", "task": task, "path": path, "item": None, "summary": "s", "project": "b"}
         return json.dumps({"event": "added", "item": {**item, "projectRoot": "/p/b"}}).encode() + b"\n"
 
     read, write = os.pipe()
@@ -286,4 +337,45 @@ def test_the_followers_lines_are_read_whole_and_a_burst_is_one_announcement(
     watcher._read(read)
     os.close(read)
     assert [[n.task for n in found] for found in delivered] == [["b:g:one", "b:g:two"]]
-    assert changed == [True]
+    assert changed == [frozenset({"/p/b/b:g:one.md", "/p/b/b:g:two.md"})]
+
+
+def _lines(*values: object) -> bytes:
+    return b"".join(json.dumps(v).encode() + b"\n" for v in values)
+
+
+def _read_burst(watcher: OthersWatcher, data: bytes) -> None:
+    read, write = os.pipe()
+    os.write(write, data)
+    os.close(write)
+    watcher._read(read)
+    os.close(read)
+
+
+def test_the_followers_changed_lines_name_the_paths_each_view_looks_at_again(tmp_path: Path) -> None:
+    """A burst's ``changed`` lines are handed over as the union of their paths; one that cannot say which paths
+    (or a line about a whole project) makes it "everything"."""
+    changed: list[frozenset[str] | None] = []
+    watcher = OthersWatcher(tmp_path, [], lambda found: None, changed.append)
+    _read_burst(
+        watcher,
+        _lines({"event": "changed", "paths": ["/p/b/.okstra/x"]}, {"event": "changed", "paths": ["/p/c/.okstra/y"]}),
+    )
+    assert changed == [frozenset({"/p/b/.okstra/x", "/p/c/.okstra/y"})]
+    changed.clear()
+    _read_burst(watcher, _lines({"event": "changed", "paths": ["/p/b/.okstra/x"]}, {"event": "changed", "paths": None}))
+    assert changed == [None]
+    changed.clear()
+    _read_burst(watcher, _lines({"event": "project", "project": "b"}, {"event": "changed", "paths": ["/p/b/z"]}))
+    assert changed == [None]
+
+
+def test_the_follower_is_left_the_projects_it_does_not_poll(tmp_path: Path) -> None:
+    """The snapshot names the projects followed and those polled: the feed is left only the others (a polling
+    follower sees only what the inbox reads, so what else views read there is the feed's to look at)."""
+    following: list[frozenset[Path]] = []
+    watcher = OthersWatcher(tmp_path, [], lambda found: None, lambda paths: None, following.append)
+    projects = [{"project": "b", "projectRoot": "/p/b"}, {"project": "c", "projectRoot": "/p/c"}]
+    _read_burst(watcher, _lines({"event": "snapshot", "projects": projects, "polled": ["/p/c"]}))
+    assert watcher.projects == {Path("/p/b"), Path("/p/c")}
+    assert following == [frozenset({Path("/p/b")})]
