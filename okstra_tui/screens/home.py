@@ -11,9 +11,9 @@ it reloads when a project's inbox (or a manager's list of projects) changes.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,7 +30,7 @@ from okstra_core.errors import OkstraError
 from okstra_core.projects import ProjectEntry, Registry, discover
 from okstra_core.store import Project
 from okstra_core.text import visible
-from okstra_core.workflows.inbox_all import open_entry, read_project_inbox
+from okstra_core.workflows.inbox_all import ProjectInbox, open_entry, read_project_inbox
 from okstra_core.workflows.overview import Overview, read_overview
 
 from ..navigation import View, WaitingCounted
@@ -43,6 +43,7 @@ from .running import age
 
 if TYPE_CHECKING:
     from okstra_core.check.cache import Verdict
+    from okstra_core.store_index import StoreIndex
 
 #: The table's columns, in order.
 COLUMNS = ("project", "waiting", "changed", "running", "stalled", "activity", "check", "health", "root", "note")
@@ -98,32 +99,60 @@ class HomeData:
     notes: list[str] = field(default_factory=list)
     #: The projects alone (the registry), their inboxes still being read: shown first, at once.
     counting: bool = False
+    #: Every count of what waits is in; the other columns are still being read.
+    reading_more: bool = False
 
 
 def project_row(entry: ProjectEntry) -> HomeRow:
     """*entry* read: its inbox through its store index (afresh when there is none), never an exception."""
-    if not entry.readable:
-        return HomeRow(entry, problem=entry.reason or entry.health)
-    from okstra_core.check.cache import open_store_index
+    row, got = waiting_row(entry)
+    return completed_row(row, got)
 
+
+def waiting_row(entry: ProjectEntry) -> tuple[HomeRow, ProjectInbox | None]:
+    """*entry*'s count of what waits (its inbox, through its store index), and the inbox read when it could be."""
+    if not entry.readable:
+        return HomeRow(entry, problem=entry.reason or entry.health), None
     try:
-        index = open_store_index(entry.root)
+        index = _store_index(entry.root)
         with nullcontext() if isinstance(index, str) else index:
+            got = read_project_inbox(entry, None if isinstance(index, str) else index)
+    except (OkstraError, OSError) as exc:
+        return HomeRow(entry, problem=f"cannot be read ({exc})"), None
+    inbox = got.inbox
+    if inbox is None:
+        return HomeRow(got.entry, problem=got.problem or "cannot be read"), None
+    unread = len(inbox.unreadable) + len(inbox.unlisted)
+    return HomeRow(got.entry, waiting=len(inbox.items), unreadable=unread), got
+
+
+def completed_row(row: HomeRow, got: ProjectInbox | None) -> HomeRow:
+    """*row* with the rest of its columns (runs, activity, tasks changed, check verdict): *got*, its inbox, was
+    read (else the row is what it is)."""
+    if got is None:
+        return row
+    entry = row.entry
+    try:
+        index = _store_index(entry.root)
+        with nullcontext() if isinstance(index, str) else index:
+            project = open_entry(entry)
             used = None if isinstance(index, str) else index
-            got = read_project_inbox(entry, used)
-            project = open_entry(entry) if got.inbox is not None else None
             overview = read_overview(project, used) if isinstance(project, Project) else None
         changed = None if overview is None else changed_since_looked(entry.root, overview.task_roots)
     except (OkstraError, OSError) as exc:
         return HomeRow(entry, problem=f"cannot be read ({exc})")
-    inbox = got.inbox
-    if inbox is None or overview is None:
-        return HomeRow(got.entry, problem=got.problem or "cannot be read")
-    unread = len(inbox.unreadable) + len(inbox.unlisted)
-    verdict = last_verdict(entry.root)
-    return HomeRow(
-        got.entry, waiting=len(inbox.items), unreadable=unread, overview=overview, changed=changed, verdict=verdict
-    )
+    if overview is None:
+        return HomeRow(entry, problem="cannot be read")
+    return replace(row, overview=overview, changed=changed, verdict=last_verdict(entry.root))
+
+
+def _store_index(root: Path) -> StoreIndex | str:
+    """*root*'s store index, asking watchman what changed since it was kept where watchman runs (as the okstra
+    commands do; a look at every recorded path otherwise)."""
+    from okstra_core.check.cache import open_store_index
+    from okstra_core.watchman import setting
+
+    return open_store_index(root, watchman=setting() != "off")
 
 
 def changed_since_looked(root: Path, task_roots: Iterable[Path]) -> int:
@@ -156,10 +185,20 @@ def list_projects(home: Path | None, named: tuple[Path, ...], remembered: bool) 
     return HomeData(rows, list(registry.notes), counting=True)
 
 
-def read_home(home: Path | None, named: tuple[Path, ...], remembered: bool) -> HomeData:
-    """The registry and each project's inbox."""
+def read_home(
+    home: Path | None,
+    named: tuple[Path, ...],
+    remembered: bool,
+    counted: Callable[[HomeData], None] | None = None,
+) -> HomeData:
+    """The registry and each project's inbox and overview; *counted*, when given, is first handed every project's
+    count of what waits alone (the headline, before the other columns are read)."""
     registry: Registry = discover(home, named=named, remembered=remembered)
-    return HomeData([project_row(entry) for entry in registry.entries], list(registry.notes))
+    notes = list(registry.notes)
+    waiting = [waiting_row(entry) for entry in registry.entries]
+    if counted is not None:
+        counted(HomeData([row for row, _ in waiting], notes, reading_more=True))
+    return HomeData([completed_row(row, got) for row, got in waiting], notes)
 
 
 def registry_sources(app: object) -> tuple[Path | None, tuple[Path, ...], bool]:
@@ -395,7 +434,14 @@ class HomeScreen(ViewScreen):
 
     def read(self) -> HomeData:
         home, named, remembered = self._sources()
-        return read_home(home, named, remembered)
+        load = self._loads
+        return read_home(home, named, remembered, lambda counted: call_ui(self.app, self._show_counted, load, counted))
+
+    def _show_counted(self, load: int, counted: HomeData) -> None:
+        """Every project's count of what waits, while the rest of the load reads the other columns (unless a
+        later load is under way: it waits for the UI thread, so it comes before the load's own result)."""
+        if load == self._loads and not self.reads:  # a reload shows its whole result at once (no "…" flashing)
+            self.show(counted)
 
     def _sources(self) -> tuple[Path | None, tuple[Path, ...], bool]:
         return registry_sources(self.app)
@@ -446,6 +492,9 @@ class HomeScreen(ViewScreen):
                 "root": Text(cut_middle(visible(shown_root(entry.root, base)), widths.get("root", 40))),
                 "note": _one_line(_note(row), "red" if row.problem else "dim"),
             }
+            if self.data.reading_more and row.problem is None and overview is None:
+                for column in ("changed", "running", "stalled", "activity", "check"):
+                    cells[column] = Text("…", style="dim")  # still being read
             if row.problem is not None and "note" not in widths:
                 cells["root"] = cells["note"]  # narrow: why it is not read (the panel below names the root)
             table.add_row(*(cells[str(c.value)] for c in table.columns), key=f"row:{n}")

@@ -24,7 +24,7 @@ from okstra_tui.data import seen
 from okstra_tui.data.catalog import CatalogRow
 from okstra_tui.screens.base import Breadcrumbs
 from okstra_tui.screens.catalog import CatalogScreen
-from okstra_tui.screens.home import HomeScreen, column_widths
+from okstra_tui.screens.home import HomeRow, HomeScreen, column_widths
 from okstra_tui.screens.running import age
 from okstra_tui.screens.switch import CURRENT_MARK, ProjectPicker
 from okstra_tui.screens.task import TaskScreen
@@ -212,3 +212,43 @@ async def test_the_palette_opens_any_project_that_can_be_read(many_root: Path, t
         await wait_until(pilot, lambda: isinstance(app.screen, CatalogScreen), "its catalog")
         await settle(pilot)
         assert "okstra billing" in crumbs(app)
+
+
+async def test_every_count_of_what_waits_shows_before_the_other_columns(
+    many_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The headline first: while the other columns are still read, every project's count of what waits is on
+    screen, each equal to what it is once Home has read everything, and the other columns say "…"."""
+    import threading
+
+    from okstra_tui.screens import home
+
+    release = threading.Event()
+    completed_row = home.completed_row
+
+    def held(*args: object) -> HomeRow:
+        release.wait(60)
+        return completed_row(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(home, "completed_row", held)
+    app = home_app(many_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, HomeScreen) and app.screen.data.reading_more,
+            "the counts shown alone",
+        )
+        screen = app.screen
+        assert isinstance(screen, HomeScreen)
+        counted = {pid: row.waiting for pid, row in by_id(screen).items()}
+        assert all(isinstance(n, int) for n in counted.values())
+        for pid in PROJECTS:
+            shown_cells = cells(screen, pid)
+            assert shown_cells["waiting"].rstrip("+") == str(counted[pid])
+            assert {shown_cells[c] for c in ("changed", "running", "stalled", "activity", "check")} == {"…"}
+        assert not screen.reads
+        release.set()
+        await wait_until(pilot, lambda: bool(screen.reads), "Home read whole")
+        assert {pid: row.waiting for pid, row in by_id(screen).items()} == counted
+        assert all(row.overview is not None for row in screen.data.rows if row.problem is None)
+        assert "…" not in cells(screen, "billing").values()
