@@ -130,6 +130,8 @@ class Unit:
         #: Every name of each listed folder (private ones too), sorted: the listing owners would read.
         self._names: dict[str, list[str]] = {}
         self._root_text = str(root)
+        #: Real paths of the folders walked from (:meth:`_real_folder`).
+        self._reals: dict[str, str] = {}
         self._home_text = str(home) if home is not None else None
         self._real_home = real_home
         self._reported: set[tuple[str, str, str]] = set()
@@ -331,7 +333,7 @@ class Unit:
         while stack:
             current, real = stack.pop()
             if real is None:
-                real = os.path.realpath(current)
+                real = self._real_folder(current)
             if real in seen:
                 continue
             seen.add(real)
@@ -340,6 +342,19 @@ class Unit:
             stack.extend(
                 (e.text, None if e.link else os.path.join(real, e.name)) for e in reversed(children) if e.kind == "dir"
             )
+
+    def _real_folder(self, folder: str) -> str:
+        """*folder*'s real path, each folder above it inside the project resolved once per check (every task's
+        walk starts below the same few folders: resolving each from ``/`` looked at them once per task)."""
+        known = self._reals.get(folder)
+        if known is None:
+            parent, name = os.path.split(folder)
+            if len(folder) <= len(self._root_text) or name in ("", ".", "..") or os.path.islink(folder):
+                known = os.path.realpath(folder)
+            else:
+                known = os.path.join(self._real_folder(parent), name)
+            self._reals[folder] = known
+        return known
 
     # --------------------------------------------------------------- reading
 

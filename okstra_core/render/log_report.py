@@ -162,6 +162,13 @@ def _collect(
             pair.log, pair.transcript_bytes = rel, size_value
 
 
+def _is_run_dir(path: Path) -> bool:
+    """Whether *path* really is a run dir (or a stage of one) of a store."""
+    real = Path(os.path.realpath(path))
+    type_dir = real.parent if layout.parse_stage_dir(real.name) is not None else real
+    return type_dir.parent == layout.runs_dir(type_dir.parent.parent) and layout.OKSTRA_DIR in real.parts
+
+
 def _scan_run_dir(pairs: dict[str, LogPair], run_dir: Path, base: Path) -> None:
     prompts = run_dir / layout.PROMPTS_DIR
     parsed = [(n, p) for n in _listdir(prompts) if (p := names.parse_in_category(layout.PROMPTS_DIR, n)) is not None]
@@ -174,18 +181,19 @@ def _scan_run_dir(pairs: dict[str, LogPair], run_dir: Path, base: Path) -> None:
     _collect(pairs, run_dir, base, flat, flat=True)
 
 
-def log_report(run_dir: Path) -> LogReport:
+def log_report(run_dir: Path, *, listed: bool = False) -> LogReport:
     """Pair every ``.log`` transcript with its ``.md`` prompt under *run_dir*.
 
     A run dir that is not a directory gives an empty report whose
-    ``problems`` say so (the CLI refuses it).
+    ``problems`` say so (the CLI refuses it). A path given by a person is
+    checked to be a run dir (its real path: every folder above it is looked
+    at); *listed*: it is one of a task's run dirs as the store lists them
+    (:attr:`okstra_core.store.Task.run_dirs`), which is not checked again.
     """
     path = Path(run_dir)
     if not reading.is_dir(path):
         return LogReport(path, problems=["run dir is missing or not a directory"])
-    real = Path(os.path.realpath(path))
-    type_dir = real.parent if layout.parse_stage_dir(real.name) is not None else real
-    if type_dir.parent != layout.runs_dir(type_dir.parent.parent) or layout.OKSTRA_DIR not in real.parts:
+    if not listed and not _is_run_dir(path):
         # "/" or a project root would otherwise report "0 prompts" as if it were an empty run.
         return LogReport(path, problems=["not a run dir (expected .okstra/tasks/<group>/<task>/runs/<task-type>)"])
     pairs: dict[str, LogPair] = {}
