@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,3 +47,48 @@ def edit_text(path: Path, old: str, new: str) -> None:
 
 def findings_of(report: CheckReport, rule: str) -> list[Finding]:
     return [f for f in report.findings if f.rule == rule]
+
+
+#: The fields of a kept check record, in the order the record's JSON holds them.
+RECORD_FIELDS = ("key", "entry", "files", "deps", "findings")
+
+
+def records_database(cache_dir: Path) -> Path:
+    """The one store index database in *cache_dir*, where the check keeps its records."""
+    (path,) = (cache_dir / "index").glob("*.sqlite")
+    return path
+
+
+def kept_records(cache_dir: Path) -> dict[str, dict[str, Any]]:
+    """Every check record kept in *cache_dir*, by task folder: its fields, its shape's digest and its MAC."""
+    conn = sqlite3.connect(records_database(cache_dir))
+    try:
+        rows = conn.execute("SELECT task, shape, record, mac FROM check_tasks").fetchall()
+    finally:
+        conn.close()
+    out = {}
+    for task, shape, record, mac in rows:
+        fields = dict(zip(RECORD_FIELDS, json.loads(record), strict=True))
+        out[json.loads(task)] = {**fields, "shape": shape, "mac": mac}
+    return out
+
+
+def edit_records(cache_dir: Path, change: Callable[[dict[str, dict[str, Any]]], None]) -> None:
+    """Apply *change* to the records :func:`kept_records` gives and write them back as they are (MACs unchanged
+    unless *change* changes them; a record it removes is deleted)."""
+    records = kept_records(cache_dir)
+    change(records)
+    conn = sqlite3.connect(records_database(cache_dir))
+    try:
+        with conn:
+            (scope,) = {row[0] for row in conn.execute("SELECT scope FROM check_tasks")}
+            conn.execute("DELETE FROM check_tasks")
+            conn.executemany(
+                "INSERT INTO check_tasks VALUES (?, ?, ?, ?, ?)",
+                [
+                    (scope, json.dumps(rel), rec["shape"], json.dumps([rec[k] for k in RECORD_FIELDS]), rec["mac"])
+                    for rel, rec in records.items()
+                ],
+            )
+    finally:
+        conn.close()
