@@ -288,6 +288,54 @@ def test_a_save_that_fails_leaves_the_kept_records_whole(
     assert kept_records(tmp_path / "cache") == kept, "the previous records stay whole"
 
 
+def test_a_save_that_fails_midway_keeps_none_of_its_rows(fresh_demo: Path, tmp_path: Path) -> None:
+    """The records of a run replace the kept ones in one transaction: a failure on the last row keeps the previous
+    records whole, not some of each."""
+    pair = Pair(fresh_demo, tmp_path / "cache")
+    pair.compare()
+    kept = kept_records(tmp_path / "cache")
+    last = json.dumps(sorted(kept)[-1])
+    conn = sqlite3.connect(records_database(tmp_path / "cache"))
+    with conn:
+        conn.execute(
+            "CREATE TRIGGER spoil BEFORE INSERT ON check_tasks WHEN NEW.task = ? "
+            "BEGIN SELECT RAISE(ABORT, 'disk full'); END".replace("?", "'" + last.replace("'", "''") + "'")
+        )
+    conn.close()
+    one(_task(fresh_demo), "runs/analysis/state/team-state-*.json").write_text("{", encoding="utf-8")
+    _, c = pair.compare()
+    assert c.unsaved is not None and "disk full" in c.unsaved, c.problems()
+    assert kept_records(tmp_path / "cache") == kept, "the previous records stay whole"
+
+
+def test_a_save_waits_for_another_process_writing(
+    fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    pair = Pair(fresh_demo, tmp_path / "cache")
+    pair.compare()
+    kept = kept_records(tmp_path / "cache")
+    one(_task(fresh_demo), "runs/analysis/state/team-state-*.json").write_text("{", encoding="utf-8")
+    other = sqlite3.connect(records_database(tmp_path / "cache"), isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # another process is writing
+    original = cache_module._write_records
+    release = threading.Timer(0.2, other.rollback)
+
+    def writing(*args: Any) -> None:
+        release.start()  # the other process finishes while this one waits
+        original(*args)
+
+    monkeypatch.setattr(cache_module, "_write_records", writing)
+    try:
+        _, c = pair.compare()
+    finally:
+        release.join()
+        other.close()
+    assert c.unsaved is None, c.problems()
+    assert kept_records(tmp_path / "cache") != kept, "this run's records were kept"
+
+
 def test_the_records_live_in_the_store_index_database_only(fresh_demo: Path, tmp_path: Path) -> None:
     pair = Pair(fresh_demo, tmp_path / "cache")
     pair.compare()
