@@ -394,10 +394,21 @@ def _shape_digest(shape: list[str]) -> bytes:
     return hashlib.sha256("\0".join(shape).encode("utf-8", "surrogateescape")).digest()
 
 
-def record_mac(key: bytes, scope: bytes, rel: str, rec: Record, shape_digest: bytes) -> str:
-    """The MAC of one task's record: its task folder, content and shape, within the file's *scope*."""
-    body = json.dumps([rel, rec["key"], rec["entry"], rec["files"], rec["deps"], rec["findings"]])
-    return hmac.digest(key, scope + shape_digest + body.encode("ascii"), "sha256").hex()
+#: The fields of a task's record as its kept JSON text lists them.
+RECORD_FIELDS: Final = ("key", "entry", "files", "deps", "findings")
+
+
+def record_text(rec: Record) -> str:
+    """The JSON text a task's record is kept (and signed) as: its :data:`RECORD_FIELDS` in order."""
+    return json.dumps([rec[k] for k in RECORD_FIELDS], separators=(",", ":"))
+
+
+def record_mac(key: bytes, scope: bytes, task: str, record: str, shape_digest: bytes) -> str:
+    """The MAC of one task's record: its task folder (*task*, JSON text), content (*record*, :func:`record_text`)
+    and shape, within the *scope* it is kept under. Computed over the texts as kept, so a load checks it before
+    parsing anything."""
+    body = shape_digest + task.encode("utf-8", "surrogatepass") + b"\0" + record.encode("utf-8", "surrogatepass")
+    return hmac.digest(key, scope + body, "sha256").hex()
 
 
 def _mac_holds(stored: Any, expected: str) -> bool:
@@ -574,13 +585,15 @@ class CheckCache:
             return
         scope = _scope(root, home, clock)
         shapes: dict[str, str] = {}
+        digests: dict[int, bytes] = {}  # by shape object: records loaded together share theirs
         rows = []
         for rel, rec in records.items():
-            digest = _shape_digest(rec["shape"])
-            shapes.setdefault(digest.hex(), json.dumps(rec["shape"], separators=(",", ":")))
-            body = [rec[k] for k in ("key", "entry", "files", "deps", "findings")]
-            mac = record_mac(key, scope, rel, rec, digest)
-            rows.append((json.dumps(rel), digest.hex(), json.dumps(body, separators=(",", ":")), mac))
+            digest = digests.get(id(rec["shape"]))
+            if digest is None:
+                digest = digests[id(rec["shape"])] = _shape_digest(rec["shape"])
+                shapes.setdefault(digest.hex(), json.dumps(rec["shape"], separators=(",", ":")))
+            task, record = json.dumps(rel), rec.get("text") or record_text(rec)
+            rows.append((task, digest.hex(), record, record_mac(key, scope, task, record, digest)))
         try:
             _write_records(conn, _scope_name(root, home), clock, rows, shapes)
         except sqlite3.Error as exc:
@@ -663,37 +676,43 @@ def _parsed_shape(text: Any) -> tuple[list[str], tuple[tuple[str, ...], tuple[st
     return shape, split_shape(shape), _shape_digest(shape)
 
 
-def _parsed_row(row: tuple[Any, ...]) -> tuple[str, Record] | None:
+def _parsed_row(task: str, text: str) -> tuple[str, Record] | None:
     """A task row's folder and record (without its shape); None when it is not of the form :meth:`save` writes."""
-    task, _shape, text, _mac = row
     try:
-        rel = json.loads(task) if isinstance(task, str) else None
-        body = json.loads(text) if isinstance(text, str) else None
+        rel = json.loads(task)
+        body = json.loads(text)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(rel, str) or not isinstance(body, list) or len(body) != 5:
+    if not isinstance(rel, str) or not isinstance(body, list) or len(body) != len(RECORD_FIELDS):
         return None
-    rec = dict(zip(("key", "entry", "files", "deps", "findings"), body, strict=True))
+    rec = dict(zip(RECORD_FIELDS, body, strict=True))
     return (rel, rec) if _valid_record(rec) else None
 
 
 def _verified(
     key: bytes, scope: bytes, rows: list[tuple[Any, ...]], shapes: dict[str, Any]
 ) -> tuple[dict[str, Record], int]:
-    """The records of *rows* whose MAC holds, and how many did not."""
+    """The records of *rows* whose MAC holds (checked before anything of a row is parsed), and how many did not."""
     parsed = {digest: _parsed_shape(text) for digest, text in shapes.items()}
     out: dict[str, Record] = {}
     rejected = 0
-    for row in rows:
-        found, shape = _parsed_row(row), parsed.get(row[1])
-        if found is None or shape is None:
+    for task, shape_key, text, mac in rows:
+        shape = parsed.get(shape_key)
+        if (
+            shape is None
+            or not isinstance(task, str)
+            or not isinstance(text, str)
+            or not _mac_holds(mac, record_mac(key, scope, task, text, shape[2]))
+        ):
+            rejected += 1
+            continue
+        found = _parsed_row(task, text)
+        if found is None:
             rejected += 1
             continue
         rel, rec = found
-        if not _mac_holds(row[3], record_mac(key, scope, rel, rec, shape[2])):
-            rejected += 1
-            continue
         rec["shape"], rec["split"] = shape[0], shape[1]  # shared by every task of the same shape
+        rec["text"] = text  # kept as it is when the record is saved again unchanged
         out[rel] = rec
     return out, rejected
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from okstra_core.check import CheckReport, Finding, run_check
+from okstra_core.check.cache import RECORD_FIELDS, record_text
 
 RP = "retry-policy"
 TASK = ".okstra/tasks/payments/retry-policy"
@@ -49,10 +50,6 @@ def findings_of(report: CheckReport, rule: str) -> list[Finding]:
     return [f for f in report.findings if f.rule == rule]
 
 
-#: The fields of a kept check record, in the order the record's JSON holds them.
-RECORD_FIELDS = ("key", "entry", "files", "deps", "findings")
-
-
 def records_database(cache_dir: Path) -> Path:
     """The one store index database in *cache_dir*, where the check keeps its records."""
     (path,) = (cache_dir / "index").glob("*.sqlite")
@@ -85,10 +82,7 @@ def edit_records(cache_dir: Path, change: Callable[[dict[str, dict[str, Any]]], 
             conn.execute("DELETE FROM check_tasks")
             conn.executemany(
                 "INSERT INTO check_tasks VALUES (?, ?, ?, ?, ?)",
-                [
-                    (scope, json.dumps(rel), rec["shape"], json.dumps([rec[k] for k in RECORD_FIELDS]), rec["mac"])
-                    for rel, rec in records.items()
-                ],
+                [(scope, json.dumps(rel), rec["shape"], record_text(rec), rec["mac"]) for rel, rec in records.items()],
             )
     finally:
         conn.close()
