@@ -109,7 +109,10 @@ def report(tree: Path, tasks: int, times: dict[str, dict[str, list[float]]]) -> 
         )
     sides = list(times)
     this_over = statistics.median(times[sides[0]]["edit"][i] / times[sides[1]]["edit"][i] for i in rounds)
-    lines += ["", f"one edit, {sides[0]} / {sides[1]}: median per-round ratio {this_over:.3f}"]
+    lines += ["", f"one edit, {sides[0]} / {sides[1]}: median per-round ratio {this_over:.3f}", ""]
+    for side, steps in times.items():
+        for step, values in steps.items():
+            lines.append(f"{side}, {step}: " + ", ".join(f"{v:.2f}" for v in values) + " s")
     return "\n".join(lines)
 
 
