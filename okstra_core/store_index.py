@@ -33,7 +33,8 @@ The index is a cache and is untrusted:
   The facts are kept under a *scope* (the code that computes them: its version
   and sources): facts of another scope are dropped;
 * other consumers keep their own tables in the same file, each set a *part*
-  (the search's full-text tables, :mod:`okstra_core.search.index`) with its
+  (the search's full-text tables, :mod:`okstra_core.search.index`; the check's
+  signed records, :mod:`okstra_core.check.cache`) with its
   own version (:func:`part_made`): a part of another version is dropped and
   made afresh without touching the rest;
 * each fact carries an HMAC-SHA256 over its name, value and dependencies under

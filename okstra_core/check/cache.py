@@ -11,14 +11,25 @@ A task's record is keyed by:
 * every folder listed and file read outside that plain tree (through a
   symlinked folder, or elsewhere in the project), with the same metadata.
 
-Each task's record carries a MAC (HMAC-SHA256) over its content, its task
-folder, its shape and the file's scope (format, checker, project root,
-manager home), under a key kept apart from the cache: ``$OKSTRA_CACHE_KEY``,
+The records are the check's *part* of the store index's database
+(:mod:`okstra_core.store_index`: one SQLite file per project in the cache
+folder, ``<cache>/index/<digest of the root>.sqlite``): tables named
+``check_...`` with their own version (:data:`PART_FORMAT`); a part of another
+version is dropped and made afresh, the facts and the search's part left as
+they are. A database that is not ours, or that SQLite finds damaged, is
+removed and built afresh with one warning; a cache folder that cannot hold it
+means checking afresh, with one warning. The records file an older okstra
+kept (``<cache>/check/<digest>.json``) is removed when found.
+
+Each task's record is one row carrying a MAC (HMAC-SHA256) over its content, its task
+folder, its shape and the scope it was kept under (format, checker, project root,
+manager home, watchman clock), under a key kept apart from the cache: ``$OKSTRA_CACHE_KEY``,
 else a key file of mode 0600 in the user's state folder
 (:func:`okstra_core.layout.okstra_state_dir`), made on first use. Whoever can
-write the cache folder but not read the key cannot forge a record: an entry
+write the cache folder but not read the key cannot forge a record: a row
 whose MAC does not check (edited findings, a record moved to another task,
-a cache made under another key) is ignored and its task checked afresh;
+a cache made under another key) is ignored and its task checked afresh, and a
+row deleted is a task checked afresh;
 :attr:`CheckCache.rejected` counts them for one warning. When no key can be
 had, the cache is not used at all (:attr:`CheckCache.unusable` says why).
 
@@ -29,7 +40,7 @@ applied (the rules run the same whatever the selection), so a different
 selection reuses them and filters them afresh.
 
 Where watchman answers (the store index's freshness source, :mod:`okstra_core.watchman`),
-the file also keeps the clock watchman gave before the run read anything; the
+the part also keeps the clock watchman gave before the run read anything; the
 next run asks what changed under ``.okstra/`` since that clock and reuses a
 task with no change at, below or above its folder (nor at its outside reads)
 without a look (:meth:`okstra_core.store_index.ChangedSince.quiet`); every
@@ -39,10 +50,11 @@ fails the integrity check.
 
 Anything whose metadata is within :data:`RACY_SECONDS` of the run's start is
 not stored: a file changed in the same clock tick as it was read would keep
-the same metadata, and its stale findings would be reused ("racy git"). The
-file is replaced whole through :func:`okstra_core.writes_outside.replace_file`; a
-missing, unreadable or corrupt cache, or one that is a symlink, is the same as
-an empty one, never an error.
+the same metadata, and its stale findings would be reused ("racy git"). A
+run's records replace those of the same project and home in one transaction
+(two runs at once: each set is whole, and the last one stands); a missing,
+unreadable or corrupt cache, or one that is a symlink, is the same as an empty
+one, never an error.
 """
 
 from __future__ import annotations
@@ -55,6 +67,7 @@ import json
 import operator
 import os
 import secrets
+import sqlite3
 import stat
 import sys
 from collections.abc import Iterable
@@ -381,10 +394,21 @@ def _shape_digest(shape: list[str]) -> bytes:
     return hashlib.sha256("\0".join(shape).encode("utf-8", "surrogateescape")).digest()
 
 
-def record_mac(key: bytes, scope: bytes, rel: str, rec: Record, shape_digest: bytes) -> str:
-    """The MAC of one task's record: its task folder, content and shape, within the file's *scope*."""
-    body = json.dumps([rel, rec["key"], rec["entry"], rec["files"], rec["deps"], rec["findings"]])
-    return hmac.digest(key, scope + shape_digest + body.encode("ascii"), "sha256").hex()
+#: The fields of a task's record as its kept JSON text lists them.
+RECORD_FIELDS: Final = ("key", "entry", "files", "deps", "findings")
+
+
+def record_text(rec: Record) -> str:
+    """The JSON text a task's record is kept (and signed) as: its :data:`RECORD_FIELDS` in order."""
+    return json.dumps([rec[k] for k in RECORD_FIELDS], separators=(",", ":"))
+
+
+def record_mac(key: bytes, scope: bytes, task: str, record: str, shape_digest: bytes) -> str:
+    """The MAC of one task's record: its task folder (*task*, JSON text), content (*record*, :func:`record_text`)
+    and shape, within the *scope* it is kept under. Computed over the texts as kept, so a load checks it before
+    parsing anything."""
+    body = shape_digest + task.encode("utf-8", "surrogatepass") + b"\0" + record.encode("utf-8", "surrogatepass")
+    return hmac.digest(key, scope + body, "sha256").hex()
 
 
 def _mac_holds(stored: Any, expected: str) -> bool:
@@ -392,13 +416,35 @@ def _mac_holds(stored: Any, expected: str) -> bool:
     return isinstance(stored, str) and stored.isascii() and hmac.compare_digest(stored, expected)
 
 
+#: The check's part of the store index's database (:func:`okstra_core.store_index.part_made`): its name, which
+#: every one of its tables starts with, and its version, bumped whenever its tables or what they hold change.
+PART: Final = "check"
+PART_FORMAT: Final = 1
+
+#: ``check_runs``: per project root and manager home (*scope*, JSON), the checker that kept the records and the
+#: watchman clock they hold as of; ``check_shapes``: each task shape (JSON) by its digest; ``check_tasks``: one
+#: signed record per task (*task*: its folder as JSON; *record*: key, catalog entry, files, dependencies and
+#: findings as JSON; *mac*: :func:`record_mac`).
+_SCHEMA: Final = (
+    "CREATE TABLE check_runs(scope TEXT PRIMARY KEY, checker TEXT NOT NULL, clock TEXT)",
+    "CREATE TABLE check_shapes(digest TEXT PRIMARY KEY, shape TEXT NOT NULL)",
+    "CREATE TABLE check_tasks(scope TEXT NOT NULL, task TEXT NOT NULL, shape TEXT NOT NULL, "
+    "record TEXT NOT NULL, mac TEXT NOT NULL, PRIMARY KEY(scope, task))",
+)
+
+#: The suffix of the records file an okstra that kept the check's records in a file of their own left beside the
+#: verdict: removed when found.
+_OLD_SUFFIX: Final = ".json"
+
+
 class CheckCache:
-    """One folder of check caches (one file per project and manager home); :func:`run_check` reads and writes it.
+    """The check's records in the store index's database of each project in one cache folder; :func:`run_check`
+    reads them with :meth:`load` and writes them with :meth:`save`.
 
     After a run, :attr:`hits` and :attr:`misses` count the tasks whose findings
     were reused and those checked afresh; :attr:`rejected` the records ignored
     because their MAC did not check; :attr:`unusable` says why no key could be
-    had (the cache was then neither read nor written).
+    had, or the database could not be used (the cache was then neither read nor written).
     """
 
     def __init__(self, directory: Path) -> None:
@@ -408,8 +454,10 @@ class CheckCache:
         self.rejected = 0
         #: Why the last :meth:`save` wrote nothing (one line naming the file), or None.
         self.unsaved: str | None = None
-        #: Why the cache could not be used at all (one line naming the key file), or None.
+        #: Why the cache could not be used at all (one line naming the key file or the folder), or None.
         self.unusable: str | None = None
+        #: One line per database found unusable and rebuilt.
+        self.notices: list[str] = []
         #: The watchman clock the records :meth:`load` gave hold as of (None: none was kept with them).
         self.clock: str | None = None
         #: The watchman clock to keep with the records of this run (None: watchman was not asked, or could not be).
@@ -434,7 +482,7 @@ class CheckCache:
 
         The report is the same either way: these only say why the run was slower than a cached one.
         """
-        out = []
+        out = list(self.notices)
         if self.unusable:
             out.append(f"cache not used: {self.unusable}")
         if self.rejected:
@@ -448,10 +496,58 @@ class CheckCache:
             out.append(f"cache not saved: {self.unsaved}")
         return out
 
-    def file_for(self, root: str, home: str | None) -> Path:
-        """The cache file of one project root and manager home."""
+    def stem_for(self, root: str, home: str | None) -> Path:
+        """The folder and name stem of the files kept of one project root and manager home (the verdict's)."""
         ident = hashlib.sha256(f"{root}\0{home or ''}".encode(errors="surrogateescape")).hexdigest()[:32]
-        return self.directory / layout.CHECK_CACHE_DIR / f"{ident}.json"
+        return self.directory / layout.CHECK_CACHE_DIR / ident
+
+    def database(self, root: str) -> Path:
+        """The database holding the check's records of the project *root*: its store index's."""
+        from .. import store_index
+
+        return store_index.index_path(self.directory, Path(root))
+
+    def _open(self, root: str, home: str | None) -> sqlite3.Connection | None:
+        """The store index's database of *root* with the check's part made in it; None (with :attr:`unusable`
+        set) when the cache folder cannot hold it. The records file an older okstra kept is removed."""
+        from .. import store_index
+
+        path = self.database(root)
+        with contextlib.suppress(OSError):
+            os.unlink(str(self.stem_for(root, home)) + _OLD_SUFFIX)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if path.is_symlink() or (path.exists() and not path.is_file()):
+                self._rebuilt(path, "is not a regular file")
+            for attempt in (0, 1):
+                try:
+                    return _adopted(path, Path(root), self.notices)
+                except sqlite3.DatabaseError as exc:
+                    if attempt or not store_index.damaged(exc):
+                        raise
+                    self._rebuilt(path, f"is damaged ({exc})")
+        except (OSError, sqlite3.Error) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self.unusable = f"{path.parent}: cannot keep the store index there: {reason}"
+        return None
+
+    def _unreadable(self, root: str, exc: sqlite3.Error) -> None:
+        """A database found damaged while its records were read is removed (the save makes it afresh); one that
+        cannot be read for another reason is left for this run."""
+        from .. import store_index
+
+        path = self.database(root)
+        if isinstance(exc, sqlite3.DatabaseError) and store_index.damaged(exc):
+            with contextlib.suppress(OSError):
+                self._rebuilt(path, f"is damaged ({exc})")
+            return
+        self.unusable = f"{path}: cannot read the check's records: {exc}"
+
+    def _rebuilt(self, path: Path, reason: str) -> None:
+        from .. import store_index
+
+        self.notices.append(f"store index {path} {reason}: rebuilt")
+        store_index.discard(path)
 
     def load(self, root: str, home: str | None) -> dict[str, Record]:
         """The task records stored for *root* and *home* by this same checker under this key; ``{}`` when none are.
@@ -459,85 +555,166 @@ class CheckCache:
         A record whose MAC does not check is left out and counted in :attr:`rejected`.
         """
         key = self.key()
-        if key is None:
+        conn = None if key is None else self._open(root, home)
+        if key is None or conn is None:
             return {}
         try:
-            data = _read_json(self.file_for(root, home))
-        except (OSError, ValueError, RecursionError):
+            found = _read_records(conn, root, home)
+        except sqlite3.Error as exc:
+            conn.close()
+            self._unreadable(root, exc)
             return {}
-        if (
-            not isinstance(data, dict)
-            or not isinstance(data.get("watchman"), str | None)
-            or data.get("format") != CACHE_FORMAT
-            or data.get("checker") != checker_fingerprint()
-            or data.get("root") != root
-            or data.get("home") != home
-            or not isinstance(data.get("tasks"), dict)
-        ):
+        finally:
+            conn.close()
+        if found is None:
             return {}
-        shapes = data.get("shapes")
-        if not isinstance(shapes, list):
-            return {}
-        # Checked, split and digested once, not once per task.
-        splits = [split_shape(shape) if _valid_shape(shape) else None for shape in shapes]
-        digests = [_shape_digest(shape) if split else b"" for shape, split in zip(shapes, splits, strict=True)]
-        clock = data.get("watchman")
-        scope = _scope(root, home, clock)
-        out: dict[str, Record] = {}
-        for rel, rec in data["tasks"].items():
-            found = rec.get("shape") if isinstance(rec, dict) else None
-            index = found if isinstance(found, int) and not isinstance(found, bool) else -1
-            if not (0 <= index < len(shapes) and splits[index] and isinstance(rel, str) and _valid_record(rec)):
-                self.rejected += 1
-                continue
-            if not _mac_holds(rec.get("mac"), record_mac(key, scope, rel, rec, digests[index])):
-                self.rejected += 1
-                continue
-            out[rel] = {
-                "key": rec["key"],
-                "entry": rec["entry"],
-                "deps": rec["deps"],
-                "findings": rec["findings"],
-                "files": rec["files"],
-                "shape": shapes[index],  # shared by every task of the same shape
-                "split": splits[index],
-            }
+        clock, rows, shapes = found
+        out, rejected = _verified(key, _scope(root, home, clock), rows, shapes)
+        self.rejected += rejected
         self.clock = clock if out else None
         return out
 
     def save(self, root: str, home: str | None, records: dict[str, Record], clock: str | None = None) -> None:
-        """Replace the stored records of *root* and *home* (``writes_outside.replace_file``); failures are ignored.
+        """Replace the stored records of *root* and *home* (one transaction); failures are said once, never raised.
 
         *clock* is the watchman clock every record holds as of (taken before any of them was confirmed or read).
         """
         key = self.key()
-        if key is None:
+        conn = None if key is None or self.unusable else self._open(root, home)
+        if key is None or conn is None:
             return
-        target = self.file_for(root, home)
-        shapes: dict[tuple[str, ...], int] = {}
-        digests: list[bytes] = []
         scope = _scope(root, home, clock)
-        tasks: dict[str, Record] = {}
+        shapes: dict[str, str] = {}
+        digests: dict[int, bytes] = {}  # by shape object: records loaded together share theirs
+        rows = []
         for rel, rec in records.items():
-            shape = tuple(rec["shape"])
-            index = shapes.setdefault(shape, len(shapes))
-            if index == len(digests):
-                digests.append(_shape_digest(list(shape)))
-            tasks[rel] = {k: rec[k] for k in ("key", "entry", "deps", "findings", "files")} | {
-                "shape": index,
-                "mac": record_mac(key, scope, rel, rec, digests[index]),
-            }
-        data = {"format": CACHE_FORMAT, "checker": checker_fingerprint(), "root": root, "home": home, "watchman": clock}
-        data["shapes"] = [list(shape) for shape in shapes]
-        data["tasks"] = tasks
-        # The cache only saves time: a read-only or full disk, or a symlink planted there, must not fail the
-        # check; the reason is kept for the command to say once.
+            digest = digests.get(id(rec["shape"]))
+            if digest is None:
+                digest = digests[id(rec["shape"])] = _shape_digest(rec["shape"])
+                shapes.setdefault(digest.hex(), json.dumps(rec["shape"], separators=(",", ":")))
+            task, record = json.dumps(rel), rec.get("text") or record_text(rec)
+            rows.append((task, digest.hex(), record, record_mac(key, scope, task, record, digest)))
         try:
-            writes_outside.replace_file(target, json.dumps(data, separators=(",", ":")).encode("ascii"))
-        except OkstraError as exc:
-            self.unsaved = f"{exc.path or target}: {exc.reason}"
-        except OSError as exc:
-            self.unsaved = f"{target}: {exc.strerror or exc}"
+            _write_records(conn, _scope_name(root, home), clock, rows, shapes)
+        except sqlite3.Error as exc:
+            self.unsaved = f"{self.database(root)}: {exc}"
+        finally:
+            conn.close()
+
+
+def _adopted(path: Path, root: Path, notices: list[str]) -> sqlite3.Connection:
+    """A connection to the store index's database at *path*, ours (a foreign one is rebuilt, with a line in
+    *notices*), with the check's part of this version made in it."""
+    from .. import store_index
+
+    conn = store_index.connect(path, store_index.BUSY_SECONDS)
+    try:
+        problem = store_index.adopt(conn, root)
+        if problem is not None:
+            conn.close()
+            notices.append(f"store index {path} {problem}: rebuilt")
+            store_index.discard(path)
+            conn = store_index.connect(path, store_index.BUSY_SECONDS)
+            store_index.create(conn, root)
+        store_index.part_made(conn, PART, PART_FORMAT, _SCHEMA)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _scope_name(root: str, home: str | None) -> str:
+    """The ``scope`` column of one project root and manager home's records."""
+    return json.dumps([root, home])
+
+
+def _read_records(
+    conn: sqlite3.Connection, root: str, home: str | None
+) -> tuple[str | None, list[tuple[Any, ...]], dict[str, Any]] | None:
+    """The clock, the task rows (task, shape, record, mac) and the shapes they name of *root* and *home*, as kept
+    by this checker; None when none are."""
+    name = _scope_name(root, home)
+    run = conn.execute("SELECT checker, clock FROM check_runs WHERE scope = ?", (name,)).fetchone()
+    if run is None or run[0] != checker_fingerprint() or not isinstance(run[1], str | None):
+        return None
+    rows = conn.execute("SELECT task, shape, record, mac FROM check_tasks WHERE scope = ?", (name,)).fetchall()
+    shapes = conn.execute(
+        "SELECT digest, shape FROM check_shapes WHERE digest IN (SELECT shape FROM check_tasks WHERE scope = ?)",
+        (name,),
+    ).fetchall()
+    return run[1], rows, dict(shapes)
+
+
+def _write_records(
+    conn: sqlite3.Connection,
+    name: str,
+    clock: str | None,
+    rows: list[tuple[str, str, str, str]],
+    shapes: dict[str, str],
+) -> None:
+    """Replace the records of the scope *name* by *rows*, in one transaction (a process writing at the same
+    moment waits; the last one's records stand, each whole and signed as of its own clock)."""
+    with conn:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT OR REPLACE INTO check_runs VALUES (?, ?, ?)", (name, checker_fingerprint(), clock))
+        conn.execute("DELETE FROM check_tasks WHERE scope = ?", (name,))
+        conn.executemany("INSERT OR REPLACE INTO check_shapes VALUES (?, ?)", shapes.items())
+        conn.executemany("INSERT INTO check_tasks VALUES (?, ?, ?, ?, ?)", [(name, *row) for row in rows])
+        conn.execute("DELETE FROM check_shapes WHERE digest NOT IN (SELECT shape FROM check_tasks)")
+
+
+def _parsed_shape(text: Any) -> tuple[list[str], tuple[tuple[str, ...], tuple[str, ...]], bytes] | None:
+    """A kept shape, its split and its digest (computed from what is kept, never taken from the row)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        shape: Any = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not _valid_shape(shape):
+        return None
+    return shape, split_shape(shape), _shape_digest(shape)
+
+
+def _parsed_row(task: str, text: str) -> tuple[str, Record] | None:
+    """A task row's folder and record (without its shape); None when it is not of the form :meth:`save` writes."""
+    try:
+        rel = json.loads(task)
+        body = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(rel, str) or not isinstance(body, list) or len(body) != len(RECORD_FIELDS):
+        return None
+    rec = dict(zip(RECORD_FIELDS, body, strict=True))
+    return (rel, rec) if _valid_record(rec) else None
+
+
+def _verified(
+    key: bytes, scope: bytes, rows: list[tuple[Any, ...]], shapes: dict[str, Any]
+) -> tuple[dict[str, Record], int]:
+    """The records of *rows* whose MAC holds (checked before anything of a row is parsed), and how many did not."""
+    parsed = {digest: _parsed_shape(text) for digest, text in shapes.items()}
+    out: dict[str, Record] = {}
+    rejected = 0
+    for task, shape_key, text, mac in rows:
+        shape = parsed.get(shape_key)
+        if (
+            shape is None
+            or not isinstance(task, str)
+            or not isinstance(text, str)
+            or not _mac_holds(mac, record_mac(key, scope, task, text, shape[2]))
+        ):
+            rejected += 1
+            continue
+        found = _parsed_row(task, text)
+        if found is None:
+            rejected += 1
+            continue
+        rel, rec = found
+        rec["shape"], rec["split"] = shape[0], shape[1]  # shared by every task of the same shape
+        rec["text"] = text  # kept as it is when the record is saved again unchanged
+        out[rel] = rec
+    return out, rejected
 
 
 #: A verdict file larger than this is no verdict this code wrote (one is about 300 bytes): not read.
@@ -591,9 +768,8 @@ def _verdict_mac(key: bytes, root: str, home: str | None, body: dict[str, Any]) 
 
 
 def verdict_file(check_cache: CheckCache, root: str, home: str | None) -> Path:
-    """The file of the last verdict of *root* and *home*: beside their cache file."""
-    cache_file = check_cache.file_for(root, home)
-    return cache_file.with_name(cache_file.stem + layout.CHECK_VERDICT_SUFFIX)
+    """The file of the last verdict of *root* and *home*, in the check's folder of the cache folder."""
+    return Path(str(check_cache.stem_for(root, home)) + layout.CHECK_VERDICT_SUFFIX)
 
 
 def checked_home(home: Path | None) -> str | None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from okstra_core.check import CheckReport, Finding, run_check
+from okstra_core.check.cache import RECORD_FIELDS, record_text
 
 RP = "retry-policy"
 TASK = ".okstra/tasks/payments/retry-policy"
@@ -46,3 +48,41 @@ def edit_text(path: Path, old: str, new: str) -> None:
 
 def findings_of(report: CheckReport, rule: str) -> list[Finding]:
     return [f for f in report.findings if f.rule == rule]
+
+
+def records_database(cache_dir: Path) -> Path:
+    """The one store index database in *cache_dir*, where the check keeps its records."""
+    (path,) = (cache_dir / "index").glob("*.sqlite")
+    return path
+
+
+def kept_records(cache_dir: Path) -> dict[str, dict[str, Any]]:
+    """Every check record kept in *cache_dir*, by task folder: its fields, its shape's digest and its MAC."""
+    conn = sqlite3.connect(records_database(cache_dir))
+    try:
+        rows = conn.execute("SELECT task, shape, record, mac FROM check_tasks").fetchall()
+    finally:
+        conn.close()
+    out = {}
+    for task, shape, record, mac in rows:
+        fields = dict(zip(RECORD_FIELDS, json.loads(record), strict=True))
+        out[json.loads(task)] = {**fields, "shape": shape, "mac": mac}
+    return out
+
+
+def edit_records(cache_dir: Path, change: Callable[[dict[str, dict[str, Any]]], None]) -> None:
+    """Apply *change* to the records :func:`kept_records` gives and write them back as they are (MACs unchanged
+    unless *change* changes them; a record it removes is deleted)."""
+    records = kept_records(cache_dir)
+    change(records)
+    conn = sqlite3.connect(records_database(cache_dir))
+    try:
+        with conn:
+            (scope,) = {row[0] for row in conn.execute("SELECT scope FROM check_tasks")}
+            conn.execute("DELETE FROM check_tasks")
+            conn.executemany(
+                "INSERT INTO check_tasks VALUES (?, ?, ?, ?, ?)",
+                [(scope, json.dumps(rel), rec["shape"], record_text(rec), rec["mac"]) for rel, rec in records.items()],
+            )
+    finally:
+        conn.close()

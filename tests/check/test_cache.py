@@ -5,19 +5,21 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from okstra_core import store_index
 from okstra_core.check import cache as cache_module
 from okstra_core.check.cache import CheckCache
 from okstra_core.check.engine import CheckError
 from okstra_core.check.formats import render
 from okstra_core.commands.check import main_check
 
-from .helpers import TASK, check, one
+from .helpers import TASK, check, edit_records, kept_records, one, records_database
 
 Snapshot = dict[str, tuple[str, int, int, int, int]]
 
@@ -245,9 +247,7 @@ def test_parallel_workers_reuse_and_recheck(tmp_path: Path, monkeypatch: pytest.
 def test_corrupt_cache_is_ignored(fresh_demo: Path, tmp_path: Path, garbage: bytes) -> None:
     pair = Pair(fresh_demo, tmp_path / "cache")
     pair.compare()
-    files = list((tmp_path / "cache").rglob("*.json"))
-    assert len(files) == 1
-    files[0].write_bytes(garbage)
+    records_database(tmp_path / "cache").write_bytes(garbage)
     _, c = pair.compare()
     assert c.hits == 0, "nothing is reused from a corrupt cache"
     _, c = pair.compare()
@@ -258,54 +258,107 @@ def test_records_with_wrong_values_are_dropped(fresh_demo: Path, tmp_path: Path)
     pair = Pair(fresh_demo, tmp_path / "cache")
     _, c = pair.compare()
     tasks = c.misses
-    path = next((tmp_path / "cache").rglob("*.json"))
-    data = json.loads(path.read_text(encoding="utf-8"))
-    first, second = sorted(data["tasks"])[:2]
-    data["tasks"][first]["findings"] = [["OKS999", "error", "x", "made up", None]]
-    data["tasks"][second]["shape"] = 10**6
-    path.write_text(json.dumps(data), encoding="utf-8")
+
+    def spoil(records: dict[str, dict[str, Any]]) -> None:
+        first, second = sorted(records)[:2]
+        records[first]["findings"] = [["OKS999", "error", "x", "made up", None]]
+        records[second]["shape"] = "no such shape"
+
+    edit_records(tmp_path / "cache", spoil)
     _, c = pair.compare()
     assert (c.hits, c.misses) == (tasks - 2, 2)
 
 
-def test_cache_write_is_atomic(fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_save_that_fails_leaves_the_kept_records_whole(
+    fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pair = Pair(fresh_demo, tmp_path / "cache")
     pair.compare()
-    path = next((tmp_path / "cache").rglob("*.json"))
-    kept = path.read_bytes()
+    kept = kept_records(tmp_path / "cache")
     one(_task(fresh_demo), "runs/analysis/state/team-state-*.json").write_text("{", encoding="utf-8")
+    monkeypatch.setattr(store_index, "BUSY_SECONDS", 0.05)
+    other = sqlite3.connect(records_database(tmp_path / "cache"), isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process is writing, past the run's wait
+    try:
+        _, c = pair.compare()  # the check itself is unaffected
+    finally:
+        other.rollback()
+        other.close()
+    assert c.unsaved is not None and "locked" in c.unsaved, c.problems()
+    assert kept_records(tmp_path / "cache") == kept, "the previous records stay whole"
 
-    def crash(src: str, dst: str) -> None:
-        raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(cache_module.os, "replace", crash)
-    pair.compare()  # the check itself is unaffected
-    assert path.read_bytes() == kept, "the previous cache stays whole"
-    assert sorted(p.name for p in path.parent.iterdir()) == [path.name], "no temporary file is left behind"
+def test_a_save_that_fails_midway_keeps_none_of_its_rows(fresh_demo: Path, tmp_path: Path) -> None:
+    """The records of a run replace the kept ones in one transaction: a failure on the last row keeps the previous
+    records whole, not some of each."""
+    pair = Pair(fresh_demo, tmp_path / "cache")
+    pair.compare()
+    kept = kept_records(tmp_path / "cache")
+    last = json.dumps(sorted(kept)[-1])
+    conn = sqlite3.connect(records_database(tmp_path / "cache"))
+    with conn:
+        conn.execute(
+            "CREATE TRIGGER spoil BEFORE INSERT ON check_tasks WHEN NEW.task = ? "
+            "BEGIN SELECT RAISE(ABORT, 'disk full'); END".replace("?", "'" + last.replace("'", "''") + "'")
+        )
+    conn.close()
+    one(_task(fresh_demo), "runs/analysis/state/team-state-*.json").write_text("{", encoding="utf-8")
+    _, c = pair.compare()
+    assert c.unsaved is not None and "disk full" in c.unsaved, c.problems()
+    assert kept_records(tmp_path / "cache") == kept, "the previous records stay whole"
 
 
-def test_cache_write_leaves_only_the_cache_file(fresh_demo: Path, tmp_path: Path) -> None:
+def test_a_save_waits_for_another_process_writing(
+    fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    pair = Pair(fresh_demo, tmp_path / "cache")
+    pair.compare()
+    kept = kept_records(tmp_path / "cache")
+    one(_task(fresh_demo), "runs/analysis/state/team-state-*.json").write_text("{", encoding="utf-8")
+    other = sqlite3.connect(records_database(tmp_path / "cache"), isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # another process is writing
+    original = cache_module._write_records
+    release = threading.Timer(0.2, other.rollback)
+
+    def writing(*args: Any) -> None:
+        release.start()  # the other process finishes while this one waits
+        original(*args)
+
+    monkeypatch.setattr(cache_module, "_write_records", writing)
+    try:
+        _, c = pair.compare()
+    finally:
+        release.join()
+        other.close()
+    assert c.unsaved is None, c.problems()
+    assert kept_records(tmp_path / "cache") != kept, "this run's records were kept"
+
+
+def test_the_records_live_in_the_store_index_database_only(fresh_demo: Path, tmp_path: Path) -> None:
     pair = Pair(fresh_demo, tmp_path / "cache")
     pair.compare()
     one(_task(fresh_demo), "runs/analysis/state/team-state-*.json").write_text("{", encoding="utf-8")
     pair.compare()  # a second save replaces the first
     files = sorted(p.relative_to(tmp_path / "cache").as_posix() for p in (tmp_path / "cache").rglob("*"))
-    assert len(files) == 2 and files[0] == "check" and files[1].endswith(".json"), files
+    assert files == ["index", f"index/{records_database(tmp_path / 'cache').name}"], files
 
 
-def test_symlinked_cache_file_is_neither_read_nor_written(fresh_demo: Path, tmp_path: Path) -> None:
+def test_symlinked_database_is_neither_read_nor_written(fresh_demo: Path, tmp_path: Path) -> None:
     pair = Pair(fresh_demo, tmp_path / "cache")
     pair.compare()
-    path = next((tmp_path / "cache").rglob("*.json"))
-    outside = tmp_path / "outside.json"
-    outside.write_bytes(path.read_bytes())  # a valid cache: following the link would reuse it
+    path = records_database(tmp_path / "cache")
+    outside = tmp_path / "outside.sqlite"
+    outside.write_bytes(path.read_bytes())  # a valid database: following the link would reuse it
     kept = outside.read_bytes()
     path.unlink()
     path.symlink_to(outside)
     _, c = pair.compare()
-    assert c.hits == 0, "a symlinked cache file is not read"
-    assert path.is_symlink() and outside.read_bytes() == kept, "nor replaced, nor written through"
-    assert sorted(p.name for p in path.parent.iterdir()) == [path.name], "no temporary file is left behind"
+    assert c.hits == 0, "a symlinked database is not read"
+    assert outside.read_bytes() == kept, "nor written through"
+    assert not path.is_symlink() and path.is_file(), "the link is replaced by a database of its own"
+    assert not list(tmp_path.glob("outside.sqlite-*")), "no file is made beside the link's target"
 
 
 def test_cache_inside_the_store_is_refused(fresh_demo: Path) -> None:
@@ -326,11 +379,11 @@ def test_cli_cache_dir_default_and_no_cache(
     assert not xdg.exists(), "--no-cache writes no cache"
     assert main_check([str(fresh_demo), *home]) == 0
     assert capsys.readouterr().out == plain
-    assert list((xdg / "okstra" / "check").glob("*.json"))
+    assert kept_records(xdg / "okstra")
     chosen = tmp_path / "chosen"
     assert main_check([str(fresh_demo), "--cache-dir", str(chosen), *home]) == 0
     assert capsys.readouterr().out == plain
-    assert list((chosen / "check").glob("*.json"))
+    assert kept_records(chosen), "the settings' cache folder holds the store index with the check's records"
     assert main_check([str(fresh_demo), "--cache-dir", str(fresh_demo / ".okstra" / "c"), *home]) == 2
     assert "inside the store" in capsys.readouterr().err
 
@@ -347,7 +400,7 @@ def test_a_cache_that_cannot_be_saved_is_said_once_and_changes_nothing_else(
     out, err = capsys.readouterr()
     assert out == plain.out, "the report is the same"
     lines = err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("okstra check: warning: cache not saved: ")
+    assert len(lines) == 1 and lines[0].startswith("okstra check: warning: cache not used: "), lines
     assert str(blocker) in lines[0] and "Not a directory" in lines[0]
     assert blocker.read_text() == "not a folder\n"
 

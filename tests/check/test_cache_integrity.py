@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from pathlib import Path
@@ -14,7 +13,7 @@ from okstra_core import layout
 from okstra_core.check import cache as cache_module
 from okstra_core.commands.check import main_check
 
-from .helpers import TASK, one
+from .helpers import TASK, edit_records, kept_records, one, records_database
 
 WARNING = "okstra check: warning: "
 
@@ -46,14 +45,10 @@ class Runner:
         return code, out
 
     def file(self) -> Path:
-        (path,) = self.cache.rglob("*.json")
-        return path
+        return records_database(self.cache)
 
     def edit(self, change: Any) -> None:
-        path = self.file()
-        data = json.loads(path.read_text(encoding="utf-8"))
-        change(data["tasks"])
-        path.write_text(json.dumps(data), encoding="utf-8")
+        edit_records(self.cache, change)
 
 
 @pytest.fixture
@@ -124,18 +119,18 @@ def test_a_cache_signed_with_another_key_is_not_trusted(
     runner: Runner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     expected = runner.fresh()
-    tasks = len(json.loads(runner.file().read_text(encoding="utf-8"))["tasks"])
+    tasks = len(kept_records(runner.cache))
     monkeypatch.setenv(cache_module.KEY_ENV, "a CI secret")
     code, out, err = runner.cached()
     assert (code, out) == expected
     _only_warning(err, tasks)
     code, out, err = runner.cached()
     assert (code, out, err) == (*expected, ""), "the same key reads what it signed"
-    shared = json.loads(runner.file().read_text(encoding="utf-8"))
+    shared = kept_records(runner.cache)
     monkeypatch.setenv(cache_module.KEY_ENV, "another secret")
     code, out, err = runner.cached()
     assert (code, out) == expected
-    _only_warning(err, len(shared["tasks"]))
+    _only_warning(err, len(shared))
 
 
 def test_the_key_lives_in_the_state_folder_with_mode_0600(runner: Runner) -> None:
@@ -143,7 +138,7 @@ def test_the_key_lives_in_the_state_folder_with_mode_0600(runner: Runner) -> Non
     st = os.lstat(key)
     assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
     assert len(key.read_bytes().strip()) == 2 * cache_module.KEY_BYTES
-    kept = (".json", layout.CHECK_VERDICT_SUFFIX)
+    kept = (".sqlite", ".sqlite-wal", ".sqlite-shm", layout.CHECK_VERDICT_SUFFIX)
     assert not [p for p in runner.cache.rglob("*") if p.is_file() and p.suffix not in kept], "no key in the cache"
     before = key.read_bytes()
     runner.cached()

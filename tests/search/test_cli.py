@@ -275,3 +275,47 @@ def test_searches_and_inboxes_sharing_one_database_at_once_lose_nothing(fresh_de
     assert conn.execute("SELECT count(*) FROM facts").fetchone()[0] > 0
     assert conn.execute("SELECT count(*) FROM search_files").fetchone()[0] > 300
     conn.close()
+
+
+def test_checks_searches_and_inboxes_at_once_on_an_empty_cache_lose_nothing(fresh_demo: Path, tmp_path: Path) -> None:
+    """Two checks start together with a search and an inbox on a cache with no database: every answer is the one
+    given without the cache, and the check's records kept are whole, each signed, one set for the project."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from okstra_core.check.cache import CheckCache
+
+    cache = tmp_path / "cache"
+    home = fresh_demo / ".okstra-home"
+
+    def command(verb: str, *extra: str) -> list[str]:
+        tail = ("--home", str(home), "--format", "json", "--quiet") if verb == "check" else ("--json",)
+        return [sys.executable, "-m", "okstra_core.cli", verb, str(fresh_demo), *extra, *tail]
+
+    check, search, inbox = ("check",), ("search", "retry", "--jobs", "1"), ("inbox",)
+    expected = {
+        argv[0]: subprocess.run(command(*argv, "--no-cache"), capture_output=True, text=True, check=False).stdout
+        for argv in (check, search, inbox)
+    }
+    for _round in range(2):
+        procs = [
+            (argv[0], subprocess.Popen(command(*argv, "--cache-dir", str(cache)), stdout=-1, stderr=-1, text=True))
+            for argv in (check, search, check, inbox)
+        ]
+        for verb, proc in procs:
+            out, err = proc.communicate(timeout=180)
+            assert err == "", err
+            if verb == "search":
+                assert json.loads(out)["hits"] == json.loads(expected[verb])["hits"]
+            else:
+                assert out == expected[verb], verb
+        (db,) = (layout.okstra_cache_dir(cache) / "index").glob("*.sqlite")
+        conn = sqlite3.connect(db)
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("SELECT count(*) FROM check_runs").fetchone()[0] == 1
+        rows = conn.execute("SELECT count(*) FROM check_tasks").fetchone()[0]
+        conn.close()
+        kept = CheckCache(layout.okstra_cache_dir(cache))
+        assert len(kept.load(str(fresh_demo), str(home))) == rows and kept.rejected == 0
+    assert rows > 0, "the second round's records were kept"
