@@ -270,12 +270,24 @@ class _Covered(set[str]):
         return set.__contains__(self, os.path.dirname(path)) and path not in self.present
 
 
-def deps_of(paths: Iterable[str], covered: set[str]) -> tuple[list[list[str]], int]:
-    """Metadata of the paths a task's rules touched outside its plain tree, and their newest timestamp."""
+def deps_of(
+    paths: Iterable[str], covered: set[str], looked: dict[str, tuple[str, int]] | None = None
+) -> tuple[list[list[str]], int]:
+    """Metadata of the paths a task's rules touched outside its plain tree, and their newest timestamp.
+
+    *looked* keeps what was looked at for the tasks checked before in the same run: a path many tasks touch (the
+    store's own folders) is looked at once. An earlier look can only make a record older than the files, which
+    the next run finds changed and checks again, never one that vouches for what it did not see.
+    """
     deps: list[list[str]] = []
     newest = 0
     for path in sorted(p for p in set(paths) if p not in covered):
-        text, when = stat_text(path)
+        seen = None if looked is None else looked.get(path)
+        if seen is None:
+            seen = stat_text(path)
+            if looked is not None:
+                looked[path] = seen
+        text, when = seen
         newest = max(newest, when)
         deps.append([path, text])
     return deps, newest

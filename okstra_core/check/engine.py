@@ -80,6 +80,10 @@ def _task_chunk(
     root_path = Path(root)
     home_path = Path(home) if home else None
     real = Unit.resolve(root_path, home_path)
+    # What the tasks share above them (their folders' real paths, the metadata of project files their rules
+    # touched) is looked at once per worker's chunk, not once per task.
+    reals: dict[str, str] = {}
+    looked: dict[str, tuple[str, int]] = {}
     for rel, entry in tasks:
         task_root = root_path / rel
         if caching:
@@ -88,11 +92,11 @@ def _task_chunk(
         # directory; the task's unit trusts that instead of listing (and re-reporting) them again.
         parts = rel.split("/")
         known = [os.path.join(root, *parts[: i + 1]) for i in range(len(parts))]
-        unit = Unit(root_path, home_path, known, real)
+        unit = Unit(root_path, home_path, known, real, reals)
         task_rules.check_task(unit, task_root, entry)
         record: dict[str, Any] | None = None
         if caching:
-            deps, newest_dep = cache.deps_of(unit.touched(), covered)
+            deps, newest_dep = cache.deps_of(unit.touched(), covered, looked)
             if max(newest, newest_dep) < racy_after:
                 record = {
                     "key": key,

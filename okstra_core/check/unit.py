@@ -113,8 +113,10 @@ class Unit:
         home: Path | None = None,
         known_dirs: Iterable[str] = (),
         real: tuple[str, str | None] | None = None,
+        reals: dict[str, str] | None = None,
     ) -> None:
-        """*real* is the real paths of *root* and *home* when the caller already resolved them (once per worker)."""
+        """*real* is the real paths of *root* and *home* when the caller already resolved them (once per worker);
+        *reals*, the real paths of folders already resolved in this check (shared by the units of a worker)."""
         real_root, real_home = real if real is not None else Unit.resolve(root, home)
         self.root = root
         self.real_root = Path(real_root)
@@ -130,8 +132,8 @@ class Unit:
         #: Every name of each listed folder (private ones too), sorted: the listing owners would read.
         self._names: dict[str, list[str]] = {}
         self._root_text = str(root)
-        #: Real paths of the folders walked from (:meth:`_real_folder`).
-        self._reals: dict[str, str] = {}
+        #: Real paths of the folders walked from and those above them (:meth:`_real_folder`).
+        self._reals: dict[str, str] = {} if reals is None else reals
         self._home_text = str(home) if home is not None else None
         self._real_home = real_home
         self._reported: set[tuple[str, str, str]] = set()
@@ -349,7 +351,9 @@ class Unit:
         known = self._reals.get(folder)
         if known is None:
             parent, name = os.path.split(folder)
-            if len(folder) <= len(self._root_text) or name in ("", ".", "..") or os.path.islink(folder):
+            if folder == self._root_text:
+                known = str(self.real_root)
+            elif len(folder) <= len(self._root_text) or name in ("", ".", "..") or os.path.islink(folder):
                 known = os.path.realpath(folder)
             else:
                 known = os.path.join(self._real_folder(parent), name)
