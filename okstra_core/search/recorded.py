@@ -29,8 +29,9 @@ def _ns(moment: dt.datetime | None) -> int | None:
 
 
 def _files_of(art: Artifact, root: Path) -> list[str]:
-    """The project-relative paths of *art*: itself, or every file under it when it is a folder."""
-    if not art.path.is_dir():
+    """The project-relative paths of *art*: itself, or every file under it when it is a folder (only a kind read
+    as a folder is looked at for one: any other names a file)."""
+    if art.spec.reader != "folder" or not art.path.is_dir():
         return [layout.rel(art.path, root)]
     out: list[str] = []
     for folder, _, files in os.walk(art.path):
