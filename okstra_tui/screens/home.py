@@ -366,6 +366,8 @@ class HomeScreen(ViewScreen):
         super().__init__()
         self.data = HomeData()
         self._said_counted = False
+        #: What the clock decided on screen at the last fill (:meth:`refresh_ages`).
+        self._clock_shown: tuple[object, ...] = ()
         #: The width of each column shown (set by :meth:`fit_width`).
         self.widths: dict[str, int] = {}
         #: The time ages are counted to (None: the clock's; pictures fix it).
@@ -390,8 +392,17 @@ class HomeScreen(ViewScreen):
         self.set_interval(TICK_SECONDS, self.refresh_ages, name="home-ages")
 
     def refresh_ages(self) -> None:
-        """Ages and stalled marks again from the clock (the store is not read)."""
-        self._fill()
+        """Ages and stalled marks again from the clock (the store is not read): the table is filled again only when
+        one of them reads differently now (most ages change once an hour or a day; a fill costs a whole render)."""
+        if self._clock_text(self.now()) != self._clock_shown:
+            self._fill()
+
+    def _clock_text(self, now: dt.datetime) -> tuple[object, ...]:
+        """What the clock decides on screen at *now*: each row's stalled count and activity age, and the panel's
+        lines of the project highlighted."""
+        rows = tuple(_clock_of(row.overview, now) for row in self.data.rows)
+        selected = self.selected() if self.is_mounted else None
+        return rows, () if selected is None else tuple(self._overview_lines(selected))
 
     def first_load(self) -> None:
         """The projects at once (the registry alone), then what waits in each (the load, which takes longer and
@@ -504,6 +515,7 @@ class HomeScreen(ViewScreen):
                 table.move_cursor(row=index)
                 break
         self._detail()
+        self._clock_shown = self._clock_text(now)
 
     def _base(self) -> tuple[Path, str]:
         """The folder whose roots are shown from a label (the home folder as ``~``)."""
@@ -591,6 +603,14 @@ class HomeScreen(ViewScreen):
     def current_path(self) -> Path | None:
         row = self.selected()
         return row.entry.root if row is not None else None
+
+
+def _clock_of(overview: Overview | None, now: dt.datetime) -> tuple[int, str | None] | None:
+    """What the clock decides in a row at *now*: its stalled count and activity age."""
+    if overview is None:
+        return None
+    last = overview.last_activity
+    return overview.stalled(now), None if last is None else age(now - last)
 
 
 def _one_line(value: str, style: str) -> Text:

@@ -252,3 +252,33 @@ async def test_every_count_of_what_waits_shows_before_the_other_columns(
         assert {pid: row.waiting for pid, row in by_id(screen).items()} == counted
         assert all(row.overview is not None for row in screen.data.rows if row.problem is None)
         assert "…" not in cells(screen, "billing").values()
+
+
+async def test_the_clock_fills_the_table_again_only_when_an_age_reads_differently(many_root: Path) -> None:
+    """Ages are redrawn from the clock every half minute; a tick that changes nothing on screen redraws nothing
+    (a fill renders the whole table)."""
+    app = home_app(many_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_home(pilot)
+        fills = 0
+        fill = screen._fill
+
+        def counted() -> None:
+            nonlocal fills
+            fills += 1
+            fill()
+
+        screen._fill = counted  # type: ignore[method-assign]
+        screen.fixed_now = NOW
+        screen.refresh_ages()
+        assert fills == 1, "the ages now read differently from the real clock's"
+        screen.refresh_ages()
+        screen.fixed_now = NOW + dt.timedelta(seconds=30)
+        screen.refresh_ages()
+        assert fills == 1, "nothing reads differently half a minute later"
+        screen.fixed_now = NOW + dt.timedelta(days=2)
+        screen.refresh_ages()
+        assert fills == 2
+        overview = by_id(screen)["billing"].overview
+        assert overview is not None and overview.last_activity is not None
+        assert cells(screen, "billing")["activity"] == age(NOW + dt.timedelta(days=2) - overview.last_activity)
