@@ -573,7 +573,8 @@ class HomeScreen(ViewScreen):
     def _overview_lines(self, row: HomeRow) -> list[tuple[str, str]]:
         overview = row.overview
         if overview is None:
-            return []
+            reading = self.data.reading_more and row.problem is None
+            return [("running", "runs, activity and changes still being read…")] if reading else []
         now = self.now()
         n, stalled, changed = len(overview.running), overview.stalled(now), row.changed or 0
         running = f"{n} run{'s' if n != 1 else ''} in progress" + (f", {stalled} stalled" if stalled else "")
