@@ -244,6 +244,15 @@ def _opened_inside(fd: int, path: Path, root: Path) -> bool:
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
+#: The reason of a :class:`LoadError` for a file that is not there.
+MISSING: Final = "file is missing"
+
+
+def missing(value: object) -> bool:
+    """Whether *value* (what a reader returned) says its file is not there."""
+    return isinstance(value, LoadError) and value.reason == MISSING
+
+
 def _open_regular(path: Path, root: Path | None) -> tuple[int, os.stat_result] | LoadError:
     """An open descriptor on the regular file *path* and its status; symlinks, of the file or of any folder
     on its path, are followed only while they stay inside *root*. The caller closes the descriptor."""
@@ -252,7 +261,12 @@ def _open_regular(path: Path, root: Path | None) -> tuple[int, os.stat_result] |
     looked = time.time_ns()
     opened = _open_regular_unrecorded(path, root)
     if isinstance(opened, LoadError):
-        _note_stat(path)
+        # A missing file's status is known (the lstat found nothing: neither would a stat); any other refusal
+        # is looked at as a later look will see it (a symlink's target, say).
+        if opened.reason == MISSING:
+            _note(path, None, looked)
+        else:
+            _note_stat(path)
     else:
         _note(path, opened[1], looked)
     return opened
@@ -262,7 +276,7 @@ def _open_regular_unrecorded(path: Path, root: Path | None) -> tuple[int, os.sta
     try:
         lst = os.lstat(path)
     except FileNotFoundError:
-        return LoadError(path, "file is missing")
+        return LoadError(path, MISSING)
     except OSError as exc:
         return LoadError(path, f"cannot stat: {exc.strerror or exc}")
     if stat.S_ISLNK(lst.st_mode):

@@ -491,12 +491,14 @@ def resolve(task: Task, snapshot: LoadedReport | None = None) -> Resolution:
         fp = fingerprint(item)
         req = request_path(report, item.prep_id)
         req_ok: bool | None = None
+        present: bool | None = None
         if item.status in OPEN_STATUSES and fp is not None:
             data = reading.read_bytes(req, root=project_root)
             req_ok = isinstance(data, bytes) and data == request_text(report, item).encode("utf-8")
-        res = ItemResolution(
-            item.prep_id, item.title or "", item.status, fp, req if reading.lexists(req) else None, req_ok
-        )
+            present = not reading.missing(data)
+        if present is None:
+            present = reading.lexists(req)
+        res = ItemResolution(item.prep_id, item.title or "", item.status, fp, req if present else None, req_ok)
         candidates: list[tuple[Path, int, int]] = []
         verdicts: dict[Path, InputVerdict] = {}
         for path, parsed in by_item.get(item.prep_id, []):
