@@ -73,7 +73,7 @@ def store_entries(store: Path) -> int:
 
 def traced(cmd: list[str], env: dict[str, str], out: Path) -> None:
     proc = subprocess.run(
-        ["strace", "-f", "-qq", "-e", "trace=" + ",".join(CALLS), "-o", str(out), *cmd],
+        ["strace", "-f", "-qq", "-s", "4096", "-e", "trace=" + ",".join(CALLS), "-o", str(out), *cmd],
         capture_output=True,
         text=True,
         env=env,
