@@ -145,6 +145,8 @@ class RunDir:
     _listing: dict[str, list[Artifact]] | None = field(default=None, repr=False)
     #: Categories listed one at a time (before, or instead of, the whole run dir).
     _partial: dict[str, list[Artifact]] | None = field(default=None, repr=False)
+    #: The run dir's own names, as the task's listing of its run dirs read them (None: not listed yet).
+    _names: list[str] | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
@@ -227,11 +229,13 @@ class RunDir:
         from . import names
 
         out = []
-        for entry in _listdir(self.path, self.task.project.unlisted):
-            if reading.is_dir(self.path / entry) or layout.is_private_entry(entry):
+        listed = self._names if self._names is not None else _listdir(self.path, self.task.project.unlisted)
+        for entry in listed:
+            if layout.is_private_entry(entry):
                 continue
             parsed = names.classify_flat(entry)
-            if parsed is not None:
+            # Only a name an artifact could have is looked at (a category or stage folder has no such name).
+            if parsed is not None and not reading.is_dir(self.path / entry):
                 out.append((self.path / entry, parsed))
         return out
 
@@ -424,7 +428,7 @@ class Task:
             stages = sorted(s for s in (layout.parse_stage_dir(e) for e in entries) if s is not None)
             has_own = any(e in layout.RUN_CATEGORIES for e in entries) or any(names.classify_flat(e) for e in entries)
             if task_type != "implementation" and (has_own or not stages):
-                out.append(RunDir(self, base, task_type, None))
+                out.append(RunDir(self, base, task_type, None, _names=entries))
             for stage in stages:
                 out.append(RunDir(self, base / layout.stage_dir_name(stage), task_type, stage))
         return out
