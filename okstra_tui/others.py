@@ -196,9 +196,9 @@ class OthersWatcher:
                 return [], frozenset(paths)
             return [], EVERYTHING
         if event in ("added", "removed"):
-            item = value.get("item")
-            notice = notice_of(item) if event == "added" else None
-            return ([] if notice is None else [notice]), _decision_path(item)
+            # What changed in the project is told by the ``changed`` line the follower writes before these.
+            notice = notice_of(value.get("item")) if event == "added" else None
+            return ([] if notice is None else [notice]), None
         if event == NONE_EVENT:
             self.projects = frozenset()
             self._ready.set()
@@ -250,16 +250,6 @@ class _Touched:
 
     def paths(self) -> frozenset[str] | None:
         return None if self._paths is None else frozenset(self._paths)
-
-
-def _decision_path(item: Any) -> About:
-    """The file of an ``added`` or ``removed`` line's decision (everything when the line does not say it well)."""
-    if not isinstance(item, dict):
-        return EVERYTHING
-    root, path = item.get("projectRoot"), item.get("path")
-    if not isinstance(root, str) or not isinstance(path, str) or Path(path).is_absolute() or ".." in Path(path).parts:
-        return EVERYTHING
-    return frozenset({os.path.join(root, path)})
 
 
 def notice_of(item: Any) -> Notice | None:

@@ -292,8 +292,13 @@ class ViewScreen(Screen[None]):
             # Written within the clock's resolution of the read: a second write could keep its metadata.
             self.set_timer(RACY_SECONDS, lambda: self._verify(None, []))
 
+    def paths_changed(self, paths: frozenset[str] | None) -> None:
+        """The app's change feed told of *paths* (None: it cannot say which), before the view looks again at what
+        it read (a view that reads in parts keeps them, to read again only the parts they touch)."""
+
     @on(StoreChanged)
     def _store_changed(self, event: StoreChanged) -> None:
+        self.paths_changed(event.paths)
         parts = [(preview, preview.depends_on) for preview in self.query(ArtifactPreview) if preview.depends_on]
         if self.depends_on or parts:
             self._verify(event.paths, parts)

@@ -25,11 +25,13 @@ from textual.containers import VerticalScroll
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 
-from okstra_core import times
+from okstra_core import reading, times
 from okstra_core.errors import OkstraError
 from okstra_core.projects import ProjectEntry, Registry, discover
 from okstra_core.store import Project
+from okstra_core.store_index import ChangedSince
 from okstra_core.text import visible
+from okstra_core.watch import UNSETTLED, Signature
 from okstra_core.workflows.inbox_all import ProjectInbox, open_entry, read_project_inbox
 from okstra_core.workflows.overview import Overview, read_overview
 
@@ -38,7 +40,7 @@ from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
 from ..widgets.list_table import ListTable
 from ..widgets.shown import shown
-from .base import NARROW_COLUMNS, ViewScreen
+from .base import NARROW_COLUMNS, ViewScreen, holds
 from .running import age
 
 if TYPE_CHECKING:
@@ -93,6 +95,10 @@ class HomeRow:
     verdict: Verdict | None = None
 
 
+#: Each project's row as last read, with every path it was read from (what makes it stale), by root.
+Kept = dict[Path, tuple[HomeRow, Signature]]
+
+
 @dataclass(frozen=True, slots=True)
 class HomeData:
     rows: list[HomeRow] = field(default_factory=list)
@@ -101,6 +107,10 @@ class HomeData:
     counting: bool = False
     #: Every count of what waits is in; the other columns are still being read.
     reading_more: bool = False
+    #: Each project's row with what it was read from (a whole read's; None for the partial ones).
+    kept: Kept | None = None
+    #: The changes told before this read began (:attr:`HomeScreen._changes`' numbers up to this one).
+    taken: int = 0
 
 
 def project_row(entry: ProjectEntry) -> HomeRow:
@@ -190,15 +200,48 @@ def read_home(
     named: tuple[Path, ...],
     remembered: bool,
     counted: Callable[[HomeData], None] | None = None,
+    previous: Kept | None = None,
+    changed: frozenset[str] | None = None,
 ) -> HomeData:
     """The registry and each project's inbox and overview; *counted*, when given, is first handed every project's
-    count of what waits alone (the headline, before the other columns are read)."""
+    count of what waits alone (the headline, before the other columns are read).
+
+    A project of *previous* (the rows last read) none of whose paths *changed* (the paths changed since: None, not
+    known) is not read again: its row stands, and what it was read from is recorded as read now.
+    """
     registry: Registry = discover(home, named=named, remembered=remembered)
     notes = list(registry.notes)
-    waiting = [waiting_row(entry) for entry in registry.entries]
+    entries = registry.entries
+    reused: Kept = {}
+    if previous is not None and changed is not None:
+        look = ChangedSince(set(changed))
+        for entry in entries:
+            before = previous.get(entry.root)
+            if before is None or before[0].entry != entry or UNSETTLED in before[1].values():
+                continue  # a path read within the clock's resolution of a write is looked at again
+            if holds(look, before[1]):
+                reused[entry.root] = before
+    waiting: dict[Path, tuple[HomeRow, ProjectInbox | None, Signature]] = {}
+    for entry in entries:
+        if entry.root not in reused:
+            with reading.recording() as reads:
+                row, got = waiting_row(entry)
+            waiting[entry.root] = (row, got, reads.paths)
     if counted is not None:
-        counted(HomeData([row for row, _ in waiting], notes, reading_more=True))
-    return HomeData([completed_row(row, got) for row, got in waiting], notes)
+        shown = [reused[e.root][0] if e.root in reused else waiting[e.root][0] for e in entries]
+        counted(HomeData(shown, notes, reading_more=True))
+    kept: Kept = {}
+    for entry in entries:
+        if entry.root in reused:
+            row, read = reused[entry.root]
+            reading.note_reads(read)
+        else:
+            row, got, read = waiting[entry.root]
+            with reading.recording() as reads:
+                row = completed_row(row, got)
+            read = {**read, **reads.paths}
+        kept[entry.root] = (row, read)
+    return HomeData([kept[e.root][0] for e in entries], notes, kept=kept)
 
 
 def registry_sources(app: object) -> tuple[Path | None, tuple[Path, ...], bool]:
@@ -368,6 +411,11 @@ class HomeScreen(ViewScreen):
         self._said_counted = False
         #: What the clock decided on screen at the last fill (:meth:`refresh_ages`).
         self._clock_shown: tuple[object, ...] = ()
+        #: Each project's row as last read, and the changes told since (numbered; None: cannot say which
+        #: paths): a reload reads again only the projects they touch.
+        self._kept: Kept = {}
+        self._changes: list[tuple[int, frozenset[str] | None]] = []
+        self._told = 0
         #: The width of each column shown (set by :meth:`fit_width`).
         self.widths: dict[str, int] = {}
         #: The time ages are counted to (None: the clock's; pictures fix it).
@@ -446,7 +494,25 @@ class HomeScreen(ViewScreen):
     def read(self) -> HomeData:
         home, named, remembered = self._sources()
         load = self._loads
-        return read_home(home, named, remembered, lambda counted: call_ui(self.app, self._show_counted, load, counted))
+        # The changes told before this read began; they are forgotten once its result is shown (a later one's is
+        # shown instead when a later load supersedes it, and they count for that one too).
+        taken = self._told
+        told = [paths for n, paths in list(self._changes) if n <= taken]
+        named_paths = [paths for paths in told if paths is not None]
+        changed = None if len(named_paths) < len(told) else frozenset[str]().union(*named_paths)
+        data = read_home(
+            home,
+            named,
+            remembered,
+            lambda counted: call_ui(self.app, self._show_counted, load, counted),
+            previous=dict(self._kept),
+            changed=changed,
+        )
+        return replace(data, taken=taken)
+
+    def paths_changed(self, paths: frozenset[str] | None) -> None:
+        self._told += 1
+        self._changes.append((self._told, paths))
 
     def _show_counted(self, load: int, counted: HomeData) -> None:
         """Every project's count of what waits, while the rest of the load reads the other columns (unless a
@@ -459,6 +525,9 @@ class HomeScreen(ViewScreen):
 
     def show(self, data: HomeData) -> None:
         self.data = data
+        if data.kept is not None:
+            self._kept = data.kept
+            self._changes = [(n, paths) for n, paths in self._changes if n > data.taken]
         self.query_one("#home-summary", Static).update(_summary(data))
         self._fill()
         listed = getattr(self.app, "projects_listed", None)

@@ -246,9 +246,9 @@ async def test_home_lists_the_projects_before_it_has_counted_them(
     counted = threading.Event()
     read_home = home_module.read_home
 
-    def held_back(*args: object) -> object:
+    def held_back(*args: object, **kwargs: object) -> object:
         counted.wait(WAIT_SECONDS)
-        return read_home(*args)  # type: ignore[arg-type]
+        return read_home(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(home_module, "read_home", held_back)
     gone = tmp_path / "gone"

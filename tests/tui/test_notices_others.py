@@ -9,12 +9,14 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
 
 from okstra_core.demo.projects import BILLING_DIR, HOME_DIR, SHOP_DIR
+from okstra_core.projects import ProjectEntry
 from okstra_core.store import Project
 from okstra_core.watch import StoreWatcher
 from okstra_core.workflows.pulse import Notice
@@ -22,7 +24,7 @@ from okstra_tui.app import OkstraApp
 from okstra_tui.children import child_command
 from okstra_tui.notices import summary
 from okstra_tui.others import OthersWatcher, notice_of, others_options
-from okstra_tui.screens.home import HomeScreen
+from okstra_tui.screens.home import HomeRow, HomeScreen
 from okstra_tui.screens.inbox import InboxScreen
 from okstra_tui.screenshots import settle
 from okstra_tui.store_feed import StoreFeed
@@ -341,7 +343,7 @@ def test_the_followers_lines_are_read_whole_and_a_burst_is_one_announcement(
     watcher._read(read)
     os.close(read)
     assert [[n.task for n in found] for found in delivered] == [["b:g:one", "b:g:two"]]
-    assert changed == [frozenset({"/p/b/b:g:one.md", "/p/b/b:g:two.md"})]
+    assert changed == [], "what changed is told by the follower's changed lines, not by its decisions'"
 
 
 def _lines(*values: object) -> bytes:
@@ -383,3 +385,52 @@ def test_the_follower_is_left_the_projects_it_does_not_poll(tmp_path: Path) -> N
     _read_burst(watcher, _lines({"event": "snapshot", "projects": projects, "polled": ["/p/c"]}))
     assert watcher.projects == {Path("/p/b"), Path("/p/c")}
     assert following == [frozenset({Path("/p/b")})]
+
+
+def test_a_change_in_one_project_reads_that_project_again_alone(
+    fresh_many: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Home keeps each project's row with what it was read from: a change told by its paths reads again only the
+    projects those touch (a file added to a folder it listed too); a change that cannot be named reads every
+    project again."""
+    from okstra_tui.screens import home as home_module
+
+    read_roots: list[Path] = []
+    waiting_row = home_module.waiting_row
+
+    def counted(entry: ProjectEntry) -> tuple[HomeRow, object]:
+        read_roots.append(entry.root)
+        return waiting_row(entry)
+
+    monkeypatch.setattr(home_module, "waiting_row", counted)
+    home = fresh_many / HOME_DIR
+
+    def read(previous: home_module.Kept | None, changed: frozenset[str] | None) -> home_module.HomeData:
+        read_roots.clear()
+        return home_module.read_home(home, (), False, previous=previous, changed=changed)
+
+    first = read(None, None)
+    assert first.kept is not None
+    readable = {row.entry.root for row in first.rows if row.entry.readable}
+    assert len(readable) == 3 and set(read_roots) == readable
+    waiting = {row.entry.project_id: row.waiting for row in first.rows}
+
+    manifest = fresh_many / BILLING_DIR / TASKS / BILLING_TASK / "task-manifest.json"
+    ask_approval(fresh_many / BILLING_DIR, BILLING_TASK)
+    time.sleep(0.1)  # past the racy window: what was just written is read as settled (else it is read again)
+    second = read(first.kept, frozenset({str(manifest)}))
+    assert read_roots == [fresh_many / BILLING_DIR], "the other projects' rows stand"
+    assert {row.entry.project_id: row.waiting for row in second.rows} == {**waiting, "billing": waiting["billing"] + 1}
+    assert second.kept is not None
+
+    assert read(second.kept, frozenset({str(fresh_many / "elsewhere.txt")})).rows == second.rows
+    assert read_roots == [], "a change no project read reads none again"
+
+    added = fresh_many / SHOP_DIR / TASKS / "checkout" / "a-new-task"
+    added.mkdir()
+    time.sleep(0.1)
+    read(second.kept, frozenset({str(added)}))
+    assert read_roots == [fresh_many / SHOP_DIR], "a folder the project listed gained an entry"
+
+    read(second.kept, None)
+    assert set(read_roots) == readable, "a change that cannot be named reads every project again"
