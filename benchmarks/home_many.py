@@ -51,7 +51,7 @@ HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parent))
 
 from _timing import write_section  # noqa: E402
-from workbench_live import _cpu_and_rss, _tree  # noqa: E402
+from workbench_live import _cpu_and_rss, _tree, minimal_app  # noqa: E402
 
 CHECKOUT = HERE.parent.parent
 DOC = CHECKOUT / "docs" / "performance.md"
@@ -141,24 +141,7 @@ async def main():
 asyncio.run(main())
 """
 
-BASELINE = r"""
-import asyncio, json, sys
-from textual.app import App
-from textual.widgets import Static
-
-class Minimal(App):
-    def compose(self):
-        yield Static("hello")
-
-async def main():
-    async with Minimal().run_test(size=(120, 40)) as pilot:
-        await pilot.pause(2.0)
-        print(json.dumps({"event": "idle"}), flush=True)
-        await pilot.pause(float(sys.argv[4]))
-        print(json.dumps({"marked": {}, "missing": [], "counts": {}}), flush=True)
-
-asyncio.run(main())
-"""
+BASELINE = minimal_app(4, '{"marked": {}, "missing": [], "counts": {}}')
 
 
 def stores(projects: int, tasks: int) -> tuple[Path, list[Path]]:

@@ -68,7 +68,11 @@ async def main():
 asyncio.run(main())
 """
 
-BASELINE = r"""
+
+def minimal_app(idle_arg: int, last: str) -> str:
+    """The baseline: a minimal Textual app, headless, idle for ``sys.argv[idle_arg]`` seconds once it has settled
+    (it prints ``{"event": "idle"}`` then), then printing *last* (a JSON line the caller reads as its result)."""
+    return f"""
 import asyncio, json, sys
 from textual.app import App
 from textual.widgets import Static
@@ -78,15 +82,17 @@ class Minimal(App):
         yield Static("hello")
 
 async def main():
-    app = Minimal()
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with Minimal().run_test(size=(120, 40)) as pilot:
         await pilot.pause(2.0)
-        print(json.dumps({"event": "idle"}), flush=True)
-        await pilot.pause(float(sys.argv[2]))
-        print(json.dumps({"count": 0}), flush=True)
+        print(json.dumps({{"event": "idle"}}), flush=True)
+        await pilot.pause(float(sys.argv[{idle_arg}]))
+        print({last!r}, flush=True)
 
 asyncio.run(main())
 """
+
+
+BASELINE = minimal_app(2, '{"count": 0}')
 
 TICKS = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
