@@ -66,6 +66,8 @@ ROOT_MIN = 12
 NOTE_MIN = 30
 #: The project column on a narrow terminal.
 NARROW_PROJECT = 16
+#: Changes told and kept until the next load; past this many, that load reads every project again.
+CHANGES_KEPT = 256
 #: Seconds between two updates of the ages on screen (the store is not read again for them).
 TICK_SECONDS = 30.0
 
@@ -512,7 +514,11 @@ class HomeScreen(ViewScreen):
 
     def paths_changed(self, paths: frozenset[str] | None) -> None:
         self._told += 1
-        self._changes.append((self._told, paths))
+        if len(self._changes) >= CHANGES_KEPT:
+            # Told of many while not reading (hidden, say): the next load reads every project again.
+            self._changes = [(self._told, None)]
+        else:
+            self._changes.append((self._told, paths))
 
     def _show_counted(self, load: int, counted: HomeData) -> None:
         """Every project's count of what waits, while the rest of the load reads the other columns (unless a

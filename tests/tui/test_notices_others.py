@@ -434,3 +434,18 @@ def test_a_change_in_one_project_reads_that_project_again_alone(
 
     read(second.kept, None)
     assert set(read_roots) == readable, "a change that cannot be named reads every project again"
+
+
+def test_home_keeps_a_bounded_record_of_the_changes_told() -> None:
+    """Changes told while Home does not read (it is hidden) are kept up to a bound; past it, they become one
+    "everything", which reads every project again."""
+    from okstra_tui.screens.home import CHANGES_KEPT, HomeScreen
+
+    screen = HomeScreen()
+    for n in range(CHANGES_KEPT):
+        screen.paths_changed(frozenset({f"/p/{n}"}))
+    assert len(screen._changes) == CHANGES_KEPT and all(paths is not None for _, paths in screen._changes)
+    screen.paths_changed(frozenset({"/p/more"}))
+    assert screen._changes == [(CHANGES_KEPT + 1, None)]
+    screen.paths_changed(frozenset({"/p/after"}))
+    assert len(screen._changes) == 2
