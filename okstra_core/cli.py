@@ -2,7 +2,7 @@
 
 Each verb group is one module of :mod:`okstra_core.commands`, listed in
 :data:`COMMAND_MODULES`; it exposes ``register(subparsers)`` and sets ``func``
-on its parser. A refusal prints one
+on its parser. A run of one verb builds that verb's parser alone. A refusal prints one
 line naming the file and the reason and exits non-zero; nothing ends in a
 traceback. A reader that stops early (``okstra check | head -1``) ends the
 command quietly with :data:`EXIT_BROKEN_PIPE`, as a program killed by SIGPIPE.
@@ -20,27 +20,30 @@ from .errors import OkstraError
 from .text import visible
 from .version import VersionAction
 
-#: Modules that contribute verbs, in help order.
-COMMAND_MODULES: tuple[str, ...] = (
-    "okstra_core.commands.demo",
-    "okstra_core.commands.check",
-    "okstra_core.commands.render",
-    "okstra_core.commands.direction",
-    "okstra_core.commands.planning",
-    "okstra_core.commands.design_prep",
-    "okstra_core.commands.user_response",
-    "okstra_core.commands.clarification",
-    "okstra_core.commands.team_state",
-    "okstra_core.commands.prompt",
-    "okstra_core.commands.agent_prompt",
-    "okstra_core.commands.migrate_legacy",
-    "okstra_core.commands.convergence",
-    "okstra_core.commands.task",
-    "okstra_core.commands.inbox",
-    "okstra_core.commands.completion",
-    "okstra_core.commands.search",
-    "okstra_core.commands.stats",
-)
+#: Modules that contribute verbs, in help order, with the verbs each registers. A run of one verb imports only
+#: that verb's module (``tests/core/test_lazy_imports.py`` keeps the names true to what each module registers).
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "okstra_core.commands.demo": ("demo",),
+    "okstra_core.commands.check": ("check",),
+    "okstra_core.commands.render": ("render-final-report", "render-task-index", "log-report"),
+    "okstra_core.commands.direction": ("direction",),
+    "okstra_core.commands.planning": ("planning",),
+    "okstra_core.commands.design_prep": ("design-prep",),
+    "okstra_core.commands.user_response": ("user-response",),
+    "okstra_core.commands.clarification": ("clarification",),
+    "okstra_core.commands.team_state": ("team-state",),
+    "okstra_core.commands.prompt": ("prompt",),
+    "okstra_core.commands.agent_prompt": ("agent-prompt",),
+    "okstra_core.commands.migrate_legacy": ("migrate-legacy",),
+    "okstra_core.commands.convergence": ("convergence",),
+    "okstra_core.commands.task": ("task",),
+    "okstra_core.commands.inbox": ("inbox",),
+    "okstra_core.commands.completion": ("completion",),
+    "okstra_core.commands.search": ("search",),
+    "okstra_core.commands.stats": ("stats",),
+}
+#: Verbs that need every verb's parser: the completion script is generated from the whole of it.
+WHOLE_PARSER_VERBS: frozenset[str] = frozenset({"completion"})
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
@@ -56,11 +59,17 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The ``okstra`` parser: every verb's, or only *verb*'s when it names one (a run imports one verb module).
+
+    A parser of one verb parses that verb's arguments exactly as the whole parser does: a verb's flags and
+    help are its own subparser's. Anything else (no verb, an unknown one, ``--help``) gets the whole parser.
+    """
     parser = _Parser(prog="okstra", description="Operate on an okstra store (.okstra/) safely.")
     parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
+    modules = [name for name, verbs in COMMAND_MODULES.items() if verb in verbs and verb not in WHOLE_PARSER_VERBS]
+    for name in modules or COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     parser.set_defaults(okstra_parser=parser)  # `okstra completion` generates its script from the whole parser
     return parser
@@ -99,8 +108,9 @@ def _stdout_to_devnull() -> None:
 
 
 def _dispatch(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(given[0] if given else None)
+    args = parser.parse_args(given)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE

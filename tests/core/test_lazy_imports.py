@@ -5,13 +5,15 @@ Each probe runs in a fresh interpreter, since this test process has imported eve
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import json
 import subprocess
 import sys
 
 import pytest
 
-from okstra_core import reading
+from okstra_core import cli, reading
 from okstra_core.models import DOC_KINDS_BY_NAME, FINAL_REPORT_VERSIONS
 
 
@@ -32,6 +34,32 @@ def test_building_the_verb_parser_imports_no_model_and_no_engine() -> None:
         m for m in loaded if m.startswith("okstra_core.check.") and m.split(".")[2] in ("engine", "rules", "cache")
     }
     assert heavy == set()
+
+
+@pytest.mark.parametrize("module", sorted(cli.COMMAND_MODULES))
+def test_each_verb_module_registers_the_verbs_the_cli_names_for_it(module: str) -> None:
+    sub = argparse.ArgumentParser().add_subparsers()
+    importlib.import_module(module).register(sub)
+    assert tuple(sub.choices) == cli.COMMAND_MODULES[module]
+
+
+def test_a_run_of_one_verb_imports_that_verb_module_alone() -> None:
+    loaded = loaded_after("from okstra_core.cli import build_parser\nbuild_parser('search')")
+    assert {m for m in loaded if m.startswith("okstra_core.commands.")} <= {
+        "okstra_core.commands.search",
+        "okstra_core.commands.projects",
+        "okstra_core.commands.common",
+        "okstra_core.commands.output",
+    }
+    assert "okstra_core.commands.search" in loaded
+    whole = loaded_after("from okstra_core.cli import build_parser\nbuild_parser('completion')")
+    assert {f"okstra_core.commands.{name.rsplit('.', 1)[1]}" for name in cli.COMMAND_MODULES} <= whole
+
+
+def test_the_parser_of_one_verb_parses_as_the_whole_parser_does() -> None:
+    argv = ["search", "PROJECT", "retry", "--json", "--limit", "3"]
+    assert vars(cli.build_parser("search").parse_args(argv)).keys() == vars(cli.build_parser().parse_args(argv)).keys()
+    assert cli.build_parser("search").parse_args(argv).limit == 3
 
 
 def test_the_inbox_imports_only_the_models_it_validates() -> None:
