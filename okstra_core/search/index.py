@@ -38,7 +38,6 @@ store.
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import operator
 import os
 import re
@@ -54,7 +53,6 @@ from typing import Any, Final
 from .. import layout, store_index
 from ..progress import Progress
 from ..store_index import ChangedSince
-from ..workers import worker_pool
 from .extract import INDEX_CHARS, Extracted, child_role, extract, file_kind
 from .query import Query, QueryError
 from .tokens import FTS_TOKENIZER
@@ -70,6 +68,10 @@ MATCH_END: Final = "\x03"
 SNIPPET_TOKENS: Final = 14
 
 _UNSETTLED: Final = "racy"
+#: A folder record holding an unsettled key or hash of its files, and one holding an unsettled hash of its
+#: transcripts (always, while transcripts are not indexed): the conditions of two partial indexes.
+_UNSETTLED_DIR: Final = f"(stat = '{_UNSETTLED}' OR plain_hash = '{_UNSETTLED}')"
+_UNSETTLED_LOGS: Final = f"log_hash = '{_UNSETTLED}'"
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 #: What SQLite says (with SQLITE_ERROR) of a ``MATCH`` expression it cannot parse: the query's fault, not the index's.
 _UNPARSABLE: Final = re.compile(
@@ -87,7 +89,7 @@ _SQLITE_BUSY: Final = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
 #: The search's part of the store index's database (:func:`okstra_core.store_index.part_made`): its name, which
 #: every one of its tables starts with, and its version, bumped whenever its tables or what they hold change.
 PART: Final = "search"
-PART_FORMAT: Final = 5
+PART_FORMAT: Final = 6
 
 _SCHEMA: Final = (
     "CREATE TABLE search_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -98,6 +100,9 @@ _SCHEMA: Final = (
     "id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, dir TEXT NOT NULL, stat TEXT NOT NULL, kind TEXT NOT NULL, "
     "task TEXT NOT NULL, run_type TEXT, mtime INTEGER NOT NULL, capped INTEGER NOT NULL, error TEXT, "
     "chars INTEGER NOT NULL, recorded INTEGER)",
+    # The folders whose record is not yet settled, so that a search asks for them without reading every folder's.
+    f"CREATE INDEX search_dirs_unsettled ON search_dirs(path) WHERE {_UNSETTLED_DIR}",
+    f"CREATE INDEX search_dirs_unsettled_logs ON search_dirs(path) WHERE {_UNSETTLED_LOGS}",
     "CREATE INDEX search_files_by_task ON search_files(task)",
     "CREATE INDEX search_files_by_dir ON search_files(dir)",
     "CREATE TABLE search_sections(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, kind TEXT NOT NULL, label TEXT)",
@@ -350,10 +355,78 @@ def _shared_walk(
         ranges = [(i, min(i + size, len(folders))) for i in range(0, len(folders), size)]
         if not ranges:
             return
+        from ..workers import worker_pool  # a walk's alone: a search told what changed starts no workers
+
         with worker_pool(jobs) as pool:  # each worker ends with this process
             yield from pool.map(_walk_range, *zip(*ranges, strict=True))
     finally:
         _SHARED = None
+
+
+#: Files to read from which a build or an update shares the reading out between worker processes.
+SHARED_READ_FROM: int = 2000
+
+#: What the forked readers read, set before they are forked: (root, tasks with their files to read, tasks whose
+#: recorded times are wanted).
+_SHARED_READ: tuple[Path, list[tuple[str, list[tuple[str, str, str, int]]]], set[str]] | None = None
+
+_Read = tuple[list[tuple[str, str, str, int, Extracted]], dict[str, dict[str, int]]]
+
+
+def _task_of(rel: str) -> str:
+    """The task folder (``<group>/<task-id>``) a project-relative path under ``.okstra/tasks/`` lies in."""
+    return "/".join(rel.split("/")[2:4])
+
+
+def _read_units(root: Path, units: list[tuple[str, list[tuple[str, str, str, int]]]], timed: set[str]) -> _Read:
+    """Read the files of each task of *units*, and the recorded times of those in *timed* (:mod:`.recorded`:
+    a whole task at a time, since a run document written after a prompt places that prompt in its execution)."""
+    from .recorded import task_times
+
+    read: list[tuple[str, str, str, int, Extracted]] = []
+    times: dict[str, dict[str, int]] = {}
+    for folder, files in units:
+        read.extend((rel, kind, key, mtime, extract(root / rel, root, kind)) for rel, kind, key, mtime in files)
+        if folder in timed:
+            times[folder] = task_times(root, folder)
+    return read, times
+
+
+def _read_ranges(units: list[tuple[str, list[tuple[str, str, str, int]]]]) -> list[tuple[int, int]]:
+    """*units* cut into runs of whole tasks of about a hundred files each (the steps of the progress shown)."""
+    ranges: list[tuple[int, int]] = []
+    start = files = 0
+    for n, (_, each) in enumerate(units, start=1):
+        files += len(each) + 1
+        if files >= 100 or n == len(units):
+            ranges.append((start, n))
+            start, files = n, 0
+    return ranges
+
+
+def _read_range(start: int, stop: int) -> _Read:
+    """Worker entry point: read ``units[start:stop]``."""
+    assert _SHARED_READ is not None
+    root, units, timed = _SHARED_READ
+    return _read_units(root, units[start:stop], timed)
+
+
+def _shared_read(
+    root: Path, units: list[tuple[str, list[tuple[str, str, str, int]]]], timed: set[str], jobs: int
+) -> Iterator[_Read]:
+    """Read *units* in *jobs* forked workers, in order, in chunks of about a hundred files (the progress steps)."""
+    global _SHARED_READ
+    _SHARED_READ = (root, units, timed)
+    try:
+        ranges = _read_ranges(units)
+        if not ranges:
+            return
+        from ..workers import worker_pool
+
+        with worker_pool(jobs) as pool:  # each worker ends with this process
+            yield from pool.map(_read_range, *zip(*ranges, strict=True))
+    finally:
+        _SHARED_READ = None
 
 
 @dataclass(slots=True)
@@ -595,10 +668,9 @@ class SearchIndex:
         """Whether every record the look would take from the index is settled (none was made within
         :data:`RACY_NS` of its look), the catalog's included, and the transcripts are recorded when wanted."""
         conn = self.conn
-        racy = "stat = ? OR plain_hash = ?" + (" OR log_hash = ?" if logs else "")
-        marks = (_UNSETTLED,) * (3 if logs else 2)
-        if conn.execute(f"SELECT 1 FROM search_dirs WHERE {racy} LIMIT 1", marks).fetchone() is not None:
-            return False
+        for racy in (_UNSETTLED_DIR, _UNSETTLED_LOGS) if logs else (_UNSETTLED_DIR,):
+            if conn.execute(f"SELECT 1 FROM search_dirs WHERE {racy} LIMIT 1").fetchone() is not None:
+                return False
         catalog = conn.execute("SELECT value FROM search_meta WHERE key = 'catalog'").fetchone()
         return catalog is not None and catalog[0] != _UNSETTLED and (not self.include_logs or self._logs_recorded())
 
@@ -638,7 +710,7 @@ class SearchIndex:
         base = str(self.root) + os.sep
         out = _Look()
         start = [(layout.rel(layout.tasks_dir(self.root), self.root), layout.TASKS_DIR)]
-        if quiet is not None or self.jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        if quiet is not None or self.jobs <= 1 or not _can_fork():
             # Told what changed, the look is a few folders: here, without workers.
             _walk(base, known, logs, now, start, out, quiet=quiet)
             out.gone = [p for p in known if p not in out.dirs]
@@ -708,15 +780,33 @@ class SearchIndex:
 
     def _found(self, look: _Look, progress: Progress | None) -> _Found:
         """What the store holds that the index does not, as *look* found it: the files to read, read; the rows
-        to forget; the recorded times of the tasks touched."""
+        to forget; the recorded times of the tasks touched.
+
+        Task by task (a task's files, then its recorded times); with :attr:`jobs` above one (and ``fork``) and
+        at least :data:`SHARED_READ_FROM` files to read, the tasks are shared out between worker processes.
+        """
         stale, removed = self._changes(look)
-        read = []
+        touched = {"/".join(parts[2:4]) for parts in (rel.split("/") for rel in (*look.dirty, *look.gone))}
+        timed = {t for t in touched if t.count("/") == 1}
+        by_task: dict[str, list[tuple[str, str, str, int]]] = {folder: [] for folder in timed}
+        for each in sorted(stale):
+            by_task.setdefault(_task_of(each[0]), []).append(each)
+        units = sorted(by_task.items())
         total = len(stale)
-        for done, (rel, kind, key, mtime) in enumerate(sorted(stale), start=1):
-            read.append((rel, kind, key, mtime, extract(self.root / rel, self.root, kind)))
-            if progress is not None and (done % 200 == 0 or done == total):
-                progress(done, total)
-        return _Found(stale, removed, read, self._times(look))
+        shared = len(stale) >= SHARED_READ_FROM and self.jobs > 1 and _can_fork()
+        chunks = (
+            _shared_read(self.root, units, timed, self.jobs)
+            if shared
+            else (_read_units(self.root, units[a:b], timed) for a, b in _read_ranges(units))
+        )
+        read: list[tuple[str, str, str, int, Extracted]] = []
+        times: dict[str, dict[str, int]] = {}
+        for got, at in chunks:
+            read.extend(got)
+            times.update(at)
+            if progress is not None and total:
+                progress(len(read), total)
+        return _Found(stale, removed, read, dict(sorted(times.items())))
 
     def _insert(self, read: list[tuple[str, str, str, int, Extracted]]) -> None:
         conn = self.conn
@@ -735,16 +825,6 @@ class SearchIndex:
                     (file_id, section.kind, section.label),
                 )
                 conn.execute("INSERT INTO search_body(rowid, text) VALUES (?, ?)", (cur.lastrowid, section.text))
-
-    def _times(self, look: _Look) -> dict[str, dict[str, int]]:
-        """The recorded time of every file of each task with a changed folder (:mod:`.recorded`), by task folder.
-
-        A whole task at a time: a run document written after a prompt places that prompt in its execution.
-        """
-        from .recorded import task_times
-
-        touched = {"/".join(parts[2:4]) for parts in (rel.split("/") for rel in (*look.dirty, *look.gone))}
-        return {folder: task_times(self.root, folder) for folder in sorted(t for t in touched if t.count("/") == 1)}
 
     def _save_times(self, times: dict[str, dict[str, int]]) -> None:
         for folder, at in times.items():
@@ -868,6 +948,12 @@ class SearchIndex:
             with suppress(OSError):
                 size += os.stat(f"{self.path}{suffix}").st_size
         return {"files": files, "sections": sections, "chars": chars, "bytes": size}
+
+
+def _can_fork() -> bool:
+    import multiprocessing  # here: a search that walks nothing does without it
+
+    return "fork" in multiprocessing.get_all_start_methods()
 
 
 class _Retry(Exception):

@@ -23,9 +23,13 @@ def cache_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(params=[1, 2], ids=["look-here", "look-shared-out"])
-def fresh_index(fresh_demo: Path, cache_dir: Path, request: pytest.FixtureRequest) -> Iterator[SearchIndex]:
-    """An up-to-date index of a private copy of the demo, whose look at the store runs in this process or is
-    shared out between two forked workers."""
+def fresh_index(
+    fresh_demo: Path, cache_dir: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[SearchIndex]:
+    """An up-to-date index of a private copy of the demo, whose look at the store and reading run in this process
+    or are shared out between two forked workers."""
+    if request.param > 1:
+        monkeypatch.setattr(search_index, "SHARED_READ_FROM", 1)
     with SearchIndex(fresh_demo, cache_dir, jobs=request.param) as index:
         index.update()
         yield index

@@ -253,6 +253,43 @@ def test_the_shared_out_look_sees_what_the_look_here_sees(fresh_demo: Path, cach
     assert {rel: shared.dirs[rel] for rel in shared.dirty} == {rel: here.dirs[rel] for rel in here.dirty}
 
 
+def _contents(index: SearchIndex) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """What an index holds, without its row ids: each file's row and each section with its text."""
+    files = index.conn.execute(
+        "SELECT path, dir, stat, kind, task, run_type, mtime, capped, error, chars, recorded FROM search_files "
+        "ORDER BY path"
+    ).fetchall()
+    sections = index.conn.execute(
+        "SELECT f.path, s.kind, s.label, b.text FROM search_sections s JOIN search_files f ON f.id = s.file "
+        "JOIN search_body b ON b.rowid = s.id ORDER BY f.path, s.id"
+    ).fetchall()
+    return files, sections
+
+
+def test_the_shared_out_reading_indexes_what_the_reading_here_does(
+    fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SearchIndex(fresh_demo, tmp_path / "here", jobs=1) as index:
+        index.update()
+        here = _contents(index)
+    monkeypatch.setattr(search_index, "SHARED_READ_FROM", 1)
+    shared_out: list[int] = []
+    real = search_index._shared_read
+
+    def recorded(*args: object) -> object:
+        shared_out.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search_index, "_shared_read", recorded)
+    with SearchIndex(fresh_demo, tmp_path / "shared", jobs=2) as index:
+        steps: list[tuple[int, int]] = []
+        index.update(progress=lambda done, total: steps.append((done, total)))
+        shared = _contents(index)
+    assert here[0] and here[1] and any(row[-1] is not None for row in here[0])  # recorded times included
+    assert shared_out and shared == here
+    assert len(steps) > 1 and steps[-1][0] == steps[-1][1] == len(here[0])  # progress in steps, to the end
+
+
 def test_a_query_fts5_cannot_parse_is_a_bad_query_not_a_corrupt_index(fresh_demo: Path, cache_dir: Path) -> None:
     from okstra_core.search.query import And, Query, QueryError, Term
 
