@@ -49,9 +49,10 @@ UNSETTLED = (-2, -2, -2, -2)
 
 Signature = dict[str, tuple[int, int, int, int]]
 
-Mode = Literal["auto", "events", "poll"]
+Mode = Literal["auto", "watchman", "events", "poll"]
 
-#: Environment variable that forces a way of looking (``events`` or ``poll``); unset or ``auto`` chooses.
+#: Environment variable that forces a way of looking (``watchman``, ``events`` or ``poll``); unset or ``auto``
+#: chooses.
 MODE_ENV: Final = "OKSTRA_WATCH"
 
 #: File events are used only while the folders to watch take at most this share of the system's watch limit,
@@ -71,6 +72,12 @@ CHANGED_MAX: Final = 2000
 #: reported about two of them after it settles. Each look costs a call into Python, so a process that watches
 #: many stores at once (the workbench's follower of other projects) looks less often.
 EVENTS_STEP: Final = 0.05
+
+#: Seconds a watcher fed by watchman waits for the daemon's next word before it looks whether to stop.
+WATCHMAN_STEP: Final = 1.0
+
+#: Seconds between two attempts to subscribe again after the watchman daemon went away.
+RESUBSCRIBE_SECONDS: Final = 2.0
 
 #: Where Linux says how many folders one user may watch.
 INOTIFY_LIMIT_FILE: Final = Path("/proc/sys/fs/inotify/max_user_watches")
@@ -158,20 +165,31 @@ def events_available() -> bool:
     return True
 
 
-def choose_mode(root: Path, requested: Mode = "auto") -> tuple[Literal["events", "poll"], str]:
+def choose_mode(
+    root: Path, requested: Mode = "auto", *, use_watchman: bool = True
+) -> tuple[Literal["watchman", "events", "poll"], str]:
     """The way to look at *root* and why (one short phrase, for ``--watch``'s first line and the docs).
 
-    ``OKSTRA_WATCH`` (``events`` or ``poll``) overrides *requested* ``auto``.
+    ``OKSTRA_WATCH`` (``watchman``, ``events`` or ``poll``) overrides *requested* ``auto``. ``auto`` takes the
+    user's watchman daemon where the watchman setting allows it and it is installed (the watches are the
+    daemon's, shared with every process that asks), else this process's own file events, else polling;
+    *use_watchman* False leaves watchman out (it could not be reached).
     """
+    from . import watchman
+
     env = os.environ.get(MODE_ENV, "").strip().lower()
-    if requested == "auto" and env in ("events", "poll"):
+    if requested == "auto" and env in ("watchman", "events", "poll"):
         requested = env  # type: ignore[assignment]
     if requested == "poll":
         return "poll", "polling (asked for)"
+    if requested == "watchman" and use_watchman:
+        return "watchman", "watchman (asked for)"
+    if requested == "auto" and use_watchman and watchman.setting() != "off" and watchman.installed():
+        return "watchman", "watchman"
     if not events_available():
         return "poll", "polling (file events unavailable)"
-    if requested == "events":
-        return "events", "file events (asked for)"
+    if requested in ("events", "watchman"):
+        return "events", "file events (asked for)" if requested == "events" else "file events"
     limit = watch_limit() if sys.platform.startswith("linux") else None
     if limit is not None:
         budget = int(limit * WATCH_SHARE)
@@ -240,6 +258,8 @@ class StoreWatcher:
         self._baseline: Signature = {}
         #: Set once file events are watched (the folders are listed and a watch is on each).
         self._ready = threading.Event()
+        if self.mode == "watchman":
+            self._start_watchman(mode)
         if self.mode == "events":
             self._start_events()
             # A change made once this returns is seen: the caller reads after it (a large store takes longer).
@@ -251,6 +271,53 @@ class StoreWatcher:
             self._full_due = time.monotonic() + self.poll_interval
             if hot_paths is not None:
                 self._hot_look()
+
+    def _start_watchman(self, requested: Mode) -> None:
+        """Subscribe to the daemon's changes of the store; where it cannot be reached, fall back to this process's
+        own way of looking (file events or polling) and say why."""
+        from . import watchman
+
+        try:
+            sub = watchman.Subscription(self.root.parent, WATCHMAN_STEP)
+        except watchman.Unusable as exc:
+            self.mode, why = choose_mode(self.root, "auto", use_watchman=False)
+            self.why = f"{why}; watchman: {exc}"
+            return
+        stop = threading.Event()
+        thread = threading.Thread(target=self._watch_watchman, args=(sub, stop), name="okstra-watchman", daemon=True)
+        self._events_stop, self._events_thread = stop, thread
+        thread.start()
+        self._ready.set()
+
+    def _watch_watchman(self, sub: object, stop: threading.Event) -> None:
+        """Hand on what the daemon says changed until the end; when it goes away, everything may have changed:
+        subscribe again (which starts it again) every :data:`RESUBSCRIBE_SECONDS`, and once subscribed, what
+        changed meanwhile is everything again."""
+        from . import watchman
+
+        current: watchman.Subscription | None = sub  # type: ignore[assignment]
+        try:
+            while not stop.is_set():
+                if current is None:
+                    try:
+                        current = watchman.Subscription(self.root.parent, WATCHMAN_STEP, start=True)
+                    except watchman.Unusable:
+                        stop.wait(RESUBSCRIBE_SECONDS)
+                        continue
+                    self._note_changed(None)
+                    self._dirty.set()
+                try:
+                    said, paths = current.take()
+                except watchman.Unusable:
+                    current.close()
+                    current = None
+                    said, paths = True, None
+                if said and not stop.is_set():
+                    self._note_changed(paths)
+                    self._dirty.set()
+        finally:
+            if current is not None:
+                current.close()
 
     def _start_events(self) -> None:
         stop = threading.Event()
@@ -321,6 +388,9 @@ class StoreWatcher:
         if identity == self._identity and (self._events_thread is None or self._events_thread.is_alive()):
             return False
         self._identity = identity
+        if self.mode == "watchman":
+            self._note_changed(None)  # the daemon's subscription is of the project: it carries on
+            return True
         if self._events_stop is not None:
             self._events_stop.set()
         if identity is not None:
@@ -337,7 +407,7 @@ class StoreWatcher:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 return False
-            if self.mode == "events":
+            if self.mode != "poll":
                 step = self.poll_seconds if left is None else min(self.poll_seconds, left)
                 if self._dirty.wait(step):
                     self._dirty.clear()

@@ -52,7 +52,7 @@ _RECRAWLED: Final = re.compile(r"Recrawled this watch (\d+) times?")
 _NO_CLOCK: Final = "c:0:0"
 
 
-class _Unusable(Exception):
+class Unusable(Exception):
     """Watchman cannot answer (the reason, one line)."""
 
 
@@ -80,12 +80,22 @@ def setting(value: str | None = None) -> Setting:
     return "auto"
 
 
+def installed() -> bool:
+    """Whether watchman can be asked here: the ``pywatchman`` client imports and the daemon's socket is named or the
+    ``watchman`` program is on the ``PATH`` (whether the daemon answers is known only once asked)."""
+    import importlib.util
+
+    if importlib.util.find_spec("pywatchman") is None:
+        return False
+    return bool(os.environ.get("WATCHMAN_SOCK")) or shutil.which("watchman") is not None
+
+
 def changed_since(root: Path, token: str | None) -> Since:
     """What changed under *root*'s ``.okstra/`` since the clock in *token* (a :attr:`Since.token` kept from an
     earlier answer, or None), never raising."""
     try:
         return _ask(root, token)
-    except _Unusable as exc:
+    except Unusable as exc:
         return Since(None, None, str(exc))
 
 
@@ -93,13 +103,13 @@ def _ask(root: Path, token: str | None) -> Since:
     try:
         import pywatchman
     except ImportError:
-        raise _Unusable("the pywatchman client is not installed") from None
+        raise Unusable("the pywatchman client is not installed") from None
     client = pywatchman.client(sockpath=_sockname(), timeout=CALL_SECONDS)
     try:
         watched = _call(client, "watch-project", os.path.realpath(root))
         watch_root, relative = watched.get("watch"), watched.get("relative_path")
         if not isinstance(watch_root, str):
-            raise _Unusable("watchman gave no watch root")
+            raise Unusable("watchman gave no watch root")
         kept = _parse_token(token)
         clock = kept[0] if kept is not None and kept[2] == watch_root else _NO_CLOCK
         answer = _call(client, "query", watch_root, _query(clock, relative))
@@ -108,7 +118,7 @@ def _ask(root: Path, token: str | None) -> Since:
     recrawls = _recrawls(answer)
     new_clock = answer.get("clock")
     if not isinstance(new_clock, str):
-        raise _Unusable("watchman gave no clock")
+        raise Unusable("watchman gave no clock")
     new_token = json.dumps([new_clock, recrawls, watch_root])
     trusted = (
         kept is not None and kept[1] == recrawls and clock != _NO_CLOCK and answer.get("is_fresh_instance") is False
@@ -121,6 +131,84 @@ def _ask(root: Path, token: str | None) -> Since:
     if len(changed) != len(files):
         return Since(None, new_token)
     return Since(changed, new_token)
+
+
+#: The name of the subscription a :class:`Subscription` makes (one per connection: each watcher has its own).
+SUBSCRIPTION: Final = "okstra-store"
+
+
+class Subscription:
+    """The changes under one project's ``.okstra/`` as the user's watchman daemon sends them: file events for a
+    long-running watcher that keeps no watch of its own (the daemon's are shared by every process asking).
+
+    Made connected and subscribed (or raising :class:`Unusable`). :meth:`take` waits for the daemon's next
+    word: the paths it names, or None for "look at everything" (a fresh instance, a recrawl, a canceled
+    watch). A daemon that dies or cannot be reached raises :class:`Unusable`; the caller looks at everything
+    and subscribes again.
+    """
+
+    def __init__(self, root: Path, wait_seconds: float, *, start: bool = False) -> None:
+        """*start*: ask for the daemon's socket afresh (``get-sockname`` starts a daemon that went away); else the
+        socket this process was last told is reused, so that a process watching many stores asks once."""
+        try:
+            import pywatchman
+        except ImportError:
+            raise Unusable("the pywatchman client is not installed") from None
+        self.root = root
+        self._base = os.fspath(root)
+        self._client = pywatchman.client(sockpath=_sockname(reuse=not start), timeout=CALL_SECONDS)
+        try:
+            watched = _call(self._client, "watch-project", os.path.realpath(root))
+            watch_root, relative = watched.get("watch"), watched.get("relative_path")
+            if not isinstance(watch_root, str):
+                raise Unusable("watchman gave no watch root")
+            # Subscribed since the clock of now (synced: every change made before this call is in it), so that a
+            # change made before the daemon's first word is in that word, not taken for the store as it was.
+            clock = _call(self._client, "clock", watch_root, {"sync_timeout": int(CALL_SECONDS * 1000 * 2 / 3)})
+            if not isinstance(clock.get("clock"), str):
+                raise Unusable("watchman gave no clock")
+            query = _query(clock["clock"], relative)
+            del query["sync_timeout"]
+            query["defer_vcs"] = False  # a store changes while git works in the checkout: say so at once
+            _call(self._client, "subscribe", watch_root, SUBSCRIPTION, query)
+            self._client.setTimeout(wait_seconds)
+        except BaseException:
+            self.close()
+            raise
+        #: The daemon's count of recrawls of the watch when subscribed (-1: a warning of another kind).
+        self._recrawls = _recrawls(clock)
+
+    def take(self) -> tuple[bool, set[str] | None]:
+        """Wait at most the wait given for what the daemon says: (False, set()) when it said nothing, else (True,
+        the absolute paths that changed, or None: look at everything)."""
+        import pywatchman
+
+        try:
+            pdu = self._client.receive()
+        except pywatchman.SocketTimeout:
+            return False, set()
+        except (pywatchman.WatchmanError, OSError, ValueError) as exc:
+            raise Unusable(f"watchman subscription: {_one_line(exc)}") from None
+        if not isinstance(pdu, dict) or pdu.get("subscription") != SUBSCRIPTION:
+            return False, set()  # a log line or another unilateral word: nothing about the store
+        self._client.getSubscription(SUBSCRIPTION)  # what receive() kept of it: not kept growing
+        if pdu.get("canceled"):
+            raise Unusable("watchman canceled the subscription (the watch was removed)")
+        files = pdu.get("files")
+        recrawls, self._recrawls = self._recrawls, _recrawls(pdu)
+        if pdu.get("is_fresh_instance") or recrawls != self._recrawls or self._recrawls < 0:
+            return True, None  # the daemon lost track (restarted, recrawled after losing events): everything
+        if not isinstance(files, list):
+            return True, None
+        if not files:
+            return False, set()  # the first word when nothing changed since subscribing
+        changed = {os.path.join(self._base, name) for name in files if isinstance(name, str)}
+        return True, (changed if len(changed) == len(files) else None)
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
 
 def _query(clock: str, relative: object) -> dict[str, Any]:
@@ -164,21 +252,27 @@ def _call(client: Any, *command: object) -> dict[str, Any]:
     try:
         answer = client.query(*command)
     except (pywatchman.WatchmanError, OSError, ValueError) as exc:
-        raise _Unusable(f"watchman {command[0]}: {_one_line(exc)}") from None
+        raise Unusable(f"watchman {command[0]}: {_one_line(exc)}") from None
     if not isinstance(answer, dict):
-        raise _Unusable(f"watchman {command[0]}: an answer of an unexpected shape")
+        raise Unusable(f"watchman {command[0]}: an answer of an unexpected shape")
     return answer
 
 
-def _sockname() -> str:
+#: The socket ``get-sockname`` last gave, by the ``watchman`` program asked.
+_SOCKETS: dict[str, str] = {}
+
+
+def _sockname(*, reuse: bool = False) -> str:
     """The daemon's socket (``WATCHMAN_SOCK`` when set, else from ``watchman get-sockname``, which starts the
-    daemon when it is not running)."""
+    daemon when it is not running); *reuse*: the socket the same program gave this process before, if any."""
     path = os.environ.get("WATCHMAN_SOCK")
     if path:
         return path
     program = shutil.which("watchman")
     if program is None:
-        raise _Unusable("watchman is not installed (no watchman on PATH)")
+        raise Unusable("watchman is not installed (no watchman on PATH)")
+    if reuse and program in _SOCKETS:
+        return _SOCKETS[program]
     try:
         done = subprocess.run(
             [program, "--output-encoding=json", "--no-pretty", "get-sockname"],
@@ -188,17 +282,18 @@ def _sockname() -> str:
             check=False,
         )
     except subprocess.TimeoutExpired:
-        raise _Unusable(f"watchman get-sockname took more than {CALL_SECONDS:g} s") from None
+        raise Unusable(f"watchman get-sockname took more than {CALL_SECONDS:g} s") from None
     except OSError as exc:
-        raise _Unusable(f"cannot run {program}: {exc.strerror or exc}") from None
+        raise Unusable(f"cannot run {program}: {exc.strerror or exc}") from None
     try:
         found = json.loads(done.stdout)
     except ValueError:
         found = None
     if done.returncode != 0 or not isinstance(found, dict) or not isinstance(found.get("sockname"), str):
         detail = done.stderr.decode("utf-8", "replace") or done.stdout.decode("utf-8", "replace")
-        raise _Unusable(f"watchman get-sockname failed: {_one_line(detail) or f'exit {done.returncode}'}")
-    return str(found["sockname"])
+        raise Unusable(f"watchman get-sockname failed: {_one_line(detail) or f'exit {done.returncode}'}")
+    _SOCKETS[program] = str(found["sockname"])
+    return _SOCKETS[program]
 
 
 def _one_line(value: object) -> str:
