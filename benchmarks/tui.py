@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _timing import byte_compile
+
 HERE = Path(__file__).resolve()
 DOC = HERE.parent.parent / "docs" / "performance.md"
 SECTION = "## Workbench"
@@ -246,20 +248,6 @@ async def main():
 asyncio.run(main())
 """
 )
-
-
-def byte_compile() -> None:
-    """Byte-compile the workbench's own modules, as installing the package does.
-
-    The minimal app imports Textual from byte code written at install time; an
-    editable checkout (or ``PYTHONDONTWRITEBYTECODE``) would otherwise make the
-    workbench compile its sources on every start and measure that instead.
-    """
-    import compileall
-
-    base = HERE.parent.parent
-    for package in ("okstra_core", "okstra_tui"):
-        compileall.compile_dir(base / package, quiet=1)
 
 
 #: The workbench until its first painted catalog and the phase columns of the rows in view, and nothing else.
