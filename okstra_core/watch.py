@@ -264,7 +264,7 @@ class StoreWatcher:
             self._start_events()
             # A change made once this returns is seen: the caller reads after it (a large store takes longer).
             self._ready.wait(READY_SECONDS)
-        else:
+        elif self.mode == "poll":
             started = time.thread_time()
             self._baseline = signature(self.poll_paths())
             self.poll_interval = max(poll_seconds, (time.thread_time() - started) / POLL_SHARE)

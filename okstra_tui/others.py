@@ -295,10 +295,11 @@ def serve_others(root: str, options: list[str]) -> int:
         if not entries:
             print(json.dumps({"event": NONE_EVENT}), flush=True)
             return 0
-        # Each project is read through its store index (a warm start reads only what changed), without asking
-        # watchman: the follower watches every store itself, and watchman's watch of each would cost as much.
+        # Each project is read through its store index (a warm start reads only what changed). Where watchman
+        # runs, the index asks it what changed and the watchers subscribe to it: one watch of each store, the
+        # daemon's. Without it the follower watches every store itself, and the index takes one stat pass.
         return watch_entries(
-            argparse.Namespace(json=True, no_watchman=True), entries, step=FOLLOW_STEP, tell_paths=True
+            argparse.Namespace(json=True, no_watchman=False), entries, step=FOLLOW_STEP, tell_paths=True
         )
     except BrokenPipeError:  # the workbench closed the pipe: it ended
         sys.stderr.close()

@@ -53,9 +53,11 @@ def test_a_change_in_the_store_is_told_with_its_paths_and_one_outside_is_not(
     watchman_on: PrivateWatchman, tmp_path: Path
 ) -> None:
     store = _store(tmp_path)
-    watcher = StoreWatcher(store, lambda: [store])
+    polled: list[int] = []
+    watcher = StoreWatcher(store, lambda: polled.append(1) or [store], hot_paths=lambda: polled.append(1) or [store])
     try:
         assert watcher.mode == "watchman", watcher.why
+        assert polled == []  # nothing of the store is looked at by the watcher itself
         written = store / "tasks" / "g" / "task.json"
         written.write_text("{}", encoding="utf-8")  # at once: before the daemon's first word
         assert written in (_taken_until(watcher, written) or set())
@@ -65,6 +67,7 @@ def test_a_change_in_the_store_is_told_with_its_paths_and_one_outside_is_not(
         made.parent.mkdir()
         made.write_text("a report in a new folder", encoding="utf-8")
         assert made in (_taken_until(watcher, made) or set())
+        assert polled == []
     finally:
         watcher.close()
 
