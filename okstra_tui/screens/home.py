@@ -208,15 +208,17 @@ def read_home(
     """The registry and each project's inbox and overview; *counted*, when given, is first handed every project's
     count of what waits alone (the headline, before the other columns are read).
 
-    A project of *previous* (the rows last read) none of whose paths *changed* (the paths changed since: None, not
-    known) is not read again: its row stands, and what it was read from is recorded as read now.
+    A project of *previous* (the rows last read) none of whose paths *changed* (the paths changed since) is not
+    read again: its row stands, and what it was read from is recorded as read now. When what changed is not known
+    (*changed* None), each path a row was read from is looked at (one ``stat`` each): a row whose paths all still
+    have the metadata recorded stands too, which costs a fraction of reading its project again.
     """
     registry: Registry = discover(home, named=named, remembered=remembered)
     notes = list(registry.notes)
     entries = registry.entries
     reused: Kept = {}
-    if previous is not None and changed is not None:
-        look = ChangedSince(set(changed))
+    if previous is not None:
+        look = ChangedSince(None if changed is None else set(changed))
         for entry in entries:
             before = previous.get(entry.root)
             if before is None or before[0].entry != entry or UNSETTLED in before[1].values():
