@@ -17,9 +17,9 @@ In one run:
 * counts: at a warm start, from before the interpreter starts to the first frame in which every project's
   count on Home equals what ``okstra inbox --all --json --no-cache`` (run afresh just before) counts; each warm
   Home run waits for it, so the median of those runs and the idle run's is given, with its range;
-* idle CPU: the CPU time of the workbench and every process it started, over ``--idle`` seconds once Home
-  shows every count (every project then watched), as a share of one core, beside a minimal Textual app's
-  (the baseline);
+* idle CPU: the CPU time of the workbench and every process it started, over ``--idle`` seconds once it has
+  settled (every project watched, the notices' first reading and check done, Home's reads done), as a share of
+  one core, beside a minimal Textual app's (the baseline);
 * memory: the largest resident size of the whole process tree seen during the Home runs (sampled every 0.2 s);
 * propagation: ``okstra inbox --all --watch --json`` runs while another process makes an approval wait in a
   random project, as an agent writes a manifest (a new file renamed over the old one); the time from the
@@ -132,6 +132,14 @@ async def main():
             while mode == "home" and app._others is not None and not app._others.ready:
                 await pilot.pause(0.1)
             while app._notices is None or not (app._notices.ready and app._notices.checks_ready):
+                await pilot.pause(0.1)
+            # Home has read every column, and looked again at what the follower's first snapshot may have changed.
+            await pilot.pause(0.5)
+            while mode == "home" and (
+                home_screen() is None
+                or home_screen().data.reading_more
+                or any(w.group == "view-read" and w.is_running for w in app.workers)
+            ):
                 await pilot.pause(0.1)
             await pilot.pause(2.0)
             print(json.dumps({"event": "idle"}), flush=True)

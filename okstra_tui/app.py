@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
@@ -54,6 +55,10 @@ ACROSS = {View.SEARCH: View.SEARCH_ALL, View.INSIGHTS: View.INSIGHTS_ALL}
 PALETTE_INBOX_TASKS = 1000
 #: The notices start once the catalog has counted what waits, and at the latest this many seconds after the start.
 NOTICES_WAIT_SECONDS = 20.0
+#: The longest the follower of the other projects waits for the notices' baseline check before it starts.
+OTHERS_AFTER_SECONDS = 10.0
+#: Seconds between two looks at whether that check has ended.
+OTHERS_POLL_SECONDS = 0.2
 
 
 class OkstraApp(App[None]):
@@ -348,8 +353,22 @@ class OkstraApp(App[None]):
             stop_others()
 
         self._stop_observing = stop_observing
-        self._notices.start()
-        self._start_others()
+        notices = self._notices
+        notices.start()
+        # The follower of the other projects starts once the notices' baseline check has ended (or after
+        # OTHERS_AFTER_SECONDS): their first readings, each a process of its own, do not add up at the start.
+        started = time.monotonic()
+
+        def when_checked() -> None:
+            if notices.checks_ready or time.monotonic() - started >= OTHERS_AFTER_SECONDS:
+                timer.stop()
+                self._start_others_for(notices)
+
+        timer = self.set_interval(OTHERS_POLL_SECONDS, when_checked)
+
+    def _start_others_for(self, notices: NoticeWatcher) -> None:
+        if self._notices is notices and self._others is None:  # not closed or started again meanwhile
+            self._start_others()
 
     def _start_others(self) -> None:
         others = OthersWatcher(self.project.root, self._others_options(), self._deliver_notices, self._others_moved)
