@@ -76,8 +76,10 @@ EVENTS_STEP: Final = 0.05
 #: Seconds a watcher fed by watchman waits for the daemon's next word before it looks whether to stop.
 WATCHMAN_STEP: Final = 1.0
 
-#: Seconds between two attempts to subscribe again after the watchman daemon went away.
+#: Seconds before the first attempt to subscribe again after the watchman daemon went away; each failed
+#: attempt doubles the wait, up to RESUBSCRIBE_MOST_SECONDS.
 RESUBSCRIBE_SECONDS: Final = 2.0
+RESUBSCRIBE_MOST_SECONDS: Final = 60.0
 
 #: Where Linux says how many folders one user may watch.
 INOTIFY_LIMIT_FILE: Final = Path("/proc/sys/fs/inotify/max_user_watches")
@@ -291,19 +293,22 @@ class StoreWatcher:
 
     def _watch_watchman(self, sub: object, stop: threading.Event) -> None:
         """Hand on what the daemon says changed until the end; when it goes away, everything may have changed:
-        subscribe again (which starts it again) every :data:`RESUBSCRIBE_SECONDS`, and once subscribed, what
-        changed meanwhile is everything again."""
+        subscribe again (which starts it again) after :data:`RESUBSCRIBE_SECONDS`, then less and less often, and
+        once subscribed, what changed meanwhile is everything again."""
         from . import watchman
 
         current: watchman.Subscription | None = sub  # type: ignore[assignment]
+        pause = RESUBSCRIBE_SECONDS
         try:
             while not stop.is_set():
                 if current is None:
                     try:
                         current = watchman.Subscription(self.root.parent, WATCHMAN_STEP, start=True)
                     except watchman.Unusable:
-                        stop.wait(RESUBSCRIBE_SECONDS)
+                        stop.wait(pause)
+                        pause = min(pause * 2, RESUBSCRIBE_MOST_SECONDS)  # a root gone for good is not asked for often
                         continue
+                    pause = RESUBSCRIBE_SECONDS
                     self._note_changed(None)
                     self._dirty.set()
                 try:
