@@ -93,18 +93,25 @@ def installed() -> bool:
 def changed_since(root: Path, token: str | None) -> Since:
     """What changed under *root*'s ``.okstra/`` since the clock in *token* (a :attr:`Since.token` kept from an
     earlier answer, or None), never raising."""
+    reused = _reusable()
     try:
-        return _ask(root, token)
+        try:
+            return _ask(root, token, _sockname(reuse=True))
+        except Unusable:
+            if not reused:
+                raise
+            # The daemon this process was told of went away: asking for its socket afresh starts it again.
+            return _ask(root, token, _sockname())
     except Unusable as exc:
         return Since(None, None, str(exc))
 
 
-def _ask(root: Path, token: str | None) -> Since:
+def _ask(root: Path, token: str | None, sockpath: str) -> Since:
     try:
         import pywatchman
     except ImportError:
         raise Unusable("the pywatchman client is not installed") from None
-    client = pywatchman.client(sockpath=_sockname(), timeout=CALL_SECONDS)
+    client = pywatchman.client(sockpath=sockpath, timeout=CALL_SECONDS)
     try:
         watched = _call(client, "watch-project", os.path.realpath(root))
         watch_root, relative = watched.get("watch"), watched.get("relative_path")
@@ -156,9 +163,18 @@ class Subscription:
             raise Unusable("the pywatchman client is not installed") from None
         self.root = root
         self._base = os.fspath(root)
-        self._client = pywatchman.client(sockpath=_sockname(reuse=not start), timeout=CALL_SECONDS)
+        reused = not start and _reusable()
         try:
-            watched = _call(self._client, "watch-project", os.path.realpath(root))
+            self._subscribe(pywatchman, _sockname(reuse=not start), wait_seconds)
+        except Unusable:
+            if not reused:
+                raise
+            self._subscribe(pywatchman, _sockname(), wait_seconds)  # the daemon went away: start it again
+
+    def _subscribe(self, pywatchman: Any, sockpath: str, wait_seconds: float) -> None:
+        self._client = pywatchman.client(sockpath=sockpath, timeout=CALL_SECONDS)
+        try:
+            watched = _call(self._client, "watch-project", os.path.realpath(self.root))
             watch_root, relative = watched.get("watch"), watched.get("relative_path")
             if not isinstance(watch_root, str):
                 raise Unusable("watchman gave no watch root")
@@ -260,6 +276,14 @@ def _call(client: Any, *command: object) -> dict[str, Any]:
 
 #: The socket ``get-sockname`` last gave, by the ``watchman`` program asked.
 _SOCKETS: dict[str, str] = {}
+
+
+def _reusable() -> bool:
+    """Whether :func:`_sockname` would answer with a socket told before (not asking ``get-sockname``)."""
+    if os.environ.get("WATCHMAN_SOCK"):
+        return False
+    program = shutil.which("watchman")
+    return program is not None and program in _SOCKETS
 
 
 def _sockname(*, reuse: bool = False) -> str:

@@ -151,3 +151,33 @@ def test_auto_takes_watchman_only_where_the_setting_allows_it(
     monkeypatch.setenv("OKSTRA_WATCHMAN", "on")
     assert not watchman.installed()
     assert watch.choose_mode(store)[0] == "events"
+
+
+def test_a_process_asks_for_the_daemons_socket_once(
+    watchman_on: PrivateWatchman, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(tmp_path)
+    logged = tmp_path / "bin"
+    logged.mkdir()
+    calls = tmp_path / "calls.log"
+    program = logged / "watchman"
+    program.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {watchman_on.bin / "watchman"} "$@"\n', encoding="utf-8")
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{logged}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setattr(watchman, "_SOCKETS", {})
+    token = watchman.changed_since(store.parent, None).token
+    assert watchman.changed_since(store.parent, token).changed == set()
+    watcher = StoreWatcher(store, lambda: [store])
+    try:
+        assert watcher.mode == "watchman", watcher.why
+    finally:
+        watcher.close()
+    assert calls.read_text(encoding="utf-8").count("get-sockname") == 1
+    watchman_on.kill()
+    # The socket told before leads nowhere now: asked afresh, which starts the daemon again.
+    for _ in range(5):
+        if watchman.changed_since(store.parent, token).token is not None:
+            break
+    else:
+        raise AssertionError("the daemon was not started again")
+    assert calls.read_text(encoding="utf-8").count("get-sockname") >= 2
