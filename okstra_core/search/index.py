@@ -44,11 +44,11 @@ import re
 import sqlite3
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from .. import layout, store_index
 from ..progress import Progress
@@ -66,6 +66,8 @@ MATCH_START: Final = "\x02"
 MATCH_END: Final = "\x03"
 #: Tokens of context in a snippet.
 SNIPPET_TOKENS: Final = 14
+
+T = TypeVar("T")
 
 _UNSETTLED: Final = "racy"
 #: A folder record holding an unsettled key or hash of its files, and one holding an unsettled hash of its
@@ -352,15 +354,22 @@ def _shared_walk(
     _SHARED = (base, known, logs, now, folders)
     try:
         size = max(1, -(-len(folders) // (4 * jobs)))
-        ranges = [(i, min(i + size, len(folders))) for i in range(0, len(folders), size)]
-        if not ranges:
-            return
-        from ..workers import worker_pool  # a walk's alone: a search told what changed starts no workers
-
-        with worker_pool(jobs) as pool:  # each worker ends with this process
-            yield from pool.map(_walk_range, *zip(*ranges, strict=True))
+        yield from _in_workers(
+            _walk_range, [(i, min(i + size, len(folders))) for i in range(0, len(folders), size)], jobs
+        )
     finally:
         _SHARED = None
+
+
+def _in_workers(work: Callable[[int, int], T], ranges: list[tuple[int, int]], jobs: int) -> Iterator[T]:
+    """*work* of each ``(start, stop)`` of *ranges* in *jobs* forked workers, in order (each ends with this
+    process); the pool is imported here, so that a search told what changed starts and imports none."""
+    if not ranges:
+        return
+    from ..workers import worker_pool
+
+    with worker_pool(jobs) as pool:
+        yield from pool.map(work, *zip(*ranges, strict=True))
 
 
 #: Files to read from which a build or an update shares the reading out between worker processes.
@@ -418,13 +427,7 @@ def _shared_read(
     global _SHARED_READ
     _SHARED_READ = (root, units, timed)
     try:
-        ranges = _read_ranges(units)
-        if not ranges:
-            return
-        from ..workers import worker_pool
-
-        with worker_pool(jobs) as pool:  # each worker ends with this process
-            yield from pool.map(_read_range, *zip(*ranges, strict=True))
+        yield from _in_workers(_read_range, _read_ranges(units), jobs)
     finally:
         _SHARED_READ = None
 
