@@ -210,6 +210,8 @@ class Subscription:
         self._client.getSubscription(SUBSCRIPTION)  # what receive() kept of it: not kept growing
         if pdu.get("canceled"):
             raise Unusable("watchman canceled the subscription (the watch was removed)")
+        if "state-enter" in pdu or "state-leave" in pdu:
+            return False, set()  # another client's state (a version control operation): no file named
         files = pdu.get("files")
         recrawls, self._recrawls = self._recrawls, _recrawls(pdu)
         if pdu.get("is_fresh_instance") or recrawls != self._recrawls or self._recrawls < 0:

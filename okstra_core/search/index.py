@@ -382,11 +382,6 @@ _SHARED_READ: tuple[Path, list[tuple[str, list[tuple[str, str, str, int]]]], set
 _Read = tuple[list[tuple[str, str, str, int, Extracted]], dict[str, dict[str, int]]]
 
 
-def _task_of(rel: str) -> str:
-    """The task folder (``<group>/<task-id>``) a project-relative path under ``.okstra/tasks/`` lies in."""
-    return "/".join(rel.split("/")[2:4])
-
-
 def _read_units(root: Path, units: list[tuple[str, list[tuple[str, str, str, int]]]], timed: set[str]) -> _Read:
     """Read the files of each task of *units*, and the recorded times of those in *timed* (:mod:`.recorded`:
     a whole task at a time, since a run document written after a prompt places that prompt in its execution)."""
@@ -789,11 +784,11 @@ class SearchIndex:
         at least :data:`SHARED_READ_FROM` files to read, the tasks are shared out between worker processes.
         """
         stale, removed = self._changes(look)
-        touched = {"/".join(parts[2:4]) for parts in (rel.split("/") for rel in (*look.dirty, *look.gone))}
+        touched = {layout.task_and_run_type(rel)[0] for rel in (*look.dirty, *look.gone)}
         timed = {t for t in touched if t.count("/") == 1}
         by_task: dict[str, list[tuple[str, str, str, int]]] = {folder: [] for folder in timed}
         for each in sorted(stale):
-            by_task.setdefault(_task_of(each[0]), []).append(each)
+            by_task.setdefault(layout.task_and_run_type(each[0])[0], []).append(each)
         units = sorted(by_task.items())
         total = len(stale)
         shared = len(stale) >= SHARED_READ_FROM and self.jobs > 1 and _can_fork()

@@ -181,3 +181,41 @@ def test_a_process_asks_for_the_daemons_socket_once(
     else:
         raise AssertionError("the daemon was not started again")
     assert calls.read_text(encoding="utf-8").count("get-sockname") >= 2
+
+
+class _Said:
+    """A watchman client that says the words given, one per receive()."""
+
+    def __init__(self, *words: dict[str, object]) -> None:
+        self.words = list(words)
+
+    def receive(self) -> dict[str, object]:
+        return self.words.pop(0)
+
+    def getSubscription(self, name: str) -> None:  # pywatchman's name
+        return None
+
+
+def test_what_the_daemon_says_of_a_subscription_is_read_as_it_means(tmp_path: Path) -> None:
+    sub = object.__new__(watchman.Subscription)
+    sub._base, sub._recrawls = str(tmp_path), 0
+    name = watchman.SUBSCRIPTION
+    sub._client = _Said(
+        {"subscription": name, "files": [".okstra/a.json"]},
+        {"subscription": name, "state-enter": "hg.update"},
+        {"subscription": name, "files": []},
+        {"log": "a log line"},
+        {"subscription": name, "is_fresh_instance": True, "files": []},
+        {"subscription": name, "files": [".okstra/b.json"], "warning": "Recrawled this watch 1 time"},
+        {"subscription": name, "files": [".okstra/c.json"], "warning": "Recrawled this watch 1 time"},
+        {"subscription": name, "canceled": True},
+    )
+    assert sub.take() == (True, {os.path.join(tmp_path, ".okstra/a.json")})
+    assert sub.take() == (False, set())  # another client's state names no file
+    assert sub.take() == (False, set())
+    assert sub.take() == (False, set())
+    assert sub.take() == (True, None)  # the daemon started afresh
+    assert sub.take() == (True, None)  # it recrawled: events may have been lost
+    assert sub.take() == (True, {os.path.join(tmp_path, ".okstra/c.json")})  # the same count since
+    with pytest.raises(watchman.Unusable):
+        sub.take()
