@@ -114,7 +114,10 @@ class OthersWatcher:
                 command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
             )
         except OSError:
-            return  # no child, no notices from the other projects: the workbench goes on
+            # No child, no notices from the other projects: the workbench goes on, and its feed watches the
+            # other stores itself again (it left them to the follower).
+            self.following(frozenset())
+            return
         self._thread.start()
 
     def own_write(self, path: Path) -> None:

@@ -243,7 +243,7 @@ def read_home(
             row, got, read = waiting[entry.root]
             with reading.recording() as reads:
                 row = completed_row(row, got)
-            read = {**read, **reads.paths}
+            read = {**reads.paths, **read}  # the first look wins: the count was made from that one
         kept[entry.root] = (row, read)
     return HomeData([kept[e.root][0] for e in entries], notes, kept=kept)
 

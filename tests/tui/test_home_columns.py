@@ -18,6 +18,7 @@ from okstra_core.cli import main as okstra
 from okstra_core.demo.projects import BILLING_DIR, HOME_DIR, MOBILE_DIR, SHOP_DIR
 from okstra_core.store import Project
 from okstra_core.workflows.activity import activity
+from okstra_core.workflows.inbox import read_inbox
 from okstra_core.workflows.running import running_runs
 from okstra_tui.app import OkstraApp
 from okstra_tui.data import seen
@@ -250,6 +251,8 @@ async def test_every_count_of_what_waits_shows_before_the_other_columns(
         release.set()
         await wait_until(pilot, lambda: bool(screen.reads), "Home read whole")
         assert {pid: row.waiting for pid, row in by_id(screen).items()} == counted
+        truth = {pid: len(read_inbox(Project(many_root / folder)).items) for pid, folder in PROJECTS.items()}
+        assert {pid: counted[pid] for pid in PROJECTS} == truth, "the counts shown first are a fresh look's"
         assert all(row.overview is not None for row in screen.data.rows if row.problem is None)
         assert "…" not in cells(screen, "billing").values()
 

@@ -454,3 +454,39 @@ def test_home_keeps_a_bounded_record_of_the_changes_told() -> None:
     assert screen._changes == [(CHANGES_KEPT + 1, None)]
     screen.paths_changed(frozenset({"/p/after"}))
     assert len(screen._changes) == 2
+
+
+def test_a_follower_that_cannot_start_gives_the_other_stores_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The feed leaves the other stores to the follower from the start; a follower whose process cannot be
+    started says it follows none, so the feed watches them itself again."""
+    from okstra_tui import others as others_module
+
+    monkeypatch.setattr(others_module, "child_command", lambda *args: [str(tmp_path / "no-such-program")])
+    followed: list[frozenset[Path]] = []
+    watcher = OthersWatcher(tmp_path, [], lambda found: None, lambda paths: None, followed.append)
+    watcher.start()
+    assert followed == [frozenset()]
+    watcher.close()
+
+
+def test_a_row_keeps_the_metadata_its_count_was_read_with(fresh_many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A path the count read and the other columns read again after it changed is recorded as the count saw it
+    (the first look wins): the row is then read again at the next look, not kept with a count of the past."""
+    from okstra_core import reading
+    from okstra_tui.screens import home as home_module
+
+    manifest = str(fresh_many / BILLING_DIR / TASKS / BILLING_TASK / "task-manifest.json")
+    completed_row = home_module.completed_row
+    later = (1, 2, 3, 4)  # the metadata a later look of the same path found
+
+    def looked_again(row: HomeRow, got: object) -> HomeRow:
+        reading.note_reads({manifest: later})
+        return completed_row(row, got)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(home_module, "completed_row", looked_again)
+    first = home_module.read_home(fresh_many / HOME_DIR, (), False)
+    assert first.kept is not None
+    recorded = first.kept[fresh_many / BILLING_DIR][1]
+    assert manifest in recorded and recorded[manifest] != later
