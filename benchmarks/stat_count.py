@@ -92,7 +92,7 @@ def main() -> int:
     if shutil.which("strace") is None:
         raise SystemExit("strace is not installed (apt-get install strace)")
     scratch = Path(tempfile.mkdtemp(prefix="okstra-stat-count-"))
-    tree = args.tree
+    tree = None if args.tree is None else Path(os.path.realpath(args.tree))  # as okstra names the paths it looks at
     if tree is None:
         from okstra_core.demo import generate
 
@@ -120,6 +120,8 @@ def main() -> int:
                 traced(cmd, env, out)
                 counted = looks(out, os.fspath(store))
                 total = sum(counted.values())
+                if state == "cold" and not total:
+                    raise SystemExit(f"stat_count: no look under {store} was traced for {name}: nothing to count")
                 twice = sum(1 for n in counted.values() if n > 1)
                 most = max(counted.values(), default=0)
                 rows.append(f"| {name} | {state} | {total:,} | {total / entries:.2f} | {twice:,} | {most} |")
