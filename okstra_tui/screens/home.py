@@ -565,16 +565,15 @@ class HomeScreen(ViewScreen):
                 else Text(f"{row.waiting}{'+' if row.unreadable else ''}", style="bold" if row.waiting else "dim")
             )
             overview = row.overview
-            stalled = None if overview is None else overview.stalled(now)
+            stalled, ago = _clock_of(overview, now) or (None, None)  # what the clock redraws (_clock_text)
             running = None if overview is None else len(overview.running)
-            last = None if overview is None else overview.last_activity
             cells = {
                 "project": shown(entry.project_id, "bold" if is_current else ""),
                 "waiting": waiting,
                 "changed": _count(row.changed, "bold cyan"),
                 "running": _count(running, "bold red" if stalled else "bold"),
                 "stalled": _count(stalled, "bold red"),
-                "activity": Text(age(now - last), style="") if last is not None else Text("—", style="dim"),
+                "activity": Text(ago, style="") if ago is not None else Text("—", style="dim"),
                 "check": verdict_cell(row.verdict) if overview is not None else Text("—", style="dim"),
                 "health": _health(row, is_current),
                 "root": Text(cut_middle(visible(shown_root(entry.root, base)), widths.get("root", 40))),
