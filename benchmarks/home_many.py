@@ -51,7 +51,7 @@ HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parent))
 
 from _timing import write_section  # noqa: E402
-from workbench_live import _cpu_and_rss, _tree, minimal_app  # noqa: E402
+from workbench_live import _cpu_and_rss, _job, _tree, minimal_app  # noqa: E402
 
 CHECKOUT = HERE.parent.parent
 DOC = CHECKOUT / "docs" / "performance.md"
@@ -198,26 +198,46 @@ def run(code: str, mode: str, root: Path, idle: float, env: dict[str, str], expe
     argv = [sys.executable, "-c", code, repr(t0), mode, str(root), str(idle), json.dumps(expect)]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env, cwd=CHECKOUT)
     peak = 0
+    #: Each process's resident size at the moment the tree was largest, by what it does.
+    at_peak: dict[str, int] = {}
     done = threading.Event()
 
     def sample() -> None:
-        nonlocal peak
+        nonlocal peak, at_peak
         while not done.is_set():
-            peak = max(peak, _cpu_and_rss(_tree(proc.pid))[1])
+            pids = _tree(proc.pid)
+            each = {pid: _cpu_and_rss([pid])[1] for pid in pids}
+            if sum(each.values()) > peak:
+                peak = sum(each.values())
+                at_peak = {}
+                for pid, rss in each.items():
+                    name = "workbench" if pid == proc.pid else _job(pid)
+                    at_peak[name] = at_peak.get(name, 0) + rss
             time.sleep(0.2)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     assert proc.stdout is not None
-    out: dict = {"idle": 0.0}
-    before, wall = 0.0, 0.0
+    out: dict = {"idle": 0.0, "idle_by": {}}
+    before: dict[str, float] = {}
+    wall = 0.0
+
+    def cpu_by_job() -> dict[str, float]:
+        got: dict[str, float] = {}
+        for pid in _tree(proc.pid):
+            name = "workbench" if pid == proc.pid else _job(pid)
+            got[name] = got.get(name, 0.0) + _cpu_and_rss([pid])[0]
+        return got
+
     for line in proc.stdout:
         value = json.loads(line)
         if value.get("event") == "idle":
-            before, wall = _cpu_and_rss(_tree(proc.pid))[0], time.perf_counter()
+            before, wall = cpu_by_job(), time.perf_counter()
         elif "marked" in value:
             if idle > 0:
-                out["idle"] = (_cpu_and_rss(_tree(proc.pid))[0] - before) / (time.perf_counter() - wall)
+                spent, seconds = cpu_by_job(), time.perf_counter() - wall
+                out["idle_by"] = {k: (v - before.get(k, 0.0)) / seconds for k, v in spent.items()}
+                out["idle"] = sum(out["idle_by"].values())
             out.update(value)
     proc.wait()
     done.set()
@@ -225,6 +245,7 @@ def run(code: str, mode: str, root: Path, idle: float, env: dict[str, str], expe
     if proc.returncode != 0 or out.get("missing"):
         raise SystemExit(f"{mode} run did not finish (exit {proc.returncode}): {out}")
     out["peak_mb"] = peak / 1e6
+    out["at_peak_mb"] = {k: v / 1e6 for k, v in sorted(at_peak.items(), key=lambda kv: -kv[1])}
     return out
 
 
@@ -409,6 +430,13 @@ def report(args, cold_catalog, cold_home, warm, live, baseline, watch, load, wai
         ("a new decision reaching `inbox --all --watch`, p95 (target ≤2 s)", f"{watch['p95']:.2f} s", ""),
     ]
     loads = ", ".join(f"{a:.2f}" for a, _, _ in load)
+    parts = ", ".join(f"{name} {mb:.0f} MB" for name, mb in live["at_peak_mb"].items())
+    idle_parts = ", ".join(
+        f"{name} {share:.2%}" for name, share in sorted(live["idle_by"].items(), key=lambda kv: -kv[1])
+    )
+    from okstra_core import watchman
+
+    used = "off" if watchman.setting() == "off" else ("on" if watchman.installed() else "not installed")
     return "\n".join(
         [
             f"{args.projects} projects of {args.tasks} tasks each, one manager registering them ({waiting} decisions "
@@ -419,6 +447,9 @@ def report(args, cold_catalog, cold_home, warm, live, baseline, watch, load, wai
             "| measure | value | ratio |",
             "|---|---|---|",
             *(f"| {a} | {b} | {c} |" for a, b, c in rows),
+            "",
+            f"Watchman (`OKSTRA_WATCHMAN`): {used}. At the warm tree's largest: {parts}. Idle CPU by process: "
+            f"{idle_parts}.",
         ]
     )
 
