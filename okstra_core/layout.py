@@ -108,6 +108,8 @@ SLUG_MAX: Final = 64
 
 _SLUG_RUN = re.compile(r"[^a-z0-9]+")
 _CANONICAL_SLUG = re.compile(r"^(?:[a-z0-9]+(?:-[a-z0-9]+)*|u-[0-9a-f]{12})$")
+#: A value :func:`slug` leaves as it is, seen without the steps (every task folder's name, read at each check).
+_PLAIN_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 # --------------------------------------------------------------------------- slugs
@@ -145,6 +147,8 @@ def slug(value: str) -> str:
     NFKD, ASCII only, lowercase, runs of other characters become ``-``, trimmed,
     at most 64 characters; an empty result falls back to ``u-<12 hex digits>``.
     """
+    if len(value) <= SLUG_MAX and _PLAIN_SLUG.fullmatch(value):
+        return value
     ascii_text = unicodedata.normalize("NFKD", value).encode("ascii", "ignore").decode("ascii")
     text = _SLUG_RUN.sub("-", ascii_text.lower()).strip("-")
     text = text[:SLUG_MAX].rstrip("-")

@@ -147,6 +147,8 @@ class ChangedSince:
         self._within = within
         self._under = None if within is None else within.rstrip(os.sep) + os.sep
         self._beneath: set[str] | None = None
+        #: Per folder already asked: whether no changed path is at it or above it (the tasks share their parents).
+        self._clear: dict[str, bool] = {}
 
     def quiet(self, folder: str) -> bool:
         """Whether the source vouches that nothing changed at *folder*, below it or at a folder holding it (a
@@ -168,15 +170,7 @@ class ChangedSince:
                         break
                     path = parent
             self._beneath = beneath
-        if folder in self._beneath:
-            return False
-        here = os.path.dirname(folder)
-        while here not in changed:
-            parent = os.path.dirname(here)
-            if parent == here:
-                return True
-            here = parent
-        return False
+        return folder not in self._beneath and self._clear_from(os.path.dirname(folder))
 
     def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
         changed = self.changed
@@ -184,16 +178,34 @@ class ChangedSince:
             return self.looks(path) == recorded
         if self._under is not None and path != self._within and not path.startswith(self._under):
             return self.looks(path) == recorded
-        if not changed:
+        if not changed or self._clear_from(path):
             return True
+        return self.looks(path) == recorded
+
+    def _clear_from(self, path: str) -> bool:
+        """Whether no changed path is *path* or a folder holding it (each folder's answer kept for the next)."""
+        clear, changed = self._clear, self.changed
+        assert changed is not None
+        walked: list[str] = []
         here = path
-        while True:
+        found = clear.get(here)
+        while found is None:
             if here in changed:
-                return self.looks(path) == recorded
+                found = False
+                break
+            walked.append(here)
             parent = os.path.dirname(here)
             if parent == here:
-                return True
+                found = True
+                break
             here = parent
+            found = clear.get(here)
+        if found:
+            clear.update(dict.fromkeys(walked, True))
+        else:
+            # Only the folders above the changed one are clear of it: those below it hold a change above them.
+            clear.update(dict.fromkeys(walked, False))
+        return found
 
 
 def index_path(cache_dir: Path, root: Path) -> Path:

@@ -46,7 +46,11 @@ task with no change at, below or above its folder (nor at its outside reads)
 without a look (:meth:`okstra_core.store_index.ChangedSince.quiet`); every
 other task is confirmed by ``lstat`` as above. The clock is part of every
 record's MAC: a clock moved later, which would hide the changes before it,
-fails the integrity check.
+fails the integrity check. While watchman vouches for nearly every task, a run
+keeps the records under the clock they were kept with and writes only the rows
+that changed (:meth:`CheckCache.update`): a task changed since that clock is
+named by every later query, so whichever of its records kept under the clock
+stands, it is confirmed by a look before it is reused.
 
 Anything whose metadata is within :data:`RACY_SECONDS` of the run's start is
 not stored: a file changed in the same clock tick as it was read would keep
@@ -613,6 +617,41 @@ class CheckCache:
         finally:
             conn.close()
 
+    def update(self, root: str, home: str | None, records: dict[str, Record], previous: dict[str, Record]) -> bool:
+        """Keep this run's records under the watchman clock those :meth:`load` gave hold as of (:attr:`clock`),
+        writing only the rows that differ from *previous* (one transaction); False, with nothing written, when
+        the kept records are no longer those (another run replaced them since): then :meth:`save` them all.
+
+        Sound because every task that changed since that clock is named by the next since-query, so its record
+        is confirmed by ``lstat`` before it is reused, whichever of its versions kept under the clock it is;
+        and a task that did not change has one record only.
+        """
+        key = self.key()
+        clock = self.clock
+        if key is None or clock is None or self.unusable:
+            return False
+        conn = self._open(root, home)
+        if conn is None:
+            return True  # the cache cannot be used: nothing to save either way
+        scope = _scope(root, home, clock)
+        shapes: dict[str, str] = {}
+        rows = []
+        for rel, rec in records.items():
+            if rec is previous.get(rel):
+                continue
+            digest = _shape_digest(rec["shape"])
+            shapes.setdefault(digest.hex(), json.dumps(rec["shape"], separators=(",", ":")))
+            task, record = json.dumps(rel), rec.get("text") or record_text(rec)
+            rows.append((task, digest.hex(), record, record_mac(key, scope, task, record, digest)))
+        gone = [json.dumps(rel) for rel in previous.keys() - records.keys()]
+        try:
+            return _update_records(conn, _scope_name(root, home), clock, rows, shapes, gone)
+        except sqlite3.Error as exc:
+            self.unsaved = f"{self.database(root)}: {exc}"
+            return True
+        finally:
+            conn.close()
+
 
 def _adopted(path: Path, root: Path, notices: list[str]) -> sqlite3.Connection:
     """A connection to the store index's database at *path*, ours (a foreign one is rebuilt, with a line in
@@ -675,6 +714,30 @@ def _write_records(
         conn.execute("DELETE FROM check_shapes WHERE digest NOT IN (SELECT shape FROM check_tasks)")
 
 
+def _update_records(
+    conn: sqlite3.Connection,
+    name: str,
+    clock: str,
+    rows: list[tuple[str, str, str, str]],
+    shapes: dict[str, str],
+    gone: list[str],
+) -> bool:
+    """Replace the rows of the tasks in *rows* and remove those of the tasks in *gone*, in the records of the
+    scope *name* still kept by this checker as of *clock*; False, with nothing written, when they are not."""
+    with conn:
+        conn.execute("BEGIN IMMEDIATE")
+        run = conn.execute("SELECT checker, clock FROM check_runs WHERE scope = ?", (name,)).fetchone()
+        if run is None or run[0] != checker_fingerprint() or run[1] != clock:
+            return False
+        if not rows and not gone:
+            return True
+        conn.executemany("INSERT OR REPLACE INTO check_shapes VALUES (?, ?)", shapes.items())
+        conn.executemany("INSERT OR REPLACE INTO check_tasks VALUES (?, ?, ?, ?, ?)", [(name, *row) for row in rows])
+        conn.executemany("DELETE FROM check_tasks WHERE scope = ? AND task = ?", [(name, task) for task in gone])
+        conn.execute("DELETE FROM check_shapes WHERE digest NOT IN (SELECT shape FROM check_tasks)")
+    return True
+
+
 def _parsed_shape(text: Any) -> tuple[list[str], tuple[tuple[str, ...], tuple[str, ...]], bytes] | None:
     """A kept shape, its split and its digest (computed from what is kept, never taken from the row)."""
     if not isinstance(text, str):
@@ -695,10 +758,7 @@ def _parsed_row(task: str, text: str) -> tuple[str, Record] | None:
         body = json.loads(text)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(rel, str) or not isinstance(body, list) or len(body) != len(RECORD_FIELDS):
-        return None
-    rec = dict(zip(RECORD_FIELDS, body, strict=True))
-    return (rel, rec) if _valid_record(rec) else None
+    return _row_of(rel, body)
 
 
 def _verified(
@@ -706,7 +766,7 @@ def _verified(
 ) -> tuple[dict[str, Record], int]:
     """The records of *rows* whose MAC holds (checked before anything of a row is parsed), and how many did not."""
     parsed = {digest: _parsed_shape(text) for digest, text in shapes.items()}
-    out: dict[str, Record] = {}
+    held: list[tuple[str, str, Any]] = []
     rejected = 0
     for task, shape_key, text, mac in rows:
         shape = parsed.get(shape_key)
@@ -718,7 +778,9 @@ def _verified(
         ):
             rejected += 1
             continue
-        found = _parsed_row(task, text)
+        held.append((task, text, shape))
+    out: dict[str, Record] = {}
+    for (_, text, shape), found in zip(held, _parsed_rows(held), strict=True):
         if found is None:
             rejected += 1
             continue
@@ -727,6 +789,26 @@ def _verified(
         rec["text"] = text  # kept as it is when the record is saved again unchanged
         out[rel] = rec
     return out, rejected
+
+
+def _parsed_rows(rows: list[tuple[str, str, Any]]) -> list[tuple[str, Record] | None]:
+    """Each row's folder and record, as :func:`_parsed_row` gives them: every row's texts in one parse where
+    they all are one JSON value each (the usual case: one call into the parser, not two per task)."""
+    try:
+        folders = json.loads("[" + ",".join(task for task, _, _ in rows) + "]")
+        bodies = json.loads("[" + ",".join(text for _, text, _ in rows) + "]")
+    except (ValueError, RecursionError):
+        folders = bodies = None
+    if not isinstance(folders, list) or not isinstance(bodies, list) or not len(folders) == len(bodies) == len(rows):
+        return [_parsed_row(task, text) for task, text, _ in rows]
+    return list(map(_row_of, folders, bodies))
+
+
+def _row_of(rel: Any, body: Any) -> tuple[str, Record] | None:
+    if not isinstance(rel, str) or not isinstance(body, list) or len(body) != len(RECORD_FIELDS):
+        return None
+    rec = dict(zip(RECORD_FIELDS, body, strict=True))
+    return (rel, rec) if _valid_record(rec) else None
 
 
 #: A verdict file larger than this is no verdict this code wrote (one is about 300 bytes): not read.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,11 @@ import pytest
 from conftest import PrivateWatchman
 
 from okstra_core.check import cache as cache_module
+from okstra_core.check import engine
 from okstra_core.check.cache import CheckCache
 from okstra_core.check.formats import render
 
-from .helpers import TASK, check, edit_records, kept_records, one
+from .helpers import TASK, check, edit_records, kept_records, one, records_database
 
 
 @pytest.fixture(autouse=True)
@@ -34,6 +36,16 @@ def _looked_at(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(cache_module, "tree_holds", counting)
     return seen
+
+
+def _clock(cache_dir: Path) -> str | None:
+    """The watchman clock the kept records hold as of."""
+    conn = sqlite3.connect(records_database(cache_dir))
+    try:
+        (clock,) = conn.execute("SELECT clock FROM check_runs").fetchone()
+    finally:
+        conn.close()
+    return clock
 
 
 def _same_as_fresh(root: Path, check_cache: CheckCache) -> None:
@@ -65,10 +77,12 @@ def test_a_clock_moved_in_the_cache_file_is_not_trusted(
 ) -> None:
     check_cache = CheckCache(tmp_path / "cache")
     _same_as_fresh(fresh_demo, check_cache)
-    first = kept_records(tmp_path / "cache")
+    first, first_clock = kept_records(tmp_path / "cache"), _clock(tmp_path / "cache")
     report = one(fresh_demo, f"{TASK}/runs/*/reports/*.data.json")
     report.write_text("{}", encoding="utf-8")
+    monkeypatch.setattr(engine, "UPDATE_MOST_CHANGED", -1)  # this run signs every record afresh, at a newer clock
     _same_as_fresh(fresh_demo, CheckCache(tmp_path / "cache"))
+    assert _clock(tmp_path / "cache") != first_clock
     assert kept_records(tmp_path / "cache") != first
 
     def restore(records: dict[str, dict[str, Any]]) -> None:
@@ -80,3 +94,61 @@ def test_a_clock_moved_in_the_cache_file_is_not_trusted(
     spoiled = CheckCache(tmp_path / "cache")
     _same_as_fresh(fresh_demo, spoiled)
     assert spoiled.rejected == len(first)
+
+
+def test_a_run_with_few_changes_writes_only_their_rows_under_the_kept_clock(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache_dir = tmp_path / "cache"
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    before, clock = kept_records(cache_dir), _clock(cache_dir)
+    assert clock is not None
+    report = one(fresh_demo, f"{TASK}/runs/*/reports/*.data.json")
+    report.write_text("{}", encoding="utf-8")
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    after = kept_records(cache_dir)
+    assert _clock(cache_dir) == clock, "the records stay under the clock they were kept with"
+    assert {rel for rel in after if after[rel] != before[rel]} == {TASK}, "only the edited task's row is written"
+
+    # The edited task's older record, validly signed under the same clock, is put back: the task changed since
+    # that clock, so its record is confirmed by a look, found stale and checked afresh.
+    edit_records(cache_dir, lambda records: records.update({TASK: before[TASK]}))
+    looked = _looked_at(monkeypatch)
+    again = CheckCache(cache_dir)
+    _same_as_fresh(fresh_demo, again)
+    assert (again.rejected, again.misses) == (0, 1)
+    assert looked == [os.path.join(fresh_demo, TASK)]
+
+
+def test_a_run_where_many_tasks_changed_signs_every_record_at_the_new_clock(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache_dir = tmp_path / "cache"
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    clock = _clock(cache_dir)
+    tasks = sorted(kept_records(cache_dir))
+    for rel in tasks[:3]:
+        (fresh_demo / rel / "notes.md").write_text("touched\n", encoding="utf-8")
+    monkeypatch.setattr(engine, "UPDATE_MOST_SHARE", 2 / len(tasks))  # 3 tasks changed: past the share
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    assert _clock(cache_dir) != clock
+    looked = _looked_at(monkeypatch)
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    assert looked == [], "the tasks confirmed by a look are vouched for again at the new clock"
+
+
+def test_kept_records_replaced_by_another_run_meanwhile_are_saved_whole(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman
+) -> None:
+    cache_dir = tmp_path / "cache"
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    check_cache = CheckCache(cache_dir)
+    home = str(fresh_demo / ".okstra-home")
+    previous = check_cache.load(str(fresh_demo), home)
+    assert previous and check_cache.clock is not None
+    conn = sqlite3.connect(records_database(cache_dir))
+    with conn:
+        conn.execute("UPDATE check_runs SET clock = 'c:0:1:1:1'")
+    conn.close()
+    assert not check_cache.update(str(fresh_demo), home, dict(previous), previous)
