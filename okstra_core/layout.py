@@ -12,6 +12,7 @@ import hashlib
 import os
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -232,6 +233,43 @@ def task_root(project_root: Path, task_group: str, task_id: str) -> Path:
 def task_root_rel(task_group: str, task_id: str) -> str:
     """The task root relative to the project root, POSIX."""
     return f"{OKSTRA_DIR}/{TASKS_DIR}/{slug(task_group)}/{slug(task_id)}"
+
+
+class TaskFolders:
+    """Which folder under ``.okstra/tasks/`` holds each catalogued task, and which folders no task claims: the
+    one owner of that rule, for the checker, the readers and the workbench.
+
+    A task's folder is the one its group and id slug to (:func:`task_folder_names`). When no such folder is
+    listed but one that breaks the slug rule slugs to it, the task lies in that one (the checker reports the
+    folder's name once, as a non-canonical slug). *folders* are the ``(group, task)`` folder names as listed.
+    """
+
+    __slots__ = ("_aliases", "_listed", "folders")
+
+    def __init__(self, folders: Iterable[tuple[str, str]]) -> None:
+        self.folders = list(folders)
+        self._listed = set(self.folders)
+        aliases: dict[tuple[str, str], tuple[str, str]] = {}
+        for names in self.folders:
+            slugged = (slug(names[0]), slug(names[1]))
+            if slugged != names:
+                aliases.setdefault(slugged, names)
+        self._aliases = aliases
+
+    def of(self, task_group: str, task_id: str) -> tuple[str, str]:
+        """The folder names of the task with these catalog values: its slug folder, or the listed folder
+        breaking the slug rule that stands for it when the slug folder is not listed."""
+        names = task_folder_names(task_group, task_id)
+        if names in self._listed or not self._aliases:
+            return names
+        return self._aliases.get(names, names)
+
+    def listed(self, names: tuple[str, str]) -> bool:
+        return names in self._listed
+
+    def unclaimed(self, claimed: set[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The listed folders not in *claimed* (the folders :meth:`of` gave the catalogued tasks), as listed."""
+        return [names for names in self.folders if names not in claimed]
 
 
 def task_and_run_type(rel_path: str) -> tuple[str, str | None]:

@@ -515,6 +515,17 @@ LISTING_OPTIONAL = (False,) * len(_LISTING_REQUIRED) + (True,) * len(_LISTING_OP
 LISTING_SHARED = (1, 3, 4)
 
 
+def listed_entries(catalog: tmodels.TaskCatalog) -> list[CatalogListingEntry]:
+    """The validated catalog's entries in the listing's shape: what every reader shows of a task is one shape,
+    whether it came from the plain parse (:meth:`Project.catalog_listing`) or from the models."""
+    return [
+        CatalogListingEntry(
+            e.task_key, e.task_group, e.task_id, e.task_type, e.current_status, e.title, e.created_at, e.updated_at
+        )
+        for e in catalog.tasks
+    ]
+
+
 def shared_values(values: list[Any]) -> list[Any]:
     """*values* with equal ones made the same object (a parse makes a new string for each occurrence)."""
     canonical = {value: value for value in set(values)}
@@ -701,26 +712,18 @@ class Project:
     def task_refs(self) -> list[TaskRef]:
         """Catalogued tasks in catalog order, then task folders the catalog does not name."""
         refs: list[TaskRef] = []
-        seen: set[Path] = set()
+        claimed: set[tuple[str, str]] = set()
         base = layout.tasks_dir(self.root)
-        folders = self.task_folders()
-        # A folder that breaks the slug rule still holds the task whose values slug to it: listed once, as that task.
-        by_slug = {
-            base / layout.slug(group) / layout.slug(task_id): base / group / task_id
-            for group, task_id in folders
-            if (layout.slug(group), layout.slug(task_id)) != (group, task_id)
-        }
+        folders = layout.TaskFolders(self.task_folders())
         catalog = self.catalog
         if not isinstance(catalog, LoadError):
             for entry in catalog.tasks:
-                root = layout.task_root(self.root, entry.task_group, entry.task_id)
-                if root in by_slug and not reading.is_dir(root):
-                    root = by_slug[root]
-                seen.add(root)
-                refs.append(TaskRef(self, entry.task_group, entry.task_id, root, entry))
-        for group, task_id in folders:
+                names = folders.of(entry.task_group, entry.task_id)
+                claimed.add(names)
+                refs.append(TaskRef(self, entry.task_group, entry.task_id, base / names[0] / names[1], entry))
+        for group, task_id in folders.unclaimed(claimed):
             root = base / group / task_id
-            if root not in seen and reading.is_dir(root):
+            if reading.is_dir(root):
                 refs.append(TaskRef(self, group, task_id, root, None))
         return refs
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from okstra_core import layout
 from okstra_core.errors import LoadError
-from okstra_core.store import CatalogListing, CatalogListingEntry, Project, TaskRef
+from okstra_core.store import CatalogListing, CatalogListingEntry, Project, TaskRef, listed_entries
 
 if TYPE_CHECKING:
     from okstra_core.workflows.inbox_items import Inbox
@@ -113,6 +113,10 @@ class CatalogRow:
             self._root = layout.task_root(self.project.root, self.group, self.task_id)
         return self._root
 
+    def place(self, root: Path) -> None:
+        """Make *root* this row's task folder (one breaking the slug rule that stands for it)."""
+        self._root = root
+
     def folder_names(self) -> tuple[str, str]:
         """The names of this row's group folder and task folder (no path built)."""
         root = self._root
@@ -167,19 +171,7 @@ def load_catalog(project: Project) -> CatalogData:
     latest_key = latest.task_key if latest is not None and not isinstance(latest, LoadError) else None
     if isinstance(catalog, LoadError):
         return CatalogData([], catalog, latest_key, latest_error)
-    rows: list[CatalogRow] = []
-    for entry in catalog.tasks:
-        listed = CatalogListingEntry(
-            entry.task_key,
-            entry.task_group,
-            entry.task_id,
-            entry.task_type,
-            entry.current_status,
-            entry.title,
-            entry.created_at,
-            entry.updated_at,
-        )
-        rows.append(CatalogRow(project, listed, latest=entry.task_key == latest_key))
+    rows = [CatalogRow(project, e, latest=e.task_key == latest_key) for e in listed_entries(catalog)]
     return CatalogData(rows, None, latest_key, latest_error)
 
 
@@ -319,18 +311,24 @@ def uncatalogued_rows(project: Project, known: list[CatalogRow]) -> list[Catalog
 
     The folders are the core's (:meth:`okstra_core.store.Project.task_folders`, the listing
     :attr:`~okstra_core.store.Project.task_refs` is built from): a folder that cannot be listed is recorded in
-    ``project.unlisted`` (see :func:`unlisted_folders`), never taken for an empty one. A catalog row stands for
-    the folder its values slug to; any other folder (one the catalog does not name, or one that breaks the slug
-    rule, which the core gives a catalogued task whose own folder is missing) is no row's, and is listed here.
-    The catalog is not read again: the rows stand for it.
+    ``project.unlisted`` (see :func:`unlisted_folders`), never taken for an empty one. Which folder each row
+    stands for is the core's rule (:class:`okstra_core.layout.TaskFolders`): a row whose slug folder is missing
+    is given the folder breaking the slug rule that stands for it, as every reader of the store does. The
+    catalog is not read again: the rows stand for it.
     """
-    # Compared by folder names, so that no path is built for the 100,000 rows of a large catalog.
-    shown = {row.folder_names() for row in known}
+    folders = layout.TaskFolders(project.task_folders())
     base = layout.tasks_dir(project.root)
+    # Compared by folder names, so that no path is built for the 100,000 rows of a large catalog.
+    claimed: set[tuple[str, str]] = set()
+    for row in known:
+        names = row.folder_names()
+        if not folders.listed(names):
+            names = folders.of(row.group, row.task_id)
+            if names != row.folder_names():
+                row.place(base / names[0] / names[1])
+        claimed.add(names)
     out: list[CatalogRow] = []
-    for group, task in project.task_folders():
-        if (group, task) in shown:
-            continue
+    for group, task in folders.unclaimed(claimed):
         root = base / group / task
         if not root.is_dir():
             continue

@@ -44,6 +44,24 @@ def test_slug_is_idempotent_and_canonical(value: str) -> None:
     assert len(once) <= 64
 
 
+def test_a_plain_slug_is_its_own_slug_and_a_trailing_newline_is_not_plain() -> None:
+    assert layout.slug("retry-policy-2") == "retry-policy-2"
+    assert layout.slug("retry-policy\n") == "retry-policy"
+    assert not layout.is_canonical_slug("retry-policy\n")
+
+
+def test_task_folders_give_a_task_its_slug_folder_or_the_folder_that_stands_for_it() -> None:
+    folders = layout.TaskFolders([("payments", "retry"), ("Billing", "Fix Bug"), ("billing", "other"), ("x", "y")])
+    assert folders.of("Payments", "Retry") == ("payments", "retry")
+    assert folders.of("billing", "fix bug") == ("Billing", "Fix Bug"), "no slug folder: the one breaking the rule"
+    assert folders.of("billing", "missing") == ("billing", "missing"), "no folder at all: its slug folder"
+    assert not folders.listed(folders.of("billing", "missing"))
+    claimed = {folders.of("payments", "retry"), folders.of("billing", "fix-bug")}
+    assert folders.unclaimed(claimed) == [("billing", "other"), ("x", "y")]
+    both = layout.TaskFolders([("Billing", "Fix Bug"), ("billing", "fix-bug")])
+    assert both.of("billing", "fix-bug") == ("billing", "fix-bug"), "the slug folder itself wins when listed"
+
+
 def test_task_key_keeps_original_values_and_path_uses_slugs(tmp_path: Path) -> None:
     key = layout.TaskKey.parse("Shop:Payments Team:Retry Policy")
     assert str(key) == "Shop:Payments Team:Retry Policy"

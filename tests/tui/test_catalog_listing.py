@@ -22,6 +22,7 @@ from okstra_tui.data.catalog import (
     phase_summary,
     same_catalog,
     uncatalogued_rows,
+    waiting_counts,
 )
 from okstra_tui.screens.catalog import CatalogScreen, first_lines, group_rows
 from okstra_tui.screenshots import settle
@@ -144,8 +145,27 @@ def test_folders_outside_the_catalog_are_the_task_lists_others(fresh_demo: Path)
     # The reference: what the core's task list holds beyond the catalog rows' own folders.
     expected = sorted(ref.root for ref in Project(fresh_demo).task_refs if ref.root not in shown)
     assert sorted(r.root for r in rows) == expected
-    assert {r.root.name for r in rows} == {"copied-in", first.name.upper()}
+    assert {r.root.name for r in rows} == {"copied-in"}
     assert all(not r.catalogued for r in rows)
+    # The renamed folder is its catalogued task's row, as the core and the checker have it: not a row of its own.
+    assert sorted(r.root for r in quick.rows) == sorted(ref.root for ref in Project(fresh_demo).task_refs if ref.entry)
+    assert first.with_name(first.name.upper()) in {r.root for r in quick.rows}
+
+
+def test_a_task_in_a_folder_breaking_the_slug_rule_is_counted_on_its_catalog_row(fresh_demo: Path) -> None:
+    """The inbox, the checker and the catalog's rows give a task the same folder (one rule in the core), so the
+    decisions waiting in a renamed folder are counted on its task's row."""
+    counts = waiting_counts(fresh_demo, 10)
+    assert counts
+    waiting = next(iter(counts))
+    waiting.rename(waiting.with_name(waiting.name.upper()))
+    quick = list_catalog(Project(fresh_demo))
+    assert quick is not None
+    assert not uncatalogued_rows(Project(fresh_demo), quick.rows)
+    roots = {row.root for row in quick.rows}
+    counts = waiting_counts(fresh_demo, 10)
+    assert counts and waiting.with_name(waiting.name.upper()) in counts
+    assert set(counts) <= roots
 
 
 def test_the_confirming_child_agrees_or_hands_back_the_validated_reading(

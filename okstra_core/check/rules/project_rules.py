@@ -18,7 +18,6 @@ from ..catalog import (
 )
 from ..unit import Unit
 from . import invocations, managers
-from .task_rules import slugged_rel
 
 _TOP: dict[str, str] = {
     layout.PROJECT_FILE: "file",
@@ -120,9 +119,9 @@ def _check_catalog(unit: Unit, catalog: TaskCatalog, entries: dict[str, TaskCata
             f"catalog projectId {catalog.project_id!r} differs from project.json ({project.project_id!r})",
         )
     seen: set[str] = set()
-    existing = set(folders)
     # A folder that breaks the slug rule (reported once, as OKS018) still holds the task whose values slug to it.
-    by_slug = {slugged_rel(f): f for f in folders if slugged_rel(f) != f}
+    task_folders = layout.TaskFolders((group, task) for _, group, task in (f.rsplit("/", 2) for f in folders))
+    tasks_rel = layout.rel(layout.tasks_dir(unit.root), unit.root)
     for index, entry in enumerate(catalog.tasks):
         where = f"tasks[{index}]"
         expected_key = f"{entry.project_id}:{entry.task_group}:{entry.task_id}"
@@ -135,16 +134,15 @@ def _check_catalog(unit: Unit, catalog: TaskCatalog, entries: dict[str, TaskCata
         if entry.task_key in seen:
             unit.report(TASK_KEY_INCONSISTENT, path, f"{where}: taskKey {entry.task_key!r} is listed twice")
         seen.add(entry.task_key)
-        folder = layout.task_root_rel(entry.task_group, entry.task_id)
-        if folder not in existing and folder in by_slug:
-            folder = by_slug[folder]
+        names = task_folders.of(entry.task_group, entry.task_id)
+        folder = f"{tasks_rel}/{names[0]}/{names[1]}"
         if entry.task_root_path is not None and entry.task_root_path != folder:
             unit.report(
                 TASK_KEY_INCONSISTENT,
                 path,
                 f"{where}: taskRootPath {entry.task_root_path!r} is not the task's folder {folder!r}",
             )
-        if folder not in existing:
+        if not task_folders.listed(names):
             unit.report(CATALOGUED_TASK_MISSING, path, f"{where}: task {entry.task_key!r} has no folder {folder}/")
             continue
         if folder in entries:
