@@ -273,6 +273,20 @@ def _open_regular(path: Path, root: Path | None) -> tuple[int, os.stat_result] |
 
 
 def _open_regular_unrecorded(path: Path, root: Path | None) -> tuple[int, os.stat_result] | LoadError:
+    # Opened without following a symlink first: a regular file (nearly every file read) is then looked at once,
+    # by the fstat of what was opened. A symlink, or anything else the opening refuses, is looked at as before.
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return LoadError(path, MISSING)
+    except OSError:
+        return _open_looked_at(path, root)
+    return _checked_open(path, root, fd)
+
+
+def _open_looked_at(path: Path, root: Path | None) -> tuple[int, os.stat_result] | LoadError:
+    """:func:`_open_regular_unrecorded` for a path the plain opening refused: looked at first, a symlink followed
+    while it stays inside *root*, and the refusal said as the look finds it."""
     try:
         lst = os.lstat(path)
     except FileNotFoundError:
@@ -300,6 +314,12 @@ def _open_regular_unrecorded(path: Path, root: Path | None) -> tuple[int, os.sta
         if exc.errno == errno.ELOOP:
             return LoadError(path, "symlink loop")
         return LoadError(path, f"cannot open: {exc.strerror or exc}")
+    return _checked_open(path, root, fd)
+
+
+def _checked_open(path: Path, root: Path | None, fd: int) -> tuple[int, os.stat_result] | LoadError:
+    """*fd* (opened on *path*) and its status when it is a regular file reached inside *root*; else it is closed
+    and the refusal given."""
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
