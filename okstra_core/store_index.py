@@ -58,13 +58,15 @@ import hmac
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from . import layout, reading, watch, watchman
 
 T = TypeVar("T")
+_Look = TypeVar("_Look")
 
 #: ``PRAGMA user_version`` of the index; bumped whenever its own tables or what they hold change (each part has
 #: its own version, :func:`part_made`).
@@ -100,28 +102,24 @@ class Look(Protocol):
     def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool: ...
 
 
-class StatPass:
-    """One ``stat`` per path for as long as it lives: every fact checked through it shares the looks.
+class LookedOnce(Generic[_Look]):
+    """Each path looked at once (by *look*) for as long as this lives: every question asked through it shares
+    the looks. A long-running caller (a watcher) starts a new one, or :meth:`forget`\\ s the paths its file
+    events name, after a change."""
 
-    A long-running caller (a watcher) starts a new pass, or :meth:`forget`\\ s the
-    paths its file events name, after a change.
-    """
-
-    def __init__(self) -> None:
-        self._seen: watch.Signature = {}
-        #: How many paths were looked at (one ``stat`` each).
+    def __init__(self, look: Callable[[str], _Look]) -> None:
+        self._look = look
+        self._seen: dict[str, _Look] = {}
+        #: How many paths were looked at.
         self.stats = 0
 
-    def __call__(self, path: str) -> tuple[int, int, int, int]:
+    def __call__(self, path: str) -> _Look:
         """*path*'s metadata now (looked at once)."""
         found = self._seen.get(path)
         if found is None:
             self.stats += 1
-            found = self._seen[path] = watch.look_one(path)
+            found = self._seen[path] = self._look(path)
         return found
-
-    def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
-        return self(path) == recorded
 
     def forget(self, paths: set[str] | None = None) -> None:
         """Look at *paths* again at their next use (all paths when None)."""
@@ -130,6 +128,28 @@ class StatPass:
         else:
             for path in paths:
                 self._seen.pop(path, None)
+
+
+class StatPass(LookedOnce[tuple[int, int, int, int]]):
+    """One ``stat`` per path for as long as it lives (:class:`LookedOnce` of :func:`okstra_core.watch.look_one`):
+    every fact checked through it shares the looks."""
+
+    def __init__(self) -> None:
+        super().__init__(watch.look_one)
+
+    def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
+        return self(path) == recorded
+
+
+def changed_in_all(changes: Iterable[AbstractSet[str] | None]) -> frozenset[str] | None:
+    """Every path the *changes* name (each a set of changed paths, or None when it could not say which); None,
+    "everything", once one of them could not say."""
+    out: set[str] = set()
+    for paths in changes:
+        if paths is None:
+            return None
+        out.update(paths)
+    return frozenset(out)
 
 
 class ChangedSince:

@@ -236,23 +236,19 @@ class _Touched:
     """What a burst of the child's lines says changed: the paths, or everything once one line cannot say."""
 
     def __init__(self) -> None:
-        self._paths: set[str] | None = set()
-        self._any = False
+        self._told: list[frozenset[str] | None] = []
 
     def __bool__(self) -> bool:
-        return self._any
+        return bool(self._told)
 
     def add(self, about: About) -> None:
-        if about is None:
-            return
-        self._any = True
-        if about == EVERYTHING or self._paths is None:
-            self._paths = None
-        else:
-            self._paths.update(about)
+        if about is not None:
+            self._told.append(None if about == EVERYTHING else frozenset(about))
 
     def paths(self) -> frozenset[str] | None:
-        return None if self._paths is None else frozenset(self._paths)
+        from okstra_core.store_index import changed_in_all
+
+        return changed_in_all(self._told)
 
 
 def notice_of(item: Any) -> Notice | None:

@@ -86,7 +86,7 @@ from .catalog import RULES_BY_ID
 from .findings import SEVERITIES, Finding
 
 if TYPE_CHECKING:
-    from ..store_index import Look, StoreIndex
+    from ..store_index import Look, LookedOnce, StoreIndex
 
 #: Bumped whenever the file's layout changes; other values are ignored.
 CACHE_FORMAT: Final = 4
@@ -275,23 +275,20 @@ class _Covered(set[str]):
 
 
 def deps_of(
-    paths: Iterable[str], covered: set[str], looked: dict[str, tuple[str, int]] | None = None
+    paths: Iterable[str], covered: set[str], looked: LookedOnce[tuple[str, int]] | None = None
 ) -> tuple[list[list[str]], int]:
     """Metadata of the paths a task's rules touched outside its plain tree, and their newest timestamp.
 
-    *looked* keeps what was looked at for the tasks checked before in the same run: a path many tasks touch (the
-    store's own folders) is looked at once. An earlier look can only make a record older than the files, which
-    the next run finds changed and checks again, never one that vouches for what it did not see.
+    *looked* (of :func:`stat_text`) keeps what was looked at for the tasks checked before in the same run: a path
+    many tasks touch (the store's own folders) is looked at once. An earlier look can only make a record older
+    than the files, which the next run finds changed and checks again, never one that vouches for what it did not
+    see.
     """
     deps: list[list[str]] = []
     newest = 0
+    look = stat_text if looked is None else looked
     for path in sorted(p for p in set(paths) if p not in covered):
-        seen = None if looked is None else looked.get(path)
-        if seen is None:
-            seen = stat_text(path)
-            if looked is not None:
-                looked[path] = seen
-        text, when = seen
+        text, when = look(path)
         newest = max(newest, when)
         deps.append([path, text])
     return deps, newest

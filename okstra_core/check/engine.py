@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from .. import layout
 from ..errors import OkstraError
 from ..progress import Progress
-from ..store_index import ChangedSince
+from ..store_index import ChangedSince, LookedOnce
 from ..workers import worker_pool
 from . import cache
 from .cache import CheckCache
@@ -83,7 +83,7 @@ def _task_chunk(
     # What the tasks share above them (their folders' real paths, the metadata of project files their rules
     # touched) is looked at once per worker's chunk, not once per task.
     reals: dict[str, str] = {}
-    looked: dict[str, tuple[str, int]] = {}
+    looked = LookedOnce(cache.stat_text)
     for rel, entry in tasks:
         task_root = root_path / rel
         if caching:

@@ -16,6 +16,7 @@ from okstra_core.errors import LoadError
 from okstra_core.store import CatalogListing, CatalogListingEntry, Project, TaskRef, listed_entries
 
 if TYPE_CHECKING:
+    from okstra_core.store_index import StoreIndex
     from okstra_core.workflows.inbox_items import Inbox
 
 #: A row's task key, read in C over many rows (``map(ROW_KEY, rows)``).
@@ -502,19 +503,27 @@ def current_inbox(root: Path, changed: frozenset[str] | None = None) -> Inbox:
     *changed* names the paths changed since the index was last brought up to date, when they are known: only those
     are looked at (else watchman is asked, unless turned off). Raises ``OkstraError`` or ``OSError`` when the
     store cannot be read."""
-    from okstra_core.check.cache import open_store_index
-    from okstra_core.store_index import ChangedSince
-    from okstra_core.watchman import setting
     from okstra_core.workflows.inbox import read_inbox
 
-    if changed is not None:
-        index = open_store_index(root, look=ChangedSince(set(changed)))
-    else:  # nothing known of what changed: watchman says, where it can (as for the okstra commands)
-        index = open_store_index(root, watchman=setting() != "off")
+    index = current_index(root, changed)
     if isinstance(index, str):
         return read_inbox(Project(root))
     with index:
         return read_inbox(Project(root), index)
+
+
+def current_index(root: Path, changed: frozenset[str] | None = None) -> StoreIndex | str:
+    """The store index of the project at *root*, brought up to date as the workbench's readers use it: only the
+    paths *changed* names are looked at when they are known, else watchman is asked where it runs and the
+    setting allows it (as for the okstra commands), else every recorded path is looked at. A string says why
+    there is none (then read afresh)."""
+    from okstra_core.check.cache import open_store_index
+    from okstra_core.store_index import ChangedSince
+    from okstra_core.watchman import setting
+
+    if changed is not None:
+        return open_store_index(root, look=ChangedSince(set(changed)))
+    return open_store_index(root, watchman=setting() != "off")
 
 
 def _inbox_roots_from_child(root: Path) -> list[Path | None] | None:

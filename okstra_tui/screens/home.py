@@ -29,12 +29,13 @@ from okstra_core import reading, times
 from okstra_core.errors import OkstraError
 from okstra_core.projects import ProjectEntry, Registry, discover
 from okstra_core.store import Project
-from okstra_core.store_index import ChangedSince
+from okstra_core.store_index import ChangedSince, changed_in_all
 from okstra_core.text import visible
 from okstra_core.watch import UNSETTLED, Signature
 from okstra_core.workflows.inbox_all import ProjectInbox, open_entry, read_project_inbox
 from okstra_core.workflows.overview import Overview, read_overview
 
+from ..data.catalog import current_index
 from ..navigation import View, WaitingCounted
 from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
@@ -45,7 +46,6 @@ from .running import age
 
 if TYPE_CHECKING:
     from okstra_core.check.cache import Verdict
-    from okstra_core.store_index import StoreIndex
 
 #: The table's columns, in order.
 COLUMNS = ("project", "waiting", "changed", "running", "stalled", "activity", "check", "health", "root", "note")
@@ -126,7 +126,7 @@ def waiting_row(entry: ProjectEntry) -> tuple[HomeRow, ProjectInbox | None]:
     if not entry.readable:
         return HomeRow(entry, problem=entry.reason or entry.health), None
     try:
-        index = _store_index(entry.root)
+        index = current_index(entry.root)
         with nullcontext() if isinstance(index, str) else index:
             got = read_project_inbox(entry, None if isinstance(index, str) else index)
     except (OkstraError, OSError) as exc:
@@ -145,7 +145,7 @@ def completed_row(row: HomeRow, got: ProjectInbox | None) -> HomeRow:
         return row
     entry = row.entry
     try:
-        index = _store_index(entry.root)
+        index = current_index(entry.root)
         with nullcontext() if isinstance(index, str) else index:
             project = open_entry(entry)
             used = None if isinstance(index, str) else index
@@ -156,15 +156,6 @@ def completed_row(row: HomeRow, got: ProjectInbox | None) -> HomeRow:
     if overview is None:
         return HomeRow(entry, problem="cannot be read")
     return replace(row, overview=overview, changed=changed, verdict=last_verdict(entry.root))
-
-
-def _store_index(root: Path) -> StoreIndex | str:
-    """*root*'s store index, asking watchman what changed since it was kept where watchman runs (as the okstra
-    commands do; a look at every recorded path otherwise)."""
-    from okstra_core.check.cache import open_store_index
-    from okstra_core.watchman import setting
-
-    return open_store_index(root, watchman=setting() != "off")
 
 
 def changed_since_looked(root: Path, task_roots: Iterable[Path]) -> int:
@@ -501,9 +492,7 @@ class HomeScreen(ViewScreen):
         # The changes told before this read began; they are forgotten once its result is shown (a later one's is
         # shown instead when a later load supersedes it, and they count for that one too).
         taken = self._told
-        told = [paths for n, paths in list(self._changes) if n <= taken]
-        named_paths = [paths for paths in told if paths is not None]
-        changed = None if len(named_paths) < len(told) else frozenset[str]().union(*named_paths)
+        changed = changed_in_all(paths for n, paths in list(self._changes) if n <= taken)
         data = read_home(
             home,
             named,
