@@ -79,6 +79,12 @@ class Source(Protocol):
     def known_names(self, folder: str) -> list[str] | None:
         """Every name in *folder*, sorted, as ``sorted(os.listdir(folder))`` gives them, if already listed."""
 
+    def known_is_dir(self, path: str) -> bool | None:
+        """What ``os.path.isdir(path)`` gives, if its folder's listing already told."""
+
+    def known_lexists(self, path: str) -> bool | None:
+        """What ``os.path.lexists(path)`` gives, if its folder's listing already told."""
+
 
 _SOURCE: ContextVar[Source | None] = ContextVar("okstra_reading_source", default=None)
 
@@ -193,7 +199,13 @@ def note_status(path: Path | str) -> None:
 
 
 def lexists(path: Path | str) -> bool:
-    """``os.path.lexists``, recorded (the path's status, following a symlink, is what a later look compares)."""
+    """``os.path.lexists``, recorded (the path's status, following a symlink, is what a later look compares), or
+    as the active source's listing already told it."""
+    source = _SOURCE.get()
+    if source is not None:
+        known = source.known_lexists(os.fspath(path))
+        if known is not None:
+            return known
     if not _RECORDERS.get():
         return os.path.lexists(path)
     st = _note_stat(path)
@@ -201,7 +213,12 @@ def lexists(path: Path | str) -> bool:
 
 
 def is_dir(path: Path | str) -> bool:
-    """``os.path.isdir``, recorded."""
+    """``os.path.isdir``, recorded (or as the active source's listing already told it)."""
+    source = _SOURCE.get()
+    if source is not None:
+        known = source.known_is_dir(os.fspath(path))
+        if known is not None:
+            return known
     st = _note_stat(path) if _RECORDERS.get() else None
     if st is not None:
         return stat.S_ISDIR(st.st_mode)

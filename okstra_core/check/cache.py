@@ -165,8 +165,9 @@ def _kind(mode: int) -> str:
     return "d" if stat.S_ISDIR(mode) else "l" if stat.S_ISLNK(mode) else "f"
 
 
-def tree_key(folder: str) -> tuple[str, list[str], int, set[str]]:
-    """Walk *folder*: its tree key, its shape, its newest timestamp, and every path the key covers.
+def tree_key(folder: str) -> tuple[str, list[str], int, set[str], bool]:
+    """Walk *folder*: its tree key, its shape, its newest timestamp, every path the key covers, and whether
+    *folder* itself was a folder (not a symlink) when looked at.
 
     The shape lists the entries walked (kind letter and relative path), so that
     :func:`tree_holds` can recompute the key by ``lstat`` alone: a folder's
@@ -220,7 +221,8 @@ def tree_key(folder: str) -> tuple[str, list[str], int, set[str]]:
                     pass
             else:
                 covered.add(path)
-    return _digest(first, plains, links), shape, newest, _Covered(covered, present)
+    plain = first[0] != "!" and stat.S_ISDIR(first[0])
+    return _digest(first, plains, links), shape, newest, _Covered(covered, present), plain
 
 
 #: An entry's metadata as the tree key holds it, read off an ``lstat`` result.

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import stat
 import time
 from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -68,7 +69,12 @@ def _quiet(root: str, rel: str, entry: Any, old: dict[str, Any] | None, look: Ch
 
 
 def _task_chunk(
-    root: str, home: str | None, tasks: list[tuple[str, Any]], caching: bool = False, racy_after: int = 0
+    root: str,
+    home: str | None,
+    tasks: list[tuple[str, Any]],
+    caching: bool = False,
+    racy_after: int = 0,
+    run: int | None = None,
 ) -> list[TaskResult]:
     """Worker entry point: check some tasks, return each one's findings and file count.
 
@@ -79,20 +85,19 @@ def _task_chunk(
     out: list[TaskResult] = []
     root_path = Path(root)
     home_path = Path(home) if home else None
-    real = Unit.resolve(root_path, home_path)
-    # What the tasks share above them (their folders' real paths, the metadata of project files their rules
-    # touched) is looked at once per worker's chunk, not once per task.
-    reals: dict[str, str] = {}
-    looked = LookedOnce(cache.stat_text)
+    real, reals, looked = _shared_looks(root, home, run)
     for rel, entry in tasks:
         task_root = root_path / rel
+        plain = False
         if caching:
-            key, shape, newest, covered = cache.tree_key(str(task_root))
+            key, shape, newest, covered, plain = cache.tree_key(str(task_root))
         # The project unit listed every folder from the root down to the task as a usable
         # directory; the task's unit trusts that instead of listing (and re-reporting) them again.
         parts = rel.split("/")
         known = [os.path.join(root, *parts[: i + 1]) for i in range(len(parts))]
         unit = Unit(root_path, home_path, known, real, reals)
+        if plain:
+            unit.plain_folder(str(task_root))  # the tree key's walk just looked at it
         task_rules.check_task(unit, task_root, entry)
         record: dict[str, Any] | None = None
         if caching:
@@ -108,6 +113,28 @@ def _task_chunk(
                 }
         out.append((rel, unit.findings, len(unit.files), record))
     return out
+
+
+#: What the tasks of one check share above them, in the process checking them: the real paths of the project
+#: root and home, of the folders their walks started from and those above, and the metadata of project files
+#: their rules touched, by the check (root, home and start) they belong to. Kept for that check's chunks only.
+_SHARED: dict[tuple[str, str | None, int | None], tuple[tuple[str, str | None], dict[str, str], LookedOnce[Any]]] = {}
+
+
+def _shared_looks(
+    root: str, home: str | None, run: int | None
+) -> tuple[tuple[str, str | None], dict[str, str], LookedOnce[Any]]:
+    """What the chunks of the check *run* (its start; None: this chunk alone) share in this process: each is
+    looked at once per process and check, not once per chunk of tasks."""
+    key = (root, home, run)
+    shared = None if run is None else _SHARED.get(key)
+    if shared is None:
+        real = Unit.resolve(Path(root), Path(home) if home else None)
+        shared = (real, {}, LookedOnce(cache.stat_text))
+        if run is not None:
+            _SHARED.clear()
+            _SHARED[key] = shared
+    return shared
 
 
 def _chunks(items: list[Any], size: int) -> list[list[Any]]:
@@ -157,9 +184,15 @@ def _checked_root(project_root: Path) -> Path:
     if not os.access(root, os.R_OK | os.X_OK):
         raise CheckError(root, "project root is not readable")
     store = layout.okstra_dir(root)
-    if not store.is_dir() or (
-        store.is_symlink() and not Path(os.path.realpath(store)).is_relative_to(os.path.realpath(root))
-    ):
+    try:
+        mode = os.lstat(store).st_mode  # one look: a plain folder, the usual case, needs no other
+    except OSError:
+        mode = 0
+    if stat.S_ISLNK(mode):
+        # A symlinked store is followed only while it stays inside the project.
+        inside = Path(os.path.realpath(store)).is_relative_to(os.path.realpath(root))
+        mode = stat.S_IFDIR if inside and store.is_dir() else 0
+    if not stat.S_ISDIR(mode):
         raise CheckError(root, "no .okstra/ store in this folder")
     return root
 
@@ -409,7 +442,7 @@ def run_check(
     step(0)  # progress starts at 0 of all tasks
 
     def work(chunk: list[tuple[str, Any]]) -> tuple[Any, ...]:
-        return (str(root), home_text, chunk, check_cache is not None, racy_after)
+        return (str(root), home_text, chunk, check_cache is not None, racy_after, started)
 
     with _pool(worker_count(jobs, len(tasks)) if len(tasks) >= PARALLEL_MIN_TASKS else 1) as pool:
         pending = tasks

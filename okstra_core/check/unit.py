@@ -9,6 +9,7 @@ runs them.
 
 from __future__ import annotations
 
+import bisect
 import errno
 import json
 import os
@@ -141,6 +142,8 @@ class Unit:
         self._regular: set[str] = set()
         #: Folders another unit already listed as usable directories (a task's ancestors): not listed again.
         self._known_dirs: set[str] = set(known_dirs)
+        #: Folders seen in this check to be folders, not symlinks (:meth:`plain_folder`): not looked at again.
+        self._plain: set[str] = set()
         self.files: set[str] = set()
 
     @staticmethod
@@ -345,6 +348,11 @@ class Unit:
                 (e.text, None if e.link else os.path.join(real, e.name)) for e in reversed(children) if e.kind == "dir"
             )
 
+    def plain_folder(self, folder: str) -> None:
+        """*folder* was just seen (``lstat``) to be a folder, not a symlink: its real path is its parent's plus
+        its name, with no look of its own."""
+        self._plain.add(folder)
+
     def _real_folder(self, folder: str) -> str:
         """*folder*'s real path, each folder above it inside the project resolved once per check (every task's
         walk starts below the same few folders: resolving each from ``/`` looked at them once per task)."""
@@ -353,7 +361,11 @@ class Unit:
             parent, name = os.path.split(folder)
             if folder == self._root_text:
                 known = str(self.real_root)
-            elif len(folder) <= len(self._root_text) or name in ("", ".", "..") or os.path.islink(folder):
+            elif (
+                len(folder) <= len(self._root_text)
+                or name in ("", ".", "..")
+                or (folder not in self._plain and os.path.islink(folder))
+            ):
                 known = os.path.realpath(folder)
             else:
                 known = os.path.join(self._real_folder(parent), name)
@@ -524,6 +536,33 @@ class Unit:
         if not folder.startswith(self._root_text + os.sep):
             return None
         return self._names.get(folder)
+
+    def known_is_dir(self, path: str) -> bool | None:
+        """Whether *path* is a folder (a symlink to one too), as its folder's listing classified it (see
+        :class:`okstra_core.reading.Source`); None when that folder was not listed or the entry is not usable."""
+        if not path.startswith(self._root_text + os.sep):
+            return None
+        parent, name = os.path.split(path)
+        listing, names = self._by_name.get(parent), self._names.get(parent)
+        if listing is None or names is None:
+            return None
+        entry = listing.get(name)
+        if entry is None:
+            # Not there at all, or a private entry (writer debris, the reservations folder) not classified.
+            return None if name in names else False
+        return None if entry.kind == "bad" else entry.kind == "dir"
+
+    def known_lexists(self, path: str) -> bool | None:
+        """Whether *path* names an entry, as its folder's listing has it (see
+        :class:`okstra_core.reading.Source`); None when that folder was not listed."""
+        if not path.startswith(self._root_text + os.sep):
+            return None
+        parent, name = os.path.split(path)
+        names = self._names.get(parent)
+        if names is None:
+            return None
+        at = bisect.bisect_left(names, name)  # sorted, as listed
+        return at < len(names) and names[at] == name
 
     def touched(self) -> list[str]:
         """Every folder this unit listed and every file it read (or tried to): what its findings rest on."""

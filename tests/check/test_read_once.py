@@ -45,3 +45,37 @@ def test_the_counter_sees_a_second_read(fresh_demo: Path, monkeypatch: pytest.Mo
         fd = os.open(manifest, os.O_RDONLY)
         os.close(fd)
     assert opened[str(manifest)] == 2
+
+
+def test_what_a_unit_lends_of_its_listings_is_what_a_look_would_give(tmp_path: Path) -> None:
+    """A reader asking whether a path exists or is a folder gets the checker's listing instead of a look: the
+    same answer as ``os.path.lexists`` and ``os.path.isdir``, or none when the listing cannot tell."""
+    from okstra_core import reading
+    from okstra_core.check.unit import Unit
+
+    folder = tmp_path / ".okstra" / "tasks" / "g" / "t"
+    folder.mkdir(parents=True)
+    (folder / "file.md").write_text("x", encoding="utf-8")
+    (folder / "sub").mkdir()
+    (folder / layout.RESERVATIONS_DIR).mkdir()  # private: listed, never classified
+    (folder / "to-sub").symlink_to("sub")
+    (folder / "to-file").symlink_to("file.md")
+    (folder / "dangling").symlink_to("nowhere")
+    (folder / "escape").symlink_to("/")
+    os.mkfifo(folder / "fifo")
+    unit = Unit(tmp_path)
+    unit.entries(str(folder))
+    names = [*sorted(os.listdir(folder)), "missing"]
+    told = 0
+    for name in names:
+        path = str(folder / name)
+        is_dir, lexists = unit.known_is_dir(path), unit.known_lexists(path)
+        assert is_dir in (None, os.path.isdir(path)), name
+        assert lexists == os.path.lexists(path), name
+        with unit.owner():
+            assert reading.is_dir(path) == os.path.isdir(path), name
+            assert reading.lexists(path) == os.path.lexists(path), name
+        told += is_dir is not None
+    assert told >= 6, "the listing answers for the plain entries"
+    assert unit.known_is_dir(str(tmp_path / "elsewhere" / "x")) is None, "a folder not listed: no answer"
+    assert unit.known_lexists(str(folder / "sub" / "x")) is None
