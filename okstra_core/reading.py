@@ -208,8 +208,29 @@ def lexists(path: Path | str) -> bool:
             return known
     if not _RECORDERS.get():
         return os.path.lexists(path)
-    st = _note_stat(path)
-    return st is not None or os.path.lexists(path)
+    try:
+        lstat(path)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def lstat(path: Path | str) -> os.stat_result:
+    """``os.lstat``, recorded with the status a later look compares (the one a symlink leads to): one look for
+    anything but a symlink. Raises what ``os.lstat`` raises."""
+    if not _RECORDERS.get():
+        return os.lstat(path)
+    looked = time.time_ns()
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        _note(path, None, looked)  # no entry there: following a symlink would find none either
+        raise
+    if stat.S_ISLNK(st.st_mode):
+        _note_stat(path)
+    else:
+        _note(path, st, looked)  # not a symlink: its own status is the one a symlink would lead to
+    return st
 
 
 def is_dir(path: Path | str) -> bool:
@@ -219,10 +240,10 @@ def is_dir(path: Path | str) -> bool:
         known = source.known_is_dir(os.fspath(path))
         if known is not None:
             return known
-    st = _note_stat(path) if _RECORDERS.get() else None
-    if st is not None:
-        return stat.S_ISDIR(st.st_mode)
-    return os.path.isdir(path)
+    if not _RECORDERS.get():
+        return os.path.isdir(path)
+    st = _note_stat(path)
+    return st is not None and stat.S_ISDIR(st.st_mode)
 
 
 def mtime_of(path: Path | str) -> int | None:
@@ -571,6 +592,31 @@ def list_folder(folder: Path) -> list[str] | LoadError:
         return []
     except OSError as exc:
         return LoadError(folder, f"cannot list folder: {exc.strerror or exc}")
+
+
+def list_if_folder(path: Path) -> list[str] | LoadError | None:
+    """Every name in *path*, sorted, when it is a folder (a symlink to one too); None when it is not one or is
+    missing; a :class:`LoadError` when it is one that cannot be listed. One look, where :func:`is_dir` then
+    :func:`list_folder` would take two."""
+    known = known_names(path)
+    if known is not None:
+        return known
+    st = _note_stat(path) if _RECORDERS.get() else _stat_or_none(path)
+    if st is None or not stat.S_ISDIR(st.st_mode):
+        return None
+    try:
+        return sorted(os.listdir(path))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return LoadError(path, f"cannot list folder: {exc.strerror or exc}")
+
+
+def _stat_or_none(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None
 
 
 def unlistable(folder: Path) -> LoadError | None:

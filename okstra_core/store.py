@@ -224,13 +224,18 @@ class RunDir:
                     out.append(folder / entry)
         return out
 
+    def own_names(self) -> list[str]:
+        """The run dir's own names, sorted (listed once: the task's listing of its run dirs may have already)."""
+        if self._names is None:
+            self._names = _listdir(self.path, self.task.project.unlisted)
+        return self._names
+
     def flat_legacy(self) -> list[tuple[Path, names.ParsedName]]:
         """Artifacts left flat at the top of the run dir (to be moved into their category folders)."""
         from . import names
 
         out = []
-        listed = self._names if self._names is not None else _listdir(self.path, self.task.project.unlisted)
-        for entry in listed:
+        for entry in self.own_names():
             if layout.is_private_entry(entry):
                 continue
             parsed = names.classify_flat(entry)
@@ -421,10 +426,16 @@ class Task:
         runs = layout.runs_dir(self.root)
         unlisted = self.project.unlisted
         for task_type in _listdir(runs, unlisted):
-            base = runs / task_type
-            if not reading.is_dir(base) or layout.is_private_entry(task_type):
+            if layout.is_private_entry(task_type):
                 continue
-            entries = _listdir(base, unlisted)
+            base = runs / task_type
+            listed = reading.list_if_folder(base)
+            if listed is None:
+                continue
+            if isinstance(listed, LoadError):
+                unlisted[base] = listed
+                listed = []
+            entries = listed
             stages = sorted(s for s in (layout.parse_stage_dir(e) for e in entries) if s is not None)
             has_own = any(e in layout.RUN_CATEGORIES for e in entries) or any(names.classify_flat(e) for e in entries)
             if task_type != "implementation" and (has_own or not stages):

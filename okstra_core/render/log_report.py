@@ -121,9 +121,8 @@ class LogReport:
 
 def _size(path: Path) -> int | str:
     """Real size of a regular file (symlinks not followed), or why there is none."""
-    reading.note_status(path)
     try:
-        st = os.lstat(path)
+        st = reading.lstat(path)
     except OSError as exc:
         return f"cannot stat: {exc.strerror or exc}"
     if stat.S_ISLNK(st.st_mode):
@@ -169,38 +168,46 @@ def _is_run_dir(path: Path) -> bool:
     return type_dir.parent == layout.runs_dir(type_dir.parent.parent) and layout.OKSTRA_DIR in real.parts
 
 
-def _scan_run_dir(pairs: dict[str, LogPair], run_dir: Path, base: Path) -> None:
+def _scan_run_dir(pairs: dict[str, LogPair], run_dir: Path, base: Path, listed: list[str]) -> None:
+    """Pair the prompts and transcripts of *run_dir*, whose names are *listed*."""
     prompts = run_dir / layout.PROMPTS_DIR
     parsed = [(n, p) for n in _listdir(prompts) if (p := names.parse_in_category(layout.PROMPTS_DIR, n)) is not None]
     _collect(pairs, prompts, base, parsed, flat=False)
-    flat = [
-        (n, p)
-        for n in _listdir(run_dir)
-        if (p := names.classify_flat(n)) is not None and p.category == layout.PROMPTS_DIR
-    ]
+    flat = [(n, p) for n in listed if (p := names.classify_flat(n)) is not None and p.category == layout.PROMPTS_DIR]
     _collect(pairs, run_dir, base, flat, flat=True)
 
 
-def log_report(run_dir: Path, *, listed: bool = False) -> LogReport:
+def _folder_names(path: Path) -> list[str] | None:
+    """*path*'s names when it is a folder (one look; a folder that cannot be listed reads as empty), else None."""
+    listed = reading.list_if_folder(path)
+    return [] if isinstance(listed, LoadError) else listed
+
+
+def log_report(
+    run_dir: Path, *, listed: bool = False, names: list[str] | None = None, stages: bool = True
+) -> LogReport:
     """Pair every ``.log`` transcript with its ``.md`` prompt under *run_dir*.
 
     A run dir that is not a directory gives an empty report whose
     ``problems`` say so (the CLI refuses it). A path given by a person is
     checked to be a run dir (its real path: every folder above it is looked
     at); *listed*: it is one of a task's run dirs as the store lists them
-    (:attr:`okstra_core.store.Task.run_dirs`), which is not checked again.
+    (:attr:`okstra_core.store.Task.run_dirs`), which is not checked again; *names*, its names as that listing
+    read them (not listed again). Without *stages*, its stage folders are left to their own reports.
     """
     path = Path(run_dir)
-    if not reading.is_dir(path):
+    top = names if names is not None else _folder_names(path)
+    if top is None:
         return LogReport(path, problems=["run dir is missing or not a directory"])
     if not listed and not _is_run_dir(path):
         # "/" or a project root would otherwise report "0 prompts" as if it were an empty run.
         return LogReport(path, problems=["not a run dir (expected .okstra/tasks/<group>/<task>/runs/<task-type>)"])
     pairs: dict[str, LogPair] = {}
-    _scan_run_dir(pairs, path, path)
-    for entry in _listdir(path):
-        if layout.parse_stage_dir(entry) is not None and reading.is_dir(path / entry):
-            _scan_run_dir(pairs, path / entry, path)
+    _scan_run_dir(pairs, path, path, top)
+    for entry in top if stages else ():
+        stage = _folder_names(path / entry) if layout.parse_stage_dir(entry) is not None else None
+        if stage is not None:
+            _scan_run_dir(pairs, path / entry, path, stage)
     report = LogReport(path)
     report.pairs = [pairs[key] for key in sorted(pairs, key=_sort_key)]
     return report
