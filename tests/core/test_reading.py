@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from okstra_core import reading
+from okstra_core import reading, watch
 from okstra_core.errors import LoadError
 from okstra_core.models.task import LatestTask
 
@@ -222,3 +222,60 @@ def test_within_limit_answers_as_the_files_own_limit(path: str) -> None:
     """The checker's per-file size test agrees with :func:`reading.limit_for` on each side of both limits."""
     for size in (0, reading.MAX_BYTES, reading.MAX_BYTES + 1, reading.CATALOG_MAX_BYTES, reading.CATALOG_MAX_BYTES + 1):
         assert reading.within_limit(path, size) == (size <= reading.limit_for(path)), size
+
+
+def _looks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every ``stat`` and ``lstat`` the reading side makes, by path."""
+    looked: list[str] = []
+    for name in ("stat", "lstat"):
+        real = getattr(os, name)
+
+        def counting(path: object, *args: object, _real: object = real, **kwargs: object) -> object:
+            looked.append(os.fspath(path))  # type: ignore[arg-type]
+            return _real(path, *args, **kwargs)  # type: ignore[operator]
+
+        monkeypatch.setattr(os, name, counting)
+    return looked
+
+
+def test_a_recorded_probe_looks_once_and_records_what_a_later_look_compares(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "link").symlink_to("file")
+    (tmp_path / "dangling").symlink_to("nowhere")
+    for name in ("file", "folder"):
+        os.utime(tmp_path / name, (1_700_000_000, 1_700_000_000))  # settled: recorded with their status
+    names = ["file", "folder", "missing", "link", "dangling"]
+    expected = {name: (os.path.lexists(tmp_path / name), os.path.isdir(tmp_path / name)) for name in names}
+    looked = _looks(monkeypatch)
+    with reading.recording() as reads:
+        got = {name: (reading.lexists(tmp_path / name), reading.is_dir(tmp_path / name)) for name in names}
+    assert got == expected
+    for name in ("file", "folder", "missing"):
+        # One look by each of the two probes (each records its path: the recording keeps the first).
+        assert looked.count(str(tmp_path / name)) == 2, name
+    monkeypatch.undo()
+    for name in names:
+        try:
+            st = os.stat(tmp_path / name)  # the status a symlink leads to
+        except FileNotFoundError:
+            assert reads.paths[str(tmp_path / name)] == watch.MISSING, name
+        else:
+            assert reads.paths[str(tmp_path / name)] == (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino), name
+
+
+def test_list_if_folder_lists_a_folder_with_one_look(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "b").write_text("", encoding="utf-8")
+    (tmp_path / "folder" / "a").write_text("", encoding="utf-8")
+    (tmp_path / "file").write_text("", encoding="utf-8")
+    (tmp_path / "to-folder").symlink_to("folder")
+    looked = _looks(monkeypatch)
+    with reading.recording():
+        assert reading.list_if_folder(tmp_path / "folder") == ["a", "b"]
+        assert reading.list_if_folder(tmp_path / "to-folder") == ["a", "b"]
+        assert reading.list_if_folder(tmp_path / "file") is None
+        assert reading.list_if_folder(tmp_path / "missing") is None
+    assert looked == [str(tmp_path / n) for n in ("folder", "to-folder", "file", "missing")]
