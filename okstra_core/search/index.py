@@ -246,6 +246,20 @@ def _files_hash(folder: str, names: str, now: int) -> str:
     return str(hash(metas))
 
 
+def _hash_of(names: str, metas: dict[str, tuple[int, ...]], now: int) -> str:
+    """:func:`_files_hash` of *names* from their metadata already looked at (*metas*, by name): one look of each
+    file serves both the folder's hash and the file-by-file comparison."""
+    if not names:
+        return "0"
+    try:
+        found = tuple(map(metas.__getitem__, names.split("\n")))
+    except KeyError:  # gone before it could be looked at
+        return _UNSETTLED
+    if now - max(max(map(_MTIME, found)), max(map(_CTIME, found))) < RACY_NS:
+        return _UNSETTLED
+    return str(hash(found))
+
+
 #: The slashes in a task folder's project-relative path (``.okstra/tasks/<group>/<task>``): the shared-out look
 #: walks the folders above it in the parent and each task folder's subtree in a worker.
 _TASK_DEPTH: Final = 3
@@ -295,8 +309,13 @@ def _walk(
         if subdirs:
             stack.extend((f"{rel}/{name}", sub) for sub, _, name in map(_split, subdirs.split("\n")))
         folder = base + rel + "/"
-        now_plain = _files_hash(folder, plain, now)
-        now_logs = _files_hash(folder, logged, now) if logs else log_hash
+        if listed:
+            # Looked at file by file next (:meth:`SearchIndex._changes`): its hashes are made from those looks.
+            now_plain: str | None = None
+            now_logs: str | None = None if logs else log_hash
+        else:
+            now_plain = _files_hash(folder, plain, now)
+            now_logs = _files_hash(folder, logged, now) if logs else log_hash
         out.dirs[rel] = (key, role, subdirs, plain, logged, now_plain, now_logs, files)
         out.files += plain.count("\n") + 1 if plain else 0
         if logs:
@@ -743,6 +762,7 @@ class SearchIndex:
                 row = conn.execute("SELECT files FROM search_dirs WHERE path = ?", (rel,)).fetchone()
                 files = row[0] if row is not None else ""
                 look.dirs[rel] = (*look.dirs[rel][:-1], files)
+            metas: dict[str, tuple[int, ...]] = {}
             for kind, _, name in map(_split, files.split("\n") if files else ()):
                 if kind == "log" and not look.logs:
                     continue
@@ -751,6 +771,7 @@ class SearchIndex:
                     st = os.stat(base + path)
                 except OSError:
                     continue
+                metas[name] = _META(st)
                 if not stat.S_ISREG(st.st_mode):
                     continue
                 key = _key(st, now)
@@ -762,6 +783,10 @@ class SearchIndex:
                         removed.append(old[0])
                         look.replaced += 1
             removed.extend(ident for path, (ident, _) in stored.items() if path not in current)
+            entry = look.dirs[rel]
+            if entry[5] is None or entry[6] is None:  # listed afresh by the walk: hashed from these looks
+                hashes = (_hash_of(entry[3], metas, now), _hash_of(entry[4], metas, now) if look.logs else entry[6])
+                look.dirs[rel] = (*entry[:5], *hashes, entry[7])
         return stale, removed
 
     def _forget(self, ids: list[int]) -> None:

@@ -17,15 +17,21 @@ TASK = "payments/retry-policy"
 
 
 def _looked_at(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The folders whose files the look hashes (one ``stat`` per file): those it could not take as recorded."""
+    """The folders the look lists afresh or whose files it hashes (one ``stat`` per file): those it could not
+    take as recorded."""
     seen: list[str] = []
-    hashed = search_index._files_hash
+    hashed, listing = search_index._files_hash, search_index._listing
 
     def counting(folder: str, names: str, now: int) -> str:
         seen.append(folder)
         return hashed(folder, names, now)
 
+    def listing_counted(folder: str, role: str) -> tuple[str, str, str, str]:
+        seen.append(folder)
+        return listing(folder, role)
+
     monkeypatch.setattr(search_index, "_files_hash", counting)
+    monkeypatch.setattr(search_index, "_listing", listing_counted)
     return seen
 
 
