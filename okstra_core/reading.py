@@ -198,14 +198,22 @@ def note_status(path: Path | str) -> None:
         _note_stat(path)
 
 
+def _listing_says(path: Path | str, *, folder: bool) -> bool | None:
+    """Whether *path* is a folder (*folder*) or names an entry at all, as the active source's listing of its
+    folder already told; None when there is no source or it was not listed."""
+    source = _SOURCE.get()
+    if source is None:
+        return None
+    text = os.fspath(path)
+    return source.known_is_dir(text) if folder else source.known_lexists(text)
+
+
 def lexists(path: Path | str) -> bool:
     """``os.path.lexists``, recorded (the path's status, following a symlink, is what a later look compares), or
     as the active source's listing already told it."""
-    source = _SOURCE.get()
-    if source is not None:
-        known = source.known_lexists(os.fspath(path))
-        if known is not None:
-            return known
+    known = _listing_says(path, folder=False)
+    if known is not None:
+        return known
     if not _RECORDERS.get():
         return os.path.lexists(path)
     try:
@@ -235,11 +243,9 @@ def lstat(path: Path | str) -> os.stat_result:
 
 def is_dir(path: Path | str) -> bool:
     """``os.path.isdir``, recorded (or as the active source's listing already told it)."""
-    source = _SOURCE.get()
-    if source is not None:
-        known = source.known_is_dir(os.fspath(path))
-        if known is not None:
-            return known
+    known = _listing_says(path, folder=True)
+    if known is not None:
+        return known
     if not _RECORDERS.get():
         return os.path.isdir(path)
     st = _note_stat(path)
