@@ -307,7 +307,9 @@ def _shown(row: CatalogRow) -> tuple[str, ...]:
     return (row.key, row.group, row.task_id, row.task_type, row.status, row.updated, row.title)
 
 
-def uncatalogued_rows(project: Project, known: list[CatalogRow]) -> list[CatalogRow]:
+def uncatalogued_rows(
+    project: Project, known: list[CatalogRow], placed: list[CatalogRow] | None = None
+) -> list[CatalogRow]:
     """Task folders under ``.okstra/tasks/`` that no row of *known* (the catalog's rows) stands for, sorted.
 
     The folders are the core's (:meth:`okstra_core.store.Project.task_folders`, the listing
@@ -315,7 +317,8 @@ def uncatalogued_rows(project: Project, known: list[CatalogRow]) -> list[Catalog
     ``project.unlisted`` (see :func:`unlisted_folders`), never taken for an empty one. Which folder each row
     stands for is the core's rule (:class:`okstra_core.layout.TaskFolders`): a row whose slug folder is missing
     is given the folder breaking the slug rule that stands for it, as every reader of the store does. The
-    catalog is not read again: the rows stand for it.
+    catalog is not read again: the rows stand for it. The rows given a folder that way are added to *placed*
+    (what was read of them before came from their missing slug folder).
     """
     folders = layout.TaskFolders(project.task_folders())
     base = layout.tasks_dir(project.root)
@@ -327,6 +330,8 @@ def uncatalogued_rows(project: Project, known: list[CatalogRow]) -> list[Catalog
             names = folders.of(row.group, row.task_id)
             if names != row.folder_names():
                 row.place(base / names[0] / names[1])
+                if placed is not None:
+                    placed.append(row)
         claimed.add(names)
     out: list[CatalogRow] = []
     for group, task in folders.unclaimed(claimed):

@@ -205,6 +205,8 @@ class CatalogScreen(ViewScreen):
         self._pending: set[str] = set()
         #: Rows whose phase columns come from the validated manifest (the others show the plain listing).
         self._validated: set[str] = set()
+        #: Rows given a folder breaking the slug rule after their phases were first read (see _read_placed).
+        self._placed: dict[str, Path] = {}
         self._haystack: dict[str, str] = {}
         #: Set once the first rows are on screen; background reads wait for it so they do not delay that frame.
         self._rows_painted = threading.Event()
@@ -346,10 +348,13 @@ class CatalogScreen(ViewScreen):
         replacement = confirm_catalog(project, quick) if quick is not None else load_catalog(project)
         if quick is not None and replacement is None:
             # The rows on screen stand; the task folders the catalog does not name are added below them.
-            extra = uncatalogued_rows(project, quick.rows)
+            placed: list[CatalogRow] = []
+            extra = uncatalogued_rows(project, quick.rows, placed)
             unlisted = unlisted_folders(project)
             if extra or unlisted:
                 call_ui(self.app, self._add_rows, quick, extra, unlisted)
+            if placed:
+                call_ui(self.app, self._read_placed, placed)
             data = quick
         else:
             assert replacement is not None
@@ -499,6 +504,7 @@ class CatalogScreen(ViewScreen):
             self.phases.clear()
             self._pending.clear()
             self._validated.clear()
+            self._placed.clear()
             self.read_also("phases", None)
         self._haystack = {}
         self._show_problems(data)
@@ -639,16 +645,36 @@ class CatalogScreen(ViewScreen):
     def _read_phases(self, rows: list[CatalogRow]) -> None:
         """Phase columns: first from the manifests' plain listing (painted at once), then validated."""
         self._rows_painted.wait(timeout=2.0)
+        folders = [row.folder() for row in rows]  # what each is read from: a row may be given another meanwhile
         listed = {row.ident: summary for row in rows if (summary := listed_phase_summary(row)) is not None}
         if listed:
-            call_ui(self.app, self._phases_read, listed, False)
+            call_ui(self.app, self._phases_read, listed, False, rows, folders)
         self._phases_listed.set()
         with reading.recording() as reads:
             found = {row.ident: phase_summary(row) for row in rows}
-        call_ui(self.app, self._phases_read, found, True)
+        call_ui(self.app, self._phases_read, found, True, rows, folders)
         call_ui(self.app, self.read_also, "phases", reads.paths)
 
-    def _phases_read(self, found: dict[str, PhaseSummary], validated: bool) -> None:
+    def _read_placed(self, rows: list[CatalogRow]) -> None:
+        """Rows given their task's folder once the task folders were listed (one breaking the slug rule): their
+        phase columns, read from the slug folder before, are read again."""
+        idents = {row.ident for row in rows}
+        self._placed.update((row.ident, row.folder()) for row in rows)
+        for ident in idents:
+            self.phases.pop(ident, None)
+        self._validated.difference_update(idents)
+        self._pending.update(idents)
+        self._read_phases(rows)
+
+    def _phases_read(
+        self, found: dict[str, PhaseSummary], validated: bool, rows: list[CatalogRow], folders: list[Path]
+    ) -> None:
+        # A row given its task's folder after this reading began (see _read_placed) is read again from there.
+        placed = self._placed
+        if placed:
+            for row, folder in zip(rows, folders, strict=True):
+                if placed.get(row.ident, folder) != folder:
+                    found.pop(row.ident, None)
         changed = any(self.phases.get(ident) != summary for ident, summary in found.items())
         self.phases.update(found)
         if validated:

@@ -168,6 +168,21 @@ def test_a_task_in_a_folder_breaking_the_slug_rule_is_counted_on_its_catalog_row
     assert set(counts) <= roots
 
 
+async def test_a_row_in_a_folder_breaking_the_slug_rule_shows_its_phases(fresh_demo: Path) -> None:
+    """The rows in view have their phases read before the task folders are listed; a row then given a folder
+    breaking the slug rule has them read again from there, not left saying its manifest is missing."""
+    row = load_catalog(Project(fresh_demo)).rows[0]
+    expected = phase_summary(row)
+    assert expected.error is None
+    row.root.rename(row.root.with_name(row.root.name.upper()))
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        assert screen.phases[row.ident] == expected
+
+
 def test_the_confirming_child_agrees_or_hands_back_the_validated_reading(
     fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
