@@ -657,7 +657,10 @@ class CatalogScreen(ViewScreen):
 
     def _read_placed(self, rows: list[CatalogRow]) -> None:
         """Rows given their task's folder once the task folders were listed (one breaking the slug rule): their
-        phase columns, read from the slug folder before, are read again."""
+        phase columns, read from the slug folder before, are read again, and what waits is counted again (a count
+        made before, the kept one at a warm start say, matched their decisions to no row)."""
+        if self.data is not None:
+            self._recount_waiting(self.data, None)
         idents = {row.ident for row in rows}
         self._placed.update((row.ident, row.folder()) for row in rows)
         for ident in idents:

@@ -168,19 +168,26 @@ def test_a_task_in_a_folder_breaking_the_slug_rule_is_counted_on_its_catalog_row
     assert set(counts) <= roots
 
 
-async def test_a_row_in_a_folder_breaking_the_slug_rule_shows_its_phases(fresh_demo: Path) -> None:
-    """The rows in view have their phases read before the task folders are listed; a row then given a folder
-    breaking the slug rule has them read again from there, not left saying its manifest is missing."""
-    row = load_catalog(Project(fresh_demo)).rows[0]
+async def test_a_row_in_a_folder_breaking_the_slug_rule_shows_its_phases_and_its_count(fresh_demo: Path) -> None:
+    """The rows in view have their phases read, and at a warm start their decisions counted, before the task
+    folders are listed; a row then given a folder breaking the slug rule has both read again from there, not
+    left saying its manifest is missing, nor unmarked."""
+    counts = waiting_counts(fresh_demo, 10)
+    assert counts
+    folder = next(iter(counts))
+    row = next(r for r in load_catalog(Project(fresh_demo)).rows if r.root == folder)
     expected = phase_summary(row)
     assert expected.error is None
-    row.root.rename(row.root.with_name(row.root.name.upper()))
-    app = make_app(fresh_demo)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CatalogScreen)
-        assert screen.phases[row.ident] == expected
+    folder.rename(folder.with_name(folder.name.upper()))
+    for start in ("cold", "warm"):  # warm: the count kept from the first run is on the first frame
+        app = make_app(fresh_demo)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, CatalogScreen)
+            assert screen.phases[row.ident] == expected, start
+            assert screen.waiting is not None and screen.waiting.get(row.ident) == counts[folder], start
+            assert sum(screen.waiting.values()) == sum(counts.values()), start
 
 
 def test_the_confirming_child_agrees_or_hands_back_the_validated_reading(
