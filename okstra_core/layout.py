@@ -12,7 +12,7 @@ import hashlib
 import os
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -241,13 +241,18 @@ class TaskFolders:
 
     A task's folder is the one its group and id slug to (:func:`task_folder_names`). When no such folder is
     listed but one that breaks the slug rule slugs to it, the task lies in that one (the checker reports the
-    folder's name once, as a non-canonical slug). *folders* are the ``(group, task)`` folder names as listed.
+    folder's name once, as a non-canonical slug). *folders* are the ``(group, task)`` names as listed; when they
+    may name entries other than folders, *is_folder* tells, and is asked only where a folder breaking the slug
+    rule could stand for the name (a file left at the slug name does not hide the task's real folder).
     """
 
-    __slots__ = ("_aliases", "_listed", "folders")
+    __slots__ = ("_aliases", "_is_folder", "_listed", "folders")
 
-    def __init__(self, folders: Iterable[tuple[str, str]]) -> None:
+    def __init__(
+        self, folders: Iterable[tuple[str, str]], is_folder: Callable[[tuple[str, str]], bool] | None = None
+    ) -> None:
         self.folders = list(folders)
+        self._is_folder = is_folder
         self._listed = set(self.folders)
         aliases: dict[tuple[str, str], tuple[str, str]] = {}
         for names in self.folders:
@@ -258,11 +263,17 @@ class TaskFolders:
 
     def of(self, task_group: str, task_id: str) -> tuple[str, str]:
         """The folder names of the task with these catalog values: its slug folder, or the listed folder
-        breaking the slug rule that stands for it when the slug folder is not listed."""
-        names = task_folder_names(task_group, task_id)
-        if names in self._listed or not self._aliases:
+        breaking the slug rule that stands for it when the slug folder is not there."""
+        return self.of_names(task_folder_names(task_group, task_id))
+
+    def of_names(self, names: tuple[str, str]) -> tuple[str, str]:
+        """:meth:`of` for the slug folder's names."""
+        alias = self._aliases.get(names) if self._aliases else None
+        if alias is None:
             return names
-        return self._aliases.get(names, names)
+        if names in self._listed and (self._is_folder is None or self._is_folder(names)):
+            return names
+        return alias
 
     def listed(self, names: tuple[str, str]) -> bool:
         return names in self._listed

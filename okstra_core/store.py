@@ -725,7 +725,7 @@ class Project:
         refs: list[TaskRef] = []
         claimed: set[tuple[str, str]] = set()
         base = layout.tasks_dir(self.root)
-        folders = layout.TaskFolders(self.task_folders())
+        folders = layout.TaskFolders(self.task_folders(), lambda names: reading.is_dir(base / names[0] / names[1]))
         catalog = self.catalog
         if not isinstance(catalog, LoadError):
             for entry in catalog.tasks:

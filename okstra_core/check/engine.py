@@ -58,14 +58,26 @@ def _reusable(root: str, rel: str, entry: Any, old: dict[str, Any] | None) -> bo
 
 
 def _quiet(root: str, rel: str, entry: Any, old: dict[str, Any] | None, look: ChangedSince) -> bool:
-    """Whether a task's cached record holds without a look: the same catalog entry, and the freshness source
-    vouches that nothing changed in its tree nor at its outside reads."""
+    """Whether a task's cached record holds without a look: the same catalog entry, no symlink in its tree, and
+    the freshness source vouches that nothing changed in its tree nor at its outside reads.
+
+    Watchman names the paths that changed, not the symlinks leading to them: a task whose tree holds a symlink
+    (to a file or a folder elsewhere) is always confirmed by a look, which follows it."""
     return (
         old is not None
         and old["entry"] == _entry_key(entry)
+        and not _links_in(old)
         and look.quiet(os.path.join(root, rel))
         and all(look.quiet(path) for path, _ in old["deps"])
     )
+
+
+def _links_in(record: dict[str, Any]) -> bool:
+    """Whether a cached record's task tree held a symlink."""
+    split = record.get("split")
+    if split is not None:
+        return bool(split[1])
+    return any(item[:1] == "l" for item in record["shape"])
 
 
 def _task_chunk(
@@ -176,8 +188,9 @@ def _rule_sets(select: list[str] | None, ignore: list[str] | None) -> tuple[set[
         raise CheckError(None, str(exc)) from None
 
 
-def _checked_root(project_root: Path) -> Path:
-    """The absolute project root, once it is a readable folder holding a ``.okstra/`` store of its own."""
+def _checked_root(project_root: Path) -> tuple[Path, bool]:
+    """The absolute project root, once it is a readable folder holding a ``.okstra/`` store of its own, and
+    whether that store is a symlink (to a folder inside the project)."""
     root = Path(os.path.abspath(project_root))
     if not root.is_dir():
         raise CheckError(root, "project root is not a directory")
@@ -188,13 +201,14 @@ def _checked_root(project_root: Path) -> Path:
         mode = os.lstat(store).st_mode  # one look: a plain folder, the usual case, needs no other
     except OSError:
         mode = 0
-    if stat.S_ISLNK(mode):
+    linked = stat.S_ISLNK(mode)
+    if linked:
         # A symlinked store is followed only while it stays inside the project.
         inside = Path(os.path.realpath(store)).is_relative_to(os.path.realpath(root))
         mode = stat.S_IFDIR if inside and store.is_dir() else 0
     if not stat.S_ISDIR(mode):
         raise CheckError(root, "no .okstra/ store in this folder")
-    return root
+    return root, linked
 
 
 def _kept(findings: list[Finding], selected: set[str] | None, ignored: set[str]) -> list[Finding]:
@@ -343,6 +357,7 @@ def _save(
         previous
         and clock is not None
         and changed is not None
+        and not check_cache.rejected  # a row that failed its MAC goes only with a whole save
         and len(changed) <= UPDATE_MOST_CHANGED
         and unvouched <= max(1, len(records) * UPDATE_MOST_SHARE)
         and check_cache.update(str(root), home_text, records, previous)
@@ -403,10 +418,10 @@ def run_check(
     from ..render import markdown as _markdown  # noqa: F401 - imported once here, inherited by forked workers
 
     selected, ignored = _rule_sets(select, ignore)
-    root = _checked_root(project_root)
+    root, linked_store = _checked_root(project_root)
+    watchman = watchman and not linked_store  # it names changes under the store's real folder, not the symlink
     home_path = Path(os.path.abspath(home if home is not None else layout.okstra_home()))
-    misplaced = None if check_cache is None else layout.misplaced_cache(check_cache.directory, root, home_path)
-    if check_cache is not None and misplaced is not None:
+    if check_cache is not None and (misplaced := layout.misplaced_cache(check_cache.directory, root, home_path)):
         raise CheckError(check_cache.directory, misplaced)
     if only_tasks is not None:
         check_cache = None  # a narrowed run sees some tasks only: it neither reads nor rewrites the cache

@@ -320,18 +320,17 @@ def uncatalogued_rows(
     catalog is not read again: the rows stand for it. The rows given a folder that way are added to *placed*
     (what was read of them before came from their missing slug folder).
     """
-    folders = layout.TaskFolders(project.task_folders())
     base = layout.tasks_dir(project.root)
+    folders = layout.TaskFolders(project.task_folders(), lambda names: (base / names[0] / names[1]).is_dir())
     # Compared by folder names, so that no path is built for the 100,000 rows of a large catalog.
     claimed: set[tuple[str, str]] = set()
     for row in known:
-        names = row.folder_names()
-        if not folders.listed(names):
-            names = folders.of(row.group, row.task_id)
-            if names != row.folder_names():
-                row.place(base / names[0] / names[1])
-                if placed is not None:
-                    placed.append(row)
+        shown = row.folder_names()
+        names = folders.of_names(shown)
+        if names != shown:
+            row.place(base / names[0] / names[1])
+            if placed is not None:
+                placed.append(row)
         claimed.add(names)
     out: list[CatalogRow] = []
     for group, task in folders.unclaimed(claimed):

@@ -152,3 +152,64 @@ def test_kept_records_replaced_by_another_run_meanwhile_are_saved_whole(
         conn.execute("UPDATE check_runs SET clock = 'c:0:1:1:1'")
     conn.close()
     assert not check_cache.update(str(fresh_demo), home, dict(previous), previous)
+
+
+def test_a_row_that_fails_its_mac_is_gone_after_the_next_run(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman
+) -> None:
+    cache_dir = tmp_path / "cache"
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+
+    def forged(records: dict[str, dict[str, Any]]) -> None:
+        records[".okstra/tasks/gone/task"] = {**records[TASK], "mac": "0" * 64}
+
+    edit_records(cache_dir, forged)
+    first = CheckCache(cache_dir)
+    _same_as_fresh(fresh_demo, first)
+    assert first.rejected == 1
+    again = CheckCache(cache_dir)
+    _same_as_fresh(fresh_demo, again)
+    assert again.rejected == 0, "the forged row was removed, not kept under the clock with a warning each run"
+
+
+def test_a_task_holding_a_symlink_is_looked_at_though_watchman_names_no_change_there(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Watchman names the file that changed, not a symlink leading to it: the task holding the symlink is
+    confirmed by a look, which follows it."""
+    report = one(fresh_demo, f"{TASK}/runs/*/reports/*.data.json")
+    elsewhere = fresh_demo / ".okstra" / "tasks" / "linked-report.data.json"
+    elsewhere.write_bytes(report.read_bytes())
+    report.unlink()
+    report.symlink_to(os.path.relpath(elsewhere, report.parent))
+    cache_dir = tmp_path / "cache"
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    value = json.loads(elsewhere.read_text(encoding="utf-8"))
+    value["title"] = 17  # a finding the cached record does not have
+    elsewhere.write_text(json.dumps(value), encoding="utf-8")
+    looked = _looked_at(monkeypatch)
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    assert os.path.join(fresh_demo, TASK) in looked
+
+
+def test_a_symlinked_store_is_checked_without_asking_watchman(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman
+) -> None:
+    """Watchman names the changes under the store's real folder, never under the symlink the check reads through:
+    a store that is a symlink is confirmed by looks."""
+    store = fresh_demo / ".okstra"
+    real = fresh_demo / "real-store"
+    store.rename(real)
+    store.symlink_to("real-store")
+    cache_dir = tmp_path / "cache"
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    report = one(fresh_demo, f"{TASK}/runs/*/reports/*.data.json")
+    value = json.loads(report.read_text(encoding="utf-8"))
+    value["title"] = 17
+    report.write_text(json.dumps(value), encoding="utf-8")
+    again = CheckCache(cache_dir)
+    _same_as_fresh(fresh_demo, again)
+    assert again.misses >= 1

@@ -60,6 +60,9 @@ def test_task_folders_give_a_task_its_slug_folder_or_the_folder_that_stands_for_
     assert folders.unclaimed(claimed) == [("billing", "other"), ("x", "y")]
     both = layout.TaskFolders([("Billing", "Fix Bug"), ("billing", "fix-bug")])
     assert both.of("billing", "fix-bug") == ("billing", "fix-bug"), "the slug folder itself wins when listed"
+    # A file left at the slug name (the listing names every entry) does not hide the folder standing for it.
+    file_there = layout.TaskFolders([("Billing", "Fix Bug"), ("billing", "fix-bug")], lambda names: False)
+    assert file_there.of("billing", "fix-bug") == ("Billing", "Fix Bug")
 
 
 def test_task_key_keeps_original_values_and_path_uses_slugs(tmp_path: Path) -> None:

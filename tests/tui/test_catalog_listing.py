@@ -190,6 +190,21 @@ async def test_a_row_in_a_folder_breaking_the_slug_rule_shows_its_phases_and_its
             assert sum(screen.waiting.values()) == sum(counts.values()), start
 
 
+def test_a_file_left_at_the_slug_name_does_not_hide_the_tasks_folder(fresh_demo: Path) -> None:
+    """The task list, the catalog's rows and the checker give the task the folder breaking the slug rule, though
+    a file sits at its slug name."""
+    row = load_catalog(Project(fresh_demo)).rows[0]
+    folder = row.root
+    folder.rename(folder.with_name(folder.name.upper()))
+    folder.write_text("not a task folder", encoding="utf-8")
+    ref = next(r for r in Project(fresh_demo).task_refs if r.key == row.key)
+    assert ref.root == folder.with_name(folder.name.upper())
+    quick = list_catalog(Project(fresh_demo))
+    assert quick is not None
+    assert not uncatalogued_rows(Project(fresh_demo), quick.rows)
+    assert next(r for r in quick.rows if r.key == row.key).root == ref.root
+
+
 def test_the_confirming_child_agrees_or_hands_back_the_validated_reading(
     fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
