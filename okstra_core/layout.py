@@ -279,8 +279,10 @@ class TaskFolders:
         return names in self._listed
 
     def unclaimed(self, claimed: set[tuple[str, str]]) -> list[tuple[str, str]]:
-        """The listed folders not in *claimed* (the folders :meth:`of` gave the catalogued tasks), as listed."""
-        return [names for names in self.folders if names not in claimed]
+        """The listed folders not in *claimed* (the folders :meth:`of` gave the catalogued tasks), as listed;
+        with *is_folder*, only the entries that are folders."""
+        is_folder = self._is_folder or (lambda names: True)
+        return [names for names in self.folders if names not in claimed and is_folder(names)]
 
 
 def task_and_run_type(rel_path: str) -> tuple[str, str | None]:

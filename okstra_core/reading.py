@@ -607,7 +607,7 @@ def list_if_folder(path: Path) -> list[str] | LoadError | None:
     known = known_names(path)
     if known is not None:
         return known
-    st = _note_stat(path) if _RECORDERS.get() else _stat_or_none(path)
+    st = _note_stat(path)  # recorded when a recording is active
     if st is None or not stat.S_ISDIR(st.st_mode):
         return None
     try:
@@ -616,13 +616,6 @@ def list_if_folder(path: Path) -> list[str] | LoadError | None:
         return None
     except OSError as exc:
         return LoadError(path, f"cannot list folder: {exc.strerror or exc}")
-
-
-def _stat_or_none(path: Path) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except (OSError, ValueError):
-        return None
 
 
 def unlistable(folder: Path) -> LoadError | None:

@@ -725,7 +725,7 @@ class Project:
         refs: list[TaskRef] = []
         claimed: set[tuple[str, str]] = set()
         base = layout.tasks_dir(self.root)
-        folders = layout.TaskFolders(self.task_folders(), lambda names: reading.is_dir(base / names[0] / names[1]))
+        folders = self.task_folder_rule()
         catalog = self.catalog
         if not isinstance(catalog, LoadError):
             for entry in catalog.tasks:
@@ -733,10 +733,14 @@ class Project:
                 claimed.add(names)
                 refs.append(TaskRef(self, entry.task_group, entry.task_id, base / names[0] / names[1], entry))
         for group, task_id in folders.unclaimed(claimed):
-            root = base / group / task_id
-            if reading.is_dir(root):
-                refs.append(TaskRef(self, group, task_id, root, None))
+            refs.append(TaskRef(self, group, task_id, base / group / task_id, None))
         return refs
+
+    def task_folder_rule(self) -> layout.TaskFolders:
+        """Which folder holds each catalogued task, over the task folders as listed now (see
+        :class:`~okstra_core.layout.TaskFolders`; each entry asked whether it is a folder only where it matters)."""
+        base = layout.tasks_dir(self.root)
+        return layout.TaskFolders(self.task_folders(), lambda names: reading.is_dir(base / names[0] / names[1]))
 
     def find_task(self, key_or_rel: str) -> Task | None:
         """A task by key (``project:group:task``), by ``group/task`` folder, or by task id."""

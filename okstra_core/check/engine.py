@@ -74,10 +74,8 @@ def _quiet(root: str, rel: str, entry: Any, old: dict[str, Any] | None, look: Ch
 
 def _links_in(record: dict[str, Any]) -> bool:
     """Whether a cached record's task tree held a symlink."""
-    split = record.get("split")
-    if split is not None:
-        return bool(split[1])
-    return any(item[:1] == "l" for item in record["shape"])
+    split = record.get("split") or cache.split_shape(record["shape"])
+    return bool(split[1])
 
 
 def _task_chunk(

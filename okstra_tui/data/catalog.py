@@ -321,7 +321,7 @@ def uncatalogued_rows(
     (what was read of them before came from their missing slug folder).
     """
     base = layout.tasks_dir(project.root)
-    folders = layout.TaskFolders(project.task_folders(), lambda names: (base / names[0] / names[1]).is_dir())
+    folders = project.task_folder_rule()
     # Compared by folder names, so that no path is built for the 100,000 rows of a large catalog.
     claimed: set[tuple[str, str]] = set()
     for row in known:
@@ -335,8 +335,6 @@ def uncatalogued_rows(
     out: list[CatalogRow] = []
     for group, task in folders.unclaimed(claimed):
         root = base / group / task
-        if not root.is_dir():
-            continue
         entry = CatalogListingEntry(f"{group}/{task}", group, task, "?", "not in catalog", None, None, None)
         out.append(CatalogRow(project, entry, catalogued=False, root=root))
     return sorted(out, key=lambda row: (row.group, row.task_id))
