@@ -76,8 +76,9 @@ EVENTS_STEP: Final = 0.05
 #: Seconds a watcher fed by watchman waits for the daemon's next word before it looks whether to stop.
 WATCHMAN_STEP: Final = 1.0
 
-#: Seconds before the first attempt to subscribe again after the watchman daemon went away; each failed
-#: attempt doubles the wait, up to RESUBSCRIBE_MOST_SECONDS.
+#: Seconds a watcher waits after a failed attempt to subscribe again once the watchman daemon went away (the
+#: first attempt is at once, which starts the daemon again); each failed attempt doubles the wait, up to
+#: RESUBSCRIBE_MOST_SECONDS.
 RESUBSCRIBE_SECONDS: Final = 2.0
 RESUBSCRIBE_MOST_SECONDS: Final = 60.0
 
@@ -293,8 +294,8 @@ class StoreWatcher:
 
     def _watch_watchman(self, sub: object, stop: threading.Event) -> None:
         """Hand on what the daemon says changed until the end; when it goes away, everything may have changed:
-        subscribe again (which starts it again) after :data:`RESUBSCRIBE_SECONDS`, then less and less often, and
-        once subscribed, what changed meanwhile is everything again."""
+        subscribe again at once (which starts it again), and while that fails after :data:`RESUBSCRIBE_SECONDS`,
+        then less and less often; once subscribed, what changed meanwhile is everything again."""
         from . import watchman
 
         current: watchman.Subscription | None = sub  # type: ignore[assignment]
