@@ -139,19 +139,38 @@ def test_a_run_where_many_tasks_changed_signs_every_record_at_the_new_clock(
 
 
 def test_kept_records_replaced_by_another_run_meanwhile_are_saved_whole(
-    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A run that would keep its records under the clock it loaded them with finds that another run replaced them
+    (under another clock) before it saves: it writes nothing of its own under the old clock, and saves every
+    record whole under the clock it asked with, each one trusted by the next run."""
     cache_dir = tmp_path / "cache"
     _same_as_fresh(fresh_demo, CheckCache(cache_dir))
-    check_cache = CheckCache(cache_dir)
-    home = str(fresh_demo / ".okstra-home")
-    previous = check_cache.load(str(fresh_demo), home)
-    assert previous and check_cache.clock is not None
-    conn = sqlite3.connect(records_database(cache_dir))
-    with conn:
-        conn.execute("UPDATE check_runs SET clock = 'c:0:1:1:1'")
-    conn.close()
-    assert not check_cache.update(str(fresh_demo), home, dict(previous), previous)
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    loaded_clock = _clock(cache_dir)
+    kept_update = CheckCache.update
+
+    def replaced_meanwhile(self: CheckCache, *args: Any) -> bool:
+        conn = sqlite3.connect(records_database(cache_dir))
+        with conn:
+            conn.execute("UPDATE check_runs SET clock = 'c:0:1:1:1'")  # another run's records, as of its clock
+        conn.close()
+        before = kept_records(cache_dir)
+        done = kept_update(self, *args)
+        assert not done and kept_records(cache_dir) == before, "nothing written under the old clock"
+        return done
+
+    monkeypatch.setattr(CheckCache, "update", replaced_meanwhile)
+    report = one(fresh_demo, f"{TASK}/runs/*/reports/*.data.json")
+    report.write_text("{}", encoding="utf-8")
+    replacing = CheckCache(cache_dir)
+    _same_as_fresh(fresh_demo, replacing)
+    assert replacing.misses == 1
+    assert _clock(cache_dir) not in (loaded_clock, "c:0:1:1:1"), "saved whole under the clock it asked with"
+    monkeypatch.setattr(CheckCache, "update", kept_update)
+    after = CheckCache(cache_dir)
+    _same_as_fresh(fresh_demo, after)
+    assert (after.rejected, after.misses) == (0, 0)
 
 
 def test_a_row_that_fails_its_mac_is_gone_after_the_next_run(

@@ -47,7 +47,9 @@ def test_the_counter_sees_a_second_read(fresh_demo: Path, monkeypatch: pytest.Mo
     assert opened[str(manifest)] == 2
 
 
-def test_what_a_unit_lends_of_its_listings_is_what_a_look_would_give(tmp_path: Path) -> None:
+def test_what_a_unit_lends_of_its_listings_is_what_a_look_would_give(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A reader asking whether a path exists or is a folder gets the checker's listing instead of a look: the
     same answer as ``os.path.lexists`` and ``os.path.isdir``, or none when the listing cannot tell."""
     from okstra_core import reading
@@ -66,16 +68,30 @@ def test_what_a_unit_lends_of_its_listings_is_what_a_look_would_give(tmp_path: P
     unit = Unit(tmp_path)
     unit.entries(str(folder))
     names = [*sorted(os.listdir(folder)), "missing"]
-    told = 0
-    for name in names:
-        path = str(folder / name)
-        is_dir, lexists = unit.known_is_dir(path), unit.known_lexists(path)
-        assert is_dir in (None, os.path.isdir(path)), name
-        assert lexists == os.path.lexists(path), name
-        with unit.owner():
-            assert reading.is_dir(path) == os.path.isdir(path), name
-            assert reading.lexists(path) == os.path.lexists(path), name
-        told += is_dir is not None
-    assert told >= 6, "the listing answers for the plain entries"
+    paths = {name: str(folder / name) for name in names}
+    disk = {name: (os.path.isdir(path), os.path.lexists(path)) for name, path in paths.items()}
+    told = {name: (unit.known_is_dir(path), unit.known_lexists(path)) for name, path in paths.items()}
+    looked: list[str] = []
+    for call in ("stat", "lstat"):
+        real = getattr(os, call)
+
+        def counting(path: object, *args: object, _real: object = real, **kwargs: object) -> object:
+            looked.append(os.fspath(path))  # type: ignore[arg-type]
+            return _real(path, *args, **kwargs)  # type: ignore[operator]
+
+        monkeypatch.setattr(os, call, counting)
+    for name, path in paths.items():
+        with unit.owner(), reading.recording():
+            before = len(looked)
+            lent = (reading.is_dir(path), reading.lexists(path))
+            probed = looked[before:]
+        assert told[name][0] in (None, disk[name][0]), name
+        assert told[name][1] == disk[name][1], name
+        assert lent == disk[name], name
+        # What the listing told is taken from it: no look at the path (is_dir's one look where it could not tell).
+        assert probed == ([] if told[name][0] is not None else [path]), name
+    monkeypatch.undo()
+    told_count = sum(is_dir is not None for is_dir, _ in told.values())
+    assert told_count >= 6, "the listing answers for the plain entries"
     assert unit.known_is_dir(str(tmp_path / "elsewhere" / "x")) is None, "a folder not listed: no answer"
     assert unit.known_lexists(str(folder / "sub" / "x")) is None
