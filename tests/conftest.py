@@ -368,3 +368,17 @@ def fresh_many(many_root: Path, tmp_path: Path) -> Path:
         text = path.read_text(encoding="utf-8")
         path.write_text(text.replace(json.dumps(str(many_root))[1:-1], json.dumps(str(target))[1:-1]), encoding="utf-8")
     return target
+
+
+def count_looks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every ``os.stat`` and ``os.lstat`` made from now on in this test, by path, in order."""
+    looked: list[str] = []
+    for name in ("stat", "lstat"):
+        real = getattr(os, name)
+
+        def counting(path: object, *args: object, _real: object = real, **kwargs: object) -> object:
+            looked.append(os.fspath(path))  # type: ignore[arg-type]
+            return _real(path, *args, **kwargs)  # type: ignore[operator]
+
+        monkeypatch.setattr(os, name, counting)
+    return looked

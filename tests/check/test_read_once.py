@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import count_looks
 
 from okstra_core import layout
 from okstra_core.check.engine import run_check
@@ -71,15 +72,7 @@ def test_what_a_unit_lends_of_its_listings_is_what_a_look_would_give(
     paths = {name: str(folder / name) for name in names}
     disk = {name: (os.path.isdir(path), os.path.lexists(path)) for name, path in paths.items()}
     told = {name: (unit.known_is_dir(path), unit.known_lexists(path)) for name, path in paths.items()}
-    looked: list[str] = []
-    for call in ("stat", "lstat"):
-        real = getattr(os, call)
-
-        def counting(path: object, *args: object, _real: object = real, **kwargs: object) -> object:
-            looked.append(os.fspath(path))  # type: ignore[arg-type]
-            return _real(path, *args, **kwargs)  # type: ignore[operator]
-
-        monkeypatch.setattr(os, call, counting)
+    looked = count_looks(monkeypatch)
     for name, path in paths.items():
         with unit.owner(), reading.recording():
             before = len(looked)

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import count_looks
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -224,20 +225,6 @@ def test_within_limit_answers_as_the_files_own_limit(path: str) -> None:
         assert reading.within_limit(path, size) == (size <= reading.limit_for(path)), size
 
 
-def _looks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every ``stat`` and ``lstat`` the reading side makes, by path."""
-    looked: list[str] = []
-    for name in ("stat", "lstat"):
-        real = getattr(os, name)
-
-        def counting(path: object, *args: object, _real: object = real, **kwargs: object) -> object:
-            looked.append(os.fspath(path))  # type: ignore[arg-type]
-            return _real(path, *args, **kwargs)  # type: ignore[operator]
-
-        monkeypatch.setattr(os, name, counting)
-    return looked
-
-
 def test_a_recorded_probe_looks_once_and_records_what_a_later_look_compares(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -249,7 +236,7 @@ def test_a_recorded_probe_looks_once_and_records_what_a_later_look_compares(
         os.utime(tmp_path / name, (1_700_000_000, 1_700_000_000))  # settled: recorded with their status
     names = ["file", "folder", "missing", "link", "dangling"]
     expected = {name: (os.path.lexists(tmp_path / name), os.path.isdir(tmp_path / name)) for name in names}
-    looked = _looks(monkeypatch)
+    looked = count_looks(monkeypatch)
     with reading.recording() as reads:
         got = {name: (reading.lexists(tmp_path / name), reading.is_dir(tmp_path / name)) for name in names}
     assert got == expected
@@ -272,7 +259,7 @@ def test_list_if_folder_lists_a_folder_with_one_look(tmp_path: Path, monkeypatch
     (tmp_path / "folder" / "a").write_text("", encoding="utf-8")
     (tmp_path / "file").write_text("", encoding="utf-8")
     (tmp_path / "to-folder").symlink_to("folder")
-    looked = _looks(monkeypatch)
+    looked = count_looks(monkeypatch)
     with reading.recording():
         assert reading.list_if_folder(tmp_path / "folder") == ["a", "b"]
         assert reading.list_if_folder(tmp_path / "to-folder") == ["a", "b"]
