@@ -122,6 +122,107 @@ def known_names(folder: Path) -> list[str] | None:
     return list(names) if names is not None else None
 
 
+class Memo:
+    """What one short computation over a part of the store read, kept for its other readers: each file read
+    whole, each folder listed and each document validated is read once in the block (:func:`memo`), whoever
+    asks (an index build's text of a task and the recorded times of its files read the same documents).
+
+    A :class:`Source`: what it lends is what the disk gave this block, so a file changed within the block reads
+    as it was the first time, as one look at the task would have read it.
+    """
+
+    __slots__ = ("_root", "bytes", "models", "names")
+
+    def __init__(self, root: Path) -> None:
+        self._root = os.fspath(root) + os.sep
+        self.bytes: dict[str, bytes] = {}
+        self.models: dict[tuple[str, type[BaseModel]], BaseModel] = {}
+        self.names: dict[str, list[str]] = {}
+
+    def inside(self, path: str) -> bool:
+        """Whether *path* lies under the block's root, where reads follow the root's symlink rule."""
+        return path.startswith(self._root)
+
+    def known_bytes(self, path: str) -> bytes | None:
+        return self.bytes.get(path)
+
+    def known_model(self, path: str, model: type[BaseModel]) -> BaseModel | None:
+        return self.models.get((path, model))
+
+    def known_names(self, folder: str) -> list[str] | None:
+        return self.names.get(folder)
+
+    def known_is_dir(self, path: str) -> bool | None:
+        return None
+
+    def known_lexists(self, path: str) -> bool | None:
+        return None
+
+
+_MEMO: ContextVar[Memo | None] = ContextVar("okstra_reading_memo", default=None)
+
+
+@contextmanager
+def memo(root: Path) -> Iterator[Memo]:
+    """Within the block, every file read whole, folder listed and document validated under *root* is kept and
+    lent to the block's later readers (:class:`Memo`)."""
+    kept = Memo(root)
+    token = _MEMO.set(kept)
+    try:
+        with use_source(kept):
+            yield kept
+    finally:
+        _MEMO.reset(token)
+
+
+def _keep(path: Path, root: Path | None, data: bytes) -> None:
+    """Keep *data*, read whole from *path* under *root*, in the active :class:`Memo`."""
+    kept = _MEMO.get()
+    if kept is not None and root is not None and kept.inside(text := os.fspath(path)):
+        kept.bytes[text] = data
+
+
+def _keep_names(folder: Path, names: list[str]) -> None:
+    kept = _MEMO.get()
+    if kept is not None and kept.inside(text := os.fspath(folder)):
+        kept.names[text] = names
+
+
+def _keep_model(path: Path, root: Path | None, doc: BaseModel) -> None:
+    kept = _MEMO.get()
+    if kept is not None and root is not None and kept.inside(text := os.fspath(path)):
+        kept.models[(text, type(doc))] = doc
+
+
+#: The real path of each project root, resolved once in a :func:`roots_resolved_once` block.
+_REAL_ROOTS: ContextVar[dict[str, str] | None] = ContextVar("okstra_reading_real_roots", default=None)
+
+
+@contextmanager
+def roots_resolved_once() -> Iterator[None]:
+    """Within the block, the real path of a root that reads are kept inside is resolved once, not at every read.
+
+    For a batch of reads over a store (an index build's worker): every read of the block is kept inside the root
+    as it was when first resolved in the block (a root moved meanwhile makes its reads refused, not let through).
+    """
+    token = _REAL_ROOTS.set({})
+    try:
+        yield
+    finally:
+        _REAL_ROOTS.reset(token)
+
+
+def _real_root(root: Path) -> str:
+    known = _REAL_ROOTS.get()
+    if known is None:
+        return os.path.realpath(root)
+    key = os.fspath(root)
+    real = known.get(key)
+    if real is None:
+        real = known[key] = os.path.realpath(root)
+    return real
+
+
 class Reads:
     """What a computation looked at through this module: each path with its metadata at the look.
 
@@ -284,7 +385,7 @@ def _opened_inside(fd: int, path: Path, root: Path) -> bool:
         real = os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
         real = os.path.realpath(path)
-    real_root = os.path.realpath(root)
+    real_root = _real_root(root)
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
@@ -347,7 +448,7 @@ def _open_looked_at(path: Path, root: Path | None) -> tuple[int, os.stat_result]
                 return LoadError(path, "symlink loop")
             return LoadError(path, f"cannot resolve symlink: {exc}")
         if root is not None:
-            real_root = Path(os.path.realpath(root))
+            real_root = Path(_real_root(root))
             if not real.is_relative_to(real_root):
                 return LoadError(path, f"symlink escapes {layout.root_name(root)}")
     try:
@@ -444,7 +545,9 @@ def read_bytes(
             if total > max_bytes:
                 return LoadError(path, f"file is too large (over {max_bytes} bytes)")
             chunks.append(chunk)
-        return b"".join(chunks)
+        data = b"".join(chunks)
+        _keep(path, root, data)
+        return data
     except OSError as exc:
         return LoadError(path, f"read failed: {exc.strerror or exc}")
     finally:
@@ -454,6 +557,9 @@ def read_bytes(
 def read_prefix(path: Path, *, root: Path | None = None, max_bytes: int) -> tuple[bytes, int] | LoadError:
     """The first *max_bytes* bytes of a regular file and its size, whatever its size (the same containment
     as :func:`read_bytes`); the rest is not read. Nothing is decoded: the caller decides how."""
+    kept = _MEMO.get()
+    if kept is not None and (known := kept.bytes.get(os.fspath(path))) is not None:
+        return known[:max_bytes], len(known)  # a whole file read in this block
     opened = _open_regular(path, root)
     if isinstance(opened, LoadError):
         return opened
@@ -464,7 +570,10 @@ def read_prefix(path: Path, *, root: Path | None = None, max_bytes: int) -> tupl
         while total < max_bytes and (chunk := os.read(fd, min(max_bytes - total, 1 << 20))):
             chunks.append(chunk)
             total += len(chunk)
-        return b"".join(chunks), max(st.st_size, total)
+        data = b"".join(chunks)
+        if total < max_bytes:  # the whole file: the end was reached before the bound
+            _keep(path, root, data)
+        return data, max(st.st_size, total)
     except OSError as exc:
         return LoadError(path, f"read failed: {exc.strerror or exc}")
     finally:
@@ -593,11 +702,13 @@ def list_folder(folder: Path) -> list[str] | LoadError:
     if _RECORDERS.get():
         _note_stat(folder)  # before the listing: a change after it shows as a later status
     try:
-        return sorted(os.listdir(folder))
+        names = sorted(os.listdir(folder))
     except (FileNotFoundError, NotADirectoryError):
         return []
     except OSError as exc:
         return LoadError(folder, f"cannot list folder: {exc.strerror or exc}")
+    _keep_names(folder, names)
+    return names
 
 
 def list_if_folder(path: Path) -> list[str] | LoadError | None:
@@ -611,11 +722,13 @@ def list_if_folder(path: Path) -> list[str] | LoadError | None:
     if st is None or not stat.S_ISDIR(st.st_mode):
         return None
     try:
-        return sorted(os.listdir(path))
+        names = sorted(os.listdir(path))
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         return LoadError(path, f"cannot list folder: {exc.strerror or exc}")
+    _keep_names(path, names)
+    return names
 
 
 def unlistable(folder: Path) -> LoadError | None:
@@ -853,7 +966,10 @@ def load_model(path: Path, model: type[M], *, root: Path | None = None) -> M | L
     value = load_json(path, root=root)
     if isinstance(value, LoadError):
         return value
-    return validate(path, value, model)
+    doc = validate(path, value, model)
+    if not isinstance(doc, LoadError):
+        _keep_model(path, root, doc)
+    return doc
 
 
 def load_doc(path: Path, doc_kind: str, *, root: Path | None = None) -> BaseModel | LoadError:
@@ -886,7 +1002,13 @@ def load_report(path: Path, *, root: Path | None = None) -> FinalReportV3 | Fina
     model = report_model_for(value)
     if isinstance(model, str):
         return LoadError(path, model)
-    return validate(path, value, model)
+    known = known_model(path, model)
+    if known is not None:
+        return known
+    doc = validate(path, value, model)
+    if not isinstance(doc, LoadError):
+        _keep_model(path, root, doc)
+    return doc
 
 
 @dataclass(slots=True)

@@ -174,7 +174,11 @@ class RunDir:
         if self._listing is None:
             partial = self._partial or {}
             listing: dict[str, list[Artifact]] = {}
+            # Only the category folders the run dir holds are listed: one absent lists as empty.
+            present = set(self.own_names())
             for category in layout.RUN_CATEGORIES:
+                if category not in present and category not in partial:
+                    continue
                 found = partial[category] if category in partial else self._scan_category(category)
                 if found:
                     listing[category] = found

@@ -50,10 +50,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from .. import layout, store_index
+from .. import layout, reading, store_index
 from ..progress import Progress
 from ..store_index import ChangedSince
-from .extract import INDEX_CHARS, Extracted, child_role, extract, file_kind
+from .extract import INDEX_CHARS, Extracted, Section, child_role, extract, file_kind
 from .query import Query, QueryError
 from .tokens import FTS_TOKENIZER
 
@@ -194,9 +194,15 @@ def _remove_old_file(cache_dir: Path, root: Path) -> None:
 
 
 def _key(st: os.stat_result, now_ns: int) -> str:
-    if abs(now_ns - st.st_mtime_ns) < RACY_NS or abs(now_ns - st.st_ctime_ns) < RACY_NS:
+    return _key_of(_META(st), now_ns)
+
+
+def _key_of(meta: tuple[int, ...], now_ns: int) -> str:
+    """The key of a file whose metadata (:data:`_META`) was looked at no earlier than *now_ns*."""
+    _, size, mtime, ctime, ino = meta
+    if abs(now_ns - mtime) < RACY_NS or abs(now_ns - ctime) < RACY_NS:
         return _UNSETTLED
-    return f"{st.st_size},{st.st_mtime_ns},{st.st_ctime_ns},{st.st_ino}"
+    return f"{size},{mtime},{ctime},{ino}"
 
 
 @dataclass(slots=True)
@@ -216,6 +222,11 @@ class _Look:
     replaced: int = 0
     #: Whether transcripts were looked at.
     logs: bool = False
+    #: For a folder a worker listed afresh, each file's metadata (:data:`_META`) as the worker looked at it, by
+    #: name, and the time the look began: the file-by-file look is then made there, shared out.
+    metas: dict[str, tuple[int, dict[str, tuple[int, ...]]]] = field(default_factory=dict)
+    #: The folders the index held before the look: only their files can have rows.
+    known: frozenset[str] = frozenset()
 
 
 #: A file's metadata as the folder hash holds it (the check cache's key, less the device).
@@ -277,10 +288,12 @@ def _walk(
     out: _Look,
     defer_depth: int | None = None,
     quiet: ChangedSince | None = None,
+    look_files: bool = False,
 ) -> list[tuple[str, str]]:
     """Walk the folders of *stack* (project-relative, with their roles) and below into *out*; a folder at
     *defer_depth* is not walked but returned, for a worker. A folder the freshness source *quiet* vouches for
-    is taken as recorded, without a look."""
+    is taken as recorded, without a look. With *look_files* (a worker), the files of a folder listed afresh are
+    looked at here too (:attr:`_Look.metas`)."""
     deferred: list[tuple[str, str]] = []
     while stack:
         rel, role = stack.pop()
@@ -306,6 +319,8 @@ def _walk(
             subdirs, files, plain, logged = _listing(base + rel, role)
             plain_hash = log_hash = _UNSETTLED
             listed = True
+            if look_files:
+                out.metas[rel] = (now, _file_metas(base + rel + "/", files, logs))
         if subdirs:
             stack.extend((f"{rel}/{name}", sub) for sub, _, name in map(_split, subdirs.split("\n")))
         folder = base + rel + "/"
@@ -326,6 +341,20 @@ def _walk(
         if listed or changed:
             out.dirty.append(rel)
     return deferred
+
+
+def _file_metas(folder: str, files: str, logs: bool) -> dict[str, tuple[int, ...]]:
+    """The metadata (:data:`_META`) of each file of *files* (``kind\tname`` lines) in *folder*, by name; the
+    transcripts' only with *logs*; a file gone meanwhile is left out."""
+    metas: dict[str, tuple[int, ...]] = {}
+    for kind, _, name in map(_split, files.split("\n") if files else ()):
+        if kind == "log" and not logs:
+            continue
+        try:
+            metas[name] = _META(os.stat(folder + name))
+        except OSError:
+            continue
+    return metas
 
 
 def _vouched(
@@ -354,20 +383,24 @@ def _vouched(
     return True
 
 
-def _walk_range(start: int, stop: int) -> tuple[dict[str, tuple[Any, ...]], list[str], str, int]:
+_Walked = tuple[dict[str, tuple[Any, ...]], list[str], str, int, dict[str, tuple[int, dict[str, tuple[int, ...]]]]]
+
+
+def _walk_range(start: int, stop: int) -> _Walked:
     """Worker entry point: walk ``folders[start:stop]``; return only what the parent keeps (the folders to look
-    at file by file, in order), the folders visited (newline-separated) and the files counted."""
+    at file by file, in order), the folders visited (newline-separated), the files counted and the metadata of
+    the files of the folders listed afresh."""
     assert _SHARED is not None
     base, known, logs, now, folders = _SHARED
     out = _Look()
     # Reversed: the walk pops from the end, so the folders are taken in the parent's order.
-    _walk(base, known, logs, now, folders[start:stop][::-1], out)
-    return {rel: out.dirs[rel] for rel in out.dirty}, out.dirty, "\n".join(out.dirs), out.files
+    _walk(base, known, logs, now, folders[start:stop][::-1], out, look_files=True)
+    return {rel: out.dirs[rel] for rel in out.dirty}, out.dirty, "\n".join(out.dirs), out.files, out.metas
 
 
 def _shared_walk(
     base: str, known: dict[str, tuple[str, ...]], logs: bool, now: int, folders: list[tuple[str, str]], jobs: int
-) -> Iterator[tuple[dict[str, tuple[Any, ...]], list[str], str, int]]:
+) -> Iterator[_Walked]:
     """Walk *folders* in *jobs* forked workers, which see *known* without it being sent to them."""
     global _SHARED
     _SHARED = (base, known, logs, now, folders)
@@ -408,10 +441,13 @@ def _read_units(root: Path, units: list[tuple[str, list[tuple[str, str, str, int
 
     read: list[tuple[str, str, str, int, Extracted]] = []
     times: dict[str, dict[str, int]] = {}
-    for folder, files in units:
-        read.extend((rel, kind, key, mtime, extract(root / rel, root, kind)) for rel, kind, key, mtime in files)
-        if folder in timed:
-            times[folder] = task_times(root, folder)
+    with reading.roots_resolved_once():
+        for folder, files in units:
+            # A task's text and its recorded times read many of the same documents: each is read once.
+            with reading.memo(root):
+                read.extend((rel, kind, key, mtime, extract(root / rel, root, kind)) for rel, kind, key, mtime in files)
+                if folder in timed:
+                    times[folder] = task_times(root, folder)
     return read, times
 
 
@@ -664,8 +700,8 @@ class SearchIndex:
                 found = self._found(look, progress)
             stale, removed = found.stale, found.removed
             self._forget(removed)
-            self._insert(found.read)
-            self._save_times(found.times)
+            self._save_times(found.times, {row[0] for row in found.read})
+            self._insert(found.read, found.times)
             self._save_dirs(look)
             if self._catalog_changed(catalog_key):
                 self._save_tasks(catalog_key)
@@ -735,13 +771,15 @@ class SearchIndex:
             # The store and its task groups here; each task folder's subtree in a worker.
             deferred = _walk(base, known, logs, now, start, out, defer_depth=_TASK_DEPTH)
             visited = set(out.dirs)
-            for dirs, dirty, seen, files in _shared_walk(base, known, logs, now, deferred, self.jobs):
+            for dirs, dirty, seen, files, metas in _shared_walk(base, known, logs, now, deferred, self.jobs):
                 out.dirs.update(dirs)
                 out.dirty.extend(dirty)
+                out.metas.update(metas)
                 visited.update(seen.split("\n") if seen else ())
                 out.files += files
             out.gone = [p for p in known if p not in visited]
         out.logs = logs
+        out.known = frozenset(known)
         return out
 
     def _changes(self, look: _Look) -> tuple[list[tuple[str, str, str, int]], list[int]]:
@@ -754,38 +792,37 @@ class SearchIndex:
         for rel in look.gone:
             removed.extend(i for (i,) in conn.execute("SELECT id FROM search_files WHERE dir = ?", (rel,)))
         for rel in look.dirty:
-            rows = conn.execute("SELECT id, path, stat FROM search_files WHERE dir = ?", (rel,))
-            stored = {path: (ident, key) for ident, path, key in rows}
+            stored: dict[str, tuple[int, str]] = {}
+            if rel in look.known:  # a folder new to the index has no rows: not asked for (every folder, on a build)
+                rows = conn.execute("SELECT id, path, stat FROM search_files WHERE dir = ?", (rel,))
+                stored = {path: (ident, key) for ident, path, key in rows}
             current = set()
             files = look.dirs[rel][-1]
             if files is None:
                 row = conn.execute("SELECT files FROM search_dirs WHERE path = ?", (rel,)).fetchone()
                 files = row[0] if row is not None else ""
                 look.dirs[rel] = (*look.dirs[rel][:-1], files)
-            metas: dict[str, tuple[int, ...]] = {}
+            looked, metas = look.metas.get(rel) or (now, _file_metas(base + rel + "/", files, look.logs))
             for kind, _, name in map(_split, files.split("\n") if files else ()):
-                if kind == "log" and not look.logs:
-                    continue
+                meta = metas.get(name)
+                if meta is None or not stat.S_ISREG(meta[0]):
+                    continue  # a transcript not looked at, or gone, or no longer a file
                 path = f"{rel}/{name}"
-                try:
-                    st = os.stat(base + path)
-                except OSError:
-                    continue
-                metas[name] = _META(st)
-                if not stat.S_ISREG(st.st_mode):
-                    continue
-                key = _key(st, now)
+                key = _key_of(meta, looked)
                 current.add(path)
                 old = stored.get(path)
                 if old is None or old[1] != key or key == _UNSETTLED:
-                    stale.append((path, kind, key, st.st_mtime_ns))
+                    stale.append((path, kind, key, meta[2]))
                     if old is not None:
                         removed.append(old[0])
                         look.replaced += 1
             removed.extend(ident for path, (ident, _) in stored.items() if path not in current)
             entry = look.dirs[rel]
             if entry[5] is None or entry[6] is None:  # listed afresh by the walk: hashed from these looks
-                hashes = (_hash_of(entry[3], metas, now), _hash_of(entry[4], metas, now) if look.logs else entry[6])
+                hashes = (
+                    _hash_of(entry[3], metas, looked),
+                    _hash_of(entry[4], metas, looked) if look.logs else entry[6],
+                )
                 look.dirs[rel] = (*entry[:5], *hashes, entry[7])
         return stale, removed
 
@@ -831,29 +868,61 @@ class SearchIndex:
                 progress(len(read), total)
         return _Found(stale, removed, read, dict(sorted(times.items())))
 
-    def _insert(self, read: list[tuple[str, str, str, int, Extracted]]) -> None:
+    def _insert(self, read: list[tuple[str, str, str, int, Extracted]], times: dict[str, dict[str, int]]) -> None:
+        """Add the files *read*, each with its recorded time from *times* (by task folder), in three batches:
+        the ids are given here (in the order of *read*, then of each file's sections), so no row waits for the
+        one before it."""
         conn = self.conn
-        for rel, kind, key, mtime, got in read:
-            task, run_type = layout.task_and_run_type(rel)
-            chars = sum(len(s.text) for s in got.sections)
-            cur = conn.execute(
-                "INSERT INTO search_files(path, dir, stat, kind, task, run_type, mtime, capped, error, chars) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (rel, rel.rpartition("/")[0], key, kind, task, run_type, mtime, int(got.capped), got.error, chars),
-            )
-            file_id = cur.lastrowid
-            for section in got.sections:
-                cur = conn.execute(
-                    "INSERT INTO search_sections(file, kind, label) VALUES (?, ?, ?)",
-                    (file_id, section.kind, section.label),
-                )
-                conn.execute("INSERT INTO search_body(rowid, text) VALUES (?, ?)", (cur.lastrowid, section.text))
+        first_file = conn.execute("SELECT coalesce(max(id), 0) FROM search_files").fetchone()[0] + 1
+        first_section = conn.execute("SELECT coalesce(max(id), 0) FROM search_sections").fetchone()[0] + 1
 
-    def _save_times(self, times: dict[str, dict[str, int]]) -> None:
+        def files() -> Iterator[tuple[Any, ...]]:
+            for file_id, (rel, kind, key, mtime, got) in enumerate(read, start=first_file):
+                task, run_type = layout.task_and_run_type(rel)
+                chars = sum(len(s.text) for s in got.sections)
+                recorded = times[task].get(rel) if task in times else None
+                folder = rel.rpartition("/")[0]
+                yield (
+                    file_id,
+                    rel,
+                    folder,
+                    key,
+                    kind,
+                    task,
+                    run_type,
+                    mtime,
+                    int(got.capped),
+                    got.error,
+                    chars,
+                    recorded,
+                )
+
+        def sections() -> Iterator[tuple[int, int, Section]]:
+            section_id = first_section
+            for file_id, row in enumerate(read, start=first_file):
+                for section in row[4].sections:
+                    yield section_id, file_id, section
+                    section_id += 1
+
+        conn.executemany(
+            "INSERT INTO search_files(id, path, dir, stat, kind, task, run_type, mtime, capped, error, chars, "
+            "recorded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            files(),
+        )
+        conn.executemany(
+            "INSERT INTO search_sections(id, file, kind, label) VALUES (?, ?, ?, ?)",
+            ((ident, file_id, section.kind, section.label) for ident, file_id, section in sections()),
+        )
+        conn.executemany(
+            "INSERT INTO search_body(rowid, text) VALUES (?, ?)", ((ident, sec.text) for ident, _, sec in sections())
+        )
+
+    def _save_times(self, times: dict[str, dict[str, int]], added: set[str]) -> None:
+        """The recorded time of each file kept of the tasks in *times* (the files *added* take theirs with them)."""
         for folder, at in times.items():
             self.conn.execute("UPDATE search_files SET recorded = NULL WHERE task = ?", (folder,))
             self.conn.executemany(
-                "UPDATE search_files SET recorded = ? WHERE path = ?", [(t, p) for p, t in at.items()]
+                "UPDATE search_files SET recorded = ? WHERE path = ?", [(t, p) for p, t in at.items() if p not in added]
             )
 
     def _save_dirs(self, look: _Look) -> None:

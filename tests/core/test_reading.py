@@ -15,6 +15,12 @@ from okstra_core import reading, watch
 from okstra_core.errors import LoadError
 from okstra_core.models.task import LatestTask
 
+#: A valid final report's data (version 3.0).
+REPORT = (
+    Path(__file__).parent.parent
+    / "fixtures/foreign/valid/planning/.okstra/tasks/search/reindex/runs/implementation-planning/reports"
+    / "final-report-implementation-planning-001.data.json"
+)
 GOOD = b'{"schemaVersion": "1.0", "taskKey": "p:g:t", "taskRootPath": "a", "taskManifestPath": "a/m.json"}'
 
 
@@ -266,3 +272,119 @@ def test_list_if_folder_lists_a_folder_with_one_look(tmp_path: Path, monkeypatch
         assert reading.list_if_folder(tmp_path / "file") is None
         assert reading.list_if_folder(tmp_path / "missing") is None
     assert looked == [str(tmp_path / n) for n in ("folder", "to-folder", "file", "missing")]
+
+
+def _count_opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    opened: list[str] = []
+    real = os.open
+
+    def counting(path: object, *args: object, **kwargs: object) -> int:
+        opened.append(os.fspath(path))  # type: ignore[arg-type]
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", counting)
+    return opened
+
+
+def test_a_memo_reads_each_file_and_folder_once_and_lends_what_it_first_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    (root / "folder").mkdir(parents=True)
+    doc = root / "folder" / "latest.json"
+    doc.write_bytes(GOOD)
+    opened = _count_opens(monkeypatch)
+    with reading.memo(root):
+        first = reading.load_model(doc, LatestTask, root=root)
+        assert reading.list_folder(root / "folder") == ["latest.json"]
+        doc.write_bytes(b"{}")  # changed within the block: the block reads it as it first did
+        (root / "folder" / "new.json").write_bytes(GOOD)
+        assert reading.read_bytes(doc, root=root) == GOOD
+        assert reading.read_prefix(doc, root=root, max_bytes=4) == (GOOD[:4], len(GOOD))
+        assert reading.load_model(doc, LatestTask, root=root) is first  # validated once
+        assert reading.list_folder(root / "folder") == ["latest.json"]
+    assert opened.count(str(doc)) == 1
+    # After the block, the disk again.
+    assert reading.read_bytes(doc, root=root) == b"{}"
+    assert reading.list_folder(root / "folder") == ["latest.json", "new.json"]
+
+
+def test_a_memo_keeps_only_whole_files_read_inside_its_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    log = root / "run.log"
+    log.write_bytes(b"one\ntwo\nthree\n")
+    big = root / "big.md"
+    big.write_bytes(b"x" * 100)
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(GOOD)
+    with reading.memo(root) as kept:
+        assert reading.read_bytes(log, root=root, max_bytes=9, tail=True) == b"three\n"  # a tail: not the file
+        assert reading.read_prefix(big, root=root, max_bytes=10) == (b"x" * 10, 100)  # a prefix: not the file
+        assert reading.read_bytes(outside, root=None) == GOOD  # outside the root: not kept
+        assert reading.read_bytes(log, root=root) == b"one\ntwo\nthree\n"
+        assert reading.read_prefix(big, root=root, max_bytes=1000) == (b"x" * 100, 100)
+    assert sorted(kept.bytes) == [str(big), str(log)]
+
+
+def test_a_memo_lends_nothing_a_fresh_read_would_refuse(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "outside.json").write_bytes(GOOD)
+    (root / "escape.json").symlink_to(tmp_path / "outside.json")
+    with reading.memo(root):
+        assert reading.read_bytes(tmp_path / "outside.json", root=None) == GOOD
+        assert "escapes the project root" in str(reading.read_bytes(root / "escape.json", root=root))
+        too_big = root / "big.json"
+        too_big.write_bytes(b"x" * 64)
+        assert reading.read_bytes(too_big, root=root) == b"x" * 64
+        # Kept whole, but a reader with a smaller limit is still refused as it would be.
+        assert "too large" in str(reading.read_bytes(too_big, root=root, max_bytes=10))
+
+
+def test_a_report_validated_in_a_memo_is_validated_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from okstra_core.models.report import FinalReportV3
+
+    path = tmp_path / "final-report-analysis-001.data.json"
+    path.write_bytes(REPORT.read_bytes())
+    calls: list[str] = []
+    real = reading.validate
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append("validate")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reading, "validate", counting)
+    with reading.memo(tmp_path):
+        first = reading.load_report(path, root=tmp_path)
+        assert isinstance(first, FinalReportV3)
+        assert reading.load_report(path, root=tmp_path) is first
+    assert calls == ["validate"]
+    assert reading.load_report(path, root=tmp_path) == first
+
+
+def test_roots_resolved_once_still_refuse_a_folder_leading_outside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "inside.json").write_bytes(GOOD)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "file.json").write_bytes(GOOD)
+    (root / "linked").symlink_to(tmp_path / "elsewhere")
+    resolved: list[str] = []
+    real = os.path.realpath
+
+    def counting(path: object, *args: object, **kwargs: object) -> str:
+        resolved.append(os.fspath(path))  # type: ignore[arg-type]
+        return real(path, *args, **kwargs)  # type: ignore[arg-type, no-any-return]
+
+    monkeypatch.setattr(os.path, "realpath", counting)
+    with reading.roots_resolved_once():
+        for _ in range(3):
+            assert reading.read_bytes(root / "inside.json", root=root) == GOOD
+        assert resolved.count(str(root)) == 1
+        refused = reading.read_bytes(root / "linked" / "file.json", root=root)
+        assert "leading outside the project root" in str(refused)
+    assert reading.read_bytes(root / "inside.json", root=root) == GOOD
+    assert resolved.count(str(root)) > 1  # outside the block, at every read

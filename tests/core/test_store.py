@@ -169,3 +169,38 @@ def test_one_category_is_listed_alone_and_agrees_with_the_whole(
         for kind in {a.kind for a in everything}:
             assert names.KINDS_BY_NAME[kind].category in layout.RUN_CATEGORIES
             assert [a.path for a in rd.of_kind(kind)] == [a.path for a in everything if a.kind == kind]
+
+
+def test_a_run_dir_lists_only_the_category_folders_it_holds(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole listing lists the run dir once and each category folder in it; one it lacks lists as empty, and
+    a category name that is a file holds nothing."""
+    import os
+
+    from okstra_core import layout
+
+    project = Project.open(fresh_demo)
+    assert isinstance(project, Project)
+    task = project.find_task("demo-shop:payments:retry-policy")
+    assert task is not None
+    for rd in task.run_dirs:
+        held = sorted(c for c in layout.RUN_CATEGORIES if (rd.path / c).is_dir())
+        assert held and len(held) < len(layout.RUN_CATEGORIES)
+        absent = next(c for c in layout.RUN_CATEGORIES if not (rd.path / c).exists())
+        (rd.path / absent).write_text("a file where a folder would be\n", encoding="utf-8")
+        listed: list[str] = []
+        real = os.listdir
+
+        def spy(path: object, _real: object = real, _listed: list[str] = listed) -> list[str]:
+            _listed.append(os.fspath(path))  # type: ignore[arg-type]
+            return _real(path)  # type: ignore[operator, no-any-return]
+
+        fresh = task.ref.open().run_dir(rd.task_type, rd.stage)
+        assert fresh is not None
+        monkeypatch.setattr(os, "listdir", spy)
+        artifacts = fresh.artifacts()
+        monkeypatch.setattr(os, "listdir", real)
+        assert {a.category for a in artifacts} <= set(held)
+        assert fresh.artifacts(absent) == []
+        # Each folder it holds, the file named as one (which lists as empty), and, for a stage, the run dir itself.
+        expected = [*(str(rd.path / c) for c in [*held, absent]), *([str(rd.path)] * (rd.stage is not None))]
+        assert sorted(listed) == sorted(expected)
