@@ -53,7 +53,7 @@ from typing import Any, Final, TypeVar
 from .. import layout, reading, store_index
 from ..progress import Progress
 from ..store_index import ChangedSince
-from .extract import INDEX_CHARS, Extracted, Section, child_role, extract, file_kind
+from .extract import INDEX_CHARS, child_role, extract, file_kind
 from .query import Query, QueryError
 from .tokens import FTS_TOKENIZER
 
@@ -431,7 +431,10 @@ SHARED_READ_FROM: int = 2000
 #: recorded times are wanted).
 _SHARED_READ: tuple[Path, list[tuple[str, list[tuple[str, str, str, int]]]], set[str]] | None = None
 
-_Read = tuple[list[tuple[str, str, str, int, Extracted]], dict[str, dict[str, int]]]
+#: One file read, as a reader hands it back: its path, kind, key and mtime, whether it was cut, why it could not
+#: be read, and its sections (kind, label, text). Plain tuples: a worker's results cross to the parent pickled.
+_Row = tuple[str, str, str, int, bool, str | None, tuple[tuple[str, str | None, str], ...]]
+_Read = tuple[list[_Row], dict[str, dict[str, int]]]
 
 
 def _read_units(root: Path, units: list[tuple[str, list[tuple[str, str, str, int]]]], timed: set[str]) -> _Read:
@@ -439,13 +442,16 @@ def _read_units(root: Path, units: list[tuple[str, list[tuple[str, str, str, int
     a whole task at a time, since a run document written after a prompt places that prompt in its execution)."""
     from .recorded import task_times
 
-    read: list[tuple[str, str, str, int, Extracted]] = []
+    read: list[_Row] = []
     times: dict[str, dict[str, int]] = {}
     with reading.roots_resolved_once():
         for folder, files in units:
             # A task's text and its recorded times read many of the same documents: each is read once.
             with reading.memo(root):
-                read.extend((rel, kind, key, mtime, extract(root / rel, root, kind)) for rel, kind, key, mtime in files)
+                for rel, kind, key, mtime in files:
+                    got = extract(root / rel, root, kind)
+                    sections = tuple((s.kind, s.label, s.text) for s in got.sections)
+                    read.append((rel, kind, key, mtime, got.capped, got.error, sections))
                 if folder in timed:
                     times[folder] = task_times(root, folder)
     return read, times
@@ -490,7 +496,7 @@ class _Found:
     stale: list[tuple[str, str, str, int]]
     removed: list[int]
     #: The stale files, read.
-    read: list[tuple[str, str, str, int, Extracted]]
+    read: list[_Row]
     #: The recorded time of each file of the tasks touched, by task folder.
     times: dict[str, dict[str, int]]
 
@@ -859,7 +865,7 @@ class SearchIndex:
             if shared
             else (_read_units(self.root, units[a:b], timed) for a, b in _read_ranges(units))
         )
-        read: list[tuple[str, str, str, int, Extracted]] = []
+        read: list[_Row] = []
         times: dict[str, dict[str, int]] = {}
         for got, at in chunks:
             read.extend(got)
@@ -868,7 +874,7 @@ class SearchIndex:
                 progress(len(read), total)
         return _Found(stale, removed, read, dict(sorted(times.items())))
 
-    def _insert(self, read: list[tuple[str, str, str, int, Extracted]], times: dict[str, dict[str, int]]) -> None:
+    def _insert(self, read: list[_Row], times: dict[str, dict[str, int]]) -> None:
         """Add the files *read*, each with its recorded time from *times* (by task folder), in three batches:
         the ids are given here (in the order of *read*, then of each file's sections), so no row waits for the
         one before it."""
@@ -877,9 +883,9 @@ class SearchIndex:
         first_section = conn.execute("SELECT coalesce(max(id), 0) FROM search_sections").fetchone()[0] + 1
 
         def files() -> Iterator[tuple[Any, ...]]:
-            for file_id, (rel, kind, key, mtime, got) in enumerate(read, start=first_file):
+            for file_id, (rel, kind, key, mtime, capped, error, parts) in enumerate(read, start=first_file):
                 task, run_type = layout.task_and_run_type(rel)
-                chars = sum(len(s.text) for s in got.sections)
+                chars = sum(len(text) for _, _, text in parts)
                 recorded = times[task].get(rel) if task in times else None
                 folder = rel.rpartition("/")[0]
                 yield (
@@ -891,16 +897,16 @@ class SearchIndex:
                     task,
                     run_type,
                     mtime,
-                    int(got.capped),
-                    got.error,
+                    int(capped),
+                    error,
                     chars,
                     recorded,
                 )
 
-        def sections() -> Iterator[tuple[int, int, Section]]:
+        def sections() -> Iterator[tuple[int, int, tuple[str, str | None, str]]]:
             section_id = first_section
             for file_id, row in enumerate(read, start=first_file):
-                for section in row[4].sections:
+                for section in row[6]:
                     yield section_id, file_id, section
                     section_id += 1
 
@@ -911,10 +917,11 @@ class SearchIndex:
         )
         conn.executemany(
             "INSERT INTO search_sections(id, file, kind, label) VALUES (?, ?, ?, ?)",
-            ((ident, file_id, section.kind, section.label) for ident, file_id, section in sections()),
+            ((ident, file_id, kind, label) for ident, file_id, (kind, label, _) in sections()),
         )
         conn.executemany(
-            "INSERT INTO search_body(rowid, text) VALUES (?, ?)", ((ident, sec.text) for ident, _, sec in sections())
+            "INSERT INTO search_body(rowid, text) VALUES (?, ?)",
+            ((ident, text) for ident, _, (_, _, text) in sections()),
         )
 
     def _save_times(self, times: dict[str, dict[str, int]], added: set[str]) -> None:
