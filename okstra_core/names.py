@@ -459,8 +459,13 @@ def _parsed(kind: Kind, filename: str, match: re.Match[str]) -> ParsedName:
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_in_category(category: str, filename: str) -> ParsedName | None:
-    """Parse *filename* found in the category folder *category*; None if it is not an artifact name."""
+    """Parse *filename* found in the category folder *category*; None if it is not an artifact name.
+
+    Remembered for the last few thousand names (a :class:`ParsedName` is immutable): every task of a store names
+    its files alike, and every listing of a category folder parses each of its names.
+    """
     for kind in KINDS_BY_CATEGORY.get(category, ()):
         match = kind.pattern.match(filename)
         if match and _real_stamp(match):
