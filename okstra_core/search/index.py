@@ -808,7 +808,8 @@ class SearchIndex:
                 row = conn.execute("SELECT files FROM search_dirs WHERE path = ?", (rel,)).fetchone()
                 files = row[0] if row is not None else ""
                 look.dirs[rel] = (*look.dirs[rel][:-1], files)
-            looked, metas = look.metas.pop(rel, None) or (now, _file_metas(base + rel + "/", files, look.logs))
+            worker_look = look.metas.pop(rel, None)  # dropped once compared
+            looked, metas = worker_look or (now, _file_metas(base + rel + "/", files, look.logs))
             for kind, _, name in map(_split, files.split("\n") if files else ()):
                 meta = metas.get(name)
                 if meta is None or not stat.S_ISREG(meta[0]):
