@@ -718,6 +718,18 @@ def list_if_folder(path: Path) -> list[str] | LoadError | None:
     known = known_names(path)
     if known is not None:
         return known
+    if not _RECORDERS.get():
+        # Unrecorded, the listing is the look: it follows a symlink as the status would, and says what is no
+        # folder or not there. Anything else it refuses is looked at, to say it as the recorded way does.
+        try:
+            names = sorted(os.listdir(path))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except (OSError, ValueError):
+            pass
+        else:
+            _keep_names(path, names)
+            return names
     st = _note_stat(path)  # recorded when a recording is active
     if st is None or not stat.S_ISDIR(st.st_mode):
         return None

@@ -388,3 +388,35 @@ def test_roots_resolved_once_still_refuse_a_folder_leading_outside(
         assert "leading outside the project root" in str(refused)
     assert reading.read_bytes(root / "inside.json", root=root) == GOOD
     assert resolved.count(str(root)) > 1  # outside the block, at every read
+
+
+def test_list_if_folder_unrecorded_lists_without_a_look_and_answers_as_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "a").write_text("", encoding="utf-8")
+    (tmp_path / "refused").mkdir()
+    (tmp_path / "file").write_text("", encoding="utf-8")
+    (tmp_path / "to-folder").symlink_to("folder")
+    (tmp_path / "to-file").symlink_to("file")
+    (tmp_path / "dangling").symlink_to("gone")
+    (tmp_path / "loop").symlink_to("loop")
+    os.mkfifo(tmp_path / "fifo")
+    real_listdir = os.listdir
+
+    def refusing(path: object) -> list[str]:
+        if os.fspath(path).endswith("refused"):  # type: ignore[call-overload]
+            raise PermissionError(13, "Permission denied")
+        return real_listdir(path)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(os, "listdir", refusing)
+    names = ("folder", "refused", "file", "to-folder", "to-file", "dangling", "loop", "fifo", "missing")
+    with reading.recording():
+        recorded = {name: reading.list_if_folder(tmp_path / name) for name in names}
+    looked = count_looks(monkeypatch)
+    unrecorded = {name: reading.list_if_folder(tmp_path / name) for name in names}
+    assert {n: str(v) for n, v in unrecorded.items()} == {n: str(v) for n, v in recorded.items()}
+    assert recorded["folder"] == recorded["to-folder"] == ["a"]
+    assert "cannot list folder: Permission denied" in str(recorded["refused"])
+    assert all(recorded[n] is None for n in ("file", "to-file", "dangling", "loop", "fifo", "missing"))
+    assert str(tmp_path / "folder") not in looked and str(tmp_path / "file") not in looked
