@@ -122,41 +122,37 @@ def known_names(folder: Path) -> list[str] | None:
     return list(names) if names is not None else None
 
 
+#: The largest file a :class:`Memo` keeps, and the most it keeps in all (a task's transcripts are read once).
+MEMO_FILE_MOST: Final = 1 << 20
+MEMO_MOST: Final = 32 << 20
+
+
 class Memo:
     """What one short computation over a part of the store read, kept for its other readers: each file read
     whole, each folder listed and each document validated is read once in the block (:func:`memo`), whoever
     asks (an index build's text of a task and the recorded times of its files read the same documents).
 
-    A :class:`Source`: what it lends is what the disk gave this block, so a file changed within the block reads
-    as it was the first time, as one look at the task would have read it.
+    What it lends is what the disk gave this block, so a file changed within the block reads as it was the first
+    time, as one look at the task would have read it. It keeps only reads kept inside its own root, and lends
+    only to reads kept inside that root (or in none): a read kept inside another root reads the disk, and so
+    does every read while a recording is active (what it records is what it looked at). The documents it lends
+    are the objects it first lent: it is for readers, never around a writer that changes a loaded document.
     """
 
-    __slots__ = ("_root", "bytes", "models", "names")
+    __slots__ = ("_prefix", "bytes", "models", "names", "root", "size")
 
     def __init__(self, root: Path) -> None:
-        self._root = os.fspath(root) + os.sep
+        self.root = os.fspath(root)
+        self._prefix = os.path.join(self.root, "")
         self.bytes: dict[str, bytes] = {}
         self.models: dict[tuple[str, type[BaseModel]], BaseModel] = {}
         self.names: dict[str, list[str]] = {}
+        #: The bytes kept in all.
+        self.size = 0
 
     def inside(self, path: str) -> bool:
-        """Whether *path* lies under the block's root, where reads follow the root's symlink rule."""
-        return path.startswith(self._root)
-
-    def known_bytes(self, path: str) -> bytes | None:
-        return self.bytes.get(path)
-
-    def known_model(self, path: str, model: type[BaseModel]) -> BaseModel | None:
-        return self.models.get((path, model))
-
-    def known_names(self, folder: str) -> list[str] | None:
-        return self.names.get(folder)
-
-    def known_is_dir(self, path: str) -> bool | None:
-        return None
-
-    def known_lexists(self, path: str) -> bool | None:
-        return None
+        """Whether *path* lies under the block's root."""
+        return path.startswith(self._prefix)
 
 
 _MEMO: ContextVar[Memo | None] = ContextVar("okstra_reading_memo", default=None)
@@ -169,17 +165,35 @@ def memo(root: Path) -> Iterator[Memo]:
     kept = Memo(root)
     token = _MEMO.set(kept)
     try:
-        with use_source(kept):
-            yield kept
+        yield kept
     finally:
         _MEMO.reset(token)
 
 
-def _keep(path: Path, root: Path | None, data: bytes) -> None:
-    """Keep *data*, read whole from *path* under *root*, in the active :class:`Memo`."""
+def _memo_for(root: Path | None) -> Memo | None:
+    """The active :class:`Memo` when it may lend to a read kept inside *root* (None: in no root)."""
     kept = _MEMO.get()
-    if kept is not None and root is not None and kept.inside(text := os.fspath(path)):
+    if kept is None or _RECORDERS.get() or (root is not None and os.fspath(root) != kept.root):
+        return None
+    return kept
+
+
+def _keeping(path: Path, root: Path | None) -> tuple[Memo, str] | None:
+    """The active :class:`Memo` and *path*'s text when a read of *path* kept inside *root* is for it to keep."""
+    kept = _MEMO.get()
+    if kept is None or root is None or os.fspath(root) != kept.root:
+        return None
+    text = os.fspath(path)
+    return (kept, text) if kept.inside(text) else None
+
+
+def _keep(path: Path, root: Path | None, data: bytes) -> None:
+    """Keep *data*, read whole from *path* inside *root*, in the active :class:`Memo` (within its bounds)."""
+    found = _keeping(path, root)
+    if found is not None and len(data) <= MEMO_FILE_MOST and found[0].size + len(data) <= MEMO_MOST:
+        kept, text = found
         kept.bytes[text] = data
+        kept.size += len(data)
 
 
 def _keep_names(folder: Path, names: list[str]) -> None:
@@ -189,9 +203,22 @@ def _keep_names(folder: Path, names: list[str]) -> None:
 
 
 def _keep_model(path: Path, root: Path | None, doc: BaseModel) -> None:
-    kept = _MEMO.get()
-    if kept is not None and root is not None and kept.inside(text := os.fspath(path)):
+    found = _keeping(path, root)
+    if found is not None:
+        kept, text = found
         kept.models[(text, type(doc))] = doc
+
+
+def _memo_names(folder: Path) -> list[str] | None:
+    kept = _memo_for(None)
+    names = kept.names.get(os.fspath(folder)) if kept is not None else None
+    return list(names) if names is not None else None
+
+
+def _memo_model(path: Path, root: Path | None, model: type[M]) -> M | None:
+    kept = _memo_for(root)
+    found = kept.models.get((os.fspath(path), model)) if kept is not None else None
+    return found if isinstance(found, model) else None
 
 
 #: The real path of each project root, resolved once in a :func:`roots_resolved_once` block.
@@ -524,6 +551,9 @@ def read_bytes(
         known = source.known_bytes(os.fspath(path))
         if known is not None and len(known) <= max_bytes:
             return known
+    kept = _memo_for(root)
+    if kept is not None and (known := kept.bytes.get(os.fspath(path))) is not None and len(known) <= max_bytes:
+        return known
     opened = _open_regular(path, root)
     if isinstance(opened, LoadError):
         return opened
@@ -557,7 +587,7 @@ def read_bytes(
 def read_prefix(path: Path, *, root: Path | None = None, max_bytes: int) -> tuple[bytes, int] | LoadError:
     """The first *max_bytes* bytes of a regular file and its size, whatever its size (the same containment
     as :func:`read_bytes`); the rest is not read. Nothing is decoded: the caller decides how."""
-    kept = _MEMO.get()
+    kept = _memo_for(root)
     if kept is not None and (known := kept.bytes.get(os.fspath(path))) is not None:
         return known[:max_bytes], len(known)  # a whole file read in this block
     opened = _open_regular(path, root)
@@ -697,6 +727,8 @@ def list_folder(folder: Path) -> list[str] | LoadError:
     listed the folder already lends its listing (:func:`known_names`).
     """
     known = known_names(folder)
+    if known is None:
+        known = _memo_names(folder)
     if known is not None:
         return known
     if _RECORDERS.get():
@@ -716,6 +748,8 @@ def list_if_folder(path: Path) -> list[str] | LoadError | None:
     missing; a :class:`LoadError` when it is one that cannot be listed. One look, where :func:`is_dir` then
     :func:`list_folder` would take two."""
     known = known_names(path)
+    if known is None:
+        known = _memo_names(path)
     if known is not None:
         return known
     if not _RECORDERS.get():
@@ -973,6 +1007,8 @@ def load_json(path: Path, *, root: Path | None = None) -> Any | LoadError:
 def load_model(path: Path, model: type[M], *, root: Path | None = None) -> M | LoadError:
     """Read, parse and validate one JSON document."""
     known = known_model(path, model)
+    if known is None:
+        known = _memo_model(path, root, model)
     if known is not None:
         return known
     value = load_json(path, root=root)
@@ -1015,6 +1051,8 @@ def load_report(path: Path, *, root: Path | None = None) -> FinalReportV3 | Fina
     if isinstance(model, str):
         return LoadError(path, model)
     known = known_model(path, model)
+    if known is None:
+        known = _memo_model(path, root, model)
     if known is not None:
         return known
     doc = validate(path, value, model)

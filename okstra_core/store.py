@@ -174,10 +174,13 @@ class RunDir:
         if self._listing is None:
             partial = self._partial or {}
             listing: dict[str, list[Artifact]] = {}
-            # Only the category folders the run dir holds are listed: one absent lists as empty.
-            present = set(self.own_names())
+            # Only the category folders the run dir holds are listed (one absent lists as empty), as it holds
+            # them now; a run dir that cannot be listed has each of its category folders listed on its own.
+            unlisted = self.task.project.unlisted
+            present = set(_listdir(self.path, unlisted))
+            every = self.path in unlisted
             for category in layout.RUN_CATEGORIES:
-                if category not in present and category not in partial:
+                if not every and category not in present and category not in partial:
                     continue
                 found = partial[category] if category in partial else self._scan_category(category)
                 if found:

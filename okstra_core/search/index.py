@@ -320,7 +320,9 @@ def _walk(
             plain_hash = log_hash = _UNSETTLED
             listed = True
             if look_files:
-                out.metas[rel] = (now, _file_metas(base + rel + "/", files, logs))
+                # Each file's key is judged against the moment its look began (a file written during the walk is
+                # not taken as settled).
+                out.metas[rel] = (time.time_ns(), _file_metas(base + rel + "/", files, logs))
         if subdirs:
             stack.extend((f"{rel}/{name}", sub) for sub, _, name in map(_split, subdirs.split("\n")))
         folder = base + rel + "/"

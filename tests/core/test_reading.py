@@ -329,17 +329,77 @@ def test_a_memo_keeps_only_whole_files_read_inside_its_root(tmp_path: Path, monk
 
 def test_a_memo_lends_nothing_a_fresh_read_would_refuse(tmp_path: Path) -> None:
     root = tmp_path / "root"
-    root.mkdir()
-    (tmp_path / "outside.json").write_bytes(GOOD)
-    (root / "escape.json").symlink_to(tmp_path / "outside.json")
-    with reading.memo(root):
-        assert reading.read_bytes(tmp_path / "outside.json", root=None) == GOOD
-        assert "escapes the project root" in str(reading.read_bytes(root / "escape.json", root=root))
+    (root / "sub").mkdir(parents=True)
+    (root / "other").mkdir()
+    (root / "other" / "f.json").write_bytes(GOOD)
+    link = root / "sub" / "link.json"
+    link.symlink_to(root / "other" / "f.json")
+    fresh = str(reading.read_bytes(link, root=root / "sub"))
+    assert "escapes the project root" in fresh
+    with reading.memo(root) as kept:
+        assert reading.read_bytes(link, root=root) == GOOD  # inside the memo's root: kept
+        assert str(link) in kept.bytes
+        # Kept inside a narrower root, the same path is refused as a fresh read refuses it.
+        assert str(reading.read_bytes(link, root=root / "sub")) == fresh
+        assert str(reading.read_prefix(link, root=root / "sub", max_bytes=100)) == fresh
         too_big = root / "big.json"
         too_big.write_bytes(b"x" * 64)
         assert reading.read_bytes(too_big, root=root) == b"x" * 64
         # Kept whole, but a reader with a smaller limit is still refused as it would be.
         assert "too large" in str(reading.read_bytes(too_big, root=root, max_bytes=10))
+    with reading.memo(root / "sub") as narrow:
+        assert reading.read_bytes(link, root=root) == GOOD  # kept inside another root: not kept
+        assert narrow.bytes == {}
+        assert str(reading.read_bytes(link, root=root / "sub")) == fresh
+
+
+def test_a_recording_inside_a_memo_looks_at_what_it_reads(tmp_path: Path) -> None:
+    (tmp_path / "folder").mkdir()
+    doc = tmp_path / "folder" / "latest.json"
+    doc.write_bytes(GOOD)
+    with reading.memo(tmp_path):
+        reading.read_bytes(doc, root=tmp_path)
+        reading.list_folder(tmp_path / "folder")
+        with reading.recording() as reads:
+            assert reading.read_bytes(doc, root=tmp_path) == GOOD
+            assert reading.list_folder(tmp_path / "folder") == ["latest.json"]
+    assert set(reads.paths) == {str(doc), str(tmp_path / "folder")}
+
+
+def test_a_memo_leaves_the_source_of_the_block_around_it(tmp_path: Path) -> None:
+    doc = tmp_path / "latest.json"
+    doc.write_bytes(b"{}")
+
+    class Lent:
+        def known_bytes(self, path: str) -> bytes | None:
+            return GOOD if path == str(doc) else None
+
+        def known_model(self, path: str, model: type[object]) -> None:
+            return None
+
+        def known_names(self, folder: str) -> None:
+            return None
+
+        def known_is_dir(self, path: str) -> None:
+            return None
+
+        def known_lexists(self, path: str) -> None:
+            return None
+
+    with reading.use_source(Lent()), reading.memo(tmp_path):
+        assert reading.read_bytes(doc, root=tmp_path) == GOOD
+
+
+def test_a_memo_keeps_no_file_over_its_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reading, "MEMO_FILE_MOST", 10)
+    monkeypatch.setattr(reading, "MEMO_MOST", 15)
+    for name, size in (("big", 11), ("a", 10), ("b", 5), ("c", 1)):
+        (tmp_path / name).write_bytes(b"x" * size)
+    with reading.memo(tmp_path) as kept:
+        for name in ("big", "a", "b", "c"):
+            reading.read_bytes(tmp_path / name, root=tmp_path)
+    assert sorted(kept.bytes) == [str(tmp_path / "a"), str(tmp_path / "b")]
+    assert kept.size == 15
 
 
 def test_a_report_validated_in_a_memo_is_validated_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -201,6 +201,34 @@ def test_a_run_dir_lists_only_the_category_folders_it_holds(fresh_demo: Path, mo
         monkeypatch.setattr(os, "listdir", real)
         assert {a.category for a in artifacts} <= set(held)
         assert fresh.artifacts(absent) == []
-        # Each folder it holds, the file named as one (which lists as empty), and, for a stage, the run dir itself.
-        expected = [*(str(rd.path / c) for c in [*held, absent]), *([str(rd.path)] * (rd.stage is not None))]
-        assert sorted(listed) == sorted(expected)
+        # The run dir itself, each folder it holds and the file named as one (which lists as empty).
+        assert sorted(listed) == sorted([str(rd.path), *(str(rd.path / c) for c in [*held, absent])])
+
+
+def test_a_run_dir_that_cannot_be_listed_lists_each_category_folder(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run dir whose own listing is refused (read permission gone, the folder still enterable) is recorded as
+    unlistable, and its category folders are listed one by one, as a reader that cannot list it still finds
+    them."""
+    import os
+
+    project = Project.open(fresh_demo)
+    assert isinstance(project, Project)
+    task = project.find_task("demo-shop:payments:retry-policy")
+    assert task is not None
+    expected = {(rd.task_type, rd.stage): [a.path for a in rd.artifacts()] for rd in task.run_dirs}
+    assert any(expected.values())
+    fresh = task.ref.open()
+    real = os.listdir
+    refused = {os.fspath(rd.path) for rd in fresh.run_dirs}
+
+    def refusing(path: object) -> list[str]:
+        if os.fspath(path) in refused:  # type: ignore[call-overload]
+            raise PermissionError(13, "Permission denied")
+        return real(path)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(os, "listdir", refusing)
+    for rd in fresh.run_dirs:
+        assert [a.path for a in rd.artifacts()] == expected[(rd.task_type, rd.stage)]
+        assert rd.path in fresh.project.unlisted
