@@ -255,8 +255,10 @@ def adopt(conn: sqlite3.Connection, root: Path) -> str | None:
             conn.execute("BEGIN IMMEDIATE")
             app, version = _stamp(conn)
             if app == 0 and version == 0:
-                if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] and not _made_here(conn, root):
                     return "is not an okstra store index"
+                # Empty, or holding this index's own tables for this project without their stamp (seen once
+                # when several processes made it at the same moment): made (again) ours.
                 _make(conn, root)
                 return None
     if app != APPLICATION_ID:
@@ -267,6 +269,15 @@ def adopt(conn: sqlite3.Connection, root: Path) -> str | None:
     if row is None or row[0] != os.path.realpath(root):
         return "belongs to another project"
     return None
+
+
+def _made_here(conn: sqlite3.Connection, root: Path) -> bool:
+    """Whether the database holds this index's own tables, naming the project at *root*, and nothing else."""
+    tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if tables != {"meta", "facts"}:
+        return False
+    row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+    return row is not None and row[0] == os.path.realpath(root)
 
 
 def _stamp(conn: sqlite3.Connection) -> tuple[int, int]:

@@ -146,6 +146,35 @@ def test_a_damaged_or_foreign_index_is_rebuilt(fresh_demo: Path, tmp_path: Path,
         assert _inbox_json(fresh_demo, index) == expected and index.reused == 1 and not index.notices
 
 
+@pytest.mark.parametrize("extra", [False, True])
+def test_an_unstamped_index_is_taken_as_ours_only_when_it_holds_its_own_tables(
+    fresh_demo: Path, tmp_path: Path, extra: bool
+) -> None:
+    """Its own tables for this project without the stamps (as a start racing others once left it) are stamped
+    again and used; with any other table beside them it is foreign, and rebuilt."""
+    cache = tmp_path / "cache"
+    db = _warm(fresh_demo, cache)
+    expected = _inbox_json(fresh_demo, None)
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA application_id = 0")
+    conn.execute("PRAGMA user_version = 0")
+    if extra:
+        conn.execute("CREATE TABLE other(x)")
+    conn.commit()
+    conn.close()
+    with _index(fresh_demo, cache) as index:
+        assert _inbox_json(fresh_demo, index) == expected
+        assert index.usable
+        if extra:
+            assert len(index.notices) == 1 and "is not an okstra store index: rebuilt" in index.notices[0]
+        else:
+            assert index.notices == []
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA application_id").fetchone()[0] != 0
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == INDEX_FORMAT
+    conn.close()
+
+
 def test_a_tampered_fact_never_hides_a_decision(fresh_demo: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     db = _warm(fresh_demo, cache)
