@@ -433,9 +433,11 @@ SHARED_READ_FROM: int = 2000
 #: recorded times are wanted).
 _SHARED_READ: tuple[Path, list[tuple[str, list[tuple[str, str, str, int]]]], set[str]] | None = None
 
-#: One file read, as a reader hands it back: its path, kind, key and mtime, whether it was cut, why it could not
-#: be read, and its sections (kind, label, text). Plain tuples: a worker's results cross to the parent pickled.
-_Row = tuple[str, str, str, int, bool, str | None, tuple[tuple[str, str | None, str], ...]]
+#: One file read, as a reader hands it back: its row of ``search_files`` but the id and recorded time (path,
+#: folder, key, kind, task, run type, mtime, whether it was cut, why it could not be read, characters), then its
+#: sections (kind, label, text). Plain tuples, made in the reader: a worker's results cross to the parent pickled,
+#: and the parent writes them with the write lock held.
+_Row = tuple[str, str, str, str, str, str | None, int, int, str | None, int, tuple[tuple[str, str | None, str], ...]]
 _Read = tuple[list[_Row], dict[str, dict[str, int]]]
 
 
@@ -453,7 +455,10 @@ def _read_units(root: Path, units: list[tuple[str, list[tuple[str, str, str, int
                 for rel, kind, key, mtime in files:
                     got = extract(root / rel, root, kind)
                     sections = tuple((s.kind, s.label, s.text) for s in got.sections)
-                    read.append((rel, kind, key, mtime, got.capped, got.error, sections))
+                    task, run_type = layout.task_and_run_type(rel)
+                    chars = sum(len(s.text) for s in got.sections)
+                    row = (rel, rel.rpartition("/")[0], key, kind, task, run_type, mtime, int(got.capped), got.error)
+                    read.append((*row, chars, sections))
                 if folder in timed:
                     times[folder] = task_times(root, folder)
     return read, times
@@ -886,30 +891,15 @@ class SearchIndex:
         first_section = conn.execute("SELECT coalesce(max(id), 0) FROM search_sections").fetchone()[0] + 1
 
         def files() -> Iterator[tuple[Any, ...]]:
-            for file_id, (rel, kind, key, mtime, capped, error, parts) in enumerate(read, start=first_file):
-                task, run_type = layout.task_and_run_type(rel)
-                chars = sum(len(text) for _, _, text in parts)
+            for file_id, row in enumerate(read, start=first_file):
+                rel, task = row[0], row[4]
                 recorded = times[task].get(rel) if task in times else None
-                folder = rel.rpartition("/")[0]
-                yield (
-                    file_id,
-                    rel,
-                    folder,
-                    key,
-                    kind,
-                    task,
-                    run_type,
-                    mtime,
-                    int(capped),
-                    error,
-                    chars,
-                    recorded,
-                )
+                yield (file_id, *row[:10], recorded)
 
         def sections() -> Iterator[tuple[int, int, tuple[str, str | None, str]]]:
             section_id = first_section
             for file_id, row in enumerate(read, start=first_file):
-                for section in row[6]:
+                for section in row[10]:
                     yield section_id, file_id, section
                     section_id += 1
 
