@@ -213,6 +213,27 @@ def _tree_digest(root: Path) -> dict[str, str]:
 #: Each wizard's palette entry ("Decide: <kind> · <task> …") is found by these words.
 WIZARDS = ("choose a direction", "prepare planning", "answer questions", "confirm design item")
 READ_ONLY_LINE = r"read-only: nothing will be written"
+#: How long one step of a wizard is given to show the next after Next (a loaded machine draws slowly).
+STEP_SECONDS = 4.0
+
+
+def _highest_step(text: str) -> int:
+    return max((int(n) for n in re.findall(r"step (\d+) of", text)), default=0)
+
+
+def _next_step(frames: list[bytes], page: Any, start: int) -> None:
+    """Answer the step shown (choose, type, Next) and wait until the wizard shows a later step or its read-only
+    line; a step that does not move on (its answer refused) is left after :data:`STEP_SECONDS`."""
+    before = _highest_step(_screen_text(frames[start:]))
+    page.keyboard.press("Enter")
+    page.keyboard.type("answer")
+    page.keyboard.press("Control+n")
+    deadline = time.monotonic() + STEP_SECONDS
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(200)
+        text = _screen_text(frames[start:])
+        if _highest_step(text) > before or re.search(READ_ONLY_LINE, text):
+            return
 
 
 @pytest.mark.timeout(BROWSER_SECONDS)
@@ -238,10 +259,7 @@ def test_read_only_in_the_browser(browser: Any, fresh_demo: Path, tmp_path: Path
                 for _ in range(12):  # every step: choose (Enter), answer (typed), Next
                     if re.search(READ_ONLY_LINE, _screen_text(frames[start:])):
                         break
-                    page.keyboard.press("Enter")
-                    page.keyboard.type("answer")
-                    page.keyboard.press("Control+n")
-                    page.wait_for_timeout(700)
+                    _next_step(frames, page, start)
                 _wait_for(frames, page, READ_ONLY_LINE, start)
                 page.keyboard.press("Control+n")  # the write step's Next: nothing happens
                 page.wait_for_timeout(500)
