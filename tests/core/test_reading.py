@@ -480,3 +480,21 @@ def test_list_if_folder_unrecorded_lists_without_a_look_and_answers_as_recorded(
     assert "cannot list folder: Permission denied" in str(recorded["refused"])
     assert all(recorded[n] is None for n in ("file", "to-file", "dangling", "loop", "fifo", "missing"))
     assert str(tmp_path / "folder") not in looked and str(tmp_path / "file") not in looked
+
+
+def test_a_root_moved_within_roots_resolved_once_has_its_reads_refused(tmp_path: Path) -> None:
+    """The root as first resolved in the block is the one reads are kept inside: a project moved away, with a
+    symlink to another folder left in its place, has its reads refused until the block ends."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "doc.json").write_bytes(GOOD)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "doc.json").write_bytes(b"{}")
+    with reading.roots_resolved_once():
+        assert reading.read_bytes(root / "doc.json", root=root) == GOOD
+        root.rename(tmp_path / "moved")
+        root.symlink_to(other)
+        refused = reading.read_bytes(root / "doc.json", root=root)
+        assert isinstance(refused, LoadError) and "outside" in refused.reason
+    assert reading.read_bytes(root / "doc.json", root=root) == b"{}"  # resolved afresh: the folder it names now
