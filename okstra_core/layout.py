@@ -669,12 +669,17 @@ MANAGER_TASK_FILES: Final = (
 # ---------------------------------------------------------------------- relpaths
 
 
-def rel(path: Path, root: Path) -> str:
+def rel(path: Path | str, root: Path | str) -> str:
     """*path* relative to *root* (usually the project root) as POSIX text, without resolving.
 
-    Raises :class:`ValueError` when *path* is not under *root*.
+    Raises :class:`ValueError` when *path* is not under *root*. A path below *root* is cut as text (an index
+    build asks this of every file of the store); any other is left to :meth:`pathlib.PurePath.relative_to`.
     """
-    return path.relative_to(root).as_posix()
+    text = os.fspath(path)
+    prefix = os.path.join(os.fspath(root), "")
+    if text.startswith(prefix) and len(text) > len(prefix):
+        return text[len(prefix) :].replace(os.sep, "/")
+    return Path(path).relative_to(root).as_posix()
 
 
 def is_relative_posix(text: str) -> bool:

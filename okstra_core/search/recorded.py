@@ -28,16 +28,14 @@ def _ns(moment: dt.datetime | None) -> int | None:
     return None if moment is None else int(moment.timestamp() * 1_000_000) * 1000
 
 
-def _files_of(art: Artifact, base: int) -> list[str]:
+def _files_of(art: Artifact, root: Path) -> list[str]:
     """The project-relative paths of *art*: itself, or every file under it when it is a folder (only a kind read
-    as a folder is looked at for one: any other names a file). *base* is the length of the project root's path
-    and its separator: every path here was made under it."""
-    path = os.fspath(art.path)
+    as a folder is looked at for one: any other names a file)."""
     if art.spec.reader != "folder" or not art.path.is_dir():
-        return [path[base:].replace(os.sep, "/")]
+        return [layout.rel(art.path, root)]
     out: list[str] = []
-    for folder, _, files in os.walk(path):
-        out.extend(os.path.join(folder, name)[base:].replace(os.sep, "/") for name in files)
+    for folder, _, files in os.walk(art.path):
+        out.extend(layout.rel(os.path.join(folder, name), root) for name in files)
     return out
 
 
@@ -47,7 +45,6 @@ def task_times(root: Path, task_folder: str) -> dict[str, int]:
     group, _, task_id = task_folder.partition("/")
     project = Project(root)
     task = TaskRef(project, group, task_id, layout.tasks_dir(root) / group / task_id).open()
-    base = len(os.path.join(os.fspath(project.root), ""))
     out: dict[str, int] = {}
     for run_dir in task.run_dirs:
         for execution in run_dir.executions():
@@ -55,7 +52,7 @@ def task_times(root: Path, task_folder: str) -> dict[str, int]:
             if at is None:
                 continue
             for art in execution.artifacts:
-                for rel in _files_of(art, base):
+                for rel in _files_of(art, root):
                     out[rel] = at
         for art in run_dir.artifacts():
             stamped = _ns(times.parse_stamp(art.name.stamp)) if art.name.stamp else None

@@ -222,3 +222,27 @@ def test_seq_claims_in_other_digits_take_no_seq(tmp_path: Path) -> None:
         (folder / layout.SEQ_CLAIMS_DIR / name).write_text("", encoding="utf-8")
     assert layout.seqs_in_use(folder) == 12
     assert names.seq_value("007") == 7 and names.seq_value("9" * 256) is None and names.seq_value("") is None
+
+
+@pytest.mark.parametrize(
+    ("path", "root", "expected"),
+    [
+        ("/p/.okstra/tasks/g/t/a.md", "/p", ".okstra/tasks/g/t/a.md"),
+        ("/p/x", "/", "p/x"),
+        ("/p", "/p", "."),
+        ("/p/a/../b", "/p/a/..", "b"),
+        ("/pq/x", "/p", None),
+        ("/other/x", "/p", None),
+    ],
+)
+def test_rel_cuts_text_as_relative_to_does(path: str, root: str, expected: str | None) -> None:
+    from pathlib import PurePosixPath
+
+    for asked, base in ((path, root), (Path(path), Path(root))):
+        if expected is None:
+            with pytest.raises(ValueError):
+                layout.rel(asked, base)
+            with pytest.raises(ValueError):
+                PurePosixPath(path).relative_to(root)
+        else:
+            assert layout.rel(asked, base) == expected == PurePosixPath(path).relative_to(root).as_posix()
