@@ -276,7 +276,10 @@ def _made_here(conn: sqlite3.Connection, root: Path) -> bool:
     tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if tables != {"meta", "facts"}:
         return False
-    row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+    except sqlite3.OperationalError:  # a table of that name made otherwise: not ours
+        return False
     return row is not None and row[0] == os.path.realpath(root)
 
 

@@ -304,3 +304,19 @@ def test_events_naming_a_folder_moved_in_look_at_everything_below_it(tmp_path: P
 )
 def test_changed_since_vouches_for_quiet_folders_only(changed: set[str] | None, folder: str, quiet: bool) -> None:
     assert ChangedSince(changed, within="/p/.okstra").quiet(folder) is quiet
+
+
+def test_an_unstamped_database_with_foreign_tables_of_our_names_is_rebuilt(fresh_demo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    db = index_path(cache, fresh_demo)
+    db.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE meta(a, b)")
+    conn.execute("CREATE TABLE facts(x)")
+    conn.commit()
+    conn.close()
+    expected = _inbox_json(fresh_demo, None)
+    with _index(fresh_demo, cache) as index:
+        assert _inbox_json(fresh_demo, index) == expected
+        assert index.usable
+        assert len(index.notices) == 1 and "is not an okstra store index: rebuilt" in index.notices[0]
