@@ -90,9 +90,16 @@ def installed() -> bool:
     return bool(os.environ.get("WATCHMAN_SOCK")) or shutil.which("watchman") is not None
 
 
+#: Why watchman is not asked about a store that is a symlink.
+LINKED_STORE: Final = "the store is a symlink: watchman names its changes under the folder it leads to"
+
+
 def changed_since(root: Path, token: str | None) -> Since:
     """What changed under *root*'s ``.okstra/`` since the clock in *token* (a :attr:`Since.token` kept from an
-    earlier answer, or None), never raising."""
+    earlier answer, or None), never raising. A store that is a symlink is not asked about (:data:`LINKED_STORE`):
+    what changes in it is named under the real folder, which the answer's paths would never match."""
+    if os.path.islink(layout.okstra_dir(root)):
+        return Since(None, None, LINKED_STORE)
     reused = _reusable()
     try:
         try:

@@ -417,7 +417,7 @@ def run_check(
 
     selected, ignored = _rule_sets(select, ignore)
     root, linked_store = _checked_root(project_root)
-    watchman = watchman and not linked_store  # it names changes under the store's real folder, not the symlink
+    watchman = watchman and not linked_store  # as watchman.changed_since has it (LINKED_STORE), known here already
     home_path = Path(os.path.abspath(home if home is not None else layout.okstra_home()))
     if check_cache is not None and (misplaced := layout.misplaced_cache(check_cache.directory, root, home_path)):
         raise CheckError(check_cache.directory, misplaced)

@@ -197,3 +197,14 @@ def test_a_path_outside_the_store_is_looked_at(watchman_on: PrivateWatchman, tmp
     with StoreIndex(root, cache, key=KEY, scope=SCOPE, watchman=True) as index:
         assert isinstance(index.look, ChangedSince) and index.look.changed == set()
         assert _read_text_fact(index, outside) == "y"
+
+
+def test_a_store_that_is_a_symlink_is_never_asked_about(tmp_path: Path) -> None:
+    """Watchman names what changes in a symlinked store under the folder it leads to, which no path of the
+    store matches: its answer would vouch for every path, so the caller looks instead."""
+    from okstra_core import watchman as wm
+
+    (tmp_path / "real-store").mkdir()
+    (tmp_path / ".okstra").symlink_to(tmp_path / "real-store")
+    since = wm.changed_since(tmp_path, None)
+    assert since.changed is None and since.token is None and since.problem == wm.LINKED_STORE
