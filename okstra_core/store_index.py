@@ -272,13 +272,18 @@ def adopt(conn: sqlite3.Connection, root: Path) -> str | None:
 
 
 def _made_here(conn: sqlite3.Connection, root: Path) -> bool:
-    """Whether the database holds this index's own tables, naming the project at *root*, and nothing else."""
+    """Whether the database holds this index's own tables, naming the project at *root*, and besides them only
+    the tables of the parts it records (``<part>_...``)."""
     tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if tables != {"meta", "facts"}:
+    if not {"meta", "facts"} <= tables:
         return False
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+        parts = [key[5:] for (key,) in conn.execute("SELECT key FROM meta WHERE key LIKE 'part:%'")]
     except sqlite3.OperationalError:  # a table of that name made otherwise: not ours
+        return False
+    others = {t for t in tables - {"meta", "facts"} if not t.startswith("sqlite_")}  # SQLite's own: any file
+    if any(not any(t.startswith(f"{part}_") for part in parts) for t in others):
         return False
     return row is not None and row[0] == os.path.realpath(root)
 

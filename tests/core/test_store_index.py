@@ -14,7 +14,7 @@ import pytest
 
 from okstra_core import reading, watch
 from okstra_core.store import Project
-from okstra_core.store_index import INDEX_FORMAT, ChangedSince, StoreIndex, index_path
+from okstra_core.store_index import INDEX_FORMAT, ChangedSince, StoreIndex, index_path, part_made
 from okstra_core.workflows.inbox import INBOX_FACT, read_inbox
 
 KEY = b"k" * 32
@@ -150,12 +150,13 @@ def test_a_damaged_or_foreign_index_is_rebuilt(fresh_demo: Path, tmp_path: Path,
 def test_an_unstamped_index_is_taken_as_ours_only_when_it_holds_its_own_tables(
     fresh_demo: Path, tmp_path: Path, extra: bool
 ) -> None:
-    """Its own tables for this project without the stamps (as a start racing others once left it) are stamped
-    again and used; with any other table beside them it is foreign, and rebuilt."""
+    """Its own tables for this project, and a part's, without the stamps (as a start racing others once left
+    it) are stamped again and used; with any other table beside them it is foreign, and rebuilt."""
     cache = tmp_path / "cache"
     db = _warm(fresh_demo, cache)
     expected = _inbox_json(fresh_demo, None)
-    conn = sqlite3.connect(db)
+    conn = sqlite3.connect(db, isolation_level=None)
+    part_made(conn, "demo", 1, ["CREATE TABLE demo_rows(x)"])
     conn.execute("PRAGMA application_id = 0")
     conn.execute("PRAGMA user_version = 0")
     if extra:
