@@ -125,6 +125,8 @@ class Unit:
         self.findings: list[Finding] = []
         # Caches are keyed by path text: hashing pathlib objects dominated the profile.
         self._bytes: dict[str, bytes | None] = {}
+        #: Transcripts read from their end: what is kept of them may be a tail, never lent as a whole file.
+        self._tails: set[str] = set()
         self._text: dict[str, str | None] = {}
         self._json: dict[str, Any] = {}
         self._docs: dict[tuple[str, type[BaseModel]], Any] = {}
@@ -420,7 +422,10 @@ class Unit:
         p = Path(key)
         inside = key.startswith(self._root_text + os.sep)
         # A transcript (.log) grows without bound and is free text: past the read limit its tail is what is read.
-        result = reading.read_bytes(p, root=self.root if inside else None, tail=key.endswith(".log"))
+        tail = key.endswith(".log")
+        result = reading.read_bytes(p, root=self.root if inside else None, tail=tail)
+        if tail:
+            self._tails.add(key)
         if isinstance(result, LoadError):
             self._report_load(result, p)
             self._bytes[key] = None
@@ -522,6 +527,8 @@ class Unit:
         """Bytes already read from inside the project (see :class:`okstra_core.reading.Source`)."""
         if not path.startswith(self._root_text + os.sep):
             return None  # files outside were read without the root's symlink rule
+        if path in self._tails:
+            return None  # perhaps only its last lines: a reader wanting the whole file reads it
         return self._bytes.get(path)
 
     def known_model(self, path: str, model: type[BaseModel]) -> BaseModel | None:

@@ -88,3 +88,26 @@ def test_what_a_unit_lends_of_its_listings_is_what_a_look_would_give(
     assert told_count >= 6, "the listing answers for the plain entries"
     assert unit.known_is_dir(str(tmp_path / "elsewhere" / "x")) is None, "a folder not listed: no answer"
     assert unit.known_lexists(str(folder / "sub" / "x")) is None
+
+
+def test_a_transcript_read_from_its_end_is_not_lent_as_the_whole_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A transcript over the read limit is checked from its end; a reader asking for the whole file under the
+    unit still gets the refusal a read gives, never those last lines as if they were all of it."""
+    from okstra_core import reading
+    from okstra_core.check.unit import Unit
+
+    monkeypatch.setattr(reading, "MAX_BYTES", 64)
+    folder = tmp_path / ".okstra" / "tasks" / "g" / "t"
+    folder.mkdir(parents=True)
+    log = folder / "agent.log"
+    log.write_bytes(b"".join(b"line %03d\n" % n for n in range(40)))
+    unit = Unit(tmp_path)
+    tail = unit.data(str(log))
+    assert tail is not None and 0 < len(tail) <= 64 and tail.endswith(b"line 039\n")
+    with unit.owner():
+        whole = reading.read_bytes(log, root=tmp_path)
+        lines = reading.read_bytes(log, root=tmp_path, tail=True)
+    assert isinstance(whole, reading.LoadError) and "too large" in whole.reason
+    assert lines == tail
