@@ -14,6 +14,7 @@ import re
 import stat
 import time
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -260,12 +261,19 @@ class Reads:
     not be looked at, ``UNSETTLED`` when it changed too recently to be trusted),
     so that a look later that finds every path as recorded proves the
     computation would read the same again (:class:`okstra_core.store_index.StoreIndex`).
+
+    A path inside a store reached through a symlink below the store's folder
+    is also in :attr:`linked`: a freshness source that names changed paths
+    (watchman) names the symlink's target, never the path read, so such a path
+    is always looked at.
     """
 
-    __slots__ = ("paths",)
+    __slots__ = ("linked", "paths")
 
     def __init__(self) -> None:
         self.paths: watch.Signature = {}
+        #: The paths recorded that were reached through a symlink inside their store (:func:`through_link`).
+        self.linked: set[str] = set()
 
     def note(self, path: str, st: os.stat_result | None, looked_ns: int) -> None:
         """Record *path* as seen with status *st* (None: it could not be looked at) at *looked_ns*."""
@@ -277,6 +285,56 @@ class Reads:
             value = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
         # The first look wins: a later look in the same computation came after its first answer was used.
         self.paths.setdefault(path, value)
+
+
+#: How a path under a store shows it: the store's folder between separators.
+_STORE_MARK: Final = os.sep + layout.OKSTRA_DIR + os.sep
+#: Each store folder's real path, by the path it was named by (a stale entry only makes paths count as linked).
+_REAL_STORES: dict[str, str] = {}
+
+
+def _real_of(path: str, fd: int | None = None) -> str | None:
+    """The real path of *path* (of the file open on *fd* when given), following symlinks; for a path not
+    there, its folder's real path and its name; None when no folder on its way can be looked at."""
+    if fd is not None:
+        try:
+            return os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            pass
+    try:
+        opened = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        folder, name = os.path.split(path)
+        if not name or folder == path:
+            return None
+        above = _real_of(folder)
+        return None if above is None else os.path.join(above, name)
+    except (OSError, ValueError):
+        return None
+    try:
+        return os.readlink(f"/proc/self/fd/{opened}")
+    except OSError:
+        return os.path.realpath(path)
+    finally:
+        os.close(opened)
+
+
+def through_link(path: str, fd: int | None = None) -> bool:
+    """Whether *path*, under a store (``.okstra/``), was reached through a symlink below the store's folder (to
+    a file or a folder, inside the store or out): its real path is not the store's real path followed by the
+    rest of *path*. False for a path under no store; True when its real path cannot be had."""
+    at = path.find(_STORE_MARK)
+    if at < 0:
+        return False
+    store = path[: at + len(_STORE_MARK) - 1]
+    real_store = _REAL_STORES.get(store)
+    if real_store is None:
+        real_store = _real_of(store)
+        if real_store is None:
+            return True
+        _REAL_STORES[store] = real_store
+    real = _real_of(path, fd)
+    return real is None or real != real_store + path[len(store) :]
 
 
 _RECORDERS: ContextVar[tuple[Reads, ...]] = ContextVar("okstra_reading_recorders", default=())
@@ -294,17 +352,23 @@ def recording() -> Iterator[Reads]:
         _RECORDERS.reset(token)
 
 
-def note_reads(paths: watch.Signature) -> None:
-    """Record *paths* as read with the metadata given (what a reused result was computed from: a recording around
-    it depends on the same files)."""
+def note_reads(paths: watch.Signature, linked: AbstractSet[str] = frozenset()) -> None:
+    """Record *paths* as read with the metadata given, those in *linked* as reached through a symlink (what a
+    reused result was computed from: a recording around it depends on the same files)."""
     for reads in _RECORDERS.get():
         for path, value in paths.items():
             reads.paths.setdefault(path, value)
+        reads.linked.update(linked)
 
 
-def _note(path: Path | str, st: os.stat_result | None, looked_ns: int) -> None:
-    for reads in _RECORDERS.get():
-        reads.note(os.fspath(path), st, looked_ns)
+def _note(path: Path | str, st: os.stat_result | None, looked_ns: int, fd: int | None = None) -> None:
+    recorders = _RECORDERS.get()
+    text = os.fspath(path)
+    linked = through_link(text, fd)
+    for reads in recorders:
+        reads.note(text, st, looked_ns)
+        if linked:
+            reads.linked.add(text)
 
 
 def _note_stat(path: Path | str) -> os.stat_result | None:
@@ -440,7 +504,7 @@ def _open_regular(path: Path, root: Path | None) -> tuple[int, os.stat_result] |
         else:
             _note_stat(path)
     else:
-        _note(path, opened[1], looked)
+        _note(path, opened[1], looked, opened[0])
     return opened
 
 

@@ -101,6 +101,10 @@ class Look(Protocol):
 
     def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool: ...
 
+    def looked(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
+        """:meth:`holds`, by a look at *path* whatever the source would say of it (a path reached through a
+        symlink, whose changes a source naming changed paths names elsewhere)."""
+
 
 class LookedOnce(Generic[_Look]):
     """Each path looked at once (by *look*) for as long as this lives: every question asked through it shares
@@ -139,6 +143,8 @@ class StatPass(LookedOnce[tuple[int, int, int, int]]):
 
     def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
         return self(path) == recorded
+
+    looked = holds
 
 
 def changed_in_all(changes: Iterable[AbstractSet[str] | None]) -> frozenset[str] | None:
@@ -191,6 +197,9 @@ class ChangedSince:
                     path = parent
             self._beneath = beneath
         return folder not in self._beneath and self._clear_from(os.path.dirname(folder))
+
+    def looked(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
+        return self.looks(path) == recorded
 
     def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
         changed = self.changed
@@ -518,24 +527,36 @@ class StoreIndex:
         body = "\x00".join((self._scope, os.fspath(self.root), name, value, deps))
         return hmac.digest(self._key, body.encode("utf-8", "surrogatepass"), "sha256").hex()
 
-    def _deps_of(self, deps_text: str) -> watch.Signature | None:
-        """The recorded paths (absolute) of a fact and their metadata when every one still holds, else None."""
+    def _deps_of(self, deps_text: str) -> tuple[watch.Signature, set[str]] | None:
+        """The recorded paths (absolute) of a fact and their metadata, and those reached through a symlink, when
+        every one still holds, else None. A path reached through a symlink is looked at whatever the freshness
+        source says (:attr:`okstra_core.reading.Reads.linked`)."""
         try:
             deps = json.loads(deps_text)
         except ValueError:
             return None
         if not isinstance(deps, dict):
             return None
-        prefix, holds = self._prefix, self.look.holds
+        look = self.look
+        prefix, holds, looked = self._prefix, look.holds, look.looked
         out: watch.Signature = {}
+        linked: set[str] = set()
         unsettled = watch.UNSETTLED
         for rel, recorded in deps.items():
             path = rel[1:] if rel[0] == "/" else prefix + rel
-            sig = tuple(recorded) if isinstance(recorded, list) else None
-            if sig is None or len(sig) != 4 or sig == unsettled or not holds(path, sig):
+            if not isinstance(recorded, list) or len(recorded) not in (4, 5):
+                return None
+            sig = (recorded[0], recorded[1], recorded[2], recorded[3])
+            if sig == unsettled:
+                return None
+            if len(recorded) == 5:
+                linked.add(path)
+                if not looked(path, sig):
+                    return None
+            elif not holds(path, sig):
                 return None
             out[path] = sig
-        return out
+        return out, linked
 
     def _row(self, name: str) -> tuple[str, str, str] | None:
         # One row at a time while few are asked for (a warm answer asks for one); then all in one read.
@@ -567,7 +588,7 @@ class StoreIndex:
         except ValueError:
             return None
         # A fact computed from this one depends on what this one was computed from.
-        reading.note_reads(held)
+        reading.note_reads(*held)
         return decoded
 
     def fact(self, name: str, compute: Callable[[], T], encode: Callable[[T], Any], decode: Callable[[Any], T]) -> T:
@@ -590,12 +611,19 @@ class StoreIndex:
             result = compute()
         self.computed += 1
         if self._conn is not None:
-            self._keep(name, json.dumps(encode(result), separators=(",", ":")), self._deps_text(reads.paths))
+            self._keep(
+                name, json.dumps(encode(result), separators=(",", ":")), self._deps_text(reads.paths, reads.linked)
+            )
         return result
 
-    def _deps_text(self, paths: watch.Signature) -> str:
+    def _deps_text(self, paths: watch.Signature, linked: AbstractSet[str]) -> str:
+        """The JSON of what a fact read: each path (relative to the root when inside it) with its metadata, one
+        more element (1) for a path reached through a symlink."""
         prefix = self._prefix
-        rel = {(p[len(prefix) :] if p.startswith(prefix) else "/" + p): list(sig) for p, sig in paths.items()}
+        rel = {
+            (p[len(prefix) :] if p.startswith(prefix) else "/" + p): [*sig, 1] if p in linked else list(sig)
+            for p, sig in paths.items()
+        }
         return json.dumps(rel, separators=(",", ":"), sort_keys=True)
 
     def _keep(self, name: str, value: str, deps: str) -> None:

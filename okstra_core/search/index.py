@@ -316,9 +316,13 @@ def _walk(
             listed = False
         else:
             # Listed after the stat: a change in between shows as a new key next time.
-            subdirs, files, plain, logged = _listing(base + rel, role)
+            subdirs, files, plain, logged, linked = _listing(base + rel, role)
             plain_hash = log_hash = _UNSETTLED
             listed = True
+            if linked:
+                # A file here is a symlink: watchman names its target when it changes, never this folder, so the
+                # folder is never vouched for, nor its record taken as it stands (listed and looked at each time).
+                key = _UNSETTLED
             if look_files:
                 # Each file's key is judged against the moment its look began (a file written during the walk is
                 # not taken as settled).
@@ -1052,11 +1056,13 @@ class _Retry(Exception):
     """The index was rebuilt under a running operation: run it once more."""
 
 
-def _listing(folder: str, role: str) -> tuple[str, str, str, str]:
-    """What the walk uses of *folder*: its sub-folders (``role\tname`` lines), its files (``kind\tname``), and
-    the names of its files other than transcripts and of its transcripts (newline-separated)."""
+def _listing(folder: str, role: str) -> tuple[str, str, str, str, bool]:
+    """What the walk uses of *folder*: its sub-folders (``role\tname`` lines), its files (``kind\tname``), the
+    names of its files other than transcripts and of its transcripts (newline-separated), and whether one of
+    those files is a symlink."""
     subdirs: list[str] = []
     files: list[tuple[str, str]] = []
+    linked = False
     try:
         with os.scandir(folder) as it:
             for entry in it:
@@ -1072,13 +1078,14 @@ def _listing(folder: str, role: str) -> tuple[str, str, str, str]:
                         subdirs.append(f"{role_of}\t{entry.name}")
                 elif (kind := file_kind(role, entry.name)) is not None:
                     files.append((entry.name, kind))
+                    linked = linked or entry.is_symlink()
     except OSError:
         pass
     files.sort()
     lines = "\n".join(f"{kind}\t{name}" for name, kind in files)
     plain = "\n".join(name for name, kind in files if kind != "log")
     logged = "\n".join(name for name, kind in files if kind == "log")
-    return "\n".join(sorted(subdirs)), lines, plain, logged
+    return "\n".join(sorted(subdirs)), lines, plain, logged, linked
 
 
 __all__ = ["INDEX_CHARS", "Hit", "Results", "SearchError", "SearchIndex", "Update", "index_path"]

@@ -321,3 +321,57 @@ def test_an_unstamped_database_with_foreign_tables_of_our_names_is_rebuilt(fresh
         assert _inbox_json(fresh_demo, index) == expected
         assert index.usable
         assert len(index.notices) == 1 and "is not an okstra store index: rebuilt" in index.notices[0]
+
+
+def _linked_store(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A store where a task's ``runs`` folder is a symlink to a folder elsewhere in the store, and a file is a
+    symlink to another file: (the path read through the folder link, its target, the file link)."""
+    store = tmp_path / ".okstra"
+    shared = store / "shared" / "runs"
+    shared.mkdir(parents=True)
+    task = store / "tasks" / "g" / "t"
+    task.mkdir(parents=True)
+    (task / "runs").symlink_to(shared)
+    target = shared / "a.txt"
+    target.write_text("one", encoding="utf-8")
+    (task / "b.txt").symlink_to(target)
+    for each in (target, shared, task):
+        _age(each)
+    return task / "runs" / "a.txt", target, task / "b.txt"
+
+
+def test_a_path_reached_through_a_symlink_in_the_store_is_recorded_as_linked(tmp_path: Path) -> None:
+    through_folder, target, file_link = _linked_store(tmp_path)
+    plain = target.parent / "plain.txt"
+    plain.write_text("x", encoding="utf-8")
+    with reading.recording() as reads:
+        reading.read_text(through_folder)
+        reading.read_text(file_link)
+        reading.read_text(plain)
+        reading.lexists(through_folder.parent / "not-yet.txt")
+        reading.is_dir(through_folder.parent)
+        reading.list_folder(target.parent)
+    assert reads.linked == {
+        str(through_folder),
+        str(file_link),
+        str(through_folder.parent / "not-yet.txt"),
+        str(through_folder.parent),
+    }
+    assert set(reads.paths) >= reads.linked | {str(plain), str(target.parent)}
+    assert not reading.through_link(str(tmp_path / "elsewhere.txt")), "under no store: never linked"
+
+
+@pytest.mark.parametrize("via", ["folder", "file"])
+def test_a_source_naming_a_symlinks_target_never_vouches_for_the_path_read_through_it(tmp_path: Path, via: str) -> None:
+    """Watchman names the target of a symlink that changed, never the path a fact read through the link: that
+    path is looked at, so the fact is computed afresh."""
+    through_folder, target, file_link = _linked_store(tmp_path)
+    read = through_folder if via == "folder" else file_link
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert _text_fact(index, read) == "one"
+    with _index(tmp_path, tmp_path / "cache", look=ChangedSince(set())) as index:
+        assert _text_fact(index, read) == "one" and index.reused == 1  # unchanged: reused after the look
+    target.write_text("two!", encoding="utf-8")
+    _age(target)
+    with _index(tmp_path, tmp_path / "cache", look=ChangedSince({str(target)})) as index:
+        assert _text_fact(index, read) == "two!" and index.computed == 1

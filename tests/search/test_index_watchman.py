@@ -26,7 +26,7 @@ def _looked_at(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append(folder)
         return hashed(folder, names, now)
 
-    def listing_counted(folder: str, role: str) -> tuple[str, str, str, str]:
+    def listing_counted(folder: str, role: str) -> tuple[str, str, str, str, bool]:
         seen.append(folder)
         return listing(folder, role)
 
@@ -109,3 +109,22 @@ def test_a_record_made_too_recently_is_looked_at_though_watchman_says_nothing_ch
     looked = _looked_at(monkeypatch)
     assert _hits(fresh_demo, cache, "retry", watchman=True) != []
     assert looked, "the unsettled folders were taken as recorded"
+
+
+def test_a_file_that_is_a_symlink_is_looked_at_though_watchman_says_nothing_changed(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman
+) -> None:
+    """Watchman names a symlink's target when it changes, never the symlink: a folder holding one is looked at
+    at every search, so an edit of the target (here outside the store) is found."""
+    cache = tmp_path / "cache"
+    brief = layout.instruction_set_dir(layout.tasks_dir(fresh_demo) / TASK) / "task-brief.md"
+    target = fresh_demo / "notes" / "brief.md"
+    target.parent.mkdir()
+    target.write_text(brief.read_text(encoding="utf-8"), encoding="utf-8")
+    brief.unlink()
+    brief.symlink_to(target)
+    _hits(fresh_demo, cache, "retry", watchman=True)  # no clock kept yet: every folder is looked at
+    assert _hits(fresh_demo, cache, "quokkazebra", watchman=True) == []
+    target.write_text(target.read_text(encoding="utf-8") + "\nThe quokkazebra clause.\n", encoding="utf-8")
+    found = _hits(fresh_demo, cache, "quokkazebra", watchman=True)
+    assert found == _hits(fresh_demo, tmp_path / "fresh", "quokkazebra", watchman=False) != []
