@@ -148,6 +148,7 @@ def test_kept_records_replaced_by_another_run_meanwhile_are_saved_whole(
     _same_as_fresh(fresh_demo, CheckCache(cache_dir))
     _same_as_fresh(fresh_demo, CheckCache(cache_dir))
     loaded_clock = _clock(cache_dir)
+    before_replacing = kept_records(cache_dir)
     kept_update = CheckCache.update
 
     def replaced_meanwhile(self: CheckCache, *args: Any) -> bool:
@@ -167,6 +168,9 @@ def test_kept_records_replaced_by_another_run_meanwhile_are_saved_whole(
     _same_as_fresh(fresh_demo, replacing)
     assert replacing.misses == 1
     assert _clock(cache_dir) not in (loaded_clock, "c:0:1:1:1"), "saved whole under the clock it asked with"
+    saved = kept_records(cache_dir)
+    assert set(saved) == set(before_replacing), "every task's record saved"
+    assert all(saved[t]["mac"] != before_replacing[t]["mac"] for t in saved), "each signed under the new clock"
     monkeypatch.setattr(CheckCache, "update", kept_update)
     after = CheckCache(cache_dir)
     _same_as_fresh(fresh_demo, after)
@@ -232,3 +236,4 @@ def test_a_symlinked_store_is_checked_without_asking_watchman(
     again = CheckCache(cache_dir)
     _same_as_fresh(fresh_demo, again)
     assert again.misses >= 1
+    assert (again.watchman_token, again.watchman_problem) == (None, None), "watchman was not asked"

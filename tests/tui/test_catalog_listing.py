@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from okstra_core import layout
+from okstra_core.check.engine import run_check
 from okstra_core.errors import LoadError
 from okstra_core.store import CatalogListing, Project
 from okstra_tui.children import run_child
@@ -203,6 +205,11 @@ def test_a_file_left_at_the_slug_name_does_not_hide_the_tasks_folder(fresh_demo:
     assert quick is not None
     assert not uncatalogued_rows(Project(fresh_demo), quick.rows)
     assert next(r for r in quick.rows if r.key == row.key).root == ref.root
+    # The checker checks the task in that folder: its slug is named there, and the file is named as a stray.
+    found = {(f.rule, f.path) for f in run_check(fresh_demo).findings}
+    upper, stray = (layout.rel(p, fresh_demo) for p in (ref.root, folder))
+    assert ("OKS018", upper) in found and ("OKS005", stray) in found
+    assert any(path.startswith(upper + "/runs/") for _, path in found), "the task's runs are checked there"
 
 
 def test_the_confirming_child_agrees_or_hands_back_the_validated_reading(
