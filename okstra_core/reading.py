@@ -361,10 +361,25 @@ def note_reads(paths: watch.Signature, linked: AbstractSet[str] = frozenset()) -
         reads.linked.update(linked)
 
 
+#: The paths this process recorded as reached through a symlink in their store, at most :data:`LINKED_MOST`.
+_LINKED_SEEN: set[str] = set()
+#: How many of those are kept; past it, every recorded path counts as linked (looked at, never vouched for).
+LINKED_MOST: Final = 65536
+
+
+def seen_through_link(path: str) -> bool:
+    """Whether this process recorded *path* as reached through a symlink in its store (:func:`through_link`),
+    whoever recorded it: a freshness source that names changed paths never vouches for it
+    (:meth:`okstra_core.store_index.ChangedSince.holds`)."""
+    return path in _LINKED_SEEN or len(_LINKED_SEEN) >= LINKED_MOST
+
+
 def _note(path: Path | str, st: os.stat_result | None, looked_ns: int, fd: int | None = None) -> None:
     recorders = _RECORDERS.get()
     text = os.fspath(path)
     linked = through_link(text, fd)
+    if linked and len(_LINKED_SEEN) < LINKED_MOST:
+        _LINKED_SEEN.add(text)
     for reads in recorders:
         reads.note(text, st, looked_ns)
         if linked:

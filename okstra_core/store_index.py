@@ -164,7 +164,9 @@ class ChangedSince:
     everything below them (a folder moved in may hold files changed while it was elsewhere); every other path
     holds as recorded. *changed* None means the source cannot say (it started afresh, it overflowed): every path
     is looked at. With *within* (a folder), the source
-    speaks only for that folder and what is under it: any other path is looked at."""
+    speaks only for that folder and what is under it: any other path is looked at. A path this process read
+    through a symlink in its store (:func:`okstra_core.reading.seen_through_link`) is always looked at: the
+    source names the symlink's target when it changes, never that path."""
 
     def __init__(self, changed: set[str] | None, looks: StatPass | None = None, within: str | None = None) -> None:
         self.looks = looks if looks is not None else StatPass()
@@ -203,7 +205,7 @@ class ChangedSince:
 
     def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
         changed = self.changed
-        if changed is None or path in self._folders:
+        if changed is None or path in self._folders or reading.seen_through_link(path):
             return self.looks(path) == recorded
         if self._under is not None and path != self._within and not path.startswith(self._under):
             return self.looks(path) == recorded

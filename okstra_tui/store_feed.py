@@ -18,7 +18,8 @@ workbench) watches their stores, the feed leaves them to it
 every other store to it from the start (:meth:`StoreFeed.leave_others`): one
 watcher per store, not one here and one there. Any other path outside the store (the manager
 home, the write log in the user's state folder), which no store watcher sees,
-is looked at once a second by the feed itself.
+is looked at once a second by the feed itself, as is a path in the store that a view read through a symlink
+(the watcher names the symlink's target when it changes, which may lie outside the store).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
 
-from okstra_core import layout
+from okstra_core import layout, reading
 from okstra_core.store import Project
 from okstra_core.watch import Signature, StoreWatcher, differs, signature
 
@@ -81,7 +82,7 @@ class StoreFeed:
             self._followed[reader] = frozenset(paths)
             if isinstance(paths, Mapping):
                 for path, sig in paths.items():
-                    if not path.startswith(self._store):
+                    if not path.startswith(self._store) or reading.seen_through_link(path):
                         self._outside.setdefault(path, sig)
 
     def drop(self, reader: object) -> None:
@@ -155,7 +156,10 @@ class StoreFeed:
         looked: list[str] = []
         stores: dict[str, list[str]] = {}
         for path in sorted(followed):
-            if not path.startswith(skipped):
+            if path.startswith(self._store) and reading.seen_through_link(path):
+                # Read through a symlink: the store's watcher names its target when it changes, never this path.
+                looked.append(path)
+            elif not path.startswith(skipped):
                 store = store_of(path)
                 if store is None:
                     looked.append(path)
@@ -167,7 +171,7 @@ class StoreFeed:
                 p: sig
                 for p, sig in self._outside.items()
                 if p in followed
-                and not p.startswith(self._store)
+                and (not p.startswith(self._store) or reading.seen_through_link(p))
                 and (p.startswith(left) or store_of(p) not in self._others)
             }
         self._grouped = (version, looked, stores)

@@ -375,3 +375,23 @@ def test_a_source_naming_a_symlinks_target_never_vouches_for_the_path_read_throu
     _age(target)
     with _index(tmp_path, tmp_path / "cache", look=ChangedSince({str(target)})) as index:
         assert _text_fact(index, read) == "two!" and index.computed == 1
+
+
+def test_what_a_view_read_through_a_symlink_is_looked_at_though_the_events_name_its_target(tmp_path: Path) -> None:
+    """A view's reads are checked against the app's change feed (a :class:`ChangedSince`): a path the process
+    read through a symlink is looked at, whatever the feed names, so the view goes stale when the target
+    changes."""
+    through_folder, target, file_link = _linked_store(tmp_path)
+    plain = target.parent / "plain.txt"
+    plain.write_text("x", encoding="utf-8")
+    _age(plain)
+    with reading.recording() as reads:
+        for path in (through_folder, file_link, plain):
+            reading.read_text(path)
+    shown = dict(reads.paths)
+    assert all(ChangedSince(set()).holds(p, sig) for p, sig in shown.items()), "nothing changed"
+    target.write_text("two!", encoding="utf-8")
+    feed = ChangedSince({str(target)})
+    assert not feed.holds(str(through_folder), shown[str(through_folder)])
+    assert not feed.holds(str(file_link), shown[str(file_link)])
+    assert feed.holds(str(plain), shown[str(plain)])

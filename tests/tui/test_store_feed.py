@@ -72,3 +72,34 @@ def test_another_projects_store_is_watched_not_looked_at_each_second(
         )
     finally:
         feed.close()
+
+
+@pytest.mark.parametrize("mode", ["events", "poll"])
+def test_a_file_read_through_a_symlink_out_of_the_store_is_looked_at(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """The store's watcher never sees a symlink's target outside the store change: the feed looks at what a view
+    read through the symlink itself, and names that path when the target changes."""
+    from okstra_core import reading
+
+    monkeypatch.setenv("OKSTRA_WATCH", mode)
+    target = fresh_demo / "notes" / "brief.md"
+    target.parent.mkdir()
+    target.write_text("one\n", encoding="utf-8")
+    task = Project(fresh_demo).find_task("demo-shop:platform:ci-speedup")
+    assert task is not None
+    link = task.root / "brief-link.md"
+    link.symlink_to(target)
+    with reading.recording() as reads:
+        assert reading.read_text(link, root=fresh_demo) == "one\n"
+    assert reads.linked == {str(link)}
+    delivered: list[frozenset[str] | None] = []
+    feed = StoreFeed(fresh_demo, delivered.append)
+    feed.follow("view", reads.paths)
+    feed.start()
+    try:
+        time.sleep(0.3)
+        target.write_text("two, longer\n", encoding="utf-8")
+        _until(lambda: any(paths is None or str(link) in paths for paths in delivered), "the symlink's change named")
+    finally:
+        feed.close()
