@@ -205,6 +205,14 @@ def _key_of(meta: tuple[int, ...], now_ns: int) -> str:
     return f"{size},{mtime},{ctime},{ino}"
 
 
+#: One file read, as a reader hands it back: its row of ``search_files`` but the id and recorded time (path,
+#: folder, key, kind, task, run type, mtime, whether it was cut, why it could not be read, characters), then its
+#: sections (kind, label, text). Plain tuples, made in the reader: a worker's results cross to the parent pickled,
+#: and the parent writes them with the write lock held.
+_Row = tuple[str, str, str, str, str, str | None, int, int, str | None, int, tuple[tuple[str, str | None, str], ...]]
+_Read = tuple[list[_Row], dict[str, dict[str, int]]]
+
+
 @dataclass(slots=True)
 class _Look:
     """The store as one look found it."""
@@ -227,6 +235,11 @@ class _Look:
     metas: dict[str, tuple[int, dict[str, tuple[int, ...]]]] = field(default_factory=dict)
     #: The folders the index held before the look: only their files can have rows.
     known: frozenset[str] = frozenset()
+    #: On a first build, the folders whose files the workers read as they walked them (not compared again), the
+    #: files read and the recorded times of their tasks (:func:`_walk_and_read`).
+    read_dirs: set[str] = field(default_factory=set)
+    read: list[_Row] = field(default_factory=list)
+    times: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 #: A file's metadata as the folder hash holds it (the check cache's key, less the device).
@@ -275,8 +288,9 @@ def _hash_of(names: str, metas: dict[str, tuple[int, ...]], now: int) -> str:
 #: walks the folders above it in the parent and each task folder's subtree in a worker.
 _TASK_DEPTH: Final = 3
 
-#: What the look's forked workers read, set before they are forked: (base, known folders, logs, now, task folders).
-_SHARED: tuple[str, dict[str, tuple[str, ...]], bool, int, list[tuple[str, str]]] | None = None
+#: What the look's forked workers read, set before they are forked: (base, known folders, logs, now, task folders,
+#: the project root when the workers read the files too: a first build).
+_SHARED: tuple[str, dict[str, tuple[str, ...]], bool, int, list[tuple[str, str]], Path | None] | None = None
 
 
 def _walk(
@@ -389,32 +403,108 @@ def _vouched(
     return True
 
 
-_Walked = tuple[dict[str, tuple[Any, ...]], list[str], str, int, dict[str, tuple[int, dict[str, tuple[int, ...]]]]]
+_Walked = tuple[
+    dict[str, tuple[Any, ...]],
+    list[str],
+    str,
+    int,
+    dict[str, tuple[int, dict[str, tuple[int, ...]]]],
+    _Read | None,
+]
 
 
 def _walk_range(start: int, stop: int) -> _Walked:
     """Worker entry point: walk ``folders[start:stop]``; return only what the parent keeps (the folders to look
     at file by file, in order), the folders visited (newline-separated), the files counted and the metadata of
-    the files of the folders listed afresh."""
+    the files of the folders listed afresh; on a first build, instead of that metadata, the files read."""
     assert _SHARED is not None
-    base, known, logs, now, folders = _SHARED
+    base, known, logs, now, folders, root = _SHARED
     out = _Look()
     # Reversed: the walk pops from the end, so the folders are taken in the parent's order.
     _walk(base, known, logs, now, folders[start:stop][::-1], out, look_files=True)
-    return {rel: out.dirs[rel] for rel in out.dirty}, out.dirty, "\n".join(out.dirs), out.files, out.metas
+    if root is None:
+        return {rel: out.dirs[rel] for rel in out.dirty}, out.dirty, "\n".join(out.dirs), out.files, out.metas, None
+    read = _read_walked(root, base, out)
+    return {rel: out.dirs[rel] for rel in out.dirty}, out.dirty, "\n".join(out.dirs), out.files, {}, read
+
+
+def _read_walked(root: Path, base: str, out: _Look) -> _Read:
+    """Read every file of the folders *out* walked, which the index has never held (a first build): each task's
+    files in path order, then its recorded times, as :meth:`SearchIndex._found` reads them."""
+    by_task: dict[str, list[tuple[str, str, str, int]]] = {}
+    for rel in out.dirty:
+        entry = out.dirs[rel]
+        # Every folder is listed afresh on a first build, its files looked at as it was.
+        got = out.metas.pop(rel, None)
+        looked, metas = got if got is not None else (time.time_ns(), _file_metas(base + rel + "/", entry[-1], out.logs))
+        stale, _, _ = _file_by_file(rel, entry[-1], metas, looked, {})
+        out.dirs[rel] = _rehashed(entry, metas, looked, out.logs)
+        for each in stale:
+            by_task.setdefault(layout.task_and_run_type(each[0])[0], []).append(each)
+    timed = {t for t in (layout.task_and_run_type(rel)[0] for rel in out.dirty) if t.count("/") == 1}
+    for task in timed:
+        by_task.setdefault(task, [])
+    return _read_units(root, [(task, sorted(files)) for task, files in sorted(by_task.items())], timed)
+
+
+def _file_by_file(
+    rel: str, files: str, metas: dict[str, tuple[int, ...]], looked: int, stored: dict[str, tuple[int, str]]
+) -> tuple[list[tuple[str, str, str, int]], list[int], int]:
+    """The files of the folder *rel* (``kind\tname`` lines, their metadata *metas* as looked at from *looked*)
+    to read, as (path, kind, key, mtime); the ids of the rows of *stored* (by path: id, key) to forget; and how
+    many of those are read again in place."""
+    stale: list[tuple[str, str, str, int]] = []
+    removed: list[int] = []
+    replaced = 0
+    current = set()
+    for kind, _, name in map(_split, files.split("\n") if files else ()):
+        meta = metas.get(name)
+        if meta is None or not stat.S_ISREG(meta[0]):
+            continue  # a transcript not looked at, or gone, or no longer a file
+        path = f"{rel}/{name}"
+        key = _key_of(meta, looked)
+        current.add(path)
+        old = stored.get(path)
+        if old is None or old[1] != key or key == _UNSETTLED:
+            stale.append((path, kind, key, meta[2]))
+            if old is not None:
+                removed.append(old[0])
+                replaced += 1
+    removed.extend(ident for path, (ident, _) in stored.items() if path not in current)
+    return stale, removed, replaced
+
+
+def _rehashed(entry: tuple[Any, ...], metas: dict[str, tuple[int, ...]], looked: int, logs: bool) -> tuple[Any, ...]:
+    """A folder's record *entry* with the hashes of its files made from *metas* when it was listed afresh."""
+    if entry[5] is not None and entry[6] is not None:
+        return entry
+    hashes = (_hash_of(entry[3], metas, looked), _hash_of(entry[4], metas, looked) if logs else entry[6])
+    return (*entry[:5], *hashes, entry[7])
+
+
+def _walk_ranges(folders: int, jobs: int, reading_too: bool) -> list[tuple[int, int]]:
+    """The ``(start, stop)`` ranges of *folders* task folders handed to *jobs* workers: four each, or, when
+    they read as they walk (a first build), 64 each, for the progress shown."""
+    size = max(1, -(-folders // ((64 if reading_too else 4) * jobs)))
+    return [(i, min(i + size, folders)) for i in range(0, folders, size)]
 
 
 def _shared_walk(
-    base: str, known: dict[str, tuple[str, ...]], logs: bool, now: int, folders: list[tuple[str, str]], jobs: int
+    base: str,
+    known: dict[str, tuple[str, ...]],
+    logs: bool,
+    now: int,
+    folders: list[tuple[str, str]],
+    jobs: int,
+    ranges: list[tuple[int, int]],
+    root: Path | None = None,
 ) -> Iterator[_Walked]:
-    """Walk *folders* in *jobs* forked workers, which see *known* without it being sent to them."""
+    """Walk each of *ranges* of *folders* in *jobs* forked workers, which see *known* without it being sent to
+    them; with *root* (a first build), each worker also reads the files of what it walked."""
     global _SHARED
-    _SHARED = (base, known, logs, now, folders)
+    _SHARED = (base, known, logs, now, folders, root)
     try:
-        size = max(1, -(-len(folders) // (4 * jobs)))
-        yield from _in_workers(
-            _walk_range, [(i, min(i + size, len(folders))) for i in range(0, len(folders), size)], jobs
-        )
+        yield from _in_workers(_walk_range, ranges, jobs)
     finally:
         _SHARED = None
 
@@ -436,13 +526,6 @@ SHARED_READ_FROM: int = 2000
 #: What the forked readers read, set before they are forked: (root, tasks with their files to read, tasks whose
 #: recorded times are wanted).
 _SHARED_READ: tuple[Path, list[tuple[str, list[tuple[str, str, str, int]]]], set[str]] | None = None
-
-#: One file read, as a reader hands it back: its row of ``search_files`` but the id and recorded time (path,
-#: folder, key, kind, task, run type, mtime, whether it was cut, why it could not be read, characters), then its
-#: sections (kind, label, text). Plain tuples, made in the reader: a worker's results cross to the parent pickled,
-#: and the parent writes them with the write lock held.
-_Row = tuple[str, str, str, str, str, str | None, int, int, str | None, int, tuple[tuple[str, str | None, str], ...]]
-_Read = tuple[list[_Row], dict[str, dict[str, int]]]
 
 
 def _read_units(root: Path, units: list[tuple[str, list[tuple[str, str, str, int]]]], timed: set[str]) -> _Read:
@@ -503,8 +586,8 @@ def _shared_read(
 class _Found:
     """What one look found to change in the index, read before the write lock is taken."""
 
-    #: The files to read again (path, kind, key, mtime) and the rows to forget.
-    stale: list[tuple[str, str, str, int]]
+    #: How many files were read (new or changed), and the rows to forget.
+    stale: int
     removed: list[int]
     #: The stale files, read.
     read: list[_Row]
@@ -693,7 +776,7 @@ class SearchIndex:
             if clock != kept:
                 self._keep_clock_alone(generation, kept, clock)
             return Update(unchanged=self.conn.execute("SELECT count(*) FROM search_files").fetchone()[0])
-        look = self._look(self._known_dirs(), logs, quiet)
+        look = self._look(self._known_dirs(), logs, quiet, progress)
         catalog_key = self._catalog_key()
         if (
             not look.dirty
@@ -732,7 +815,7 @@ class SearchIndex:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-        return Update(read=len(stale), removed=len(removed) - look.replaced, unchanged=look.files - len(stale))
+        return Update(read=stale, removed=len(removed) - look.replaced, unchanged=look.files - stale)
 
     def _settled(self, logs: bool) -> bool:
         """Whether every record the look would take from the index is settled (none was made within
@@ -768,7 +851,13 @@ class SearchIndex:
         )
         return {row[0]: row[1:] for row in rows}
 
-    def _look(self, known: dict[str, tuple[str, ...]], logs: bool, quiet: ChangedSince | None = None) -> _Look:
+    def _look(
+        self,
+        known: dict[str, tuple[str, ...]],
+        logs: bool,
+        quiet: ChangedSince | None = None,
+        progress: Progress | None = None,
+    ) -> _Look:
         """Look at every walked folder (listing only those whose key changed) and the files in them.
 
         An unchanged folder's files are confirmed together: their metadata, read by one ``stat`` each in C
@@ -785,15 +874,26 @@ class SearchIndex:
             _walk(base, known, logs, now, start, out, quiet=quiet)
             out.gone = [p for p in known if p not in out.dirs]
         else:
-            # The store and its task groups here; each task folder's subtree in a worker.
+            # The store and its task groups here; each task folder's subtree in a worker. On a first build (the
+            # index holds no folder), the worker reads the files of what it walked too: one pass, nothing compared.
             deferred = _walk(base, known, logs, now, start, out, defer_depth=_TASK_DEPTH)
             visited = set(out.dirs)
-            for dirs, dirty, seen, files, metas in _shared_walk(base, known, logs, now, deferred, self.jobs):
+            root = None if known else self.root
+            ranges = _walk_ranges(len(deferred), self.jobs, root is not None)
+            walked = _shared_walk(base, known, logs, now, deferred, self.jobs, ranges, root)
+            for done, (dirs, dirty, seen, files, metas, read) in enumerate(walked, start=1):
                 out.dirs.update(dirs)
                 out.dirty.extend(dirty)
                 out.metas.update(metas)
                 visited.update(seen.split("\n") if seen else ())
                 out.files += files
+                if read is not None:
+                    out.read_dirs.update(dirty)
+                    out.read.extend(read[0])
+                    out.times.update(read[1])
+                    if progress is not None:  # the files of the tasks not walked yet: as many as so far, each
+                        count = len(out.read)
+                        progress(count, max(count, count * len(ranges) // done))
             out.gone = [p for p in known if p not in visited]
         out.logs = logs
         out.known = frozenset(known)
@@ -809,11 +909,12 @@ class SearchIndex:
         for rel in look.gone:
             removed.extend(i for (i,) in conn.execute("SELECT id FROM search_files WHERE dir = ?", (rel,)))
         for rel in look.dirty:
+            if rel in look.read_dirs:
+                continue  # read by the worker that walked it (a first build)
             stored: dict[str, tuple[int, str]] = {}
             if rel in look.known:  # a folder new to the index has no rows: not asked for (every folder, on a build)
                 rows = conn.execute("SELECT id, path, stat FROM search_files WHERE dir = ?", (rel,))
                 stored = {path: (ident, key) for ident, path, key in rows}
-            current = set()
             files = look.dirs[rel][-1]
             if files is None:
                 row = conn.execute("SELECT files FROM search_dirs WHERE path = ?", (rel,)).fetchone()
@@ -821,27 +922,12 @@ class SearchIndex:
                 look.dirs[rel] = (*look.dirs[rel][:-1], files)
             worker_look = look.metas.pop(rel, None)  # dropped once compared
             looked, metas = worker_look or (now, _file_metas(base + rel + "/", files, look.logs))
-            for kind, _, name in map(_split, files.split("\n") if files else ()):
-                meta = metas.get(name)
-                if meta is None or not stat.S_ISREG(meta[0]):
-                    continue  # a transcript not looked at, or gone, or no longer a file
-                path = f"{rel}/{name}"
-                key = _key_of(meta, looked)
-                current.add(path)
-                old = stored.get(path)
-                if old is None or old[1] != key or key == _UNSETTLED:
-                    stale.append((path, kind, key, meta[2]))
-                    if old is not None:
-                        removed.append(old[0])
-                        look.replaced += 1
-            removed.extend(ident for path, (ident, _) in stored.items() if path not in current)
-            entry = look.dirs[rel]
-            if entry[5] is None or entry[6] is None:  # listed afresh by the walk: hashed from these looks
-                hashes = (
-                    _hash_of(entry[3], metas, looked),
-                    _hash_of(entry[4], metas, looked) if look.logs else entry[6],
-                )
-                look.dirs[rel] = (*entry[:5], *hashes, entry[7])
+            found, gone, replaced = _file_by_file(rel, files, metas, looked, stored)
+            stale.extend(found)
+            removed.extend(gone)
+            look.replaced += replaced
+            # Listed afresh by the walk: hashed from these looks.
+            look.dirs[rel] = _rehashed(look.dirs[rel], metas, looked, look.logs)
         return stale, removed
 
     def _forget(self, ids: list[int]) -> None:
@@ -864,8 +950,9 @@ class SearchIndex:
         at least :data:`SHARED_READ_FROM` files to read, the tasks are shared out between worker processes.
         """
         stale, removed = self._changes(look)
-        touched = {layout.task_and_run_type(rel)[0] for rel in (*look.dirty, *look.gone)}
-        timed = {t for t in touched if t.count("/") == 1}
+        compared = [rel for rel in look.dirty if rel not in look.read_dirs]
+        touched = {layout.task_and_run_type(rel)[0] for rel in (*compared, *look.gone)}
+        timed = {t for t in touched if t.count("/") == 1 and t not in look.times}
         by_task: dict[str, list[tuple[str, str, str, int]]] = {folder: [] for folder in timed}
         for each in sorted(stale):
             by_task.setdefault(layout.task_and_run_type(each[0])[0], []).append(each)
@@ -877,14 +964,15 @@ class SearchIndex:
             if shared
             else (_read_units(self.root, units[a:b], timed) for a, b in _read_ranges(units))
         )
-        read: list[_Row] = []
-        times: dict[str, dict[str, int]] = {}
+        read, times = look.read, look.times  # what the workers read as they walked (a first build)
+        look.read, look.times = [], {}
+        before = len(read)
         for got, at in chunks:
             read.extend(got)
             times.update(at)
             if progress is not None and total:
-                progress(len(read), total)
-        return _Found(stale, removed, read, dict(sorted(times.items())))
+                progress(len(read), before + total)
+        return _Found(len(read), removed, read, dict(sorted(times.items())))
 
     def _insert(self, read: list[_Row], times: dict[str, dict[str, int]]) -> None:
         """Add the files *read*, each with its recorded time from *times* (by task folder), in three batches:

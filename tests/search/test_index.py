@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -269,25 +271,47 @@ def _contents(index: SearchIndex) -> tuple[list[tuple[object, ...]], list[tuple[
 def test_the_shared_out_reading_indexes_what_the_reading_here_does(
     fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A first build shared out reads each task in the worker that walked it; an update shared out reads what
+    changed in workers of its own: each indexes what one process reading everything does."""
     with SearchIndex(fresh_demo, tmp_path / "here", jobs=1) as index:
         index.update()
         here = _contents(index)
     monkeypatch.setattr(search_index, "SHARED_READ_FROM", 1)
-    shared_out: list[int] = []
-    real = search_index._shared_read
+    calls: dict[str, list[object]] = {"walk": [], "read": []}
+    walk, read = search_index._shared_walk, search_index._shared_read
 
-    def recorded(*args: object) -> object:
-        shared_out.append(1)
-        return real(*args)  # type: ignore[arg-type]
+    def walked(*args: Any) -> Any:
+        calls["walk"].append(args[-1])  # the root to read under (None: the walk only looks)
+        return walk(*args)
 
-    monkeypatch.setattr(search_index, "_shared_read", recorded)
+    def shared_read(*args: Any) -> Any:
+        calls["read"].append(1)
+        return read(*args)
+
+    monkeypatch.setattr(search_index, "_shared_walk", walked)
+    monkeypatch.setattr(search_index, "_shared_read", shared_read)
     with SearchIndex(fresh_demo, tmp_path / "shared", jobs=2) as index:
         steps: list[tuple[int, int]] = []
         index.update(progress=lambda done, total: steps.append((done, total)))
         shared = _contents(index)
     assert here[0] and here[1] and any(row[-1] is not None for row in here[0])  # recorded times included
-    assert shared_out and shared == here
+    assert calls["walk"] == [fresh_demo] and not calls["read"], "read as it was walked"
+    assert shared == here
     assert len(steps) > 1 and steps[-1][0] == steps[-1][1] == len(here[0])  # progress in steps, to the end
+    assert all(a <= b for (a, _), (b, _) in itertools.pairwise(steps))
+    # Every Markdown file indexed, edited: the update reads them again in workers, and agrees with a build of the
+    # edited store (each look taking the edits as settled, so that the two record the same keys).
+    monkeypatch.setattr(search_index, "RACY_NS", 0)
+    edited = [fresh_demo / str(row[0]) for row in here[0] if str(row[0]).endswith(".md")]
+    for path in edited:
+        path.write_text(path.read_text(encoding="utf-8") + "\nEdited after the build.\n", encoding="utf-8")
+    with SearchIndex(fresh_demo, tmp_path / "shared", jobs=2) as index:
+        assert index.update().read == len(edited)
+        updated = _contents(index)
+    with SearchIndex(fresh_demo, tmp_path / "again", jobs=1) as index:
+        index.update()
+        afresh = _contents(index)
+    assert calls["read"] and updated == afresh != here
 
 
 def test_a_query_fts5_cannot_parse_is_a_bad_query_not_a_corrupt_index(fresh_demo: Path, cache_dir: Path) -> None:
