@@ -395,3 +395,25 @@ def test_what_a_view_read_through_a_symlink_is_looked_at_though_the_events_name_
     assert not feed.holds(str(through_folder), shown[str(through_folder)])
     assert not feed.holds(str(file_link), shown[str(file_link)])
     assert feed.holds(str(plain), shown[str(plain)])
+
+
+def test_a_new_index_has_large_pages_and_one_made_before_keeps_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from okstra_core import store_index
+
+    path = tmp_path / "a.txt"
+    path.write_text("one", encoding="utf-8")
+    _age(path)
+    with _index(tmp_path, tmp_path / "new") as index:
+        assert _text_fact(index, path) == "one"
+    with sqlite3.connect(index_path(tmp_path / "new", tmp_path)) as conn:
+        assert conn.execute("PRAGMA page_size").fetchone()[0] == store_index.PAGE_BYTES == 16384
+    with monkeypatch.context() as patched:
+        patched.setattr(store_index, "PAGE_BYTES", 4096)  # an index made with the pages of an older okstra
+        with _index(tmp_path, tmp_path / "old") as index:
+            assert _text_fact(index, path) == "one"
+    with _index(tmp_path, tmp_path / "old") as index:
+        assert _text_fact(index, path) == "one" and index.reused == 1 and index.notices == []
+    with sqlite3.connect(index_path(tmp_path / "old", tmp_path)) as conn:
+        assert conn.execute("PRAGMA page_size").fetchone()[0] == 4096
