@@ -107,6 +107,10 @@ class Look(Protocol):
         """:meth:`holds`, by a look at *path* whatever the source would say of it (a path reached through a
         symlink, whose changes a source naming changed paths names elsewhere)."""
 
+    def holds_all(self, recorded: watch.Signature, linked: AbstractSet[str]) -> bool:
+        """Whether every path of *recorded* holds (:meth:`holds`; :meth:`looked` for those in *linked*), stopping
+        at the first that does not."""
+
 
 class LookedOnce(Generic[_Look]):
     """Each path looked at once (by *look*) for as long as this lives: every question asked through it shares
@@ -147,6 +151,19 @@ class StatPass(LookedOnce[tuple[int, int, int, int]]):
         return self(path) == recorded
 
     looked = holds
+
+    def holds_all(self, recorded: watch.Signature, linked: AbstractSet[str]) -> bool:
+        # Every path is looked at here, linked or not: one loop, without a call per path but the look (a warm
+        # answer checks tens of thousands).
+        seen, look = self._seen, self._look
+        for path, sig in recorded.items():
+            found = seen.get(path)
+            if found is None:
+                self.stats += 1
+                found = seen[path] = look(path)
+            if found != sig:
+                return False
+        return True
 
 
 def changed_in_all(changes: Iterable[AbstractSet[str] | None]) -> frozenset[str] | None:
@@ -204,6 +221,10 @@ class ChangedSince:
 
     def looked(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
         return self.looks(path) == recorded
+
+    def holds_all(self, recorded: watch.Signature, linked: AbstractSet[str]) -> bool:
+        holds, looked = self.holds, self.looked
+        return all((looked(path, sig) if path in linked else holds(path, sig)) for path, sig in recorded.items())
 
     def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
         changed = self.changed
@@ -544,8 +565,7 @@ class StoreIndex:
             return None
         if not isinstance(deps, dict):
             return None
-        look = self.look
-        prefix, holds, looked = self._prefix, look.holds, look.looked
+        prefix = self._prefix
         out: watch.Signature = {}
         linked: set[str] = set()
         unsettled = watch.UNSETTLED
@@ -558,11 +578,9 @@ class StoreIndex:
                 return None
             if len(recorded) == 5:
                 linked.add(path)
-                if not looked(path, sig):
-                    return None
-            elif not holds(path, sig):
-                return None
             out[path] = sig
+        if not self.look.holds_all(out, linked):
+            return None
         return out, linked
 
     def _row(self, name: str) -> tuple[str, str, str] | None:
