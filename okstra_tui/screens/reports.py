@@ -14,10 +14,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from okstra_core import layout, names
+from okstra_core import layout, names, reading
 from okstra_core.errors import LoadError
 from okstra_core.store import Artifact, Task
 from okstra_core.text import visible
+from okstra_core.watch import Signature
 
 from ..navigation import Location, View
 from ..ui_thread import call_ui
@@ -62,6 +63,8 @@ def chain_checks(task: Task) -> list[ChainCheck] | str:
 #: What every final report's data file name starts with, from the name grammar (said once, in the column title).
 REPORT_PREFIX = names.KINDS_BY_NAME["final-report-data"].template.partition("{")[0]
 REPORT_LABEL = "report"
+#: The part of the view (:meth:`~okstra_tui.screens.base.ViewScreen.read_also`) the reading copy read.
+READING_COPY = "reading-copy"
 
 
 def shared_affixes(filenames: list[str]) -> tuple[str, str]:
@@ -194,10 +197,15 @@ class ReportsScreen(ViewScreen):
 
     @work(thread=True, exclusive=True, group="reading-copy")
     def _render_report(self, art: Artifact) -> None:
-        text, note = reading_copy(art)
-        call_ui(self.app, self._rendered, art, text, note)
+        with reading.recording() as reads:
+            text, note = reading_copy(art)
+        call_ui(self.app, self._rendered, art, text, note, reads.paths)
 
-    async def _rendered(self, art: Artifact, text: str | None, note: LoadError | None) -> None:
+    async def _rendered(self, art: Artifact, text: str | None, note: LoadError | None, read: Signature) -> None:
+        # What the reading copy read makes the view stale too (an agent rewriting the report in place changes
+        # no folder the view listed); reloaded, the view renders the report again.
+        self.read_also(READING_COPY, None)
+        self.read_also(READING_COPY, read)
         body = self.query_one("#rep-body", VerticalScroll)
         widgets: list[Widget] = [
             Static(shown(layout.rel(art.path, self.okstra.project.root), style="bold"), id="rep-note")

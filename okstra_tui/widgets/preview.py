@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.syntax import Syntax
 from rich.text import Text
-from textual import work
+from textual import events, on, work
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
@@ -98,6 +98,12 @@ class ArtifactPreview(VerticalScroll):
         if self.target is not None and self.root is not None:
             self._load(self.target, self.root, True)
 
+    @on(events.Unmount)
+    def _unfollow(self) -> None:
+        drop = getattr(self.app, "drop_reads", None)
+        if drop is not None:
+            drop(self)
+
     @work(thread=True, exclusive=True, group="preview")
     def _load(self, target: PreviewTarget, root: Path, keep_scroll: bool) -> None:
         with reading.recording() as reads:
@@ -108,6 +114,11 @@ class ArtifactPreview(VerticalScroll):
         if loaded.target is not self.target:
             return
         self.depends_on = read
+        # The app's feed looks at what the preview read where no store watcher sees it change (a file read
+        # through a symlink; every file, when the store is polled); its view verifies it at each change.
+        follow = getattr(self.app, "follow_reads", None)
+        if follow is not None:
+            follow(self, read)
         self.loads += 1
         y = self.scroll_y
         shown = self._matches()

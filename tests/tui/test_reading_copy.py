@@ -50,3 +50,32 @@ async def test_the_reading_copy_shows_angle_brackets_as_written(fresh_demo: Path
     assert "a < b" in shown
     # Comments are hidden, as in any Markdown viewer: the data's, and the reading copy's own first line.
     assert "a note" not in shown and "Reading copy rendered" not in shown
+
+
+async def test_a_report_rewritten_in_place_is_shown_again(fresh_demo: Path) -> None:
+    """An agent rewriting the report data in place (same file, no rename) changes no folder the view listed:
+    what the reading copy read is followed too, so the new text shows."""
+    import os
+
+    path = fresh_demo / REPORT
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.navigate(Location(View.REPORTS, fresh_demo / TASK))
+        await settle(pilot)
+        await wait_until(pilot, lambda: bool(app.screen.query("#rep-markdown")), "the reading copy is shown")
+        await settle(pilot)
+        inode, folder = path.stat().st_ino, path.parent.stat().st_mtime_ns
+        value = json.loads(path.read_text(encoding="utf-8"))
+        value["summary"] = "Rewritten in place by an agent."
+        with open(path, "r+", encoding="utf-8") as f:
+            f.write(json.dumps(value, indent=2) + "\n")
+            f.truncate()
+        os.utime(path)  # a later mtime than the first look, whatever the clock's tick
+        assert (path.stat().st_ino, path.parent.stat().st_mtime_ns) == (inode, folder)
+
+        def rewritten() -> bool:
+            found = app.screen.query("#rep-markdown")
+            return bool(found) and "Rewritten in place by an agent." in _shown(found.first(Markdown))
+
+        await wait_until(pilot, rewritten, "the rewritten report is shown")
