@@ -14,11 +14,12 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static, Tree
 
-from okstra_core import layout
+from okstra_core import layout, reading
 from okstra_core.errors import LoadError
 from okstra_core.manager_home import Manager, ManagerTask, list_managers
 from okstra_core.models.manager import ManagerFile, ProjectsFile
 from okstra_core.reading import JsonlDoc
+from okstra_core.watch import Signature
 
 from ..navigation import View
 from ..ui_thread import call_ui
@@ -218,6 +219,10 @@ def file_detail(task: ManagerTask, path: Path) -> list[Widget]:
     return [StoreMarkdown(text)]
 
 
+#: The part of the view (:meth:`~okstra_tui.screens.base.ViewScreen.read_also`) the details of the node read.
+DETAILS = "details"
+
+
 def detail(node: Node) -> list[Widget]:
     """The widgets describing one node (errors inline)."""
     match node:
@@ -286,9 +291,17 @@ class ManagersScreen(ViewScreen):
         if not managers:
             tree.root.add_leaf(Text(f"No managers under {layout.managers_dir(home)}", style="dim"))
         if keep and line >= 0:
-            self.call_after_refresh(setattr, tree, "cursor_line", line)
+            self.call_after_refresh(self._back_to, tree, line)
         elif tree.root.children:
             self.call_after_refresh(tree.move_cursor, tree.root.children[0])
+
+    def _back_to(self, tree: Tree[Node | None], line: int) -> None:
+        """Put the cursor back on *line* of the rebuilt tree and show that node's details as they are now (the
+        line may be the one the tree kept, which says nothing of a change)."""
+        tree.cursor_line = line
+        node = tree.cursor_node
+        if node is not None and node.data is not None:
+            self._detail(node.data)
 
     @on(Tree.NodeHighlighted, "#mgr-tree")
     def _highlighted(self, event: Tree.NodeHighlighted[Node | None]) -> None:
@@ -297,10 +310,15 @@ class ManagersScreen(ViewScreen):
 
     @work(thread=True, exclusive=True, group="manager-detail")
     def _detail(self, node: Node) -> None:
-        widgets = detail(node)
-        call_ui(self.app, self._show, widgets)
+        with reading.recording() as reads:
+            widgets = detail(node)
+        call_ui(self.app, self._show, widgets, reads.paths)
 
-    async def _show(self, widgets: list[Widget]) -> None:
+    async def _show(self, widgets: list[Widget], read: Signature) -> None:
+        # What the details read (a child project's store, as it is now) makes the view stale too; reloaded, the
+        # view shows the node's details again.
+        self.read_also(DETAILS, None)
+        self.read_also(DETAILS, read)
         body = self.query_one("#mgr-body", VerticalScroll)
         with self.app.batch_update():
             await body.remove_children()

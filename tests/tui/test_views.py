@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Markdown, Static, Tree
 
+from okstra_core import layout
+from okstra_core.store import Project
 from okstra_tui.data.catalog import CatalogRow
 from okstra_tui.data.preview import PreviewTarget
 from okstra_tui.navigation import Location, View
@@ -363,3 +366,39 @@ async def test_a_manager_task_shows_its_children_live_and_marks_a_stale_snapshot
         assert "billing: the snapshot says currentStatus" in shown
         assert "okstra manager task sync --manager platform" in shown
     assert {p: p.read_bytes() for p in home.rglob("*") if p.is_file()} == before
+
+
+async def test_a_child_task_changed_in_its_project_is_shown_live(
+    fresh_many: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The details of a manager task read the child projects' stores: a child's manifest rewritten in place there
+    (no folder of it changed) shows in the details without leaving them."""
+    from okstra_core.demo.projects import HOME_DIR
+    from okstra_core.workflows.manager_live import live_task
+
+    monkeypatch.setenv("OKSTRA_HOME", str(fresh_many / HOME_DIR))
+    app = make_app(fresh_many / "shop")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_view(pilot, "m", ManagersScreen)
+        tree = screen.query_one("#mgr-tree", Tree)
+        await wait_until(pilot, lambda: any(isinstance(n.data, TaskNode) for n in _all(tree.root)), "the tasks")
+        node = next(n for n in _all(tree.root) if isinstance(n.data, TaskNode))
+        tree.move_cursor(node)
+
+        def text() -> str:
+            return " ".join(plain(s) for s in screen.query_one("#mgr-body").query(Static))
+
+        await wait_until(pilot, lambda: "Now, as each child's project says" in text(), "the live children")
+        assert isinstance(node.data, TaskNode)
+        child = next(c for c in live_task(node.data.manager, node.data.task).children if c.project_root)
+        assert child.project_root is not None and child.task_key is not None
+        found = Project(child.project_root).find_task(child.task_key)
+        assert found is not None
+        manifest = layout.task_manifest_path(found.root)
+        value = json.loads(manifest.read_text(encoding="utf-8"))
+        value["currentStatus"] = "paused-for-review"
+        with open(manifest, "r+", encoding="utf-8") as f:
+            f.write(json.dumps(value, indent=2) + "\n")
+            f.truncate()
+        os.utime(manifest)
+        await wait_until(pilot, lambda: "paused-for-review" in text(), "the child's new status in the details")
