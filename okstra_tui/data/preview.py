@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
 
+#: The kind of a :class:`PreviewTarget` standing for a run dir's log report (its path: the run dir).
+LOG_REPORT = "log-report"
+
+
 @dataclass(frozen=True, slots=True)
 class PreviewTarget:
     """What the preview pane shows: a file (or folder), and the artifact it is, when it is one."""

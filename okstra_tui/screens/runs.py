@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Self
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -17,19 +17,17 @@ from textual.widgets.tree import TreeNode
 from okstra_core import layout
 from okstra_core.store import RunDir, Task
 
-from ..data.preview import PreviewTarget
-from ..data.runs import RunDirListing, RunsListing, compute_log_report, list_runs, seq_groups
+from ..data.preview import LOG_REPORT, PreviewTarget
+from ..data.runs import RunDirListing, RunsListing, list_runs, seq_groups
 from ..data.unread import NEW_MARK, marked
 from ..navigation import Location, View
-from ..ui_thread import call_ui
 from ..widgets.footer import BindingsFooter
-from ..widgets.log_report import log_report_widgets
 from ..widgets.preview import ArtifactPreview
 from ..widgets.store_tree import StoreTree
 from .base import ViewScreen
 
 if TYPE_CHECKING:
-    from okstra_core.render.log_report import LogReport
+    pass
 
 NodeData = PreviewTarget | None
 
@@ -65,7 +63,7 @@ class RunTreeFiller:
         run_node = root.add(label, data=PreviewTarget(rd.path, rd.rel, kind="run-dir"), expand=expand)
         run_node.add_leaf(
             Text("log report", style="italic"),
-            data=PreviewTarget(rd.path, f"log report · {rd.rel}", kind="log-report"),
+            data=PreviewTarget(rd.path, f"log report · {rd.rel}", kind=LOG_REPORT),
         )
         for category, arts in run.by_category.items():
             cat_label = f"{category} ({len(arts)})"
@@ -235,9 +233,6 @@ class RunsScreen(ViewScreen):
             # Seen now: no longer new in this visit.
             self.okstra.looks.opened(data.path)
             event.node.set_label(data.artifact.name.filename)
-        if data.kind == "log-report":
-            self._show_log_report(data)
-            return
         if (
             self.preview.target is not None
             and self.preview.target.path == data.path
@@ -245,21 +240,6 @@ class RunsScreen(ViewScreen):
         ):
             return
         self.preview.show(data, self.okstra.project.root)
-
-    def _show_log_report(self, data: PreviewTarget) -> None:
-        self.preview.target = data
-        self._log_report(data)
-
-    @work(thread=True, exclusive=True, group="preview")
-    def _log_report(self, data: PreviewTarget) -> None:
-        report = compute_log_report(data.path)
-        call_ui(self.app, self._log_report_ready, data, report)
-
-    async def _log_report_ready(self, data: PreviewTarget, report: LogReport | str) -> None:
-        if self.preview.target is not data:
-            return
-        await self.preview.remove_children()
-        await self.preview.mount_all(log_report_widgets(data.label, report))
 
     def action_log_report(self) -> None:
         node = self.run_tree.cursor_node
@@ -269,7 +249,7 @@ class RunsScreen(ViewScreen):
             self.notify("Move to a run dir first.", severity="warning")
             return
         for child in node.children:
-            if isinstance(child.data, PreviewTarget) and child.data.kind == "log-report":
+            if isinstance(child.data, PreviewTarget) and child.data.kind == LOG_REPORT:
                 self.run_tree.move_cursor(child)
                 return
 

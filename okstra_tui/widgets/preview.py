@@ -8,6 +8,7 @@ in a worker; a file that cannot be read shows an :class:`ErrorPanel`.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.syntax import Syntax
 from rich.text import Text
@@ -23,13 +24,19 @@ from okstra_core.text import visible
 from okstra_core.watch import Signature
 
 from ..data.preview import (
+    LOG_REPORT,
     PREVIEW_ROWS,
     LoadedPreview,
     PreviewTarget,
     load_preview,
 )
+from ..data.runs import compute_log_report
 from ..ui_thread import call_ui
 from .error_panel import ErrorPanel
+from .log_report import log_report_widgets
+
+if TYPE_CHECKING:
+    from okstra_core.render.log_report import LogReport
 from .list_table import ListTable
 from .shown import cut
 from .store_markdown import StoreMarkdown
@@ -98,6 +105,16 @@ class ArtifactPreview(VerticalScroll):
         if self.target is not None and self.root is not None:
             self._load(self.target, self.root, True)
 
+    def _depends(self, read: Signature) -> None:
+        """The preview now shows what was read as *read*: its view reloads it when that changes."""
+        self.depends_on = read
+        self.loads += 1
+        # The app's feed looks at what the preview read where no store watcher sees it change (a file read
+        # through a symlink; every file, when the store is polled); its view verifies it at each change.
+        follow = getattr(self.app, "follow_reads", None)
+        if follow is not None:
+            follow(self, read)
+
     @on(events.Unmount)
     def _unfollow(self) -> None:
         drop = getattr(self.app, "drop_reads", None)
@@ -106,20 +123,28 @@ class ArtifactPreview(VerticalScroll):
 
     @work(thread=True, exclusive=True, group="preview")
     def _load(self, target: PreviewTarget, root: Path, keep_scroll: bool) -> None:
+        if target.kind == LOG_REPORT:
+            with reading.recording() as reads:
+                report = compute_log_report(target.path)
+            call_ui(self.app, self._render_log_report, target, report, reads.paths)
+            return
         with reading.recording() as reads:
             loaded = load_preview(target, root)
         call_ui(self.app, self._render_loaded, loaded, keep_scroll, reads.paths)
 
+    async def _render_log_report(self, target: PreviewTarget, report: LogReport | str, read: Signature) -> None:
+        """A run dir's log report: its transcripts' and prompts' figures, reloaded when one of them changes."""
+        if target is not self.target:
+            return
+        self._depends(read)
+        with self.app.batch_update():
+            await self.remove_children()
+            await self.mount_all(log_report_widgets(target.label, report))
+
     async def _render_loaded(self, loaded: LoadedPreview, keep_scroll: bool, read: Signature) -> None:
         if loaded.target is not self.target:
             return
-        self.depends_on = read
-        # The app's feed looks at what the preview read where no store watcher sees it change (a file read
-        # through a symlink; every file, when the store is polled); its view verifies it at each change.
-        follow = getattr(self.app, "follow_reads", None)
-        if follow is not None:
-            follow(self, read)
-        self.loads += 1
+        self._depends(read)
         y = self.scroll_y
         shown = self._matches()
         current = shown.current if shown is not None else None

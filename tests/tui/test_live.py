@@ -18,7 +18,7 @@ from okstra_tui.screens.runs import RunsScreen
 from okstra_tui.screenshots import settle
 from okstra_tui.widgets.error_panel import ErrorPanel
 
-from .conftest import SIZE, make_app, wait_until
+from .conftest import SIZE, make_app, plain, wait_until
 
 
 def _paths(screen: RunsScreen) -> set[Path]:
@@ -158,3 +158,36 @@ async def test_a_change_seen_while_the_app_closes_does_nothing(
         screen._went_stale(True, [])  # no ScreenStackError escapes
         monkeypatch.undo()
         assert len(loads) == 1, "a change while closing reads nothing and starts no worker"
+
+
+async def test_the_log_report_follows_a_growing_transcript(fresh_demo: Path) -> None:
+    """The log report of a run dir is a preview like any other: a transcript appended to in place (as an agent
+    writes it) shows in its figures."""
+    from textual.widgets import Static
+
+    from okstra_tui.widgets.preview import ArtifactPreview
+
+    log = sorted(fresh_demo.glob(".okstra/tasks/payments/retry-policy/runs/analysis/prompts/*.log"))[0]
+    run_dir = log.parents[1]
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.navigate(Location(View.RUNS, run_dir.parents[1], run_dir))
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RunsScreen)
+        preview = screen.query_one(ArtifactPreview)
+
+        def figures() -> str:
+            return " ".join(plain(s) for s in preview.query(Static))
+
+        node = screen.run_tree.cursor_node
+        assert node is not None and isinstance(node.data, PreviewTarget) and node.data.path == run_dir
+        node.expand()
+        await settle(pilot)
+        screen.action_log_report()
+        await wait_until(pilot, lambda: "transcriptBytes" in figures(), "the log report is shown")
+        before = figures()
+        with open(log, "a", encoding="utf-8") as f:
+            f.write("x" * 123_457 + "\n")
+        await wait_until(pilot, lambda: figures() != before, "the log report counts the appended bytes")
