@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import signal
@@ -275,7 +276,8 @@ def _demo(args: argparse.Namespace) -> int:
                 shutil.rmtree(demo_parent, ignore_errors=True)
             if root is not None:
                 farewell = _demo_farewell if not args.all else _projects_farewell
-                print(farewell(root, kept=not args.discard_demo), flush=True)
+                with contextlib.suppress(OSError):  # the terminal may be gone (closed under the workbench)
+                    print(farewell(root, kept=not args.discard_demo), flush=True)
         finally:
             for sig, handler in handlers.items():
                 # None: the earlier handler was not set from Python; the default is the closest to it.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
@@ -25,6 +26,7 @@ from okstra_core.text import visible
 
 from .data.catalog import KeptWaiting
 from .data.unread import Looks
+from .hangup import watch_hangup
 from .navigation import TOP_VIEWS, History, Location, OpenView, StoreChanged, View, WaitingCounted
 from .notices import BURST, TITLES, NoticeWatcher, NotifyMode, desktop_sequence, mode_from_env, summary
 from .others import OthersWatcher, others_options
@@ -200,6 +202,15 @@ class OkstraApp(App[None]):
             # them; at the latest after NOTICES_WAIT_SECONDS.
             self.set_timer(NOTICES_WAIT_SECONDS, self._start_notices_once)
         self.call_after_refresh(self._start_feed)
+        if not self.is_headless and not self.is_web and sys.__stdin__ is not None:
+            watch_hangup(sys.__stdin__.fileno(), self._terminal_gone)
+
+    def _terminal_gone(self) -> None:
+        """From the hang-up watcher's thread: the terminal is gone, so the workbench leaves (as on ``q``)."""
+        try:
+            self.call_from_thread(self.exit)
+        except RuntimeError:
+            return  # the app is closing already
 
     def _apply_preferences(self, loaded: Loaded) -> None:
         """Take the kept theme (one warning, and the default, for a file or theme that cannot serve), then keep
