@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from textual.pilot import Pilot
 from textual.widgets import Markdown
 from textual.widgets._markdown import MarkdownBlock, MarkdownFence
 
@@ -27,6 +28,15 @@ def _shown(md: Markdown) -> str:
     return "\n".join(parts)
 
 
+async def _open_reports(pilot: Pilot[None], root: Path) -> None:
+    """Open the Reports view of the task and wait for its first report's reading copy."""
+    await settle(pilot)
+    pilot.app.navigate(Location(View.REPORTS, root / TASK))  # type: ignore[attr-defined]
+    await settle(pilot)
+    await wait_until(pilot, lambda: bool(pilot.app.screen.query("#rep-markdown")), "the reading copy is shown")
+    await settle(pilot)
+
+
 async def test_the_reading_copy_shows_angle_brackets_as_written(fresh_demo: Path) -> None:
     path = fresh_demo / REPORT
     value = json.loads(path.read_text(encoding="utf-8"))
@@ -35,11 +45,7 @@ async def test_the_reading_copy_shows_angle_brackets_as_written(fresh_demo: Path
     path.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        app.navigate(Location(View.REPORTS, fresh_demo / TASK))
-        await settle(pilot)
-        await wait_until(pilot, lambda: bool(app.screen.query("#rep-markdown")), "the reading copy is shown")
-        await settle(pilot)
+        await _open_reports(pilot, fresh_demo)
         shown = _shown(app.screen.query_one("#rep-markdown", Markdown))
     assert "&lt;" not in shown, shown
     assert "List<int>" in shown  # a code span
@@ -60,11 +66,7 @@ async def test_a_report_rewritten_in_place_is_shown_again(fresh_demo: Path) -> N
     path = fresh_demo / REPORT
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        app.navigate(Location(View.REPORTS, fresh_demo / TASK))
-        await settle(pilot)
-        await wait_until(pilot, lambda: bool(app.screen.query("#rep-markdown")), "the reading copy is shown")
-        await settle(pilot)
+        await _open_reports(pilot, fresh_demo)
         inode, folder = path.stat().st_ino, path.parent.stat().st_mtime_ns
         value = json.loads(path.read_text(encoding="utf-8"))
         value["summary"] = "Rewritten in place by an agent."
