@@ -199,6 +199,17 @@ def okstra_dir(project_root: Path) -> Path:
     return project_root / OKSTRA_DIR
 
 
+#: How an absolute path under a store shows it: the store's folder between separators.
+_STORE_MARK: Final = os.sep + OKSTRA_DIR + os.sep
+
+
+def store_of(path: str) -> str | None:
+    """The store folder the absolute *path* lies in (its first ``.okstra`` folder, with a trailing separator),
+    or None outside any store."""
+    at = path.find(_STORE_MARK)
+    return None if at < 0 else path[: at + len(_STORE_MARK)]
+
+
 def tasks_dir(project_root: Path) -> Path:
     return okstra_dir(project_root) / TASKS_DIR
 

@@ -287,8 +287,6 @@ class Reads:
         self.paths.setdefault(path, value)
 
 
-#: How a path under a store shows it: the store's folder between separators.
-_STORE_MARK: Final = os.sep + layout.OKSTRA_DIR + os.sep
 #: Each store folder's real path, by the path it was named by (a stale entry only makes paths count as linked).
 _REAL_STORES: dict[str, str] = {}
 
@@ -323,10 +321,10 @@ def through_link(path: str, fd: int | None = None) -> bool:
     """Whether *path*, under a store (``.okstra/``), was reached through a symlink below the store's folder (to
     a file or a folder, inside the store or out): its real path is not the store's real path followed by the
     rest of *path*. False for a path under no store; True when its real path cannot be had."""
-    at = path.find(_STORE_MARK)
-    if at < 0:
+    found = layout.store_of(path)
+    if found is None:
         return False
-    store = path[: at + len(_STORE_MARK) - 1]
+    store = found[:-1]
     real_store = _REAL_STORES.get(store)
     if real_store is None:
         real_store = _real_of(store)

@@ -160,7 +160,7 @@ class StoreFeed:
                 # Read through a symlink: the store's watcher names its target when it changes, never this path.
                 looked.append(path)
             elif not path.startswith(skipped):
-                store = store_of(path)
+                store = layout.store_of(path)
                 if store is None:
                     looked.append(path)
                 elif not left_all:
@@ -172,7 +172,7 @@ class StoreFeed:
                 for p, sig in self._outside.items()
                 if p in followed
                 and (not p.startswith(self._store) or reading.seen_through_link(p))
-                and (p.startswith(left) or store_of(p) not in self._others)
+                and (p.startswith(left) or layout.store_of(p) not in self._others)
             }
         self._grouped = (version, looked, stores)
         return looked, stores
@@ -246,10 +246,3 @@ class StoreFeed:
             self._watcher.close()
         for watcher in list(self._others.values()):
             watcher.close()
-
-
-def store_of(path: str) -> str | None:
-    """The store folder *path* lies in (with a trailing separator), or None outside any store."""
-    marker = os.sep + layout.OKSTRA_DIR + os.sep
-    at = path.find(marker)
-    return None if at < 0 else path[: at + len(marker)]

@@ -246,3 +246,9 @@ def test_rel_cuts_text_as_relative_to_does(path: str, root: str, expected: str |
                 PurePosixPath(path).relative_to(root)
         else:
             assert layout.rel(asked, base) == expected == PurePosixPath(path).relative_to(root).as_posix()
+
+
+def test_the_store_a_path_lies_in() -> None:
+    assert layout.store_of("/p/.okstra/tasks/g/t/task-manifest.json") == "/p/.okstra/"
+    assert layout.store_of("/home/u/.okstra/managers/m/x.json") == "/home/u/.okstra/"
+    assert layout.store_of("/p/.okstra-old/x") is None and layout.store_of("/p/x/.okstra") is None
