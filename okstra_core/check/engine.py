@@ -186,9 +186,9 @@ def _rule_sets(select: list[str] | None, ignore: list[str] | None) -> tuple[set[
         raise CheckError(None, str(exc)) from None
 
 
-def _checked_root(project_root: Path) -> tuple[Path, bool]:
-    """The absolute project root, once it is a readable folder holding a ``.okstra/`` store of its own, and
-    whether that store is a symlink (to a folder inside the project)."""
+def _checked_root(project_root: Path) -> Path:
+    """The absolute project root, once it is a readable folder holding a ``.okstra/`` store of its own (a
+    symlink to a folder inside the project too)."""
     root = Path(os.path.abspath(project_root))
     if not root.is_dir():
         raise CheckError(root, "project root is not a directory")
@@ -199,14 +199,13 @@ def _checked_root(project_root: Path) -> tuple[Path, bool]:
         mode = os.lstat(store).st_mode  # one look: a plain folder, the usual case, needs no other
     except OSError:
         mode = 0
-    linked = stat.S_ISLNK(mode)
-    if linked:
+    if stat.S_ISLNK(mode):
         # A symlinked store is followed only while it stays inside the project.
         inside = Path(os.path.realpath(store)).is_relative_to(os.path.realpath(root))
         mode = stat.S_IFDIR if inside and store.is_dir() else 0
     if not stat.S_ISDIR(mode):
         raise CheckError(root, "no .okstra/ store in this folder")
-    return root, linked
+    return root
 
 
 def _kept(findings: list[Finding], selected: set[str] | None, ignored: set[str]) -> list[Finding]:
@@ -416,8 +415,7 @@ def run_check(
     from ..render import markdown as _markdown  # noqa: F401 - imported once here, inherited by forked workers
 
     selected, ignored = _rule_sets(select, ignore)
-    root, linked_store = _checked_root(project_root)
-    watchman = watchman and not linked_store  # as watchman.changed_since has it (LINKED_STORE), known here already
+    root = _checked_root(project_root)
     home_path = Path(os.path.abspath(home if home is not None else layout.okstra_home()))
     if check_cache is not None and (misplaced := layout.misplaced_cache(check_cache.directory, root, home_path)):
         raise CheckError(check_cache.directory, misplaced)
