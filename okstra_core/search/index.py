@@ -44,7 +44,7 @@ import re
 import sqlite3
 import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -431,20 +431,31 @@ def _walk_range(start: int, stop: int) -> _Walked:
 def _read_walked(root: Path, base: str, out: _Look) -> _Read:
     """Read every file of the folders *out* walked, which the index has never held (a first build): each task's
     files in path order, then its recorded times, as :meth:`SearchIndex._found` reads them."""
-    by_task: dict[str, list[tuple[str, str, str, int]]] = {}
+    stale: list[tuple[str, str, str, int]] = []
     for rel in out.dirty:
         entry = out.dirs[rel]
         # Every folder is listed afresh on a first build, its files looked at as it was.
         got = out.metas.pop(rel, None)
         looked, metas = got if got is not None else (time.time_ns(), _file_metas(base + rel + "/", entry[-1], out.logs))
-        stale, _, _ = _file_by_file(rel, entry[-1], metas, looked, {})
+        stale.extend(_file_by_file(rel, entry[-1], metas, looked, {})[0])
         out.dirs[rel] = _rehashed(entry, metas, looked, out.logs)
-        for each in stale:
-            by_task.setdefault(layout.task_and_run_type(each[0])[0], []).append(each)
-    timed = {t for t in (layout.task_and_run_type(rel)[0] for rel in out.dirty) if t.count("/") == 1}
-    for task in timed:
-        by_task.setdefault(task, [])
-    return _read_units(root, [(task, sorted(files)) for task, files in sorted(by_task.items())], timed)
+    timed = _timed(out.dirty)
+    return _read_units(root, _units(stale, timed), timed)
+
+
+def _timed(folders: Iterable[str]) -> set[str]:
+    """The task folders (``<group>/<task-id>``) holding *folders*: those whose recorded times are read again."""
+    return {t for t in (layout.task_and_run_type(rel)[0] for rel in folders) if t.count("/") == 1}
+
+
+def _units(
+    stale: list[tuple[str, str, str, int]], timed: set[str]
+) -> list[tuple[str, list[tuple[str, str, str, int]]]]:
+    """The files to read (*stale*) by task, in path order, with every task of *timed* (maybe with none)."""
+    by_task: dict[str, list[tuple[str, str, str, int]]] = {folder: [] for folder in timed}
+    for each in sorted(stale):
+        by_task.setdefault(layout.task_and_run_type(each[0])[0], []).append(each)
+    return sorted(by_task.items())
 
 
 def _file_by_file(
@@ -951,12 +962,8 @@ class SearchIndex:
         """
         stale, removed = self._changes(look)
         compared = [rel for rel in look.dirty if rel not in look.read_dirs]
-        touched = {layout.task_and_run_type(rel)[0] for rel in (*compared, *look.gone)}
-        timed = {t for t in touched if t.count("/") == 1 and t not in look.times}
-        by_task: dict[str, list[tuple[str, str, str, int]]] = {folder: [] for folder in timed}
-        for each in sorted(stale):
-            by_task.setdefault(layout.task_and_run_type(each[0])[0], []).append(each)
-        units = sorted(by_task.items())
+        timed = _timed((*compared, *look.gone)) - look.times.keys()
+        units = _units(stale, timed)
         total = len(stale)
         shared = len(stale) >= SHARED_READ_FROM and self.jobs > 1 and _can_fork()
         chunks = (
