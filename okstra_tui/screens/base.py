@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, Self, runtime_checkable
@@ -10,9 +12,10 @@ from rich.text import Text
 from textual import events, on, work
 from textual.app import ScreenStackError
 from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
 from textual.widget import Widget
 
-from okstra_core import reading
+from okstra_core import layout, reading
 from okstra_core.store import Project, Task, TaskRef
 from okstra_core.store_index import ChangedSince
 from okstra_core.text import visible
@@ -30,6 +33,12 @@ NARROW_COLUMNS = 100
 
 #: Seconds after a load that read a file written just before, to look at it once more (the racy window).
 RACY_SECONDS = 0.2
+
+#: A view that any change in the store may change (:attr:`ViewScreen.WHOLE_STORE`) reads again at least this many
+#: seconds after the change (a burst of writes is one reading), and spends at most this share of a core doing so:
+#: after a reading that took *t* seconds, the next starts no sooner than *t* / share after it.
+WHOLE_STORE_SECONDS = 0.5
+WHOLE_STORE_SHARE = 0.2
 
 
 @runtime_checkable
@@ -123,6 +132,10 @@ class ViewScreen(Screen[None]):
     #: Short description shown by ``?`` above the key list.
     HELP: ClassVar[str] = ""
     VIEW_NAME: ClassVar[View]
+    #: Whether any file of the store may change what the view shows, not only those it read (a search's hits, a
+    #: check's findings: a file written anywhere may match or break the contract). Such a view reads again after
+    #: any change in the store, no more often than :data:`WHOLE_STORE_SHARE` allows.
+    WHOLE_STORE: ClassVar[bool] = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -136,6 +149,10 @@ class ViewScreen(Screen[None]):
         self._stale = False
         #: The theme this screen was last shown under (None until it has been shown and left once).
         self._shown_theme: str | None = None
+        #: How long the last reading of a whole-store view took, when it ended (monotonic), and the reading to come.
+        self._read_seconds = 0.0
+        self._read_ended = 0.0
+        self._rereading: Timer | None = None
 
     # ------------------------------------------------------------ resuming
 
@@ -296,21 +313,51 @@ class ViewScreen(Screen[None]):
         """The app's change feed told of *paths* (None: it cannot say which), before the view looks again at what
         it read (a view that reads in parts keeps them, to read again only the parts they touch)."""
 
+    def read_took(self, seconds: float) -> None:
+        """A whole-store view's reading took *seconds* and has just ended: the next waits accordingly."""
+        self._read_seconds = seconds
+        self._read_ended = time.monotonic()
+
+    def store_moved(self, paths: frozenset[str] | None) -> bool:
+        """Whether *paths* (None: cannot say which) may change what a whole-store view shows: a path in the store."""
+        if paths is None:
+            return True
+        store = os.fspath(layout.okstra_dir(self.okstra.project.root)) + os.sep
+        return any(path.startswith(store) for path in paths)
+
     @on(StoreChanged)
     def _store_changed(self, event: StoreChanged) -> None:
         self.paths_changed(event.paths)
         parts = [(preview, preview.depends_on) for preview in self.query(ArtifactPreview) if preview.depends_on]
-        if self.depends_on or parts:
+        if self.WHOLE_STORE and self.store_moved(event.paths):
+            self._store_moved()
+            if parts:
+                self._verify(event.paths, parts, whole=False)
+        elif self.depends_on or parts:
             self._verify(event.paths, parts)
+
+    def _store_moved(self) -> None:
+        """Read again once the burst is over and the share of a core allows (one reading for many changes)."""
+        if self._rereading is not None:
+            return
+        due = self._read_ended + self._read_seconds / WHOLE_STORE_SHARE - time.monotonic()
+        self._rereading = self.set_timer(max(WHOLE_STORE_SECONDS, due), self._reread_whole)
+
+    def _reread_whole(self) -> None:
+        self._rereading = None
+        self._went_stale(True, [])
 
     @work(thread=True, exclusive=True, group="view-verify")
     def _verify(
-        self, changed: frozenset[str] | None, parts: list[tuple[ArtifactPreview, Signature]] | None = None
+        self,
+        changed: frozenset[str] | None,
+        parts: list[tuple[ArtifactPreview, Signature]] | None = None,
+        whole: bool = True,
     ) -> None:
         """Look again at what the view (and each preview in it) read that *changed* touches (all of it when None);
-        read again what no longer holds."""
+        read again what no longer holds (only the previews' reads, without *whole*)."""
         look = ChangedSince(None if changed is None else set(changed))
-        view = not holds(look, self.depends_on)
+        view = whole and not holds(look, self.depends_on)
         stale = [preview for preview, shown in parts or () if not holds(look, shown)]
         if view or stale:
             call_ui(self.app, self._went_stale, view, stale)

@@ -1,10 +1,17 @@
-"""Checks: the contract checker run in a worker, findings grouped by file, Enter jumps to the file."""
+"""Checks: the contract checker run in a worker, findings grouped by file, Enter jumps to the file.
+
+Any file written in the store may break the contract or mend it: a change anywhere in the store runs the check
+again (:attr:`ViewScreen.WHOLE_STORE`; the check cache re-reads only the tasks that changed), and the findings
+are shown again where the cursor was.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -86,17 +93,64 @@ def location_for(project_root: Path, rel: str) -> Location:
     return Location(View.FILE, task_root, path)
 
 
+@dataclass(frozen=True, slots=True)
+class _TreePlace:
+    """Where the cursor was in the findings and which files were open, to show a new check's findings there."""
+
+    #: The file under the cursor, and which of its findings (-1: the file's own line); None: no findings shown.
+    path: str | None = None
+    finding: int = -1
+    line: int = 0
+    #: Each file shown, open or not; empty: none was shown (a first check opens them as it sees fit).
+    opened: dict[str, bool] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, tree: Tree[str | None]) -> _TreePlace:
+        opened = {node.data: node.is_expanded for node in tree.root.children if node.data is not None}
+        node = tree.cursor_node
+        if node is None or node.data is None:
+            return cls(opened=opened)
+        parent = node.parent
+        finding = parent.children.index(node) if parent is not None and parent is not tree.root else -1
+        return cls(node.data, finding, tree.cursor_line, opened)
+
+    def expanded(self, path: str, default: bool) -> bool:
+        return self.opened.get(path, default if not self.opened else False)
+
+    def restore(self, tree: Tree[str | None]) -> None:
+        """The cursor on the same finding (or its file, or the same line) as before; the first line at first."""
+        if not tree.root.children:
+            return
+        for node in tree.root.children:
+            if self.path is not None and node.data == self.path:
+                if self.finding >= 0 and node.is_expanded and node.children:
+                    node = node.children[min(self.finding, len(node.children) - 1)]
+                tree.move_cursor(node)
+                return
+        if self.path is None:
+            tree.move_cursor(tree.root.children[0])
+        else:
+            tree.cursor_line = self.line
+
+
 class ChecksScreen(ViewScreen):
     """Findings of one check run, grouped by file."""
 
     VIEW_NAME = View.CHECKS
+    WHOLE_STORE = True
     HELP = (
         "The contract checker over the whole project (and the manager home), run in the background. Findings are "
-        "grouped by file with their rule id and severity. Enter on a finding jumps to its artifact. R runs the "
-        "check again; tasks unchanged since the last check (here or by `okstra check`) reuse their findings."
+        "grouped by file with their rule id and severity. Enter on a finding jumps to its artifact. The check runs "
+        "again by itself when the store changes, and R runs it again at once; tasks unchanged since the last check "
+        "(here or by `okstra check`) reuse their findings."
     )
 
     BINDINGS = [Binding("R", "rerun", "Re-run check")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: The summary line of the findings shown.
+        self._summary = Text("Running the checker…")
 
     def compose(self) -> ComposeResult:
         yield self.breadcrumbs()
@@ -118,6 +172,16 @@ class ChecksScreen(ViewScreen):
         self.findings_tree.focus()
         self._run()
 
+    def first_load(self) -> None:
+        """The check starts as the view opens (:meth:`on_mount`), with its progress shown."""
+
+    def load(self) -> None:
+        """Check again, the findings shown meanwhile (the store changed): the summary says so until it ends."""
+        summary = self._summary.copy()
+        summary.append("  · checking again…", style="dim")
+        self.query_one("#checks-summary", Static).update(summary)
+        self._run(quiet=True)
+
     def action_rerun(self) -> None:
         self.query_one("#checks-summary", Static).update("Running the checker…")
         bar = self.query_one("#checks-progress", ProgressBar)
@@ -126,7 +190,8 @@ class ChecksScreen(ViewScreen):
         self._run()
 
     @work(thread=True, exclusive=True, group="checker")
-    def _run(self) -> None:
+    def _run(self, quiet: bool = False) -> None:
+        """Run the check; *quiet*: without the progress (the findings of the last run stay shown meanwhile)."""
         shown = -1
 
         def progress(done: int, total: int) -> None:
@@ -137,8 +202,14 @@ class ChecksScreen(ViewScreen):
                 shown = step
                 call_ui(self.app, self._progress, done, total)
 
-        report = run_checker(self.okstra.project.root, layout.okstra_home(), progress)
-        call_ui(self.app, self._show, report)
+        started = time.monotonic()
+        report = run_checker(self.okstra.project.root, layout.okstra_home(), None if quiet else progress)
+        call_ui(self.app, self._checked, report, time.monotonic() - started)
+
+    def _checked(self, outcome: tuple[CheckReport, str | None] | str, seconds: float) -> None:
+        self.read_took(seconds)
+        self.read_done({})
+        self._show(outcome)
 
     def _progress(self, done: int, total: int) -> None:
         self.query_one("#checks-summary", Static).update(f"Running the checker… {done:,} of {total:,} tasks checked")
@@ -148,35 +219,36 @@ class ChecksScreen(ViewScreen):
         summary = self.query_one("#checks-summary", Static)
         self.query_one("#checks-progress", ProgressBar).display = False
         tree = self.findings_tree
+        was = _TreePlace.of(tree)
         tree.clear()
         for old in self.query(ErrorPanel):
             old.remove()
         if isinstance(outcome, str):
-            summary.update("")
+            self._summary = Text("")
+            summary.update(self._summary)
             self.mount(ErrorPanel(outcome, title="Checker"), after=summary)
             return
         report, settings_file = outcome
         by_file: dict[str, list[Finding]] = {}
         for finding in report.findings:
             by_file.setdefault(finding.path, []).append(finding)
-        summary.update(
-            Text.assemble(
-                (f"{report.errors} errors", "bold red" if report.errors else "green"),
-                ", ",
-                (f"{report.warnings} warnings", "yellow" if report.warnings else ""),
-                ", ",
-                f"{report.infos} infos in {len(by_file)} files ({report.files} files checked)",
-                f" · settings: {visible(settings_file)}" if settings_file else "",
-                # The cache's problems (a signed entry that failed, a key that cannot serve), as okstra check warns.
-                *[("\n" + visible(problem), "yellow") for problem in report.cache_problems],
-            )
+        self._summary = Text.assemble(
+            (f"{report.errors} errors", "bold red" if report.errors else "green"),
+            ", ",
+            (f"{report.warnings} warnings", "yellow" if report.warnings else ""),
+            ", ",
+            f"{report.infos} infos in {len(by_file)} files ({report.files} files checked)",
+            f" · settings: {visible(settings_file)}" if settings_file else "",
+            # The cache's problems (a signed entry that failed, a key that cannot serve), as okstra check warns.
+            *[("\n" + visible(problem), "yellow") for problem in report.cache_problems],
         )
+        summary.update(self._summary)
         for path, findings in by_file.items():
             worst = min(findings, key=lambda f: ("error", "warning", "info").index(f.severity)).severity
             node = tree.root.add(
                 Text.assemble((visible(path), SEVERITY_STYLES.get(worst, "")), f"  ({len(findings)})"),
                 data=path,
-                expand=len(by_file) <= 30,
+                expand=was.expanded(path, len(by_file) <= 30),
             )
             for f in findings:
                 where = f":{f.line}" if f.line else ""
@@ -191,8 +263,7 @@ class ChecksScreen(ViewScreen):
                 )
         if not by_file:
             tree.root.add_leaf(Text("No findings: the store keeps the contract.", style="green"))
-        if tree.root.children:
-            tree.move_cursor(tree.root.children[0])
+        self.call_after_refresh(was.restore, tree)  # once the tree has laid out its new lines
 
     @on(Tree.NodeHighlighted, "#checks-tree")
     def _highlighted(self, event: Tree.NodeHighlighted[str | None]) -> None:

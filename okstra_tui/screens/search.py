@@ -7,6 +7,11 @@ first, when the last look is more than :data:`FRESH_SECONDS` old); a result
 that arrives after a newer query was typed is dropped. Hits are grouped by
 task, the task of the best hit first; Enter opens the file's preview scrolled
 to the first match, where ``n``/``N`` step through the matches.
+
+Any file written in the store may match: a change anywhere in it makes the
+index be looked at again before the next search, and the hits shown are
+searched again (:attr:`ViewScreen.WHOLE_STORE`), so they are never older
+than the store.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from okstra_core.search.extract import INDEX_CHARS
 from okstra_core.search.index import Hit, Results, SearchError, SearchIndex
 from okstra_core.search.query import QueryError, parse
 from okstra_core.text import visible
+from okstra_core.watch import Signature, signature
 
 from ..navigation import Location, View
 from ..ui_thread import call_ui
@@ -100,10 +106,16 @@ class QueryKeys(Screen[None]):
                 results.action_first()
 
 
+def _same_hit(a: Hit, b: Hit) -> bool:
+    """Whether *a* and *b* are the same section of the same file (what it says may have changed)."""
+    return (a.path, a.kind, a.label) == (b.path, b.kind, b.label)
+
+
 class SearchScreen(QueryKeys, ViewScreen):
     """A query field over the hits, grouped by task."""
 
     VIEW_NAME = View.SEARCH
+    WHOLE_STORE = True
     HELP = (
         "Search everything the agents wrote: reports (titles, summaries, findings, options, questions, design "
         "items), reading copies' sources, sidecars, design-prep requests and inputs, prompts, task briefs, "
@@ -146,6 +158,19 @@ class SearchScreen(QueryKeys, ViewScreen):
         self._prepare()
         if self.initial.strip():
             self._search(self.initial)
+
+    def first_load(self) -> None:
+        """Nothing is read before a query is typed (the index is brought up to date as the view opens)."""
+
+    def load(self) -> None:
+        """Search again for the query shown, the index brought up to date first (the store changed)."""
+        self._looked_at = 0.0
+        if self.typed.strip():
+            self._search(self.typed)
+
+    def paths_changed(self, paths: frozenset[str] | None) -> None:
+        if self.store_moved(paths):
+            self._looked_at = 0.0  # the next search looks at the store first, whenever it comes
 
     def on_unmount(self) -> None:
         # Never wait here for a worker that holds the index (a first build takes minutes on a large store):
@@ -220,6 +245,8 @@ class SearchScreen(QueryKeys, ViewScreen):
                     index.update()
                     self._looked_at = time.monotonic()
                 results = index.search(query, limit=SHOWN_HITS, logs=query.wants_logs)
+                root = index.root
+                shown = signature([root / hit.path for hit in results.hits])
                 notices = list(index.notices)
                 index.notices.clear()
                 if self._closed:
@@ -227,7 +254,7 @@ class SearchScreen(QueryKeys, ViewScreen):
         except (QueryError, SearchError) as exc:
             call_ui(self.app, self._failed, text, str(exc))
             return
-        call_ui(self.app, self._found, text, results, notices, time.monotonic() - started)
+        call_ui(self.app, self._found, text, results, notices, shown, time.monotonic() - started)
 
     def _open(self) -> SearchIndex:
         if self._index is None:
@@ -243,11 +270,14 @@ class SearchScreen(QueryKeys, ViewScreen):
         if text == self.typed:
             self._show_status(Text(message, style="bold red"))
 
-    def _found(self, text: str, results: Results, notices: list[str], seconds: float) -> None:
+    def _found(self, text: str, results: Results, notices: list[str], shown: Signature, seconds: float) -> None:
         for notice in notices:
             self.app.notify(notice, severity="warning", timeout=8)
+        self.read_took(seconds)
         if text != self.typed:
             return  # a newer query was typed meanwhile: its own result is coming
+        # The hits' files are followed too: where the store is polled, they are what is polled.
+        self.read_done(shown)
         self._show_hits(results.hits)
         groups = len(grouped(results.hits))
         count = results.total
@@ -266,8 +296,10 @@ class SearchScreen(QueryKeys, ViewScreen):
         self.query_one("#search-status", Static).update(text)
 
     def _show_hits(self, hits: list[Hit]) -> None:
-        self.hits = hits
         results = self.query_one("#search-results", OptionList)
+        # The hit under the cursor stays under it when the hits are searched again (the store changed).
+        was = self._highlighted_hit()
+        self.hits = hits
         options: list[Option | None] = []
         index = {id(h): i for i, h in enumerate(hits)}
         width = self.size.width - 6  # the list's border, padding and scroll bar
@@ -279,6 +311,17 @@ class SearchScreen(QueryKeys, ViewScreen):
         results.clear_options()
         results.add_options(options)
         results.border_title = f"Results ({len(hits):,})" if hits else "Results"
+        if was is not None:
+            again = next((str(i) for i, hit in enumerate(hits) if _same_hit(hit, was)), None)
+            if again is not None:
+                results.highlighted = results.get_option_index(again)
+
+    def _highlighted_hit(self) -> Hit | None:
+        results = self.query_one("#search-results", OptionList)
+        if results.highlighted is None or results.highlighted >= results.option_count:
+            return None
+        option = results.get_option_at_index(results.highlighted)
+        return None if option.id is None else self.hits[int(option.id)]
 
     @on(OptionList.OptionSelected, "#search-results")
     def _open_hit(self, event: OptionList.OptionSelected) -> None:
@@ -290,10 +333,5 @@ class SearchScreen(QueryKeys, ViewScreen):
         self.open_view(Location(View.FILE, task_root, root / hit.path, query=self.typed, anchor=hit.label))
 
     def current_path(self) -> Path | None:
-        results = self.query_one("#search-results", OptionList)
-        if results.highlighted is None:
-            return None
-        option = results.get_option_at_index(results.highlighted)
-        if option.id is None:
-            return None
-        return self.okstra.project.root / self.hits[int(option.id)].path
+        hit = self._highlighted_hit()
+        return None if hit is None else self.okstra.project.root / hit.path

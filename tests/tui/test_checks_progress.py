@@ -106,3 +106,41 @@ async def test_checks_view_applies_and_names_the_settings_file(
         await settle(pilot)
         panel = app.screen.query_one(ErrorPanel)
         assert "okstra.toml: check.select: expected a list of rule ids or prefixes" in plain(panel)
+
+
+async def test_the_findings_follow_the_store_and_the_cursor_stays(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file broken in the store shows as a finding with nothing pressed, mended it goes, and the cursor stays on
+    the line it was on."""
+    from okstra_core import layout
+
+    monkeypatch.setenv("OKSTRA_HOME", str(layout.demo_home(fresh_demo)))
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("x")
+        screen = app.screen
+        assert isinstance(screen, ChecksScreen)
+        tree = screen.findings_tree
+        await wait_until(pilot, lambda: screen.reads == 1, "the first check's findings")
+        files = [node.data for node in tree.root.children]
+
+        def shown() -> list[str | None]:
+            return [node.data for node in tree.root.children]
+
+        report = sorted(p for p in layout.tasks_dir(fresh_demo).rglob("reports/*.json") if p.is_file())[0]
+        rel = layout.rel(report, fresh_demo)
+        assert rel not in files
+        tree.move_cursor(tree.root.children[-1])
+        await settle(pilot)
+        under = tree.cursor_node.data if tree.cursor_node is not None else None
+        assert under is not None
+        kept = report.read_bytes()
+        report.write_text("{ not json", encoding="utf-8")
+        await wait_until(pilot, lambda: rel in shown(), f"{rel} among the findings")
+        assert tree.cursor_node is not None and tree.cursor_node.data == under
+        report.write_bytes(kept)
+        await wait_until(pilot, lambda: rel not in shown(), f"{rel} no longer among the findings")
+        assert shown() == files
+        assert tree.cursor_node is not None and tree.cursor_node.data == under

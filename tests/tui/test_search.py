@@ -94,9 +94,32 @@ async def test_a_stale_result_never_replaces_a_newer_one(demo_root: Path) -> Non
         screen = await _search(pilot, "gateway")
         shown = list(screen.hits)
         late = Results(hits=[], total=0)
-        screen._found("gatewa", late, [], 0.0)  # the result of a query typed before the last keystroke
+        screen._found("gatewa", late, [], {}, 0.0)  # the result of a query typed before the last keystroke
         assert screen.hits == shown
         assert "No matches" not in _status(screen)
+
+
+async def test_the_hits_follow_the_store_without_a_keystroke(fresh_demo: Path) -> None:
+    """A file written anywhere in the store that matches the query shown joins the hits, with nothing typed, and
+    the hit under the cursor stays under it."""
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _search(pilot, "retry OR quokkaberry")
+        await wait_until(pilot, lambda: bool(screen.hits), "the hits of the query")
+        await pilot.press("down", "down")
+        under = screen._highlighted_hit()
+        assert under is not None
+        with SearchIndex(fresh_demo, Path(screen._open().path).parent.parent) as index:
+            (rel,) = index.conn.execute(
+                "SELECT path FROM search_files WHERE kind = 'brief' ORDER BY path LIMIT 1"
+            ).fetchone()
+        target = fresh_demo / rel
+        assert rel not in {hit.path for hit in screen.hits}
+        with target.open("a", encoding="utf-8") as out:
+            out.write("\nThe quokkaberry gateway needs a look.\n")
+        await wait_until(pilot, lambda: rel in {hit.path for hit in screen.hits}, f"{rel} among the hits")
+        now = screen._highlighted_hit()
+        assert now is not None and (now.path, now.label) == (under.path, under.label)
 
 
 async def test_searching_runs_off_the_ui_thread(demo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,10 +20,10 @@ from okstra_core import layout
 from okstra_core.store import Project, TaskRef
 from okstra_tui.app import OkstraApp
 from okstra_tui.navigation import View
-from okstra_tui.screens.base import ViewScreen
+from okstra_tui.screens.base import WHOLE_STORE_SECONDS, ViewScreen
 from okstra_tui.screens.wizard import WizardScreen, fingerprint, stale_paths
 from okstra_tui.screenshots import SCENES, WRITING_SCENES, settle
-from okstra_tui.views import SCREENS
+from okstra_tui.views import SCREENS, screen_class
 from okstra_tui.widgets.preview import ArtifactPreview
 
 from .conftest import SIZE, make_app, wait_until
@@ -34,8 +34,9 @@ SAMPLE = 6
 #: The scene that opens each view (a view's scene carries its name).
 VIEW_SCENES = {view: SCENES.get(view.value) or WRITING_SCENES[view.value] for view in View}
 
-#: Views that read nothing when they open: what they show is read on demand (a query, a run of the checker).
-READS_ON_DEMAND = {View.SEARCH, View.CHECKS}
+#: Views whose answer any file of the store may change (a search's hits, a check's findings): they read again
+#: after any change in the store (the test below this one), not only after a change to what they read.
+WHOLE_STORE = {view for view in View if screen_class(view).WHOLE_STORE}
 
 
 def _spread(paths: list[str], count: int) -> list[str]:
@@ -82,7 +83,7 @@ async def _idle(pilot: Pilot[None], screen: ViewScreen) -> None:
     await settle(pilot)
 
 
-@pytest.mark.parametrize("view", [v for v in View if v not in READS_ON_DEMAND], ids=lambda v: v.value)
+@pytest.mark.parametrize("view", [v for v in View if v not in WHOLE_STORE], ids=lambda v: v.value)
 async def test_a_view_reloads_when_what_it_read_changes_and_only_then(
     view: View, fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -113,6 +114,36 @@ async def test_a_view_reloads_when_what_it_read_changes_and_only_then(
             await wait_until(
                 pilot, lambda n=count: _loads(screen) > n, f"{view.value} reads again after {path} changed"
             )
+            await _idle(pilot, screen)
+
+
+@pytest.mark.parametrize("view", sorted(WHOLE_STORE, key=lambda v: v.value), ids=lambda v: v.value)
+async def test_a_whole_store_view_reads_again_after_any_change_in_the_store_and_only_then(
+    view: View, fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OKSTRA_HOME", str(layout.demo_home(fresh_demo)))
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await VIEW_SCENES[view](pilot)
+        screen = app.screen
+        assert isinstance(screen, ViewScreen) and screen.VIEW_NAME is view
+        await wait_until(pilot, lambda: screen.reads > 0, f"the {view.value} view shows what it read")
+        await _idle(pilot, screen)
+
+        outside = fresh_demo / "notes-outside-the-store.md"
+        outside.write_text("retry, outside the store\n", encoding="utf-8")
+        before = screen.reads
+        app._store_changed(frozenset({str(outside)}))
+        await pilot.pause(WHOLE_STORE_SECONDS + 0.5)
+        await _idle(pilot, screen)
+        assert screen.reads == before, f"{view.value} read again after {outside}, outside the store, changed"
+
+        for number, path in enumerate([_unread_file(fresh_demo, _read(screen)), None], start=1):
+            count = screen.reads
+            if path is not None:
+                _touch(path, 10 * number)
+            app._store_changed(None if path is None else frozenset({path}))
+            await wait_until(pilot, lambda n=count: screen.reads > n, f"{view.value} reads again after {path}")
             await _idle(pilot, screen)
 
 
