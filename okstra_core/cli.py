@@ -114,8 +114,11 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
+    from . import layout
+
     try:
-        code = args.func(args)
+        with layout.store_looked_once():  # one command's run: the store folder is looked at once
+            code = args.func(args)
     except OkstraError as exc:
         print(f"okstra: {visible(str(exc))}", file=sys.stderr)
         return EXIT_REFUSED

@@ -11,8 +11,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -197,6 +200,63 @@ class TaskKey:
 
 def okstra_dir(project_root: Path) -> Path:
     return project_root / OKSTRA_DIR
+
+
+#: Within :func:`store_looked_once`, each store folder's ``lstat`` (None: nothing there), by its absolute path.
+_STORE_LOOKS: ContextVar[dict[str, os.stat_result | None] | None] = ContextVar("okstra_store_looks", default=None)
+
+
+@contextmanager
+def store_looked_once() -> Iterator[None]:
+    """Within the block (one command's run), the store folder of each project is looked at once, whoever asks
+    what it is (a folder, a symlink) or where it really is: opening the project, checking the cache folder lies
+    outside it, asking watchman about it. Worker processes forked within the block share the look."""
+    token = _STORE_LOOKS.set({})
+    try:
+        yield
+    finally:
+        _STORE_LOOKS.reset(token)
+
+
+def store_look(project_root: Path | str) -> os.stat_result | None:
+    """The ``lstat`` of the project's store folder (None: nothing there, or it cannot be looked at); taken once
+    within :func:`store_looked_once`, at each call outside it."""
+    store = os.path.abspath(okstra_dir(Path(project_root)))
+    kept = _STORE_LOOKS.get()
+    if kept is not None and store in kept:
+        return kept[store]
+    try:
+        found: os.stat_result | None = os.lstat(store)
+    except (OSError, ValueError):
+        found = None
+    if kept is not None:
+        kept[store] = found
+    return found
+
+
+def store_is_link(project_root: Path | str) -> bool:
+    """Whether the project's store folder is a symlink (:func:`store_look`)."""
+    found = store_look(project_root)
+    return found is not None and stat.S_ISLNK(found.st_mode)
+
+
+def store_is_folder(project_root: Path | str) -> bool:
+    """Whether the project's store is a folder, or a symlink leading to one (:func:`store_look`)."""
+    found = store_look(project_root)
+    if found is None:
+        return False
+    if stat.S_ISLNK(found.st_mode):
+        return os.path.isdir(okstra_dir(Path(project_root)))
+    return stat.S_ISDIR(found.st_mode)
+
+
+def real_store(project_root: Path | str) -> str:
+    """The real path of the project's store (symlinks resolved): the project's real path and the store's name,
+    unless the store is itself a symlink (:func:`store_look`: its folder is not looked at again)."""
+    root = Path(project_root)
+    if store_is_link(root):
+        return os.path.realpath(okstra_dir(root))
+    return os.path.join(os.path.realpath(root), OKSTRA_DIR)
 
 
 #: How an absolute path under a store shows it: the store's folder between separators.
@@ -571,8 +631,8 @@ def misplaced_cache(cache_dir: Path, project_root: Path, home: Path | None = Non
     it is, or lies inside, the project's store or the manager home (*home*, else :func:`okstra_home`), which
     okstra's caches never write into. None when it may. Symlinks are resolved."""
     real = os.path.realpath(cache_dir)
-    for folder, name in ((okstra_dir(project_root), "the store"), (home or okstra_home(), "the manager home")):
-        base = os.path.realpath(folder)
+    bases = ((real_store(project_root), "the store"), (os.path.realpath(home or okstra_home()), "the manager home"))
+    for base, name in bases:
         if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
             return f"the cache folder is inside {name}; okstra never keeps a cache there"
     return None

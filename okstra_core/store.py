@@ -656,7 +656,7 @@ class Project:
         path = Path(root)
         if not path.is_dir():
             return LoadError(path, "project root is not a directory")
-        if not layout.okstra_dir(path).is_dir():
+        if not layout.store_is_folder(path):
             return LoadError(path, "no .okstra/ store in this folder")
         return cls(path)
 

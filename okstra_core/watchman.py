@@ -98,7 +98,7 @@ def changed_since(root: Path, token: str | None) -> Since:
     """What changed under *root*'s ``.okstra/`` since the clock in *token* (a :attr:`Since.token` kept from an
     earlier answer, or None), never raising. A store that is a symlink is not asked about (:data:`LINKED_STORE`):
     what changes in it is named under the real folder, which the answer's paths would never match."""
-    if os.path.islink(layout.okstra_dir(root)):
+    if layout.store_is_link(root):
         return Since(None, None, LINKED_STORE)
     reused = _reusable()
     try:

@@ -147,6 +147,19 @@ def _shared_looks(
     return shared
 
 
+def _share_above_tasks(unit: Unit, root: str, home: str | None, run: int) -> None:
+    """Before the workers fork: what the tasks of the check *run* share above them (:func:`_shared_looks`), with
+    the real paths of the store's tasks folder and its groups as the project's own listing (*unit*) saw them, so
+    that no worker looks at them again."""
+    real, reals, _ = _shared_looks(root, home, run)
+    store = os.path.join(root, layout.OKSTRA_DIR)
+    tasks = os.path.join(store, layout.TASKS_DIR)
+    plain = [e.text for e in unit.listed(store) or () if e.text == tasks and e.kind == "dir" and not e.link]
+    if plain:
+        plain += [e.text for e in unit.listed(tasks) or () if e.kind == "dir" and not e.link]
+    Unit(Path(root), Path(home) if home else None, (), real, reals).real_folders_known(plain)
+
+
 def _chunks(items: list[Any], size: int) -> list[list[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
@@ -195,10 +208,8 @@ def _checked_root(project_root: Path) -> Path:
     if not os.access(root, os.R_OK | os.X_OK):
         raise CheckError(root, "project root is not readable")
     store = layout.okstra_dir(root)
-    try:
-        mode = os.lstat(store).st_mode  # one look: a plain folder, the usual case, needs no other
-    except OSError:
-        mode = 0
+    look = layout.store_look(root)  # one look: a plain folder, the usual case, needs no other
+    mode = look.st_mode if look is not None else 0
     if stat.S_ISLNK(mode):
         # A symlinked store is followed only while it stays inside the project.
         inside = Path(os.path.realpath(store)).is_relative_to(os.path.realpath(root))
@@ -455,6 +466,7 @@ def run_check(
     def work(chunk: list[tuple[str, Any]]) -> tuple[Any, ...]:
         return (str(root), home_text, chunk, check_cache is not None, racy_after, started)
 
+    _share_above_tasks(unit, str(root), home_text, started)
     with _pool(worker_count(jobs, len(tasks)) if len(tasks) >= PARALLEL_MIN_TASKS else 1) as pool:
         pending = tasks
         unvouched = len(tasks)

@@ -135,6 +135,7 @@ class Unit:
         #: Every name of each listed folder (private ones too), sorted: the listing owners would read.
         self._names: dict[str, list[str]] = {}
         self._root_text = str(root)
+        self._store_text = str(layout.okstra_dir(root))
         #: Real paths of the folders walked from and those above them (:meth:`_real_folder`).
         self._reals: dict[str, str] = {} if reals is None else reals
         self._home_text = str(home) if home is not None else None
@@ -350,6 +351,16 @@ class Unit:
                 (e.text, None if e.link else os.path.join(real, e.name)) for e in reversed(children) if e.kind == "dir"
             )
 
+    def listed(self, folder: str) -> list[Entry] | None:
+        """*folder*'s entries when this unit has listed it already (None: it has not; nothing is listed here)."""
+        return self._entries.get(folder)
+
+    def real_folders_known(self, folders: Iterable[str]) -> None:
+        """Resolve the real path of each of *folders* (plain folders, as a listing saw them) and those above."""
+        for folder in folders:
+            self._plain.add(folder)
+            self._real_folder(folder)
+
     def plain_folder(self, folder: str) -> None:
         """*folder* was just seen (``lstat``) to be a folder, not a symlink: its real path is its parent's plus
         its name, with no look of its own."""
@@ -366,13 +377,19 @@ class Unit:
             elif (
                 len(folder) <= len(self._root_text)
                 or name in ("", ".", "..")
-                or (folder not in self._plain and os.path.islink(folder))
+                or (folder not in self._plain and self._is_link(folder))
             ):
                 known = os.path.realpath(folder)
             else:
                 known = os.path.join(self._real_folder(parent), name)
             self._reals[folder] = known
         return known
+
+    def _is_link(self, folder: str) -> bool:
+        """Whether *folder* is a symlink (the store folder as the check's one look at it found it)."""
+        if folder == self._store_text:
+            return layout.store_is_link(self.root)
+        return os.path.islink(folder)
 
     # --------------------------------------------------------------- reading
 

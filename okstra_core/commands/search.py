@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     if args.all:
         return run_all(args, query, text, include_logs)
     root = Path(args.project)
-    if not layout.okstra_dir(root).is_dir():
+    if not layout.store_is_folder(root):
         return _fail(f"{root}: no .okstra/ store in this folder")
     root = Path(os.path.realpath(root))
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)

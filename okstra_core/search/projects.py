@@ -41,7 +41,7 @@ def search_project(
     """The first *limit* hits of *query* in the project of *entry*, its index brought up to date first."""
     if not entry.readable:
         return ProjectHits(entry, None, f"{entry.root}: {entry.reason or entry.health}")
-    if not layout.okstra_dir(entry.root).is_dir():
+    if not layout.store_is_folder(entry.root):
         return ProjectHits(entry, None, f"{entry.root}: no .okstra/ store any more (it was there when listed)")
     try:
         index = SearchIndex(entry.root, cache_dir, include_logs=include_logs, jobs=jobs)

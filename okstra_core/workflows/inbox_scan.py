@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import stat
 from pathlib import Path
 
 from .. import layout, reading, times
@@ -18,8 +19,9 @@ from .inbox_items import InboxDetail, InboxKind, PendingDecision, one_line
 from .reports import LoadedReport, latest_report, load_report_artifact
 
 
-def _mtime(path: Path) -> str:
-    ns = reading.mtime_of(path)
+def _mtime(path: Path, known: dict[Path, int | None] | None = None) -> str:
+    """*path*'s modification time as the store records times; from *known* when it was looked at already."""
+    ns = known[path] if known is not None and path in known else reading.mtime_of(path)
     try:
         return iso(dt.datetime.fromtimestamp((ns or 0) / 1e9, dt.UTC))
     except (ValueError, OverflowError, OSError):
@@ -50,6 +52,8 @@ class TaskScan:
             else (task.ref.key or f"{task.ref.task_group}/{task.ref.task_id}")
         )
         self._reports: dict[str, LoadedReport | None] = {}
+        #: The modification time of each file looked at already (each path is looked at once).
+        self._mtimes: dict[Path, int | None] = {}
         self._clar_text: str | bool | None = False  # False: not read yet
         #: Existing files whose read or parse failed (their decisions may be missing or marked).
         self.unreadable: set[Path] = set()
@@ -108,8 +112,12 @@ class TaskScan:
     def sidecar(self, report: LoadedReport) -> tuple[Path, UserResponseHeader | reading.LoadError | None, bytes | None]:
         """The report's user-response sidecar: its path, header (None: absent) and bytes."""
         path = sidecar_path_for(report)
-        if not reading.lexists(path):
+        try:
+            st = reading.lstat(path)
+        except (OSError, ValueError):
             return path, None, None
+        if not stat.S_ISLNK(st.st_mode):
+            self._mtimes[path] = st.st_mtime_ns  # its time, should a decision show it: not looked at again
         data = reading.read_bytes(path, root=self.root)
         if isinstance(data, reading.LoadError):
             self.note(data)
@@ -172,7 +180,7 @@ class TaskScan:
                     "direction-choice",
                     report.path,
                     f"{choose} (the sidecar there does not parse)",
-                    _mtime(sidecar),
+                    _mtime(sidecar, self._mtimes),
                     detail="sidecar-invalid",
                     report_path=report.path,
                     item_ids=ids,
@@ -184,7 +192,7 @@ class TaskScan:
                     "direction-choice",
                     report.path,
                     f"{choose} again (the recorded choice no longer matches the report)",
-                    _mtime(sidecar),
+                    _mtime(sidecar, self._mtimes),
                     detail="sidecar-stale",
                     report_path=report.path,
                     item_ids=ids,
@@ -198,7 +206,7 @@ class TaskScan:
                 "planning-prepare",
                 sidecar,
                 f"run planning prepare: {chosen.option_id} '{chosen.title}' is chosen; it can still change until then",
-                _mtime(sidecar),
+                _mtime(sidecar, self._mtimes),
                 item=chosen.option_id,
                 report_path=report.path,
                 item_ids=ids,
@@ -237,7 +245,7 @@ class TaskScan:
                         sidecar,
                         f"attach the answers to {_questions(items)} of '{report.model.title}' to "
                         f"{layout.CLARIFICATION_RESPONSE_FILE}",
-                        _mtime(sidecar),
+                        _mtime(sidecar, self._mtimes),
                         detail="attach-pending",
                         report_path=report.path,
                         item_ids=ids,

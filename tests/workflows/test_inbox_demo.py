@@ -129,3 +129,38 @@ def test_each_decision_made_through_its_verb_leaves_the_inbox(
 
     # Approvals have no verb: the contract defines no approval file.
     assert {i["kind"] for i in items} == {"approval"}
+
+
+def test_reading_the_inbox_looks_at_each_store_path_at_most_once(
+    demo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo holds every kind of decision, recorded choices among them (a sidecar's time is shown from the one
+    look that found it): no path of the store is looked at twice by one reading, recorded or not."""
+    import os
+    from collections import Counter
+
+    from okstra_core import reading
+    from okstra_core.store import Project
+    from okstra_core.workflows.inbox import read_inbox
+
+    store = str(demo_root / ".okstra") + os.sep
+    looks: Counter[str] = Counter()
+    for name in ("stat", "lstat"):
+        real = getattr(os, name)
+
+        def counted(path: object, *args: object, _real: object = real, **kwargs: object) -> object:
+            if not isinstance(path, int) and os.fspath(path).startswith(store):  # type: ignore[arg-type]
+                looks[os.fspath(path)] += 1  # type: ignore[arg-type]
+            return _real(path, *args, **kwargs)  # type: ignore[operator]
+
+        monkeypatch.setattr(os, name, counted)
+    for recorded in (False, True):
+        looks.clear()
+        if recorded:
+            with reading.recording():
+                items = read_inbox(Project(demo_root))
+        else:
+            items = read_inbox(Project(demo_root))
+        assert items.items and looks
+        twice = {path: n for path, n in looks.items() if n > 1}
+        assert not twice, f"looked at more than once ({'recorded' if recorded else 'unrecorded'}): {twice}"
