@@ -100,6 +100,9 @@ def main() -> int:
         generate(tree, tasks=args.tasks)
     store = tree / ".okstra"
     entries = store_entries(store)
+    tasks = sum(1 for _ in (store / "tasks").glob("*/*"))
+    how = f"--tasks {args.tasks}`" if args.tree is None else f"--tree DEMO` on a demo of {tasks:,} tasks"
+
     daemon_bin = _private_daemon(scratch / "watchman")
     rows: list[str] = []
     try:
@@ -135,7 +138,7 @@ def main() -> int:
         [
             SECTION,
             "",
-            f"`python benchmarks/stat_count.py --tasks {args.tasks}`: the store holds {entries:,} files and folders. "
+            f"`python benchmarks/stat_count.py {how}: the store holds {entries:,} files and folders. "
             "Looks are the calls of the stat family naming a path under `.okstra/` (see the script), counted with "
             "`strace -f` over the whole process.",
             "",
