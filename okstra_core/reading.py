@@ -287,7 +287,7 @@ class Reads:
         self.paths.setdefault(path, value)
 
 
-#: Each store folder's real path, by the path it was named by (a stale entry only makes paths count as linked).
+#: Each store folder's real path, by the path it was named by (resolved again when a path does not match it).
 _REAL_STORES: dict[str, str] = {}
 
 
@@ -332,7 +332,17 @@ def through_link(path: str, fd: int | None = None) -> bool:
             return True
         _REAL_STORES[store] = real_store
     real = _real_of(path, fd)
-    return real is None or real != real_store + path[len(store) :]
+    if real is None:
+        return True
+    if real == real_store + path[len(store) :]:
+        return False
+    # Not where the store's real path says: the store may have moved since it was resolved (a folder above it
+    # renamed, a symlink above it pointed elsewhere); resolved again, the answer is what a fresh look gives.
+    fresh = _real_of(store)
+    if fresh is None or fresh == real_store:
+        return True
+    _REAL_STORES[store] = fresh
+    return real != fresh + path[len(store) :]
 
 
 _RECORDERS: ContextVar[tuple[Reads, ...]] = ContextVar("okstra_reading_recorders", default=())

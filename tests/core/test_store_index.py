@@ -361,6 +361,24 @@ def test_a_path_reached_through_a_symlink_in_the_store_is_recorded_as_linked(tmp
     assert not reading.through_link(str(tmp_path / "elsewhere.txt")), "under no store: never linked"
 
 
+def test_a_store_that_moved_since_it_was_resolved_is_resolved_again(tmp_path: Path) -> None:
+    """The project is reached through a symlink that is pointed elsewhere while the process runs (as when the
+    folder above it is renamed and another put in its place): a plain file of the store there is not linked."""
+    for side in ("a", "b"):
+        (tmp_path / side / "project" / ".okstra").mkdir(parents=True)
+        (tmp_path / side / "project" / ".okstra" / "plain.txt").write_text(side, encoding="utf-8")
+    via = tmp_path / "via"
+    via.symlink_to(tmp_path / "a", target_is_directory=True)
+    plain = str(via / "project" / ".okstra" / "plain.txt")
+    assert not reading.through_link(plain)
+    via.unlink()
+    via.symlink_to(tmp_path / "b", target_is_directory=True)
+    assert not reading.through_link(plain), "the store's real path as it is now, not as first resolved"
+    link = via / "project" / ".okstra" / "link.txt"
+    link.symlink_to(tmp_path / "b" / "project" / ".okstra" / "plain.txt")
+    assert reading.through_link(str(link))
+
+
 @pytest.mark.parametrize("via", ["folder", "file"])
 def test_a_source_naming_a_symlinks_target_never_vouches_for_the_path_read_through_it(tmp_path: Path, via: str) -> None:
     """Watchman names the target of a symlink that changed, never the path a fact read through the link: that

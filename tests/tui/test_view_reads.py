@@ -78,6 +78,14 @@ def _loads(screen: ViewScreen) -> int:
     return screen.reads + sum(preview.loads for preview in screen.query(ArtifactPreview))
 
 
+async def _opened(pilot: Pilot[None], view: View) -> ViewScreen:
+    """*view*, opened by its scene."""
+    await VIEW_SCENES[view](pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, ViewScreen) and screen.VIEW_NAME is view
+    return screen
+
+
 async def _idle(pilot: Pilot[None], screen: ViewScreen) -> None:
     await wait_until(pilot, lambda: not any(w.is_running for w in screen.workers), "the view's workers finished")
     await settle(pilot)
@@ -90,9 +98,7 @@ async def test_a_view_reloads_when_what_it_read_changes_and_only_then(
     monkeypatch.setenv("OKSTRA_HOME", str(layout.demo_home(fresh_demo)))
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
-        await VIEW_SCENES[view](pilot)
-        screen = app.screen
-        assert isinstance(screen, ViewScreen) and screen.VIEW_NAME is view
+        screen = await _opened(pilot, view)
         await wait_until(pilot, lambda: bool(_read(screen)), f"the {view.value} view says what it read")
         await _idle(pilot, screen)
         read = _read(screen)
@@ -124,9 +130,7 @@ async def test_a_whole_store_view_reads_again_after_any_change_in_the_store_and_
     monkeypatch.setenv("OKSTRA_HOME", str(layout.demo_home(fresh_demo)))
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
-        await VIEW_SCENES[view](pilot)
-        screen = app.screen
-        assert isinstance(screen, ViewScreen) and screen.VIEW_NAME is view
+        screen = await _opened(pilot, view)
         await wait_until(pilot, lambda: screen.reads > 0, f"the {view.value} view shows what it read")
         await _idle(pilot, screen)
 
