@@ -20,7 +20,8 @@ In one run:
 * idle CPU: the CPU time of the workbench and every process it started, over ``--idle`` seconds once it has
   settled (every project watched, the notices' first reading and check done, Home's reads done), as a share of
   one core, beside a minimal Textual app's (the baseline);
-* memory: the largest resident size of the whole process tree seen during the Home runs (sampled every 0.2 s);
+* memory: the largest resident size of the whole process tree seen during the Home runs (sampled every 0.2 s),
+  also as the sum of its processes' proportional sizes (PSS: a page several of them map counted once);
 * propagation: ``okstra inbox --all --watch --json`` runs while another process makes an approval wait in a
   random project, as an agent writes a manifest (a new file renamed over the old one); the time from the
   rename to the line naming it, ``--trials`` times, median and p95. Each trial's manifest is put back
@@ -51,7 +52,7 @@ HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parent))
 
 from _timing import write_section  # noqa: E402
-from workbench_live import _cpu_and_rss, _job, _tree, minimal_app  # noqa: E402
+from workbench_live import _cpu_and_rss, _job, _pss, _tree, minimal_app  # noqa: E402
 
 CHECKOUT = HERE.parent.parent
 DOC = CHECKOUT / "docs" / "performance.md"
@@ -197,15 +198,16 @@ def run(code: str, mode: str, root: Path, idle: float, env: dict[str, str], expe
     t0 = time.time()
     argv = [sys.executable, "-c", code, repr(t0), mode, str(root), str(idle), json.dumps(expect)]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env, cwd=CHECKOUT)
-    peak = 0
+    peak = peak_pss = 0
     #: Each process's resident size at the moment the tree was largest, by what it does.
     at_peak: dict[str, int] = {}
     done = threading.Event()
 
     def sample() -> None:
-        nonlocal peak, at_peak
+        nonlocal peak, at_peak, peak_pss
         while not done.is_set():
             pids = _tree(proc.pid)
+            peak_pss = max(peak_pss, _pss(pids))
             each = {pid: _cpu_and_rss([pid])[1] for pid in pids}
             if sum(each.values()) > peak:
                 peak = sum(each.values())
@@ -245,6 +247,7 @@ def run(code: str, mode: str, root: Path, idle: float, env: dict[str, str], expe
     if proc.returncode != 0 or out.get("missing"):
         raise SystemExit(f"{mode} run did not finish (exit {proc.returncode}): {out}")
     out["peak_mb"] = peak / 1e6
+    out["pss_mb"] = peak_pss / 1e6
     out["at_peak_mb"] = {k: v / 1e6 for k, v in sorted(at_peak.items(), key=lambda kv: -kv[1])}
     return out
 
@@ -426,6 +429,8 @@ def report(args, cold_catalog, cold_home, warm, live, baseline, watch, load, wai
         ),
         ("largest resident size of the process tree, cold (target ≤300 MB)", f"{cold_home['peak_mb']:.0f} MB", ""),
         ("largest resident size of the process tree, warm", f"{live['peak_mb']:.0f} MB", ""),
+        ("largest proportional size (PSS) of the process tree, cold", f"{cold_home['pss_mb']:.0f} MB", ""),
+        ("largest proportional size (PSS) of the process tree, warm", f"{live['pss_mb']:.0f} MB", ""),
         ("a new decision reaching `inbox --all --watch`, p50", f"{watch['p50']:.2f} s", ""),
         ("a new decision reaching `inbox --all --watch`, p95 (target ≤2 s)", f"{watch['p95']:.2f} s", ""),
     ]

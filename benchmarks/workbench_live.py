@@ -12,7 +12,10 @@ Each measurement runs the workbench headless in a fresh process (``App.run_test`
 * idle CPU: the CPU time of the workbench and every child it started (the notices' child, the baseline check)
   over an idle window once everything settled, as a share of one core, beside a minimal Textual app's over the
   same window (the baseline);
-* memory: the largest resident size of the process tree seen during the run (sampled every 0.2 s).
+* memory: the largest resident size of the process tree seen during the run (sampled every 0.2 s), as the sum of
+  its processes' resident sizes and as the sum of their proportional sizes (PSS: a page several of them map, a
+  forked worker's pages still shared with its parent or a shared library's, is counted once in all, where the
+  resident sizes count it in each).
 
 This is a measurement, not a test: nothing here asserts.
 """
@@ -128,6 +131,22 @@ def _cpu_and_rss(pids: list[int]) -> tuple[float, int]:
     return cpu, rss
 
 
+def _pss(pids: list[int]) -> int:
+    """The proportional set size of *pids* in bytes: each page counted once however many of them map it (a page a
+    forked worker shares with its parent, a shared library's text), where their resident sizes count it in each."""
+    total = 0
+    for pid in pids:
+        try:
+            text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith("Pss:"):
+                total += int(line.split()[1]) * 1024
+                break
+    return total
+
+
 def _job(pid: int) -> str:
     """What a child of the workbench does: its ``okstra_tui.child`` job, else its command's name."""
     try:
@@ -145,15 +164,16 @@ def run(code: str, root: Path, idle: float, env: dict[str, str]) -> dict[str, An
     proc = subprocess.Popen(
         [sys.executable, "-c", code, str(root), str(idle)], stdout=subprocess.PIPE, text=True, env=env
     )
-    peak = 0
+    peak = peak_pss = 0
     parts: dict[str, int] = {}
     done = threading.Event()
 
     def sample() -> None:
-        nonlocal peak
+        nonlocal peak, peak_pss
         while not done.is_set():
             pids = _tree(proc.pid)
             peak = max(peak, _cpu_and_rss(pids)[1])
+            peak_pss = max(peak_pss, _pss(pids))
             for pid in pids:
                 name = "workbench" if pid == proc.pid else _job(pid)
                 parts[name] = max(parts.get(name, 0), _cpu_and_rss([pid])[1])
@@ -175,7 +195,13 @@ def run(code: str, root: Path, idle: float, env: dict[str, str]) -> dict[str, An
     proc.wait()
     done.set()
     sampler.join()
-    return {"count": count, "idle": share, "peak_mb": peak / 1e6, "parts": {k: v / 1e6 for k, v in parts.items()}}
+    return {
+        "count": count,
+        "idle": share,
+        "peak_mb": peak / 1e6,
+        "pss_mb": peak_pss / 1e6,
+        "parts": {k: v / 1e6 for k, v in parts.items()},
+    }
 
 
 def full_check(root: Path) -> float:
@@ -219,6 +245,8 @@ def main() -> int:
         ),
         ("largest resident size of the process tree (cold run)", f"{cold['peak_mb']:.0f} MB", ""),
         ("largest resident size of the process tree (warm run)", f"{warm['peak_mb']:.0f} MB", ""),
+        ("largest proportional size (PSS) of the process tree (cold run)", f"{cold['pss_mb']:.0f} MB", ""),
+        ("largest proportional size (PSS) of the process tree (warm run)", f"{warm['pss_mb']:.0f} MB", ""),
         *(
             (f"largest resident size of its {name} (cold run)", f"{mb:.0f} MB", "")
             for name, mb in sorted(cold["parts"].items(), key=lambda item: -item[1])
@@ -226,7 +254,8 @@ def main() -> int:
     ]
     lines = [
         f"On a demo of {tasks:,} tasks (`python benchmarks/workbench_live.py --tasks {tasks}`), one run each, "
-        f"watchman {'off' if os.environ.get('OKSTRA_WATCHMAN') == 'off' else 'on where installed'}.",
+        f"watchman {'off' if os.environ.get('OKSTRA_WATCHMAN') == 'off' else 'on where installed'}; load average "
+        f"{os.getloadavg()[0]:.1f} at the end.",
         "",
         "| measure | value | ratio |",
         "|---|---|---|",
