@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib
 import operator
+import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -147,6 +149,8 @@ class RunDir:
     _partial: dict[str, list[Artifact]] | None = field(default=None, repr=False)
     #: The run dir's own names, as the task's listing of its run dirs read them (None: not listed yet).
     _names: list[str] | None = field(default=None, repr=False)
+    #: The status (``lstat``) of each flat legacy file :meth:`flat_legacy` looked at, by name.
+    _flat_looks: dict[str, os.stat_result] = field(default_factory=dict, repr=False)
 
     @property
     def label(self) -> str:
@@ -247,9 +251,24 @@ class RunDir:
                 continue
             parsed = names.classify_flat(entry)
             # Only a name an artifact could have is looked at (a category or stage folder has no such name).
-            if parsed is not None and not reading.is_dir(self.path / entry):
+            if parsed is not None and not self._is_folder(entry):
                 out.append((self.path / entry, parsed))
         return out
+
+    def _is_folder(self, name: str) -> bool:
+        """Whether the entry *name* is a folder (a symlink to one too); its status is kept (:meth:`flat_looks`)."""
+        try:
+            st = reading.lstat(self.path / name)
+        except (OSError, ValueError):
+            return False
+        if stat.S_ISLNK(st.st_mode):
+            return reading.is_dir(self.path / name)
+        self._flat_looks[name] = st
+        return stat.S_ISDIR(st.st_mode)
+
+    def flat_looks(self) -> dict[str, os.stat_result]:
+        """The status of each flat legacy file :meth:`flat_legacy` looked at, by name (not looked at again)."""
+        return dict(self._flat_looks)
 
     def load_latest(self, kind: str) -> Any:
         art = self.latest(kind)

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -135,6 +136,31 @@ class PrivateWatchman:
             subprocess.run(
                 [str(self.bin / "watchman"), "--no-spawn", "shutdown-server"], capture_output=True, timeout=30
             )
+
+
+@pytest.fixture
+def store_looks(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], Counter[str]]:
+    """Counts, from the call on, each ``os.stat`` and ``os.lstat`` naming a folder given or a path under it (the
+    looks of the target "at most one look per store path"), by path."""
+
+    def counting(under: Path) -> Counter[str]:
+        folder = str(under)
+        prefix = folder + os.sep
+        looks: Counter[str] = Counter()
+        for name in ("stat", "lstat"):
+            real = getattr(os, name)
+
+            def counted(path: Any, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+                if not isinstance(path, int):
+                    text = os.fspath(path)
+                    if isinstance(text, str) and (text == folder or text.startswith(prefix)):
+                        looks[text] += 1
+                return _real(path, *args, **kwargs)
+
+            monkeypatch.setattr(os, name, counted)
+        return looks
+
+    return counting
 
 
 @pytest.fixture(scope="session")

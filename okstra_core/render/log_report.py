@@ -119,10 +119,11 @@ class LogReport:
         return "\n".join(lines) + "\n"
 
 
-def _size(path: Path) -> int | str:
-    """Real size of a regular file (symlinks not followed), or why there is none."""
+def _size(path: Path, looked: os.stat_result | None = None) -> int | str:
+    """Real size of a regular file (symlinks not followed), or why there is none; *looked*: its ``lstat``, taken
+    already."""
     try:
-        st = reading.lstat(path)
+        st = looked if looked is not None else reading.lstat(path)
     except OSError as exc:
         return f"cannot stat: {exc.strerror or exc}"
     if stat.S_ISLNK(st.st_mode):
@@ -138,7 +139,12 @@ def _listdir(folder: Path) -> list[str]:
 
 
 def _collect(
-    pairs: dict[str, LogPair], folder: Path, base: Path, entries: list[tuple[str, names.ParsedName]], flat: bool
+    pairs: dict[str, LogPair],
+    folder: Path,
+    base: Path,
+    entries: list[tuple[str, names.ParsedName]],
+    flat: bool,
+    looked: dict[str, os.stat_result] | None = None,
 ) -> None:
     for filename, parsed in entries:
         is_prompt = parsed.kind in PROMPT_KINDS
@@ -149,7 +155,7 @@ def _collect(
         rel_stem = layout.rel(folder / stem, base)
         pair = pairs.setdefault(rel_stem, LogPair(name=rel_stem, role=role, flat=flat))
         rel = layout.rel(folder / filename, base)
-        size = _size(folder / filename)
+        size = _size(folder / filename, looked.get(filename) if looked else None)
         if isinstance(size, str):
             pair.problems.append(f"{rel}: {size}")
             size_value = None
@@ -168,13 +174,20 @@ def _is_run_dir(path: Path) -> bool:
     return type_dir.parent == layout.runs_dir(type_dir.parent.parent) and layout.OKSTRA_DIR in real.parts
 
 
-def _scan_run_dir(pairs: dict[str, LogPair], run_dir: Path, base: Path, listed: list[str]) -> None:
-    """Pair the prompts and transcripts of *run_dir*, whose names are *listed*."""
+def _scan_run_dir(
+    pairs: dict[str, LogPair],
+    run_dir: Path,
+    base: Path,
+    listed: list[str],
+    looked: dict[str, os.stat_result] | None = None,
+) -> None:
+    """Pair the prompts and transcripts of *run_dir*, whose names are *listed* (*looked*: the status of some of
+    its own files, taken already)."""
     prompts = run_dir / layout.PROMPTS_DIR
     parsed = [(n, p) for n in _listdir(prompts) if (p := names.parse_in_category(layout.PROMPTS_DIR, n)) is not None]
     _collect(pairs, prompts, base, parsed, flat=False)
     flat = [(n, p) for n in listed if (p := names.classify_flat(n)) is not None and p.category == layout.PROMPTS_DIR]
-    _collect(pairs, run_dir, base, flat, flat=True)
+    _collect(pairs, run_dir, base, flat, flat=True, looked=looked)
 
 
 def _folder_names(path: Path) -> list[str] | None:
@@ -184,7 +197,12 @@ def _folder_names(path: Path) -> list[str] | None:
 
 
 def log_report(
-    run_dir: Path, *, listed: bool = False, names: list[str] | None = None, stages: bool = True
+    run_dir: Path,
+    *,
+    listed: bool = False,
+    names: list[str] | None = None,
+    stages: bool = True,
+    looked: dict[str, os.stat_result] | None = None,
 ) -> LogReport:
     """Pair every ``.log`` transcript with its ``.md`` prompt under *run_dir*.
 
@@ -193,7 +211,9 @@ def log_report(
     checked to be a run dir (its real path: every folder above it is looked
     at); *listed*: it is one of a task's run dirs as the store lists them
     (:attr:`okstra_core.store.Task.run_dirs`), which is not checked again; *names*, its names as that listing
-    read them (not listed again). Without *stages*, its stage folders are left to their own reports.
+    read them (not listed again); *looked*, the status of its flat files as that run dir took it
+    (:meth:`okstra_core.store.RunDir.flat_looks`: not looked at again). Without *stages*, its stage folders are
+    left to their own reports.
     """
     path = Path(run_dir)
     top = names if names is not None else _folder_names(path)
@@ -203,7 +223,7 @@ def log_report(
         # "/" or a project root would otherwise report "0 prompts" as if it were an empty run.
         return LogReport(path, problems=["not a run dir (expected .okstra/tasks/<group>/<task>/runs/<task-type>)"])
     pairs: dict[str, LogPair] = {}
-    _scan_run_dir(pairs, path, path, top)
+    _scan_run_dir(pairs, path, path, top, looked)
     for entry in top if stages else ():
         stage = _folder_names(path / entry) if layout.parse_stage_dir(entry) is not None else None
         if stage is not None:

@@ -315,7 +315,8 @@ class _Reader:
 
         out: list[tuple[str, str, int | None, int | None]] = []
         for rd in task.run_dirs:
-            for pair in log_report(rd.path, listed=True, names=rd.own_names(), stages=False).pairs:
+            report = log_report(rd.path, listed=True, names=rd.own_names(), stages=False, looked=rd.flat_looks())
+            for pair in report.pairs:
                 if rd.stage is None and layout.parse_stage_dir(pair.name.partition("/")[0]) is not None:
                     continue  # a stage folder's pairs: reported with the stage's own run dir
                 worker = _worker_of(pair.prompt or pair.log or "", pair.role)

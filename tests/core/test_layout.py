@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import multiprocessing
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -254,24 +256,9 @@ def test_the_store_a_path_lies_in() -> None:
     assert layout.store_of("/p/.okstra-old/x") is None and layout.store_of("/p/x/.okstra") is None
 
 
-def _counting_looks(monkeypatch: pytest.MonkeyPatch, path: Path) -> list[str]:
-    """Each stat-family call naming *path* from now on, by name."""
-    import os
-
-    seen: list[str] = []
-    for name in ("stat", "lstat"):
-        real = getattr(os, name)
-
-        def counted(p: object, *args: object, _real: object = real, _name: str = name, **kwargs: object) -> object:
-            if not isinstance(p, int) and os.fspath(p) == str(path):  # type: ignore[arg-type]
-                seen.append(_name)
-            return _real(p, *args, **kwargs)  # type: ignore[operator]
-
-        monkeypatch.setattr(os, name, counted)
-    return seen
-
-
-def test_one_command_looks_at_the_store_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_command_looks_at_the_store_folder_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_looks: Callable[[Path], Counter[str]]
+) -> None:
     from okstra_core import watchman
     from okstra_core.store import Project
 
@@ -281,16 +268,16 @@ def test_one_command_looks_at_the_store_folder_once(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(watchman, "_sockname", lambda reuse=False: "/nowhere")
     with layout.store_looked_once():
         assert layout.misplaced_cache(root / ".okstra" / "cache", root, tmp_path / "home") is not None
-    looks = _counting_looks(monkeypatch, root / ".okstra")
+    looks = store_looks(root / ".okstra")
     with layout.store_looked_once():
         assert not isinstance(Project.open(root), Exception)
         assert layout.misplaced_cache(tmp_path / "cache", root, tmp_path / "home") is None
         assert watchman.changed_since(root, None).problem != watchman.LINKED_STORE
-    assert looks == ["lstat"]
+    assert looks == {str(root / ".okstra"): 1}
     looks.clear()
     Project.open(root)
     layout.misplaced_cache(tmp_path / "cache", root, tmp_path / "home")
-    assert len(looks) == 2, "outside one command's run, each asks afresh"
+    assert looks == {str(root / ".okstra"): 2}, "outside one command's run, each asks afresh"
 
 
 def test_the_store_look_says_a_symlinked_store_is_one(tmp_path: Path) -> None:

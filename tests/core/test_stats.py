@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -433,3 +435,14 @@ def test_recorded_paths_outside_the_project_are_never_followed(store: Path, tmp_
     stats = _stats(store)
     assert not any(r.task.key == "p:g:beta" for r in stats.runs)
     assert layout.rel(timeline, store) in stats.unreadable
+
+
+def test_the_stats_look_at_each_store_path_at_most_once(
+    demo_root: Path, store_looks: Callable[[Path], Counter[str]]
+) -> None:
+    """The demo holds a flat legacy prompt at the top of a run dir: looked at once to tell it is no folder, its
+    size is taken from that look."""
+    looks = store_looks(demo_root / ".okstra")
+    assert compute(Project(demo_root)).runs_per_day and looks
+    twice = {path: n for path, n in looks.items() if n > 1}
+    assert not twice, f"looked at more than once: {twice}"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -132,28 +134,15 @@ def test_each_decision_made_through_its_verb_leaves_the_inbox(
 
 
 def test_reading_the_inbox_looks_at_each_store_path_at_most_once(
-    demo_root: Path, monkeypatch: pytest.MonkeyPatch
+    demo_root: Path, store_looks: Callable[[Path], Counter[str]]
 ) -> None:
     """The demo holds every kind of decision, recorded choices among them (a sidecar's time is shown from the one
     look that found it): no path of the store is looked at twice by one reading, recorded or not."""
-    import os
-    from collections import Counter
-
     from okstra_core import reading
     from okstra_core.store import Project
     from okstra_core.workflows.inbox import read_inbox
 
-    store = str(demo_root / ".okstra") + os.sep
-    looks: Counter[str] = Counter()
-    for name in ("stat", "lstat"):
-        real = getattr(os, name)
-
-        def counted(path: object, *args: object, _real: object = real, **kwargs: object) -> object:
-            if not isinstance(path, int) and os.fspath(path).startswith(store):  # type: ignore[arg-type]
-                looks[os.fspath(path)] += 1  # type: ignore[arg-type]
-            return _real(path, *args, **kwargs)  # type: ignore[operator]
-
-        monkeypatch.setattr(os, name, counted)
+    looks = store_looks(demo_root / ".okstra")
     for recorded in (False, True):
         looks.clear()
         if recorded:
