@@ -144,3 +144,36 @@ async def test_the_findings_follow_the_store_and_the_cursor_stays(
         await wait_until(pilot, lambda: rel not in shown(), f"{rel} no longer among the findings")
         assert shown() == files
         assert tree.cursor_node is not None and tree.cursor_node.data == under
+
+
+async def test_a_check_that_ends_after_a_later_one_is_not_shown(
+    demo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store changed while a check ran, so another started; the first ends last: its findings, older than
+    the second's, are dropped."""
+    release = threading.Event()
+    calls: list[int] = []
+    real = checks.run_checker
+
+    def slow_first(root: Path, home: Path, progress: Any = None) -> Any:
+        calls.append(len(calls))
+        if len(calls) == 1:
+            release.wait(WAIT_SECONDS)
+            return "the check could not run: the first check, ended last"
+        return real(root, home, progress)
+
+    monkeypatch.setattr(checks, "run_checker", slow_first)
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("x")
+        screen = app.screen
+        assert isinstance(screen, ChecksScreen)
+        await wait_until(pilot, lambda: len(calls) == 1, "the first check under way")
+        await pilot.press("R")
+        await wait_until(pilot, lambda: screen.reads == 1, "the second check's findings shown")
+        release.set()
+        await wait_until(pilot, lambda: not any(w.is_running for w in screen.workers), "the first check ended")
+        await settle(pilot)
+        assert not screen.query(ErrorPanel), "the first check's outcome replaced the later one's"
+        assert screen.findings_tree.root.children
