@@ -160,6 +160,19 @@ def _share_above_tasks(unit: Unit, root: str, home: str | None, run: int) -> Non
     Unit(Path(root), Path(home) if home else None, (), real, reals).real_folders_known(plain)
 
 
+class _Records(dict[str, dict[str, Any]]):
+    """A check's records by task, the tasks of one layout sharing one list of its shape: a cold check of a large
+    store holds every task's record until it saves them (and the save digests each shape object once)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._shapes: dict[tuple[str, ...], list[str]] = {}
+
+    def keep(self, task: str, record: dict[str, Any]) -> None:
+        record["shape"] = self._shapes.setdefault(tuple(record["shape"]), record["shape"])
+        self[task] = record
+
+
 def _chunks(items: list[Any], size: int) -> list[list[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
@@ -441,7 +454,7 @@ def run_check(
     findings = list(unit.findings)
     files = len(unit.files)
     racy_after = started - int(cache.RACY_SECONDS * 1e9)
-    records: dict[str, dict[str, Any]] = {}
+    records = _Records()
     done = 0
 
     def step(count: int) -> None:
@@ -458,7 +471,7 @@ def run_check(
             if check_cache is not None:
                 check_cache.misses += 1
             if record is not None:
-                records[rel] = record
+                records.keep(rel, record)
         step(len(results))
 
     step(0)  # progress starts at 0 of all tasks

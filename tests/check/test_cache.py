@@ -502,3 +502,30 @@ def test_cross_file_rules_are_cached_by_both_files(name: str, fresh_demo: Path, 
 
 def test_every_cross_file_case_has_an_other_file_edit() -> None:
     assert set(OTHER_FILE) == set(_cases())
+
+
+def test_tasks_of_one_layout_share_one_shape_until_the_save(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold check holds every task's record until it saves them: the tasks whose trees have the same entries
+    hold one list of them, whether checked here or by workers, and what is saved is the same."""
+    from okstra_core.check import engine, run_check
+    from okstra_core.demo import generate
+
+    root = tmp_path / "project"
+    generate(root, tasks=80)  # bulk tasks of a few layouts, enough for workers
+    saved: list[dict[str, dict[str, Any]]] = []
+    real_save = engine._save
+
+    def spy(*args: Any) -> None:
+        saved.append(args[4])
+        real_save(*args)
+
+    monkeypatch.setattr(engine, "_save", spy)
+    for jobs in (1, 2):
+        saved.clear()
+        run_check(root, jobs=jobs, check_cache=CheckCache(tmp_path / f"cache-{jobs}"))
+        (records,) = saved
+        shapes = [record["shape"] for record in records.values()]
+        by_value: dict[tuple[str, ...], list[str]] = {}
+        for shape in shapes:
+            assert by_value.setdefault(tuple(shape), shape) is shape, "two lists of one shape"
+        assert len(by_value) < len(shapes), "the demo's bulk tasks share layouts"
