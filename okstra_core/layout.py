@@ -210,7 +210,8 @@ _STORE_LOOKS: ContextVar[dict[str, os.stat_result | None] | None] = ContextVar("
 def store_looked_once() -> Iterator[None]:
     """Within the block (one command's run), the store folder of each project is looked at once, whoever asks
     what it is (a folder, a symlink) or where it really is: opening the project, checking the cache folder lies
-    outside it, asking watchman about it. Worker processes forked within the block share the look."""
+    outside it, asking watchman about it. Worker processes forked within the block share the look. A block
+    nested in it looks afresh: a command that keeps watching opens one per reading."""
     token = _STORE_LOOKS.set({})
     try:
         yield

@@ -185,7 +185,8 @@ def watch(args: argparse.Namespace) -> int:
         _emit_snapshot(args, root, inbox)
         print(f"okstra inbox: watching {visible(str(root))} ({watcher.why}); Ctrl-C stops", file=sys.stderr)
         while watcher.wait():
-            current = reread(root, inbox, watcher.take_changed())
+            with layout.store_looked_once():  # each reading looks at the store folder afresh, once
+                current = reread(root, inbox, watcher.take_changed())
             _emit_changes(args, inbox, current)
             inbox = current
             hot.waiting = {d.task_root for d in inbox.items if d.task_root is not None}

@@ -32,6 +32,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import layout
 from ..text import visible
 from .common import open_index, say_index_notices
 from .inbox_output import INBOX_JSON_VERSION, group_lines, reread, unreadable_fields
@@ -215,7 +216,8 @@ def watch_entries(
             w.start()
         say(VERB, f"watching {_plural(len(watched), 'project')}; Ctrl-C stops")
         while True:
-            _step(args, woken, watched, state, tell_paths)
+            with layout.store_looked_once():  # each reading looks at each store folder afresh, once
+                _step(args, woken, watched, state, tell_paths)
     except _Stopped:
         pass
     finally:

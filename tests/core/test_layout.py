@@ -290,3 +290,21 @@ def test_the_store_look_says_a_symlinked_store_is_one(tmp_path: Path) -> None:
         assert layout.store_is_link(root) and layout.store_is_folder(root)
         assert layout.real_store(root) == str(real.resolve())
     assert not layout.store_is_folder(tmp_path / "nothing-here")
+
+
+def test_a_block_nested_in_a_command_looks_at_the_store_afresh(
+    tmp_path: Path, store_looks: Callable[[Path], Counter[str]]
+) -> None:
+    """A command that keeps watching (``okstra inbox --watch``) opens a block per reading: a store that became a
+    symlink meanwhile is seen as one."""
+    root = tmp_path / "project"
+    (root / ".okstra").mkdir(parents=True)
+    looks = store_looks(root / ".okstra")
+    with layout.store_looked_once():
+        assert not layout.store_is_link(root)
+        (root / ".okstra").rename(tmp_path / "moved")
+        (root / ".okstra").symlink_to(tmp_path / "moved", target_is_directory=True)
+        assert not layout.store_is_link(root), "one look per block"
+        with layout.store_looked_once():
+            assert layout.store_is_link(root)
+    assert looks[str(root / ".okstra")] == 2
