@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import ProgressBar, Static, Tree
 
 from okstra_tui.screens import checks
@@ -15,6 +16,15 @@ from okstra_tui.screenshots import settle
 from okstra_tui.widgets.error_panel import ErrorPanel
 
 from .conftest import SIZE, WAIT_SECONDS, make_app, plain, wait_until
+
+
+async def _open_checks(pilot: Pilot[None]) -> ChecksScreen:
+    """The Checks view, opened with its key."""
+    await pilot.pause()
+    await pilot.press("x")
+    screen = pilot.app.screen
+    assert isinstance(screen, ChecksScreen)
+    return screen
 
 
 async def test_checks_view_shows_progress_while_checking(demo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -34,10 +44,7 @@ async def test_checks_view_shows_progress_while_checking(demo_root: Path, monkey
     monkeypatch.setattr(checks, "run_checker", gated)
     app = make_app(demo_root)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        await pilot.press("x")
-        screen = app.screen
-        assert isinstance(screen, ChecksScreen)
+        screen = await _open_checks(pilot)
         bar = screen.query_one("#checks-progress", ProgressBar)
         await wait_until(
             pilot,
@@ -118,10 +125,7 @@ async def test_the_findings_follow_the_store_and_the_cursor_stays(
     monkeypatch.setenv("OKSTRA_HOME", str(layout.demo_home(fresh_demo)))
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        await pilot.press("x")
-        screen = app.screen
-        assert isinstance(screen, ChecksScreen)
+        screen = await _open_checks(pilot)
         tree = screen.findings_tree
         await wait_until(pilot, lambda: screen.reads == 1, "the first check's findings")
         files = [node.data for node in tree.root.children]
@@ -165,10 +169,7 @@ async def test_a_check_that_ends_after_a_later_one_is_not_shown(
     monkeypatch.setattr(checks, "run_checker", slow_first)
     app = make_app(demo_root)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        await pilot.press("x")
-        screen = app.screen
-        assert isinstance(screen, ChecksScreen)
+        screen = await _open_checks(pilot)
         await wait_until(pilot, lambda: len(calls) == 1, "the first check under way")
         await pilot.press("R")
         await wait_until(pilot, lambda: screen.reads == 1, "the second check's findings shown")
