@@ -88,6 +88,8 @@ WATCHMAN_CLOCK: Final = "watchman-clock"
 _SQLITE_CORRUPT: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 #: Files SQLite keeps beside a database.
 _SIDE_FILES: Final = ("", "-wal", "-shm", "-journal")
+#: How a database built privately (:func:`private_path`) is named after its final name and its builder's pid.
+_PRIVATE_SUFFIX: Final = ".new"
 
 _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -281,6 +283,71 @@ def connect(path: Path, timeout: float) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     return conn
+
+
+def private_path(path: Path) -> Path:
+    """Where this process builds a new database for *path* that no other process knows of (:func:`publish`)."""
+    return path.with_name(f"{path.name}.{os.getpid()}{_PRIVATE_SUFFIX}")
+
+
+def connect_private(path: Path) -> sqlite3.Connection:
+    """A connection to a new database at *path* that only this process knows of, built whole before
+    :func:`publish` puts it in place: its rollback journal kept in memory and nothing synced until then, so
+    each page is written once (in WAL mode every page is written twice, to the log and then into the file)."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA page_size = {PAGE_BYTES}")
+    conn.execute("PRAGMA journal_mode=MEMORY")
+    conn.execute("PRAGMA synchronous=OFF")
+    return conn
+
+
+def publish(conn: sqlite3.Connection, private: Path, path: Path) -> bool:
+    """Put the database built at *private* (open on *conn*, closed here) in place at *path*, in WAL mode and on
+    disk; False, and nothing put in place, when a database is at *path* already (made by another process
+    meanwhile: it is never replaced). *private* is removed either way."""
+    try:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+        finally:
+            conn.close()
+        fd = os.open(private, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(private, path)
+        except FileExistsError:
+            return False
+        except OSError:  # a file system without hard links: a rename, over nothing but a race
+            if os.path.lexists(path):
+                return False
+            os.replace(private, path)
+        return True
+    finally:
+        discard(private)
+
+
+def remove_stale_private(path: Path) -> None:
+    """Remove the databases left beside *path* by builds that never ended (their process is gone)."""
+    prefix = path.name + "."
+    with contextlib.suppress(OSError), os.scandir(path.parent) as entries:
+        names = [e.name for e in entries if e.name.startswith(prefix) and e.name.endswith(_PRIVATE_SUFFIX)]
+    for name in names:
+        pid = name[len(prefix) : -len(_PRIVATE_SUFFIX)]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                discard(path.parent / name)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    return True
 
 
 def adopt(conn: sqlite3.Connection, root: Path) -> str | None:

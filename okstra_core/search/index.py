@@ -26,6 +26,14 @@ The clock kept is the one watchman gave before the look, written in the same
 transaction as what the look found, and only over the clock this process read
 (else none is kept).
 
+A first build (no database at the index's path) is made where no other
+process sees it (:func:`okstra_core.store_index.private_path`): one
+transaction, its rollback journal in memory, each page written once, the rows
+the workers read written as each hands them back while the others still read;
+then synced and put in place with a hard link, which never replaces a database
+another process made meanwhile (that one is kept, and updated instead). A
+build left by a process that is gone is removed by the next one.
+
 The database is trusted only when it is ours (:func:`okstra_core.store_index.adopt`:
 its ``application_id``, its format and the project it names). A file that is
 not, or that SQLite finds corrupt, truncated or locked past
@@ -236,10 +244,12 @@ class _Look:
     #: The folders the index held before the look: only their files can have rows.
     known: frozenset[str] = frozenset()
     #: On a first build, the folders whose files the workers read as they walked them (not compared again), the
-    #: files read and the recorded times of their tasks (:func:`_walk_and_read`).
+    #: files read and the recorded times of their tasks (:func:`_read_walked`).
     read_dirs: set[str] = field(default_factory=set)
     read: list[_Row] = field(default_factory=list)
     times: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Of those, the files already written in the index as they came (:meth:`SearchIndex._look`'s sink).
+    sunk: int = 0
 
 
 #: A file's metadata as the folder hash holds it (the check cache's key, less the device).
@@ -624,6 +634,9 @@ class SearchIndex:
         #: One line per index found unusable and rebuilt.
         self.notices: list[str] = []
         self._conn: sqlite3.Connection | None = None
+        #: Where a new database is being built, out of sight until :meth:`update` puts it in place (None: the
+        #: database open is the one in place).
+        self._private: Path | None = None
         self._cache_dir = cache_dir
         misplaced = layout.misplaced_cache(cache_dir, self.root)
         if misplaced is not None:
@@ -646,9 +659,12 @@ class SearchIndex:
         except OSError as exc:
             raise SearchError(f"{self.path.parent}: cannot create the index folder: {exc.strerror or exc}") from None
         _remove_old_file(self._cache_dir, self.root)
-        problem = self._unusable_file()
+        there, problem = self._file_state()
         if problem is not None:
             self._discard(problem)
+        if not there or problem is not None:
+            self._open_private()
+            return
         try:
             self._conn = self._connect()
             problem = store_index.adopt(self._conn, self.root)
@@ -660,16 +676,45 @@ class SearchIndex:
             self._discard(problem)
             self._create()
 
-    def _unusable_file(self) -> str | None:
+    def _file_state(self) -> tuple[bool, str | None]:
+        """Whether the database file is there, and why it cannot be used (None: it can, or it is not there)."""
         try:
             st = os.lstat(self.path)
         except FileNotFoundError:
-            return None
+            return False, None
         except OSError as exc:
             raise SearchError(f"{self.path}: cannot look at the index: {exc.strerror or exc}") from None
         if not stat.S_ISREG(st.st_mode):
-            return "is not a regular file"
-        return None
+            return True, "is not a regular file"
+        return True, None
+
+    def _open_private(self) -> None:
+        """Start a new database where no other process sees it; :meth:`update` builds it in one transaction and
+        puts it in place (:func:`okstra_core.store_index.publish`)."""
+        store_index.remove_stale_private(self.path)
+        private = store_index.private_path(self.path)
+        store_index.discard(private)
+        try:
+            self._conn = store_index.connect_private(private)
+            self._private = private
+            store_index.create(self._conn, self.root)
+            store_index.part_made(self._conn, PART, PART_FORMAT, _SCHEMA)
+        except sqlite3.Error as exc:
+            self.close()
+            raise SearchError(f"{private}: cannot make the index: {exc}") from None
+
+    def _publish(self) -> bool:
+        """Put the database built privately in place and open it there; False when another process put one
+        there meanwhile (this one is dropped, that one left as it is, and opened)."""
+        assert self._conn is not None and self._private is not None
+        conn, private = self._conn, self._private
+        self._conn = self._private = None
+        try:
+            placed = store_index.publish(conn, private, self.path)
+        except (OSError, sqlite3.Error) as exc:
+            raise SearchError(f"{self.path}: cannot put the new index in place: {exc}") from None
+        self.open()
+        return placed
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -724,6 +769,10 @@ class SearchIndex:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        if self._private is not None:  # built but never put in place
+            with suppress(OSError):
+                store_index.discard(self._private)
+            self._private = None
 
     def __enter__(self) -> SearchIndex:
         self.open()
@@ -738,8 +787,14 @@ class SearchIndex:
         try:
             yield
         except sqlite3.DatabaseError as exc:
-            self._discard(self._problem(exc))
-            self._create()
+            if self._private is not None:
+                # A new database that failed (a full disk, say): dropped; the next try starts from what is in place.
+                self.notices.append(f"store index {self.path} could not be built ({exc}): building it again")
+                self.close()
+                self.open()
+            else:
+                self._discard(self._problem(exc))
+                self._create()
             raise _Retry from None
 
     # ------------------------------------------------------------- updating
@@ -751,6 +806,8 @@ class SearchIndex:
             try:
                 with self._guarded():
                     result = self._update(progress)
+                    if self._private is not None and not self._publish():
+                        result = self._update(progress)  # into the index another process put in place meanwhile
                     result.rebuilt = len(self.notices) > before
                     return result
             except _Retry:
@@ -781,6 +838,12 @@ class SearchIndex:
         logs = self._wants_logs()
         generation = self._generation()
         quiet, kept, clock = self._ask_watchman() if self.watchman else (None, None, None)
+        if self._private is not None:
+            # A new database no other process sees: one transaction from before the look, the rows the workers
+            # read as they walk written while the others still read.
+            self.conn.execute("BEGIN")
+            look = self._look({}, logs, None, progress, sink=self._insert)
+            return self._updated(look, generation, kept, clock, progress)
         if quiet is not None and clock is not None and not quiet.changed and self._settled(logs):
             # Nothing changed under the store since the clock kept, and nothing was recorded too recently to be
             # trusted: the index holds as it is, without a walk.
@@ -801,10 +864,29 @@ class SearchIndex:
         # What changed is read before the write lock is taken: the other writers of the database (a search, the
         # store index keeping facts) wait only for the writes.
         found = self._found(look, progress)
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self._updated(look, generation, kept, clock, progress, found=found, catalog_key=catalog_key)
+
+    def _updated(
+        self,
+        look: _Look,
+        generation: int,
+        kept: str | None,
+        clock: str | None,
+        progress: Progress | None = None,
+        found: _Found | None = None,
+        catalog_key: str | None = None,
+    ) -> Update:
+        """Write what *look* found (*found*: read already, else read now) in the transaction open, and commit;
+        the catalog's key is *catalog_key* when taken already."""
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
+        logs = look.logs
+        if catalog_key is None:
+            catalog_key = self._catalog_key()
         try:
-            if self._generation() != generation:
+            if found is None:
+                found = self._found(look, progress)
+            elif self._generation() != generation:
                 # Another process changed the index while this one looked or waited for the lock: look again, at
                 # everything (what watchman named is as of this process's clock, not of the other's rows).
                 look = self._look(self._known_dirs(), logs)
@@ -868,13 +950,15 @@ class SearchIndex:
         logs: bool,
         quiet: ChangedSince | None = None,
         progress: Progress | None = None,
+        sink: Callable[[list[_Row], dict[str, dict[str, int]]], None] | None = None,
     ) -> _Look:
         """Look at every walked folder (listing only those whose key changed) and the files in them.
 
         An unchanged folder's files are confirmed together: their metadata, read by one ``stat`` each in C
         (``map``), hashed and compared with the hash recorded; only a folder whose hash differs (or that was
         listed afresh) is looked at file by file, in :meth:`_changes`. With :attr:`jobs` above one (and
-        ``fork``), the task folders' subtrees are shared out between worker processes.
+        ``fork``), the task folders' subtrees are shared out between worker processes. The rows the workers read
+        on a first build go to *sink* as each worker hands them back, else into :attr:`_Look.read`.
         """
         now = time.time_ns()
         base = str(self.root) + os.sep
@@ -900,10 +984,14 @@ class SearchIndex:
                 out.files += files
                 if read is not None:
                     out.read_dirs.update(dirty)
-                    out.read.extend(read[0])
-                    out.times.update(read[1])
+                    if sink is not None:
+                        sink(*read)
+                        out.sunk += len(read[0])
+                    else:
+                        out.read.extend(read[0])
+                        out.times.update(read[1])
                     if progress is not None:  # the files of the tasks not walked yet: as many as so far, each
-                        count = len(out.read)
+                        count = out.sunk + len(out.read)
                         progress(count, max(count, count * len(ranges) // done))
             out.gone = [p for p in known if p not in visited]
         out.logs = logs
@@ -973,13 +1061,13 @@ class SearchIndex:
         )
         read, times = look.read, look.times  # what the workers read as they walked (a first build)
         look.read, look.times = [], {}
-        before = len(read)
+        before = look.sunk + len(read)
         for got, at in chunks:
             read.extend(got)
             times.update(at)
             if progress is not None and total:
-                progress(len(read), before + total)
-        return _Found(len(read), removed, read, dict(sorted(times.items())))
+                progress(look.sunk + len(read), before + total)
+        return _Found(look.sunk + len(read), removed, read, dict(sorted(times.items())))
 
     def _insert(self, read: list[_Row], times: dict[str, dict[str, int]]) -> None:
         """Add the files *read*, each with its recorded time from *times* (by task folder), in three batches:

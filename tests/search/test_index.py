@@ -449,3 +449,93 @@ def test_another_writer_is_not_kept_waiting_while_the_search_reads_the_store(
         assert index.update().read > 300
         assert _paths(index, "idempotency") and not index.notices
     assert others == ["wrote"]
+
+
+def _leftovers(cache_dir: Path) -> list[str]:
+    return sorted(p.name for p in cache_dir.rglob("*") if p.name.endswith(".new"))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_first_build_is_put_in_place_whole(
+    fresh_demo: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    """A new index is built where no other process sees it and put in place whole: while the files are read no
+    database is at the index's path, and after the build one is, in WAL mode, with nothing left beside it."""
+    path = index_path(cache_dir, fresh_demo)
+    seen: list[bool] = []
+    read = search_index.extract
+
+    def reading(*args: object, **kwargs: object) -> object:
+        seen.append(path.exists())
+        return read(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search_index, "extract", reading)
+    monkeypatch.setattr(search_index, "SHARED_READ_FROM", 1)
+    with SearchIndex(fresh_demo, cache_dir, jobs=jobs) as index:
+        assert index.update().read > 300
+        assert _paths(index, "idempotency") and not index.notices
+        assert index.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert (seen and not any(seen)) or jobs > 1  # the workers' reading is not seen here
+    assert path.is_file() and not _leftovers(cache_dir)
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        assert index.update().read == 0 and not index.notices
+
+
+def test_a_first_build_that_fails_leaves_nothing(
+    fresh_demo: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read = search_index.extract
+    count = itertools.count()
+
+    def reading(*args: object, **kwargs: object) -> object:
+        if next(count) == 100:
+            raise KeyboardInterrupt
+        return read(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search_index, "extract", reading)
+    with pytest.raises(KeyboardInterrupt), SearchIndex(fresh_demo, cache_dir) as index:
+        index.update()
+    assert not index_path(cache_dir, fresh_demo).exists() and not _leftovers(cache_dir)
+
+
+def test_an_index_put_in_place_meanwhile_is_kept(
+    fresh_demo: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process that makes the database while this one builds its own keeps it, facts and all: this
+    build is dropped and its update made in the database in place."""
+    expected: list[object] = []
+    read = search_index.extract
+
+    def reading(*args: object, **kwargs: object) -> object:
+        if not expected:
+            expected.append(_facts(fresh_demo, cache_dir)[0])  # the inbox, in another process, keeps its facts
+        return read(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search_index, "extract", reading)
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        assert index.update().read > 300
+        assert _paths(index, "idempotency") and not index.notices
+    monkeypatch.setattr(search_index, "extract", read)
+    assert _facts(fresh_demo, cache_dir) == (expected[0], 1)  # its facts kept
+    assert not _leftovers(cache_dir)
+    with SearchIndex(fresh_demo, cache_dir) as index:
+        assert index.update().read == 0
+
+
+def test_a_build_left_by_a_process_gone_is_removed(fresh_demo: Path, cache_dir: Path) -> None:
+    import subprocess
+    import sys
+
+    path = index_path(cache_dir, fresh_demo)
+    path.parent.mkdir(parents=True)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        for pid in (int(gone.stdout), alive.pid):
+            Path(f"{path}.{pid}.new").write_bytes(b"half a build")
+        with SearchIndex(fresh_demo, cache_dir) as index:
+            index.update()
+        assert _leftovers(cache_dir) == [f"{path.name}.{alive.pid}.new"]  # that one may still be building
+    finally:
+        alive.kill()
+        alive.wait()
