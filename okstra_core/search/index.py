@@ -21,7 +21,11 @@ what changed under ``.okstra/`` since the clock kept in ``search_meta`` (the
 store index's freshness source, :class:`okstra_core.store_index.ChangedSince`;
 the facts keep their own clock, as each holds as of its own): a folder with no
 change at, below or above it, whose record was settled, is taken as recorded
-without a ``stat``; an answer watchman cannot vouch for means the full look.
+without a ``stat``, and so is everything below it, without even its record
+being read. The look then reads the records of the folders on the way to a
+change, below a changed one and of those whose record is unsettled (two
+partial indexes find them), and nothing else; an answer watchman cannot vouch
+for means the full look.
 The clock kept is the one watchman gave before the look, written in the same
 transaction as what the look found, and only over the clock this process read
 (else none is kept).
@@ -52,7 +56,7 @@ import re
 import sqlite3
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,6 +86,8 @@ _UNSETTLED: Final = "racy"
 #: transcripts (always, while transcripts are not indexed): the conditions of two partial indexes.
 _UNSETTLED_DIR: Final = f"(stat = '{_UNSETTLED}' OR plain_hash = '{_UNSETTLED}')"
 _UNSETTLED_LOGS: Final = f"log_hash = '{_UNSETTLED}'"
+#: A folder's record as a look takes it (not its files' kinds: only a folder looked at file by file needs them).
+_RECORD: Final = "stat, role, subdirs, plain, logged, plain_hash, log_hash"
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 #: What SQLite says (with SQLITE_ERROR) of a ``MATCH`` expression it cannot parse: the query's fault, not the index's.
 _UNPARSABLE: Final = re.compile(
@@ -250,6 +256,31 @@ class _Look:
     times: dict[str, dict[str, int]] = field(default_factory=dict)
     #: Of those, the files already written in the index as they came (:meth:`SearchIndex._look`'s sink).
     sunk: int = 0
+    #: Told what changed: the folders taken as recorded with everything below them, unread; the folders the walk
+    #: reached that are no longer folders; and whether :attr:`files` counts every file (else the index counts).
+    vouched: set[str] = field(default_factory=set)
+    lost: list[str] = field(default_factory=list)
+    counted: bool = True
+
+
+class _Records(dict[str, "tuple[str, ...] | None"]):
+    """The index's folder records, each read from *conn* when first asked for (None: the index has none): a look
+    told what changed reads only the few it reaches."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        super().__init__()
+        self._conn = conn
+
+    def get(self, rel: str, default: Any = None) -> Any:
+        if not dict.__contains__(self, rel):
+            row = self._conn.execute(f"SELECT {_RECORD} FROM search_dirs WHERE path = ?", (rel,)).fetchone()
+            self[rel] = None if row is None else tuple(row)
+        found = self[rel]
+        return default if found is None else found
+
+    def found(self) -> dict[str, tuple[str, ...]]:
+        """The records read that the index held."""
+        return {rel: record for rel, record in self.items() if record is not None}
 
 
 #: A file's metadata as the folder hash holds it (the check cache's key, less the device).
@@ -305,7 +336,7 @@ _SHARED: tuple[str, dict[str, tuple[str, ...]], bool, int, list[tuple[str, str]]
 
 def _walk(
     base: str,
-    known: dict[str, tuple[str, ...]],
+    known: Mapping[str, tuple[str, ...] | None],
     logs: bool,
     now: int,
     stack: list[tuple[str, str]],
@@ -316,21 +347,26 @@ def _walk(
 ) -> list[tuple[str, str]]:
     """Walk the folders of *stack* (project-relative, with their roles) and below into *out*; a folder at
     *defer_depth* is not walked but returned, for a worker. A folder the freshness source *quiet* vouches for
-    is taken as recorded, without a look. With *look_files* (a worker), the files of a folder listed afresh are
-    looked at here too (:attr:`_Look.metas`)."""
+    is taken as recorded, without a look, and so is everything below it (:func:`_vouched`). With *look_files*
+    (a worker), the files of a folder listed afresh are looked at here too (:attr:`_Look.metas`)."""
     deferred: list[tuple[str, str]] = []
     while stack:
         rel, role = stack.pop()
         if defer_depth is not None and rel.count("/") >= defer_depth:
             deferred.append((rel, role))
             continue
-        if quiet is not None and _vouched(base, rel, role, known.get(rel), logs, quiet, stack, out):
-            continue
+        if quiet is not None:
+            if rel in out.dirs or rel in out.vouched:
+                continue  # a folder whose record is unsettled, reached from above too
+            if _vouched(base, rel, role, known.get(rel), logs, quiet, out):
+                continue
         try:
             st = os.lstat(base + rel)
         except OSError:
+            out.lost.append(rel)
             continue
         if not stat.S_ISDIR(st.st_mode):
+            out.lost.append(rel)
             continue
         key = _key(st, now)
         previous = known.get(rel)
@@ -394,22 +430,18 @@ def _vouched(
     previous: tuple[str, ...] | None,
     logs: bool,
     quiet: ChangedSince,
-    stack: list[tuple[str, str]],
     out: _Look,
 ) -> bool:
-    """Take the folder *rel* as recorded when the freshness source says nothing changed at, below or above it
-    and its record was settled (its sub-folders go on *stack*); False: it must be looked at."""
+    """Take the folder *rel* as recorded, and every folder below it, when the freshness source says nothing
+    changed at, below or above it and its record was settled; False: it must be looked at.
+
+    Nothing changed below a folder vouched for, so each folder below it is vouched for too, unless its own
+    record is unsettled: those are looked at wherever they are (:meth:`SearchIndex._look` starts from them)."""
     if previous is None or previous[1] != role or _UNSETTLED in (previous[0], previous[5]):
         return False
     if (logs and previous[6] == _UNSETTLED) or not quiet.quiet(base + rel):
         return False
-    subdirs, plain, logged = previous[2], previous[3], previous[4]
-    if subdirs:
-        stack.extend((f"{rel}/{name}", sub) for sub, _, name in map(_split, subdirs.split("\n")))
-    out.dirs[rel] = (*previous[:7], None)
-    out.files += plain.count("\n") + 1 if plain else 0
-    if logs:
-        out.files += logged.count("\n") + 1 if logged else 0
+    out.vouched.add(rel)
     return True
 
 
@@ -850,7 +882,7 @@ class SearchIndex:
             if clock != kept:
                 self._keep_clock_alone(generation, kept, clock)
             return Update(unchanged=self.conn.execute("SELECT count(*) FROM search_files").fetchone()[0])
-        look = self._look(self._known_dirs(), logs, quiet, progress)
+        look = self._look({} if quiet is not None else self._known_dirs(), logs, quiet, progress)
         catalog_key = self._catalog_key()
         if (
             not look.dirty
@@ -860,7 +892,7 @@ class SearchIndex:
         ):
             if clock is not None and clock != kept:
                 self._keep_clock_alone(generation, kept, clock)
-            return Update(unchanged=look.files)
+            return Update(unchanged=self._files(look))
         # What changed is read before the write lock is taken: the other writers of the database (a search, the
         # store index keeping facts) wait only for the writes.
         found = self._found(look, progress)
@@ -903,12 +935,45 @@ class SearchIndex:
             conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('generation', ?)", (str(generation + 1),))
             if clock is not None:
                 store_index.keep_clock(conn, "search_meta", kept, clock)
+            files = self._files(look)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-        return Update(read=stale, removed=len(removed) - look.replaced, unchanged=look.files - stale)
+        return Update(read=stale, removed=len(removed) - look.replaced, unchanged=files - stale)
+
+    def _files(self, look: _Look) -> int:
+        """How many files the store holds, as *look* counted them or, told what changed, as the index does."""
+        if look.counted:
+            return look.files
+        return int(self.conn.execute("SELECT count(*) FROM search_files").fetchone()[0])
+
+    def _unsettled(self, logs: bool) -> list[tuple[str, str]]:
+        """The folders (with their roles) whose record is not settled: looked at whatever the source says."""
+        conn = self.conn
+        found: dict[str, str] = {}
+        for racy in (_UNSETTLED_DIR, _UNSETTLED_LOGS) if logs else (_UNSETTLED_DIR,):
+            found.update(conn.execute(f"SELECT path, role FROM search_dirs WHERE {racy}").fetchall())
+        return sorted(found.items(), reverse=True)
+
+    def _gone(self, records: _Records, look: _Look) -> list[str]:
+        """The folders of the index no longer there, as a look told what changed found them: each the walk found
+        gone, or missing from the listing of the folder that held it, with every folder of the index below it."""
+        cut = list(look.lost)
+        for rel, now in look.dirs.items():
+            before = records.get(rel)
+            if before is None or before[2] == now[2]:
+                continue
+            listed = {name for _, _, name in map(_split, now[2].split("\n"))} if now[2] else set()
+            cut.extend(f"{rel}/{name}" for _, _, name in map(_split, before[2].split("\n")) if name not in listed)
+        gone: set[str] = set()
+        for rel in cut:
+            rows = self.conn.execute(
+                "SELECT path FROM search_dirs WHERE path = ? OR (path > ? AND path < ?)", (rel, f"{rel}/", f"{rel}0")
+            )
+            gone.update(path for (path,) in rows)
+        return sorted(gone - look.dirs.keys() - look.vouched)
 
     def _settled(self, logs: bool) -> bool:
         """Whether every record the look would take from the index is settled (none was made within
@@ -938,10 +1003,7 @@ class SearchIndex:
         return self.conn.execute("SELECT 1 FROM search_meta WHERE key = 'logs'").fetchone() is not None
 
     def _known_dirs(self) -> dict[str, tuple[str, ...]]:
-        # Not the files' kinds (the last column): only a folder looked at file by file needs them.
-        rows = self.conn.execute(
-            "SELECT path, stat, role, subdirs, plain, logged, plain_hash, log_hash FROM search_dirs"
-        )
+        rows = self.conn.execute(f"SELECT path, {_RECORD} FROM search_dirs")
         return {row[0]: row[1:] for row in rows}
 
     def _look(
@@ -964,9 +1026,16 @@ class SearchIndex:
         base = str(self.root) + os.sep
         out = _Look()
         start = [(layout.rel(layout.tasks_dir(self.root), self.root), layout.TASKS_DIR)]
-        if quiet is not None or self.jobs <= 1 or not _can_fork():
-            # Told what changed, the look is a few folders: here, without workers.
-            _walk(base, known, logs, now, start, out, quiet=quiet)
+        if quiet is not None:
+            # Told what changed, the look is a few folders, here: those on the way to a change, those below a
+            # changed one and those whose record is unsettled. The records of the others are not even read.
+            records = _Records(self.conn)
+            _walk(base, records, logs, now, [*start, *self._unsettled(logs)], out, quiet=quiet)
+            out.gone = self._gone(records, out)
+            out.counted = False
+            known = records.found()
+        elif self.jobs <= 1 or not _can_fork():
+            _walk(base, known, logs, now, start, out)
             out.gone = [p for p in known if p not in out.dirs]
         else:
             # The store and its task groups here; each task folder's subtree in a worker. On a first build (the

@@ -128,3 +128,64 @@ def test_a_file_that_is_a_symlink_is_looked_at_though_watchman_says_nothing_chan
     target.write_text(target.read_text(encoding="utf-8") + "\nThe quokkazebra clause.\n", encoding="utf-8")
     found = _hits(fresh_demo, cache, "quokkazebra", watchman=True)
     assert found == _hits(fresh_demo, tmp_path / "fresh", "quokkazebra", watchman=False) != []
+
+
+def test_a_record_made_too_recently_deep_down_is_looked_at_alone(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Told that nothing changed, the look reads no folder's record but those it must look at: one folder deep in
+    a task whose record is unsettled is looked at, though every folder above it is vouched for."""
+    import sqlite3
+
+    cache = tmp_path / "cache"
+    _hits(fresh_demo, cache, "retry", watchman=True)
+    _hits(fresh_demo, cache, "retry", watchman=True)
+    folder = layout.instruction_set_dir(layout.tasks_dir(fresh_demo) / TASK)
+    rel = layout.rel(folder, fresh_demo)
+    conn = sqlite3.connect(search_index.index_path(cache, fresh_demo))
+    with conn:
+        conn.execute("UPDATE search_dirs SET stat = 'racy' WHERE path = ?", (rel,))
+    conn.close()
+    records: set[str] = set()
+    read = search_index._Records.get
+
+    def counted(self: search_index._Records, key: str, default: object = None) -> object:
+        records.add(key)
+        return read(self, key, default)
+
+    monkeypatch.setattr(search_index._Records, "get", counted)
+    looked = _looked_at(monkeypatch)
+    assert _hits(fresh_demo, cache, "retry", watchman=True) != []
+    assert {p.rstrip("/") for p in looked} == {str(folder)}
+    assert rel in records and len(records) < 40, sorted(records)
+
+
+def _index_rows(root: Path, cache: Path, *, built: bool) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """What the index in *cache* holds (*built*: as it is, else built first)."""
+    with SearchIndex(root, cache) as index:
+        if not built:
+            index.update()
+        files = index.conn.execute("SELECT path, stat, kind, task, chars FROM search_files ORDER BY path").fetchall()
+        dirs = index.conn.execute("SELECT path, role, subdirs, plain FROM search_dirs ORDER BY path").fetchall()
+    return files, dirs
+
+
+def test_folders_removed_moved_and_copied_in_are_told_as_a_fresh_look_finds_them(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The look told what changed reads the records of the folders it reaches only; what it keeps is what a
+    build from nothing keeps, after a task removed, a task moved to another name and one copied in."""
+    import shutil
+
+    monkeypatch.setattr(search_index, "RACY_NS", 0)  # each look takes what it sees as settled
+    cache = tmp_path / "cache"
+    _hits(fresh_demo, cache, "retry", watchman=True)
+    tasks = layout.tasks_dir(fresh_demo)
+    groups = sorted(p for p in tasks.iterdir() if p.is_dir())
+    moved = sorted(p for p in groups[-1].iterdir() if p.is_dir())[0]
+    shutil.rmtree(tasks / TASK)
+    moved.rename(moved.with_name(moved.name + "-moved"))
+    copied = sorted(p for p in groups[0].iterdir() if p.is_dir())[0]
+    shutil.copytree(copied, copied.with_name(copied.name + "-copy"), symlinks=True)
+    assert _hits(fresh_demo, cache, "retry", watchman=True)
+    assert _index_rows(fresh_demo, cache, built=True) == _index_rows(fresh_demo, tmp_path / "fresh", built=False)
