@@ -269,6 +269,11 @@ class OkstraApp(App[None]):
     def drop_reads(self, reader: object) -> None:
         self._feed.drop(reader)
 
+    @property
+    def store_polled(self) -> bool:
+        """Whether the project's store is polled: a view that any file may change reads again on its own."""
+        return self._feed.polled
+
     def _deliver_changes(self, paths: frozenset[str] | None) -> None:
         """From the feed's thread: tell the notices' child, and every view on the UI thread (nothing once the app
         is closing)."""

@@ -209,6 +209,12 @@ class StoreFeed:
         """What a polling watcher of another project's *store* looks at: what the views read there."""
         return [Path(p) for p in self._grouped[2].get(store, [])]
 
+    @property
+    def polled(self) -> bool:
+        """Whether the project's store is polled (or not watched yet): only what the views read is looked at."""
+        watcher = self._watcher
+        return watcher is None or watcher.mode == "poll"
+
     def watching(self) -> int:
         """How many other projects' stores are watched."""
         return len(self._others)

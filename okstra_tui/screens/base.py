@@ -19,7 +19,7 @@ from okstra_core import layout, reading
 from okstra_core.store import Project, Task, TaskRef
 from okstra_core.store_index import ChangedSince
 from okstra_core.text import visible
-from okstra_core.watch import UNSETTLED, Signature
+from okstra_core.watch import POLL_SHARE, UNSETTLED, Signature
 
 from ..data.catalog import KeptWaiting
 from ..data.unread import Looks
@@ -39,6 +39,11 @@ RACY_SECONDS = 0.2
 #: after a reading that took *t* seconds, the next starts no sooner than *t* / share after it.
 WHOLE_STORE_SECONDS = 0.5
 WHOLE_STORE_SHARE = 0.2
+#: Where the store is polled (no file events, no watchman), nothing tells a whole-store view of a file written
+#: where no view read: it reads again on its own, at least this many seconds after its last reading ended and
+#: spending at most this share of a core (the share a polling watcher spends).
+WHOLE_STORE_POLL_SECONDS = 5.0
+WHOLE_STORE_POLL_SHARE = POLL_SHARE
 
 
 @runtime_checkable
@@ -66,6 +71,11 @@ class Workbench(Protocol):
 
     def kept_waiting(self, root: Path) -> KeptWaiting:
         """The count of what waits in the project at *root* as the store index keeps it (read in a thread)."""
+        ...
+
+    @property
+    def store_polled(self) -> bool:
+        """Whether the project's store is polled (nothing names a change where no view read)."""
         ...
 
 
@@ -153,6 +163,7 @@ class ViewScreen(Screen[None]):
         self._read_seconds = 0.0
         self._read_ended = 0.0
         self._rereading: Timer | None = None
+        self._polling: Timer | None = None
 
     # ------------------------------------------------------------ resuming
 
@@ -314,9 +325,19 @@ class ViewScreen(Screen[None]):
         it read (a view that reads in parts keeps them, to read again only the parts they touch)."""
 
     def read_took(self, seconds: float) -> None:
-        """A whole-store view's reading took *seconds* and has just ended: the next waits accordingly."""
+        """A whole-store view's reading took *seconds* and has just ended: the next waits accordingly. Where the
+        store is polled, the next comes anyway, once the share of a core a polling watcher spends allows."""
         self._read_seconds = seconds
         self._read_ended = time.monotonic()
+        if self._polling is not None:
+            self._polling.stop()
+        due = max(WHOLE_STORE_POLL_SECONDS, seconds / WHOLE_STORE_POLL_SHARE)
+        self._polling = self.set_timer(due, self._poll_whole)
+
+    def _poll_whole(self) -> None:
+        self._polling = None
+        if self.okstra.store_polled and self._rereading is None:
+            self._went_stale(True, [])
 
     def store_moved(self, paths: frozenset[str] | None) -> bool:
         """Whether *paths* (None: cannot say which) may change what a whole-store view shows: a path in the store."""

@@ -115,14 +115,20 @@ async def test_checks_view_applies_and_names_the_settings_file(
         assert "okstra.toml: check.select: expected a list of rule ids or prefixes" in plain(panel)
 
 
+@pytest.mark.parametrize("mode", ["events", "poll"])
 async def test_the_findings_follow_the_store_and_the_cursor_stays(
-    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
     """A file broken in the store shows as a finding with nothing pressed, mended it goes, and the cursor stays on
-    the line it was on."""
+    the line it was on: told by the store's file events, or, where the store is polled, at the view's next
+    reading of its own."""
     from okstra_core import layout
+    from okstra_tui.screens import base
 
     monkeypatch.setenv("OKSTRA_HOME", str(layout.demo_home(fresh_demo)))
+    monkeypatch.setenv("OKSTRA_WATCH", mode)
+    monkeypatch.setattr(base, "WHOLE_STORE_POLL_SECONDS", 0.5)
+    monkeypatch.setattr(base, "WHOLE_STORE_POLL_SHARE", 1.0)
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open_checks(pilot)
@@ -133,7 +139,8 @@ async def test_the_findings_follow_the_store_and_the_cursor_stays(
         def shown() -> list[str | None]:
             return [node.data for node in tree.root.children]
 
-        report = sorted(p for p in layout.tasks_dir(fresh_demo).rglob("reports/*.json") if p.is_file())[0]
+        # A task's timeline: read by no view but the check (where the store is polled, nothing looks at it).
+        report = sorted(layout.tasks_dir(fresh_demo).rglob("history/timeline.json"))[0]
         rel = layout.rel(report, fresh_demo)
         assert rel not in files
         tree.move_cursor(tree.root.children[-1])

@@ -99,9 +99,18 @@ async def test_a_stale_result_never_replaces_a_newer_one(demo_root: Path) -> Non
         assert "No matches" not in _status(screen)
 
 
-async def test_the_hits_follow_the_store_without_a_keystroke(fresh_demo: Path) -> None:
+@pytest.mark.parametrize("mode", ["events", "poll"])
+async def test_the_hits_follow_the_store_without_a_keystroke(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
     """A file written anywhere in the store that matches the query shown joins the hits, with nothing typed, and
-    the hit under the cursor stays under it."""
+    the hit under the cursor stays under it: told by the store's file events, or, where the store is polled (and
+    only what the views read is looked at), at the view's next reading of its own."""
+    from okstra_tui.screens import base
+
+    monkeypatch.setenv("OKSTRA_WATCH", mode)
+    monkeypatch.setattr(base, "WHOLE_STORE_POLL_SECONDS", 0.5)
+    monkeypatch.setattr(base, "WHOLE_STORE_POLL_SHARE", 1.0)
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _search(pilot, "retry OR quokkaberry")
