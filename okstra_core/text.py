@@ -70,3 +70,8 @@ def json_escaped(json_text: str) -> str:
     if _JSON_RAW.search(json_text) is None:
         return json_text
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
+
+
+def counted(count: int, word: str) -> str:
+    """*count* and *word*, plural unless one: ``1 error``, ``0 errors``, ``17 warnings``."""
+    return f"{count} {word}{'s' if count != 1 else ''}"

@@ -11,7 +11,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Final
 
-from ..text import json_escaped, visible
+from ..text import counted, json_escaped, visible
 from ..version import version
 from .catalog import RULES, RULES_BY_ID
 from .findings import CheckReport, Finding, fails
@@ -39,10 +39,8 @@ _COLOURS: Final = {
 
 def summary_line(report: CheckReport) -> str:
     s = report.summary
-    return (
-        f"{s['errors']} error{'s' * (s['errors'] != 1)}, {s['warnings']} warning{'s' * (s['warnings'] != 1)}, "
-        f"{s['infos']} info{'s' * (s['infos'] != 1)} in {s['files']} files checked"
-    )
+    counts = ", ".join(counted(s[f"{word}s"], word) for word in ("error", "warning", "info"))
+    return f"{counts} in {s['files']} files checked"
 
 
 def render_text(report: CheckReport, *, colour: bool = False) -> str:

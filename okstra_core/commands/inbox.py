@@ -45,7 +45,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..text import visible
+from ..text import counted, visible
 from .common import add_index_args, open_index, open_project, say_index_notices
 from .inbox_output import INBOX_JSON_VERSION, group_lines, reread, unreadable_fields
 from .projects import add_all_args, check_all_args
@@ -117,17 +117,13 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'s' if count != 1 else ''}"
-
-
 def _unread_count(folders: int, files: int) -> str:
     """``2 folders could not be listed and 1 file could not be read`` (either part left out when 0)."""
     parts = []
     if folders:
-        parts.append(f"{_plural(folders, 'folder')} could not be listed")
+        parts.append(f"{counted(folders, 'folder')} could not be listed")
     if files:
-        parts.append(f"{_plural(files, 'file')} could not be read")
+        parts.append(f"{counted(files, 'file')} could not be read")
     return " and ".join(parts)
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import layout
-from ..text import visible
+from ..text import counted, visible
 from .common import open_index, say_index_notices
 from .inbox_output import INBOX_JSON_VERSION, group_lines, reread, unreadable_fields
 from .projects import say, selected_projects
@@ -118,22 +118,18 @@ def text_lines(inboxes: list[ProjectInbox]) -> list[str]:
         waiting_in += 1
     read = [pi for pi in inboxes if pi.inbox is not None]
     if count:
-        lines.append(f"{_plural(count, 'decision')} waiting in {_plural(waiting_in, 'project')} of {len(read)} read")
+        lines.append(f"{counted(count, 'decision')} waiting in {counted(waiting_in, 'project')} of {len(read)} read")
     else:
-        lines.append(f"nothing is waiting for you in {_plural(len(read), 'project')}")
+        lines.append(f"nothing is waiting for you in {counted(len(read), 'project')}")
     incomplete = [pi for pi in read if pi.inbox is not None and not pi.inbox.complete]
     if incomplete:
         names = ", ".join(visible(pi.entry.project_id) for pi in incomplete)
-        lines.append(f"{_plural(len(incomplete), 'project')} could not be read whole ({names}); run okstra check there")
+        lines.append(f"{counted(len(incomplete), 'project')} could not be read whole ({names}); run okstra check there")
     unread = [pi for pi in inboxes if pi.inbox is None]
     if unread:
         names = ", ".join(visible(pi.entry.project_id) for pi in unread)
-        lines.append(f"{_plural(len(unread), 'project')} could not be read: {names}")
+        lines.append(f"{counted(len(unread), 'project')} could not be read: {names}")
     return lines
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'s' if count != 1 else ''}"
 
 
 # ------------------------------------------------------------------ --watch
@@ -214,7 +210,7 @@ def watch_entries(
         _emit_snapshot(args, list(state.values()), polled)
         for w in watched.values():
             w.start()
-        say(VERB, f"watching {_plural(len(watched), 'project')}; Ctrl-C stops")
+        say(VERB, f"watching {counted(len(watched), 'project')}; Ctrl-C stops")
         while True:
             with layout.store_looked_once():  # each reading looks at each store folder afresh, once
                 _step(args, woken, watched, state, tell_paths)

@@ -22,7 +22,7 @@ from textual.binding import Binding
 from textual.widgets import ProgressBar, Static, Tree
 
 from okstra_core import layout
-from okstra_core.text import visible
+from okstra_core.text import counted, visible
 
 from ..navigation import Location, View
 from ..ui_thread import call_ui
@@ -233,11 +233,12 @@ class ChecksScreen(ViewScreen):
         for finding in report.findings:
             by_file.setdefault(finding.path, []).append(finding)
         self._summary = Text.assemble(
-            (f"{report.errors} errors", "bold red" if report.errors else "green"),
+            (counted(report.errors, "error"), "bold red" if report.errors else "green"),
             ", ",
-            (f"{report.warnings} warnings", "yellow" if report.warnings else ""),
+            (counted(report.warnings, "warning"), "yellow" if report.warnings else ""),
             ", ",
-            f"{report.infos} infos in {len(by_file)} files ({report.files} files checked)",
+            f"{counted(report.infos, 'info')} in {counted(len(by_file), 'file')}",
+            f" ({counted(report.files, 'file')} checked)",
             f" · settings: {visible(settings_file)}" if settings_file else "",
             # The cache's problems (a signed entry that failed, a key that cannot serve), as okstra check warns.
             *[("\n" + visible(problem), "yellow") for problem in report.cache_problems],

@@ -30,7 +30,7 @@ from okstra_core.errors import OkstraError
 from okstra_core.projects import ProjectEntry, Registry, discover
 from okstra_core.store import Project
 from okstra_core.store_index import ChangedSince, changed_in_all
-from okstra_core.text import visible
+from okstra_core.text import counted, visible
 from okstra_core.watch import UNSETTLED, Signature
 from okstra_core.workflows.inbox_all import ProjectInbox, open_entry, read_project_inbox
 from okstra_core.workflows.overview import Overview, read_overview
@@ -373,7 +373,7 @@ def verdict_line(verdict: Verdict | None, now: dt.datetime) -> str:
     if verdict is None:
         return "none kept (run okstra check, or x in the project)"
     counts = ", ".join(
-        f"{n} {word}{'s' if n != 1 else ''}"
+        counted(n, word)
         for n, word in ((verdict.errors, "error"), (verdict.warnings, "warning"), (verdict.infos, "info"))
     )
     said = "failed" if verdict.failed else "passed"
