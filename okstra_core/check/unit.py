@@ -149,6 +149,14 @@ class Unit:
         self._plain: set[str] = set()
         self.files: set[str] = set()
 
+    def release(self) -> None:
+        """Drop what was read (bytes, texts, parsed documents, listings), keeping the findings and the files read:
+        a project's unit holds the parsed catalog, which the tasks' checks after it do not read again."""
+        for kept in (self._bytes, self._text, self._json, self._docs, self._entries, self._by_name, self._names):
+            kept.clear()
+        self._tails.clear()
+        self._regular.clear()
+
     @staticmethod
     def resolve(root: Path, home: Path | None) -> tuple[str, str | None]:
         """The real paths of a unit's root and home, as :class:`Unit` takes them in *real*."""
