@@ -23,7 +23,7 @@ from okstra_core.models.convergence import (
     RoundPlan,
     RoundResults,
 )
-from okstra_core.text import visible
+from okstra_core.text import counted, visible
 
 from ..data.convergence import ConvergenceTrail, load_convergence
 from ..navigation import Location, View
@@ -115,7 +115,7 @@ def trail_renderables(trail: ConvergenceTrail, root: Path) -> list[Widget]:
     head = shown(f"{trail.run.label} · state seq {trail.seq_text}", style="bold")
     if isinstance(final, ConvergenceFinal):
         head.append(
-            visible(f"   terminal: {final.terminal_state} after {final.rounds} round(s)"),
+            visible(f"   terminal: {final.terminal_state} after {_rounds(final.rounds)}"),
             style="bold green" if final.terminal_state == "converged" else "bold yellow",
         )
     elif isinstance(trail.work, ConvergenceWork):
@@ -217,3 +217,7 @@ class ConvergenceScreen(ViewScreen):
 
     def current_path(self) -> Path | None:
         return self.task_root
+
+
+def _rounds(rounds: int | None) -> str:
+    return "an unrecorded number of rounds" if rounds is None else counted(rounds, "round")

@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
 from okstra_core import layout, names
-from okstra_core.text import visible
+from okstra_core.text import counted, visible
 
 from ..data.preview import PreviewTarget, artifact_for
 from ..navigation import Location, View
@@ -185,7 +185,9 @@ class DesignPrepScreen(ViewScreen):
             head.append("\nlegacy-unassessed: a markerless legacy plan; it proceeds unassessed", style="bold yellow")
         skipped = sum(1 for w in res.warnings if "skipped" in w)
         if skipped:
-            head.append(f"\n⚠ {skipped} input(s) skipped by the resolver (see the verdict column)", style="yellow")
+            head.append(
+                f"\n⚠ {counted(skipped, 'input')} skipped by the resolver (see the verdict column)", style="yellow"
+            )
         summary.update(head)
         if res.error:
             left.mount(ErrorPanel(f"{res.report}: {res.error}", title="planning report"), after=summary)

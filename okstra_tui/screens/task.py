@@ -18,7 +18,7 @@ from textual.widgets import Static
 from okstra_core import layout, reading
 from okstra_core.errors import LoadError
 from okstra_core.models.task import NextRecommendedPhase, TaskManifest, Workflow
-from okstra_core.text import visible
+from okstra_core.text import counted, visible
 
 from ..data.task import TaskOverview, load_task
 from ..data.unread import NEW_MARK, marked
@@ -96,7 +96,7 @@ def manifest_renderable(m: TaskManifest) -> Group:
     info.append(("last safe checkpoint", str(wf.last_safe_checkpoint or "-")))
     fc = m.fix_cycles
     if fc is not None:
-        line = f"{fc.count} cycle(s)"
+        line = counted(fc.count, "cycle")
         if fc.open_cycle_id:
             line += f", open: {fc.open_cycle_id}"
         if fc.latest is not None:
@@ -280,7 +280,7 @@ class TaskScreen(ViewScreen):
             for rd in ov.run_dirs:
                 rows.append(SideRow(("?", rd.task_type, str(rd.stage or ""), ""), rd.path))
         else:
-            table.border_subtitle = f"{len(timeline.entries)} run(s)"
+            table.border_subtitle = counted(len(timeline.entries), "run")
             root = self.okstra.project.root
             new = self._new(root / e.run_dir for e in timeline.entries if e.run_dir)
             fresh_rows = sum(1 for e in timeline.entries if e.run_dir and root / e.run_dir in new)

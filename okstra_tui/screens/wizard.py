@@ -39,7 +39,7 @@ from okstra_core import layout, reading, write_log
 from okstra_core.digests import sha256_bytes
 from okstra_core.errors import OkstraError
 from okstra_core.store import Task
-from okstra_core.text import visible
+from okstra_core.text import counted, visible
 
 from ..ui_thread import call_ui
 from ..widgets import read_only
@@ -125,7 +125,8 @@ def check_lines(report: CheckReport | str) -> Text:
     text = Text()
     style = "bold red" if report.errors else "bold green"
     text.append(
-        f"check of this task: {report.errors} error(s), {report.warnings} warning(s), {report.infos} info",
+        f"check of this task: {counted(report.errors, 'error')}, {counted(report.warnings, 'warning')}, "
+        f"{counted(report.infos, 'info')}",
         style=style,
     )
     order = {"error": 0, "warning": 1, "info": 2}

@@ -22,7 +22,7 @@ from textual.widgets import Static
 
 from okstra_core import layout, write_log
 from okstra_core.errors import OkstraError
-from okstra_core.text import visible
+from okstra_core.text import counted, visible
 
 from ..data.catalog import shared_key_prefix
 from ..navigation import View
@@ -115,7 +115,7 @@ class WriteLogScreen(ViewScreen):
         count = len(entries)
         parts = [(Text.assemble((f"{count}", "bold"), f" write{'s' if count != 1 else ''} logged"), 0)]
         if log.skipped:
-            parts.append((Text(f"   {log.skipped} unreadable line(s) skipped", style="yellow"), 1))
+            parts.append((Text(f"   {counted(log.skipped, 'unreadable line')} skipped", style="yellow"), 1))
         if not entries:
             parts.append((Text("   the wizards' writes appear here (i: the decisions waiting)", style="italic"), 2))
         else:

@@ -217,7 +217,7 @@ async def test_clarification_wizard_writes_what_the_verbs_write(fresh_demo: Path
         await next_step(pilot)  # Write
         assert wizard.step.FINAL and wizard.written is not None
         done = plain(wizard.query_one("#done-result", Static))
-        assert sidecar_rel in done and "check of this task: 0 error(s)" in done
+        assert sidecar_rel in done and "check of this task: 0 errors" in done
         await pilot.click("#attach")
         await settle(pilot)
         assert "attached" in plain(wizard.query_one("#attach-result", Static))
@@ -400,7 +400,7 @@ async def test_direction_wizard_and_planning_prepare_write_what_the_verbs_write(
         await settle(pilot)
         result = plain(wizard.query_one("#prepare-result", Static))
         assert "selected-direction.json" in result
-        assert "check of this task: 0 error(s)" in result
+        assert "check of this task: 0 errors" in result
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(pilot.app.screen, InboxScreen)
