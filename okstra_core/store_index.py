@@ -63,7 +63,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Final, Generic, Protocol, TypeVar
 
-from . import layout, reading, watch, watchman
+from . import layout, reading, watch, watchman, writes_outside
 
 T = TypeVar("T")
 _Look = TypeVar("_Look")
@@ -310,20 +310,7 @@ def publish(conn: sqlite3.Connection, private: Path, path: Path) -> bool:
             conn.execute("PRAGMA journal_mode=WAL")
         finally:
             conn.close()
-        fd = os.open(private, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            os.link(private, path)
-        except FileExistsError:
-            return False
-        except OSError:  # a file system without hard links: a rename, over nothing but a race
-            if os.path.lexists(path):
-                return False
-            os.replace(private, path)
-        return True
+        return writes_outside.link_in_place(private, path)
     finally:
         discard(private)
 

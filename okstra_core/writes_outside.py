@@ -83,21 +83,47 @@ def create_private(target: Path, data: bytes) -> writes.Outcome:
             if existing == data:
                 return writes.Outcome.IDENTICAL
             raise WriteRefused(target, "exists with different content")
-        name = os.path.join(final.parent, f"{TEMP_PREFIX}{final.name}.{secrets.token_hex(6)}")
+        name = Path(final.parent, f"{TEMP_PREFIX}{final.name}.{secrets.token_hex(6)}")
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, PRIVATE_MODE)
         try:
             try:
                 writes._write_all(fd, data)
-                writes._fsync(fd)
             finally:
                 os.close(fd)
-            os.link(name, final, follow_symlinks=False)
-        except FileExistsError:
-            raise WriteRefused(target, "was created concurrently") from None
-        finally:
-            writes._unlink_quiet(Path(name))
-        writes._fsync_dir(final.parent)
+        except BaseException:
+            writes._unlink_quiet(name)
+            raise
+        if not link_in_place(name, final):
+            raise WriteRefused(target, "was created concurrently")
     return writes.Outcome.CREATED
+
+
+def link_in_place(built: Path, target: Path) -> bool:
+    """Put *built*, a whole file made beside *target* (outside any store), in place at *target*: synced, then
+    linked, so that a reader sees no file or the whole one. False, and nothing put in place, when a file is at
+    *target* already (another writer was first: it is never replaced). *built* is removed either way; a symlink
+    at *target* is never followed.
+
+    On a file system without hard links the file is renamed into place when nothing is there, which leaves a
+    moment in which a file made by another writer could be replaced."""
+    try:
+        fd = os.open(built, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            writes._fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(built, target, follow_symlinks=False)
+        except FileExistsError:
+            return False
+        except OSError:  # no hard links here
+            if os.path.lexists(target):
+                return False
+            os.replace(built, target)
+        writes._fsync_dir(target.parent)
+        return True
+    finally:
+        writes._unlink_quiet(built)
 
 
 def append_lines(target: Path, data: bytes, *, max_bytes: int | None = None, mode: int = 0o644) -> writes.Outcome:
