@@ -360,6 +360,11 @@ def recording() -> Iterator[Reads]:
         _RECORDERS.reset(token)
 
 
+def recording_now() -> bool:
+    """Whether a :func:`recording` is open here (what is read is being recorded)."""
+    return bool(_RECORDERS.get())
+
+
 def note_reads(paths: watch.Signature, linked: AbstractSet[str] = frozenset()) -> None:
     """Record *paths* as read with the metadata given, those in *linked* as reached through a symlink (what a
     reused result was computed from: a recording around it depends on the same files)."""

@@ -67,6 +67,8 @@ from . import layout, reading, watch, watchman, writes_outside
 
 T = TypeVar("T")
 _Look = TypeVar("_Look")
+#: One path's metadata at a look (:func:`okstra_core.watch.look_one`).
+Sig = tuple[int, int, int, int]
 
 #: ``PRAGMA user_version`` of the index; bumped whenever its own tables or what they hold change (each part has
 #: its own version, :func:`part_made`).
@@ -81,6 +83,9 @@ BULK_AFTER: Final = 32
 INDEX_DIR: Final = "index"
 #: The page size of a new index database.
 PAGE_BYTES: Final = 16384
+
+#: The first element of a fact's recorded reads (:meth:`StoreIndex._deps_text`): their form.
+DEPS_FORM: Final = "reads/2"
 
 #: Key of the ``meta`` row holding the watchman clock the kept facts hold as of.
 WATCHMAN_CLOCK: Final = "watchman-clock"
@@ -109,9 +114,9 @@ class Look(Protocol):
         """:meth:`holds`, by a look at *path* whatever the source would say of it (a path reached through a
         symlink, whose changes a source naming changed paths names elsewhere)."""
 
-    def holds_all(self, recorded: watch.Signature, linked: AbstractSet[str]) -> bool:
-        """Whether every path of *recorded* holds (:meth:`holds`; :meth:`looked` for those in *linked*), stopping
-        at the first that does not."""
+    def holds_all(self, paths: Sequence[str], recorded: list[Sig], linked: AbstractSet[str]) -> bool:
+        """Whether each of *paths* holds with the metadata at the same place in *recorded* (:meth:`holds`;
+        :meth:`looked` for those in *linked*)."""
 
 
 class LookedOnce(Generic[_Look]):
@@ -121,51 +126,69 @@ class LookedOnce(Generic[_Look]):
 
     def __init__(self, look: Callable[[str], _Look]) -> None:
         self._look = look
-        self._seen: dict[str, _Look] = {}
+        self._by_path: dict[str, _Look] = {}
+        #: Looks taken in bulk and not yet filed by path, as (paths, looks): a process that asks one question
+        #: of tens of thousands of paths (a warm answer) never builds the table.
+        self._unfiled: list[tuple[list[str], list[_Look]]] = []
         #: How many paths were looked at.
         self.stats = 0
 
+    @property
+    def _seen(self) -> dict[str, _Look]:
+        """The looks taken so far, by path."""
+        if self._unfiled:
+            for paths, looks in self._unfiled:
+                self._by_path.update(zip(paths, looks, strict=True))
+            self._unfiled.clear()
+        return self._by_path
+
     def __call__(self, path: str) -> _Look:
         """*path*'s metadata now (looked at once)."""
-        found = self._seen.get(path)
+        seen = self._seen
+        found = seen.get(path)
         if found is None:
             self.stats += 1
-            found = self._seen[path] = self._look(path)
+            found = seen[path] = self._look(path)
         return found
 
     def forget(self, paths: set[str] | None = None) -> None:
         """Look at *paths* again at their next use (all paths when None)."""
+        seen = self._seen
         if paths is None:
-            self._seen.clear()
+            seen.clear()
         else:
             for path in paths:
-                self._seen.pop(path, None)
+                seen.pop(path, None)
 
 
 class StatPass(LookedOnce[tuple[int, int, int, int]]):
     """One ``stat`` per path for as long as it lives (:class:`LookedOnce` of :func:`okstra_core.watch.look_one`):
     every fact checked through it shares the looks."""
 
-    def __init__(self) -> None:
+    def __init__(self, look_many: Callable[[list[str]], list[Sig]] = watch.look_many) -> None:
         super().__init__(watch.look_one)
+        self._look_many = look_many
 
     def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
         return self(path) == recorded
 
     looked = holds
 
-    def holds_all(self, recorded: watch.Signature, linked: AbstractSet[str]) -> bool:
-        # Every path is looked at here, linked or not: one loop, without a call per path but the look (a warm
-        # answer checks tens of thousands).
-        seen, look = self._seen, self._look
-        for path, sig in recorded.items():
-            found = seen.get(path)
-            if found is None:
-                self.stats += 1
-                found = seen[path] = look(path)
-            if found != sig:
-                return False
-        return True
+    def holds_all(self, paths: Sequence[str], recorded: list[Sig], linked: AbstractSet[str]) -> bool:
+        # Every path is looked at here, linked or not, all of them before comparing: no Python call per path but
+        # the look (a warm answer checks tens of thousands), and a fact that does not hold is computed again
+        # through the same looks.
+        if not self._by_path and not self._unfiled:  # the first question: every path is new (a fact's are unique)
+            looks = self._look_many(list(paths))
+            self.stats += len(looks)
+            self._unfiled.append((list(paths), looks))
+            return looks == recorded
+        seen = self._seen
+        new = [path for path in paths if path not in seen]
+        if new:
+            self.stats += len(new)
+            seen.update(zip(new, self._look_many(new), strict=True))
+        return list(map(seen.__getitem__, paths)) == recorded
 
 
 def changed_in_all(changes: Iterable[AbstractSet[str] | None]) -> frozenset[str] | None:
@@ -224,9 +247,12 @@ class ChangedSince:
     def looked(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
         return self.looks(path) == recorded
 
-    def holds_all(self, recorded: watch.Signature, linked: AbstractSet[str]) -> bool:
+    def holds_all(self, paths: Sequence[str], recorded: list[Sig], linked: AbstractSet[str]) -> bool:
         holds, looked = self.holds, self.looked
-        return all((looked(path, sig) if path in linked else holds(path, sig)) for path, sig in recorded.items())
+        return all(
+            (looked(path, sig) if path in linked else holds(path, sig))
+            for path, sig in zip(paths, recorded, strict=True)
+        )
 
     def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
         changed = self.changed
@@ -262,6 +288,40 @@ class ChangedSince:
             # Only the folders above the changed one are clear of it: those below it hold a change above them.
             clear.update(dict.fromkeys(walked, False))
         return found
+
+
+def pack_deps(paths: watch.Signature, linked: AbstractSet[str], prefix: str) -> str:
+    """The JSON of what a fact read: ``[DEPS_FORM, [path, ...], [metadata, ...], [index, ...]]``, each path
+    relative to the root (*prefix*) when inside it, else absolute with a leading ``/``; the four numbers of
+    each path's metadata in turn, in the paths' order; the places of the paths reached through a symlink. Flat
+    lists, so that a warm answer reading tens of thousands of paths parses few objects."""
+    order = sorted(paths)
+    rel = [(p[len(prefix) :] if p.startswith(prefix) else "/" + p) for p in order]
+    flat = [n for p in order for n in paths[p]]
+    through = [i for i, p in enumerate(order) if p in linked]
+    return json.dumps([DEPS_FORM, rel, flat, through], separators=(",", ":"))
+
+
+def unpack_deps(text: str, prefix: str) -> tuple[list[str], list[Sig], set[str]] | None:
+    """What :func:`pack_deps` wrote: the absolute paths, their metadata and the paths reached through a symlink
+    (None for anything else: the fact is computed again)."""
+    try:
+        form, rel, flat, through = json.loads(text)
+    except (ValueError, TypeError):
+        return None
+    if form != DEPS_FORM or not isinstance(rel, list) or not isinstance(flat, list) or not isinstance(through, list):
+        return None
+    # Numbers of another type only fail to match a look; a path that is no text would fail the look itself.
+    if len(flat) != 4 * len(rel):
+        return None
+    try:
+        "".join(rel)  # TypeError unless every path is text (checked in one call: there may be tens of thousands)
+        paths = [path[1:] if path[0] == "/" else prefix + path for path in rel]
+        linked = {paths[i] for i in through}
+    except (TypeError, IndexError):
+        return None
+    numbers = iter(flat)
+    return paths, list(zip(numbers, numbers, numbers, numbers, strict=True)), linked
 
 
 def index_path(cache_dir: Path, root: Path) -> Path:
@@ -609,33 +669,17 @@ class StoreIndex:
         body = "\x00".join((self._scope, os.fspath(self.root), name, value, deps))
         return hmac.digest(self._key, body.encode("utf-8", "surrogatepass"), "sha256").hex()
 
-    def _deps_of(self, deps_text: str) -> tuple[watch.Signature, set[str]] | None:
-        """The recorded paths (absolute) of a fact and their metadata, and those reached through a symlink, when
-        every one still holds, else None. A path reached through a symlink is looked at whatever the freshness
-        source says (:attr:`okstra_core.reading.Reads.linked`)."""
-        try:
-            deps = json.loads(deps_text)
-        except ValueError:
+    def _deps_of(self, deps_text: str) -> tuple[list[str], list[Sig], set[str]] | None:
+        """The recorded paths (absolute) of a fact, their metadata in the same order, and those reached through a
+        symlink, when every one still holds, else None. A path reached through a symlink is looked at whatever
+        the freshness source says (:attr:`okstra_core.reading.Reads.linked`)."""
+        unpacked = unpack_deps(deps_text, self._prefix)
+        if unpacked is None:
             return None
-        if not isinstance(deps, dict):
+        paths, sigs, linked = unpacked
+        if watch.UNSETTLED in sigs or not self.look.holds_all(paths, sigs, linked):
             return None
-        prefix = self._prefix
-        out: watch.Signature = {}
-        linked: set[str] = set()
-        unsettled = watch.UNSETTLED
-        for rel, recorded in deps.items():
-            path = rel[1:] if rel[0] == "/" else prefix + rel
-            if not isinstance(recorded, list) or len(recorded) not in (4, 5):
-                return None
-            sig = (recorded[0], recorded[1], recorded[2], recorded[3])
-            if sig == unsettled:
-                return None
-            if len(recorded) == 5:
-                linked.add(path)
-            out[path] = sig
-        if not self.look.holds_all(out, linked):
-            return None
-        return out, linked
+        return unpacked
 
     def _row(self, name: str) -> tuple[str, str, str] | None:
         # One row at a time while few are asked for (a warm answer asks for one); then all in one read.
@@ -667,7 +711,9 @@ class StoreIndex:
         except ValueError:
             return None
         # A fact computed from this one depends on what this one was computed from.
-        reading.note_reads(*held)
+        if reading.recording_now():
+            paths, sigs, linked = held
+            reading.note_reads(dict(zip(paths, sigs, strict=True)), linked)
         return decoded
 
     def fact(self, name: str, compute: Callable[[], T], encode: Callable[[T], Any], decode: Callable[[Any], T]) -> T:
@@ -696,14 +742,7 @@ class StoreIndex:
         return result
 
     def _deps_text(self, paths: watch.Signature, linked: AbstractSet[str]) -> str:
-        """The JSON of what a fact read: each path (relative to the root when inside it) with its metadata, one
-        more element (1) for a path reached through a symlink."""
-        prefix = self._prefix
-        rel = {
-            (p[len(prefix) :] if p.startswith(prefix) else "/" + p): [*sig, 1] if p in linked else list(sig)
-            for p, sig in paths.items()
-        }
-        return json.dumps(rel, separators=(",", ":"), sort_keys=True)
+        return pack_deps(paths, linked, self._prefix)
 
     def _keep(self, name: str, value: str, deps: str) -> None:
         row = (value, deps, self._mac(name, value, deps))

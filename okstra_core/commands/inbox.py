@@ -148,8 +148,8 @@ def inbox_document(root: Path, inbox: Inbox) -> dict[str, Any]:
 
 def print_groups(items: list[Any]) -> None:
     lines, tasks = group_lines(items)
-    for line in lines:
-        print(line)
+    if lines:
+        print("\n".join(lines))
     count = len(items)
     print(f"{count} decision{'s' if count != 1 else ''} waiting in {tasks} task{'s' if tasks != 1 else ''}")
 

@@ -165,7 +165,8 @@ def _encode_inbox(inbox: Inbox) -> Any:
 
 
 def _decode_inbox(root: Path, value: Any) -> Inbox:
-    items = [_decode_decision(row) for row in value["items"]]
+    paths = _Paths()
+    items = [_decode_decision(row, paths) for row in value["items"]]
     reasons = {str(k): str(v) for k, v in value["reasons"].items()}
     return Inbox(items, [str(u) for u in value["unreadable"]], [str(u) for u in value["unlisted"]], reasons)
 
@@ -249,10 +250,23 @@ def _opt_path(path: Path | None) -> str | None:
     return None if path is None else os.fspath(path)
 
 
-def _decode_decision(row: list[Any]) -> PendingDecision:
+class _Paths(dict[str, Path]):
+    """Each path text made a :class:`~pathlib.Path` once (the decisions of one task share its folder and often
+    its report)."""
+
+    def __missing__(self, text: str) -> Path:
+        self[text] = found = Path(text)
+        return found
+
+    def of(self, text: str | None) -> Path | None:
+        return None if text is None else self[text]
+
+
+def _decode_decision(row: list[Any], paths: _Paths | None = None) -> PendingDecision:
     kind, task, path, item, summary, since, detail, report, request, task_root, ids = row
     if kind not in KINDS:
         raise ValueError(kind)
+    paths = _Paths() if paths is None else paths
     return PendingDecision(
         kind,
         task,
@@ -261,15 +275,16 @@ def _decode_decision(row: list[Any]) -> PendingDecision:
         summary,
         since,
         detail,
-        report_path=None if report is None else Path(report),
-        request_path=None if request is None else Path(request),
+        report_path=paths.of(report),
+        request_path=paths.of(request),
         item_ids=tuple(str(i) for i in ids),
-        task_root=None if task_root is None else Path(task_root),
+        task_root=paths.of(task_root),
     )
 
 
 def _decode_task(value: Any) -> tuple[list[PendingDecision], list[str], dict[str, str]]:
-    items = [_decode_decision(row) for row in value["items"]]
+    paths = _Paths()
+    items = [_decode_decision(row, paths) for row in value["items"]]
     return items, [str(u) for u in value["unreadable"]], {str(k): str(v) for k, v in value["unlisted"].items()}
 
 

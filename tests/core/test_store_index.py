@@ -14,7 +14,15 @@ import pytest
 
 from okstra_core import reading, watch
 from okstra_core.store import Project
-from okstra_core.store_index import INDEX_FORMAT, ChangedSince, StoreIndex, index_path, part_made
+from okstra_core.store_index import (
+    INDEX_FORMAT,
+    ChangedSince,
+    StoreIndex,
+    index_path,
+    pack_deps,
+    part_made,
+    unpack_deps,
+)
 from okstra_core.workflows.inbox import INBOX_FACT, read_inbox
 
 KEY = b"k" * 32
@@ -435,3 +443,45 @@ def test_a_new_index_has_large_pages_and_one_made_before_keeps_its_own(
         assert _text_fact(index, path) == "one" and index.reused == 1 and index.notices == []
     with sqlite3.connect(index_path(tmp_path / "old", tmp_path)) as conn:
         assert conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+
+
+def test_what_a_fact_read_is_kept_and_read_back_in_order(tmp_path: Path) -> None:
+    prefix = str(tmp_path) + os.sep
+    inside, outside = str(tmp_path / "b" / "c.json"), "/elsewhere/x"
+    sigs = {inside: (1, 2, 3, 4), prefix + "a": watch.MISSING, outside: (5, 6, 7, 2**64 - 1)}
+    packed = pack_deps(sigs, {outside}, prefix)
+    assert "/elsewhere" in packed and prefix not in packed, "inside paths are kept relative to the root"
+    paths, recorded, linked = unpack_deps(packed, prefix) or ([], [], set())
+    assert dict(zip(paths, recorded, strict=True)) == sigs and paths == sorted(sigs) and linked == {outside}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": [1, 2, 3, 4]}',  # the form before: computed afresh
+        '["reads/1", ["a"], [1, 2, 3, 4], []]',
+        '["reads/2", ["a"], [1, 2, 3], []]',
+        '["reads/2", [7], [1, 2, 3, 4], []]',
+        '["reads/2", [""], [1, 2, 3, 4], []]',
+        '["reads/2", ["a"], [1, 2, 3, 4], [1]]',
+        '["reads/2", ["a"], [1, 2, 3, 4], ["0"]]',
+        '["reads/2", ["a"], [1, 2, 3, 4]]',
+        "not json",
+    ],
+)
+def test_recorded_reads_of_another_form_are_not_trusted(tmp_path: Path, text: str) -> None:
+    assert unpack_deps(text, str(tmp_path) + os.sep) is None
+
+
+def test_a_fact_whose_reads_are_of_another_form_is_computed_again(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_text("one", encoding="utf-8")
+    _age(path)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert _text_fact(index, path) == "one"
+    with _index(tmp_path, tmp_path / "cache") as index:
+        value, _, _ = index._load()["text"]
+        deps = json.dumps({"a.txt": list(watch.look_one(path))})
+        index._keep("text", value, deps)  # signed, in the form before
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert _text_fact(index, path) == "one" and (index.reused, index.computed) == (0, 1)

@@ -222,3 +222,60 @@ def test_symlinks_in_the_store_are_never_followed(tmp_path: Path) -> None:
         assert _inotify_watches() - before == store_folders + 1
     finally:
         watcher.close()
+
+
+def _files(tmp_path: Path, count: int) -> list[str]:
+    paths = []
+    for i in range(count):
+        path = tmp_path / f"f{i}"
+        if i % 3:  # every third is missing
+            path.write_text("x" * i, encoding="utf-8")
+        paths.append(str(path))
+    return paths
+
+
+def test_a_long_look_is_shared_with_a_forked_process_and_gives_each_paths_look_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = _files(tmp_path, 40)
+    monkeypatch.setattr(watch, "SPLIT_AT", 10)
+    monkeypatch.setattr(watch, "_may_fork", lambda: True)
+    forks = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    assert watch.look_many(paths) == [watch.look_one(p) for p in paths]
+    assert len(forks) == 1
+    assert watch._forked_looks(paths[5:])() == [watch.look_one(p) for p in paths[5:]], "the forked half answers"
+
+
+def test_a_forked_half_that_gives_no_answer_is_looked_at_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = _files(tmp_path, 40)
+    monkeypatch.setattr(watch, "SPLIT_AT", 10)
+    monkeypatch.setattr(watch, "_may_fork", lambda: True)
+    monkeypatch.setattr(watch, "_forked_looks", lambda paths: lambda: None)
+    assert watch.look_many(paths) == [watch.look_one(p) for p in paths]
+    monkeypatch.setattr(watch, "_forked_looks", lambda paths: lambda: [watch.MISSING])  # an answer cut short
+    assert watch.look_many(paths) == [watch.look_one(p) for p in paths]
+
+
+def test_a_process_running_other_threads_is_never_forked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(watch, "_cores", lambda: {0, 1})
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not watch._may_fork()
+    finally:
+        stop.set()
+        other.join()
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    assert watch._may_fork()
+    monkeypatch.setattr(watch, "_cores", lambda: {0})
+    assert not watch._may_fork(), "one core: nothing to share"
