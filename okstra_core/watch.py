@@ -7,10 +7,11 @@ Two ways of looking:
   the few files and folders they show this way; it is exact for a handful of
   paths and costs one ``stat`` each.
 * :class:`StoreWatcher` says when anything under a store folder may have
-  changed. It uses the platform's file events (inotify, FSEvents, … through
-  ``watchfiles``) when they are available and the folders to watch fit well
-  within the system's watch limit, and otherwise polls a list of paths the
-  caller names with :func:`signature`. Either way a burst of changes wakes the
+  changed. It uses the user's watchman daemon where it may, else the
+  platform's file events (inotify itself on Linux, :mod:`okstra_core.inotify`;
+  FSEvents, … through ``watchfiles`` elsewhere) when they are available and
+  the folders to watch fit well within the system's watch limit, and otherwise
+  polls a list of paths the caller names with :func:`signature`. Either way a burst of changes wakes the
   caller once (changes are coalesced: nothing but a flag is kept, so memory
   stays bounded whatever the flood), and the caller re-reads what it needs.
 
@@ -24,6 +25,7 @@ events are watched afresh.
 from __future__ import annotations
 
 import contextlib
+import errno
 import marshal
 import os
 import stat
@@ -33,6 +35,8 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Final, Literal
+
+from . import inotify
 
 #: A path modified this close to the moment it was looked at is looked at again at the next poll: a second
 #: write within the same timestamp tick would give it the same mtime (and, same size, go unseen). Kernels
@@ -236,7 +240,9 @@ def watch_limit() -> int | None:
 
 
 def events_available() -> bool:
-    """True when file events can be had here: ``watchfiles`` imports."""
+    """True when file events can be had here: inotify (Linux), or ``watchfiles`` imports."""
+    if inotify.available():
+        return True
     try:
         import watchfiles  # noqa: F401
     except ImportError:
@@ -334,6 +340,8 @@ class StoreWatcher:
         self._identity = _identity(root)
         self._events_thread: threading.Thread | None = None
         self._events_stop: threading.Event | None = None
+        #: Makes the events thread's blocking read return (inotify's): set with the thread.
+        self._events_wake: Callable[[], None] | None = None
         self._baseline: Signature = {}
         #: Set once file events are watched (the folders are listed and a watch is on each).
         self._ready = threading.Event()
@@ -344,12 +352,15 @@ class StoreWatcher:
             # A change made once this returns is seen: the caller reads after it (a large store takes longer).
             self._ready.wait(READY_SECONDS)
         elif self.mode == "poll":
-            started = time.thread_time()
-            self._baseline = signature(self.poll_paths())
-            self.poll_interval = max(poll_seconds, (time.thread_time() - started) / POLL_SHARE)
-            self._full_due = time.monotonic() + self.poll_interval
-            if hot_paths is not None:
-                self._hot_look()
+            self._start_polling()
+
+    def _start_polling(self) -> None:
+        started = time.thread_time()
+        self._baseline = signature(self.poll_paths())
+        self.poll_interval = max(self.poll_seconds, (time.thread_time() - started) / POLL_SHARE)
+        self._full_due = time.monotonic() + self.poll_interval
+        if self.hot_paths is not None:
+            self._hot_look()
 
     def _start_watchman(self, requested: Mode) -> None:
         """Subscribe to the daemon's changes of the store; where it cannot be reached, fall back to this process's
@@ -403,9 +414,86 @@ class StoreWatcher:
 
     def _start_events(self) -> None:
         stop = threading.Event()
-        thread = threading.Thread(target=self._watch_events, args=(stop,), name="okstra-watch", daemon=True)
-        self._events_stop, self._events_thread = stop, thread
+        if not inotify.available():
+            thread = threading.Thread(target=self._watch_events, args=(stop,), name="okstra-watch", daemon=True)
+            self._events_stop, self._events_thread, self._events_wake = stop, thread, None
+            thread.start()
+            return
+        events: inotify.FolderEvents | None = None
+        try:
+            events = inotify.FolderEvents()
+            events.add_tree(os.fspath(self.root))
+        except OSError as exc:
+            if events is not None:
+                events.close()
+            self._poll_instead(exc)
+            return
+        thread = threading.Thread(target=self._follow_inotify, args=(events, stop), name="okstra-watch", daemon=True)
+        self._events_stop, self._events_thread, self._events_wake = stop, thread, events.wake
         thread.start()
+        self._ready.set()
+
+    def _poll_instead(self, exc: OSError) -> None:
+        """File events cannot be had (the user's watch limit or inotify instances used up): poll, and say why."""
+        if exc.errno == errno.ENOSPC:
+            why = "the system's limit of folders watched is reached; raise fs.inotify.max_user_watches"
+        elif exc.errno == errno.EMFILE:
+            why = "the system's limit of file-event instances is reached; raise fs.inotify.max_user_instances"
+        else:
+            why = f"file events failed: {exc.strerror or exc}"
+        self.mode, self.why = "poll", f"polling ({why})"
+        self._events_stop = self._events_thread = self._events_wake = None
+        self._start_polling()
+        self._ready.set()
+
+    def _follow_inotify(self, events: inotify.FolderEvents, stop: threading.Event) -> None:
+        """Hand on what the file events tell until the end (blocked in the kernel while nothing changes). A watch
+        refused on a folder made meanwhile ends the thread: everything may have changed, and :meth:`wait` starts
+        watching afresh (or polls, if the watches are still refused)."""
+        try:
+            while not stop.is_set():
+                batch = events.read(None)
+                if batch is not None and not stop.is_set():
+                    self._gather(events, batch, stop)
+        except OSError:
+            pass
+        finally:
+            events.close()
+        if not stop.is_set():
+            self._note_changed(None)
+            self._dirty.set()
+
+    def _gather(self, events: inotify.FolderEvents, batch: inotify.Batch, stop: threading.Event) -> None:
+        """Take a burst of events: until it has been quiet for *settle* seconds or has lasted *poll_seconds*; then
+        wake the caller once."""
+        started = time.monotonic()
+        told = False
+        while True:
+            if batch.overflow:
+                self._note_changed(None)
+            for folder in batch.moved_out:
+                events.forget_tree(folder)
+            for folder in batch.made:
+                # Anything written in it before its watch lies under its path, noted here.
+                events.add_tree(folder)
+            if batch.paths or batch.overflow:
+                self._note_changed(batch.paths)
+                told = True
+            left = self.poll_seconds - (time.monotonic() - started)
+            if left <= 0 or stop.is_set():
+                break
+            following = events.read(min(self.settle, left))
+            if following is None:
+                break
+            batch = following
+        if told and not stop.is_set():
+            self._dirty.set()
+
+    def _stop_events(self) -> None:
+        if self._events_stop is not None:
+            self._events_stop.set()
+        if self._events_wake is not None:
+            self._events_wake()
 
     def _watch_events(self, stop: threading.Event) -> None:
         """Watch every folder of the store, each on its own (never following a symlink, which a recursive watch
@@ -473,8 +561,7 @@ class StoreWatcher:
         if self.mode == "watchman":
             self._note_changed(None)  # the daemon's subscription is of the project: it carries on
             return True
-        if self._events_stop is not None:
-            self._events_stop.set()
+        self._stop_events()
         if identity is not None:
             self._start_events()
         else:
@@ -569,8 +656,7 @@ class StoreWatcher:
         """Stop watching; a :meth:`wait` in progress returns False."""
         self._stop.set()
         self._dirty.set()
-        if self._events_stop is not None:
-            self._events_stop.set()
+        self._stop_events()
 
 
 #: How long a new watcher waits for its file events to be set up before it returns all the same.

@@ -283,10 +283,14 @@ def test_a_decision_made_during_the_first_reading_is_reported(fresh_demo: Path, 
 
 
 def test_the_events_are_watched_before_the_watcher_returns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """File events are set up in a thread; the watcher waits for them, so a change made next is seen."""
+    """Through ``watchfiles`` (where there is no inotify), file events are set up in a thread; the watcher waits
+    for them, so a change made next is seen. (From inotify, the watches are set up before the thread starts.)"""
     import watchfiles
 
+    from okstra_core import inotify
     from okstra_core.watch import StoreWatcher
+
+    monkeypatch.setattr(inotify, "available", lambda: False)
 
     set_up = threading.Event()
 
