@@ -4,9 +4,9 @@
 folder is watched before it is listed, so a folder made in it after the
 listing is told by an event and one made before is in the listing: nothing
 falls between the two. A folder made or moved into a watched one is watched
-with everything below it as soon as its event is read (:meth:`FolderEvents.add_tree`);
-a folder moved out loses its watches (:meth:`FolderEvents.forget_tree`). Symlinks are
-never followed (``IN_DONT_FOLLOW``, and the listing takes entry types without
+with everything below it as soon as its event is read; a folder moved out
+loses its watches (they would follow it elsewhere). Symlinks are never
+followed (``IN_DONT_FOLLOW``, and the listing takes entry types without
 following them).
 
 A thread reading the events blocks in ``poll`` on the inotify descriptor and on
@@ -69,6 +69,8 @@ MASK: Final = (
 _HEADER: Final = struct.Struct("iIII")
 #: Bytes read from the descriptor at a time (many events each).
 _READ_BYTES: Final = 1 << 16
+#: The parent of a top folder (one watched without its parent).
+_TOP: Final = -1
 #: Errors of a folder that cannot be watched because it is gone, no folder, or not readable: skipped.
 _SKIPPED: Final = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.EPERM, errno.ELOOP})
 
@@ -111,22 +113,30 @@ def available() -> bool:
 
 @dataclass
 class Batch:
-    """What one read of the events told."""
+    """What one read of the events told (the folders made are watched already, those moved out no longer)."""
 
     #: Every path an event named: an entry of a watched folder, or the folder itself.
     paths: set[str] = field(default_factory=set)
-    #: Folders made or moved into a watched folder (watch them, with what they hold).
+    #: Folders made or moved into a watched folder, now watched with what they hold.
     made: list[str] = field(default_factory=list)
-    #: Folders moved out of a watched folder (their watches now follow a folder elsewhere).
+    #: Folders moved out of a watched folder, no longer watched (their watches would follow them elsewhere).
     moved_out: list[str] = field(default_factory=list)
     #: The kernel dropped events (its queue overflowed): anything may have changed.
     overflow: bool = False
     #: :meth:`FolderEvents.wake` was called.
     woken: bool = False
+    #: A folder made could not be watched (``ENOSPC``: the user's watch limit is reached): what is in it is
+    #: not told from now on.
+    refused: OSError | None = None
 
 
 class FolderEvents:
-    """One inotify instance watching folders (never through a symlink); see the module doc."""
+    """One inotify instance watching folders (never through a symlink); see the module doc.
+
+    Each watch is kept as its folder's parent watch and name (a top: no parent, its whole path), the names
+    interned: the tree's folders share their parents' paths and their common names, about half the memory of
+    a path each. A path is put together when an event names it.
+    """
 
     def __init__(self) -> None:
         import ctypes
@@ -142,8 +152,8 @@ class FolderEvents:
             raise OSError(code, os.strerror(code))
         self._fd = fd
         self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        #: Each watch's folder, by watch descriptor.
-        self._folders: dict[int, str] = {}
+        #: Each watch's folder, by watch descriptor: (parent's descriptor, name), or (_TOP, path) for a top.
+        self._folders: dict[int, tuple[int, str]] = {}
         self._poller = select.poll()
         self._poller.register(self._fd, select.POLLIN)
         self._poller.register(self._wake_read, select.POLLIN)
@@ -155,33 +165,53 @@ class FolderEvents:
         """Watch *top* and every folder below it (each watched before it is listed). Raises :class:`OSError`
         when a watch is refused for another reason than the folder being gone or unreadable: ``ENOSPC`` once
         the user's watch limit is reached."""
-        pending = [top]
+        self._add_tree(_TOP, top, top)
+
+    def _add_tree(self, parent: int, name: str, path: str) -> None:
+        pending = [(parent, name, path)]
+        intern = sys.intern
         while pending:
-            folder = pending.pop()
-            if not self._add(folder):
+            parent, name, path = pending.pop()
+            wd = self._add(path)
+            if wd is None:
                 continue
+            self._folders[wd] = (parent, name)  # a folder watched again keeps its descriptor: placed anew
             try:
-                with os.scandir(folder) as entries:
-                    pending.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
+                with os.scandir(path) as entries:
+                    pending.extend((wd, intern(e.name), e.path) for e in entries if e.is_dir(follow_symlinks=False))
             except OSError:
                 continue
 
-    def _add(self, folder: str) -> bool:
-        wd = self._libc.inotify_add_watch(self._fd, os.fsencode(folder), MASK)
+    def _add(self, folder: str) -> int | None:
+        wd: int = self._libc.inotify_add_watch(self._fd, os.fsencode(folder), MASK)
         if wd < 0:
             code = self._errno()
             if code in _SKIPPED:
-                return False
+                return None
             raise OSError(code, os.strerror(code), folder)
-        self._folders[wd] = folder  # a folder watched again (moved back in) keeps its descriptor: named anew
-        return True
+        return wd
 
-    def forget_tree(self, top: str) -> None:
-        """Stop watching *top* and every folder watched below it."""
-        below = top + os.sep
-        for wd, folder in list(self._folders.items()):
-            if folder == top or folder.startswith(below):
-                del self._folders[wd]
+    def path_of(self, wd: int) -> str | None:
+        """The folder watched by *wd* (None: not watched, or below a folder no longer watched)."""
+        parts = []
+        folders = self._folders
+        while wd != _TOP:
+            entry = folders.get(wd)
+            if entry is None:
+                return None
+            wd, name = entry
+            parts.append(name)
+        return os.sep.join(reversed(parts))
+
+    def _forget(self, top: int) -> None:
+        children: dict[int, list[int]] = {}
+        for wd, (parent, _name) in self._folders.items():
+            children.setdefault(parent, []).append(wd)
+        pending = [top]
+        while pending:
+            wd = pending.pop()
+            pending.extend(children.get(wd, ()))
+            if self._folders.pop(wd, None) is not None:
                 self._libc.inotify_rm_watch(self._fd, wd)
 
     def read(self, timeout: float | None) -> Batch | None:
@@ -209,24 +239,37 @@ class FolderEvents:
         offset, size = 0, _HEADER.size
         while offset + size <= len(data):
             wd, mask, _cookie, length = _HEADER.unpack_from(data, offset)
-            name = data[offset + size : offset + size + length].rstrip(b"\0")
+            name = os.fsdecode(data[offset + size : offset + size + length].rstrip(b"\0"))
             offset += size + length
             if mask & IN_Q_OVERFLOW:
                 batch.overflow = True
                 continue
-            folder = self._folders.get(wd)
+            folder = self.path_of(wd)
             if folder is None:
                 continue
             if mask & IN_IGNORED:  # the folder is gone (or its watch was removed): the kernel dropped the watch
                 del self._folders[wd]
                 batch.paths.add(folder)
                 continue
-            path = os.path.join(folder, os.fsdecode(name)) if name else folder
+            path = os.path.join(folder, name) if name else folder
             batch.paths.add(path)
-            if mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO):
-                batch.made.append(path)
-            elif mask & IN_ISDIR and mask & IN_MOVED_FROM:
+            if not mask & IN_ISDIR or not name:
+                continue
+            if mask & IN_MOVED_FROM:
+                self._moved_out(wd, name)
                 batch.moved_out.append(path)
+            elif mask & (IN_CREATE | IN_MOVED_TO):
+                batch.made.append(path)
+                try:
+                    self._add_tree(wd, sys.intern(name), path)
+                except OSError as exc:
+                    batch.refused = batch.refused or exc
+
+    def _moved_out(self, parent: int, name: str) -> None:
+        for wd, entry in self._folders.items():
+            if entry == (parent, name):
+                self._forget(wd)
+                return
 
     def wake(self) -> None:
         """Make a :meth:`read` in progress (in another thread) return at once."""

@@ -65,11 +65,26 @@ MODE_ENV: Final = "OKSTRA_WATCH"
 #: so that an editor or another watcher of the same user keeps the rest.
 WATCH_SHARE: Final = 0.5
 
-#: Polling looks again only after this many times as long as one look took: at most 1 % of a core.
+#: Polling looks again only after this many times as long as one look took: at most 1 % of a core, shared by
+#: every watcher polling in the process (a follower of twenty projects polls them all within it).
 POLL_SHARE: Final = 0.01
 
-#: The quick look at the few paths where changes usually show (``hot_paths``) takes at most 5 % of a core.
+#: The quick look at the few paths where changes usually show (``hot_paths``) takes at most 5 % of a core,
+#: shared the same way.
 HOT_SHARE: Final = 0.05
+
+
+class _Pollers:
+    """How many watchers poll in this process now: they share :data:`POLL_SHARE` and :data:`HOT_SHARE`."""
+
+    lock = threading.Lock()
+    count = 0
+
+
+def _shared(share: float) -> float:
+    """*share* of a core split between the watchers polling in this process."""
+    return share / max(1, _Pollers.count)
+
 
 #: More changed paths than this between two readings are not listed: the caller re-reads everything.
 CHANGED_MAX: Final = 2000
@@ -298,8 +313,9 @@ class StoreWatcher:
     which paths changed (at most :data:`CHANGED_MAX`; more, or a store folder
     replaced, is "everything"), so that a caller can re-read only what they touch.
 
-    Polling a large store in full is kept to :data:`POLL_SHARE` of a core, so
-    it comes round rarely (every few minutes at 10,000 tasks). *hot_paths*, when
+    Polling a large store in full is kept to :data:`POLL_SHARE` of a core (shared
+    by every watcher polling in the process), so it comes round rarely (every few
+    minutes at 10,000 tasks). *hot_paths*, when
     given, names the few paths where changes usually show first (a task folder,
     in which okstra publishes the task's manifest by a rename): they are looked
     at far more often, within :data:`HOT_SHARE` of a core, and the full look
@@ -342,6 +358,8 @@ class StoreWatcher:
         self._events_stop: threading.Event | None = None
         #: Makes the events thread's blocking read return (inotify's): set with the thread.
         self._events_wake: Callable[[], None] | None = None
+        #: Counted among the process's polling watchers (:class:`_Pollers`).
+        self._polling = False
         self._baseline: Signature = {}
         #: Set once file events are watched (the folders are listed and a watch is on each).
         self._ready = threading.Event()
@@ -355,9 +373,13 @@ class StoreWatcher:
             self._start_polling()
 
     def _start_polling(self) -> None:
+        if not self._polling:
+            self._polling = True
+            with _Pollers.lock:
+                _Pollers.count += 1
         started = time.thread_time()
         self._baseline = signature(self.poll_paths())
-        self.poll_interval = max(self.poll_seconds, (time.thread_time() - started) / POLL_SHARE)
+        self.poll_interval = max(self.poll_seconds, (time.thread_time() - started) / _shared(POLL_SHARE))
         self._full_due = time.monotonic() + self.poll_interval
         if self.hot_paths is not None:
             self._hot_look()
@@ -471,14 +493,12 @@ class StoreWatcher:
         while True:
             if batch.overflow:
                 self._note_changed(None)
-            for folder in batch.moved_out:
-                events.forget_tree(folder)
-            for folder in batch.made:
-                # Anything written in it before its watch lies under its path, noted here.
-                events.add_tree(folder)
             if batch.paths or batch.overflow:
+                # A folder made is watched from its event on: anything written in it before lies under its path.
                 self._note_changed(batch.paths)
                 told = True
+            if batch.refused is not None:
+                raise batch.refused
             left = self.poll_seconds - (time.monotonic() - started)
             if left <= 0 or stop.is_set():
                 break
@@ -599,7 +619,7 @@ class StoreWatcher:
             current = signature(self.poll_paths())
             # Polling a large store costs: look less often, so that it takes at most POLL_SHARE of a core (the
             # processor time of the look: on a loaded machine its wall time says more of the others' work).
-            self.poll_interval = max(self.poll_seconds, (time.thread_time() - cost) / POLL_SHARE)
+            self.poll_interval = max(self.poll_seconds, (time.thread_time() - cost) / _shared(POLL_SHARE))
             self._full_due = time.monotonic() + self.poll_interval
             old, self._baseline = self._baseline, current
             if self.hot_paths is not None:
@@ -622,7 +642,7 @@ class StoreWatcher:
         assert self.hot_paths is not None
         started = time.thread_time()
         current = signature(self.hot_paths())
-        self.hot_interval = max(self.poll_seconds, (time.thread_time() - started) / HOT_SHARE)
+        self.hot_interval = max(self.poll_seconds, (time.thread_time() - started) / _shared(HOT_SHARE))
         self._hot_due = time.monotonic() + self.hot_interval
         self._hot_baseline = current
         return current
@@ -657,6 +677,10 @@ class StoreWatcher:
         self._stop.set()
         self._dirty.set()
         self._stop_events()
+        if self._polling:
+            self._polling = False
+            with _Pollers.lock:
+                _Pollers.count -= 1
 
 
 #: How long a new watcher waits for its file events to be set up before it returns all the same.

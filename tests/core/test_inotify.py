@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(not inotify.available(), reason="inotify is Linu
 
 
 def _drain(events: FolderEvents, batch: Batch | None = None, timeout: float = 5.0) -> Batch:
-    """Every event until a quiet 0.2 s (at least one within *timeout*), folders made watched as the watcher does."""
+    """Every event until a quiet 0.2 s (at least one within *timeout*)."""
     into = batch or Batch()
     first = events.read(timeout)
     while first is not None:
@@ -24,10 +24,6 @@ def _drain(events: FolderEvents, batch: Batch | None = None, timeout: float = 5.
         into.made += first.made
         into.moved_out += first.moved_out
         into.overflow |= first.overflow
-        for folder in first.moved_out:
-            events.forget_tree(folder)
-        for folder in first.made:
-            events.add_tree(folder)
         first = events.read(0.2)
     return into
 

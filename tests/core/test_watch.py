@@ -293,3 +293,22 @@ def test_a_process_running_other_threads_is_never_forked(monkeypatch: pytest.Mon
     assert watch._may_fork()
     monkeypatch.setattr(watch, "_cores", lambda: {0})
     assert not watch._may_fork(), "one core: nothing to share"
+
+
+def test_the_watchers_polling_in_one_process_share_its_polling_budget(tmp_path: Path) -> None:
+    roots = [_store(tmp_path / name) for name in ("a", "b", "c")]
+    before = watch._Pollers.count
+    watchers = [StoreWatcher(root, lambda root=root: [root], mode="poll") for root in roots]  # type: ignore[misc]
+    try:
+        assert watch._Pollers.count == before + 3
+        assert watch._shared(watch.POLL_SHARE) == pytest.approx(watch.POLL_SHARE / (before + 3))
+        watchers.pop().close()
+        assert watch._shared(watch.HOT_SHARE) == pytest.approx(watch.HOT_SHARE / (before + 2))
+    finally:
+        for watcher in watchers:
+            watcher.close()
+    events = StoreWatcher(roots[0], lambda: [roots[0]], mode="events")
+    try:
+        assert watch._Pollers.count == before, "a watcher on file events takes no share"
+    finally:
+        events.close()
