@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
@@ -254,7 +255,7 @@ class OkstraApp(App[None]):
     # ------------------------------------------------------------- the change feed
 
     def _new_feed(self, root: Path) -> StoreFeed:
-        feed = StoreFeed(root, self._deliver_changes)
+        feed = StoreFeed(root, self._deliver_changes, self._warn_polled)
         if self.notify_mode != "off":
             feed.leave_others()  # the follower of the other projects (started with the notices) watches them
         return feed
@@ -283,6 +284,11 @@ class OkstraApp(App[None]):
             self.call_from_thread(self._store_changed, paths)
         except RuntimeError:
             return
+
+    def _warn_polled(self, text: str) -> None:
+        """From the feed's thread: why the project's store is polled, once."""
+        with contextlib.suppress(RuntimeError):  # the app is closing
+            self.call_from_thread(self.notify, visible(text), severity="warning", timeout=15, markup=False)
 
     def _store_changed(self, paths: frozenset[str] | None) -> None:
         for screen in self.screen_stack:

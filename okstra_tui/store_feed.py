@@ -46,9 +46,17 @@ OTHER_STEP_SECONDS = 0.25
 class StoreFeed:
     """Calls *deliver* from its own thread with the paths changed in each burst (None: cannot say which)."""
 
-    def __init__(self, root: Path, deliver: Callable[[frozenset[str] | None], None]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        deliver: Callable[[frozenset[str] | None], None],
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
         self.root = root
         self._deliver = deliver
+        #: Told once, from the feed's thread, why the project's store is polled when polling was not asked for.
+        self._warn = warn
+        self._warned = False
         self._store = os.fspath(layout.okstra_dir(root)) + os.sep
         self._stop = threading.Event()
         self._watcher: StoreWatcher | None = None
@@ -237,6 +245,7 @@ class StoreFeed:
         if outside and not self._stop.is_set():
             self._deliver(frozenset(outside))
         while not self._stop.is_set():
+            self._tell_polling(watcher)
             if watcher is None:
                 self._stop.wait(WAIT_SECONDS)
             elif watcher.wait(WAIT_SECONDS):
@@ -245,6 +254,15 @@ class StoreFeed:
             outside = self._outside_changes()
             if outside and not self._stop.is_set():
                 self._deliver(frozenset(outside))
+
+    def _tell_polling(self, watcher: StoreWatcher | None) -> None:
+        """Say once why the store is polled (changes made elsewhere then show within seconds, not at once),
+        unless polling was asked for."""
+        if self._warned or self._warn is None or watcher is None or watcher.mode != "poll":
+            return
+        self._warned = True
+        if "asked for" not in watcher.why:
+            self._warn(f"{self.root.name}: {watcher.why}; changes made elsewhere show within seconds, not at once")
 
     def close(self) -> None:
         self._stop.set()

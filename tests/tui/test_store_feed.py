@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from pathlib import Path
@@ -103,3 +104,30 @@ def test_a_file_read_through_a_symlink_out_of_the_store_is_looked_at(
         _until(lambda: any(paths is None or str(link) in paths for paths in delivered), "the symlink's change named")
     finally:
         feed.close()
+
+
+@pytest.mark.parametrize("asked", ["events", "poll"])
+def test_a_store_polled_because_its_watches_were_refused_is_told_once(
+    fresh_many: Path, monkeypatch: pytest.MonkeyPatch, asked: str
+) -> None:
+    """Polling asked for is not worth a word; polling because the kernel refused the watches (the user's limit is
+    reached) is said once, with what to raise."""
+    from okstra_core import inotify
+
+    def refused(self: inotify.FolderEvents, folder: str) -> bool:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), folder)
+
+    monkeypatch.setenv("OKSTRA_WATCH", asked)
+    monkeypatch.setattr(inotify.FolderEvents, "_add", refused)
+    warned: list[str] = []
+    feed = StoreFeed(fresh_many / SHOP_DIR, lambda paths: None, warned.append)
+    feed.start()
+    try:
+        _until(lambda: feed._watcher is not None and feed.polled, "the store polled")
+        time.sleep(2.5)  # two more rounds of the feed
+    finally:
+        feed.close()
+    if asked == "poll":
+        assert warned == []
+    else:
+        assert len(warned) == 1 and "max_user_watches" in warned[0] and (fresh_many / SHOP_DIR).name in warned[0]
