@@ -207,6 +207,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    from okstra_core.malloc import fewer_arenas
+
+    fewer_arenas()  # before any thread starts: the workbench runs for hours
     args_list = list(sys.argv[1:] if argv is None else argv)
     if "--check" in args_list:
         # Everything but the flag itself belongs to the checker.

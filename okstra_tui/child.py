@@ -25,6 +25,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from okstra_core.malloc import fewer_arenas
+
 
 def _waiting(root: str) -> int:
     from .data.catalog import print_waiting_counts
@@ -82,6 +84,7 @@ def main(argv: list[str]) -> int:
     if not parent.isdigit():
         return _usage()
     os.nice(10)
+    fewer_arenas()
     _end_with(int(parent))
     return JOBS_WITH_OPTIONS[job](root, options) if takes_options else JOBS[job](root)
 

@@ -165,10 +165,12 @@ def _stop(signum: int, frame: object) -> None:
 def watch(args: argparse.Namespace) -> int:
     """``okstra inbox PROJECT --watch``: the inbox, then each decision that starts or stops waiting."""
     from .. import layout
+    from ..malloc import fewer_arenas
     from ..store import Project
     from ..watch import StoreWatcher
     from ..workflows.inbox import HotPaths, read_inbox, read_paths
 
+    fewer_arenas()  # before the watcher's thread starts: this runs until stopped
     root = open_project(args).root
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     watcher: StoreWatcher | None = None

@@ -194,6 +194,9 @@ def watch_entries(
     (JSON only): the snapshot also names the projects whose watcher polls (``polled``: it sees only what the
     inbox reads), and each change of a project is told first as a ``changed`` line naming the paths its watcher
     saw change (``paths`` null: it cannot say which), whether or not a decision changed with it."""
+    from ..malloc import fewer_arenas
+
+    fewer_arenas()  # before the watchers' threads start: this runs until stopped
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     woken: queue.Queue[str] = queue.Queue()
     stop = threading.Event()

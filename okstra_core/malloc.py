@@ -1,0 +1,37 @@
+"""Fewer malloc arenas in the processes that run threads for as long as they live.
+
+glibc gives each thread that allocates an arena of its own (up to eight per
+core). Memory freed in an arena stays with it, so a long-running process whose
+threads each read a little (the workbench's views and watchers, the follower of
+the other projects) keeps pages that no thread uses any more. Python runs one
+thread at a time (the interpreter's lock), so the arenas buy it nothing: two
+are enough. :func:`fewer_arenas` asks for that where the user has not chosen
+(``MALLOC_ARENA_MAX`` in the environment); a C library without ``mallopt``
+(not glibc) is left as it is. Called before the process starts its threads,
+it applies to every arena they would make.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Final
+
+#: ``mallopt``'s parameter for the most arenas (``M_ARENA_MAX`` in glibc's ``malloc.h``).
+M_ARENA_MAX: Final = -8
+#: How many arenas a process keeps.
+ARENAS: Final = 2
+
+
+def fewer_arenas() -> bool:
+    """Keep this process to :data:`ARENAS` malloc arenas; whether the C library agreed."""
+    if not sys.platform.startswith("linux") or "MALLOC_ARENA_MAX" in os.environ:
+        return False
+    import ctypes  # only in the long-running processes that call this
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    return bool(mallopt(M_ARENA_MAX, ARENAS))

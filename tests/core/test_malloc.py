@@ -1,0 +1,41 @@
+"""``okstra_core.malloc``: fewer malloc arenas in the long-running processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from okstra_core import malloc
+
+PROBE = """
+import sys, threading
+from okstra_core.malloc import fewer_arenas
+print(fewer_arenas())
+def work():
+    junk = [bytes(200) for _ in range(20000)]  # each thread that allocates may get an arena of its own
+    del junk
+threads = [threading.Thread(target=work) for _ in range(12)]
+for t in threads: t.start()
+for t in threads: t.join()
+import ctypes
+libc = ctypes.CDLL(None)
+libc.malloc_stats()  # to standard error: one "Arena N:" block per arena
+"""
+
+
+def _arenas(env: dict[str, str]) -> tuple[str, int]:
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, check=True)
+    return done.stdout.strip(), done.stderr.count("Arena ")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_a_threaded_process_keeps_to_two_arenas_unless_the_user_chose() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+    agreed, arenas = _arenas(env)
+    assert agreed == "True" and 1 <= arenas <= malloc.ARENAS
+    chosen, arenas = _arenas({**env, "MALLOC_ARENA_MAX": "6"})
+    assert chosen == "False", "the user's own choice is left as it is"
+    assert arenas > malloc.ARENAS, "twelve threads get more arenas where the user allows them"
