@@ -68,9 +68,11 @@ from pathlib import Path
 t0, mode, root, idle = float(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), float(sys.argv[4])
 truth = json.loads(sys.argv[5])
 
+from okstra_core.malloc import fewer_arenas
 from okstra_core.store import Project
 from okstra_tui.app import OkstraApp
 
+fewer_arenas()  # as okstra-tui does before its app starts
 app = OkstraApp(Project(root), start_home=mode == "home", notify="toast")
 marked, marks = {}, {}
 original = app._display

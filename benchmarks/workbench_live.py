@@ -46,6 +46,10 @@ from pathlib import Path
 
 root, idle = Path(sys.argv[1]), float(sys.argv[2])
 
+from okstra_core.malloc import fewer_arenas
+
+fewer_arenas()  # as okstra-tui does before its app starts
+
 async def main():
     from okstra_core.store import Project
     from okstra_tui.app import OkstraApp
