@@ -33,7 +33,6 @@ from okstra_core.store_index import ChangedSince, changed_in_all
 from okstra_core.text import counted, visible
 from okstra_core.watch import UNSETTLED, Signature
 from okstra_core.workflows.inbox_all import ProjectInbox, open_entry, read_project_inbox
-from okstra_core.workflows.overview import Overview, read_overview
 
 from ..data.catalog import current_index
 from ..navigation import View, WaitingCounted
@@ -46,6 +45,7 @@ from .running import age
 
 if TYPE_CHECKING:
     from okstra_core.check.cache import Verdict
+    from okstra_core.workflows.overview import Overview
 
 #: The table's columns, in order.
 COLUMNS = ("project", "waiting", "changed", "running", "stalled", "activity", "check", "health", "root", "note")
@@ -143,6 +143,9 @@ def completed_row(row: HomeRow, got: ProjectInbox | None) -> HomeRow:
     read (else the row is what it is)."""
     if got is None:
         return row
+    # Imported here, in the worker that completes the rows: its models are not needed for the first frame.
+    from okstra_core.workflows.overview import read_overview
+
     entry = row.entry
     try:
         index = current_index(entry.root)
