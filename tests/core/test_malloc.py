@@ -11,18 +11,21 @@ import pytest
 from okstra_core import malloc
 
 PROBE = """
-import sys, threading
+import ctypes, threading
 from okstra_core.malloc import fewer_arenas
 print(fewer_arenas())
+THREADS = 12
+together = threading.Barrier(THREADS)
 def work():
-    junk = [bytes(200) for _ in range(20000)]  # each thread that allocates may get an arena of its own
-    del junk
-threads = [threading.Thread(target=work) for _ in range(12)]
+    # Blocks past pymalloc's 512 bytes come from the C library; a thread's first takes it an arena, which it
+    # keeps while it lives: all of them are alive at once.
+    held = [bytes(4096) for _ in range(64)]
+    together.wait()
+    del held
+threads = [threading.Thread(target=work) for _ in range(THREADS)]
 for t in threads: t.start()
 for t in threads: t.join()
-import ctypes
-libc = ctypes.CDLL(None)
-libc.malloc_stats()  # to standard error: one "Arena N:" block per arena
+ctypes.CDLL(None).malloc_stats()  # to standard error: one "Arena N:" block per arena
 """
 
 
