@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import select
 import struct
@@ -75,40 +76,28 @@ _TOP: Final = -1
 _SKIPPED: Final = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.EPERM, errno.ELOOP})
 
 
-class _Libc:
-    """The three inotify calls of the C library (None where there are none: not Linux)."""
+@functools.cache
+def _inotify() -> ctypes.CDLL | None:
+    """The C library with its three inotify calls typed (None where there are none: not Linux)."""
+    from .libc import libc
 
-    _lock = threading.Lock()
-    _loaded: ctypes.CDLL | None = None
-    _tried = False
-
-    @classmethod
-    def get(cls) -> ctypes.CDLL | None:
-        with cls._lock:
-            if not cls._tried:
-                cls._tried = True
-                cls._loaded = _load()
-            return cls._loaded
-
-
-def _load() -> ctypes.CDLL | None:
-    if not sys.platform.startswith("linux"):
+    loaded = libc()
+    if loaded is None:
         return None
-    import ctypes  # only where inotify is asked for: it costs every command's start otherwise
+    import ctypes
 
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.inotify_init1.argtypes = [ctypes.c_int]
-        libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
-        libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
-    except (OSError, AttributeError):
+        loaded.inotify_init1.argtypes = [ctypes.c_int]
+        loaded.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+        loaded.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
+    except AttributeError:
         return None
-    return libc
+    return loaded
 
 
 def available() -> bool:
     """Whether inotify can be used here (Linux, with a C library that has it)."""
-    return _Libc.get() is not None
+    return _inotify() is not None
 
 
 @dataclass
@@ -141,7 +130,7 @@ class FolderEvents:
     def __init__(self) -> None:
         import ctypes
 
-        libc = _Libc.get()
+        libc = _inotify()
         if libc is None:
             raise OSError(errno.ENOSYS, "inotify is not available here")
         self._libc: Any = libc
@@ -154,6 +143,9 @@ class FolderEvents:
         self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         #: Each watch's folder, by watch descriptor: (parent's descriptor, name), or (_TOP, path) for a top.
         self._folders: dict[int, tuple[int, str]] = {}
+        #: Guards the descriptors against a :meth:`wake` from another thread once :meth:`close` let them go.
+        self._closing = threading.Lock()
+        self._closed = False
         self._poller = select.poll()
         self._poller.register(self._fd, select.POLLIN)
         self._poller.register(self._wake_read, select.POLLIN)
@@ -272,13 +264,21 @@ class FolderEvents:
                 return
 
     def wake(self) -> None:
-        """Make a :meth:`read` in progress (in another thread) return at once."""
-        with contextlib.suppress(OSError):
-            os.write(self._wake_write, b"\0")
+        """Make a :meth:`read` in progress (in another thread) return at once; nothing once closed (the pipe's
+        number may belong to another file by then)."""
+        with self._closing:
+            if self._closed:
+                return
+            with contextlib.suppress(OSError):
+                os.write(self._wake_write, b"\0")
 
     def close(self) -> None:
         """Drop every watch (call it from the thread that reads, once it has stopped reading)."""
-        for fd in (self._fd, self._wake_read, self._wake_write):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        with self._closing:
+            if self._closed:
+                return
+            self._closed = True
+            for fd in (self._fd, self._wake_read, self._wake_write):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
         self._folders.clear()

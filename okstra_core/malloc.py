@@ -14,7 +14,6 @@ it applies to every arena they would make.
 from __future__ import annotations
 
 import os
-import sys
 from typing import Final
 
 #: ``mallopt``'s parameter for the most arenas (``M_ARENA_MAX`` in glibc's ``malloc.h``).
@@ -25,13 +24,12 @@ ARENAS: Final = 2
 
 def fewer_arenas() -> bool:
     """Keep this process to :data:`ARENAS` malloc arenas; whether the C library agreed."""
-    if not sys.platform.startswith("linux") or "MALLOC_ARENA_MAX" in os.environ:
+    if "MALLOC_ARENA_MAX" in os.environ:
         return False
-    import ctypes  # only in the long-running processes that call this
+    from .libc import libc
 
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
+    loaded = libc()
+    mallopt = getattr(loaded, "mallopt", None)
+    if mallopt is None:
         return False
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     return bool(mallopt(M_ARENA_MAX, ARENAS))

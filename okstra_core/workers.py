@@ -24,7 +24,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -37,14 +36,14 @@ _PR_SET_PDEATHSIG: Final = 1
 
 def _parent_death_signal() -> bool:
     """Ask the kernel to SIGKILL this process when its parent ends; whether it agreed."""
-    if not sys.platform.startswith("linux"):
+    from .libc import libc
+
+    loaded = libc()
+    if loaded is None:
         return False
     try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
-    except (OSError, AttributeError):
+        return int(loaded.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
+    except AttributeError:
         return False
 
 

@@ -148,3 +148,20 @@ def test_close_ends_the_events_thread_that_waits_in_the_kernel(tree: Path) -> No
     watcher.close()
     thread.join(timeout=5)
     assert not thread.is_alive()
+
+
+def test_a_wake_after_close_writes_nothing_to_whatever_reuses_the_pipes_number(tmp_path: Path) -> None:
+    events = FolderEvents()
+    pipe_end = events._wake_write
+    events.close()
+    other = tmp_path / "other.txt"
+    fd = os.open(other, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        if fd != pipe_end:  # the lowest free number is handed out: one of the three just freed
+            os.dup2(fd, pipe_end)
+        events.wake()
+    finally:
+        os.close(fd)
+        if fd != pipe_end:
+            os.close(pipe_end)
+    assert other.read_bytes() == b""
