@@ -63,7 +63,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Final, Generic, Protocol, TypeVar
 
-from . import layout, reading, watch, watchman, writes_outside
+from . import collector, layout, reading, watch, watchman, writes_outside
 
 T = TypeVar("T")
 _Look = TypeVar("_Look")
@@ -77,8 +77,9 @@ INDEX_FORMAT: Final = 2
 APPLICATION_ID: Final = 0x6F6B6931
 #: How long a write waits for another process's before the index is given up for this run.
 BUSY_SECONDS: float = 15.0
-#: After this many facts asked for one at a time, the index reads all the others in one go.
-BULK_AFTER: Final = 32
+#: How many facts computed are written at once (and let go), and how many kept ones :meth:`StoreIndex.prefetch`
+#: reads in one query: a pass over every task of a large store holds at most this many at a time.
+BATCH: Final = 512
 #: Folder of the index files inside the user's cache folder.
 INDEX_DIR: Final = "index"
 #: The page size of a new index database.
@@ -546,10 +547,11 @@ class StoreIndex:
         self._scope = scope
         self._prefix = os.fspath(root).rstrip(os.sep) + os.sep
         self._conn: sqlite3.Connection | None = None
-        self._kept: dict[str, tuple[str, str, str]] | None = None
+        #: The kept rows read ahead by :meth:`prefetch` (the last batch only).
+        self._ahead: dict[str, tuple[str, str, str]] = {}
+        #: Facts computed and not yet written (at most :data:`BATCH`), and facts to drop.
         self._pending: dict[str, tuple[str, str, str]] = {}
         self._gone: set[str] = set()
-        self._asked = 0
         #: Facts looked up or computed in this process (the others are checked before a new clock is kept).
         self._consulted: set[str] = set()
         #: The watchman clock kept at open and the one to keep at flush (None: leave it as it is).
@@ -650,18 +652,6 @@ class StoreIndex:
         """Whether facts are reused and kept (False: every fact is computed afresh)."""
         return self._conn is not None
 
-    def _load(self) -> dict[str, tuple[str, str, str]]:
-        if self._kept is None:
-            self._kept = {}
-            if self._conn is not None:
-                try:
-                    rows = self._conn.execute("SELECT name, value, deps, mac FROM facts").fetchall()
-                except sqlite3.DatabaseError as exc:
-                    self._give_up_or_rebuild(exc)
-                    rows = []
-                self._kept = {name: (value, deps, mac) for name, value, deps, mac in rows}
-        return self._kept
-
     # ------------------------------------------------------------------ facts
 
     def _mac(self, name: str, value: str, deps: str) -> str:
@@ -682,16 +672,33 @@ class StoreIndex:
         return unpacked
 
     def _row(self, name: str) -> tuple[str, str, str] | None:
-        # One row at a time while few are asked for (a warm answer asks for one); then all in one read.
-        self._asked += 1
-        if self._kept is not None or self._conn is None or self._asked > BULK_AFTER:
-            return self._load().get(name)
+        if name in self._pending:
+            return self._pending[name]
+        if name in self._ahead:
+            return self._ahead.pop(name)
+        if self._conn is None or name in self._gone:
+            return None
         try:
             found = self._conn.execute("SELECT value, deps, mac FROM facts WHERE name = ?", (name,)).fetchone()
         except sqlite3.DatabaseError as exc:
             self._give_up_or_rebuild(exc)
             return None
         return None if found is None else (found[0], found[1], found[2])
+
+    def prefetch(self, names: Sequence[str]) -> None:
+        """Read the kept rows of *names* (at most :data:`BATCH`, about to be asked for) in one query, in place of
+        those read ahead before: a pass over every task asks for its facts a batch at a time, and never holds
+        more than a batch of them."""
+        self._ahead = {}
+        wanted = [name for name in names if name not in self._pending and name not in self._gone]
+        if self._conn is None or self._key is None or not wanted:
+            return
+        marks = ",".join("?" * len(wanted))
+        try:
+            rows = self._conn.execute(f"SELECT name, value, deps, mac FROM facts WHERE name IN ({marks})", wanted)
+            self._ahead = {name: (value, deps, mac) for name, value, deps, mac in rows}
+        except sqlite3.DatabaseError as exc:
+            self._give_up_or_rebuild(exc)
 
     def kept(self, name: str) -> Any | None:
         """The JSON value kept for *name* when it is still fresh (its MAC checks and every path it read is as it
@@ -703,13 +710,15 @@ class StoreIndex:
         value, deps, mac = row
         if not hmac.compare_digest(mac, self._mac(name, value, deps)):
             return None
-        held = self._deps_of(deps)
-        if held is None:
-            return None
-        try:
-            decoded = json.loads(value)
-        except ValueError:
-            return None
+        # A kept inbox of 10,000 tasks is tens of thousands of paths and decisions: no container in it is cyclic.
+        with collector.paused():
+            held = self._deps_of(deps)
+            if held is None:
+                return None
+            try:
+                decoded = json.loads(value)
+            except ValueError:
+                return None
         # A fact computed from this one depends on what this one was computed from.
         if reading.recording_now():
             paths, sigs, linked = held
@@ -726,7 +735,8 @@ class StoreIndex:
         kept = self.kept(name)
         if kept is not None:
             try:
-                result = decode(kept)
+                with collector.paused():
+                    result = decode(kept)
             except (KeyError, TypeError, ValueError):
                 pass  # a value of an unexpected shape is computed afresh
             else:
@@ -745,10 +755,10 @@ class StoreIndex:
         return pack_deps(paths, linked, self._prefix)
 
     def _keep(self, name: str, value: str, deps: str) -> None:
-        row = (value, deps, self._mac(name, value, deps))
-        self._pending[name] = row
-        if self._kept is not None:
-            self._kept[name] = row
+        self._gone.discard(name)
+        self._pending[name] = (value, deps, self._mac(name, value, deps))
+        if len(self._pending) >= BATCH:
+            self._write(None)
 
     def flush(self) -> None:
         """Write the facts computed since the last flush (one transaction); a failure only loses them.
@@ -762,9 +772,16 @@ class StoreIndex:
             return
         if clock is not None:
             self._settle_unconsulted()
+        self._clock_new = None
+        self._write(clock)
+
+    def _write(self, clock: str | None) -> None:
+        """Write the facts computed and drop those gone, in one transaction, and let them go (written or not: a
+        failure only loses them); with *clock*, keep it as the clock they hold as of."""
+        assert self._conn is not None
         rows = [(name, *row) for name, row in self._pending.items()]
         gone = [(name,) for name in self._gone]
-        self._pending, self._gone, self._clock_new = {}, set(), None
+        self._pending = {}
         try:
             with self._conn:
                 self._conn.execute("BEGIN IMMEDIATE")
@@ -782,21 +799,32 @@ class StoreIndex:
         look = self.look
         if isinstance(look, ChangedSince) and look.changed is not None and not look.changed:
             return
-        kept = self._load()
-        for name, (value, deps, mac) in list(kept.items()):
-            if name in self._consulted or name in self._pending:
-                continue
-            if not hmac.compare_digest(mac, self._mac(name, value, deps)) or self._deps_of(deps) is None:
-                del kept[name]
-                self._gone.add(name)
+        assert self._conn is not None
+        try:
+            rows = self._conn.execute("SELECT name, value, deps, mac FROM facts")
+            for name, value, deps, mac in rows:  # one row at a time: the kept facts are never all held
+                if name in self._consulted or name in self._pending or name in self._gone:
+                    continue
+                if not hmac.compare_digest(mac, self._mac(name, value, deps)) or self._deps_of(deps) is None:
+                    self._gone.add(name)
+        except sqlite3.DatabaseError as exc:
+            self.notices.append(f"cannot keep the store index in {self.path.parent}: {exc}")
 
     def prune(self, prefix: str, used: set[str]) -> None:
         """Forget the kept facts whose name starts with *prefix* and is not in *used* (tasks that are no more)."""
-        kept = self._load()
-        gone = [name for name in kept if name.startswith(prefix) and name not in used]
+        if self._conn is None:
+            return
+        try:
+            # A range of the key (SQLite's own text functions stop at the NUL the names hold).
+            after = prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else "\U0010ffff"
+            names = self._conn.execute("SELECT name FROM facts WHERE name >= ? AND name < ?", (prefix, after))
+            gone = [name for (name,) in names if name.startswith(prefix) and name not in used]
+        except sqlite3.DatabaseError as exc:
+            self._give_up_or_rebuild(exc)
+            return
         for name in gone:
-            del kept[name]
             self._pending.pop(name, None)
+            self._ahead.pop(name, None)
         self._gone.update(gone)
 
     def close(self, keep: bool = True) -> None:

@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
-import functools
-import os
 import statistics
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -357,18 +355,14 @@ def _numbers(project: Project, filters: Filters, index: StoreIndex | None) -> It
             if filters.matches_task(ref.key or f"{ref.task_group}/{ref.task_id}", ref.task_group, ref.task_id):
                 yield ref, tasks.read_task(project, ref)
         return
-    from ..workflows.inbox import task_list
+    from ..workflows.inbox import task_facts, task_list
 
-    prefix = os.fspath(project.root).rstrip(os.sep) + os.sep
     refs, _ = task_list(project, index)
-    used: set[str] = set()
-    for ref in refs:
-        # The catalog's key is part of the name: the task list fact hands it in, the task's reads do not.
-        name = f"{TASK_FACT_PREFIX}{os.fspath(ref.root).removeprefix(prefix)}\x00{ref.key or ''}"
-        used.add(name)
-        if filters.matches_task(ref.key or f"{ref.task_group}/{ref.task_id}", ref.task_group, ref.task_id):
-            yield ref, index.fact(name, functools.partial(tasks.read_task, project, ref), tasks.encode, tasks.decode)
-    index.prune(TASK_FACT_PREFIX, used)
+
+    def wanted(ref: TaskRef) -> bool:
+        return filters.matches_task(ref.key or f"{ref.task_group}/{ref.task_id}", ref.task_group, ref.task_id)
+
+    yield from task_facts(index, project, refs, TASK_FACT_PREFIX, tasks.read_task, tasks.encode, tasks.decode, wanted)
 
 
 def task_runs(task: Task) -> tuple[list[RunPoint], list[str]]:

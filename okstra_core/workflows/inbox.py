@@ -49,8 +49,9 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from .. import layout, names, reading
 from ..store import Project, Task, TaskRef
@@ -71,6 +72,8 @@ if TYPE_CHECKING:
     from ..store_index import StoreIndex
     from .inbox_scan import TaskScan
 
+T = TypeVar("T")
+
 __all__ = [
     "DECISION_WORDS",
     "KINDS",
@@ -89,6 +92,7 @@ __all__ = [
     "read_paths",
     "refresh_inbox",
     "sort_newest_first",
+    "task_facts",
     "task_list",
 ]
 
@@ -173,26 +177,51 @@ def _decode_inbox(root: Path, value: Any) -> Inbox:
 
 def _inbox_of_tasks(project: Project, index: StoreIndex) -> Inbox:
     root = project.root
-    prefix = os.fspath(root).rstrip(os.sep) + os.sep
     refs, unlisted_rel = task_list(project, index)
     found: list[PendingDecision] = []
     unreadable: set[str] = set()
     unlisted: dict[Path, str] = {root / rel: reason for rel, reason in unlisted_rel.items()}
-    used = {TASKS_FACT}
-    for ref in refs:
-        name = f"{TASK_FACT_PREFIX}{os.fspath(ref.root).removeprefix(prefix)}\x00{ref.key or ''}"
-        used.add(name)
-        items, bad, folders = index.fact(name, functools.partial(_task_inbox, project, ref), _encode_task, _decode_task)
+    parts = task_facts(index, project, refs, TASK_FACT_PREFIX, _task_inbox, _encode_task, _decode_task)
+    for _ref, (items, bad, folders) in parts:
         found.extend(items)
         unreadable.update(bad)
         unlisted.update((root / rel, reason) for rel, reason in folders.items())
-    index.prune(TASK_FACT_PREFIX, used)
     reasons = {
         _folder_rel(path, root): reason
         for path, reason in unlisted.items()
         if not any(parent in unlisted for parent in path.parents)
     }
     return Inbox(sort_newest_first(found), sorted(unreadable), sorted(reasons), reasons)
+
+
+def task_facts(
+    index: StoreIndex,
+    project: Project,
+    refs: list[TaskRef],
+    prefix: str,
+    compute: Callable[[Project, TaskRef], T],
+    encode: Callable[[T], Any],
+    decode: Callable[[Any], T],
+    wanted: Callable[[TaskRef], bool] | None = None,
+) -> Iterator[tuple[TaskRef, T]]:
+    """One fact per task of *refs* (those *wanted*), named *prefix* + the task's folder and catalog key, in
+    order; then the facts under *prefix* of tasks no longer listed are forgotten.
+
+    The kept facts are read a batch at a time, and those computed are written a batch at a time: a pass over
+    100,000 tasks holds a few hundred of them, never all.
+    """
+    from ..store_index import BATCH
+
+    strip = os.fspath(project.root).rstrip(os.sep) + os.sep
+    # The catalog's key is part of the name: the task list fact hands it in, the task's reads do not.
+    named = [(f"{prefix}{os.fspath(ref.root).removeprefix(strip)}\x00{ref.key or ''}", ref) for ref in refs]
+    asked = [(name, ref) for name, ref in named if wanted is None or wanted(ref)]
+    for start in range(0, len(asked), BATCH):
+        batch = asked[start : start + BATCH]
+        index.prefetch([name for name, _ in batch])
+        for name, ref in batch:
+            yield ref, index.fact(name, functools.partial(compute, project, ref), encode, decode)
+    index.prune(prefix, {name for name, _ in named})
 
 
 def task_list(project: Project, index: StoreIndex) -> tuple[list[TaskRef], dict[str, str]]:
@@ -206,8 +235,16 @@ def task_list(project: Project, index: StoreIndex) -> tuple[list[TaskRef], dict[
 
 
 def _list_tasks(project: Project) -> tuple[list[TaskRef], dict[str, str]]:
+    """The task list as the index keeps it. When reading it is what validated the catalog, each task is handed
+    on by its catalog key rather than its validated entry, and the validated catalog is let go: a pass over
+    every task does not hold it (a few kilobytes a task) until it ends."""
+    held = "task_refs" in project.__dict__
     refs = project.task_refs
-    return refs, {layout.rel(p, project.root): e.reason for p, e in project.unlisted.items()}
+    unlisted = {layout.rel(p, project.root): e.reason for p, e in project.unlisted.items()}
+    if held:
+        return refs, unlisted
+    project.forget()
+    return [TaskRef(project, r.task_group, r.task_id, r.root, None, r.key) for r in refs], unlisted
 
 
 def _encode_tasks(root: Path, value: tuple[list[TaskRef], dict[str, str]]) -> Any:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 from .. import times
 from ..store import Project, TaskRef
 from .activity import task_events
-from .inbox import task_list
+from .inbox import task_facts, task_list
 from .running import RunningRun, in_progress, running_runs
 
 if TYPE_CHECKING:
@@ -106,15 +106,7 @@ def _task_part(project: Project, ref: TaskRef) -> _TaskPart:
 
 
 def _indexed_parts(project: Project, refs: list[TaskRef], index: StoreIndex) -> list[_TaskPart]:
-    prefix = os.fspath(project.root).rstrip(os.sep) + os.sep
-    used: set[str] = set()
-    parts = []
-    for ref in refs:
-        name = f"{TASK_FACT_PREFIX}{os.fspath(ref.root).removeprefix(prefix)}\x00{ref.key or ''}"
-        used.add(name)
-        parts.append(index.fact(name, functools.partial(_task_part, project, ref), _encode, _decode))
-    index.prune(TASK_FACT_PREFIX, used)
-    return parts
+    return [part for _, part in task_facts(index, project, refs, TASK_FACT_PREFIX, _task_part, _encode, _decode)]
 
 
 def _encode(part: _TaskPart) -> Any:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import gc
 import operator
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from okstra_core import layout
+from okstra_core.collector import paused
 from okstra_core.errors import LoadError
 from okstra_core.store import CatalogListing, CatalogListingEntry, Project, TaskRef, listed_entries
 
@@ -213,8 +213,11 @@ class FirstListing:
         return CatalogRow(self.project, entry, latest=entry.task_key == self.latest)
 
     def data(self) -> CatalogData:
-        """Every row (from :data:`SETTLE_ROWS` rows on, frozen out of the collector's later passes)."""
-        with _collector_paused(freeze=len(self.listing) >= SETTLE_ROWS):
+        """Every row (from :data:`SETTLE_ROWS` rows on, frozen out of the collector's later passes, as
+        :func:`settle_collector` does once the catalog is read and undoes on the next reading)."""
+        # A tuple and a row object per task, no cycles among them: each collection their allocation set off
+        # would walk every row built so far (about 40 % of listing 100,000 tasks).
+        with paused(freeze=len(self.listing) >= SETTLE_ROWS):
             entries = self.listing.entries
             latest = self.latest
             # map feeds the rows from C (no comprehension step per task; each row's __init__ still runs).
@@ -233,7 +236,7 @@ def first_listing(project: Project) -> FirstListing | None:
     """
     from okstra_tui.data.listing_cache import read_listing
 
-    with _collector_paused():
+    with paused():
         listing, save = read_listing(project)
     if isinstance(listing, LoadError):
         return None
@@ -269,28 +272,6 @@ def settle_collector(rows: int) -> bool:
     gc.collect()
     gc.freeze()
     return True
-
-
-@contextmanager
-def _collector_paused(freeze: bool = False) -> Iterator[None]:
-    """No cyclic garbage collection while the block runs: the rows are a tuple and a row object per task (no
-    cycles among them), and each collection those allocations set off would walk all of them built so far
-    (about 40 % of listing 100,000 tasks).
-
-    With *freeze*, what the block built is moved out of the collector's later passes when it ends, as
-    :func:`settle_collector` does once the catalog is read (and undoes on the next reading, so that what was
-    dropped since is freed): else the first collection after the block walks every row it built (27 ms at
-    100,000 rows). Only for a catalog of :data:`SETTLE_ROWS` rows or more, which that settling takes care of.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            if freeze:
-                gc.freeze()
-            gc.enable()
 
 
 def same_catalog(a: CatalogData, b: CatalogData) -> bool:

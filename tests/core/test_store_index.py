@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from okstra_core import reading, watch
+from okstra_core import reading, store_index, watch
 from okstra_core.store import Project
 from okstra_core.store_index import (
     INDEX_FORMAT,
@@ -480,8 +480,107 @@ def test_a_fact_whose_reads_are_of_another_form_is_computed_again(tmp_path: Path
     with _index(tmp_path, tmp_path / "cache") as index:
         assert _text_fact(index, path) == "one"
     with _index(tmp_path, tmp_path / "cache") as index:
-        value, _, _ = index._load()["text"]
+        row = index._row("text")
+        assert row is not None
+        value = row[0]
         deps = json.dumps({"a.txt": list(watch.look_one(path))})
         index._keep("text", value, deps)  # signed, in the form before
     with _index(tmp_path, tmp_path / "cache") as index:
         assert _text_fact(index, path) == "one" and (index.reused, index.computed) == (0, 1)
+
+
+# ---------------------------------------------------------------------------- bounded passes over every task
+
+
+def _facts_in(cache: Path, root: Path) -> set[str]:
+    conn = sqlite3.connect(index_path(cache, root))
+    try:
+        return {name for (name,) in conn.execute("SELECT name FROM facts")}
+    finally:
+        conn.close()
+
+
+def test_facts_computed_are_written_a_batch_at_a_time_and_let_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_index, "BATCH", 3)
+    files = []
+    for i in range(7):
+        files.append(path := tmp_path / f"{i}.txt")
+        path.write_text(str(i), encoding="utf-8")
+        _age(path)
+    cache = tmp_path / "cache"
+    with _index(tmp_path, cache) as index:
+        for i, path in enumerate(files):
+            assert index.fact(f"f{i}", lambda p=path: str(reading.read_text(p)), lambda v: v, str) == str(i)
+            assert len(index._pending) < 3  # never more than a batch held
+            # written as each batch fills, before the pass ends: another process sees them
+            assert _facts_in(cache, tmp_path) == {f"f{j}" for j in range(i + 1 - (i + 1) % 3)}
+        # asked again in the same pass, a fact already written is read back, not computed again
+        assert index.fact("f0", lambda: "never", lambda v: v, str) == "0" and index.computed == 7
+    assert _facts_in(cache, tmp_path) == {f"f{i}" for i in range(7)}
+    with _index(tmp_path, cache) as index:
+        values = [index.fact(f"f{i}", lambda: "never", lambda v: v, str) for i in range(7)]
+        assert values == [str(i) for i in range(7)] and (index.reused, index.computed) == (7, 0)
+
+
+def test_facts_read_ahead_are_the_same_as_facts_read_one_by_one(tmp_path: Path) -> None:
+    files = []
+    for i in range(5):
+        files.append(path := tmp_path / f"{i}.txt")
+        path.write_text(str(i), encoding="utf-8")
+        _age(path)
+    cache = tmp_path / "cache"
+    with _index(tmp_path, cache) as index:
+        for i, path in enumerate(files):
+            index.fact(f"f{i}", lambda p=path: str(reading.read_text(p)), lambda v: v, str)
+    files[3].write_text("three", encoding="utf-8")
+    _age(files[3])
+    with _index(tmp_path, cache) as index:
+        index.prefetch([f"f{i}" for i in range(5)] + ["absent"])
+        assert set(index._ahead) == {f"f{i}" for i in range(5)}
+        values = [
+            index.fact(f"f{i}", lambda p=path: str(reading.read_text(p)), lambda v: v, str)
+            for i, path in enumerate(files)
+        ]
+        assert values == ["0", "1", "2", "three", "4"] and (index.reused, index.computed) == (4, 1)
+        assert index._ahead == {}  # each row read ahead is handed out once, then let go
+        index.prefetch(["f0"])
+        index.prefetch(["f1"])  # a new batch replaces the one before
+        assert set(index._ahead) == {"f1"}
+
+
+def test_a_pass_over_every_task_lets_the_validated_catalog_go(fresh_demo: Path, tmp_path: Path) -> None:
+    project = Project(fresh_demo)
+    with _index(fresh_demo, tmp_path / "cache") as index:
+        cold = [d.to_json() for d in read_inbox(project, index).items]
+    assert "catalog" not in project.__dict__ and "task_refs" not in project.__dict__
+    held = Project(fresh_demo)
+    refs = held.task_refs  # read by the caller before: it stays as it was
+    with _index(fresh_demo, tmp_path / "other-cache") as index:
+        assert [d.to_json() for d in read_inbox(held, index).items] == cold
+    assert held.__dict__["task_refs"] is refs and "catalog" in held.__dict__
+    assert cold == _inbox_json(fresh_demo, None)
+
+
+def test_tasks_gone_are_forgotten_whatever_batch_wrote_them(
+    fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from okstra_core.workflows.inbox import TASK_FACT_PREFIX
+
+    monkeypatch.setattr(store_index, "BATCH", 2)
+    cache = tmp_path / "cache"
+    last = Project(fresh_demo).task_refs[-1].root
+    extra = last.parent / "copied-in"  # a task folder the catalog does not name
+    shutil.copytree(last, extra)
+    _warm(fresh_demo, cache)
+    named = f"{TASK_FACT_PREFIX}{os.fspath(extra.relative_to(fresh_demo))}\x00"
+    before = {n for n in _facts_in(cache, fresh_demo) if n.startswith(TASK_FACT_PREFIX)}
+    assert named in before
+    shutil.rmtree(extra)
+    with _index(fresh_demo, cache) as index:
+        assert _inbox_json(fresh_demo, index) == _inbox_json(fresh_demo, None)
+    after = {n for n in _facts_in(cache, fresh_demo) if n.startswith(TASK_FACT_PREFIX)}
+    assert after == before - {named}
