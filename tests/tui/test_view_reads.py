@@ -112,8 +112,14 @@ async def test_a_view_reloads_when_what_it_read_changes_and_only_then(
 
         # Only what lies in this test's own copy is changed (Home also reads the projects the demo's manager home
         # registers, the shared demo among them). The deepest first: a path made may be the folder of another.
-        own = sorted(p for p in read if Path(p).is_relative_to(fresh_demo))
-        for number, path in enumerate(reversed(_spread(own, SAMPLE)), start=1):
+        # Each is taken from what the view read last: a change may change what it reads next (a search's hits,
+        # ranked by their files' times).
+        for number in range(1, SAMPLE + 1):
+            own = sorted(p for p in _read(screen) if Path(p).is_relative_to(fresh_demo))
+            spread = _spread(own, SAMPLE)
+            if not spread:
+                break  # it read nothing of this copy (what it shows lies outside the store)
+            path = spread[max(0, len(spread) - number)]
             count = _loads(screen)
             _touch(path, 10 * number)
             app._store_changed(frozenset({path}))
