@@ -13,7 +13,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -266,14 +266,24 @@ class Reads:
     is also in :attr:`linked`: a freshness source that names changed paths
     (watchman) names the symlink's target, never the path read, so such a path
     is always looked at.
+
+    A store index's fact is recorded with the *prefix* of its store: the facts
+    computed or reused within it hand it what they read already packed, as the
+    index keeps it (:attr:`nested`), rather than path by path; the fact's own
+    reads stay in :attr:`paths`. A pass over 100,000 tasks so never holds the
+    hundreds of thousands of paths they read in one table.
     """
 
-    __slots__ = ("linked", "paths")
+    __slots__ = ("linked", "nested", "paths", "prefix")
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str | None = None) -> None:
         self.paths: watch.Signature = {}
         #: The paths recorded that were reached through a symlink inside their store (:func:`through_link`).
         self.linked: set[str] = set()
+        #: The store's folder (with a trailing separator) of a fact's recording; None for any other.
+        self.prefix = prefix
+        #: What the facts nested in a fact's recording read, each packed as its index keeps it (the segments).
+        self.nested: list[str] = []
 
     def note(self, path: str, st: os.stat_result | None, looked_ns: int) -> None:
         """Record *path* as seen with status *st* (None: it could not be looked at) at *looked_ns*."""
@@ -349,10 +359,11 @@ _RECORDERS: ContextVar[tuple[Reads, ...]] = ContextVar("okstra_reading_recorders
 
 
 @contextmanager
-def recording() -> Iterator[Reads]:
+def recording(prefix: str | None = None) -> Iterator[Reads]:
     """Within the block, every file read, folder listed and path probed through this module is recorded in the
-    :class:`Reads` yielded (blocks nest: an outer recording sees what an inner one recorded)."""
-    reads = Reads()
+    :class:`Reads` yielded (blocks nest: an outer recording sees what an inner one recorded). With *prefix*, the
+    recording of a store index's fact: the facts nested in it hand it their reads packed (:func:`note_nested`)."""
+    reads = Reads(prefix)
     token = _RECORDERS.set((*_RECORDERS.get(), reads))
     try:
         yield reads
@@ -365,13 +376,61 @@ def recording_now() -> bool:
     return bool(_RECORDERS.get())
 
 
-def note_reads(paths: watch.Signature, linked: AbstractSet[str] = frozenset()) -> None:
+def _takers(recorders: tuple[Reads, ...]) -> Iterator[Reads]:
+    """The recordings that take a path read here: every plain one, and of the facts' only the innermost (the
+    facts around it have its reads handed in packed when it ends)."""
+    fact_seen = False
+    for reads in reversed(recorders):
+        if reads.prefix is not None:
+            if fact_seen:
+                continue
+            fact_seen = True
+        yield reads
+
+
+def note_reads(
+    paths: watch.Signature | Callable[[], watch.Signature],
+    linked: AbstractSet[str] = frozenset(),
+    packed: tuple[str, str] | None = None,
+) -> None:
     """Record *paths* as read with the metadata given, those in *linked* as reached through a symlink (what a
-    reused result was computed from: a recording around it depends on the same files)."""
-    for reads in _RECORDERS.get():
-        for path, value in paths.items():
+    reused result was computed from: a recording around it depends on the same files). *paths* may be a callable
+    that makes them, called only when a recording takes them path by path.
+
+    With *packed* (a store's prefix and what the reused fact read, packed as its index keeps it), the innermost
+    fact's recording of that store takes the packed text instead."""
+    table: watch.Signature | None = None
+    for reads in _takers(_RECORDERS.get()):
+        if packed is not None and reads.prefix == packed[0]:
+            reads.nested.append(packed[1])
+            continue
+        if table is None:
+            table = paths() if callable(paths) else paths
+        for path, value in table.items():
             reads.paths.setdefault(path, value)
         reads.linked.update(linked)
+
+
+def note_nested(prefix: str, packed: str, paths: Callable[[], tuple[watch.Signature, AbstractSet[str]]]) -> None:
+    """Hand what a fact computed within this recording read (*packed* as its index keeps it, of the store at
+    *prefix*) to the innermost fact's recording around it; one of another store takes it path by path
+    (*paths*). Plain recordings already took each path as it was read."""
+    for reads in reversed(_RECORDERS.get()):
+        if reads.prefix is None:
+            continue
+        if reads.prefix == prefix:
+            reads.nested.append(packed)
+        else:
+            table, linked = paths()
+            for path, value in table.items():
+                reads.paths.setdefault(path, value)
+            reads.linked.update(linked)
+        return
+
+
+def fact_recording_now() -> bool:
+    """Whether a store index's fact is being recorded here (a fact computed now is nested in it)."""
+    return any(reads.prefix is not None for reads in _RECORDERS.get())
 
 
 #: The paths this process recorded as reached through a symlink in their store, at most :data:`LINKED_MOST`.
@@ -393,7 +452,7 @@ def _note(path: Path | str, st: os.stat_result | None, looked_ns: int, fd: int |
     linked = through_link(text, fd)
     if linked and len(_LINKED_SEEN) < LINKED_MOST:
         _LINKED_SEEN.add(text)
-    for reads in recorders:
+    for reads in _takers(recorders):
         reads.note(text, st, looked_ns)
         if linked:
             reads.linked.add(text)

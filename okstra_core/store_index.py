@@ -85,8 +85,11 @@ INDEX_DIR: Final = "index"
 #: The page size of a new index database.
 PAGE_BYTES: Final = 16384
 
-#: The first element of a fact's recorded reads (:meth:`StoreIndex._deps_text`): their form.
-DEPS_FORM: Final = "reads/2"
+#: The first element of a fact's recorded reads (:func:`pack_deps`): their form.
+DEPS_FORM: Final = "reads/3"
+#: How the packed reads of a fact begin when they hold any, and all they are when they hold none.
+_DEPS_HEAD: Final = f'["{DEPS_FORM}",'
+_DEPS_NONE: Final = f'["{DEPS_FORM}"]'
 
 #: Key of the ``meta`` row holding the watchman clock the kept facts hold as of.
 WATCHMAN_CLOCK: Final = "watchman-clock"
@@ -291,38 +294,74 @@ class ChangedSince:
         return found
 
 
-def pack_deps(paths: watch.Signature, linked: AbstractSet[str], prefix: str) -> str:
-    """The JSON of what a fact read: ``[DEPS_FORM, [path, ...], [metadata, ...], [index, ...]]``, each path
-    relative to the root (*prefix*) when inside it, else absolute with a leading ``/``; the four numbers of
-    each path's metadata in turn, in the paths' order; the places of the paths reached through a symlink. Flat
-    lists, so that a warm answer reading tens of thousands of paths parses few objects."""
-    order = sorted(paths)
-    rel = [(p[len(prefix) :] if p.startswith(prefix) else "/" + p) for p in order]
-    flat = [n for p in order for n in paths[p]]
-    through = [i for i, p in enumerate(order) if p in linked]
-    return json.dumps([DEPS_FORM, rel, flat, through], separators=(",", ":"))
+def deps_segments(text: str) -> str:
+    """The segments of what a fact read, as :func:`pack_deps` packed them (*text*), for a fact it is nested in."""
+    return text[len(_DEPS_HEAD) : -1] if text != _DEPS_NONE else ""
+
+
+def pack_deps(paths: watch.Signature, linked: AbstractSet[str], prefix: str, nested: Iterable[str] = ()) -> str:
+    """The JSON of what a fact read: ``[DEPS_FORM, segment, ...]``, a segment being ``[[path, ...], [metadata,
+    ...], [index, ...]]``: each path relative to the root (*prefix*) when inside it, else absolute with a
+    leading ``/``; the four numbers of each path's metadata in turn, in the paths' order; the places of the
+    paths reached through a symlink. The first segment is what the fact read itself (*paths*, *linked*); then
+    come the segments of what the facts *nested* in it read (:func:`deps_segments`), taken over as they are: a
+    fact made of 100,000 facts is written without holding their paths in one table. Flat lists, so that a warm answer
+    reading tens of thousands of paths parses few objects."""
+    segments: list[str] = []
+    if paths:
+        order = sorted(paths)
+        rel = [(p[len(prefix) :] if p.startswith(prefix) else "/" + p) for p in order]
+        flat = [n for p in order for n in paths[p]]
+        through = [i for i, p in enumerate(order) if p in linked]
+        segments.append(json.dumps([rel, flat, through], separators=(",", ":")))
+    segments.extend(text for text in nested if text)
+    return _DEPS_HEAD + ",".join(segments) + "]" if segments else _DEPS_NONE
 
 
 def unpack_deps(text: str, prefix: str) -> tuple[list[str], list[Sig], set[str]] | None:
-    """What :func:`pack_deps` wrote: the absolute paths, their metadata and the paths reached through a symlink
-    (None for anything else: the fact is computed again)."""
+    """What :func:`pack_deps` wrote: the absolute paths (each once), their metadata and the paths reached through
+    a symlink (None for anything else, or for a path recorded twice with different metadata: the fact is
+    computed again)."""
     try:
-        form, rel, flat, through = json.loads(text)
-    except (ValueError, TypeError):
+        doc = json.loads(text)
+    except ValueError:
         return None
-    if form != DEPS_FORM or not isinstance(rel, list) or not isinstance(flat, list) or not isinstance(through, list):
+    if not isinstance(doc, list) or not doc or doc[0] != DEPS_FORM:
         return None
-    # Numbers of another type only fail to match a look; a path that is no text would fail the look itself.
-    if len(flat) != 4 * len(rel):
-        return None
+    segments = doc[1:]
+    rel: list[str] = []
+    flat: list[int] = []
+    through: list[int] = []
+    for segment in segments:
+        if not isinstance(segment, list) or len(segment) != 3:
+            return None
+        paths_in, numbers_in, places = segment
+        if not isinstance(paths_in, list) or not isinstance(numbers_in, list) or not isinstance(places, list):
+            return None
+        # Numbers of another type only fail to match a look; a path that is no text would fail the look itself.
+        if len(numbers_in) != 4 * len(paths_in):
+            return None
+        if places:
+            if not all(isinstance(i, int) and 0 <= i < len(paths_in) for i in places):
+                return None
+            through.extend(len(rel) + i for i in places)
+        rel.extend(paths_in)
+        flat.extend(numbers_in)
     try:
         "".join(rel)  # TypeError unless every path is text (checked in one call: there may be tens of thousands)
         paths = [path[1:] if path[0] == "/" else prefix + path for path in rel]
-        linked = {paths[i] for i in through}
     except (TypeError, IndexError):
         return None
+    linked = {paths[i] for i in through}
     numbers = iter(flat)
-    return paths, list(zip(numbers, numbers, numbers, numbers, strict=True)), linked
+    sigs: list[Sig] = list(zip(numbers, numbers, numbers, numbers, strict=True))
+    if len(segments) > 1 and len(set(paths)) != len(paths):  # facts nested in one read some paths alike
+        table: dict[str, Sig] = {}
+        for path, sig in zip(paths, sigs, strict=True):
+            if table.setdefault(path, sig) != sig:
+                return None
+        paths, sigs = list(table), list(table.values())
+    return paths, sigs, linked
 
 
 def index_path(cache_dir: Path, root: Path) -> Path:
@@ -656,8 +695,12 @@ class StoreIndex:
 
     def _mac(self, name: str, value: str, deps: str) -> str:
         assert self._key is not None
-        body = "\x00".join((self._scope, os.fspath(self.root), name, value, deps))
-        return hmac.digest(self._key, body.encode("utf-8", "surrogatepass"), "sha256").hex()
+        # Part by part: the value and reads of a fact made of 100,000 facts are each tens of megabytes.
+        mac = hmac.new(self._key, digestmod="sha256")
+        for i, part in enumerate((self._scope, os.fspath(self.root), name, value, deps)):
+            mac.update(b"\x00" if i else b"")
+            mac.update(part.encode("utf-8", "surrogatepass"))
+        return mac.hexdigest()
 
     def _deps_of(self, deps_text: str) -> tuple[list[str], list[Sig], set[str]] | None:
         """The recorded paths (absolute) of a fact, their metadata in the same order, and those reached through a
@@ -722,7 +765,8 @@ class StoreIndex:
         # A fact computed from this one depends on what this one was computed from.
         if reading.recording_now():
             paths, sigs, linked = held
-            reading.note_reads(dict(zip(paths, sigs, strict=True)), linked)
+            packed = (self._prefix, deps_segments(deps))
+            reading.note_reads(lambda: dict(zip(paths, sigs, strict=True)), linked, packed=packed)
         return decoded
 
     def fact(self, name: str, compute: Callable[[], T], encode: Callable[[T], Any], decode: Callable[[Any], T]) -> T:
@@ -742,17 +786,26 @@ class StoreIndex:
             else:
                 self.reused += 1
                 return result
-        with reading.recording() as reads:
+        with reading.recording(self._prefix) as reads:
             result = compute()
         self.computed += 1
-        if self._conn is not None:
-            self._keep(
-                name, json.dumps(encode(result), separators=(",", ":")), self._deps_text(reads.paths, reads.linked)
-            )
+        nested = reading.fact_recording_now()
+        if self._conn is not None or nested:
+            deps = pack_deps(reads.paths, reads.linked, self._prefix, reads.nested)
+            reads.nested.clear()
+            if nested:
+                reading.note_nested(self._prefix, deps_segments(deps), lambda: self._table(deps))
+            if self._conn is not None:
+                self._keep(name, json.dumps(encode(result), separators=(",", ":")), deps)
         return result
 
-    def _deps_text(self, paths: watch.Signature, linked: AbstractSet[str]) -> str:
-        return pack_deps(paths, linked, self._prefix)
+    def _table(self, deps: str) -> tuple[watch.Signature, AbstractSet[str]]:
+        """What *deps* (as packed here a moment ago) says was read, path by path."""
+        unpacked = unpack_deps(deps, self._prefix)
+        if unpacked is None:  # two looks at one path disagreed: an unsettled look makes the fact never hold
+            return {self._prefix: watch.UNSETTLED}, frozenset()
+        paths, sigs, linked = unpacked
+        return dict(zip(paths, sigs, strict=True)), linked
 
     def _keep(self, name: str, value: str, deps: str) -> None:
         self._gone.discard(name)

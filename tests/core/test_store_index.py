@@ -459,13 +459,17 @@ def test_what_a_fact_read_is_kept_and_read_back_in_order(tmp_path: Path) -> None
     "text",
     [
         '{"a": [1, 2, 3, 4]}',  # the form before: computed afresh
-        '["reads/1", ["a"], [1, 2, 3, 4], []]',
-        '["reads/2", ["a"], [1, 2, 3], []]',
-        '["reads/2", [7], [1, 2, 3, 4], []]',
-        '["reads/2", [""], [1, 2, 3, 4], []]',
-        '["reads/2", ["a"], [1, 2, 3, 4], [1]]',
-        '["reads/2", ["a"], [1, 2, 3, 4], ["0"]]',
-        '["reads/2", ["a"], [1, 2, 3, 4]]',
+        '["reads/2", ["a"], [1, 2, 3, 4], []]',  # the form before
+        '["reads/3", [["a"], [1, 2, 3], []]]',
+        '["reads/3", [[7], [1, 2, 3, 4], []]]',
+        '["reads/3", [[""], [1, 2, 3, 4], []]]',
+        '["reads/3", [["a"], [1, 2, 3, 4], [1]]]',
+        '["reads/3", [["a"], [1, 2, 3, 4], [-1]]]',
+        '["reads/3", [["a"], [1, 2, 3, 4], ["0"]]]',
+        '["reads/3", [["a"], [1, 2, 3, 4]]]',
+        '["reads/3", ["a", [1, 2, 3, 4], []]]',
+        '["reads/3", [["a"], [1, 2, 3, 4], []], [["a"], [1, 2, 3, 5], []]]',  # one path, two looks that disagree
+        '{"reads/3": []}',
         "not json",
     ],
 )
@@ -584,3 +588,89 @@ def test_tasks_gone_are_forgotten_whatever_batch_wrote_them(
         assert _inbox_json(fresh_demo, index) == _inbox_json(fresh_demo, None)
     after = {n for n in _facts_in(cache, fresh_demo) if n.startswith(TASK_FACT_PREFIX)}
     assert after == before - {named}
+
+
+def _parts_and_whole(tmp_path: Path) -> tuple[Path, Path, Path]:
+    a, b, shared = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "shared.txt"
+    for p in (a, b, shared):
+        p.write_text(p.stem, encoding="utf-8")
+        _age(p)
+    return a, b, shared
+
+
+def _whole(index: StoreIndex, a: Path, b: Path, shared: Path, seen: list[set[str]] | None = None) -> str:
+    def part(p: Path) -> str:
+        return index.fact(f"part:{p.name}", lambda: f"{reading.read_text(p)}+{reading.read_text(shared)}", str, str)
+
+    def compute() -> str:
+        text = part(a) + "," + part(b)
+        if seen is not None:  # what the whole's own recording holds path by path
+            seen.append(set(reading._RECORDERS.get()[-1].paths))
+        return text
+
+    return index.fact("whole", compute, str, str)
+
+
+def test_a_fact_made_of_facts_takes_their_reads_packed_and_looks_at_each_path_once(tmp_path: Path) -> None:
+    a, b, shared = _parts_and_whole(tmp_path)
+    cache = tmp_path / "cache"
+    seen: list[set[str]] = []
+    with _index(tmp_path, cache) as index:
+        assert _whole(index, a, b, shared, seen) == "a+shared,b+shared"
+    assert seen == [set()], "the parts' reads are handed over packed, not path by path"
+    conn = sqlite3.connect(index_path(cache, tmp_path))
+    (deps,) = conn.execute("SELECT deps FROM facts WHERE name = 'whole'").fetchone()
+    parts = [row[0] for row in conn.execute("SELECT deps FROM facts WHERE name LIKE 'part:%' ORDER BY name")]
+    conn.close()
+    assert deps == '["reads/3",' + ",".join(p[len('["reads/3",') : -1] for p in parts) + "]"
+    paths, _, _ = unpack_deps(deps, str(tmp_path) + os.sep) or ([], [], set())
+    assert sorted(paths) == sorted(map(str, (a, b, shared))), "the file both parts read is looked at once"
+    with _index(tmp_path, cache) as index:
+        assert _whole(index, a, b, shared) == "a+shared,b+shared" and (index.reused, index.computed) == (1, 0)
+    shared.write_text("SHARED", encoding="utf-8")
+    _age(shared)
+    with _index(tmp_path, cache) as index:
+        assert _whole(index, a, b, shared) == "a+SHARED,b+SHARED" and index.computed == 3
+    with _index(tmp_path, cache) as index:  # parts reused within a whole computed again
+        index.fact("part:a.txt", lambda: "never", str, str)
+        assert _whole(index, a, b, shared) == "a+SHARED,b+SHARED" and index.computed == 0
+    b.write_text("B", encoding="utf-8")
+    _age(b)
+    with _index(tmp_path, cache) as index:
+        assert _whole(index, a, b, shared) == "a+SHARED,B+SHARED" and (index.reused, index.computed) == (1, 2)
+    with _index(tmp_path, cache) as index:
+        assert _whole(index, a, b, shared) == "a+SHARED,B+SHARED" and (index.reused, index.computed) == (1, 0)
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_a_plain_recording_around_facts_sees_every_path_they_read(tmp_path: Path, warm: bool) -> None:
+    """A view reading through the index records every file the facts it asked read, computed or reused."""
+    a, b, shared = _parts_and_whole(tmp_path)
+    cache = tmp_path / "cache"
+    if warm:
+        with _index(tmp_path, cache) as index:
+            _whole(index, a, b, shared)
+    with _index(tmp_path, cache) as index, reading.recording() as reads:
+        assert _whole(index, a, b, shared) == "a+shared,b+shared"
+        assert index.reused == (1 if warm else 0)
+    assert set(reads.paths) == set(map(str, (a, b, shared)))
+
+
+def test_a_fact_nested_in_a_fact_of_another_store_hands_its_reads_path_by_path(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    for root in (one, two):
+        root.mkdir()
+        (root / "f.txt").write_text(root.name, encoding="utf-8")
+        _age(root / "f.txt")
+    with _index(one, tmp_path / "c1") as outer, _index(two, tmp_path / "c2") as inner:
+        assert _text_fact(outer, one / "f.txt") == "one"
+
+        def both() -> str:
+            return str(reading.read_text(one / "f.txt")) + _text_fact(inner, two / "f.txt")
+
+        assert outer.fact("both", both, str, str) == "onetwo"
+    with _index(one, tmp_path / "c1") as outer:
+        row = outer._row("both")
+        assert row is not None
+        paths, _, _ = unpack_deps(row[1], str(one) + os.sep) or ([], [], set())
+        assert sorted(paths) == [str(one / "f.txt"), str(two / "f.txt")]
