@@ -834,7 +834,7 @@ class StoreIndex:
         assert self._conn is not None
         rows = [(name, *row) for name, row in self._pending.items()]
         gone = [(name,) for name in self._gone]
-        self._pending = {}
+        self._pending, self._gone = {}, set()
         try:
             with self._conn:
                 self._conn.execute("BEGIN IMMEDIATE")
