@@ -504,19 +504,28 @@ def _facts_in(cache: Path, root: Path) -> set[str]:
         conn.close()
 
 
+def _numbered_files(folder: Path, count: int) -> list[Path]:
+    files = []
+    for i in range(count):
+        files.append(path := folder / f"{i}.txt")
+        path.write_text(str(i), encoding="utf-8")
+        _age(path)
+    return files
+
+
+def _file_fact(index: StoreIndex, i: int, path: Path) -> str:
+    return index.fact(f"f{i}", lambda: str(reading.read_text(path)), lambda v: v, str)
+
+
 def test_facts_computed_are_written_a_batch_at_a_time_and_let_go(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(store_index, "BATCH", 3)
-    files = []
-    for i in range(7):
-        files.append(path := tmp_path / f"{i}.txt")
-        path.write_text(str(i), encoding="utf-8")
-        _age(path)
+    files = _numbered_files(tmp_path, 7)
     cache = tmp_path / "cache"
     with _index(tmp_path, cache) as index:
         for i, path in enumerate(files):
-            assert index.fact(f"f{i}", lambda p=path: str(reading.read_text(p)), lambda v: v, str) == str(i)
+            assert _file_fact(index, i, path) == str(i)
             assert len(index._pending) < 3  # never more than a batch held
             # written as each batch fills, before the pass ends: another process sees them
             assert _facts_in(cache, tmp_path) == {f"f{j}" for j in range(i + 1 - (i + 1) % 3)}
@@ -529,24 +538,17 @@ def test_facts_computed_are_written_a_batch_at_a_time_and_let_go(
 
 
 def test_facts_read_ahead_are_the_same_as_facts_read_one_by_one(tmp_path: Path) -> None:
-    files = []
-    for i in range(5):
-        files.append(path := tmp_path / f"{i}.txt")
-        path.write_text(str(i), encoding="utf-8")
-        _age(path)
+    files = _numbered_files(tmp_path, 5)
     cache = tmp_path / "cache"
     with _index(tmp_path, cache) as index:
         for i, path in enumerate(files):
-            index.fact(f"f{i}", lambda p=path: str(reading.read_text(p)), lambda v: v, str)
+            _file_fact(index, i, path)
     files[3].write_text("three", encoding="utf-8")
     _age(files[3])
     with _index(tmp_path, cache) as index:
         index.prefetch([f"f{i}" for i in range(5)] + ["absent"])
         assert set(index._ahead) == {f"f{i}" for i in range(5)}
-        values = [
-            index.fact(f"f{i}", lambda p=path: str(reading.read_text(p)), lambda v: v, str)
-            for i, path in enumerate(files)
-        ]
+        values = [_file_fact(index, i, path) for i, path in enumerate(files)]
         assert values == ["0", "1", "2", "three", "4"] and (index.reused, index.computed) == (4, 1)
         assert index._ahead == {}  # each row read ahead is handed out once, then let go
         index.prefetch(["f0"])
