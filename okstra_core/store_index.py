@@ -58,6 +58,7 @@ import hmac
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
@@ -80,6 +81,10 @@ BUSY_SECONDS: float = 15.0
 #: How many facts computed are written at once (and let go), and how many kept ones :meth:`StoreIndex.prefetch`
 #: reads in one query: a pass over every task of a large store holds at most this many at a time.
 BATCH: Final = 512
+#: How many times an index is opened while another process holds it in a step that does not wait, and the pause
+#: after the first such try (two such pauses after the second, and so on).
+OPEN_TRIES: Final = 5
+OPEN_PAUSE: float = 0.05
 #: Folder of the index files inside the user's cache folder.
 INDEX_DIR: Final = "index"
 #: The page size of a new index database.
@@ -95,6 +100,7 @@ _DEPS_NONE: Final = f'["{DEPS_FORM}"]'
 WATCHMAN_CLOCK: Final = "watchman-clock"
 
 _SQLITE_CORRUPT: Final = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+_SQLITE_BUSY: Final = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
 #: Files SQLite keeps beside a database.
 _SIDE_FILES: Final = ("", "-wal", "-shm", "-journal")
 #: How a database built privately (:func:`private_path`) is named after its final name and its builder's pid.
@@ -503,6 +509,12 @@ def discard(path: Path) -> None:
             os.unlink(f"{path}{suffix}")
 
 
+def busy(exc: sqlite3.DatabaseError) -> bool:
+    """Whether *exc* says another connection holds the database (``SQLITE_BUSY``, ``SQLITE_LOCKED``)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in _SQLITE_BUSY
+
+
 def damaged(exc: sqlite3.DatabaseError) -> bool:
     """Whether *exc* says the database is damaged (corrupt, truncated, not a database at all): it is rebuilt."""
     code = getattr(exc, "sqlite_errorcode", None)
@@ -612,23 +624,41 @@ class StoreIndex:
         if misplaced is not None:
             self._unusable(misplaced)
             return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            if self.path.is_symlink() or (self.path.exists() and not self.path.is_file()):
-                self._discard(f"{self.path} is not a regular file")
+        for attempt in range(1, OPEN_TRIES + 1):
+            try:
+                self._open_once(reindex)
+                return
+            except sqlite3.DatabaseError as exc:
+                if attempt < OPEN_TRIES and busy(exc):
+                    # Processes opening a new index at once: some steps (the switch to WAL) take no busy wait.
+                    self._close_quietly()
+                    time.sleep(OPEN_PAUSE * attempt)
+                    continue
+                self._give_up_or_rebuild(exc)
+                return
+            except OSError as exc:
+                self._unusable(f"{exc.strerror or exc}")
+                return
+
+    def _open_once(self, reindex: bool) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.path.is_symlink() or (self.path.exists() and not self.path.is_file()):
+            self._discard(f"{self.path} is not a regular file")
+        self._conn = connect(self.path, BUSY_SECONDS)
+        problem = adopt(self._conn, self.root)
+        if problem is not None:
+            self.notices.append(f"store index {self.path} {problem}: rebuilt")
+            self._conn.close()
+            self._discard(None)
             self._conn = connect(self.path, BUSY_SECONDS)
-            problem = adopt(self._conn, self.root)
-            if problem is not None:
-                self.notices.append(f"store index {self.path} {problem}: rebuilt")
+            create(self._conn, self.root)
+        self._own_scope(reindex)
+
+    def _close_quietly(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
-                self._discard(None)
-                self._conn = connect(self.path, BUSY_SECONDS)
-                create(self._conn, self.root)
-            self._own_scope(reindex)
-        except sqlite3.DatabaseError as exc:
-            self._give_up_or_rebuild(exc)
-        except OSError as exc:
-            self._unusable(f"{exc.strerror or exc}")
+            self._conn = None
 
     def _own_scope(self, reindex: bool) -> None:
         """Drop the facts kept by another version of okstra (every fact, with *reindex*) and the clock they held

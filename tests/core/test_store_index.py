@@ -676,3 +676,35 @@ def test_a_fact_nested_in_a_fact_of_another_store_hands_its_reads_path_by_path(t
         assert row is not None
         paths, _, _ = unpack_deps(row[1], str(one) + os.sep) or ([], [], set())
         assert sorted(paths) == [str(one / "f.txt"), str(two / "f.txt")]
+
+
+@pytest.mark.parametrize("busy_opens", [2, store_index.OPEN_TRIES])
+def test_an_index_another_process_holds_while_it_is_opened_is_opened_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, busy_opens: int
+) -> None:
+    """Processes opening a new index at once can meet SQLite's "database is locked" in a step that takes no busy
+    wait (the switch to WAL): the open is tried again a few times before the index is given up for the run."""
+    real, calls = store_index.connect, []
+
+    def held(path: Path, timeout: float) -> sqlite3.Connection:
+        calls.append(path)
+        if len(calls) <= busy_opens:
+            exc = sqlite3.OperationalError("database is locked")
+            exc.sqlite_errorcode = 5
+            raise exc
+        return real(path, timeout)
+
+    monkeypatch.setattr(store_index, "connect", held)
+    monkeypatch.setattr(store_index, "OPEN_PAUSE", 0.0)
+    path = tmp_path / "a.txt"
+    path.write_text("one", encoding="utf-8")
+    _age(path)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert _text_fact(index, path) == "one"
+        if busy_opens < store_index.OPEN_TRIES:
+            assert index.usable and index.notices == [] and len(calls) == busy_opens + 1
+        else:  # held all along: this run looks afresh, and says why once
+            assert not index.usable and len(calls) == store_index.OPEN_TRIES
+            assert index.notices == [
+                f"cannot keep the store index in {index.path.parent}: database is locked; looking afresh"
+            ]
