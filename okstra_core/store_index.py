@@ -763,7 +763,8 @@ class StoreIndex:
         those read ahead before: a pass over every task asks for its facts a batch at a time, and never holds
         more than a batch of them."""
         self._ahead = {}
-        wanted = [name for name in names if name not in self._pending and name not in self._gone]
+        # At most a batch: SQLite takes at most 999 parameters in one statement where it is older than 3.32.
+        wanted = [name for name in names[:BATCH] if name not in self._pending and name not in self._gone]
         if self._conn is None or self._key is None or not wanted:
             return
         marks = ",".join("?" * len(wanted))

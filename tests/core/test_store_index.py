@@ -708,3 +708,17 @@ def test_an_index_another_process_holds_while_it_is_opened_is_opened_again(
             assert index.notices == [
                 f"cannot keep the store index in {index.path.parent}: database is locked; looking afresh"
             ]
+
+
+def test_names_read_ahead_beyond_a_batch_are_read_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store_index, "BATCH", 2)
+    files = _numbered_files(tmp_path, 4)
+    cache = tmp_path / "cache"
+    with _index(tmp_path, cache) as index:
+        for i, path in enumerate(files):
+            _file_fact(index, i, path)
+    with _index(tmp_path, cache) as index:
+        index.prefetch([f"f{i}" for i in range(4)])
+        assert set(index._ahead) == {"f0", "f1"}
+        assert [_file_fact(index, i, path) for i, path in enumerate(files)] == ["0", "1", "2", "3"]
+        assert (index.reused, index.computed) == (4, 0)
