@@ -764,10 +764,9 @@ class SearchIndex:
 
     def _problem(self, exc: sqlite3.DatabaseError) -> str:
         """What a database error says of the index: damaged or locked (rebuilt); anything else is raised."""
-        code = getattr(exc, "sqlite_errorcode", None)
         if store_index.damaged(exc):
             return f"is damaged ({exc})"
-        if code in _SQLITE_BUSY:
+        if store_index.busy(exc):
             return f"is locked by another process for over {BUSY_SECONDS:g}s"
         if isinstance(exc, sqlite3.OperationalError) and "fts5" in str(exc).lower():
             return f"is damaged ({exc})"
