@@ -509,6 +509,14 @@ def discard(path: Path) -> None:
             os.unlink(f"{path}{suffix}")
 
 
+def _texts(value: object, deps: object, mac: object) -> tuple[str, str, str] | None:
+    """A kept row's value, reads and MAC, when all three are text (SQLite keeps whatever a column is given: a
+    row of another type is not ours, and is computed again)."""
+    if isinstance(value, str) and isinstance(deps, str) and isinstance(mac, str):
+        return value, deps, mac
+    return None
+
+
 def busy(exc: sqlite3.DatabaseError) -> bool:
     """Whether *exc* says another connection holds the database (``SQLITE_BUSY``, ``SQLITE_LOCKED``)."""
     code = getattr(exc, "sqlite_errorcode", None)
@@ -732,6 +740,10 @@ class StoreIndex:
             mac.update(part.encode("utf-8", "surrogatepass"))
         return mac.hexdigest()
 
+    def _signed(self, name: str, value: str, deps: str, mac: str) -> bool:
+        """Whether *mac* is this index's for the row (a MAC of other characters than hex is not: no error)."""
+        return mac.isascii() and hmac.compare_digest(mac, self._mac(name, value, deps))
+
     def _deps_of(self, deps_text: str) -> tuple[list[str], list[Sig], set[str]] | None:
         """The recorded paths (absolute) of a fact, their metadata in the same order, and those reached through a
         symlink, when every one still holds, else None. A path reached through a symlink is looked at whatever
@@ -756,7 +768,7 @@ class StoreIndex:
         except sqlite3.DatabaseError as exc:
             self._give_up_or_rebuild(exc)
             return None
-        return None if found is None else (found[0], found[1], found[2])
+        return None if found is None else _texts(found[0], found[1], found[2])
 
     def prefetch(self, names: Sequence[str]) -> None:
         """Read the kept rows of *names* (at most :data:`BATCH`, about to be asked for) in one query, in place of
@@ -770,7 +782,8 @@ class StoreIndex:
         marks = ",".join("?" * len(wanted))
         try:
             rows = self._conn.execute(f"SELECT name, value, deps, mac FROM facts WHERE name IN ({marks})", wanted)
-            self._ahead = {name: (value, deps, mac) for name, value, deps, mac in rows}
+            ahead = {name: _texts(value, deps, mac) for name, value, deps, mac in rows}
+            self._ahead = {name: row for name, row in ahead.items() if row is not None}
         except sqlite3.DatabaseError as exc:
             self._give_up_or_rebuild(exc)
 
@@ -782,7 +795,7 @@ class StoreIndex:
         if row is None:
             return None
         value, deps, mac = row
-        if not hmac.compare_digest(mac, self._mac(name, value, deps)):
+        if not self._signed(name, value, deps, mac):
             return None
         # A kept inbox of 10,000 tasks is tens of thousands of paths and decisions: no container in it is cyclic.
         with collector.paused():
@@ -886,10 +899,11 @@ class StoreIndex:
         assert self._conn is not None
         try:
             rows = self._conn.execute("SELECT name, value, deps, mac FROM facts")
-            for name, value, deps, mac in rows:  # one row at a time: the kept facts are never all held
-                if name in self._consulted or name in self._pending or name in self._gone:
+            for name, *row in rows:  # one row at a time: the kept facts are never all held
+                if not isinstance(name, str) or name in self._consulted or name in self._pending or name in self._gone:
                     continue
-                if not hmac.compare_digest(mac, self._mac(name, value, deps)) or self._deps_of(deps) is None:
+                texts = _texts(*row)
+                if texts is None or not self._signed(name, *texts) or self._deps_of(texts[1]) is None:
                     self._gone.add(name)
         except sqlite3.DatabaseError as exc:
             self.notices.append(f"cannot keep the store index in {self.path.parent}: {exc}")
@@ -902,7 +916,7 @@ class StoreIndex:
             # A range of the key (SQLite's own text functions stop at the NUL the names hold).
             after = prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else "\U0010ffff"
             names = self._conn.execute("SELECT name FROM facts WHERE name >= ? AND name < ?", (prefix, after))
-            gone = [name for (name,) in names if name.startswith(prefix) and name not in used]
+            gone = [name for (name,) in names if isinstance(name, str) and name.startswith(prefix) and name not in used]
         except sqlite3.DatabaseError as exc:
             self._give_up_or_rebuild(exc)
             return

@@ -203,6 +203,34 @@ def test_a_tampered_fact_never_hides_a_decision(fresh_demo: Path, tmp_path: Path
         assert _inbox_json(fresh_demo, index) == expected and index.reused == 0
 
 
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        "UPDATE facts SET deps = CAST(deps AS BLOB)",
+        "UPDATE facts SET value = CAST(value AS BLOB)",
+        "UPDATE facts SET mac = 'é' || mac",
+        "INSERT INTO facts VALUES (CAST('inbox' || char(0) || 'x' AS BLOB), 'v', 'd', 'm')",
+    ],
+)
+def test_rows_of_another_type_are_computed_again_without_an_error(
+    fresh_demo: Path, tmp_path: Path, tamper: str
+) -> None:
+    """SQLite keeps whatever a column is given: a kept row that is not text is not ours."""
+    cache = tmp_path / "cache"
+    db = _warm(fresh_demo, cache)
+    expected = _inbox_json(fresh_demo, None)
+    conn = sqlite3.connect(db)
+    conn.execute(tamper)
+    conn.commit()
+    conn.close()
+    with _index(fresh_demo, cache) as index:
+        assert _inbox_json(fresh_demo, index) == expected and index.notices == []
+        if "INSERT" not in tamper:
+            assert index.reused == 0
+    with _index(fresh_demo, cache) as index:  # computed again and kept: reused from now on
+        assert _inbox_json(fresh_demo, index) == expected and index.computed == 0
+
+
 def test_facts_of_another_version_of_okstra_are_dropped(fresh_demo: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     _warm(fresh_demo, cache)
