@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -94,6 +94,7 @@ __all__ = [
     "sort_newest_first",
     "task_facts",
     "task_list",
+    "waiting_per_task",
 ]
 
 
@@ -149,12 +150,28 @@ def kept_counts(root: Path, index: StoreIndex) -> dict[str, int] | None:
     kept = index.kept(INBOX_FACT)
     if not isinstance(kept, dict) or not isinstance(items := kept.get("items"), list):
         return None
-    prefix = os.fspath(root).rstrip(os.sep) + os.sep
+    return _count_by_task(root, (row[9] if isinstance(row, list) and len(row) == 11 else None for row in items))
+
+
+def waiting_per_task(project: Project, index: StoreIndex | None = None) -> dict[str, int]:
+    """The decisions waiting per task folder (project-relative) of *project*: those of the inbox *index* keeps
+    while it is fresh, counted without building a decision; else those of :func:`read_inbox`. The same counts
+    either way."""
+    if index is not None and (counts := kept_counts(project.root, index)) is not None:
+        return counts
+    return _count_by_task(project.root, (d.task_root for d in read_inbox(project, index).items))
+
+
+def _count_by_task(root: Path, task_roots: Iterable[str | Path | None]) -> dict[str, int]:
+    """How many of *task_roots* (a decision's task folder each; None: a decision of no task) name each folder
+    below *root*, by its project-relative path."""
     counts: dict[str, int] = {}
-    for row in items:
-        task_root = row[9] if isinstance(row, list) and len(row) == 11 else None
-        if isinstance(task_root, str) and task_root.startswith(prefix):
-            rel = task_root[len(prefix) :]
+    for task_root in task_roots:
+        if isinstance(task_root, str | Path):
+            try:
+                rel = layout.rel(task_root, root)
+            except ValueError:
+                continue  # no task folder of this project: a decision of none
             counts[rel] = counts.get(rel, 0) + 1
     return counts
 

@@ -381,14 +381,8 @@ def waiting_counts(root: Path, rows: int, changed: frozenset[str] | None = None)
     """Per task folder, the decisions waiting in it (the core's inbox, through the store index); ``None`` when the
     inbox cannot be read. *changed* names the paths changed since the last count, when they are known: only
     those are looked at."""
-    roots = _inbox_roots(root, changed) if rows < INBOX_CHILD_ROWS else _inbox_roots_from_child(root)
-    if roots is None:
-        return None
-    counts: dict[Path, int] = {}
-    for task_root in roots:
-        if task_root is not None:
-            counts[task_root] = counts.get(task_root, 0) + 1
-    return counts
+    counts = read_waiting(root, changed) if rows < INBOX_CHILD_ROWS else _waiting_from_child(root)
+    return None if counts is None else {root / rel: n for rel, n in counts.items()}
 
 
 #: At most this many paths changed since the store index was last brought up to date for the start's quick count
@@ -471,12 +465,18 @@ def kept_waiting(root: Path) -> dict[Path, int] | None:
     return None if counts is None else {root / rel: n for rel, n in counts.items()}
 
 
-def _inbox_roots(root: Path, changed: frozenset[str] | None = None) -> list[Path | None] | None:
-    """The task folder of every decision waiting, read here through the store index (afresh without one)."""
+def read_waiting(root: Path, changed: frozenset[str] | None = None) -> dict[str, int] | None:
+    """The decisions waiting per task folder (project-relative), read here through the store index (afresh
+    without one); None when the inbox cannot be read. *changed*: as for :func:`current_index`."""
     from okstra_core.errors import OkstraError
+    from okstra_core.workflows.inbox import waiting_per_task
 
     try:
-        return [d.task_root for d in current_inbox(root, changed).items]
+        index = current_index(root, changed)
+        if isinstance(index, str):
+            return waiting_per_task(Project(root))
+        with index:
+            return waiting_per_task(Project(root), index)
     except (OkstraError, OSError):
         return None
 
@@ -509,8 +509,8 @@ def current_index(root: Path, changed: frozenset[str] | None = None) -> StoreInd
     return open_store_index(root, watchman=setting() != "off")
 
 
-def _inbox_roots_from_child(root: Path) -> list[Path | None] | None:
-    """The task folder of every decision waiting, counted in a child (:func:`print_waiting_counts`)."""
+def _waiting_from_child(root: Path) -> dict[str, int] | None:
+    """The decisions waiting per task folder, counted in a child (:func:`print_waiting_counts`)."""
     import json
 
     from ..children import run_child
@@ -520,25 +520,19 @@ def _inbox_roots_from_child(root: Path) -> list[Path | None] | None:
         return None
     try:
         counts = json.loads(out)
-        return [root / str(rel) for rel, count in counts.items() for _ in range(int(count))]
+        return {str(rel): int(count) for rel, count in counts.items()}
     except (ValueError, TypeError, AttributeError):
         return None
 
 
 def print_waiting_counts(root: str) -> int:
     """The counting child's work: ``{"<task folder, project-relative>": decisions waiting}`` on stdout (a few
-    bytes a task, where the decisions themselves would be hundreds)."""
+    bytes a task, where the decisions themselves would be hundreds); exit 1 when the inbox cannot be read."""
     import json
 
-    project_root = Path(root)
-    roots = _inbox_roots(project_root)
-    if roots is None:
+    counts = read_waiting(Path(root))
+    if counts is None:
         return 1
-    counts: dict[str, int] = {}
-    for task_root in roots:
-        if task_root is not None:
-            rel = layout.rel(task_root, project_root)
-            counts[rel] = counts.get(rel, 0) + 1
     print(json.dumps(counts, ensure_ascii=True))
     return 0
 

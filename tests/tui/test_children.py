@@ -10,16 +10,19 @@ from pathlib import Path
 import pytest
 
 from okstra_tui.children import child_command, run_child
-from okstra_tui.data.catalog import _inbox_roots
+from okstra_tui.data.catalog import current_inbox
 
 
 def test_the_waiting_child_counts_what_the_workbench_would(demo_root: Path) -> None:
     out = run_child("waiting", demo_root)
     assert out is not None
     counts = json.loads(out)
-    roots = _inbox_roots(demo_root)
-    assert roots is not None
-    assert sum(counts.values()) == sum(1 for r in roots if r is not None) > 0
+    expected: dict[str, int] = {}
+    for decision in current_inbox(demo_root).items:
+        if decision.task_root is not None:
+            rel = decision.task_root.relative_to(demo_root).as_posix()
+            expected[rel] = expected.get(rel, 0) + 1
+    assert counts == expected and sum(counts.values()) > 0
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,8 @@ from okstra_core import cli
 from okstra_core.commands.inbox import inbox_document
 from okstra_core.store import Project
 from okstra_core.store_index import ChangedSince, StoreIndex
-from okstra_core.workflows.inbox import read_inbox
+from okstra_core.workflows import inbox as inbox_module
+from okstra_core.workflows.inbox import Inbox, read_inbox, waiting_per_task
 
 from .test_inbox_demo import ADDRESS, CARDS, FRAUD, TAX, TAX_REPORT
 
@@ -69,6 +70,16 @@ def _snapshot(root: Path) -> dict[str, tuple[int, int, int, int]]:
 
 def _doc(root: Path, index: StoreIndex | None) -> str:
     return json.dumps(inbox_document(root, read_inbox(Project(root), index)), sort_keys=True)
+
+
+def _counts(root: Path, inbox: Inbox) -> dict[str, int]:
+    """The decisions of *inbox* per task folder, project-relative."""
+    counts: dict[str, int] = {}
+    for decision in inbox.items:
+        if decision.task_root is not None:
+            rel = decision.task_root.relative_to(root).as_posix()
+            counts[rel] = counts.get(rel, 0) + 1
+    return counts
 
 
 def _same_size(manifest: dict[str, Any], flag: bool) -> str:
@@ -265,10 +276,14 @@ class InboxThroughIndex(StoreSteps):
     def same_as_a_fresh_look(self) -> None:
         if not hasattr(self, "root"):
             return
-        fresh = _doc(self.root, None)
+        inbox = read_inbox(Project(self.root))
+        fresh = json.dumps(inbox_document(self.root, inbox), sort_keys=True)
         # A new process with one stat pass.
         with StoreIndex(self.root, self.cache, key=KEY, scope=SCOPE) as anew:
             assert _doc(self.root, anew) == fresh
+        # The counts per task folder, from the kept inbox while it is fresh (not a decision built).
+        with StoreIndex(self.root, self.cache, key=KEY, scope=SCOPE) as counted:
+            assert waiting_per_task(Project(self.root), counted) == _counts(self.root, inbox)
         # A new process told by watchman what changed since the clock the last one kept.
         with StoreIndex(self.root, self.cache_watchman, key=KEY, scope=SCOPE, watchman=True) as asked:
             assert asked.watchman_problem is None
@@ -306,3 +321,30 @@ def test_inbox_through_the_index_equals_a_fresh_look(
     machine.TestCase().runTest()
     # Past each example's first step, watchman vouched for its answers: the index relied on them.
     assert WATCHMAN_TRUSTED.count(True) > len(WATCHMAN_TRUSTED) // 2
+
+
+def test_the_counts_of_a_fresh_kept_inbox_build_no_decision(
+    demo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counting what waits per task reads the kept inbox's rows as they are; the counts are those of the
+    decisions, and a change makes them read afresh."""
+    root = Path(shutil.copytree(demo_root, tmp_path / "store", symlinks=True))
+    _settle(root, time.time())
+    fresh = waiting_per_task(Project(root))
+    assert fresh == _counts(root, read_inbox(Project(root))) and sum(fresh.values()) > 0
+    assert all("/" in rel and not rel.startswith("/") for rel in fresh)
+    with StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as first:
+        read_inbox(Project(root), first)
+
+    def built(*_: object) -> None:
+        raise AssertionError("a decision was built")
+
+    with monkeypatch.context() as patched, StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as index:
+        patched.setattr(inbox_module, "_decode_decision", built)
+        assert waiting_per_task(Project(root), index) == fresh
+        assert index.reused == index.computed == 0
+    _verb("planning", "prepare", root, "--task", ADDRESS)
+    with StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as index:
+        after = waiting_per_task(Project(root), index)
+        assert after == waiting_per_task(Project(root)) != fresh
+        assert index.computed > 0
