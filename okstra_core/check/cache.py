@@ -108,16 +108,17 @@ def checker_fingerprint() -> str:
     """What identifies the checker's behaviour: its version, the metadata of its sources and of pydantic's, and
     Python's version.
 
-    pydantic is not imported to learn its own (a warm answer through the store index needs no model): an upgrade
-    rewrites the files whose metadata is hashed here.
+    Neither pydantic nor the package metadata is read to learn a version (a warm answer through the store index
+    needs neither; the metadata's version is made from ``okstra_core.__version__``): an upgrade rewrites the
+    files whose metadata is hashed here.
     """
     import importlib.util
 
-    from ..version import version
+    import okstra_core
 
     package = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
-    h.update(f"{version()}\0{sys.version}\0".encode())
+    h.update(f"{okstra_core.__version__}\0{sys.version}\0".encode())
     for name in ("pydantic", "pydantic_core"):
         spec = importlib.util.find_spec(name)
         origin = spec.origin if spec is not None else None

@@ -197,10 +197,10 @@ def test_rule_selection_and_checker_version(fresh_demo: Path, tmp_path: Path, mo
     assert selected != full and c.hits == tasks, "findings are cached before the selection is applied"
     ignored, c = pair.compare(ignore=["OKS004"])
     assert ignored not in (full, selected) and c.hits == tasks
-    import okstra_core.version
+    import okstra_core
 
-    real_version = okstra_core.version.version
-    monkeypatch.setattr(okstra_core.version, "version", lambda: "99.0.0")
+    real_version = okstra_core.__version__
+    monkeypatch.setattr(okstra_core, "__version__", "99.0.0")
     cache_module.checker_fingerprint.cache_clear()
     try:
         other, c = pair.compare()
@@ -208,7 +208,7 @@ def test_rule_selection_and_checker_version(fresh_demo: Path, tmp_path: Path, mo
         _, c = pair.compare()
         assert c.hits == tasks
     finally:
-        monkeypatch.setattr(okstra_core.version, "version", real_version)
+        monkeypatch.setattr(okstra_core, "__version__", real_version)
         cache_module.checker_fingerprint.cache_clear()
     assert cache_module.RACY_SECONDS == 0.0
     _, c = pair.compare()

@@ -48,3 +48,11 @@ def test_uninstalled_copy_says_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(metadata, "version", missing)
     assert version_module.version() == "unknown"
+
+
+def test_the_package_metadata_is_made_from_the_one_version() -> None:
+    """The version has one owner, ``okstra_core.__version__``; what the metadata says (and ``--version`` prints)
+    is made from it when the package is built."""
+    import okstra_core
+
+    assert metadata.version("okstra-workbench") == okstra_core.__version__
