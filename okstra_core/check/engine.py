@@ -253,15 +253,20 @@ def _pool(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
 
 
 def _run_chunks(
-    chunks: list[list[tuple[str, Any]]],
+    tasks: list[tuple[str, Any]],
     arguments: Callable[[list[tuple[str, Any]]], tuple[Any, ...]],
     collect: Callable[[list[TaskResult]], None],
     pool: ProcessPoolExecutor | None,
 ) -> None:
-    """Check every chunk of tasks, in *pool*'s worker processes when there is one, handing each result to *collect*."""
+    """Check *tasks* a chunk at a time, in *pool*'s worker processes when there is one, handing each result to
+    *collect*. *tasks* is emptied: checked here, each chunk (and its tasks' catalog entries) is let go once checked,
+    so that a large store's entries are not all held until the check ends."""
+    chunks = _chunks(tasks, CHUNK_TASKS)
+    tasks.clear()
     if pool is None:
-        for chunk in chunks:
-            collect(_task_chunk(*arguments(chunk)))
+        chunks.reverse()
+        while chunks:
+            collect(_task_chunk(*arguments(chunks.pop())))
         return
     futures = [pool.submit(_task_chunk, *arguments(chunk)) for chunk in chunks]
     # Collected as they finish (for progress); the findings are sorted afterwards, so order does not matter.
@@ -451,7 +456,7 @@ def run_check(
     home_text = str(unit.home) if unit.home else None
     previous, look = _load(root, home_text, check_cache, watchman)
     tasks = _narrowed(project_rules.check_project(unit, home_path), only_tasks)
-    findings, files = list(unit.findings), len(unit.files)
+    findings, files, total = list(unit.findings), len(unit.files), len(tasks)
     racy_after = started - int(cache.RACY_SECONDS * 1e9)
     records = _Records()
     done = 0
@@ -460,7 +465,7 @@ def run_check(
         nonlocal done
         done += count
         if progress is not None:
-            progress(done, len(tasks))
+            progress(done, total)
 
     def collect(results: list[TaskResult]) -> None:
         nonlocal files
@@ -480,15 +485,15 @@ def run_check(
 
     _share_above_tasks(unit, str(root), home_text, started)
     unit.release()  # before the workers fork: the parsed catalog is not read again (100 MB at 100,000 tasks)
-    with _pool(worker_count(jobs, len(tasks)) if len(tasks) >= PARALLEL_MIN_TASKS else 1) as pool:
-        pending = tasks
-        unvouched = len(tasks)
+    with _pool(worker_count(jobs, total) if total >= PARALLEL_MIN_TASKS else 1) as pool:
+        pending, unvouched = tasks, total
         if previous is not None and check_cache is not None:
             pending, reused_files, unvouched = _reuse_cached(
                 root, tasks, previous, check_cache, findings, records, step, pool, look
             )
             files += reused_files
-        _run_chunks(_chunks(pending, CHUNK_TASKS), work, collect, pool if len(pending) >= PARALLEL_MIN_TASKS else None)
+            tasks.clear()  # the reused tasks' catalog entries are not asked for again
+        _run_chunks(pending, work, collect, pool if len(pending) >= PARALLEL_MIN_TASKS else None)
     if check_cache is not None:
         _save(root, home_text, check_cache, previous, records, look, unvouched)
     problems = check_cache.problems() if check_cache is not None else []

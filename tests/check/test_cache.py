@@ -529,3 +529,32 @@ def test_tasks_of_one_layout_share_one_shape_until_the_save(tmp_path: Path, monk
         for shape in shapes:
             assert by_value.setdefault(tuple(shape), shape) is shape, "two lists of one shape"
         assert len(by_value) < len(shapes), "the demo's bulk tasks share layouts"
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["no-cache", "cache"])
+def test_a_one_process_check_lets_each_chunk_of_tasks_go_once_checked(
+    demo_root: Path, tmp_path: Path, cached: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checked in one process, the tasks' catalog entries are held no longer than their chunk: a large store's
+    entries are never all held at once."""
+    import gc
+    import weakref
+
+    from okstra_core.check import engine
+
+    monkeypatch.setattr(engine, "CHUNK_TASKS", 2)
+    chunks: list[list[weakref.ref[Any]]] = []
+    real = engine._task_chunk
+
+    def watched(root: str, home: str | None, tasks: list[tuple[str, Any]], *rest: Any) -> Any:
+        gc.collect()
+        alive = [sum(ref() is not None for ref in refs) for refs in chunks]
+        assert alive == [0] * len(chunks), f"entries of chunks already checked are still held: {alive}"
+        chunks.append([weakref.ref(entry) for _, entry in tasks if entry is not None])
+        return real(root, home, tasks, *rest)
+
+    monkeypatch.setattr(engine, "_task_chunk", watched)
+    check_cache = CheckCache(tmp_path / "cache") if cached else None
+    report = check(demo_root, check_cache=check_cache, jobs=1)
+    assert len(chunks) > 2 and all(chunks), "the demo's tasks were checked in several chunks, each with entries"
+    assert report == check(demo_root, jobs=1), "the report is that of a check holding every entry"
