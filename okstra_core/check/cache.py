@@ -590,6 +590,21 @@ class CheckCache:
         self.clock = clock if out else None
         return out
 
+    def kept_clock(self, root: str, home: str | None) -> str | None:
+        """The watchman clock the records of *root* and *home* are kept as of, read without them; None when none
+        is (or the records cannot be read: :meth:`load` then says why). :meth:`load` sets :attr:`clock` to that
+        of the records it gives."""
+        conn = None if self.key() is None else self._open(root, home)
+        if conn is None:
+            return None
+        try:
+            run = _kept_run(conn, _scope_name(root, home))
+        except sqlite3.Error:
+            return None
+        finally:
+            conn.close()
+        return run[1] if run is not None else None
+
     def save(self, root: str, home: str | None, records: dict[str, Record], clock: str | None = None) -> None:
         """Replace the stored records of *root* and *home* (one transaction); failures are said once, never raised.
 
@@ -685,8 +700,8 @@ def _read_records(
     """The clock, the task rows (task, shape, record, mac) and the shapes they name of *root* and *home*, as kept
     by this checker; None when none are."""
     name = _scope_name(root, home)
-    run = conn.execute("SELECT checker, clock FROM check_runs WHERE scope = ?", (name,)).fetchone()
-    if run is None or run[0] != checker_fingerprint() or not isinstance(run[1], str | None):
+    run = _kept_run(conn, name)
+    if run is None:
         return None
     rows = conn.execute("SELECT task, shape, record, mac FROM check_tasks WHERE scope = ?", (name,)).fetchall()
     shapes = conn.execute(
@@ -694,6 +709,14 @@ def _read_records(
         (name,),
     ).fetchall()
     return run[1], rows, dict(shapes)
+
+
+def _kept_run(conn: sqlite3.Connection, name: str) -> tuple[str, str | None] | None:
+    """The checker and clock of the records of the scope *name*, when this checker kept them; None otherwise."""
+    run = conn.execute("SELECT checker, clock FROM check_runs WHERE scope = ?", (name,)).fetchone()
+    if run is None or run[0] != checker_fingerprint() or not isinstance(run[1], str | None):
+        return None
+    return run[0], run[1]
 
 
 def _write_records(

@@ -342,15 +342,29 @@ def _reuse_cached(
     return pending, files, len(quiet) - sum(quiet)
 
 
-def _load(
+def _ask_first(
     root: Path, home_text: str | None, check_cache: CheckCache | None, watchman: bool
+) -> ChangedSince | None:
+    """With *watchman* and a cache, what changed since the clock the cached records are kept as of (their clock
+    alone is read here). Asked before anything is read: a change made while the check reads is named by the next
+    answer."""
+    if check_cache is None or not watchman:
+        return None
+    check_cache.clock = check_cache.kept_clock(str(root), home_text)
+    return _ask_watchman(root, check_cache)
+
+
+def _load(
+    root: Path, home_text: str | None, check_cache: CheckCache | None, look: ChangedSince | None
 ) -> tuple[dict[str, dict[str, Any]] | None, ChangedSince | None]:
-    """The cached records (None without a cache) and, with *watchman*, what changed since they were kept."""
+    """The cached records (None without a cache), read once the project's own rules have let go of what they read
+    (the two are never held together), and *look* when it was asked since the clock they hold as of (another
+    run may have kept its records since it was asked: then every task is confirmed by a look)."""
     if check_cache is None:
         return None, None
+    asked = check_cache.clock
     previous = check_cache.load(str(root), home_text)
-    # Asked before anything is read: a change made while the check reads is named by the next answer.
-    return previous, _ask_watchman(root, check_cache) if watchman else None
+    return previous, look if look is not None and check_cache.clock == asked else None
 
 
 #: A run whose freshness source did not vouch for more than this share of the tasks (nor for more than
@@ -454,12 +468,11 @@ def run_check(
     started = time.time_ns()
     unit = Unit(root, home_path if home_path.is_dir() else None)
     home_text = str(unit.home) if unit.home else None
-    previous, look = _load(root, home_text, check_cache, watchman)
+    look = _ask_first(root, home_text, check_cache, watchman)
     tasks = _narrowed(project_rules.check_project(unit, home_path), only_tasks)
     findings, files, total = list(unit.findings), len(unit.files), len(tasks)
     racy_after = started - int(cache.RACY_SECONDS * 1e9)
-    records = _Records()
-    done = 0
+    records, done = _Records(), 0
 
     def step(count: int) -> None:
         nonlocal done
@@ -485,6 +498,7 @@ def run_check(
 
     _share_above_tasks(unit, str(root), home_text, started)
     unit.release()  # before the workers fork: the parsed catalog is not read again (100 MB at 100,000 tasks)
+    previous, look = _load(root, home_text, check_cache, look)
     with _pool(worker_count(jobs, total) if total >= PARALLEL_MIN_TASKS else 1) as pool:
         pending, unvouched = tasks, total
         if previous is not None and check_cache is not None:

@@ -558,3 +558,29 @@ def test_a_one_process_check_lets_each_chunk_of_tasks_go_once_checked(
     report = check(demo_root, check_cache=check_cache, jobs=1)
     assert len(chunks) > 2 and all(chunks), "the demo's tasks were checked in several chunks, each with entries"
     assert report == check(demo_root, jobs=1), "the report is that of a check holding every entry"
+
+
+def test_the_cached_records_are_read_once_the_project_s_own_reading_is_let_go(
+    demo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large store's kept records and the project's own reading (its parsed catalog among it) are never held
+    together: the records are read after that reading is released."""
+    from okstra_core.check.unit import Unit
+
+    check(demo_root, check_cache=CheckCache(tmp_path / "cache"))
+    released: list[bool] = []
+    real_release, real_load = Unit.release, CheckCache.load
+
+    def release(self: Unit) -> None:
+        released.append(True)
+        real_release(self)
+
+    def load(self: CheckCache, root: str, home: str | None) -> dict[str, Any]:
+        assert released, "the records were read while the project's own reading was held"
+        return real_load(self, root, home)
+
+    monkeypatch.setattr(Unit, "release", release)
+    monkeypatch.setattr(CheckCache, "load", load)
+    reusing = CheckCache(tmp_path / "cache")
+    check(demo_root, check_cache=reusing)
+    assert reusing.hits > 0 and reusing.misses == 0

@@ -178,6 +178,39 @@ def test_kept_records_replaced_by_another_run_meanwhile_are_saved_whole(
     assert (after.rejected, after.misses) == (0, 0)
 
 
+def test_records_kept_by_another_run_after_the_clock_was_read_are_each_confirmed_by_a_look(
+    fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The records are read once the project's own rules are done, watchman having been asked since the clock
+    they were kept as of before anything was read. Another run that keeps its records (under its own clock) in
+    between leaves this run no answer that holds for them: every task is confirmed by a look."""
+    cache_dir = tmp_path / "cache"
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    read_clock = CheckCache.kept_clock
+    tasks: list[int] = []
+
+    def kept_meanwhile(self: CheckCache, root: str, home: str | None) -> str | None:
+        clock = read_clock(self, root, home)
+        other = CheckCache(cache_dir)
+        records = other.load(root, home)
+        assert clock is not None and other.clock == clock and records
+        other.save(root, home, records, "c:0:1:1:1")  # another run's records, as of its own clock
+        tasks.append(len(records))
+        return clock
+
+    monkeypatch.setattr(CheckCache, "kept_clock", kept_meanwhile)
+    looked = _looked_at(monkeypatch)
+    replaced = CheckCache(cache_dir)
+    _same_as_fresh(fresh_demo, replaced)
+    assert len(looked) == tasks[0] > 1, "no task reused on watchman's word"
+    assert (replaced.hits, replaced.misses) == (tasks[0], 0), "each record confirmed by its look"
+    monkeypatch.setattr(CheckCache, "kept_clock", read_clock)
+    looked.clear()
+    _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    assert looked == [], "saved under the clock it asked with: the next run is vouched for again"
+
+
 def test_a_row_that_fails_its_mac_is_gone_after_the_next_run(
     fresh_demo: Path, tmp_path: Path, watchman_on: PrivateWatchman
 ) -> None:
