@@ -50,7 +50,10 @@ fails the integrity check. While watchman vouches for nearly every task, a run
 keeps the records under the clock they were kept with and writes only the rows
 that changed (:meth:`CheckCache.update`): a task changed since that clock is
 named by every later query, so whichever of its records kept under the clock
-stands, it is confirmed by a look before it is reused.
+stands, it is confirmed by a look before it is reused. A run reads the kept
+clock alone before anything else (:meth:`CheckCache.kept_clock`) and the records
+once the project's own reading is let go, so that the two are never held
+together; records another run kept in between are each confirmed by a look.
 
 Anything whose metadata is within :data:`RACY_SECONDS` of the run's start is
 not stored: a file changed in the same clock tick as it was read would keep
