@@ -616,6 +616,8 @@ class StoreIndex:
         #: The watchman clock kept at open and the one to keep at flush (None: leave it as it is).
         self._clock_kept: str | None = None
         self._clock_new: str | None = None
+        #: Whether a write of computed facts failed: their old rows, possibly stale, are still kept.
+        self._lost = False
         #: Why watchman was not used (None: it was, or it was not asked for).
         self.watchman_problem: str | None = None
         if key is None:
@@ -863,8 +865,9 @@ class StoreIndex:
         With a new watchman clock, the facts this process did not look up are checked first (those that no
         longer hold are dropped), so every kept fact holds as of the new clock; the clock is kept only if no
         other process kept one since this one read it (else none is kept, and the next process looks at
-        every path once)."""
-        clock = self._clock_new
+        every path once). After a write that failed, the clock is left as it was: the rows that write would
+        have replaced may no longer hold, and only the changes since the old clock name their paths again."""
+        clock = None if self._lost else self._clock_new
         if self._conn is None or not (self._pending or self._gone or clock is not None):
             return
         if clock is not None:
@@ -888,6 +891,7 @@ class StoreIndex:
                     keep_clock(self._conn, "meta", self._clock_kept, clock)
                     self._clock_kept = clock
         except sqlite3.DatabaseError as exc:
+            self._lost = True
             self.notices.append(f"cannot keep the store index in {self.path.parent}: {exc}")
 
     def _settle_unconsulted(self) -> None:

@@ -750,3 +750,66 @@ def test_names_read_ahead_beyond_a_batch_are_read_when_asked(tmp_path: Path, mon
         assert set(index._ahead) == {"f0", "f1"}
         assert [_file_fact(index, i, path) for i, path in enumerate(files)] == ["0", "1", "2", "3"]
         assert (index.reused, index.computed) == (4, 0)
+
+
+class _LockedOnce:
+    """A connection whose next write meets "database is locked" once (another process held it too long)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn, self.locked = conn, True
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if sql == "BEGIN IMMEDIATE" and self.locked:
+            self.locked = False
+            raise sqlite3.OperationalError("database is locked")
+        return self.conn.execute(sql, *args)  # type: ignore[arg-type]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.conn, name)
+
+    def __enter__(self) -> sqlite3.Connection:
+        return self.conn.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self.conn.__exit__(*exc)  # type: ignore[arg-type]
+
+
+def test_a_batch_that_could_not_be_written_leaves_the_kept_clock_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Facts computed afresh whose write failed leave their old rows kept: the clock is not moved past the
+    changes that made those rows stale, so the next process is told of them again and computes them afresh."""
+    monkeypatch.setattr(store_index, "BATCH", 2)
+    root = tmp_path / "root"
+    root.mkdir()
+    files = [root / f"{i}.txt" for i in range(3)]
+    for i, path in enumerate(files):
+        path.write_text(f"old{i}", encoding="utf-8")
+        _age(path)
+
+    def facts(index: StoreIndex) -> list[str]:
+        return [index.fact(f"f{i}", lambda p=p: str(reading.read_text(p)), str, str) for i, p in enumerate(files)]
+
+    def kept_clock() -> object:
+        conn = sqlite3.connect(index_path(tmp_path / "cache", root))
+        try:
+            return conn.execute("SELECT value FROM meta WHERE key = 'watchman-clock'").fetchone()
+        finally:
+            conn.close()
+
+    with _index(root, tmp_path / "cache") as index:
+        assert facts(index) == ["old0", "old1", "old2"]
+        index._clock_new = "c:1"
+    assert kept_clock() == ("c:1",)
+    for i in (0, 1):
+        files[i].write_text(f"NEW{i}", encoding="utf-8")
+        _age(files[i], 5)
+    changed = {str(files[0]), str(files[1])}
+    with _index(root, tmp_path / "cache", look=ChangedSince(changed)) as index:
+        index._clock_kept, index._clock_new = "c:1", "c:2"
+        index._conn = _LockedOnce(index._conn)  # type: ignore[arg-type, assignment]
+        assert facts(index) == ["NEW0", "NEW1", "old2"] and index.notices
+    assert kept_clock() == ("c:1",), "not moved past the changes the lost write would have kept"
+    # The next process asks what changed since the kept clock: the two files again.
+    with _index(root, tmp_path / "cache", look=ChangedSince(changed)) as index:
+        assert facts(index) == ["NEW0", "NEW1", "old2"] and index.computed == 2
