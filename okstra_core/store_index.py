@@ -391,6 +391,30 @@ def connect(path: Path, timeout: float) -> sqlite3.Connection:
     return conn
 
 
+def _lenient(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """*conn*, reading text that is not UTF-8 (written into the database by someone else) with its bytes kept as
+    lone surrogates: such a row then fails its MAC and is computed again, where SQLite's own decoding would fail
+    every query that meets it."""
+    conn.text_factory = _text_of
+    return conn
+
+
+def _text_of(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _ours(name: object) -> bool:
+    """Whether a kept row's *name* is one this index could have written (text, UTF-8 throughout): no other is
+    ever asked for, dropped or checked."""
+    if not isinstance(name, str):
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def private_path(path: Path) -> Path:
     """Where this process builds a new database for *path* that no other process knows of (:func:`publish`)."""
     return path.with_name(f"{path.name}.{os.getpid()}{_PRIVATE_SUFFIX}")
@@ -654,13 +678,13 @@ class StoreIndex:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         if self.path.is_symlink() or (self.path.exists() and not self.path.is_file()):
             self._discard(f"{self.path} is not a regular file")
-        self._conn = connect(self.path, BUSY_SECONDS)
+        self._conn = _lenient(connect(self.path, BUSY_SECONDS))
         problem = adopt(self._conn, self.root)
         if problem is not None:
             self.notices.append(f"store index {self.path} {problem}: rebuilt")
             self._conn.close()
             self._discard(None)
-            self._conn = connect(self.path, BUSY_SECONDS)
+            self._conn = _lenient(connect(self.path, BUSY_SECONDS))
             create(self._conn, self.root)
         self._own_scope(reindex)
 
@@ -904,7 +928,7 @@ class StoreIndex:
         try:
             rows = self._conn.execute("SELECT name, value, deps, mac FROM facts")
             for name, *row in rows:  # one row at a time: the kept facts are never all held
-                if not isinstance(name, str) or name in self._consulted or name in self._pending or name in self._gone:
+                if not _ours(name) or name in self._consulted or name in self._pending or name in self._gone:
                     continue
                 texts = _texts(*row)
                 if texts is None or not self._signed(name, *texts) or self._deps_of(texts[1]) is None:
@@ -920,7 +944,7 @@ class StoreIndex:
             # A range of the key (SQLite's own text functions stop at the NUL the names hold).
             after = prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else "\U0010ffff"
             names = self._conn.execute("SELECT name FROM facts WHERE name >= ? AND name < ?", (prefix, after))
-            gone = [name for (name,) in names if isinstance(name, str) and name.startswith(prefix) and name not in used]
+            gone = [name for (name,) in names if _ours(name) and name.startswith(prefix) and name not in used]
         except sqlite3.DatabaseError as exc:
             self._give_up_or_rebuild(exc)
             return

@@ -210,12 +210,15 @@ def test_a_tampered_fact_never_hides_a_decision(fresh_demo: Path, tmp_path: Path
         "UPDATE facts SET value = CAST(value AS BLOB)",
         "UPDATE facts SET mac = 'é' || mac",
         "INSERT INTO facts VALUES (CAST('inbox' || char(0) || 'x' AS BLOB), 'v', 'd', 'm')",
+        # Text that is not UTF-8, in a value and in the reads.
+        "UPDATE facts SET value = CAST(X'22FF22' AS TEXT)",
+        "UPDATE facts SET deps = CAST(X'5BFF5D' AS TEXT)",
     ],
 )
 def test_rows_of_another_type_are_computed_again_without_an_error(
     fresh_demo: Path, tmp_path: Path, tamper: str
 ) -> None:
-    """SQLite keeps whatever a column is given: a kept row that is not text is not ours."""
+    """SQLite keeps whatever a column is given: a kept row that is not text, or not UTF-8 text, is not ours."""
     cache = tmp_path / "cache"
     db = _warm(fresh_demo, cache)
     expected = _inbox_json(fresh_demo, None)
@@ -229,6 +232,24 @@ def test_rows_of_another_type_are_computed_again_without_an_error(
             assert index.reused == 0
     with _index(fresh_demo, cache) as index:  # computed again and kept: reused from now on
         assert _inbox_json(fresh_demo, index) == expected and index.computed == 0
+
+
+def test_a_kept_name_that_is_not_utf8_is_passed_over(fresh_demo: Path, tmp_path: Path) -> None:
+    """A row named in bytes that are not UTF-8 (no name this index writes) is never asked for, nor dropped by
+    name, when a pass over every task forgets the facts of tasks gone: the answer is the same, without a notice."""
+    cache = tmp_path / "cache"
+    db = _warm(fresh_demo, cache)
+    expected = _inbox_json(fresh_demo, None)
+    conn = sqlite3.connect(db)
+    conn.execute("INSERT INTO facts VALUES (CAST(X'696E626F7800FF' AS TEXT), 'v', 'd', 'm')")  # "inbox\0\xff"
+    conn.execute("DELETE FROM facts WHERE name = ?", (INBOX_FACT,))  # the whole is made again from its tasks
+    conn.commit()
+    conn.close()
+    with _index(fresh_demo, cache) as index:
+        assert _inbox_json(fresh_demo, index) == expected and index.notices == []
+        assert index.computed == 1 and index.reused > 0
+    with _index(fresh_demo, cache) as index:
+        assert _inbox_json(fresh_demo, index) == expected and (index.computed, index.notices) == (0, [])
 
 
 def test_facts_of_another_version_of_okstra_are_dropped(fresh_demo: Path, tmp_path: Path) -> None:
