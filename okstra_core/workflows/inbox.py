@@ -150,7 +150,9 @@ def kept_counts(root: Path, index: StoreIndex) -> dict[str, int] | None:
     kept = index.kept(INBOX_FACT)
     if not isinstance(kept, dict) or not isinstance(items := kept.get("items"), list):
         return None
-    return _count_by_task(root, (row[9] if isinstance(row, list) and len(row) == 11 else None for row in items))
+    if not all(isinstance(row, list) and len(row) == DECISION_FIELDS for row in items):
+        return None  # not rows as _encode_decision writes them: only the decisions can say
+    return _count_by_task(root, (row[TASK_ROOT_FIELD] for row in items))
 
 
 def waiting_per_task(project: Project, index: StoreIndex | None = None) -> dict[str, int]:
@@ -293,6 +295,11 @@ def _task_inbox(project: Project, ref: TaskRef) -> tuple[list[PendingDecision], 
 def _encode_task(value: tuple[list[PendingDecision], list[str], dict[str, str]]) -> Any:
     items, unreadable, folders = value
     return {"items": [_encode_decision(d) for d in items], "unreadable": unreadable, "unlisted": folders}
+
+
+#: How many fields a kept decision has, and where its task folder is (:func:`_encode_decision`).
+DECISION_FIELDS: Final = 11
+TASK_ROOT_FIELD: Final = 9
 
 
 def _encode_decision(d: PendingDecision) -> list[Any]:

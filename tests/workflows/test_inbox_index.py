@@ -348,3 +348,14 @@ def test_the_counts_of_a_fresh_kept_inbox_build_no_decision(
         after = waiting_per_task(Project(root), index)
         assert after == waiting_per_task(Project(root)) != fresh
         assert index.computed > 0
+
+
+def test_a_kept_decision_is_counted_by_the_field_its_encoding_puts_its_task_folder_in(demo_root: Path) -> None:
+    """The counts read from kept rows take the task folder where the encoding writes it (one shape, named once)."""
+    decisions = read_inbox(Project(demo_root)).items
+    assert decisions
+    for decision in decisions:
+        row = inbox_module._encode_decision(decision)
+        assert len(row) == inbox_module.DECISION_FIELDS
+        assert row[inbox_module.TASK_ROOT_FIELD] == (None if decision.task_root is None else str(decision.task_root))
+        assert inbox_module._decode_decision(row) == decision
