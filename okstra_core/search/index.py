@@ -100,8 +100,6 @@ def _unparsable(exc: sqlite3.OperationalError) -> bool:
     return getattr(exc, "sqlite_errorcode", 1) == 1 and _UNPARSABLE.search(str(exc)) is not None
 
 
-_SQLITE_BUSY: Final = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
-
 #: The search's part of the store index's database (:func:`okstra_core.store_index.part_made`): its name, which
 #: every one of its tables starts with, and its version, bumped whenever its tables or what they hold change.
 PART: Final = "search"

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from okstra_core import layout
 from okstra_core.collector import paused
@@ -18,6 +18,8 @@ from okstra_core.store import CatalogListing, CatalogListingEntry, Project, Task
 if TYPE_CHECKING:
     from okstra_core.store_index import StoreIndex
     from okstra_core.workflows.inbox_items import Inbox
+
+_T = TypeVar("_T")
 
 #: A row's task key, read in C over many rows (``map(ROW_KEY, rows)``).
 ROW_KEY = operator.attrgetter("entry.task_key")
@@ -466,17 +468,13 @@ def kept_waiting(root: Path) -> dict[Path, int] | None:
 
 
 def read_waiting(root: Path, changed: frozenset[str] | None = None) -> dict[str, int] | None:
-    """The decisions waiting per task folder (project-relative), read here through the store index (afresh
-    without one); None when the inbox cannot be read. *changed*: as for :func:`current_index`."""
+    """The decisions waiting per task folder (project-relative), read here as :func:`current_inbox` reads; None
+    when the inbox cannot be read."""
     from okstra_core.errors import OkstraError
     from okstra_core.workflows.inbox import waiting_per_task
 
     try:
-        index = current_index(root, changed)
-        if isinstance(index, str):
-            return waiting_per_task(Project(root))
-        with index:
-            return waiting_per_task(Project(root), index)
+        return _through_index(root, changed, waiting_per_task)
     except (OkstraError, OSError):
         return None
 
@@ -488,11 +486,17 @@ def current_inbox(root: Path, changed: frozenset[str] | None = None) -> Inbox:
     store cannot be read."""
     from okstra_core.workflows.inbox import read_inbox
 
+    return _through_index(root, changed, read_inbox)
+
+
+def _through_index(root: Path, changed: frozenset[str] | None, read: Callable[[Project, StoreIndex | None], _T]) -> _T:
+    """*read* of the project at *root* through its store index as :func:`current_index` gives it, closed after;
+    afresh (no index) when there is none."""
     index = current_index(root, changed)
     if isinstance(index, str):
-        return read_inbox(Project(root))
+        return read(Project(root), None)
     with index:
-        return read_inbox(Project(root), index)
+        return read(Project(root), index)
 
 
 def current_index(root: Path, changed: frozenset[str] | None = None) -> StoreIndex | str:
