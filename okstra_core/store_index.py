@@ -856,8 +856,15 @@ class StoreIndex:
             else:
                 self.reused += 1
                 return result
-        with reading.recording(self._prefix) as reads:
-            result = compute()
+        try:
+            with reading.recording(self._prefix) as reads:
+                result = compute()
+        except BaseException:
+            # A fact around this one that catches the error depends on what was read as much as on a result.
+            if reading.fact_recording_now():
+                failed = pack_deps(reads.paths, reads.linked, self._prefix, reads.nested)
+                reading.note_nested(self._prefix, deps_segments(failed), lambda: self._table(failed))
+            raise
         self.computed += 1
         nested = reading.fact_recording_now()
         if self._conn is not None or nested:

@@ -707,12 +707,16 @@ def test_a_plain_recording_around_facts_sees_every_path_they_read(tmp_path: Path
     assert set(reads.paths) == set(map(str, (a, b, shared)))
 
 
-def test_a_fact_nested_in_a_fact_of_another_store_hands_its_reads_path_by_path(tmp_path: Path) -> None:
+@pytest.mark.parametrize("inner_fact", ["computed", "reused"])
+def test_a_fact_nested_in_a_fact_of_another_store_hands_its_reads_path_by_path(tmp_path: Path, inner_fact: str) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     for root in (one, two):
         root.mkdir()
         (root / "f.txt").write_text(root.name, encoding="utf-8")
         _age(root / "f.txt")
+    if inner_fact == "reused":
+        with _index(two, tmp_path / "c2") as inner:
+            assert _text_fact(inner, two / "f.txt") == "two"
     with _index(one, tmp_path / "c1") as outer, _index(two, tmp_path / "c2") as inner:
         assert _text_fact(outer, one / "f.txt") == "one"
 
@@ -720,6 +724,7 @@ def test_a_fact_nested_in_a_fact_of_another_store_hands_its_reads_path_by_path(t
             return str(reading.read_text(one / "f.txt")) + _text_fact(inner, two / "f.txt")
 
         assert outer.fact("both", both, str, str) == "onetwo"
+        assert (inner.reused, inner.computed) == ((1, 0) if inner_fact == "reused" else (0, 1))
     with _index(one, tmp_path / "c1") as outer:
         row = outer._row("both")
         assert row is not None
@@ -834,3 +839,35 @@ def test_a_batch_that_could_not_be_written_leaves_the_kept_clock_as_it_was(
     # The next process asks what changed since the kept clock: the two files again.
     with _index(root, tmp_path / "cache", look=ChangedSince(changed)) as index:
         assert facts(index) == ["NEW0", "NEW1", "old2"] and index.computed == 2
+
+
+def test_a_nested_fact_that_raises_hands_its_reads_to_the_fact_that_caught_it(tmp_path: Path) -> None:
+    """A fact around one whose computing raised, and that makes its answer of the error, depends on what the
+    failed one read: once that file is mended, both are computed again."""
+    path = tmp_path / "b.txt"
+    path.write_text("bad", encoding="utf-8")
+    _age(path)
+
+    def inner() -> str:
+        text = str(reading.read_text(path))
+        if text == "bad":
+            raise ValueError(text)
+        return text
+
+    def outer(index: StoreIndex) -> str:
+        def compute() -> str:
+            try:
+                return index.fact("inner", inner, str, str)
+            except ValueError:
+                return "error"
+
+        return index.fact("outer", compute, str, str)
+
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert outer(index) == "error"
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert outer(index) == "error" and (index.reused, index.computed) == (1, 0)
+    path.write_text("good!", encoding="utf-8")
+    _age(path, 5)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert outer(index) == "good!" and (index.reused, index.computed) == (0, 2)
