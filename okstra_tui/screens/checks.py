@@ -121,6 +121,7 @@ class _TreePlace:
         """The cursor on the same finding (or its file, or the same line) as before; the first line at first."""
         if not tree.root.children:
             return
+        tree.get_node_at_line(0)  # lays the new lines out, so that each node knows its line
         for node in tree.root.children:
             if self.path is not None and node.data == self.path:
                 if self.finding >= 0 and node.is_expanded and node.children:
@@ -131,6 +132,11 @@ class _TreePlace:
             tree.move_cursor(tree.root.children[0])
         else:
             tree.cursor_line = self.line
+
+
+def _scroll_to_cursor(tree: Tree[str | None]) -> None:
+    if tree.cursor_node is not None:
+        tree.scroll_to_node(tree.cursor_node, animate=False)
 
 
 class ChecksScreen(ViewScreen):
@@ -264,7 +270,9 @@ class ChecksScreen(ViewScreen):
                 )
         if not by_file:
             tree.root.add_leaf(Text("No findings: the store keeps the contract.", style="green"))
-        self.call_after_refresh(was.restore, tree)  # once the tree has laid out its new lines
+        # At once, so that no frame shows the cursor on another line; scrolled to it once the new lines have a size.
+        was.restore(tree)
+        self.call_after_refresh(_scroll_to_cursor, tree)
 
     @on(Tree.NodeHighlighted, "#checks-tree")
     def _highlighted(self, event: Tree.NodeHighlighted[str | None]) -> None:

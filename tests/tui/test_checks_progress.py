@@ -157,6 +157,43 @@ async def test_the_findings_follow_the_store_and_the_cursor_stays(
         assert tree.cursor_node is not None and tree.cursor_node.data == under
 
 
+async def test_new_findings_keep_the_cursor_on_its_file_before_any_frame(demo_root: Path) -> None:
+    """A file with findings that sorts before the one under the cursor: the cursor is on its file at once, not on
+    the line it had (a frame drawn between the two would show it on another file)."""
+    from okstra_core.check.findings import CheckReport, Finding
+
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_checks(pilot)
+        await wait_until(pilot, lambda: screen.reads == 1, "the first check's findings")
+        tree = screen.findings_tree
+        files = [node.data for node in tree.root.children]
+        assert len(files) >= 2, "the demo has findings in at least two files"
+        tree.move_cursor(tree.root.children[-1])
+        await settle(pilot)
+        under = files[-1]
+        assert under is not None
+        earlier = Finding("OKS001", "error", under[:-1], "a file that sorts just before the one under the cursor")
+        findings = sorted([*_shown_findings(screen), earlier], key=Finding.sort_key)
+        screen._show((CheckReport(str(demo_root), findings, len(files) + 1), None))
+        assert [node.data for node in tree.root.children] == sorted([*files, under[:-1]])
+        on_line = tree.get_node_at_line(tree.cursor_line)  # what the next frame draws under the cursor
+        assert on_line is not None and on_line.data == under
+
+
+def _shown_findings(screen: ChecksScreen) -> list[Any]:
+    """The findings the view shows, as the checker gave them."""
+    from okstra_core.check.findings import Finding
+
+    tree = screen.findings_tree
+    return [
+        Finding("OKS001", "warning", node.data, str(leaf.label))
+        for node in tree.root.children
+        if node.data is not None
+        for leaf in node.children
+    ]
+
+
 async def test_a_check_that_ends_after_a_later_one_is_not_shown(
     demo_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
