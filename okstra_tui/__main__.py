@@ -353,11 +353,24 @@ def _open(root: Path, args: argparse.Namespace, demo_parent: Path | None) -> int
         enable_read_only()
     from okstra_core.preferences import load as load_preferences
 
-    from .app import OkstraApp
+    from .data.catalog import KeptWaiting
 
     # The demo of three projects opens on Home, which lists the demo's projects only (not the ones opened before).
     home = demo_parent is not None and args.all
-    OkstraApp(project, demo_dir=demo_parent, preferences=load_preferences(), start_home=home, remembered=not home).run()
+    # The catalog's count of what waits starts before the workbench's modules are imported (a third of a second):
+    # on a large store it is then in by the first frame or just after.
+    waiting = None if home else KeptWaiting(project.root, early=True)
+
+    from .app import OkstraApp
+
+    OkstraApp(
+        project,
+        demo_dir=demo_parent,
+        preferences=load_preferences(),
+        start_home=home,
+        remembered=not home,
+        waiting=waiting,
+    ).run()
     return 0
 
 

@@ -25,6 +25,7 @@ from okstra_core.preferences import save as save_preferences
 from okstra_core.store import Project
 from okstra_core.text import visible
 
+from .children import end_children
 from .data.catalog import KeptWaiting
 from .data.unread import Looks
 from .hangup import watch_hangup
@@ -107,7 +108,10 @@ class OkstraApp(App[None]):
         start_home: bool = False,
         okstra_home: Path | None = None,
         remembered: bool = True,
+        waiting: KeptWaiting | None = None,
     ) -> None:
+        """*waiting*: the count of what waits in *project*, started before the workbench's modules were imported
+        (else it starts here)."""
         super().__init__()
         self.project = project
         #: What the Home view lists: the managers of *okstra_home* (default: OKSTRA_HOME, else ~/.okstra), the
@@ -139,7 +143,9 @@ class OkstraApp(App[None]):
         #: What is new inside each task since the person last looked (the catalog's visits).
         self._looks = Looks()
         #: The count of what waits as the store index keeps it, read from the start for the catalog's first frame.
-        self._kept_waiting: KeptWaiting | None = None if start_home else KeptWaiting(project.root)
+        if waiting is None or waiting.root != project.root:
+            waiting = None if start_home else KeptWaiting(project.root, early=True)
+        self._kept_waiting: KeptWaiting | None = waiting
 
     @property
     def project_label(self) -> str:
@@ -246,6 +252,7 @@ class OkstraApp(App[None]):
         return True
 
     def on_unmount(self) -> None:
+        end_children()
         self._feed.close()
         self._stop_observing()
         if self._notices is not None:

@@ -13,8 +13,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
+
+#: The children :func:`run_child` waits for, so that a workbench that leaves ends them (:func:`end_children`).
+_running: set[subprocess.Popen[str]] = set()
+_running_lock = threading.Lock()
 
 
 def child_command(job: str, root: Path, *options: str) -> list[str]:
@@ -27,12 +32,31 @@ def run_child(job: str, root: Path, ok: tuple[int, ...] = (0,)) -> str | None:
     """The standard output of the child running *job* on *root*, or ``None`` when it could not run or ended with
     an exit status not in *ok*."""
     try:
-        done = subprocess.run(
-            child_command(job, root), capture_output=True, stdin=subprocess.DEVNULL, text=True, check=False
+        child = subprocess.Popen(
+            child_command(job, root),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
         )
     except OSError:
         return None
-    return done.stdout if done.returncode in ok else None
+    with _running_lock:
+        _running.add(child)
+    try:
+        out, _ = child.communicate()
+    finally:
+        with _running_lock:
+            _running.discard(child)
+    return out if child.returncode in ok else None
+
+
+def end_children() -> None:
+    """End every child :func:`run_child` still waits for: the workbench is leaving, and nothing will read them."""
+    with _running_lock:
+        children = list(_running)
+    for child in children:
+        end_child(child)
 
 
 def end_child(child: subprocess.Popen[Any] | None) -> None:

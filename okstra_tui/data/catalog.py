@@ -396,41 +396,61 @@ class KeptWaiting:
     """The decisions waiting per task folder at a start, known before the first frame when the store index keeps
     the inbox and watchman says what changed since (so only those paths are looked at, not every file the inbox
     read). Read in a thread started as the workbench starts; :meth:`wait` gives it, or None when it is not there
-    yet or cannot be had (no watchman, no kept inbox, too much changed), and :meth:`then` hands over one that
-    comes later. Without it the count comes from :func:`waiting_counts` as usual.
+    yet or cannot be had, and :meth:`then` hands over one that comes later. Without it the count comes from
+    :func:`waiting_counts` as usual.
 
-    The answer is the store index's, so it is the same as a fresh look's; the full count follows and confirms it.
+    *early*: when watchman cannot say (it does not run, is turned off, or too much changed) and the store is large,
+    the counting child runs at once (:func:`early_waiting`) instead of once every row is listed, so that its
+    answer is in by the first frame or soon after.
+
+    Either answer is a look at the store as it was when read; the full count follows and confirms it (it waits
+    for this one, so the two never read at once).
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, early: bool = False) -> None:
         import threading
 
         self.root = root
+        self.early = early
         self.counts: dict[Path, int] | None = None
+        #: Set once the kept count is read or known not to be had (the early count may still run).
+        self._asked = threading.Event()
+        #: Set once nothing more is read.
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._then: Callable[[dict[Path, int]], None] | None = None
         threading.Thread(target=self._read, name="okstra-kept-waiting", daemon=True).start()
 
     def wait(self, timeout: float) -> dict[Path, int] | None:
-        """The counts, waiting at most *timeout* seconds for them."""
-        self._done.wait(timeout)
+        """The kept counts, waiting at most *timeout* seconds for them (never for the early count: it comes through
+        :meth:`then`)."""
+        self._asked.wait(timeout)
         return self.counts
 
-    def then(self, take: Callable[[dict[Path, int]], None]) -> None:
-        """Call *take* (from the reading thread) with the counts when they come, unless they came already or
-        cannot be had."""
+    def then(self, take: Callable[[dict[Path, int]], None]) -> dict[Path, int] | None:
+        """Call *take* (from the reading thread) with the counts when they come; the counts, when they came
+        already (then *take* is not called)."""
         with self._lock:
             if not self._done.is_set():
                 self._then = take
+                return None
+            return self.counts
+
+    def join(self) -> None:
+        """Wait until nothing more is read here (the early count ended, or never started)."""
+        self._done.wait()
 
     def _read(self) -> None:
         counts: dict[Path, int] | None = None
         try:
             counts = kept_waiting(self.root)
+            if counts is None and self.early:
+                self._asked.set()
+                counts = early_waiting(self.root)
         finally:
             with self._lock:
                 self.counts = counts
+                self._asked.set()
                 self._done.set()
                 take, self._then = self._then, None
         if take is not None and counts is not None:
@@ -440,16 +460,17 @@ class KeptWaiting:
 def kept_waiting(root: Path) -> dict[Path, int] | None:
     """Per task folder, the decisions waiting in it as the store index keeps them, when watchman vouches for what
     changed since the index was brought up to date; None otherwise (never raises, keeps nothing)."""
+    from okstra_core.watchman import setting
+
+    if setting() == "off":
+        return None
     import sqlite3
 
     from okstra_core.check.cache import open_store_index
     from okstra_core.errors import OkstraError
     from okstra_core.store_index import ChangedSince
-    from okstra_core.watchman import setting
     from okstra_core.workflows.inbox import kept_counts
 
-    if setting() == "off":
-        return None
     try:
         index = open_store_index(root, watchman=True)
         if isinstance(index, str):
@@ -464,6 +485,19 @@ def kept_waiting(root: Path) -> dict[Path, int] | None:
             index.close(keep=False)
     except (OkstraError, OSError, sqlite3.Error):
         return None
+    return None if counts is None else {root / rel: n for rel, n in counts.items()}
+
+
+def early_waiting(root: Path) -> dict[Path, int] | None:
+    """Per task folder, the decisions waiting in it, counted by the counting child on a store of
+    :data:`INBOX_CHILD_ROWS` task folders or more; None on a smaller one (counted in a moment once its rows are
+    listed) or when it cannot be counted."""
+    try:
+        if len(Project(root).task_folders()) < INBOX_CHILD_ROWS:
+            return None
+    except OSError:
+        return None
+    counts = _waiting_from_child(root)
     return None if counts is None else {root / rel: n for rel, n in counts.items()}
 
 

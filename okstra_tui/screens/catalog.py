@@ -18,6 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.reactive import var
 from textual.widgets import Input, Static
+from textual.worker import get_current_worker
 
 from okstra_core import reading
 from okstra_core.errors import LoadError, OkstraError
@@ -278,7 +279,7 @@ class CatalogScreen(ViewScreen):
             return
         self._kept_counts = self._kept.wait(KEPT_WAIT_SECONDS)
         if self._kept_counts is None:
-            self._kept.then(lambda counts: call_ui(self.app, self._kept_came, counts))
+            self._kept_counts = self._kept.then(lambda counts: call_ui(self.app, self._kept_came, counts))
         self._show_first(first)
         self._list_first_phases()
         self.call_after_refresh(self._list_all, first)
@@ -411,6 +412,9 @@ class CatalogScreen(ViewScreen):
     def _read_waiting(self, project: Project, data: CatalogData, changed: frozenset[str] | None = None) -> None:
         """What waits for a person, per row (the core's inbox), read after the catalog is on screen."""
         started = next(self._counts_started)
+        self._kept.join()  # the early count reads first: the two never read at once, and this one finds it warm
+        if get_current_worker().is_cancelled:
+            return  # the view (or the workbench) is gone while it waited: nothing would show the count
         counts = waiting_counts(project.root, len(data.rows), changed)
         if counts is None:
             # The inbox view names what cannot be read; the catalog just shows no markers.

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from okstra_tui.children import child_command, run_child
+from okstra_tui import children
+from okstra_tui.children import child_command, end_children, run_child
 from okstra_tui.data.catalog import current_inbox
 
 
@@ -41,3 +44,19 @@ def test_a_child_whose_workbench_is_gone_ends(demo_root: Path) -> None:
     command[-1] = "1"  # not this child's parent
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout == ""
+
+
+def test_a_leaving_workbench_ends_the_children_it_waits_for(demo_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A count still running when the workbench leaves is ended, not left to read the whole store for nobody."""
+    monkeypatch.setattr(children, "child_command", lambda *a: [sys.executable, "-c", "import time; time.sleep(60)"])
+    outcome: list[str | None] = []
+    waiting = threading.Thread(target=lambda: outcome.append(run_child("waiting", demo_root)))
+    waiting.start()
+    deadline = time.monotonic() + 30
+    while not children._running and time.monotonic() < deadline:
+        time.sleep(0.01)
+    (child,) = children._running
+    end_children()
+    waiting.join(30)
+    assert not waiting.is_alive() and outcome == [None]
+    assert child.poll() is not None and not children._running

@@ -167,3 +167,80 @@ async def test_a_kept_count_come_after_the_first_frame_is_shown(
         gate.set()
         await wait_until(pilot, lambda: screen.waiting is not None, "the kept count is shown when it comes")
         assert f"◆ {sum(expected.values())} waiting for you" in summary.content.plain
+
+
+def test_on_a_small_store_no_early_child_runs(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below :data:`INBOX_CHILD_ROWS` task folders the count after the first frame is quick: no child is started
+    for it."""
+
+    def no_child(root: Path) -> dict[str, int] | None:
+        raise AssertionError("a counting child was started on a small store")
+
+    monkeypatch.setattr(catalog_data, "_waiting_from_child", no_child)
+    assert catalog_data.early_waiting(fresh_demo) is None
+
+
+async def test_without_watchman_a_large_store_is_counted_from_the_start(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No watchman to vouch for a kept count: on a large store the counting child runs as the workbench starts,
+    and the reading's own count waits for it (the two never read at once) before it confirms it."""
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    monkeypatch.setattr(catalog_data, "INBOX_CHILD_ROWS", 1)  # as on a large store
+    expected = _fresh_counts(fresh_demo)
+    gate = threading.Event()
+    early = catalog_data.early_waiting
+    confirmed: list[bool] = []
+
+    def held(root: Path) -> dict[Path, int] | None:
+        gate.wait(30)
+        return early(root)
+
+    def confirm(*args: Any, **kwargs: Any) -> dict[Path, int] | None:
+        confirmed.append(gate.is_set())
+        return None  # the reading's own count never comes: what is shown is the early one
+
+    monkeypatch.setattr(catalog_data, "early_waiting", held)
+    monkeypatch.setattr(catalog_screen, "waiting_counts", confirm)
+    app = OkstraApp(Project(fresh_demo), notify="toast")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.5)
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        assert screen.waiting is None and not confirmed, "the reading's count did not wait for the early one"
+        gate.set()
+        await wait_until(pilot, lambda: screen.waiting is not None and bool(confirmed), "the early count shown")
+        assert confirmed == [True]
+        summary = screen.query_one("#catalog-summary", SummaryLine)
+        assert f"◆ {sum(expected.values())} waiting for you" in summary.content.plain
+        marked = {row.folder() for row in screen.data.rows if row.ident in screen.waiting} if screen.data else set()
+        assert marked == set(expected)
+
+
+async def test_a_workbench_left_while_the_early_count_runs_starts_no_other(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Left before the early count ends, the workbench does not start the reading's own count after it."""
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    monkeypatch.setattr(catalog_data, "INBOX_CHILD_ROWS", 1)
+    gate = threading.Event()
+    counted: list[bool] = []
+
+    def held(root: Path) -> dict[Path, int] | None:
+        gate.wait(30)
+        return None  # as when a leaving workbench ended the child
+
+    monkeypatch.setattr(catalog_data, "early_waiting", held)
+    monkeypatch.setattr(catalog_screen, "waiting_counts", lambda *a, **k: counted.append(True))
+    waiting = catalog_data.KeptWaiting(fresh_demo, early=True)
+    app = OkstraApp(Project(fresh_demo), notify="off", waiting=waiting)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, CatalogScreen) and not counted
+        workers = list(app.screen.workers)
+    gate.set()
+    waiting.join()
+    for worker in workers:
+        if not worker.is_finished:
+            await worker.wait()
+    assert not counted
