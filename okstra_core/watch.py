@@ -32,7 +32,7 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Final, Literal
 
@@ -116,7 +116,7 @@ def racy(mtime_ns: int, now_ns: int) -> bool:
     return abs(now_ns - mtime_ns) < window
 
 
-def signature(paths: list[Path], clock: Callable[[], int] = time.time_ns) -> Signature:
+def signature(paths: Iterable[str | Path], clock: Callable[[], int] = time.time_ns) -> Signature:
     """mtime, ctime, size and inode of each path (folders change mtime when an entry is added, renamed or removed).
 
     The inode tells a file replaced by a rename from the one it replaced; a path
@@ -325,9 +325,9 @@ class StoreWatcher:
     def __init__(
         self,
         root: Path,
-        poll_paths: Callable[[], list[Path]],
+        poll_paths: Callable[[], Sequence[str | Path]],
         *,
-        hot_paths: Callable[[], list[Path]] | None = None,
+        hot_paths: Callable[[], Sequence[str | Path]] | None = None,
         mode: Mode = "auto",
         poll_seconds: float = 1.0,
         settle: float = 0.2,

@@ -31,7 +31,6 @@ from functools import partial
 from pathlib import Path
 
 from okstra_core import layout, reading
-from okstra_core.store import Project
 from okstra_core.watch import Signature, StoreWatcher, differs, signature
 
 #: Seconds a wait lasts before the thread looks at the paths outside the store and whether it should stop.
@@ -116,7 +115,7 @@ class StoreFeed:
         # at against it, so a change made meanwhile shows. (Left with every other store, what they read there
         # is kept as the views saw it.)
         leaving = () if self._left_all else tuple(f for f in left if f not in self._left)
-        now = signature([Path(p) for p in sorted(self.followed()) if leaving and p.startswith(leaving)])
+        now = signature([p for p in sorted(self.followed()) if leaving and p.startswith(leaving)])
         with self._lock:
             self._version += 1
             self._left = left
@@ -127,12 +126,17 @@ class StoreFeed:
         with self._lock:
             return set().union(*self._followed.values())
 
-    def _poll_paths(self) -> list[Path]:
-        """What a polling watcher looks at: what the inbox reads and what the views read inside the store."""
+    def _poll_paths(self) -> list[str]:
+        """What a polling watcher looks at: what the inbox reads and what the views read inside the store. The
+        inbox is read through the store index: one look at each path its kept reading read, and only the tasks
+        whose files changed read again (a fresh reading of every task took seconds of the workbench's interpreter
+        at each poll of a large store)."""
         from okstra_core.workflows.inbox import read_paths
 
+        from .data.catalog import through_index
+
         inside = {p for p in self.followed() if p.startswith(self._store)}
-        return [*read_paths(Project(self.root)), *(Path(p) for p in sorted(inside))]
+        return [*through_index(self.root, None, read_paths), *sorted(inside)]
 
     def _outside_changes(self) -> set[str]:
         """The paths outside the store that views read and that changed since the feed last looked."""
@@ -140,7 +144,7 @@ class StoreFeed:
         new, changed, unwatched = self._other_stores(stores)
         # A store watched from now on: what views read there before its watcher started is looked at once.
         joined = {p for store in new for p in stores[store]}
-        now = signature([Path(p) for p in [*looked, *sorted(joined), *(p for s in unwatched for p in stores[s])]])
+        now = signature([*looked, *sorted(joined), *(p for s in unwatched for p in stores[s])])
         with self._lock:
             before = self._outside
             seen = {p for p, sig in now.items() if p in before and differs({p: before[p]}, {p: sig})}

@@ -401,14 +401,15 @@ def pending_for_task(task: Task) -> list[PendingDecision]:
 _LANDING_CATEGORIES = tuple(names.KINDS_BY_NAME[kind].category for kind in ("user-response", "design-prep-input"))
 
 
-def read_paths(project: Project, index: StoreIndex | None = None) -> list[Path]:
+def read_paths(project: Project, index: StoreIndex | None = None) -> list[str]:
     """What to look at to see the inbox change, when polling: every file the inbox read, folder it listed and path
-    it probed (recorded as it reads: nothing here lists them by hand). Through *index*, a warm read costs one look
-    at each of those paths, which a poll takes again.
+    it probed, as absolute paths (recorded as it reads: nothing here lists them by hand). Through *index*, a warm
+    read costs one look at each of those paths, which a poll takes again. Text, not ``Path``: a poll of a large
+    store names tens of thousands, and parsing each into a ``Path`` cost more than looking at it.
     """
     with reading.recording() as reads:
         _read(project, index)
-    return [Path(p) for p in reads.paths]
+    return list(reads.paths)
 
 
 def _structure(root: Path) -> list[Path]:

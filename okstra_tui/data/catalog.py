@@ -508,7 +508,7 @@ def read_waiting(root: Path, changed: frozenset[str] | None = None) -> dict[str,
     from okstra_core.workflows.inbox import waiting_per_task
 
     try:
-        return _through_index(root, changed, waiting_per_task)
+        return through_index(root, changed, waiting_per_task)
     except (OkstraError, OSError):
         return None
 
@@ -520,10 +520,10 @@ def current_inbox(root: Path, changed: frozenset[str] | None = None) -> Inbox:
     store cannot be read."""
     from okstra_core.workflows.inbox import read_inbox
 
-    return _through_index(root, changed, read_inbox)
+    return through_index(root, changed, read_inbox)
 
 
-def _through_index(root: Path, changed: frozenset[str] | None, read: Callable[[Project, StoreIndex | None], _T]) -> _T:
+def through_index(root: Path, changed: frozenset[str] | None, read: Callable[[Project, StoreIndex | None], _T]) -> _T:
     """*read* of the project at *root* through its store index as :func:`current_index` gives it, closed after;
     afresh (no index) when there is none."""
     index = current_index(root, changed)

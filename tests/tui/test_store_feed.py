@@ -6,6 +6,7 @@ import errno
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -131,3 +132,42 @@ def test_a_store_polled_because_its_watches_were_refused_is_told_once(
         assert warned == []
     else:
         assert len(warned) == 1 and "max_user_watches" in warned[0] and (fresh_many / SHOP_DIR).name in warned[0]
+
+
+def test_a_polling_feed_reads_the_inbox_through_the_store_index(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a polling feed looks at is what a fresh reading of the inbox reads, whether the store index is cold,
+    warm or stale after a change; warm, no task is read again."""
+    from okstra_core.workflows import inbox
+
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    # Written a while ago, out of the racy window (a file written within it is read again at each look).
+    for folder, _, files in os.walk(layout.okstra_dir(fresh_demo)):
+        for name in [*files, "."]:
+            stamp = os.stat(os.path.join(folder, name)).st_mtime_ns - 5_000_000_000
+            os.utime(os.path.join(folder, name), ns=(stamp, stamp))
+    feed = StoreFeed(fresh_demo, lambda paths: None)
+
+    def fresh() -> set[Path]:
+        return set(read_paths(Project(fresh_demo)))
+
+    assert set(feed._poll_paths()) == fresh()  # cold: the index is built
+    scans: list[object] = []
+    scan = inbox._scan
+    monkeypatch.setattr(inbox, "_scan", lambda task: scans.append(task) or scan(task))
+    warm = set(feed._poll_paths())
+    assert not scans, "a warm poll read tasks again"
+    assert warm == fresh() and scans  # (a fresh reading reads every task)
+    task = Project(fresh_demo).find_task("checkout/saved-cards")
+    assert task is not None
+
+    def approve(manifest: Any) -> Any:
+        manifest.workflow.awaiting_approval = True
+        return manifest
+
+    update_task_manifest(fresh_demo, task.root, approve)
+    manifest = layout.task_manifest_path(task.root)
+    stamp = manifest.stat().st_mtime_ns - 5_000_000_000  # out of the racy window
+    os.utime(manifest, ns=(stamp, stamp))
+    assert set(feed._poll_paths()) == fresh()  # the changed task is read again
