@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import marshal
 import os
 import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Final, Literal
 
@@ -223,27 +224,31 @@ def differs(old: Signature, new: Signature) -> bool:
 
 
 def folders(root: Path, stop_at: int) -> list[str]:
-    """The folders *root* holds, itself included, listing no more than *stop_at* of them.
+    """The folders *root* holds, itself included, listing no more than *stop_at* of them (see :func:`_walk`)."""
+    return list(itertools.islice(_walk(root), stop_at))
+
+
+def folder_count(root: Path, stop_at: int) -> int:
+    """How many folders *root* holds, itself included, counting no further than *stop_at* (see :func:`_walk`);
+    none of them is kept (a large store has hundreds of thousands)."""
+    return sum(1 for _ in itertools.islice(_walk(root), stop_at))
+
+
+def _walk(root: Path) -> Iterator[str]:
+    """The folders *root* holds, itself included, each listed only once the next is asked for.
 
     Entry types come from the listing (no ``stat`` per entry); symlinks are never followed, so a link to a
     folder above the store (a loop) or to ``/`` adds nothing.
     """
-    found: list[str] = []
     pending = [str(root)]
-    while pending and len(found) < stop_at:
+    while pending:
         folder = pending.pop()
-        found.append(folder)
+        yield folder
         try:
             with os.scandir(folder) as entries:
                 pending.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
         except OSError:
             continue
-    return found
-
-
-def folder_count(root: Path, stop_at: int) -> int:
-    """How many folders *root* holds, itself included, counting no further than *stop_at* (see :func:`folders`)."""
-    return len(folders(root, stop_at))
 
 
 def watch_limit() -> int | None:
