@@ -51,6 +51,10 @@ from .inbox_output import INBOX_JSON_VERSION, group_lines, reread, unreadable_fi
 from .projects import add_all_args, check_all_args
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..store import Project
+    from ..store_index import StoreIndex
     from ..workflows.inbox import Inbox
 
 
@@ -154,6 +158,24 @@ def print_groups(items: list[Any]) -> None:
     print(f"{count} decision{'s' if count != 1 else ''} waiting in {tasks} task{'s' if tasks != 1 else ''}")
 
 
+def _polled(
+    args: argparse.Namespace, root: Path, read_paths: Callable[[Project, StoreIndex | None], list[str]]
+) -> Callable[[], list[str]]:
+    """What a polling watcher looks at: what the inbox reads, asked of the store index (unless ``--no-cache``), so
+    that a warm full look reads no task again; afresh where there is no index."""
+    from ..check.cache import open_store_index
+    from ..store import Project
+
+    def paths() -> list[str]:
+        index = None if args.no_cache else open_store_index(root, args.cache_dir)
+        if index is None or isinstance(index, str):
+            return read_paths(Project(root), None)
+        with index:
+            return read_paths(Project(root), index)
+
+    return paths
+
+
 class _Stopped(Exception):
     """SIGINT or SIGTERM asked ``--watch`` to end."""
 
@@ -177,7 +199,7 @@ def watch(args: argparse.Namespace) -> int:
     try:
         # Watch first, then read: a decision made while the inbox is read is a change the watcher reports.
         hot = HotPaths(root)
-        watcher = StoreWatcher(layout.okstra_dir(root), lambda: read_paths(Project(root)), hot_paths=hot)
+        watcher = StoreWatcher(layout.okstra_dir(root), _polled(args, root, read_paths), hot_paths=hot)
         inbox = read_inbox(Project(root))
         hot.waiting = {d.task_root for d in inbox.items if d.task_root is not None}
         _emit_snapshot(args, root, inbox)

@@ -353,3 +353,28 @@ def test_json_lines_say_a_folder_could_not_be_listed(fresh_demo: Path, mode: str
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=LINE_TIMEOUT)
+
+
+def test_a_polling_watch_asks_the_store_index_what_the_inbox_reads(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``okstra inbox --watch`` on a polled store names what the inbox reads through the store index (the same
+    paths as a fresh reading); ``--no-cache`` never opens it."""
+    import argparse
+
+    from okstra_core.check import cache
+    from okstra_core.commands.inbox import _polled
+    from okstra_core.store import Project
+    from okstra_core.workflows.inbox import read_paths
+
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    opened: list[Path] = []
+    real = cache.open_store_index
+    monkeypatch.setattr(cache, "open_store_index", lambda root, *a, **k: opened.append(root) or real(root, *a, **k))
+    fresh = set(read_paths(Project(fresh_demo)))
+    polled = _polled(argparse.Namespace(no_cache=False, cache_dir=None), fresh_demo, read_paths)
+    assert set(polled()) == fresh and set(polled()) == fresh  # cold, then warm
+    assert opened == [fresh_demo, fresh_demo]
+    opened.clear()
+    afresh = _polled(argparse.Namespace(no_cache=True, cache_dir=None), fresh_demo, read_paths)
+    assert set(afresh()) == fresh and not opened
