@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -31,3 +32,11 @@ def other_revision(revision: str, who: str) -> Iterator[Path]:
             yield other
         finally:
             subprocess.run(["git", "-C", str(CHECKOUT), "worktree", "remove", "--force", str(other)], check=False)
+
+
+def byte_compiled(*sources: Path) -> None:
+    """Byte-compile the packages of each checkout in *sources*, as an installed copy is: run from source where
+    ``PYTHONDONTWRITEBYTECODE`` is set, every start would compile every module again."""
+    for source in sources:
+        for package in ("okstra_core", "okstra_tui"):
+            compileall.compile_dir(str(source / package), quiet=1)

@@ -18,7 +18,6 @@ This is a measurement, not a test: nothing here asserts.
 from __future__ import annotations
 
 import argparse
-import compileall
 import os
 import statistics
 import subprocess
@@ -30,7 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _checkout import CHECKOUT, other_revision  # noqa: E402
+from _checkout import CHECKOUT, byte_compiled, other_revision  # noqa: E402
 
 COUNT = (
     "import sys\nfrom okstra_tui.data.catalog import print_waiting_counts\nsys.exit(print_waiting_counts(sys.argv[1]))"
@@ -91,9 +90,7 @@ def main() -> int:
     count = ["-c", COUNT, root]
     with other_revision(args.against, "children_ab") as other, tempfile.TemporaryDirectory() as tmp:
         sides = {"this": (CHECKOUT, Path(tmp) / "this"), "ref": (other, Path(tmp) / "ref")}
-        for source, _ in sides.values():
-            compileall.compile_dir(str(source / "okstra_core"), quiet=1)
-            compileall.compile_dir(str(source / "okstra_tui"), quiet=1)
+        byte_compiled(*(source for source, _ in sides.values()))
         cold = [pair(sides, check, i % 2 == 1, fresh=True) for i in range(args.cold)]
         report("baseline check, cold", cold)
         pair(sides, check, False, fresh=False)  # each side's cache made warm

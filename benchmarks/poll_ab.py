@@ -19,7 +19,6 @@ This is a measurement, not a test: nothing here asserts.
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import statistics
@@ -31,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _checkout import CHECKOUT, other_revision  # noqa: E402
+from _checkout import CHECKOUT, byte_compiled, other_revision  # noqa: E402
 
 POLLS = r"""
 import json, sys, time
@@ -98,9 +97,7 @@ def main() -> int:
     root = str(args.root.resolve())
     with other_revision(args.against, "poll_ab") as other, tempfile.TemporaryDirectory() as tmp:
         sides = {"this": CHECKOUT, args.against: other}
-        for source in sides.values():
-            for package in ("okstra_core", "okstra_tui"):
-                compileall.compile_dir(source / package, quiet=1)
+        byte_compiled(*sides.values())
         caches = {name: Path(tmp) / f"cache-{i}" for i, name in enumerate(sides)}
         held: dict[str, list[dict[str, object]]] = {name: [] for name in sides}
         polls: dict[str, list[float]] = {name: [] for name in sides}

@@ -18,7 +18,6 @@ This is a measurement, not a test: nothing here asserts.
 from __future__ import annotations
 
 import argparse
-import compileall
 import shlex
 import shutil
 import statistics
@@ -31,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _checkout import CHECKOUT, other_revision  # noqa: E402
+from _checkout import CHECKOUT, byte_compiled, other_revision  # noqa: E402
 
 SOCKET = "okstra-terminal-count"
 ROW_MARK = ":task-"
@@ -87,9 +86,7 @@ def main() -> int:
         raise SystemExit("terminal_count: needs tmux")
     with other_revision(args.against, "terminal_count") as other, tempfile.TemporaryDirectory() as tmp:
         sides = {"this": CHECKOUT, args.against: other}
-        for source in sides.values():
-            for package in ("okstra_core", "okstra_tui"):
-                compileall.compile_dir(source / package, quiet=1)
+        byte_compiled(*sides.values())
         caches = {name: Path(tmp) / f"cache-{i}" for i, name in enumerate(sides)}
         for name, source in sides.items():
             start(source, args.root.resolve(), caches[name], args.watchman)  # warms its cache folder
