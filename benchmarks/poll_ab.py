@@ -12,7 +12,8 @@ Two measures, each side in a fresh process of its own code with its own cache fo
 
 *REF* (default ``HEAD``) is checked out into a temporary worktree and both sides are byte-compiled first; the two
 run in turn, the order reversed every other round. The feed polls only where file events cannot watch the store
-(more folders than half the system's watch limit, or ``OKSTRA_WATCH=poll``, which this script sets).
+(more folders than half the system's watch limit, or ``OKSTRA_WATCH=poll``, which this script sets for both
+measures; ``--watch events`` holds the workbenches on file events instead, to see what polling costs).
 This is a measurement, not a test: nothing here asserts.
 """
 
@@ -75,9 +76,9 @@ asyncio.run(main())
 """
 
 
-def run(source: Path, cache: Path, code: str, *args: str) -> dict[str, object]:
+def run(source: Path, cache: Path, code: str, *args: str, watch: str = "poll") -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(PYTHONPATH=str(source), XDG_CACHE_HOME=str(cache), OKSTRA_WATCHMAN="off", OKSTRA_WATCH="poll")
+    env.update(PYTHONPATH=str(source), XDG_CACHE_HOME=str(cache), OKSTRA_WATCHMAN="off", OKSTRA_WATCH=watch)
     done = subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, cwd="/", check=False
     )
@@ -93,6 +94,9 @@ def main() -> int:
     parser.add_argument("--against", default="HEAD", help="the revision to compare with (default: HEAD)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--hold", type=float, default=25.0, help="seconds each workbench is held from its start")
+    parser.add_argument(
+        "--watch", choices=("poll", "events"), default="poll", help="how the held workbenches watch the store"
+    )
     args = parser.parse_args()
     root = str(args.root.resolve())
     with other_revision(args.against, "poll_ab") as other, tempfile.TemporaryDirectory() as tmp:
@@ -102,11 +106,11 @@ def main() -> int:
         held: dict[str, list[dict[str, object]]] = {name: [] for name in sides}
         polls: dict[str, list[float]] = {name: [] for name in sides}
         for name, source in sides.items():
-            held[name].append(run(source, caches[name], HOLD, root, str(args.hold)))  # cold: an empty cache
+            held[name].append(run(source, caches[name], HOLD, root, str(args.hold), watch=args.watch))  # cold
         for round_no in range(args.rounds):
             order = list(sides) if round_no % 2 == 0 else list(reversed(sides))
             for name in order:
-                held[name].append(run(sides[name], caches[name], HOLD, root, str(args.hold)))
+                held[name].append(run(sides[name], caches[name], HOLD, root, str(args.hold), watch=args.watch))
                 spent = run(sides[name], caches[name], POLLS, root)["polls"]
                 assert isinstance(spent, list)
                 polls[name].extend(float(s) for s in spent)
