@@ -184,9 +184,11 @@ def test_a_state_file_that_cannot_be_written_is_one_line(
     assert err.count("\n") == 1 and err.startswith(f"okstra-tui: notice: {remembered_path()}")
 
 
-def test_the_temporary_demo_is_not_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_temporary_demo_is_not_remembered(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from okstra_core.projects import remembered_roots
 
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the demo is kept: not in the machine's temporary folder
+    monkeypatch.setattr(cli.tempfile, "tempdir", None)
     monkeypatch.setattr(OkstraApp, "run", lambda self: None)
     assert cli.main(["--demo"]) == 0
     assert remembered_roots() == []
