@@ -29,7 +29,7 @@ from .children import end_children
 from .data.catalog import KeptWaiting
 from .data.unread import Looks
 from .hangup import watch_hangup
-from .navigation import TOP_VIEWS, History, Location, OpenView, StoreChanged, View, WaitingCounted
+from .navigation import TOP_VIEWS, History, Location, OpenView, StoreChanged, StoreWatched, View, WaitingCounted
 from .notices import BURST, TITLES, NoticeWatcher, NotifyMode, desktop_sequence, mode_from_env, summary
 from .others import OthersWatcher, others_options
 from .screens.base import ViewScreen
@@ -262,7 +262,7 @@ class OkstraApp(App[None]):
     # ------------------------------------------------------------- the change feed
 
     def _new_feed(self, root: Path) -> StoreFeed:
-        feed = StoreFeed(root, self._deliver_changes, self._warn_polled)
+        feed = StoreFeed(root, self._deliver_changes, self._warn_polled, self._store_watched)
         if self.notify_mode != "off":
             feed.leave_others()  # the follower of the other projects (started with the notices) watches them
         return feed
@@ -281,6 +281,21 @@ class OkstraApp(App[None]):
     def store_polled(self) -> bool:
         """Whether the project's store is polled: a view that any file may change reads again on its own."""
         return self._feed.polled
+
+    @property
+    def store_watched(self) -> bool:
+        """Whether the change feed watches the project's store already: a reading that begins now misses nothing."""
+        return self._feed.started.is_set()
+
+    def _store_watched(self) -> None:
+        """From the feed's thread: its watcher is in place; every view is told (nothing once the app is closing)."""
+        with contextlib.suppress(RuntimeError):
+            self.call_from_thread(self._tell_views, StoreWatched)
+
+    def _tell_views(self, message: type[StoreWatched]) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, ViewScreen):
+                screen.post_message(message())
 
     def _deliver_changes(self, paths: frozenset[str] | None) -> None:
         """From the feed's thread: tell the notices' child, and every view on the UI thread (nothing once the app

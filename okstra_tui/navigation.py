@@ -106,6 +106,11 @@ class StoreChanged(Message):
         self.paths = paths
 
 
+class StoreWatched(Message):
+    """The app's change feed watches the project's store from now on: a change made before this (while a view read
+    the store, before the feed's first look) may not be told, so a view that read before it looks again."""
+
+
 class WaitingCounted(Message):
     """The catalog knows, for the first time since it opened, how many decisions wait (the app's longer readings
     of the whole store, such as the notices' baseline, start once the headline is on screen)."""

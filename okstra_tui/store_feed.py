@@ -50,9 +50,15 @@ class StoreFeed:
         root: Path,
         deliver: Callable[[frozenset[str] | None], None],
         warn: Callable[[str], None] | None = None,
+        watching: Callable[[], None] | None = None,
     ) -> None:
+        """*watching*: called once from the feed's thread when its watcher is in place (every change after that is
+        told)."""
         self.root = root
         self._deliver = deliver
+        self._watching = watching
+        #: Set once the watcher is in place (or there is no store to watch).
+        self.started = threading.Event()
         #: Told once, from the feed's thread, why the project's store is polled when polling was not asked for.
         self._warn = warn
         self._warned = False
@@ -244,6 +250,9 @@ class StoreFeed:
             if watcher is not None:
                 watcher.close()
             return
+        self.started.set()
+        if self._watching is not None:
+            self._watching()
         # What changed since the views read it (their baselines) is told at the first look too.
         outside = self._outside_changes()
         if outside and not self._stop.is_set():

@@ -78,6 +78,11 @@ class Workbench(Protocol):
         """Whether the project's store is polled (nothing names a change where no view read)."""
         ...
 
+    @property
+    def store_watched(self) -> bool:
+        """Whether the change feed watches the project's store already (a reading begun now misses no change)."""
+        ...
+
 
 def holds(look: ChangedSince, read: Signature) -> bool:
     """True when every path in *read* still has the metadata recorded (as *look* sees it)."""

@@ -43,7 +43,7 @@ from ..data.catalog import (
     waiting_counts,
 )
 from ..data.unread import NEW_MARK, NEW_STYLE
-from ..navigation import Location, StoreChanged, View, WaitingCounted
+from ..navigation import Location, StoreChanged, StoreWatched, View, WaitingCounted
 from ..ui_thread import call_ui
 from ..widgets.error_panel import ErrorPanel
 from ..widgets.footer import BindingsFooter
@@ -224,6 +224,11 @@ class CatalogScreen(ViewScreen):
         self._kept = self.okstra.kept_waiting(self.okstra.project.root)
         self._kept_counts: dict[Path, int] | None = None
         self._said_counted = False
+        #: Whether a count began once the change feed watched the store (one that began before may have missed a
+        #: change the feed's first look took in as it was).
+        self._counted_watched = False
+        #: A count looking at every path was asked for and has not begun (see :meth:`_recount_waiting`).
+        self._whole_look_due = False
         #: Numbers the reading's counts of what waits in the order they started, and the latest one shown (a
         #: count that started earlier but ends later is not shown over it).
         self._counts_started = itertools.count()
@@ -405,8 +410,23 @@ class CatalogScreen(ViewScreen):
         if data is not None:
             self._recount_waiting(data, event.paths)
 
-    @work(thread=True, exclusive=True, group="catalog-waiting")
+    @on(StoreWatched)
+    def _store_watched(self) -> None:
+        """The feed watches the store from now on: a count that looked before may have missed a decision made
+        before the feed's first look (no change after that look tells of it); one that began since needs nothing."""
+        data = self.data
+        if data is not None and not self._counted_watched:
+            self._recount_waiting(data, None)
+
     def _recount_waiting(self, data: CatalogData, changed: frozenset[str] | None) -> None:
+        """Count again in a worker (a later request replaces one that has not begun); a look at every path, once
+        asked for, is never replaced by a look at the *changed* paths only."""
+        if changed is None:
+            self._whole_look_due = True
+        self._recount_worker(data, changed)
+
+    @work(thread=True, exclusive=True, group="catalog-waiting")
+    def _recount_worker(self, data: CatalogData, changed: frozenset[str] | None) -> None:
         self._read_waiting(Project(self.okstra.project.root), data, changed)
 
     def _read_waiting(self, project: Project, data: CatalogData, changed: frozenset[str] | None = None) -> None:
@@ -415,6 +435,10 @@ class CatalogScreen(ViewScreen):
         self._kept.join()  # the early count reads first: the two never read at once, and this one finds it warm
         if get_current_worker().is_cancelled:
             return  # the view (or the workbench) is gone while it waited: nothing would show the count
+        if self._whole_look_due:
+            self._whole_look_due, changed = False, None
+        if changed is None and self.okstra.store_watched:
+            self._counted_watched = True  # a whole look after the feed's first look: it misses nothing
         counts = waiting_counts(project.root, len(data.rows), changed)
         if counts is None:
             # The inbox view names what cannot be read; the catalog just shows no markers.

@@ -244,3 +244,37 @@ async def test_a_workbench_left_while_the_early_count_runs_starts_no_other(
         if not worker.is_finished:
             await worker.wait()
     assert not counted
+
+
+async def test_a_decision_made_before_the_feed_watches_is_counted(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A decision made after the count looked but before the change feed's first look is in the feed's baseline,
+    so no change is ever told of it: once the feed watches, the catalog counts again, and shows it."""
+    from okstra_tui import store_feed
+
+    monkeypatch.setenv("OKSTRA_WATCH", "events")
+    gate = threading.Event()
+    real = store_feed.StoreWatcher
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        gate.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store_feed, "StoreWatcher", held)
+    before = _fresh_counts(fresh_demo)
+    app = OkstraApp(Project(fresh_demo), notify="off")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        await wait_until(pilot, lambda: screen.waiting is not None, "the first count")
+        assert sum(screen.waiting.values()) == sum(before.values())
+        _ask_approval(fresh_demo)  # the feed does not watch yet
+        after = _fresh_counts(fresh_demo)
+        assert sum(after.values()) == sum(before.values()) + 1
+        gate.set()
+        await wait_until(
+            pilot,
+            lambda: screen.waiting is not None and sum(screen.waiting.values()) == sum(after.values()),
+            "the decision made before the feed watched is counted",
+        )
