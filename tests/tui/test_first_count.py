@@ -278,3 +278,37 @@ async def test_a_decision_made_before_the_feed_watches_is_counted(
             lambda: screen.waiting is not None and sum(screen.waiting.values()) == sum(after.values()),
             "the decision made before the feed watched is counted",
         )
+
+
+async def test_a_polled_store_tells_the_count_of_a_decision_made_elsewhere(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the store is polled (no file events), a report rewritten in place by another process (its folder
+    unchanged) to make a design item provisional shows in the count: told by the feed's full poll or by the
+    catalog's own reading again, whichever comes first (the feed's part is shown in test_store_feed)."""
+    monkeypatch.setenv("OKSTRA_WATCH", "poll")
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    before = _fresh_counts(fresh_demo)
+    app = OkstraApp(Project(fresh_demo), notify="off")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        await wait_until(
+            pilot,
+            lambda: screen.waiting is not None and app.store_watched and screen._counted_watched,
+            "the count, looked at once the feed polls",
+        )
+        assert sum(screen.waiting.values()) == sum(before.values())
+        report = sorted((layout.tasks_dir(fresh_demo) / "checkout/saved-cards").glob("runs/*/reports/*.data.json"))[-1]
+        doc = json.loads(report.read_text(encoding="utf-8"))
+        for item in doc["implementationPlan"]["designItems"]:
+            if item["status"] == "confirmed":
+                item["status"] = "provisional"
+        report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        after = _fresh_counts(fresh_demo)
+        assert sum(after.values()) > sum(before.values())
+        await wait_until(
+            pilot,
+            lambda: screen.waiting is not None and sum(screen.waiting.values()) == sum(after.values()),
+            "the decision made elsewhere is counted",
+        )
