@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import compileall
 import subprocess
 import tempfile
@@ -40,3 +41,13 @@ def byte_compiled(*sources: Path) -> None:
     for source in sources:
         for package in ("okstra_core", "okstra_tui"):
             compileall.compile_dir(str(source / package), quiet=1)
+
+
+def ab_arguments(doc: str, rounds: int) -> argparse.ArgumentParser:
+    """The arguments every A/B script takes: ``--root`` (a demo project), ``--against`` (the revision to compare
+    with, default ``HEAD``) and ``--rounds`` (default *rounds*); *doc*'s first line describes the script."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--root", type=Path, required=True, help="a demo project (okstra demo DIR --tasks N)")
+    parser.add_argument("--against", default="HEAD", help="the revision to compare with (default: HEAD)")
+    parser.add_argument("--rounds", type=int, default=rounds)
+    return parser

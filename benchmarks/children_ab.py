@@ -17,7 +17,6 @@ This is a measurement, not a test: nothing here asserts.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
@@ -29,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _checkout import CHECKOUT, byte_compiled, other_revision  # noqa: E402
+from _checkout import CHECKOUT, ab_arguments, byte_compiled, other_revision  # noqa: E402
 
 COUNT = (
     "import sys\nfrom okstra_tui.data.catalog import print_waiting_counts\nsys.exit(print_waiting_counts(sys.argv[1]))"
@@ -79,10 +78,7 @@ def report(title: str, rounds: list[dict[str, tuple[float, float]]]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, required=True, help="an existing demo project")
-    parser.add_argument("--against", default="HEAD", help="the revision to compare with (default HEAD)")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser = ab_arguments(__doc__, rounds=5)
     parser.add_argument("--cold", type=int, default=1, help="cold runs of the check (each with an empty cache)")
     args = parser.parse_args()
     root = str(args.root.resolve())

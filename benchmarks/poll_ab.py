@@ -19,7 +19,6 @@ This is a measurement, not a test: nothing here asserts.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -31,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _checkout import CHECKOUT, byte_compiled, other_revision  # noqa: E402
+from _checkout import CHECKOUT, ab_arguments, byte_compiled, other_revision  # noqa: E402
 
 POLLS = r"""
 import json, sys, time
@@ -89,10 +88,7 @@ def run(source: Path, cache: Path, code: str, *args: str, watch: str = "poll") -
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, required=True, help="a demo project (okstra demo DIR --tasks N)")
-    parser.add_argument("--against", default="HEAD", help="the revision to compare with (default: HEAD)")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser = ab_arguments(__doc__, rounds=3)
     parser.add_argument("--hold", type=float, default=25.0, help="seconds each workbench is held from its start")
     parser.add_argument(
         "--watch", choices=("poll", "events"), default="poll", help="how the held workbenches watch the store"

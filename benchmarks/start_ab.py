@@ -19,7 +19,6 @@ This is a measurement, not a test: nothing here asserts.
 
 from __future__ import annotations
 
-import argparse
 import compileall
 import json
 import os
@@ -33,7 +32,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _checkout import CHECKOUT, other_revision  # noqa: E402
+from _checkout import CHECKOUT, ab_arguments, other_revision  # noqa: E402
 from tui import CACHE_LISTING, MINIMAL, WORKBENCH_START  # noqa: E402
 
 
@@ -52,10 +51,7 @@ def run(code: str, cwd: Path, *args: str, cache: str | None = None) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, required=True, help="a demo project (okstra demo DIR --tasks N)")
-    parser.add_argument("--against", default="HEAD", help="the revision to compare with (default: HEAD)")
-    parser.add_argument("--rounds", type=int, default=11)
+    parser = ab_arguments(__doc__, rounds=11)
     args = parser.parse_args()
 
     from okstra_core import layout

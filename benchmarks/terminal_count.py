@@ -17,7 +17,6 @@ This is a measurement, not a test: nothing here asserts.
 
 from __future__ import annotations
 
-import argparse
 import shlex
 import shutil
 import statistics
@@ -30,7 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _checkout import CHECKOUT, byte_compiled, other_revision  # noqa: E402
+from _checkout import CHECKOUT, ab_arguments, byte_compiled, other_revision  # noqa: E402
 
 SOCKET = "okstra-terminal-count"
 ROW_MARK = ":task-"
@@ -76,10 +75,7 @@ def start(source: Path, root: Path, cache: Path, watchman: bool) -> tuple[float,
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, required=True, help="a demo project (okstra demo DIR --tasks N)")
-    parser.add_argument("--against", default="HEAD", help="the revision to compare with (default: HEAD)")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser = ab_arguments(__doc__, rounds=5)
     parser.add_argument("--watchman", action="store_true", help="let the workbench ask watchman")
     args = parser.parse_args()
     if shutil.which("tmux") is None:
