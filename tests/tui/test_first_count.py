@@ -26,6 +26,7 @@ from okstra_tui.screens.catalog import CatalogScreen
 from okstra_tui.widgets.summary_line import SummaryLine
 
 from .conftest import SIZE, wait_until
+from .test_decision_matrix import agent_makes_an_item_provisional
 
 
 def _warm(root: Path) -> None:
@@ -299,12 +300,7 @@ async def test_a_polled_store_tells_the_count_of_a_decision_made_elsewhere(
             "the count, looked at once the feed polls",
         )
         assert sum(screen.waiting.values()) == sum(before.values())
-        report = sorted((layout.tasks_dir(fresh_demo) / "checkout/saved-cards").glob("runs/*/reports/*.data.json"))[-1]
-        doc = json.loads(report.read_text(encoding="utf-8"))
-        for item in doc["implementationPlan"]["designItems"]:
-            if item["status"] == "confirmed":
-                item["status"] = "provisional"
-        report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        await agent_makes_an_item_provisional(pilot, fresh_demo)
         after = _fresh_counts(fresh_demo)
         assert sum(after.values()) > sum(before.values())
         await wait_until(
