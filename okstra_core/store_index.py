@@ -175,12 +175,19 @@ class StatPass(LookedOnce[tuple[int, int, int, int]]):
     """One ``stat`` per path for as long as it lives (:class:`LookedOnce` of :func:`okstra_core.watch.look_one`):
     every fact checked through it shares the looks."""
 
-    def __init__(self, look_many: Callable[[list[str]], list[Sig]] = watch.look_many) -> None:
+    def __init__(self, look_many: Callable[[list[str]], list[Sig]] = watch.look_many, *, noting: bool = False) -> None:
         super().__init__(watch.look_one)
         self._look_many = look_many
+        #: With *noting*, every path a fact recorded whose look now differs (or was recorded unsettled): what
+        #: changed since the facts asked through this were kept. A poll asks the index for it
+        #: (:class:`okstra_core.workflows.inbox.InboxTold`) in place of keeping a baseline of every path.
+        self.differed: set[str] | None = set() if noting else None
 
     def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
-        return self(path) == recorded
+        same = self(path) == recorded
+        if not same and self.differed is not None:
+            self.differed.add(path)
+        return same
 
     looked = holds
 
@@ -192,13 +199,18 @@ class StatPass(LookedOnce[tuple[int, int, int, int]]):
             looks = self._look_many(list(paths))
             self.stats += len(looks)
             self._unfiled.append((list(paths), looks))
-            return looks == recorded
-        seen = self._seen
-        new = [path for path in paths if path not in seen]
-        if new:
-            self.stats += len(new)
-            seen.update(zip(new, self._look_many(new), strict=True))
-        return list(map(seen.__getitem__, paths)) == recorded
+        else:
+            seen = self._seen
+            new = [path for path in paths if path not in seen]
+            if new:
+                self.stats += len(new)
+                seen.update(zip(new, self._look_many(new), strict=True))
+            looks = list(map(seen.__getitem__, paths))
+        if looks == recorded:
+            return True
+        if self.differed is not None:
+            self.differed.update(path for path, now, then in zip(paths, looks, recorded, strict=False) if now != then)
+        return False
 
 
 def changed_in_all(changes: Iterable[AbstractSet[str] | None]) -> frozenset[str] | None:
@@ -644,6 +656,9 @@ class StoreIndex:
         self._lost = False
         #: Why watchman was not used (None: it was, or it was not asked for).
         self.watchman_problem: str | None = None
+        #: The facts whose MAC is followed (:meth:`follow_mac`), and the MAC each was found kept with.
+        self._macs_followed: set[str] = set()
+        self._macs_found: dict[str, str] = {}
         if key is None:
             self.notices.append("no key to sign the store index could be had: every answer is computed afresh")
         else:
@@ -778,7 +793,11 @@ class StoreIndex:
         if unpacked is None:
             return None
         paths, sigs, linked = unpacked
-        if watch.UNSETTLED in sigs or not self.look.holds_all(paths, sigs, linked):
+        unsettled = watch.UNSETTLED in sigs
+        # A look that notes what changed is asked even so: each path recorded unsettled is noted as changed.
+        if unsettled and not (isinstance(self.look, StatPass) and self.look.differed is not None):
+            return None
+        if not self.look.holds_all(paths, sigs, linked) or unsettled:
             return None
         return unpacked
 
@@ -823,6 +842,8 @@ class StoreIndex:
         value, deps, mac = row
         if not self._signed(name, value, deps, mac):
             return None
+        if name in self._macs_followed:
+            self._macs_found[name] = mac
         # A kept inbox of 10,000 tasks is tens of thousands of paths and decisions: no container in it is cyclic.
         with collector.paused():
             held = self._deps_of(deps)
@@ -875,6 +896,21 @@ class StoreIndex:
             if self._conn is not None:
                 self._keep(name, json.dumps(encode(result), separators=(",", ":")), deps)
         return result
+
+    def follow_mac(self, name: str) -> None:
+        """Say which MAC the fact *name* is found kept with (:meth:`found_mac`) and left with (:meth:`left_mac`):
+        a caller that left it with one and finds another knows another process kept it in between."""
+        self._macs_followed.add(name)
+
+    def found_mac(self, name: str) -> str | None:
+        """The MAC the fact *name* was kept with when it was looked up (None: not kept, or not signed here)."""
+        return self._macs_found.get(name)
+
+    def left_mac(self, name: str) -> str | None:
+        """The MAC the fact *name* is left with: the one computed now, to be kept at :meth:`flush`, else the one
+        it was found with."""
+        row = self._pending.get(name)
+        return row[2] if row is not None else self._macs_found.get(name)
 
     def _table(self, deps: str) -> tuple[watch.Signature, AbstractSet[str]]:
         """What *deps* (as packed here a moment ago) says was read, path by path."""

@@ -34,6 +34,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Final, Literal
 
@@ -324,7 +325,11 @@ class StoreWatcher:
     given, names the few paths where changes usually show first (a task folder,
     in which okstra publishes the task's manifest by a rename): they are looked
     at far more often, within :data:`HOT_SHARE` of a core, and the full look
-    still catches everything else.
+    still catches everything else. *told*, when given, is asked at each full
+    look (and once at the start) which paths changed since it was last asked
+    (None: it cannot say which), for what *poll_paths* leaves to it: a store
+    index that knows what it read and when (:class:`okstra_core.workflows.inbox.InboxTold`)
+    says so without a baseline of every path here.
     """
 
     def __init__(
@@ -333,6 +338,7 @@ class StoreWatcher:
         poll_paths: Callable[[], Sequence[str | Path]],
         *,
         hot_paths: Callable[[], Sequence[str | Path]] | None = None,
+        told: Callable[[], AbstractSet[str] | None] | None = None,
         mode: Mode = "auto",
         poll_seconds: float = 1.0,
         settle: float = 0.2,
@@ -344,6 +350,7 @@ class StoreWatcher:
         self.step = step
         self.poll_paths = poll_paths
         self.hot_paths = hot_paths
+        self.told = told
         self.poll_seconds = poll_seconds
         #: Seconds between two polls: *poll_seconds*, longer when one poll costs more than POLL_SHARE of that.
         self.poll_interval = poll_seconds
@@ -384,6 +391,8 @@ class StoreWatcher:
                 _Pollers.count += 1
         started = time.thread_time()
         self._baseline = signature(self.poll_paths())
+        if self.told is not None:
+            self.told()  # its baseline: nothing before it is a change
         self.poll_interval = max(self.poll_seconds, (time.thread_time() - started) / _shared(POLL_SHARE))
         self._full_due = time.monotonic() + self.poll_interval
         if self.hot_paths is not None:
@@ -622,6 +631,7 @@ class StoreWatcher:
         if now >= self._full_due:
             cost = time.thread_time()
             current = signature(self.poll_paths())
+            told = set() if self.told is None else self.told()
             # Polling a large store costs: look less often, so that it takes at most POLL_SHARE of a core (the
             # processor time of the look: on a loaded machine its wall time says more of the others' work).
             self.poll_interval = max(self.poll_seconds, (time.thread_time() - cost) / _shared(POLL_SHARE))
@@ -629,6 +639,10 @@ class StoreWatcher:
             old, self._baseline = self._baseline, current
             if self.hot_paths is not None:
                 self._hot_look()
+            if told is None or told:
+                self._note_changed(told)
+                self._report(old, current, differs(old, current))
+                return True
             return self._report(old, current, differs(old, current))
         if self.hot_paths is not None and now >= self._hot_due:
             old = self._hot_baseline

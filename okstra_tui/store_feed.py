@@ -7,8 +7,9 @@ for every view, and a view re-reads only when what it read is among the paths
 named (or when they cannot be named).
 
 The views tell the feed what they read (:meth:`StoreFeed.follow`): when the
-watcher polls (no file events here), those paths and what the inbox reads are
-what it polls. A path inside another project's store (Home reads every
+watcher polls (no file events here), it looks at those paths itself and asks
+the store index what changed among what the inbox reads (the index looks at
+each path it recorded, so the feed keeps no baseline of them). A path inside another project's store (Home reads every
 project's inbox) is watched by a store watcher of that store, made when a view
 first reads there and closed when none does any more, so that following many
 large projects costs their file events rather than a look at every file they
@@ -29,9 +30,14 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from okstra_core import layout, reading
 from okstra_core.watch import Signature, StoreWatcher, differs, signature
+
+if TYPE_CHECKING:
+    from okstra_core.store_index import StatPass, StoreIndex
+    from okstra_core.workflows.inbox import InboxTold
 
 #: Seconds a wait lasts before the thread looks at the paths outside the store and whether it should stop.
 WAIT_SECONDS = 1.0
@@ -133,16 +139,22 @@ class StoreFeed:
             return set().union(*self._followed.values())
 
     def _poll_paths(self) -> list[str]:
-        """What a polling watcher looks at: what the inbox reads and what the views read inside the store. The
-        inbox is read through the store index: one look at each path its kept reading read, and only the tasks
-        whose files changed read again (a fresh reading of every task took seconds of the workbench's interpreter
-        at each poll of a large store)."""
-        from okstra_core.workflows.inbox import read_paths
+        """What a polling watcher looks at itself: what the views read inside the store. What the inbox reads is
+        asked of the store index (:meth:`_told`)."""
+        return sorted(p for p in self.followed() if p.startswith(self._store))
 
-        from .data.catalog import through_index
+    def _told(self) -> InboxTold:
+        """What changed among what the inbox reads, for a polling watcher: the store index looks once at each path
+        its kept inbox read, reads again only the tasks whose files changed, and names the paths that did (the
+        workbench keeps no baseline of the hundreds of thousands of paths a large store's inbox reads)."""
+        from okstra_core.workflows.inbox import InboxTold
 
-        inside = {p for p in self.followed() if p.startswith(self._store)}
-        return [*through_index(self.root, None, read_paths), *sorted(inside)]
+        return InboxTold(self.root, self._open_index)
+
+    def _open_index(self, look: StatPass) -> StoreIndex | str:
+        from okstra_core.check.cache import open_store_index  # the checker's modules: only once the store is polled
+
+        return open_store_index(self.root, look=look)
 
     def _outside_changes(self) -> set[str]:
         """The paths outside the store that views read and that changed since the feed last looked."""
@@ -240,7 +252,7 @@ class StoreFeed:
     def _run(self) -> None:
         watcher: StoreWatcher | None
         try:
-            watcher = StoreWatcher(layout.okstra_dir(self.root), self._poll_paths)
+            watcher = StoreWatcher(layout.okstra_dir(self.root), self._poll_paths, told=self._told())
         except OSError:
             # No store to watch (it went away): the views' own reads say so; what they read outside it (other
             # projects, the manager home) is still looked at.

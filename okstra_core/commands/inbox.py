@@ -53,9 +53,8 @@ from .projects import add_all_args, check_all_args
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..store import Project
-    from ..store_index import StoreIndex
-    from ..workflows.inbox import Inbox
+    from ..store_index import StatPass, StoreIndex
+    from ..workflows.inbox import Inbox, InboxTold
 
 
 #: Unlisted folders named on stderr, one line each; more are counted in one last line.
@@ -158,22 +157,17 @@ def print_groups(items: list[Any]) -> None:
     print(f"{count} decision{'s' if count != 1 else ''} waiting in {tasks} task{'s' if tasks != 1 else ''}")
 
 
-def _polled(
-    args: argparse.Namespace, root: Path, read_paths: Callable[[Project, StoreIndex | None], list[str]]
-) -> Callable[[], list[str]]:
-    """What a polling watcher looks at: what the inbox reads, asked of the store index (unless ``--no-cache``), so
-    that a warm full look reads no task again; afresh where there is no index."""
+def _polled(args: argparse.Namespace, root: Path) -> tuple[Callable[[], list[str]], InboxTold]:
+    """What a polling watcher looks at itself (nothing) and what it asks: which of what the inbox reads changed,
+    asked of the store index (unless ``--no-cache``: then a baseline of what a fresh reading read is kept), so
+    that a full look reads no task again and keeps no baseline of every path."""
     from ..check.cache import open_store_index
-    from ..store import Project
+    from ..workflows.inbox import InboxTold
 
-    def paths() -> list[str]:
-        index = None if args.no_cache else open_store_index(root, args.cache_dir)
-        if index is None or isinstance(index, str):
-            return read_paths(Project(root), None)
-        with index:
-            return read_paths(Project(root), index)
+    def opened(look: StatPass) -> StoreIndex | str:
+        return open_store_index(root, args.cache_dir, look=look)
 
-    return paths
+    return (list, InboxTold(root, None if args.no_cache else opened))
 
 
 class _Stopped(Exception):
@@ -190,7 +184,7 @@ def watch(args: argparse.Namespace) -> int:
     from ..malloc import fewer_arenas
     from ..store import Project
     from ..watch import StoreWatcher
-    from ..workflows.inbox import HotPaths, read_inbox, read_paths
+    from ..workflows.inbox import HotPaths, read_inbox
 
     fewer_arenas()  # before the watcher's thread starts: this runs until stopped
     root = open_project(args).root
@@ -199,7 +193,8 @@ def watch(args: argparse.Namespace) -> int:
     try:
         # Watch first, then read: a decision made while the inbox is read is a change the watcher reports.
         hot = HotPaths(root)
-        watcher = StoreWatcher(layout.okstra_dir(root), _polled(args, root, read_paths), hot_paths=hot)
+        looked, told = _polled(args, root)
+        watcher = StoreWatcher(layout.okstra_dir(root), looked, hot_paths=hot, told=told)
         inbox = read_inbox(Project(root))
         hot.waiting = {d.task_root for d in inbox.items if d.task_root is not None}
         _emit_snapshot(args, root, inbox)

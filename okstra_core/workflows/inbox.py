@@ -69,7 +69,7 @@ from .inbox_items import (
 )
 
 if TYPE_CHECKING:
-    from ..store_index import StoreIndex
+    from ..store_index import StatPass, StoreIndex
     from .inbox_scan import TaskScan
 
 T = TypeVar("T")
@@ -82,6 +82,7 @@ __all__ = [
     "Inbox",
     "InboxDetail",
     "InboxKind",
+    "InboxTold",
     "PendingDecision",
     "decision_key",
     "inbox_changes",
@@ -476,6 +477,61 @@ class HotPaths:
         if known is None or known[0] != stamp:
             known = self._landing[ref.root] = (stamp, _landing(ref.open()))
         return known[1]
+
+
+class InboxTold:
+    """What changed among what the inbox reads, asked of the store index: the part of a polling watcher
+    (``StoreWatcher(told=...)``) that would otherwise keep a baseline of every path the inbox read (about seven
+    a task) and look at each of them a second time.
+
+    Each call reads the inbox through the index *open_index* gives (called with the look to use), so that the
+    index looks once at every path its kept inbox read and reads again only the tasks whose files changed; the
+    paths whose look differs from what the index recorded are what changed since the last call, for the index
+    recorded them then. Another process that kept the inbox in between (an ``okstra inbox`` run elsewhere)
+    recorded newer looks, hiding a change made before it: the inbox fact's MAC says so, and the call answers
+    None ("cannot say which"). Where there is no usable index (*open_index* None, or no key, no cache folder),
+    it keeps a baseline of what a fresh reading read and compares with it. The first call answers nothing: it
+    is the baseline.
+    """
+
+    def __init__(self, root: Path, open_index: Callable[[StatPass], StoreIndex | str] | None) -> None:
+        self.root = root
+        self._open = open_index
+        self._called = False
+        #: The inbox fact's MAC as the last call left it (None: not known).
+        self._mac: str | None = None
+        #: What a fresh reading read, as the last call saw it, where the index could not be used.
+        self._looked: Signature | None = None
+
+    def __call__(self) -> set[str] | None:
+        from ..store_index import StatPass, StoreIndex
+
+        first, self._called = not self._called, True
+        look = StatPass(noting=True)
+        index = None if self._open is None else self._open(look)
+        if not isinstance(index, StoreIndex) or not index.usable:
+            if isinstance(index, StoreIndex):
+                index.close(keep=False)
+            self._mac = None
+            return self._looked_here(first)
+        with index:
+            index.follow_mac(INBOX_FACT)
+            _read(Project(self.root), index)
+            found, left = index.found_mac(INBOX_FACT), index.left_mac(INBOX_FACT)
+        known, self._mac, self._looked = self._mac, left, None
+        if first:
+            return set()
+        if known is None or found != known:
+            return None
+        assert look.differed is not None
+        return look.differed
+
+    def _looked_here(self, first: bool) -> set[str] | None:
+        now = signature(read_paths(Project(self.root)))
+        before, self._looked = self._looked, now
+        if before is None:
+            return set() if first else None
+        return {path for path in before.keys() | now.keys() if before.get(path) != now.get(path)}
 
 
 def _entries(folder: Path) -> list[str]:

@@ -17,6 +17,7 @@ from okstra_core.store import Project
 from okstra_core.store_index import (
     INDEX_FORMAT,
     ChangedSince,
+    StatPass,
     StoreIndex,
     index_path,
     pack_deps,
@@ -75,6 +76,42 @@ def test_what_was_read_within_one_clock_tick_of_its_change_is_not_trusted(
         assert _text_fact(index, path) == "A" and (index.reused, index.computed) == (0, 1)
     with _index(tmp_path, tmp_path / "cache") as index:  # read when settled, it is trusted
         assert _text_fact(index, path) == "A" and (index.reused, index.computed) == (1, 0)
+
+
+def test_a_noting_look_names_what_changed_since_each_fact_was_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stat pass that notes names every path a fact recorded whose look differs now, a path recorded unsettled
+    among them (then a look no longer trusted, as above); the MAC followed is the kept one, then the new one."""
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    for path in (a, b):
+        path.write_text("one", encoding="utf-8")
+        _age(path)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        index.follow_mac("text")
+        assert _text_fact(index, a) == "one" and index.found_mac("text") is None
+        first = index.left_mac("text")
+    assert first is not None
+    looks = StatPass(noting=True)
+    with _index(tmp_path, tmp_path / "cache", look=looks) as index:
+        index.follow_mac("text")
+        assert _text_fact(index, a) == "one" and looks.differed == set()
+        assert index.found_mac("text") == index.left_mac("text") == first
+    b.write_text("two", encoding="utf-8")  # read by no fact
+    a.write_text("two", encoding="utf-8")
+    monkeypatch.setattr(watch, "RACY_NS", 3_600 * 10**9)  # the fact records *a* unsettled
+    looks = StatPass(noting=True)
+    with _index(tmp_path, tmp_path / "cache", look=looks) as index:
+        index.follow_mac("text")
+        assert _text_fact(index, a) == "two" and looks.differed == {str(a)}
+        assert index.found_mac("text") == first and index.left_mac("text") not in (None, first)
+    monkeypatch.setattr(watch, "RACY_NS", 0)
+    looks = StatPass(noting=True)
+    with _index(tmp_path, tmp_path / "cache", look=looks) as index:
+        assert _text_fact(index, a) == "two" and looks.differed == {str(a)} and index.computed == 1
+    looks = StatPass()
+    with _index(tmp_path, tmp_path / "cache", look=looks) as index:
+        assert _text_fact(index, a) == "two" and looks.differed is None and index.reused == 1
 
 
 def test_a_missing_file_that_appears_is_seen(tmp_path: Path) -> None:

@@ -134,40 +134,32 @@ def test_a_store_polled_because_its_watches_were_refused_is_told_once(
         assert len(warned) == 1 and "max_user_watches" in warned[0] and (fresh_many / SHOP_DIR).name in warned[0]
 
 
-def test_a_polling_feed_reads_the_inbox_through_the_store_index(
+def test_a_polling_feed_asks_the_store_index_what_changed_in_what_the_inbox_reads(
     fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What a polling feed looks at is what a fresh reading of the inbox reads, whether the store index is cold,
-    warm or stale after a change; warm, no task is read again."""
-    from okstra_core.workflows import inbox
-
+    """Polled, the feed looks itself only at what the views read in the store; a change to a file only the inbox
+    read (no view follows it) is named all the same, told by the store index."""
     monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
-    # Written a while ago, out of the racy window (a file written within it is read again at each look).
-    for folder, _, files in os.walk(layout.okstra_dir(fresh_demo)):
-        for name in [*files, "."]:
-            stamp = os.stat(os.path.join(folder, name)).st_mtime_ns - 5_000_000_000
-            os.utime(os.path.join(folder, name), ns=(stamp, stamp))
-    feed = StoreFeed(fresh_demo, lambda paths: None)
-
-    def fresh() -> set[Path]:
-        return set(read_paths(Project(fresh_demo)))
-
-    assert set(feed._poll_paths()) == fresh()  # cold: the index is built
-    scans: list[object] = []
-    scan = inbox._scan
-    monkeypatch.setattr(inbox, "_scan", lambda task: scans.append(task) or scan(task))
-    warm = set(feed._poll_paths())
-    assert not scans, "a warm poll read tasks again"
-    assert warm == fresh() and scans  # (a fresh reading reads every task)
+    monkeypatch.setenv("OKSTRA_WATCH", "poll")
     task = Project(fresh_demo).find_task("checkout/saved-cards")
     assert task is not None
-
-    def approve(manifest: Any) -> Any:
-        manifest.workflow.awaiting_approval = True
-        return manifest
-
-    update_task_manifest(fresh_demo, task.root, approve)
     manifest = layout.task_manifest_path(task.root)
-    stamp = manifest.stat().st_mtime_ns - 5_000_000_000  # out of the racy window
-    os.utime(manifest, ns=(stamp, stamp))
-    assert set(feed._poll_paths()) == fresh()  # the changed task is read again
+    assert str(manifest) in read_paths(Project(fresh_demo))
+    delivered: list[frozenset[str] | None] = []
+    feed = StoreFeed(fresh_demo, delivered.append)
+    viewed = str(layout.task_catalog_path(fresh_demo))
+    feed.follow("view", [viewed, str(fresh_demo / "README.md")])
+    assert feed._poll_paths() == [viewed]  # what the views read inside the store, nothing else
+    feed.start()
+    try:
+        assert feed.started.wait(WAIT_SECONDS)
+
+        def approve(value: Any) -> Any:
+            value.workflow.awaiting_approval = True
+            return value
+
+        update_task_manifest(fresh_demo, task.root, approve)
+        _until(lambda: any(paths is None or str(manifest) in paths for paths in delivered), "the manifest named")
+        assert None not in delivered, "the index could say which paths changed"
+    finally:
+        feed.close()

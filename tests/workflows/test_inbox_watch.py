@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import queue
@@ -355,26 +356,91 @@ def test_json_lines_say_a_folder_could_not_be_listed(fresh_demo: Path, mode: str
             proc.wait(timeout=LINE_TIMEOUT)
 
 
-def test_a_polling_watch_asks_the_store_index_what_the_inbox_reads(
-    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``okstra inbox --watch`` on a polled store names what the inbox reads through the store index (the same
-    paths as a fresh reading); ``--no-cache`` never opens it."""
-    import argparse
+def _aged(root: Path) -> None:
+    """Every store file and folder written a while ago, out of the racy window (a path written within it is
+    looked at as changed again at the next look)."""
+    from okstra_core import layout
 
-    from okstra_core.check import cache
+    for folder, _, files in os.walk(layout.okstra_dir(root)):
+        for name in [*files, "."]:
+            stamp = os.stat(os.path.join(folder, name)).st_mtime_ns - 5_000_000_000
+            os.utime(os.path.join(folder, name), ns=(stamp, stamp))
+
+
+def _approve(root: Path, task_id: str) -> None:
+    from okstra_core.store import Project
+    from okstra_core.workflows.tasks import update_task_manifest
+
+    task = Project(root).find_task(task_id)
+    assert task is not None
+
+    def approve(manifest: Any) -> Any:
+        manifest.workflow.awaiting_approval = not manifest.workflow.awaiting_approval
+        return manifest
+
+    update_task_manifest(root, task.root, approve)
+    _aged(root)
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_what_the_inbox_read_is_told_changed_as_a_fresh_look_sees_it(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch, cached: bool
+) -> None:
+    """A polling watcher's told part (the store index; ``--no-cache``: a baseline of a fresh reading) names, after
+    a change, exactly the paths a fresh reading had read whose look changed; nothing while nothing changed; and,
+    through the index, it reads no task again while nothing changed."""
+    from okstra_core.check.cache import open_store_index
     from okstra_core.commands.inbox import _polled
     from okstra_core.store import Project
+    from okstra_core.watch import signature
+    from okstra_core.workflows import inbox
     from okstra_core.workflows.inbox import read_paths
 
     monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    _aged(fresh_demo)
     opened: list[Path] = []
-    real = cache.open_store_index
-    monkeypatch.setattr(cache, "open_store_index", lambda root, *a, **k: opened.append(root) or real(root, *a, **k))
-    fresh = set(read_paths(Project(fresh_demo)))
-    polled = _polled(argparse.Namespace(no_cache=False, cache_dir=None), fresh_demo, read_paths)
-    assert set(polled()) == fresh and set(polled()) == fresh  # cold, then warm
-    assert opened == [fresh_demo, fresh_demo]
-    opened.clear()
-    afresh = _polled(argparse.Namespace(no_cache=True, cache_dir=None), fresh_demo, read_paths)
-    assert set(afresh()) == fresh and not opened
+    monkeypatch.setattr(
+        "okstra_core.check.cache.open_store_index",
+        lambda root, *a, **k: opened.append(root) or open_store_index(root, *a, **k),
+    )
+    looked, told = _polled(argparse.Namespace(no_cache=not cached, cache_dir=None), fresh_demo)
+    assert looked() == []
+    before = signature(read_paths(Project(fresh_demo)))
+    assert told() == set()  # the first answer is the baseline (cold: the index is built)
+    scans: list[object] = []
+    scan = inbox._scan
+    monkeypatch.setattr(inbox, "_scan", lambda task: scans.append(task) or scan(task))
+    assert told() == set()
+    assert not scans or not cached, "a warm look read tasks again"
+    for task_id in ("checkout/saved-cards", "checkout/saved-cards", "demo-shop:platform:ci-speedup"):
+        _approve(fresh_demo, task_id)
+        after = signature(read_paths(Project(fresh_demo)))
+        expected = {path for path, sig in before.items() if after.get(path) != sig}
+        assert expected and told() == expected
+        assert told() == set()
+        before = after
+    assert bool(opened) == cached
+
+
+def test_a_store_index_kept_by_another_process_meanwhile_cannot_say_which(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process that kept the inbox between two looks recorded newer looks: a change made before it would
+    not show against them, so the look answers "cannot say which" (None), and names changes again after."""
+    from okstra_core.check.cache import open_store_index
+    from okstra_core.store import Project
+    from okstra_core.workflows.inbox import InboxTold, read_inbox
+
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    _aged(fresh_demo)
+    told = InboxTold(fresh_demo, lambda look: open_store_index(fresh_demo, look=look))
+    assert told() == set()
+    _approve(fresh_demo, "checkout/saved-cards")
+    index = open_store_index(fresh_demo)
+    assert not isinstance(index, str)
+    with index:  # an ``okstra inbox`` run elsewhere
+        read_inbox(Project(fresh_demo), index)
+    assert told() is None
+    assert told() == set()
+    _approve(fresh_demo, "checkout/saved-cards")
+    assert told()
