@@ -52,6 +52,7 @@ Nothing here writes in the store: reads go through :mod:`okstra_core.reading`.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import hmac
@@ -91,7 +92,7 @@ INDEX_DIR: Final = "index"
 PAGE_BYTES: Final = 16384
 
 #: The first element of a fact's recorded reads (:func:`pack_deps`): their form.
-DEPS_FORM: Final = "reads/3"
+DEPS_FORM: Final = "reads/4"
 #: How the packed reads of a fact begin when they hold any, and all they are when they hold none.
 _DEPS_HEAD: Final = f'["{DEPS_FORM}",'
 _DEPS_NONE: Final = f'["{DEPS_FORM}"]'
@@ -124,7 +125,7 @@ class Look(Protocol):
         """:meth:`holds`, by a look at *path* whatever the source would say of it (a path reached through a
         symlink, whose changes a source naming changed paths names elsewhere)."""
 
-    def holds_all(self, paths: Sequence[str], recorded: list[Sig], linked: AbstractSet[str]) -> bool:
+    def holds_all(self, paths: Sequence[str], recorded: Sequence[Sig], linked: AbstractSet[str]) -> bool:
         """Whether each of *paths* holds with the metadata at the same place in *recorded* (:meth:`holds`;
         :meth:`looked` for those in *linked*)."""
 
@@ -139,7 +140,7 @@ class LookedOnce(Generic[_Look]):
         self._by_path: dict[str, _Look] = {}
         #: Looks taken in bulk and not yet filed by path, as (paths, looks): a process that asks one question
         #: of tens of thousands of paths (a warm answer) never builds the table.
-        self._unfiled: list[tuple[list[str], list[_Look]]] = []
+        self._unfiled: list[tuple[list[str], Sequence[_Look]]] = []
         #: How many paths were looked at.
         self.stats = 0
 
@@ -175,7 +176,9 @@ class StatPass(LookedOnce[tuple[int, int, int, int]]):
     """One ``stat`` per path for as long as it lives (:class:`LookedOnce` of :func:`okstra_core.watch.look_one`):
     every fact checked through it shares the looks."""
 
-    def __init__(self, look_many: Callable[[list[str]], list[Sig]] = watch.look_many, *, noting: bool = False) -> None:
+    def __init__(
+        self, look_many: Callable[[list[str]], watch.Looks] = watch.look_many, *, noting: bool = False
+    ) -> None:
         super().__init__(watch.look_one)
         self._look_many = look_many
         #: With *noting*, every path a fact recorded whose look now differs (or was recorded unsettled): what
@@ -191,7 +194,7 @@ class StatPass(LookedOnce[tuple[int, int, int, int]]):
 
     looked = holds
 
-    def holds_all(self, paths: Sequence[str], recorded: list[Sig], linked: AbstractSet[str]) -> bool:
+    def holds_all(self, paths: Sequence[str], recorded: Sequence[Sig], linked: AbstractSet[str]) -> bool:
         # Every path is looked at here, linked or not, all of them before comparing: no Python call per path but
         # the look (a warm answer checks tens of thousands), and a fact that does not hold is computed again
         # through the same looks.
@@ -205,11 +208,12 @@ class StatPass(LookedOnce[tuple[int, int, int, int]]):
             if new:
                 self.stats += len(new)
                 seen.update(zip(new, self._look_many(new), strict=True))
-            looks = list(map(seen.__getitem__, paths))
-        if looks == recorded:
+            looks = watch.Looks.of(map(seen.__getitem__, paths))
+        then = recorded if isinstance(recorded, watch.Looks) else watch.Looks.of(recorded)
+        if looks == then:
             return True
-        if self.differed is not None:
-            self.differed.update(path for path, now, then in zip(paths, looks, recorded, strict=False) if now != then)
+        if self.differed is not None and len(looks) == len(then):
+            self.differed.update(paths[i] for i in looks.differing(then))
         return False
 
 
@@ -269,7 +273,7 @@ class ChangedSince:
     def looked(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
         return self.looks(path) == recorded
 
-    def holds_all(self, paths: Sequence[str], recorded: list[Sig], linked: AbstractSet[str]) -> bool:
+    def holds_all(self, paths: Sequence[str], recorded: Sequence[Sig], linked: AbstractSet[str]) -> bool:
         holds, looked = self.holds, self.looked
         return all(
             (looked(path, sig) if path in linked else holds(path, sig))
@@ -318,25 +322,25 @@ def deps_segments(text: str) -> str:
 
 
 def pack_deps(paths: watch.Signature, linked: AbstractSet[str], prefix: str, nested: Iterable[str] = ()) -> str:
-    """The JSON of what a fact read: ``[DEPS_FORM, segment, ...]``, a segment being ``[[path, ...], [metadata,
-    ...], [index, ...]]``: each path relative to the root (*prefix*) when inside it, else absolute with a
-    leading ``/``; the four numbers of each path's metadata in turn, in the paths' order; the places of the
-    paths reached through a symlink. The first segment is what the fact read itself (*paths*, *linked*); then
-    come the segments of what the facts *nested* in it read (:func:`deps_segments`), taken over as they are: a
-    fact made of 100,000 facts is written without holding their paths in one table. Flat lists, so that a warm answer
-    reading tens of thousands of paths parses few objects."""
+    """The JSON of what a fact read: ``[DEPS_FORM, segment, ...]``, a segment being ``[[path, ...], metadata,
+    [index, ...]]``: each path relative to the root (*prefix*) when inside it, else absolute with a leading
+    ``/``; the four numbers of each path's metadata in turn, in the paths' order, as 64-bit little-endian
+    numbers in base64 (:class:`okstra_core.watch.Looks`: read back without a Python object a number); the places
+    of the paths reached through a symlink. The first segment is what the fact read itself (*paths*, *linked*);
+    then come the segments of what the facts *nested* in it read (:func:`deps_segments`), taken over as they
+    are: a fact made of 100,000 facts is written without holding their paths in one table."""
     segments: list[str] = []
     if paths:
         order = sorted(paths)
         rel = [(p[len(prefix) :] if p.startswith(prefix) else "/" + p) for p in order]
-        flat = [n for p in order for n in paths[p]]
+        numbers = base64.b64encode(watch.Looks.of(map(paths.__getitem__, order)).to_bytes()).decode("ascii")
         through = [i for i, p in enumerate(order) if p in linked]
-        segments.append(json.dumps([rel, flat, through], separators=(",", ":")))
+        segments.append(json.dumps([rel, numbers, through], separators=(",", ":")))
     segments.extend(text for text in nested if text)
     return _DEPS_HEAD + ",".join(segments) + "]" if segments else _DEPS_NONE
 
 
-def unpack_deps(text: str, prefix: str) -> tuple[list[str], list[Sig], set[str]] | None:
+def unpack_deps(text: str, prefix: str) -> tuple[list[str], watch.Looks, set[str]] | None:
     """What :func:`pack_deps` wrote: the absolute paths (each once), their metadata and the paths reached through
     a symlink (None for anything else, or for a path recorded twice with different metadata: the fact is
     computed again)."""
@@ -348,38 +352,39 @@ def unpack_deps(text: str, prefix: str) -> tuple[list[str], list[Sig], set[str]]
         return None
     segments = doc[1:]
     rel: list[str] = []
-    flat: list[int] = []
+    looks = watch.Looks()
     through: list[int] = []
     for segment in segments:
         if not isinstance(segment, list) or len(segment) != 3:
             return None
         paths_in, numbers_in, places = segment
-        if not isinstance(paths_in, list) or not isinstance(numbers_in, list) or not isinstance(places, list):
+        if not isinstance(paths_in, list) or not isinstance(numbers_in, str) or not isinstance(places, list):
             return None
-        # Numbers of another type only fail to match a look; a path that is no text would fail the look itself.
-        if len(numbers_in) != 4 * len(paths_in):
+        try:
+            part = watch.Looks.from_bytes(base64.b64decode(numbers_in, validate=True))
+        except ValueError:  # binascii.Error is one
+            return None
+        if part is None or len(part) != len(paths_in):
             return None
         if places:
             if not all(isinstance(i, int) and 0 <= i < len(paths_in) for i in places):
                 return None
             through.extend(len(rel) + i for i in places)
         rel.extend(paths_in)
-        flat.extend(numbers_in)
+        looks.numbers.extend(part.numbers)
     try:
         "".join(rel)  # TypeError unless every path is text (checked in one call: there may be tens of thousands)
         paths = [path[1:] if path[0] == "/" else prefix + path for path in rel]
     except (TypeError, IndexError):
         return None
     linked = {paths[i] for i in through}
-    numbers = iter(flat)
-    sigs: list[Sig] = list(zip(numbers, numbers, numbers, numbers, strict=True))
     if len(segments) > 1 and len(set(paths)) != len(paths):  # facts nested in one read some paths alike
         table: dict[str, Sig] = {}
-        for path, sig in zip(paths, sigs, strict=True):
+        for path, sig in zip(paths, looks, strict=True):
             if table.setdefault(path, sig) != sig:
                 return None
-        paths, sigs = list(table), list(table.values())
-    return paths, sigs, linked
+        paths, looks = list(table), watch.Looks.of(table.values())
+    return paths, looks, linked
 
 
 def index_path(cache_dir: Path, root: Path) -> Path:
@@ -785,7 +790,7 @@ class StoreIndex:
         """Whether *mac* is this index's for the row (a MAC of other characters than hex is not: no error)."""
         return mac.isascii() and hmac.compare_digest(mac, self._mac(name, value, deps))
 
-    def _deps_of(self, deps_text: str) -> tuple[list[str], list[Sig], set[str]] | None:
+    def _deps_of(self, deps_text: str) -> tuple[list[str], watch.Looks, set[str]] | None:
         """The recorded paths (absolute) of a fact, their metadata in the same order, and those reached through a
         symlink, when every one still holds, else None. A path reached through a symlink is looked at whatever
         the freshness source says (:attr:`okstra_core.reading.Reads.linked`)."""

@@ -27,16 +27,16 @@ from __future__ import annotations
 import contextlib
 import errno
 import itertools
-import marshal
 import os
 import stat
 import sys
 import threading
 import time
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final, Literal, overload
 
 from . import inotify
 
@@ -144,20 +144,142 @@ def look_one(path: str | Path, clock: Callable[[], int] = time.time_ns) -> tuple
 SPLIT_AT: Final = 8192
 
 
-def look_many(paths: list[str]) -> list[tuple[int, int, int, int]]:
+_INT64_MAX: Final = (1 << 63) - 1
+_INT64_MIN: Final = -(1 << 63)
+#: How many looks are packed at a time (:meth:`Looks.of`): a long list never exists as tuples all at once.
+_PACK_STEP: Final = 4096
+
+
+def _fitted(sig: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    """*sig* within 64-bit signed numbers: an inode above that range as its two's complement (undone when read
+    back, :func:`_unfitted`), a time beyond it at its end (the ctime, which no one sets, still tells a change)."""
+    mtime, ctime, size, ino = sig
+    return (
+        min(max(mtime, _INT64_MIN), _INT64_MAX),
+        min(max(ctime, _INT64_MIN), _INT64_MAX),
+        min(size, _INT64_MAX),
+        ino - (1 << 64) if ino > _INT64_MAX else ino,
+    )
+
+
+def _unfitted(mtime: int, ctime: int, size: int, ino: int) -> tuple[int, int, int, int]:
+    # A negative inode of a path that was looked at (its size is not negative) was wrapped by _fitted.
+    return (mtime, ctime, size, ino + (1 << 64) if ino < 0 <= size else ino)
+
+
+class Looks(Sequence[tuple[int, int, int, int]]):
+    """The metadata of many paths in order (:func:`look_one` each), packed as four 64-bit numbers a path: a warm
+    answer holds and compares tens of thousands of looks without a Python object for each (two looks of a whole
+    list compare as one ``memcmp``). Reads back as the tuples :func:`look_one` gives."""
+
+    __slots__ = ("numbers",)
+
+    def __init__(self, numbers: array[int] | None = None) -> None:
+        self.numbers: array[int] = array("q") if numbers is None else numbers
+
+    @classmethod
+    def of(cls, sigs: Iterable[tuple[int, int, int, int]]) -> Looks:
+        out = array("q")
+        it = iter(sigs)
+        while step := list(itertools.islice(it, _PACK_STEP)):
+            try:
+                part = array("q", itertools.chain.from_iterable(step))
+            except OverflowError:
+                part = array("q", itertools.chain.from_iterable(map(_fitted, step)))
+            out += part
+        return cls(out)
+
+    def __len__(self) -> int:
+        return len(self.numbers) // 4
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[int, int, int, int]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Looks: ...
+
+    def __getitem__(self, i: int | slice) -> tuple[int, int, int, int] | Looks:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            if step != 1:
+                return Looks.of(self[j] for j in range(start, stop, step))
+            return Looks(self.numbers[4 * start : 4 * stop])
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        m, c, s, n = self.numbers[4 * i : 4 * i + 4]
+        return _unfitted(m, c, s, n)
+
+    def __iter__(self) -> Iterator[tuple[int, int, int, int]]:
+        numbers = iter(self.numbers)
+        return map(_unfitted, numbers, numbers, numbers, numbers)
+
+    def __contains__(self, sig: object) -> bool:
+        if not (isinstance(sig, tuple) and len(sig) == 4 and all(isinstance(n, int) for n in sig)):
+            return False
+        wanted = array("q", _fitted(sig))
+        numbers = self.numbers
+        if wanted[0] not in numbers:  # no path has this mtime: no loop in Python
+            return False
+        return any(numbers[i : i + 4] == wanted for i in range(0, len(numbers), 4) if numbers[i] == wanted[0])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Looks):
+            return self.numbers == other.numbers
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self) and self.numbers == Looks.of(other).numbers
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Looks) -> Looks:
+        return Looks(self.numbers + other.numbers)
+
+    def differing(self, other: Looks) -> Iterator[int]:
+        """The places where *other* (as long as this) holds other metadata, found block by block (a look that
+        differs in a few paths of tens of thousands compares the rest as whole blocks)."""
+        mine, theirs = self.numbers, other.numbers
+        block = 4 * 256
+        for start in range(0, len(mine), block):
+            if mine[start : start + block] != theirs[start : start + block]:
+                end = min(start + block, len(mine))
+                yield from (i // 4 for i in range(start, end, 4) if mine[i : i + 4] != theirs[i : i + 4])
+
+    def to_bytes(self) -> bytes:
+        """The numbers as little-endian bytes, whatever this machine's order (:meth:`from_bytes`)."""
+        if sys.byteorder == "little":
+            return self.numbers.tobytes()
+        swapped = array("q", self.numbers)
+        swapped.byteswap()
+        return swapped.tobytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Looks | None:
+        """What :meth:`to_bytes` gave (None when *data* is no whole number of looks)."""
+        if len(data) % 32:
+            return None
+        numbers = array("q")
+        numbers.frombytes(data)
+        if sys.byteorder != "little":
+            numbers.byteswap()
+        return cls(numbers)
+
+
+def look_many(paths: list[str]) -> Looks:
     """:func:`look_one` of each of *paths*, in order. A long list is split with a forked process where that is
     safe (a machine of several cores, a process of one thread: forking one that runs others may copy a lock
     held by another thread); the looks are syscalls that one interpreter makes one at a time, so two processes
     take about half as long. Anything that goes wrong in the forked half is looked at here."""
     if len(paths) < SPLIT_AT or not _may_fork():
-        return list(map(look_one, paths))
+        return Looks.of(map(look_one, paths))
     half = len(paths) // 2
     theirs = _forked_looks(paths[half:])
-    mine = list(map(look_one, paths[:half]))
+    mine = Looks.of(map(look_one, paths[:half]))
     looked = theirs()
     if looked is None or len(looked) != len(paths) - half:
-        looked = list(map(look_one, paths[half:]))
-    return mine + looked
+        looked = Looks.of(map(look_one, paths[half:]))
+    return mine + (looked if isinstance(looked, Looks) else Looks.of(looked))
 
 
 def _may_fork() -> bool:
@@ -171,7 +293,7 @@ def _cores() -> set[int] | range:
         return range(os.cpu_count() or 1)
 
 
-def _forked_looks(paths: list[str]) -> Callable[[], list[tuple[int, int, int, int]] | None]:
+def _forked_looks(paths: list[str]) -> Callable[[], Looks | None]:
     """Start looking at *paths* in a forked process; the callable returned waits for its answer (None when
     there is none: the fork failed, the process died)."""
     try:
@@ -187,14 +309,14 @@ def _forked_looks(paths: list[str]) -> Callable[[], list[tuple[int, int, int, in
     if pid == 0:  # pragma: no cover - the forked half ends here, never returning into the caller's code
         try:
             os.close(readable)
-            data = memoryview(marshal.dumps(list(map(look_one, paths))))
+            data = memoryview(Looks.of(map(look_one, paths)).to_bytes())
             while data:
                 data = data[os.write(writable, data) :]
         finally:
             os._exit(0)
     os.close(writable)
 
-    def answer() -> list[tuple[int, int, int, int]] | None:
+    def answer() -> Looks | None:
         chunks = []
         try:
             while chunk := os.read(readable, 1 << 20):
@@ -205,11 +327,7 @@ def _forked_looks(paths: list[str]) -> Callable[[], list[tuple[int, int, int, in
             os.close(readable)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
-        try:
-            looked = marshal.loads(b"".join(chunks))
-        except (EOFError, ValueError, TypeError):
-            return None
-        return looked if isinstance(looked, list) else None
+        return Looks.from_bytes(b"".join(chunks))
 
     return answer
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import sqlite3
@@ -15,6 +16,7 @@ import pytest
 from okstra_core import reading, store_index, watch
 from okstra_core.store import Project
 from okstra_core.store_index import (
+    DEPS_FORM,
     INDEX_FORMAT,
     ChangedSince,
     StatPass,
@@ -541,21 +543,29 @@ def test_what_a_fact_read_is_kept_and_read_back_in_order(tmp_path: Path) -> None
     assert dict(zip(paths, recorded, strict=True)) == sigs and paths == sorted(sigs) and linked == {outside}
 
 
+_B64_ONE = base64.b64encode(watch.Looks.of([(1, 2, 3, 4)]).to_bytes()).decode()
+_B64_OTHER = base64.b64encode(watch.Looks.of([(1, 2, 3, 5)]).to_bytes()).decode()
+
+
 @pytest.mark.parametrize(
     "text",
     [
         '{"a": [1, 2, 3, 4]}',  # the form before: computed afresh
-        '["reads/2", ["a"], [1, 2, 3, 4], []]',  # the form before
-        '["reads/3", [["a"], [1, 2, 3], []]]',
-        '["reads/3", [[7], [1, 2, 3, 4], []]]',
-        '["reads/3", [[""], [1, 2, 3, 4], []]]',
-        '["reads/3", [["a"], [1, 2, 3, 4], [1]]]',
-        '["reads/3", [["a"], [1, 2, 3, 4], [-1]]]',
-        '["reads/3", [["a"], [1, 2, 3, 4], ["0"]]]',
-        '["reads/3", [["a"], [1, 2, 3, 4]]]',
-        '["reads/3", ["a", [1, 2, 3, 4], []]]',
-        '["reads/3", [["a"], [1, 2, 3, 4], []], [["a"], [1, 2, 3, 5], []]]',  # one path, two looks that disagree
-        '{"reads/3": []}',
+        '["reads/2", ["a"], [1, 2, 3, 4], []]',  # the forms before
+        '["reads/3", [["a"], [1, 2, 3, 4], []]]',
+        f'["reads/4", [["a"], "{_B64_ONE[:-4]}", []]]',  # three numbers
+        f'["reads/4", [["a"], "{_B64_ONE}!", []]]',  # not base64
+        '["reads/4", [["a"], [1, 2, 3, 4], []]]',
+        f'["reads/4", [["a", "b"], "{_B64_ONE}", []]]',  # two paths, one look
+        f'["reads/4", [[7], "{_B64_ONE}", []]]',
+        f'["reads/4", [[""], "{_B64_ONE}", []]]',
+        f'["reads/4", [["a"], "{_B64_ONE}", [1]]]',
+        f'["reads/4", [["a"], "{_B64_ONE}", [-1]]]',
+        f'["reads/4", [["a"], "{_B64_ONE}", ["0"]]]',
+        f'["reads/4", [["a"], "{_B64_ONE}"]]',
+        f'["reads/4", ["a", "{_B64_ONE}", []]]',
+        f'["reads/4", [["a"], "{_B64_ONE}", []], [["a"], "{_B64_OTHER}", []]]',  # one path, two looks that disagree
+        '{"reads/4": []}',
         "not json",
     ],
 )
@@ -710,7 +720,7 @@ def test_a_fact_made_of_facts_takes_their_reads_packed_and_looks_at_each_path_on
     (deps,) = conn.execute("SELECT deps FROM facts WHERE name = 'whole'").fetchone()
     parts = [row[0] for row in conn.execute("SELECT deps FROM facts WHERE name LIKE 'part:%' ORDER BY name")]
     conn.close()
-    assert deps == '["reads/3",' + ",".join(p[len('["reads/3",') : -1] for p in parts) + "]"
+    assert deps == f'["{DEPS_FORM}",' + ",".join(p[len(f'["{DEPS_FORM}",') : -1] for p in parts) + "]"
     paths, _, _ = unpack_deps(deps, str(tmp_path) + os.sep) or ([], [], set())
     assert sorted(paths) == sorted(map(str, (a, b, shared))), "the file both parts read is looked at once"
     with _index(tmp_path, cache) as index:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -244,6 +245,8 @@ def _files(tmp_path: Path, count: int) -> list[str]:
         path = tmp_path / f"f{i}"
         if i % 3:  # every third is missing
             path.write_text("x" * i, encoding="utf-8")
+            old = time.time() - 10  # out of the racy window: two looks a moment apart agree
+            os.utime(path, (old, old))
         paths.append(str(path))
     return paths
 
@@ -312,3 +315,35 @@ def test_the_watchers_polling_in_one_process_share_its_polling_budget(tmp_path: 
         assert watch._Pollers.count == before, "a watcher on file events takes no share"
     finally:
         events.close()
+
+
+def test_packed_looks_read_back_as_looked_at() -> None:
+    """Packed looks read back as the tuples a look gives: times before 1970, an inode above 2**63, the marks of
+    a missing and an unsettled path; a time beyond 64 bits is kept at its end."""
+    sigs = [
+        (1, 2, 3, 4),
+        (-5_000_000_000, 7, 0, 2**64 - 1),
+        watch.MISSING,
+        watch.UNSETTLED,
+        (2**63 - 1, 2**63 - 1, 2**63 - 1, 2**63),
+    ]
+    looks = watch.Looks.of(sigs)
+    assert list(looks) == sigs and looks == sigs and len(looks) == 5
+    assert [looks[i] for i in range(-5, 5)] == sigs * 2 and looks[1:3] == sigs[1:3] and looks[::2] == sigs[::2]
+    assert watch.UNSETTLED in looks and watch.MISSING in looks and (1, 2, 3, 5) not in looks and "x" not in looks
+    assert watch.UNSETTLED not in watch.Looks.of(sigs[:3])
+    assert list(watch.Looks.of([(2**70, 1, 2, 3)])) == [(2**63 - 1, 1, 2, 3)]
+    again = watch.Looks.from_bytes(looks.to_bytes())
+    assert again == looks and watch.Looks.from_bytes(looks.to_bytes()[:-1]) is None
+    with pytest.raises(IndexError):
+        looks[5]
+
+
+def test_packed_looks_say_where_they_differ() -> None:
+    sigs = [(i, i, i, i) for i in range(3000)]
+    other = list(sigs)
+    for place in (0, 1023, 1024, 2999):
+        other[place] = watch.MISSING
+    assert list(watch.Looks.of(sigs).differing(watch.Looks.of(other))) == [0, 1023, 1024, 2999]
+    assert list(watch.Looks.of(sigs).differing(watch.Looks.of(sigs))) == []
+    assert watch.Looks.of(sigs) != watch.Looks.of(other) and watch.Looks.of(sigs) != sigs[:-1]
