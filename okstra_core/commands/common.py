@@ -26,8 +26,9 @@ from ..store import Project, RunDir, Task
 from ..text import json_escaped, visible
 
 if TYPE_CHECKING:
-    from ..store_index import StoreIndex
+    from ..store_index import StatPass, StoreIndex
     from ..workflows.common import Clock
+    from ..workflows.inbox import InboxTold
     from ..write_log import Input, Verb
 
 Handler = Callable[[argparse.Namespace], int]
@@ -321,3 +322,16 @@ def say_index_notices(index: StoreIndex, verb: str) -> None:
     for notice in index.notices:
         print(f"okstra {verb}: notice: {visible(notice)}", file=sys.stderr)
     index.notices.clear()
+
+
+def polled(args: argparse.Namespace, root: Path) -> tuple[Callable[[], list[str]], InboxTold]:
+    """For a watcher of the project at *root* that polls: what it looks at itself (nothing) and what it asks,
+    which of what the inbox reads changed, of the store index (unless ``--no-cache``: then a baseline of what a
+    fresh reading read is kept), so that a full look reads no task again and keeps no baseline of every path."""
+    from ..check.cache import open_store_index
+    from ..workflows.inbox import InboxTold
+
+    def opened(look: StatPass) -> StoreIndex | str:
+        return open_store_index(root, getattr(args, "cache_dir", None), look=look)
+
+    return (list, InboxTold(root, None if getattr(args, "no_cache", False) else opened))

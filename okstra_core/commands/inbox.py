@@ -46,15 +46,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..text import counted, visible
-from .common import add_index_args, open_index, open_project, say_index_notices
+from .common import add_index_args, open_index, open_project, polled, say_index_notices
 from .inbox_output import INBOX_JSON_VERSION, group_lines, reread, unreadable_fields
 from .projects import add_all_args, check_all_args
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from ..store_index import StatPass, StoreIndex
-    from ..workflows.inbox import Inbox, InboxTold
+    from ..workflows.inbox import Inbox
 
 
 #: Unlisted folders named on stderr, one line each; more are counted in one last line.
@@ -157,19 +154,6 @@ def print_groups(items: list[Any]) -> None:
     print(f"{count} decision{'s' if count != 1 else ''} waiting in {tasks} task{'s' if tasks != 1 else ''}")
 
 
-def _polled(args: argparse.Namespace, root: Path) -> tuple[Callable[[], list[str]], InboxTold]:
-    """What a polling watcher looks at itself (nothing) and what it asks: which of what the inbox reads changed,
-    asked of the store index (unless ``--no-cache``: then a baseline of what a fresh reading read is kept), so
-    that a full look reads no task again and keeps no baseline of every path."""
-    from ..check.cache import open_store_index
-    from ..workflows.inbox import InboxTold
-
-    def opened(look: StatPass) -> StoreIndex | str:
-        return open_store_index(root, args.cache_dir, look=look)
-
-    return (list, InboxTold(root, None if args.no_cache else opened))
-
-
 class _Stopped(Exception):
     """SIGINT or SIGTERM asked ``--watch`` to end."""
 
@@ -193,7 +177,7 @@ def watch(args: argparse.Namespace) -> int:
     try:
         # Watch first, then read: a decision made while the inbox is read is a change the watcher reports.
         hot = HotPaths(root)
-        looked, told = _polled(args, root)
+        looked, told = polled(args, root)
         watcher = StoreWatcher(layout.okstra_dir(root), looked, hot_paths=hot, told=told)
         inbox = read_inbox(Project(root))
         hot.waiting = {d.task_root for d in inbox.items if d.task_root is not None}

@@ -147,20 +147,27 @@ class _Watched:
     """One project under watch: its watcher, its quick-look paths and a thread that reports its changes."""
 
     def __init__(
-        self, entry: ProjectEntry, woken: queue.Queue[str], stop: threading.Event, step: float | None = None
+        self,
+        args: argparse.Namespace,
+        entry: ProjectEntry,
+        woken: queue.Queue[str],
+        stop: threading.Event,
+        step: float | None = None,
     ) -> None:
         from .. import layout
-        from ..store import Project
         from ..watch import EVENTS_STEP, StoreWatcher
-        from ..workflows.inbox import HotPaths, read_paths
+        from ..workflows.inbox import HotPaths
+        from .common import polled
 
         self.entry = entry
         root = entry.root
         self.hot: HotPaths = HotPaths(root)
+        looked, told = polled(args, root)  # polling, the store index says what changed in what the inbox reads
         self.watcher: StoreWatcher = StoreWatcher(
             layout.okstra_dir(root),
-            lambda: read_paths(Project(root)),
+            looked,
             hot_paths=self.hot,
+            told=told,
             step=EVENTS_STEP if step is None else step,
         )
         self._thread = threading.Thread(target=self._loop, args=(woken, stop), daemon=True)
@@ -205,7 +212,7 @@ def watch_entries(
         # Watch first, then read: a decision made while the inboxes are read is a change a watcher reports.
         for entry in entries:
             if entry.readable:
-                watched[entry.project_id] = _Watched(entry, woken, stop, step)
+                watched[entry.project_id] = _Watched(args, entry, woken, stop, step)
         # Through each project's store index (unless --no-cache): a warm start reads only what changed.
         state = {pi.entry.project_id: pi for pi in (read_one(args, e) for e in entries)}
         _follow_waiting(watched, state)

@@ -390,7 +390,7 @@ def test_what_the_inbox_read_is_told_changed_as_a_fresh_look_sees_it(
     a change, exactly the paths a fresh reading had read whose look changed; nothing while nothing changed; and,
     through the index, it reads no task again while nothing changed."""
     from okstra_core.check.cache import open_store_index
-    from okstra_core.commands.inbox import _polled
+    from okstra_core.commands.common import polled
     from okstra_core.store import Project
     from okstra_core.watch import signature
     from okstra_core.workflows import inbox
@@ -403,7 +403,7 @@ def test_what_the_inbox_read_is_told_changed_as_a_fresh_look_sees_it(
         "okstra_core.check.cache.open_store_index",
         lambda root, *a, **k: opened.append(root) or open_store_index(root, *a, **k),
     )
-    looked, told = _polled(argparse.Namespace(no_cache=not cached, cache_dir=None), fresh_demo)
+    looked, told = polled(argparse.Namespace(no_cache=not cached, cache_dir=None), fresh_demo)
     assert looked() == []
     before = signature(read_paths(Project(fresh_demo)))
     assert told() == set()  # the first answer is the baseline (cold: the index is built)
