@@ -63,6 +63,9 @@ NOTICES_WAIT_SECONDS = 20.0
 OTHERS_AFTER_SECONDS = 10.0
 #: Seconds between two looks at whether that check has ended.
 OTHERS_POLL_SECONDS = 0.2
+#: The longest a polling feed waits for the count of what waits at the start before its own first look at what
+#: the inbox reads (a cold count of 100,000 tasks took about 110 s; past this the feed looks all the same).
+FEED_WAITS_SECONDS = 300.0
 
 
 class OkstraApp(App[None]):
@@ -146,6 +149,10 @@ class OkstraApp(App[None]):
         if waiting is None or waiting.root != project.root:
             waiting = None if start_home else KeptWaiting(project.root, early=True)
         self._kept_waiting: KeptWaiting | None = waiting
+        if waiting is not None:
+            # Polled, the feed's first look at what the inbox reads waits for this count, which brings the store
+            # index up to date: a cold index is then built once, in the counting child, not also in here.
+            self._feed.ready = partial(waiting.join, FEED_WAITS_SECONDS)
 
     @property
     def project_label(self) -> str:

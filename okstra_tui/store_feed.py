@@ -65,6 +65,9 @@ class StoreFeed:
         self._watching = watching
         #: Set once the watcher is in place (or there is no store to watch).
         self.started = threading.Event()
+        #: Waited for before a polling watcher's first look at what the inbox reads (:class:`InboxTold`): the
+        #: count of what waits that brings the store index up to date as the workbench starts.
+        self.ready: Callable[[], object] | None = None
         #: Told once, from the feed's thread, why the project's store is polled when polling was not asked for.
         self._warn = warn
         self._warned = False
@@ -149,7 +152,7 @@ class StoreFeed:
         workbench keeps no baseline of the hundreds of thousands of paths a large store's inbox reads)."""
         from okstra_core.workflows.inbox import InboxTold
 
-        return InboxTold(self.root, self._open_index)
+        return InboxTold(self.root, self._open_index, self.ready)
 
     def _open_index(self, look: StatPass) -> StoreIndex | str:
         from okstra_core.check.cache import open_store_index  # the checker's modules: only once the store is polled

@@ -491,12 +491,19 @@ class InboxTold:
     recorded newer looks, hiding a change made before it: the inbox fact's MAC says so, and the call answers
     None ("cannot say which"). Where there is no usable index (*open_index* None, or no key, no cache folder),
     it keeps a baseline of what a fresh reading read and compares with it. The first call answers nothing: it
-    is the baseline.
+    is the baseline. It waits for *ready* first, when given: another reader of the whole inbox that is to bring
+    the index up to date (the workbench's counting child), so that a cold index is not built twice at once.
     """
 
-    def __init__(self, root: Path, open_index: Callable[[StatPass], StoreIndex | str] | None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        open_index: Callable[[StatPass], StoreIndex | str] | None,
+        ready: Callable[[], object] | None = None,
+    ) -> None:
         self.root = root
         self._open = open_index
+        self._ready = ready
         self._called = False
         #: The inbox fact's MAC as the last call left it (None: not known).
         self._mac: str | None = None
@@ -507,6 +514,8 @@ class InboxTold:
         from ..store_index import StatPass, StoreIndex
 
         first, self._called = not self._called, True
+        if first and self._ready is not None:
+            self._ready()
         look = StatPass(noting=True)
         index = None if self._open is None else self._open(look)
         if not isinstance(index, StoreIndex) or not index.usable:

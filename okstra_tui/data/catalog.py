@@ -436,9 +436,10 @@ class KeptWaiting:
                 return None
             return self.counts
 
-    def join(self) -> None:
-        """Wait until nothing more is read here (the early count ended, or never started)."""
-        self._done.wait()
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait until nothing more is read here (the early count ended, or never started), at most *timeout*
+        seconds; whether it did."""
+        return self._done.wait(timeout)
 
     def _read(self) -> None:
         counts: dict[Path, int] | None = None

@@ -163,3 +163,33 @@ def test_a_polling_feed_asks_the_store_index_what_changed_in_what_the_inbox_read
         assert None not in delivered, "the index could say which paths changed"
     finally:
         feed.close()
+
+
+def test_a_polling_feed_first_looks_once_the_count_at_the_start_is_in(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Polled, the feed's first look at what the inbox reads waits for the count of what waits at the start (which
+    brings the store index up to date): a cold index is built once, not also in the workbench at the same time."""
+    import threading
+
+    from okstra_tui.app import OkstraApp
+
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    monkeypatch.setenv("OKSTRA_WATCH", "poll")
+    opened: list[object] = []
+    real = StoreFeed._open_index
+    monkeypatch.setattr(StoreFeed, "_open_index", lambda self, look: opened.append(look) or real(self, look))
+    counted = threading.Event()
+    feed = StoreFeed(fresh_demo, lambda paths: None)
+    feed.ready = lambda: counted.wait(WAIT_SECONDS)
+    feed.start()
+    try:
+        time.sleep(0.5)
+        assert not opened and not feed.started.is_set()
+        counted.set()
+        assert feed.started.wait(WAIT_SECONDS) and len(opened) == 1
+    finally:
+        feed.close()
+    app = OkstraApp(Project(fresh_demo), notify="off")
+    assert app._feed.ready is not None, "the workbench's feed waits for its count at the start"
+    assert app._kept_waiting is not None and app._kept_waiting.join(WAIT_SECONDS)
