@@ -475,6 +475,10 @@ class StoreWatcher:
         #: Seconds between two quick looks at *hot_paths*, longer when one costs more than HOT_SHARE of that.
         self.hot_interval = poll_seconds
         self._hot_baseline: Signature = {}
+        #: The paths the quick looks saw change since the last full look, with what they saw: *told* names them
+        #: again at the next full look (the store index recorded them before), which reports them only if they
+        #: changed once more.
+        self._hot_seen: Signature = {}
         self._full_due = self._hot_due = 0.0
         self.settle = settle
         self.mode, self.why = choose_mode(root, mode)
@@ -750,6 +754,9 @@ class StoreWatcher:
             cost = time.thread_time()
             current = signature(self.poll_paths())
             told = set() if self.told is None else self.told()
+            if told and self._hot_seen:
+                told = {p for p in told if p not in self._hot_seen or look_one(p) != self._hot_seen[p]}
+            self._hot_seen = {}
             # Polling a large store costs: look less often, so that it takes at most POLL_SHARE of a core (the
             # processor time of the look: on a loaded machine its wall time says more of the others' work).
             self.poll_interval = max(self.poll_seconds, (time.thread_time() - cost) / _shared(POLL_SHARE))
@@ -771,6 +778,7 @@ class StoreWatcher:
             self._baseline.update(
                 (k, v) for k, v in current.items() if k in self._baseline and self._baseline[k] == old.get(k)
             )
+            self._hot_seen.update((k, v) for k, v in current.items() if k in old and old[k] != v)
             # Paths that only joined the quick look (a task that started waiting) are remembered, not a change.
             return self._report(old, current, changed(old, current))
         return False
@@ -787,7 +795,10 @@ class StoreWatcher:
     def _report(self, old: Signature, current: Signature, seen_change: bool) -> bool:
         """Note the paths that differ between the two looks when *seen_change*; returns *seen_change*."""
         if seen_change:
-            self._note_changed(k for k in old.keys() | current.keys() if old.get(k) != current.get(k))
+            # A path still unsettled is named again (:func:`changed` reports it), so that it is read once more.
+            self._note_changed(
+                k for k in old.keys() | current.keys() if old.get(k) != current.get(k) or current.get(k) == UNSETTLED
+            )
         return seen_change
 
     def _note_changed(self, paths: Iterable[str] | None) -> None:

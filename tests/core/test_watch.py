@@ -139,6 +139,33 @@ def test_the_quick_look_sees_a_task_folder_change_between_full_looks(tmp_path: P
         watcher.close()
 
 
+def test_a_change_the_quick_look_reported_is_not_told_again_by_the_full_look(tmp_path: Path) -> None:
+    """*told* (the store index) names what changed since the last full look, which includes what a quick look
+    reported in between: the full look reports such a path again only if it changed once more."""
+    task = tmp_path / "tasks" / "g" / "t"
+    task.mkdir(parents=True)
+    (task / "task-manifest.json").write_text("{}", encoding="utf-8")
+    old = (task.stat().st_mtime_ns - 10_000_000_000) / 1e9
+    os.utime(task, (old, old))
+    watcher = StoreWatcher(tmp_path, list, hot_paths=lambda: [task], told=lambda: {str(task)}, mode="poll")
+    try:
+        watcher._full_due = watcher._hot_due = float("inf")
+        for again in (False, True):
+            _publish(task)
+            time.sleep(0.1)  # out of the racy window: the looks are settled
+            watcher._hot_due = 0.0
+            assert watcher._poll_once(5.0) and watcher.take_changed() == {task}, "the quick look reports it"
+            if again:
+                _publish(task)
+                time.sleep(0.1)
+            watcher._full_due, watcher._hot_due = 0.0, float("inf")
+            assert watcher._poll_once(5.0) is again
+            assert watcher.take_changed() == ({task} if again else set())
+            watcher._full_due = float("inf")
+    finally:
+        watcher.close()
+
+
 def test_the_inbox_quick_look_names_every_task_folder_and_where_decisions_land(fresh_demo: Path) -> None:
     from okstra_core import layout
     from okstra_core.store import Project
@@ -347,3 +374,16 @@ def test_packed_looks_say_where_they_differ() -> None:
     assert list(watch.Looks.of(sigs).differing(watch.Looks.of(other))) == [0, 1023, 1024, 2999]
     assert list(watch.Looks.of(sigs).differing(watch.Looks.of(sigs))) == []
     assert watch.Looks.of(sigs) != watch.Looks.of(other) and watch.Looks.of(sigs) != sigs[:-1]
+
+
+def test_a_path_still_unsettled_is_named_again(tmp_path: Path) -> None:
+    """A look that finds a path unsettled twice in a row reports a change (it is read once more): the path is
+    named, so that a caller reading only what changed reads it."""
+    path = str(tmp_path / "a")
+    watcher = StoreWatcher(tmp_path, list, mode="poll")
+    try:
+        before, now = {path: watch.UNSETTLED}, {path: watch.UNSETTLED}
+        assert watch.changed(before, now) and watcher._report(before, now, True)
+        assert watcher.take_changed() == {Path(path)}
+    finally:
+        watcher.close()
