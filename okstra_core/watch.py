@@ -444,9 +444,10 @@ class StoreWatcher:
     in which okstra publishes the task's manifest by a rename): they are looked
     at far more often, within :data:`HOT_SHARE` of a core, and the full look
     still catches everything else. *told*, when given, is asked at each full
-    look (and once at the start) which paths changed since it was last asked
-    (None: it cannot say which), for what *poll_paths* leaves to it: a store
-    index that knows what it read and when (:class:`okstra_core.workflows.inbox.InboxTold`)
+    look (and once at the start, when what it names is reported by the first
+    :meth:`wait`) which paths changed since it was last asked (None: it cannot
+    say which), for what *poll_paths* leaves to it: a store index that knows
+    what it read and when (:class:`okstra_core.workflows.inbox.InboxTold`)
     says so without a baseline of every path here.
     """
 
@@ -514,7 +515,12 @@ class StoreWatcher:
         started = time.thread_time()
         self._baseline = signature(self.poll_paths())
         if self.told is not None:
-            self.told()  # its baseline: nothing before it is a change
+            # What it names already changed since the store index recorded it (by another reader, before this
+            # watcher): a reader that read before then may show the past, so the first wait reports it.
+            first = self.told()
+            if first is None or first:
+                self._note_changed(first)
+                self._dirty.set()
         self.poll_interval = max(self.poll_seconds, (time.thread_time() - started) / _shared(POLL_SHARE))
         self._full_due = time.monotonic() + self.poll_interval
         if self.hot_paths is not None:
@@ -739,6 +745,9 @@ class StoreWatcher:
                     return not self._stop.is_set()
                 if self._restart_events_if_replaced():
                     return True
+            elif self._dirty.is_set():  # the first look named changes (see _start_polling)
+                self._dirty.clear()
+                return True
             elif self._poll_once(left):
                 return True
         return False

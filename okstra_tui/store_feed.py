@@ -36,7 +36,6 @@ from okstra_core import layout, reading
 from okstra_core.watch import Signature, StoreWatcher, differs, signature
 
 if TYPE_CHECKING:
-    from okstra_core.store_index import StatPass, StoreIndex
     from okstra_core.workflows.inbox import InboxTold
 
 #: Seconds a wait lasts before the thread looks at the paths outside the store and whether it should stop.
@@ -150,14 +149,9 @@ class StoreFeed:
         """What changed among what the inbox reads, for a polling watcher: the store index looks once at each path
         its kept inbox read, reads again only the tasks whose files changed, and names the paths that did (the
         workbench keeps no baseline of the hundreds of thousands of paths a large store's inbox reads)."""
-        from okstra_core.workflows.inbox import InboxTold
+        from okstra_core.commands.common import inbox_told
 
-        return InboxTold(self.root, self._open_index, self.ready)
-
-    def _open_index(self, look: StatPass) -> StoreIndex | str:
-        from okstra_core.check.cache import open_store_index  # the checker's modules: only once the store is polled
-
-        return open_store_index(self.root, look=look)
+        return inbox_told(self.root, ready=self.ready)
 
     def _outside_changes(self) -> set[str]:
         """The paths outside the store that views read and that changed since the feed last looked."""

@@ -325,13 +325,23 @@ def say_index_notices(index: StoreIndex, verb: str) -> None:
 
 
 def polled(args: argparse.Namespace, root: Path) -> tuple[Callable[[], list[str]], InboxTold]:
-    """For a watcher of the project at *root* that polls: what it looks at itself (nothing) and what it asks,
-    which of what the inbox reads changed, of the store index (unless ``--no-cache``: then a baseline of what a
-    fresh reading read is kept), so that a full look reads no task again and keeps no baseline of every path."""
+    """For a verb's watcher of the project at *root* that polls: what it looks at itself (nothing) and what it
+    asks, which of what the inbox reads changed (:func:`inbox_told`, with the verb's ``--cache-dir`` and
+    ``--no-cache``)."""
+    no_cache = bool(getattr(args, "no_cache", False))
+    return (list, inbox_told(root, getattr(args, "cache_dir", None), no_cache=no_cache))
+
+
+def inbox_told(
+    root: Path, cache_dir: Path | None = None, *, no_cache: bool = False, ready: Callable[[], object] | None = None
+) -> InboxTold:
+    """What changed among what the inbox of the project at *root* reads, asked of its store index in *cache_dir*
+    (with *no_cache*, a baseline of what a fresh reading read is kept instead), so that a polling watcher's full
+    look reads no task again and keeps no baseline of every path; it first waits for *ready* when given."""
     from ..check.cache import open_store_index
     from ..workflows.inbox import InboxTold
 
     def opened(look: StatPass) -> StoreIndex | str:
-        return open_store_index(root, getattr(args, "cache_dir", None), look=look)
+        return open_store_index(root, cache_dir, look=look)
 
-    return (list, InboxTold(root, None if getattr(args, "no_cache", False) else opened))
+    return InboxTold(root, None if no_cache else opened, ready)

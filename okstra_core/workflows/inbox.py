@@ -490,9 +490,11 @@ class InboxTold:
     recorded them then. Another process that kept the inbox in between (an ``okstra inbox`` run elsewhere)
     recorded newer looks, hiding a change made before it: the inbox fact's MAC says so, and the call answers
     None ("cannot say which"). Where there is no usable index (*open_index* None, or no key, no cache folder),
-    it keeps a baseline of what a fresh reading read and compares with it. The first call answers nothing: it
-    is the baseline. It waits for *ready* first, when given: another reader of the whole inbox that is to bring
-    the index up to date (the workbench's counting child), so that a cold index is not built twice at once.
+    it keeps a baseline of what a fresh reading read and compares with it. The first call answers what changed
+    since the index kept the inbox (another reader kept it before this one began: the workbench's count at its
+    start), nothing when there was none kept. It waits for *ready* first, when given: another reader of the
+    whole inbox that is to bring the index up to date (the workbench's counting child), so that a cold index is
+    not built twice at once.
     """
 
     def __init__(
@@ -528,11 +530,11 @@ class InboxTold:
             _read(Project(self.root), index)
             found, left = index.found_mac(INBOX_FACT), index.left_mac(INBOX_FACT)
         known, self._mac, self._looked = self._mac, left, None
+        assert look.differed is not None
         if first:
-            return set()
+            return look.differed if found is not None else set()
         if known is None or found != known:
             return None
-        assert look.differed is not None
         return look.differed
 
     def _looked_here(self, first: bool) -> set[str] | None:

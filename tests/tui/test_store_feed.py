@@ -177,8 +177,10 @@ def test_a_polling_feed_first_looks_once_the_count_at_the_start_is_in(
     monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
     monkeypatch.setenv("OKSTRA_WATCH", "poll")
     opened: list[object] = []
-    real = StoreFeed._open_index
-    monkeypatch.setattr(StoreFeed, "_open_index", lambda self, look: opened.append(look) or real(self, look))
+    from okstra_core.check import cache
+
+    real = cache.open_store_index
+    monkeypatch.setattr(cache, "open_store_index", lambda root, *a, **k: opened.append(root) or real(root, *a, **k))
     counted = threading.Event()
     feed = StoreFeed(fresh_demo, lambda paths: None)
     feed.ready = lambda: counted.wait(WAIT_SECONDS)

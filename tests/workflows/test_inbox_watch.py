@@ -444,3 +444,37 @@ def test_a_store_index_kept_by_another_process_meanwhile_cannot_say_which(
     assert told() == set()
     _approve(fresh_demo, "checkout/saved-cards")
     assert told()
+
+
+def test_a_first_look_names_what_changed_since_another_reader_kept_the_inbox(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workbench's feed looks first once its count at the start kept the inbox in the store index: what
+    changed since then is named by that first look, and a polling watcher's first wait reports it (a view that
+    read before it would otherwise show the past)."""
+    from okstra_core import layout
+    from okstra_core.check.cache import open_store_index
+    from okstra_core.store import Project
+    from okstra_core.watch import StoreWatcher
+    from okstra_core.workflows.inbox import InboxTold, read_inbox
+
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    _aged(fresh_demo)
+    index = open_store_index(fresh_demo)
+    assert not isinstance(index, str)
+    with index:  # the count at the start
+        read_inbox(Project(fresh_demo), index)
+    _approve(fresh_demo, "checkout/saved-cards")
+    task = Project(fresh_demo).find_task("checkout/saved-cards")
+    assert task is not None
+    manifest = str(layout.task_manifest_path(task.root))
+    assert manifest in InboxTold(fresh_demo, lambda look: open_store_index(fresh_demo, look=look))()
+    _approve(fresh_demo, "checkout/saved-cards")
+    told = InboxTold(fresh_demo, lambda look: open_store_index(fresh_demo, look=look))
+    watcher = StoreWatcher(layout.okstra_dir(fresh_demo), list, told=told, mode="poll")
+    try:
+        assert watcher.wait(timeout=5.0)
+        changed = watcher.take_changed()
+        assert changed is not None and Path(manifest) in changed
+    finally:
+        watcher.close()
