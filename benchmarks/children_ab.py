@@ -6,7 +6,10 @@ The children are run as the workbench runs them, without watchman:
 
 * the notices' baseline check, ``okstra check ROOT --format json --quiet --jobs 1``: first *cold* times with
   an empty cache folder each, then *rounds* times warm;
-* the counting child (``okstra_tui.data.catalog.print_waiting_counts``), warm, *rounds* times.
+* the counting child (``okstra_tui.data.catalog.print_waiting_counts``), warm, *rounds* times;
+* the notices' child up to its first pulse (``okstra_tui.notices.watch_store`` with no change to follow), started
+  as the workbench starts it, after the count: warm, *rounds* times. Its baseline check is started and ended
+  with it, as in the workbench when no change comes.
 
 *REF* (default ``HEAD``) is checked out into a temporary worktree and both sides are byte-compiled first (as an
 installed copy is), each side with its own cache folder; within a round the two run in turn, the order reversed
@@ -32,6 +35,10 @@ from _checkout import CHECKOUT, ab_arguments, byte_compiled, other_revision  # n
 
 COUNT = (
     "import sys\nfrom okstra_tui.data.catalog import print_waiting_counts\nsys.exit(print_waiting_counts(sys.argv[1]))"
+)
+NOTICES = (
+    "import sys\nfrom pathlib import Path\nfrom okstra_tui.notices import watch_store\n"
+    "watch_store(Path(sys.argv[1]), lambda: print('ready'), print, changes=iter(()))"
 )
 
 
@@ -93,6 +100,10 @@ def main() -> int:
         report("baseline check, warm", [pair(sides, check, i % 2 == 1, fresh=False) for i in range(args.rounds)])
         pair(sides, count, False, fresh=False)
         report("counting child, warm", [pair(sides, count, i % 2 == 1, fresh=False) for i in range(args.rounds)])
+        notices = ["-c", NOTICES, root]
+        report(
+            "notices' first pulse, warm", [pair(sides, notices, i % 2 == 1, fresh=False) for i in range(args.rounds)]
+        )
     return 0
 
 

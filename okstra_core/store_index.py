@@ -60,7 +60,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Final, Generic, Protocol, TypeVar
@@ -865,12 +865,22 @@ class StoreIndex:
             reading.note_reads(lambda: dict(zip(paths, sigs, strict=True)), linked, packed=packed)
         return decoded
 
-    def fact(self, name: str, compute: Callable[[], T], encode: Callable[[T], Any], decode: Callable[[Any], T]) -> T:
+    def fact(
+        self,
+        name: str,
+        compute: Callable[[], T],
+        encode: Callable[[T], Any],
+        decode: Callable[[Any], T],
+        *,
+        siblings: Callable[[], Mapping[str, Any]] | None = None,
+    ) -> T:
         """The fact *name*: *decode* of the kept JSON value when it is fresh, else *compute*\\ d now (recording
         what it reads) and kept as *encode* gives it.
 
         Facts nest: a fact computed from other facts depends on every path they were computed from, whether
-        they were reused or computed, so one look at those paths confirms the whole.
+        they were reused or computed, so one look at those paths confirms the whole. When it is computed,
+        *siblings* gives the JSON values of other facts that computing it found too, by name: they are kept as
+        read from the same paths.
         """
         kept = self.kept(name)
         if kept is not None:
@@ -900,6 +910,8 @@ class StoreIndex:
                 reading.note_nested(self._prefix, deps_segments(deps), lambda: self._table(deps))
             if self._conn is not None:
                 self._keep(name, json.dumps(encode(result), separators=(",", ":")), deps)
+                for other, value in (siblings() if siblings is not None else {}).items():
+                    self._keep(other, json.dumps(value, separators=(",", ":")), deps)
         return result
 
     def follow_mac(self, name: str) -> None:

@@ -381,7 +381,11 @@ def watch_store(
     from okstra_core.store import Project
     from okstra_core.workflows.pulse import notices, read_pulse, refresh_pulse
 
-    before = read_pulse(Project(root))
+    from .data.catalog import through_index
+
+    # A reading of every task goes through the store index, which the workbench's count at its start (before this
+    # child starts) has brought up to date: its decisions and runs are kept there, and no task is read again.
+    before = through_index(root, None, read_pulse)
     checks = CheckBaseline(root)
 
     def announce_checks() -> None:
@@ -394,7 +398,7 @@ def watch_store(
         for changed in changes:
             roots = None if changed is None else {task_root_of(root, Path(path)) for path in changed}
             if roots is None or None in roots:
-                after = read_pulse(Project(root))
+                after = through_index(root, None, read_pulse)
                 failing: dict[Path, tuple[int, str]] = {}
             else:
                 touched = {r for r in roots if r is not None}

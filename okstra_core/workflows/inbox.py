@@ -51,7 +51,7 @@ import functools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
 from .. import layout, names, reading
 from ..store import Project, Task, TaskRef
@@ -67,6 +67,7 @@ from .inbox_items import (
     one_line,
     sort_newest_first,
 )
+from .latest_run import KeptRun, RunState, kept_run
 
 if TYPE_CHECKING:
     from ..store_index import StatPass, StoreIndex
@@ -86,6 +87,7 @@ __all__ = [
     "PendingDecision",
     "decision_key",
     "inbox_changes",
+    "latest_runs",
     "one_line",
     "pending_decisions",
     "pending_for_task",
@@ -135,13 +137,74 @@ TASKS_FACT: Final = "tasks"
 TASK_FACT_PREFIX: Final = "inbox\x00"
 
 
+RUNS_FACT: Final = "runs"
+
+
 def _read_inbox_indexed(project: Project, index: StoreIndex) -> Inbox:
     """The inbox as one fact made of one fact per task: while nothing changed, one look at every file it was read
-    from confirms it whole; after a change, only the tasks whose files changed are read again."""
+    from confirms it whole; after a change, only the tasks whose files changed are read again. Each task's latest
+    run, read from the same manifests, is kept beside it (:func:`latest_runs`)."""
     root = project.root
+    runs: list[tuple[Path, KeptRun]] = []
     return index.fact(
-        INBOX_FACT, lambda: _inbox_of_tasks(project, index), _encode_inbox, lambda v: _decode_inbox(root, v)
+        INBOX_FACT,
+        lambda: _inbox_of_tasks(project, index, runs),
+        _encode_inbox,
+        lambda v: _decode_inbox(root, v),
+        siblings=lambda: {RUNS_FACT: _encode_runs(root, runs)},
     )
+
+
+def latest_runs(project: Project, index: StoreIndex | None = None) -> dict[str, RunState]:
+    """Each task's latest run as its manifest records it, by task key (a key two tasks share: the later task's in
+    the task list); a task whose manifest cannot be read has none. Through *index*, the runs the inbox's reading
+    kept beside it, while every file it was read from is as it was: the same answer, read less."""
+    if index is None:
+        found = [(ref.root, kept_run(ref.open())) for ref in project.task_refs]
+        return _runs_by_key([(root, run) for root, run in found if run is not None])
+    root = project.root
+    return _runs_by_key(
+        index.fact(
+            RUNS_FACT,
+            lambda: _indexed_runs(project, index),
+            lambda v: _encode_runs(root, v),
+            lambda v: _decode_runs(root, v),
+        )
+    )
+
+
+def _indexed_runs(project: Project, index: StoreIndex) -> list[tuple[Path, KeptRun]]:
+    refs = task_list(project, index)[0]
+    parts = task_facts(index, project, refs, TASK_FACT_PREFIX, _task_inbox, _encode_task, _decode_task)
+    return [(ref.root, part.run) for ref, part in parts if part.run is not None]
+
+
+def _runs_by_key(runs: list[tuple[Path, KeptRun]]) -> dict[str, RunState]:
+    return {key: RunState(path, status, report, task_root) for task_root, (key, path, status, report) in runs}
+
+
+def _encode_runs(root: Path, runs: list[tuple[Path, KeptRun]]) -> Any:
+    return [[layout.rel(task_root, root), *run] for task_root, run in runs]
+
+
+def _decode_runs(root: Path, value: Any) -> list[tuple[Path, KeptRun]]:
+    runs: list[tuple[Path, KeptRun]] = []
+    for rel, *run in value:
+        runs.append((root / _text(rel), _kept_run(run)))
+    return runs
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("not a kept run")
+    return value
+
+
+def _kept_run(value: Any) -> KeptRun:
+    key, path, status, report = value
+    if not all(part is None or isinstance(part, str) for part in (path, status, report)):
+        raise ValueError("not a kept run")
+    return _text(key), path, status, report
 
 
 def kept_counts(root: Path, index: StoreIndex) -> dict[str, int] | None:
@@ -195,17 +258,20 @@ def _decode_inbox(root: Path, value: Any) -> Inbox:
     return Inbox(items, [str(u) for u in value["unreadable"]], [str(u) for u in value["unlisted"]], reasons)
 
 
-def _inbox_of_tasks(project: Project, index: StoreIndex) -> Inbox:
+def _inbox_of_tasks(project: Project, index: StoreIndex, runs: list[tuple[Path, KeptRun]]) -> Inbox:
+    """The inbox from one fact per task; each task's latest run is added to *runs*."""
     root = project.root
     refs, unlisted_rel = task_list(project, index)
     found: list[PendingDecision] = []
     unreadable: set[str] = set()
     unlisted: dict[Path, str] = {root / rel: reason for rel, reason in unlisted_rel.items()}
     parts = task_facts(index, project, refs, TASK_FACT_PREFIX, _task_inbox, _encode_task, _decode_task)
-    for _ref, (items, bad, folders) in parts:
-        found.extend(items)
-        unreadable.update(bad)
-        unlisted.update((root / rel, reason) for rel, reason in folders.items())
+    for ref, part in parts:
+        found.extend(part.items)
+        unreadable.update(part.unreadable)
+        unlisted.update((root / rel, reason) for rel, reason in part.unlisted.items())
+        if part.run is not None:
+            runs.append((ref.root, part.run))
     reasons = {
         _folder_rel(path, root): reason
         for path, reason in unlisted.items()
@@ -282,20 +348,31 @@ def _decode_tasks(project: Project, value: Any) -> tuple[list[TaskRef], dict[str
     return refs, unlisted
 
 
-def _task_inbox(project: Project, ref: TaskRef) -> tuple[list[PendingDecision], list[str], dict[str, str]]:
-    """One task's decisions, the files it could not read and the folders below it it could not list."""
+class _TaskPart(NamedTuple):
+    """One task's decisions, the files it could not read, the folders below it it could not list, and its latest
+    run (None: its manifest cannot be read)."""
+
+    items: list[PendingDecision]
+    unreadable: list[str]
+    unlisted: dict[str, str]
+    run: KeptRun | None
+
+
+def _task_inbox(project: Project, ref: TaskRef) -> _TaskPart:
+    """One task's part of the inbox (and its latest run)."""
     before = set(project.unlisted)
     task = ref.open()
     task.entries()
     scan = _scan(task)
     items = scan.all()
     folders = {layout.rel(p, project.root): e.reason for p, e in project.unlisted.items() if p not in before}
-    return items, sorted(scan.rel(path) for path in scan.unreadable), folders
+    return _TaskPart(items, sorted(scan.rel(path) for path in scan.unreadable), folders, kept_run(task))
 
 
-def _encode_task(value: tuple[list[PendingDecision], list[str], dict[str, str]]) -> Any:
-    items, unreadable, folders = value
-    return {"items": [_encode_decision(d) for d in items], "unreadable": unreadable, "unlisted": folders}
+def _encode_task(part: _TaskPart) -> Any:
+    items = [_encode_decision(d) for d in part.items]
+    run = None if part.run is None else list(part.run)
+    return {"items": items, "unreadable": part.unreadable, "unlisted": part.unlisted, "run": run}
 
 
 #: How many fields a kept decision has, and where its task folder is (:func:`_encode_decision`).
@@ -344,10 +421,12 @@ def _decode_decision(row: list[Any], paths: _Paths | None = None) -> PendingDeci
     )
 
 
-def _decode_task(value: Any) -> tuple[list[PendingDecision], list[str], dict[str, str]]:
+def _decode_task(value: Any) -> _TaskPart:
     paths = _Paths()
     items = [_decode_decision(row, paths) for row in value["items"]]
-    return items, [str(u) for u in value["unreadable"]], {str(k): str(v) for k, v in value["unlisted"].items()}
+    run = None if value["run"] is None else _kept_run(value["run"])
+    unlisted = {str(k): str(v) for k, v in value["unlisted"].items()}
+    return _TaskPart(items, [str(u) for u in value["unreadable"]], unlisted, run)
 
 
 def _scan(task: Task) -> TaskScan:

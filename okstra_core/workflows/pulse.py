@@ -14,34 +14,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from .. import layout, reading
 from ..models.run import COMPLETED_STATUS, FAILED_STATUSES
 from ..store import Project
 from ..text import visible
-from .inbox import DECISION_WORDS, PendingDecision, decision_key, pending_for_task, sort_newest_first
+from .inbox import (
+    DECISION_WORDS,
+    PendingDecision,
+    decision_key,
+    latest_runs,
+    pending_for_task,
+    read_inbox,
+    sort_newest_first,
+)
+from .latest_run import RunState, kept_run
+
+if TYPE_CHECKING:
+    from ..store_index import StoreIndex
+
+__all__ = ["Notice", "NoticeKind", "Pulse", "RunState", "decision_text", "notices", "read_pulse", "refresh_pulse"]
 
 NoticeKind = Literal["decision", "run-completed", "run-failed", "check-failed"]
-
-
-@dataclass(frozen=True, slots=True)
-class RunState:
-    """A task's latest run as its manifest records it."""
-
-    path: str | None  # latestRunPath: the run dir
-    status: str | None  # latestRunStatus
-    report: str | None  # latestReportRecordPath: tells a rerun in the same run dir from the run before it
-    task_root: Path
-
-    @property
-    def label(self) -> str:
-        """The run dir from its task type on (``analysis``, ``implementation/stage-2``), else "latest run"."""
-        if not self.path:
-            return "latest run"
-        parts = Path(self.path).parts
-        runs = layout.RUNS_DIR
-        return "/".join(parts[parts.index(runs) + 1 :]) if runs in parts[:-1] else parts[-1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +60,17 @@ class Notice:
     project_root: Path | None = None
 
 
-def read_pulse(project: Project, only: Callable[[Path], bool] | None = None) -> Pulse:
-    """The pulse of *project* now (or of the tasks whose root *only* accepts); each manifest is read once."""
+def read_pulse(project: Project, index: StoreIndex | None = None) -> Pulse:
+    """The pulse of *project* now. Through *index*, its store index, the decisions and runs are those the inbox's
+    reading keeps there (a warm look reads no task again); else each manifest is read once."""
+    if index is not None:
+        items = read_inbox(project, index).items
+        return Pulse({decision_key(d): d for d in items}, latest_runs(project, index))
+    return _read_fresh(project)
+
+
+def _read_fresh(project: Project, only: Callable[[Path], bool] | None = None) -> Pulse:
+    """The pulse of *project* (or of the tasks whose root *only* accepts), read afresh."""
     decisions: dict[tuple[str, str, str, str, str], PendingDecision] = {}
     runs: dict[str, RunState] = {}
     for ref in project.task_refs:
@@ -76,12 +79,10 @@ def read_pulse(project: Project, only: Callable[[Path], bool] | None = None) -> 
         task = ref.open()
         for decision in pending_for_task(task):
             decisions[decision_key(decision)] = decision
-        manifest = task.manifest
-        if isinstance(manifest, reading.LoadError):
-            continue
-        runs[manifest.task_key] = RunState(
-            manifest.latest_run_path, manifest.latest_run_status, manifest.latest_report_record_path, task.root
-        )
+        run = kept_run(task)
+        if run is not None:
+            key, path, status, report = run
+            runs[key] = RunState(path, status, report, task.root)
     return Pulse(decisions, runs)
 
 
@@ -89,7 +90,7 @@ def refresh_pulse(project: Project, before: Pulse, task_roots: set[Path]) -> Pul
     """*before* with the tasks at *task_roots* read again (the others as they were)."""
     decisions = {k: d for k, d in before.decisions.items() if d.task_root not in task_roots}
     runs = {k: r for k, r in before.runs.items() if r.task_root not in task_roots}
-    fresh = read_pulse(project, lambda root: root in task_roots)
+    fresh = _read_fresh(project, lambda root: root in task_roots)
     decisions.update(fresh.decisions)
     runs.update(fresh.runs)
     return Pulse(decisions, runs)

@@ -35,7 +35,8 @@ from okstra_core.commands.inbox import inbox_document
 from okstra_core.store import Project
 from okstra_core.store_index import ChangedSince, StoreIndex
 from okstra_core.workflows import inbox as inbox_module
-from okstra_core.workflows.inbox import Inbox, read_inbox, waiting_per_task
+from okstra_core.workflows.inbox import Inbox, latest_runs, read_inbox, waiting_per_task
+from okstra_core.workflows.pulse import Pulse, read_pulse
 
 from .test_inbox_demo import ADDRESS, CARDS, FRAUD, TAX, TAX_REPORT
 
@@ -70,6 +71,11 @@ def _snapshot(root: Path) -> dict[str, tuple[int, int, int, int]]:
 
 def _doc(root: Path, index: StoreIndex | None) -> str:
     return json.dumps(inbox_document(root, read_inbox(Project(root), index)), sort_keys=True)
+
+
+def _pulse(pulse: Pulse) -> tuple[list[object], dict[str, object]]:
+    """What the notices compare of a pulse: its decisions' keys and each task's latest run."""
+    return sorted(pulse.decisions), dict(pulse.runs)
 
 
 def _counts(root: Path, inbox: Inbox) -> dict[str, int]:
@@ -163,6 +169,18 @@ class StoreSteps(RuleBasedStateMachine):
             value = json.loads(path.read_text(encoding="utf-8"))
             value["workflow"]["awaitingApproval"] = not value["workflow"].get("awaitingApproval", False)
         except (OSError, ValueError, KeyError, TypeError):
+            return
+        path.write_text(json.dumps(value, indent=2), encoding="utf-8")
+        self._after()
+
+    @rule(data=st.data(), status=st.sampled_from(["completed", "error", "in-progress", None]))
+    def end_a_run(self, data: st.DataObject, status: str | None) -> None:
+        task = data.draw(st.sampled_from(self._tasks()))
+        path = task / "task-manifest.json"
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+            value["latestRunStatus"] = status
+        except (OSError, ValueError, TypeError):
             return
         path.write_text(json.dumps(value, indent=2), encoding="utf-8")
         self._after()
@@ -281,6 +299,9 @@ class InboxThroughIndex(StoreSteps):
         # A new process with one stat pass.
         with StoreIndex(self.root, self.cache, key=KEY, scope=SCOPE) as anew:
             assert _doc(self.root, anew) == fresh
+        # The notices' pulse (the decisions and each task's latest run), kept beside the inbox.
+        with StoreIndex(self.root, self.cache, key=KEY, scope=SCOPE) as pulsed:
+            assert _pulse(read_pulse(Project(self.root), pulsed)) == _pulse(read_pulse(Project(self.root)))
         # The counts per task folder, from the kept inbox while it is fresh (not a decision built).
         with StoreIndex(self.root, self.cache, key=KEY, scope=SCOPE) as counted:
             assert waiting_per_task(Project(self.root), counted) == _counts(self.root, inbox)
@@ -293,6 +314,7 @@ class InboxThroughIndex(StoreSteps):
         # A long-lived process told what changed, as file events or a watchman since-query tell it.
         self.kept.look = self.changed_since_last_look()
         assert _doc(self.root, self.kept) == fresh
+        assert latest_runs(Project(self.root), self.kept) == latest_runs(Project(self.root))
         self.kept.flush()
         self.step_started = time.time()
 
@@ -359,3 +381,48 @@ def test_a_kept_decision_is_counted_by_the_field_its_encoding_puts_its_task_fold
         assert len(row) == inbox_module.DECISION_FIELDS
         assert row[inbox_module.TASK_ROOT_FIELD] == (None if decision.task_root is None else str(decision.task_root))
         assert inbox_module._decode_decision(row) == decision
+
+
+def test_the_runs_are_kept_beside_the_inbox_and_a_pulse_reads_no_task_again(
+    demo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading the inbox through the index (the workbench's count at its start) keeps each task's latest run
+    beside it: the notices' first pulse then computes nothing, and equals a fresh one; a run that ends is seen."""
+    root = Path(shutil.copytree(demo_root, tmp_path / "store", symlinks=True))
+    _settle(root, time.time())
+    fresh = read_pulse(Project(root))
+    assert fresh.runs and fresh.decisions
+    with StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as counted:
+        waiting_per_task(Project(root), counted)
+        assert counted.computed > 0
+
+    def read(*_: object) -> None:
+        raise AssertionError("a task was read again")
+
+    with monkeypatch.context() as patched, StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as index:
+        patched.setattr(inbox_module, "_task_inbox", read)
+        assert _pulse(read_pulse(Project(root), index)) == _pulse(fresh)
+        assert index.computed == 0
+    manifest = next(iter(fresh.runs.values())).task_root / "task-manifest.json"
+    value = json.loads(manifest.read_text(encoding="utf-8"))
+    value["latestRunStatus"] = "error" if value.get("latestRunStatus") != "error" else "completed"
+    manifest.write_text(json.dumps(value), encoding="utf-8")
+    _settle(root, time.time())
+    with StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as index:
+        after = read_pulse(Project(root), index)
+        assert _pulse(after) == _pulse(read_pulse(Project(root))) != _pulse(fresh)
+        assert index.computed > 0
+
+
+def test_kept_runs_of_an_unexpected_shape_are_read_again(demo_root: Path, tmp_path: Path) -> None:
+    """A runs fact or a task's fact of another shape (an older form, a run that is not text) is computed afresh."""
+    root = Path(shutil.copytree(demo_root, tmp_path / "store", symlinks=True))
+    _settle(root, time.time())
+    fresh = latest_runs(Project(root))
+    for bad in ([["x", 1, None, None, None]], [["x", "k", None, None]], {"x": []}, [[1, "k", None, None, None]]):
+        with pytest.raises((ValueError, TypeError)):
+            inbox_module._decode_runs(root, bad)
+    with pytest.raises(KeyError):
+        inbox_module._decode_task({"items": [], "unreadable": [], "unlisted": {}})
+    with StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as index:
+        assert latest_runs(Project(root), index) == fresh
