@@ -52,6 +52,7 @@ Nothing here writes in the store: reads go through :mod:`okstra_core.reading`.
 
 from __future__ import annotations
 
+import array
 import base64
 import contextlib
 import hashlib
@@ -60,7 +61,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Final, Generic, Protocol, TypeVar
@@ -96,6 +97,10 @@ DEPS_FORM: Final = "reads/4"
 #: How the packed reads of a fact begin when they hold any, and all they are when they hold none.
 _DEPS_HEAD: Final = f'["{DEPS_FORM}",'
 _DEPS_NONE: Final = f'["{DEPS_FORM}"]'
+#: How many recorded paths a fact's check looks at in one go when it reads the record a segment at a time
+#: (:meth:`StoreIndex._holds_streamed`): twice the looks a forked process shares.
+STREAM_PATHS: Final = 2 * watch.SPLIT_AT
+_SEGMENT = json.JSONDecoder()
 
 #: Key of the ``meta`` row holding the watchman clock the kept facts hold as of.
 WATCHMAN_CLOCK: Final = "watchman-clock"
@@ -143,6 +148,8 @@ class LookedOnce(Generic[_Look]):
         self._unfiled: list[tuple[list[str], Sequence[_Look]]] = []
         #: How many paths were looked at.
         self.stats = 0
+        #: Counts the calls to :meth:`forget`: what was found to hold before one may no longer.
+        self.forgotten = 0
 
     @property
     def _seen(self) -> dict[str, _Look]:
@@ -164,6 +171,7 @@ class LookedOnce(Generic[_Look]):
 
     def forget(self, paths: set[str] | None = None) -> None:
         """Look at *paths* again at their next use (all paths when None)."""
+        self.forgotten += 1
         seen = self._seen
         if paths is None:
             seen.clear()
@@ -209,6 +217,24 @@ class StatPass(LookedOnce[tuple[int, int, int, int]]):
                 self.stats += len(new)
                 seen.update(zip(new, self._look_many(new), strict=True))
             looks = watch.Looks.of(map(seen.__getitem__, paths))
+        return self._same(paths, looks, recorded)
+
+    def holds_passing(self, paths: list[str], recorded: watch.Looks) -> bool:
+        """:meth:`holds_all` of a batch of a record read a segment at a time, keeping none of the looks taken: the
+        check of a fact made of 100,000 facts holds a batch of paths, never all (a path looked at before is not
+        looked at again)."""
+        if self._by_path or self._unfiled:
+            seen = self._seen
+            new = [path for path in paths if path not in seen]
+            now = dict(zip(new, self._look_many(new), strict=True)) if new else {}
+            looks = watch.Looks.of(seen[path] if path in seen else now[path] for path in paths)
+        else:
+            new, looks = paths, self._look_many(paths)
+        self.stats += len(new)
+        return self._same(paths, looks, recorded)
+
+    def _same(self, paths: Sequence[str], looks: watch.Looks, recorded: Sequence[Sig]) -> bool:
+        """Whether *looks* are *recorded*; those that differ are noted when this look notes."""
         then = recorded if isinstance(recorded, watch.Looks) else watch.Looks.of(recorded)
         if looks == then:
             return True
@@ -351,32 +377,17 @@ def unpack_deps(text: str, prefix: str) -> tuple[list[str], watch.Looks, set[str
     if not isinstance(doc, list) or not doc or doc[0] != DEPS_FORM:
         return None
     segments = doc[1:]
-    rel: list[str] = []
+    paths: list[str] = []
     looks = watch.Looks()
     through: list[int] = []
     for segment in segments:
-        if not isinstance(segment, list) or len(segment) != 3:
-            return None
-        paths_in, numbers_in, places = segment
-        if not isinstance(paths_in, list) or not isinstance(numbers_in, str) or not isinstance(places, list):
-            return None
         try:
-            part = watch.Looks.from_bytes(base64.b64decode(numbers_in, validate=True))
-        except ValueError:  # binascii.Error is one
+            part_paths, part, places = _segment(segment, prefix)
+        except ValueError:
             return None
-        if part is None or len(part) != len(paths_in):
-            return None
-        if places:
-            if not all(isinstance(i, int) and 0 <= i < len(paths_in) for i in places):
-                return None
-            through.extend(len(rel) + i for i in places)
-        rel.extend(paths_in)
+        through.extend(len(paths) + i for i in places)
+        paths.extend(part_paths)
         looks.numbers.extend(part.numbers)
-    try:
-        "".join(rel)  # TypeError unless every path is text (checked in one call: there may be tens of thousands)
-        paths = [path[1:] if path[0] == "/" else prefix + path for path in rel]
-    except (TypeError, IndexError):
-        return None
     linked = {paths[i] for i in through}
     if len(segments) > 1 and len(set(paths)) != len(paths):  # facts nested in one read some paths alike
         table: dict[str, Sig] = {}
@@ -385,6 +396,65 @@ def unpack_deps(text: str, prefix: str) -> tuple[list[str], watch.Looks, set[str
                 return None
         paths, looks = list(table), watch.Looks.of(table.values())
     return paths, looks, linked
+
+
+def segments_of(text: str, prefix: str) -> Iterator[tuple[list[str], watch.Looks, set[str]]]:
+    """The segments :func:`pack_deps` wrote in *text*, one at a time (each as :func:`unpack_deps` gives the
+    whole): a record of 100,000 facts is read without holding its paths at once. Raises ``ValueError`` part-way
+    for anything else; a path may come in more than one segment."""
+    if text == _DEPS_NONE:
+        return
+    if not text.startswith(_DEPS_HEAD):
+        raise ValueError("not a record of reads")
+    at = len(_DEPS_HEAD)
+    while True:
+        segment, at = _SEGMENT.raw_decode(text, at)
+        paths, looks, places = _segment(segment, prefix)
+        yield paths, looks, {paths[i] for i in places}
+        follows = text[at : at + 1]
+        if follows == "]" and at == len(text) - 1:
+            return
+        if follows != ",":
+            raise ValueError("not a record of reads")
+        at += 1
+
+
+def _segment(segment: object, prefix: str) -> tuple[list[str], watch.Looks, list[int]]:
+    """One segment of a record of reads: its absolute paths, their metadata, and the places of those reached
+    through a symlink; ``ValueError`` for anything else."""
+    if not isinstance(segment, list) or len(segment) != 3:
+        raise ValueError("not a segment")
+    paths_in, numbers_in, places = segment
+    if not isinstance(paths_in, list) or not isinstance(numbers_in, str) or not isinstance(places, list):
+        raise ValueError("not a segment")
+    part = watch.Looks.from_bytes(base64.b64decode(numbers_in, validate=True))  # binascii.Error is a ValueError
+    if part is None or len(part) != len(paths_in):
+        raise ValueError("not a segment")
+    if places and not all(isinstance(i, int) and 0 <= i < len(paths_in) for i in places):
+        raise ValueError("not a segment")
+    try:
+        "".join(paths_in)  # TypeError unless every path is text (checked in one call: there may be thousands)
+        return [path[1:] if path[0] == "/" else prefix + path for path in paths_in], part, places
+    except (TypeError, IndexError):
+        raise ValueError("not a segment") from None
+
+
+def _digest(text: str) -> bytes:
+    """A digest of *text* (:func:`_encoded`)."""
+    h = hashlib.blake2b(digest_size=16)
+    for chunk in _encoded(text):
+        h.update(chunk)
+    return h.digest()
+
+
+def _encoded(text: str) -> Iterator[bytes]:
+    """*text* in UTF-8 (lone surrogates kept, each on its own as a whole encoding keeps it), a megabyte at a
+    time: a fact's value or reads may be tens of megabytes, never encoded whole."""
+    for start in range(0, len(text), _CHUNK_CHARS):
+        yield text[start : start + _CHUNK_CHARS].encode("utf-8", "surrogatepass")
+
+
+_CHUNK_CHARS: Final = 1 << 20
 
 
 def index_path(cache_dir: Path, root: Path) -> Path:
@@ -664,6 +734,11 @@ class StoreIndex:
         #: The facts whose MAC is followed (:meth:`follow_mac`), and the MAC each was found kept with.
         self._macs_followed: set[str] = set()
         self._macs_found: dict[str, str] = {}
+        #: Digests of the recorded reads found to hold through the look named beside them (the look itself and how
+        #: often it forgot): another fact that recorded the same reads (a sibling, :meth:`fact`) holds too, without
+        #: unpacking them again, until the look is replaced or forgets.
+        self._held: set[bytes] = set()
+        self._held_by: tuple[Look, int] | None = None
         if key is None:
             self.notices.append("no key to sign the store index could be had: every answer is computed afresh")
         else:
@@ -783,7 +858,8 @@ class StoreIndex:
         mac = hmac.new(self._key, digestmod="sha256")
         for i, part in enumerate((self._scope, os.fspath(self.root), name, value, deps)):
             mac.update(b"\x00" if i else b"")
-            mac.update(part.encode("utf-8", "surrogatepass"))
+            for chunk in _encoded(part):
+                mac.update(chunk)
         return mac.hexdigest()
 
     def _signed(self, name: str, value: str, deps: str, mac: str) -> bool:
@@ -805,6 +881,47 @@ class StoreIndex:
         if not self.look.holds_all(paths, sigs, linked) or unsettled:
             return None
         return unpacked
+
+    def _holds_streamed(self, deps: str) -> bool | None:
+        """Whether every path *deps* records still holds, looked at a batch at a time as its segments are read
+        (:func:`segments_of`): the check of a fact made of 100,000 facts never holds all their paths. None when
+        only the whole record can say: not one :func:`pack_deps` wrote, or a path recorded in two segments
+        (whether the two agree)."""
+        look = self.look
+        noting = isinstance(look, StatPass) and look.differed is not None
+        hashes = array.array("q")
+        paths: list[str] = []
+        looks = watch.Looks()
+        linked: set[str] = set()
+        holds = True
+        try:
+            for part_paths, part_looks, part_linked in segments_of(deps, self._prefix):
+                hashes.extend(map(hash, part_paths))
+                paths.extend(part_paths)
+                looks.numbers.extend(part_looks.numbers)
+                linked |= part_linked
+                if len(paths) >= STREAM_PATHS:
+                    holds = self._batch_holds(paths, looks, linked, noting) and holds
+                    if not holds and not noting:
+                        return False
+                    paths, looks, linked = [], watch.Looks(), set()
+        except ValueError:
+            return None
+        if paths:
+            holds = self._batch_holds(paths, looks, linked, noting) and holds
+        if len(set(hashes)) != len(hashes):
+            return None
+        return holds
+
+    def _batch_holds(self, paths: list[str], looks: watch.Looks, linked: AbstractSet[str], noting: bool) -> bool:
+        """Whether a batch of recorded *paths* holds: a path recorded unsettled never does (a look that notes is
+        asked even so, to note it)."""
+        if not noting and watch.UNSETTLED in looks:
+            return False
+        look = self.look
+        if isinstance(look, StatPass):
+            return look.holds_passing(paths, looks) and watch.UNSETTLED not in looks
+        return look.holds_all(paths, looks, linked)
 
     def _row(self, name: str) -> tuple[str, str, str] | None:
         if name in self._pending:
@@ -850,16 +967,29 @@ class StoreIndex:
         if name in self._macs_followed:
             self._macs_found[name] = mac
         # A kept inbox of 10,000 tasks is tens of thousands of paths and decisions: no container in it is cyclic.
+        recording = reading.recording_now()
+        digest = _digest(deps)
+        held = None
+        by = (self.look, getattr(self.look, "forgotten", 0))
+        if self._held_by is None or self._held_by[0] is not by[0] or self._held_by[1] != by[1]:
+            self._held, self._held_by = set(), by
         with collector.paused():
-            held = self._deps_of(deps)
-            if held is None:
+            # Every path is looked at once per index (LookedOnce): reads found to hold hold for another fact too.
+            if digest in self._held and not recording:
+                pass
+            elif recording or (streamed := self._holds_streamed(deps)) is None:
+                held = self._deps_of(deps)  # the paths themselves are wanted, or only the whole record can say
+                if held is None:
+                    return None
+            elif not streamed:
                 return None
+            self._held.add(digest)
             try:
                 decoded = json.loads(value)
             except ValueError:
                 return None
         # A fact computed from this one depends on what this one was computed from.
-        if reading.recording_now():
+        if recording and held is not None:
             paths, sigs, linked = held
             packed = (self._prefix, deps_segments(deps))
             reading.note_reads(lambda: dict(zip(paths, sigs, strict=True)), linked, packed=packed)

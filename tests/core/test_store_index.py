@@ -917,3 +917,80 @@ def test_a_nested_fact_that_raises_hands_its_reads_to_the_fact_that_caught_it(tm
     _age(path, 5)
     with _index(tmp_path, tmp_path / "cache") as index:
         assert outer(index) == "good!" and (index.reused, index.computed) == (0, 2)
+
+
+# ---------------------------------------------------------------------------- a record read a segment at a time
+
+
+def _segments_record(tmp_path: Path, count: int) -> tuple[list[Path], str]:
+    """*count* files, each the one read of a segment (as a fact made of one fact per task records them)."""
+    (tmp_path / "many").mkdir(exist_ok=True)
+    files = _numbered_files(tmp_path / "many", count)
+    prefix = str(tmp_path) + os.sep
+    parts = [pack_deps({str(f): watch.look_one(str(f))}, set(), prefix) for f in files]
+    return files, pack_deps({}, set(), prefix, [store_index.deps_segments(p) for p in parts])
+
+
+def test_a_record_read_a_segment_at_a_time_is_the_whole_record(tmp_path: Path) -> None:
+    files, record = _segments_record(tmp_path, 5)
+    prefix = str(tmp_path) + os.sep
+    whole = unpack_deps(record, prefix)
+    assert whole is not None
+    segments = store_index.segments_of(record, prefix)
+    streamed = [pair for paths, looks, _ in segments for pair in zip(paths, looks, strict=True)]
+    assert streamed == list(zip(whole[0], whole[1], strict=True)) and len(streamed) == len(files)
+    assert list(store_index.segments_of(f'["{DEPS_FORM}"]', prefix)) == []
+    for bad in (record[:-1], record + "]", record[:-1] + ",]", record.replace("[[", "[{", 1), "[]", '["reads/3",[]]'):
+        with pytest.raises(ValueError):
+            list(store_index.segments_of(bad, prefix))
+
+
+def test_a_fact_made_of_many_is_checked_a_batch_at_a_time_and_keeps_no_look(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm check of a fact made of many facts holds a batch of paths at a time (never all) and keeps none of
+    its looks; a change in any batch is seen, and a look that notes names every change, not only the first."""
+    monkeypatch.setattr(store_index, "STREAM_PATHS", 4)
+    files, record = _segments_record(tmp_path, 11)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert index._holds_streamed(record) is True
+        look = index.look
+        assert isinstance(look, StatPass) and not look._by_path and not look._unfiled and look.stats == 11
+        twice = record[:-1] + "," + store_index.deps_segments(record) + "]"
+        assert index._holds_streamed(twice) is None, "a path in two segments: only the whole record can say"
+        assert index._holds_streamed("not a record") is None
+    for changed in (files[0], files[-1]):
+        changed.write_text("changed", encoding="utf-8")
+        _age(changed, 20)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert index._holds_streamed(record) is False
+        assert index.look.stats == 4, "the first batch that changed ends the check"  # type: ignore[attr-defined]
+    noting = StatPass(noting=True)
+    with _index(tmp_path, tmp_path / "cache", look=noting) as index:
+        assert index._holds_streamed(record) is False
+        assert noting.differed == {str(files[0]), str(files[-1])}
+
+
+def test_a_sibling_found_to_hold_is_looked_at_again_once_the_look_forgets(tmp_path: Path) -> None:
+    """Two facts kept from one reading share its reads: the second holds without a look of its own, until the
+    look forgets (a watcher told of a change) or is replaced; then a change is seen."""
+    path = tmp_path / "a.txt"
+    path.write_text("one", encoding="utf-8")
+    _age(path)
+
+    def read() -> str:
+        return str(reading.read_text(path))
+
+    with _index(tmp_path, tmp_path / "cache") as index:
+        index.fact("first", read, str, str, siblings=lambda: {"second": read()})
+    look = StatPass()
+    with _index(tmp_path, tmp_path / "cache", look=look) as index:
+        assert index.fact("first", lambda: "never", str, str) == "one"
+        stats = look.stats
+        assert index.fact("second", lambda: "never", str, str) == "one" and look.stats == stats
+        path.write_text("two", encoding="utf-8")
+        _age(path, 5)
+        look.forget({str(path)})
+        assert index.fact("second", read, str, str) == "two"
+        index.look = StatPass()
+        assert index.fact("first", read, str, str) == "two"
