@@ -24,7 +24,6 @@ Nothing here writes; a file that cannot be read contributes no event.
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -123,7 +122,7 @@ def _runs(project: Project, task: Task, key: str) -> list[Event]:
             continue
         kind: EventKind = "run-completed" if entry.status == COMPLETED_STATUS else "run-failed"
         what = label + ("" if entry.status == COMPLETED_STATUS else f" ({entry.status})")
-        what += f": {report.name}" if report is not None and report.exists() else ""
+        what += f": {report.name}" if report is not None and _exists(report) else ""
         out.append(Event(end, kind, key, task.root, visible(what), report if report is not None else manifest))
     return out
 
@@ -171,7 +170,7 @@ def _inside(project: Project, recorded: str | None) -> Path | None:
 
 def _report_time(project: Project, report: Path) -> dt.datetime | None:
     """When the report was generated (its ``generatedAt``), else when its file was last written."""
-    value = reading.load_json(report, root=project.root) if report.exists() else None
+    value = reading.load_json(report, root=project.root) if _exists(report) else None
     try:
         generated_at = ReportTime.model_validate(value).generated_at
     except ValidationError:  # not an object, or a generatedAt that is not text
@@ -180,10 +179,20 @@ def _report_time(project: Project, report: Path) -> dt.datetime | None:
     return recorded if recorded is not None else _mtime(report)
 
 
+def _exists(path: Path) -> bool:
+    """``path.exists()``, recorded: an event that names a file, or reads it, is read again when it comes or goes."""
+    return reading.mtime_of(path) is not None
+
+
 def _mtime(path: Path) -> dt.datetime | None:
+    """*path*'s modification time, looked at through :mod:`okstra_core.reading` (recorded: an event whose time
+    is a file's is read again when the file is touched)."""
+    ns = reading.mtime_of(path)
+    if ns is None:
+        return None
     try:
-        return dt.datetime.fromtimestamp(os.stat(path).st_mtime, dt.UTC)
-    except (OSError, ValueError, OverflowError):
+        return dt.datetime.fromtimestamp(ns / 1e9, dt.UTC)
+    except (ValueError, OverflowError, OSError):
         return None
 
 
