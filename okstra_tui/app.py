@@ -294,6 +294,13 @@ class OkstraApp(App[None]):
         """Whether the change feed watches the project's store already: a reading that begins now misses nothing."""
         return self._feed.started.is_set()
 
+    @property
+    def watching_feed(self) -> object | None:
+        """The change feed once it watches the project's store (None: not yet): a reading that began under it
+        misses no change."""
+        feed = self._feed
+        return feed if feed.started.is_set() else None
+
     def _store_watched(self) -> None:
         """From the feed's thread: its watcher is in place; every view is told (nothing once the app is closing)."""
         with contextlib.suppress(RuntimeError):

@@ -590,11 +590,36 @@ def fingerprint(data: CatalogData) -> str:
 def print_fingerprint(root: str) -> int:
     """The confirming child's work: the validated catalog's :func:`fingerprint` on stdout; exit 1 when the
     catalog or the latest-task pointer does not validate (the caller then reads them itself, to show why)."""
-    data = load_catalog(Project(Path(root)))
-    if data.error is not None or data.latest_error is not None:
+    found = through_index(Path(root), None, confirmed_fingerprint)
+    if found is None:
         return 1
-    print(fingerprint(data))
+    print(found)
     return 0
+
+
+#: The store index's fact of the validated catalog's fingerprint (its form's version in the name).
+CONFIRMED_FACT = "catalog-fingerprint/1"
+
+
+def confirmed_fingerprint(project: Project, index: StoreIndex | None = None) -> str | None:
+    """The :func:`fingerprint` of the validated catalog, None when the catalog or the latest-task pointer does not
+    validate. Through *index*, kept while the files it was read from (the catalog, the pointer) are as they were:
+    a warm start validates no entry. A fingerprint kept by another version of these rows can only differ from
+    the one of the listing on screen, and the caller then reads the catalog itself."""
+
+    def validated() -> str | None:
+        data = load_catalog(project)
+        return None if data.error is not None or data.latest_error is not None else fingerprint(data)
+
+    if index is None:
+        return validated()
+    return index.fact(CONFIRMED_FACT, validated, lambda v: [v], _kept_fingerprint)
+
+
+def _kept_fingerprint(value: object) -> str | None:
+    if not isinstance(value, list) or len(value) != 1 or not (value[0] is None or isinstance(value[0], str)):
+        raise ValueError("not a kept fingerprint")
+    return value[0]
 
 
 def confirm_catalog(project: Project, quick: CatalogData) -> CatalogData | None:

@@ -23,7 +23,7 @@ from okstra_core.watch import POLL_SHARE, UNSETTLED, Signature
 
 from ..data.catalog import KeptWaiting
 from ..data.unread import Looks
-from ..navigation import Location, OpenView, StoreChanged, View
+from ..navigation import Location, OpenView, StoreChanged, StoreWatched, View
 from ..ui_thread import call_ui
 from ..widgets import read_only
 from ..widgets.preview import ArtifactPreview
@@ -81,6 +81,11 @@ class Workbench(Protocol):
     @property
     def store_watched(self) -> bool:
         """Whether the change feed watches the project's store already (a reading begun now misses no change)."""
+        ...
+
+    @property
+    def watching_feed(self) -> object | None:
+        """The change feed once it watches the project's store (None: not yet); a new one per project opened."""
         ...
 
 
@@ -169,6 +174,8 @@ class ViewScreen(Screen[None]):
         self._read_ended = 0.0
         self._rereading: Timer | None = None
         self._polling: Timer | None = None
+        #: The change feed under which the view last looked again at all it read (:meth:`_look_again_once`).
+        self._checked_under: object | None = None
 
     # ------------------------------------------------------------ resuming
 
@@ -287,20 +294,24 @@ class ViewScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="view-read")
     def _read_in_worker(self, load: int) -> None:
+        began = getattr(self.app, "watching_feed", None)
         with reading.recording() as reads:
             data = self.read()
-        call_ui(self.app, self._hand_back, load, data, reads.paths)
+        call_ui(self.app, self._hand_back, load, data, reads.paths, began)
 
-    def _hand_back(self, load: int, data: Any, read: Signature) -> Awaitable[None] | None:
+    def _hand_back(self, load: int, data: Any, read: Signature, began: object | None) -> Awaitable[None] | None:
         if load != self._loads:
             return None  # a later load is under way: it shows what is there now
-        self.read_done(read)
+        self.read_done(read, began)
         return self.show(data)
 
-    def read_done(self, read: Signature) -> None:
-        """The view now shows what was read as *read*: what makes it stale from now on."""
+    def read_done(self, read: Signature, began: object | None = None) -> None:
+        """The view now shows what was read as *read*: what makes it stale from now on. *began*: the change feed
+        that watched the store when the reading began (None: none did, or it is not known)."""
         self.reads += 1
         self._parts[""] = read
+        if began is not None and began is getattr(self.app, "watching_feed", None):
+            self._checked_under = began  # every change since the reading began is told
         self._depend_on()
 
     def read_also(self, part: str, read: Signature | None) -> None:
@@ -324,6 +335,34 @@ class ViewScreen(Screen[None]):
         if any(sig == UNSETTLED for sig in read.values()):
             # Written within the clock's resolution of the read: a second write could keep its metadata.
             self.set_timer(RACY_SECONDS, lambda: self._verify(None, []))
+        self._look_again_once()
+
+    def _look_again_once(self) -> None:
+        """A reading that began before the change feed watched the store may have missed a change made in
+        between, which no burst tells of: the first reading shown once it watches is looked at again, whole
+        (once per feed, unless the reading began under it)."""
+        feed = getattr(self.app, "watching_feed", None)
+        if feed is None or feed is self._checked_under:
+            return
+        self._checked_under = feed
+        self._look_again(None)
+
+    def _look_again(self, changed: frozenset[str] | None) -> None:
+        parts = [(preview, preview.depends_on) for preview in self.query(ArtifactPreview) if preview.depends_on]
+        if self.depends_on or parts:
+            self._verify(changed, parts)
+
+    @on(StoreWatched)
+    def _feed_watches(self) -> None:
+        """The feed watches the store from now on: what the view shows was read before (a reading under way ends
+        in :meth:`_look_again_once`); a whole-store view reads again, any other looks again at what it read."""
+        feed = getattr(self.app, "watching_feed", None)
+        if feed is None or feed is self._checked_under:
+            return
+        if self.WHOLE_STORE and self.reads:
+            self._store_moved()
+        else:
+            self._look_again(None)
 
     def paths_changed(self, paths: frozenset[str] | None) -> None:
         """The app's change feed told of *paths* (None: it cannot say which), before the view looks again at what

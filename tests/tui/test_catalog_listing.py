@@ -330,3 +330,43 @@ async def test_the_first_frame_shows_what_every_row_shows(
         assert screen.data is not None and None not in screen.table.rows
         assert _screen_text(screen) == before
         await settle(pilot)
+
+
+def test_the_confirming_fingerprint_is_kept_in_the_store_index(
+    fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The validated catalog's fingerprint is a fact of the store index: a warm confirmation validates no entry,
+    a changed catalog (or pointer) is validated again, and a catalog that does not validate is kept as such."""
+    from okstra_core.store_index import StoreIndex
+    from okstra_tui.data import catalog as catalog_module
+
+    def index() -> StoreIndex:
+        return StoreIndex(fresh_demo, tmp_path / "cache", key=b"k" * 32, scope="test")
+
+    fresh = fingerprint(load_catalog(Project(fresh_demo)))
+    with index() as first:
+        assert catalog_module.confirmed_fingerprint(Project(fresh_demo), first) == fresh
+        assert first.computed == 1
+
+    def validated(*_: object) -> None:
+        raise AssertionError("the catalog was validated again")
+
+    with monkeypatch.context() as patched, index() as warm:
+        patched.setattr(catalog_module, "load_catalog", validated)
+        assert catalog_module.confirmed_fingerprint(Project(fresh_demo), warm) == fresh
+        assert warm.computed == 0
+    path = fresh_demo / ".okstra" / "discovery" / "task-catalog.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["tasks"][1]["title"] = "Renamed"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with index() as changed:
+        renamed = catalog_module.confirmed_fingerprint(Project(fresh_demo), changed)
+        assert renamed == fingerprint(load_catalog(Project(fresh_demo))) != fresh
+    doc["tasks"][1]["taskKey"] = 7  # no longer a catalog entry
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    for _ in range(2):
+        with index() as invalid:
+            assert catalog_module.confirmed_fingerprint(Project(fresh_demo), invalid) is None
+    for bad in ([], ["a", "b"], [1], "x"):
+        with pytest.raises(ValueError):
+            catalog_module._kept_fingerprint(bad)

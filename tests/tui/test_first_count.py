@@ -308,3 +308,37 @@ async def test_a_polled_store_tells_the_count_of_a_decision_made_elsewhere(
             lambda: screen.waiting is not None and sum(screen.waiting.values()) == sum(after.values()),
             "the decision made elsewhere is counted",
         )
+
+
+async def test_a_view_read_before_the_feed_watches_looks_again_once_it_does(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The inbox view read before the change feed watched; a decision made in between is in no burst: once the
+    feed watches, the view looks again at what it read, and shows it. It reads once more, not on every burst."""
+    from okstra_tui import store_feed
+    from okstra_tui.screens.inbox import InboxScreen
+
+    monkeypatch.setenv("OKSTRA_WATCH", "events")
+    gate = threading.Event()
+    real = store_feed.StoreWatcher
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        gate.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store_feed, "StoreWatcher", held)
+    before = len(read_inbox(Project(fresh_demo)).items)
+    app = OkstraApp(Project(fresh_demo), notify="off")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("i")
+        await wait_until(pilot, lambda: isinstance(app.screen, InboxScreen) and app.screen.reads > 0, "the inbox")
+        screen = app.screen
+        assert isinstance(screen, InboxScreen) and len(screen.decisions) == before
+        assert app.watching_feed is None
+        _ask_approval(fresh_demo)  # the feed does not watch yet
+        gate.set()
+        await wait_until(pilot, lambda: len(screen.decisions) == before + 1, "the decision made before the feed")
+        await wait_until(pilot, lambda: app.watching_feed is not None, "the feed watching")
+        reads = screen.reads
+        await pilot.pause(0.5)
+        assert screen.reads == reads, "looked again once, not read again and again"
