@@ -61,6 +61,7 @@ import json
 import os
 import sqlite3
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
@@ -97,6 +98,8 @@ DEPS_FORM: Final = "reads/4"
 #: How the packed reads of a fact begin when they hold any, and all they are when they hold none.
 _DEPS_HEAD: Final = f'["{DEPS_FORM}",'
 _DEPS_NONE: Final = f'["{DEPS_FORM}"]'
+#: How hard a record of reads is deflated: the fastest level keeps most of what the slower ones gain on paths.
+RECORD_LEVEL: Final = 1
 #: How many recorded paths a fact's check looks at in one go when it reads the record a segment at a time
 #: (:meth:`StoreIndex._holds_streamed`): twice the looks a forked process shares.
 STREAM_PATHS: Final = 2 * watch.SPLIT_AT
@@ -402,21 +405,82 @@ def segments_of(text: str, prefix: str) -> Iterator[tuple[list[str], watch.Looks
     """The segments :func:`pack_deps` wrote in *text*, one at a time (each as :func:`unpack_deps` gives the
     whole): a record of 100,000 facts is read without holding its paths at once. Raises ``ValueError`` part-way
     for anything else; a path may come in more than one segment."""
-    if text == _DEPS_NONE:
+    return _segments(iter((text,)), prefix)
+
+
+def _segments(chunks: Iterator[str], prefix: str) -> Iterator[tuple[list[str], watch.Looks, set[str]]]:
+    """:func:`segments_of` of the text *chunks* make in turn (a record inflated a megabyte at a time)."""
+    text, at = "", 0
+
+    def more() -> bool:
+        nonlocal text, at
+        chunk = next(chunks, None)
+        if chunk is None:
+            return False
+        text, at = text[at:] + chunk, 0
+        return True
+
+    while len(text) < len(_DEPS_HEAD) and more():
+        pass
+    if text == _DEPS_NONE and not more():
         return
     if not text.startswith(_DEPS_HEAD):
         raise ValueError("not a record of reads")
     at = len(_DEPS_HEAD)
     while True:
-        segment, at = _SEGMENT.raw_decode(text, at)
+        try:
+            segment, end = _SEGMENT.raw_decode(text, at)
+        except ValueError:
+            if more():  # a segment cut where a chunk ends (an array never parses before its "]")
+                continue
+            raise
         paths, looks, places = _segment(segment, prefix)
         yield paths, looks, {paths[i] for i in places}
-        follows = text[at : at + 1]
-        if follows == "]" and at == len(text) - 1:
-            return
-        if follows != ",":
+        at = end
+        while at >= len(text):
+            if not more():
+                raise ValueError("not a record of reads")
+        if text[at] == "]":
+            if at == len(text) - 1 and not more():
+                return
+            raise ValueError("not a record of reads")
+        if text[at] != ",":
             raise ValueError("not a record of reads")
         at += 1
+
+
+def packed_record(text: str) -> bytes:
+    """A fact's record of reads (:func:`pack_deps`, ASCII throughout) as the index keeps it: deflated, a tenth of
+    its size or less, so that a warm check of a fact made of 100,000 facts never holds its text whole."""
+    return zlib.compress(text.encode("ascii"), RECORD_LEVEL)
+
+
+def record_text(record: bytes) -> str:
+    """The text of a kept record of reads (:func:`packed_record`); ``ValueError`` for anything else."""
+    try:
+        return zlib.decompress(record).decode("ascii")
+    except (zlib.error, UnicodeDecodeError) as exc:
+        raise ValueError("not a record of reads") from exc
+
+
+def _inflated(record: bytes) -> Iterator[str]:
+    """The text of *record* a megabyte at a time; ``ValueError`` for a record that does not inflate."""
+    inflate = zlib.decompressobj()
+    data = record
+    try:
+        while data and not inflate.eof:
+            chunk = inflate.decompress(data, _CHUNK_CHARS)
+            data = inflate.unconsumed_tail
+            if chunk:
+                yield chunk.decode("ascii")
+        if not inflate.eof and not data:  # the input is all in, some output may still be held back
+            rest = inflate.flush()
+            if rest:
+                yield rest.decode("ascii")
+    except (zlib.error, UnicodeDecodeError) as exc:
+        raise ValueError("not a record of reads") from exc
+    if not inflate.eof or data or inflate.unused_data:  # cut short, or more after its end
+        raise ValueError("not a record of reads")
 
 
 def _segment(segment: object, prefix: str) -> tuple[list[str], watch.Looks, list[int]]:
@@ -437,14 +501,6 @@ def _segment(segment: object, prefix: str) -> tuple[list[str], watch.Looks, list
         return [path[1:] if path[0] == "/" else prefix + path for path in paths_in], part, places
     except (TypeError, IndexError):
         raise ValueError("not a segment") from None
-
-
-def _digest(text: str) -> bytes:
-    """A digest of *text* (:func:`_encoded`)."""
-    h = hashlib.blake2b(digest_size=16)
-    for chunk in _encoded(text):
-        h.update(chunk)
-    return h.digest()
 
 
 def _encoded(text: str) -> Iterator[bytes]:
@@ -620,10 +676,11 @@ def discard(path: Path) -> None:
             os.unlink(f"{path}{suffix}")
 
 
-def _texts(value: object, deps: object, mac: object) -> tuple[str, str, str] | None:
-    """A kept row's value, reads and MAC, when all three are text (SQLite keeps whatever a column is given: a
-    row of another type is not ours, and is computed again)."""
-    if isinstance(value, str) and isinstance(deps, str) and isinstance(mac, str):
+def _texts(value: object, deps: object, mac: object) -> tuple[str, bytes, str] | None:
+    """A kept row's value, record of reads (:func:`packed_record`) and MAC, when they are text, bytes and text
+    (SQLite keeps whatever a column is given: a row of another type, or of the form before, is not ours, and is
+    computed again)."""
+    if isinstance(value, str) and isinstance(deps, bytes) and isinstance(mac, str):
         return value, deps, mac
     return None
 
@@ -718,9 +775,9 @@ class StoreIndex:
         self._prefix = os.fspath(root).rstrip(os.sep) + os.sep
         self._conn: sqlite3.Connection | None = None
         #: The kept rows read ahead by :meth:`prefetch` (the last batch only).
-        self._ahead: dict[str, tuple[str, str, str]] = {}
+        self._ahead: dict[str, tuple[str, bytes, str]] = {}
         #: Facts computed and not yet written (at most :data:`BATCH`), and facts to drop.
-        self._pending: dict[str, tuple[str, str, str]] = {}
+        self._pending: dict[str, tuple[str, bytes, str]] = {}
         self._gone: set[str] = set()
         #: Facts looked up or computed in this process (the others are checked before a new clock is kept).
         self._consulted: set[str] = set()
@@ -852,25 +909,30 @@ class StoreIndex:
 
     # ------------------------------------------------------------------ facts
 
-    def _mac(self, name: str, value: str, deps: str) -> str:
+    def _mac(self, name: str, value: str, deps: bytes) -> str:
         assert self._key is not None
-        # Part by part: the value and reads of a fact made of 100,000 facts are each tens of megabytes.
+        # Part by part: the value of a fact made of 100,000 facts is tens of megabytes.
         mac = hmac.new(self._key, digestmod="sha256")
-        for i, part in enumerate((self._scope, os.fspath(self.root), name, value, deps)):
+        for i, part in enumerate((self._scope, os.fspath(self.root), name, value)):
             mac.update(b"\x00" if i else b"")
             for chunk in _encoded(part):
                 mac.update(chunk)
+        mac.update(b"\x00")
+        mac.update(deps)
         return mac.hexdigest()
 
-    def _signed(self, name: str, value: str, deps: str, mac: str) -> bool:
+    def _signed(self, name: str, value: str, deps: bytes, mac: str) -> bool:
         """Whether *mac* is this index's for the row (a MAC of other characters than hex is not: no error)."""
         return mac.isascii() and hmac.compare_digest(mac, self._mac(name, value, deps))
 
-    def _deps_of(self, deps_text: str) -> tuple[list[str], watch.Looks, set[str]] | None:
+    def _deps_of(self, record: bytes) -> tuple[list[str], watch.Looks, set[str]] | None:
         """The recorded paths (absolute) of a fact, their metadata in the same order, and those reached through a
         symlink, when every one still holds, else None. A path reached through a symlink is looked at whatever
         the freshness source says (:attr:`okstra_core.reading.Reads.linked`)."""
-        unpacked = unpack_deps(deps_text, self._prefix)
+        try:
+            unpacked = unpack_deps(record_text(record), self._prefix)
+        except ValueError:
+            return None
         if unpacked is None:
             return None
         paths, sigs, linked = unpacked
@@ -882,7 +944,7 @@ class StoreIndex:
             return None
         return unpacked
 
-    def _holds_streamed(self, deps: str) -> bool | None:
+    def _holds_streamed(self, record: bytes) -> bool | None:
         """Whether every path *deps* records still holds, looked at a batch at a time as its segments are read
         (:func:`segments_of`): the check of a fact made of 100,000 facts never holds all their paths. None when
         only the whole record can say: not one :func:`pack_deps` wrote, or a path recorded in two segments
@@ -895,7 +957,7 @@ class StoreIndex:
         linked: set[str] = set()
         holds = True
         try:
-            for part_paths, part_looks, part_linked in segments_of(deps, self._prefix):
+            for part_paths, part_looks, part_linked in _segments(_inflated(record), self._prefix):
                 hashes.extend(map(hash, part_paths))
                 paths.extend(part_paths)
                 looks.numbers.extend(part_looks.numbers)
@@ -923,7 +985,7 @@ class StoreIndex:
             return look.holds_passing(paths, looks) and watch.UNSETTLED not in looks
         return look.holds_all(paths, looks, linked)
 
-    def _row(self, name: str) -> tuple[str, str, str] | None:
+    def _row(self, name: str) -> tuple[str, bytes, str] | None:
         if name in self._pending:
             return self._pending[name]
         if name in self._ahead:
@@ -968,7 +1030,7 @@ class StoreIndex:
             self._macs_found[name] = mac
         # A kept inbox of 10,000 tasks is tens of thousands of paths and decisions: no container in it is cyclic.
         recording = reading.recording_now()
-        digest = _digest(deps)
+        digest = hashlib.blake2b(deps, digest_size=16).digest()
         held = None
         by = (self.look, getattr(self.look, "forgotten", 0))
         if self._held_by is None or self._held_by[0] is not by[0] or self._held_by[1] != by[1]:
@@ -991,7 +1053,7 @@ class StoreIndex:
         # A fact computed from this one depends on what this one was computed from.
         if recording and held is not None:
             paths, sigs, linked = held
-            packed = (self._prefix, deps_segments(deps))
+            packed = (self._prefix, deps_segments(record_text(deps)))
             reading.note_reads(lambda: dict(zip(paths, sigs, strict=True)), linked, packed=packed)
         return decoded
 
@@ -1068,8 +1130,10 @@ class StoreIndex:
         return dict(zip(paths, sigs, strict=True)), linked
 
     def _keep(self, name: str, value: str, deps: str) -> None:
+        """Keep *value* with the record of what it was read from (*deps*, as :func:`pack_deps` wrote it)."""
         self._gone.discard(name)
-        self._pending[name] = (value, deps, self._mac(name, value, deps))
+        record = packed_record(deps)
+        self._pending[name] = (value, record, self._mac(name, value, record))
         if len(self._pending) >= BATCH:
             self._write(None)
 

@@ -23,7 +23,9 @@ from okstra_core.store_index import (
     StoreIndex,
     index_path,
     pack_deps,
+    packed_record,
     part_made,
+    record_text,
     unpack_deps,
 )
 from okstra_core.workflows.inbox import INBOX_FACT, read_inbox
@@ -245,7 +247,7 @@ def test_a_tampered_fact_never_hides_a_decision(fresh_demo: Path, tmp_path: Path
 @pytest.mark.parametrize(
     "tamper",
     [
-        "UPDATE facts SET deps = CAST(deps AS BLOB)",
+        "UPDATE facts SET deps = CAST(deps AS TEXT)",  # the form before (reads kept as text)
         "UPDATE facts SET value = CAST(value AS BLOB)",
         "UPDATE facts SET mac = 'é' || mac",
         "INSERT INTO facts VALUES (CAST('inbox' || char(0) || 'x' AS BLOB), 'v', 'd', 'm')",
@@ -257,7 +259,7 @@ def test_a_tampered_fact_never_hides_a_decision(fresh_demo: Path, tmp_path: Path
 def test_rows_of_another_type_are_computed_again_without_an_error(
     fresh_demo: Path, tmp_path: Path, tamper: str
 ) -> None:
-    """SQLite keeps whatever a column is given: a kept row that is not text, or not UTF-8 text, is not ours."""
+    """SQLite keeps whatever a column is given: a kept row of another type, or not UTF-8 text, is not ours."""
     cache = tmp_path / "cache"
     db = _warm(fresh_demo, cache)
     expected = _inbox_json(fresh_demo, None)
@@ -717,8 +719,9 @@ def test_a_fact_made_of_facts_takes_their_reads_packed_and_looks_at_each_path_on
         assert _whole(index, a, b, shared, seen) == "a+shared,b+shared"
     assert seen == [set()], "the parts' reads are handed over packed, not path by path"
     conn = sqlite3.connect(index_path(cache, tmp_path))
-    (deps,) = conn.execute("SELECT deps FROM facts WHERE name = 'whole'").fetchone()
-    parts = [row[0] for row in conn.execute("SELECT deps FROM facts WHERE name LIKE 'part:%' ORDER BY name")]
+    (deps,) = map(record_text, conn.execute("SELECT deps FROM facts WHERE name = 'whole'").fetchone())
+    rows = conn.execute("SELECT deps FROM facts WHERE name LIKE 'part:%' ORDER BY name")
+    parts = [record_text(row[0]) for row in rows]
     conn.close()
     assert deps == f'["{DEPS_FORM}",' + ",".join(p[len(f'["{DEPS_FORM}",') : -1] for p in parts) + "]"
     paths, _, _ = unpack_deps(deps, str(tmp_path) + os.sep) or ([], [], set())
@@ -774,7 +777,7 @@ def test_a_fact_nested_in_a_fact_of_another_store_hands_its_reads_path_by_path(t
     with _index(one, tmp_path / "c1") as outer:
         row = outer._row("both")
         assert row is not None
-        paths, _, _ = unpack_deps(row[1], str(one) + os.sep) or ([], [], set())
+        paths, _, _ = unpack_deps(record_text(row[1]), str(one) + os.sep) or ([], [], set())
         assert sorted(paths) == [str(one / "f.txt"), str(two / "f.txt")]
 
 
@@ -940,9 +943,33 @@ def test_a_record_read_a_segment_at_a_time_is_the_whole_record(tmp_path: Path) -
     streamed = [pair for paths, looks, _ in segments for pair in zip(paths, looks, strict=True)]
     assert streamed == list(zip(whole[0], whole[1], strict=True)) and len(streamed) == len(files)
     assert list(store_index.segments_of(f'["{DEPS_FORM}"]', prefix)) == []
-    for bad in (record[:-1], record + "]", record[:-1] + ",]", record.replace("[[", "[{", 1), "[]", '["reads/3",[]]'):
+    bad_records = (record[:-1], record + "]", record[:-1] + ",]", record.replace("[[", "[{", 1), "[]", '["reads/3",[]]')
+    for bad in bad_records:
         with pytest.raises(ValueError):
             list(store_index.segments_of(bad, prefix))
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])
+def test_a_kept_record_is_inflated_and_read_a_chunk_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """The record kept deflated reads back segment by segment, whatever chunk a segment is cut at; a record that
+    does not inflate, or inflates to something else, is refused part-way."""
+    monkeypatch.setattr(store_index, "_CHUNK_CHARS", chunk)
+    _, record = _segments_record(tmp_path, 5)
+    prefix = str(tmp_path) + os.sep
+    kept = store_index.packed_record(record)
+    assert len(kept) < len(record) and store_index.record_text(kept) == record
+    inflated = list(store_index._segments(store_index._inflated(kept), prefix))
+    assert inflated == list(store_index.segments_of(record, prefix))
+    assert (
+        list(store_index._segments(store_index._inflated(store_index.packed_record(f'["{DEPS_FORM}"]')), prefix)) == []
+    )
+    for bad in (kept[:-3], kept + b"x", b"not deflated", store_index.packed_record(record[:-1])):
+        with pytest.raises(ValueError):
+            list(store_index._segments(store_index._inflated(bad), prefix))
+    with pytest.raises(ValueError):
+        store_index.record_text(b"not deflated")
 
 
 def test_a_fact_made_of_many_is_checked_a_batch_at_a_time_and_keeps_no_look(
@@ -953,21 +980,21 @@ def test_a_fact_made_of_many_is_checked_a_batch_at_a_time_and_keeps_no_look(
     monkeypatch.setattr(store_index, "STREAM_PATHS", 4)
     files, record = _segments_record(tmp_path, 11)
     with _index(tmp_path, tmp_path / "cache") as index:
-        assert index._holds_streamed(record) is True
+        assert index._holds_streamed(packed_record(record)) is True
         look = index.look
         assert isinstance(look, StatPass) and not look._by_path and not look._unfiled and look.stats == 11
         twice = record[:-1] + "," + store_index.deps_segments(record) + "]"
-        assert index._holds_streamed(twice) is None, "a path in two segments: only the whole record can say"
-        assert index._holds_streamed("not a record") is None
+        assert index._holds_streamed(packed_record(twice)) is None, "in two segments: only the whole record can say"
+        assert index._holds_streamed(b"not a record") is None
     for changed in (files[0], files[-1]):
         changed.write_text("changed", encoding="utf-8")
         _age(changed, 20)
     with _index(tmp_path, tmp_path / "cache") as index:
-        assert index._holds_streamed(record) is False
+        assert index._holds_streamed(packed_record(record)) is False
         assert index.look.stats == 4, "the first batch that changed ends the check"  # type: ignore[attr-defined]
     noting = StatPass(noting=True)
     with _index(tmp_path, tmp_path / "cache", look=noting) as index:
-        assert index._holds_streamed(record) is False
+        assert index._holds_streamed(packed_record(record)) is False
         assert noting.differed == {str(files[0]), str(files[-1])}
 
 
