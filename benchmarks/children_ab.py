@@ -9,7 +9,8 @@ The children are run as the workbench runs them, without watchman:
 * the counting child (``okstra_tui.data.catalog.print_waiting_counts``), warm, *rounds* times;
 * the notices' child up to its first pulse (``okstra_tui.notices.watch_store`` with no change to follow), started
   as the workbench starts it, after the count: warm, *rounds* times. Its baseline check is started and ended
-  with it, as in the workbench when no change comes.
+  with it, as in the workbench when no change comes;
+* the confirming child (``okstra_tui.data.catalog.print_fingerprint``), warm, *rounds* times.
 
 *REF* (default ``HEAD``) is checked out into a temporary worktree and both sides are byte-compiled first (as an
 installed copy is), each side with its own cache folder; within a round the two run in turn, the order reversed
@@ -36,6 +37,7 @@ from _checkout import CHECKOUT, ab_arguments, byte_compiled, other_revision  # n
 COUNT = (
     "import sys\nfrom okstra_tui.data.catalog import print_waiting_counts\nsys.exit(print_waiting_counts(sys.argv[1]))"
 )
+CONFIRM = "import sys\nfrom okstra_tui.data.catalog import print_fingerprint\nsys.exit(print_fingerprint(sys.argv[1]))"
 NOTICES = (
     "import sys\nfrom pathlib import Path\nfrom okstra_tui.notices import watch_store\n"
     "watch_store(Path(sys.argv[1]), lambda: print('ready'), print, changes=iter(()))"
