@@ -255,8 +255,9 @@ def main() -> int:
         ("largest proportional size (PSS) of the process tree (cold run)", f"{cold['pss_mb']:.0f} MB", ""),
         ("largest proportional size (PSS) of the process tree (warm run)", f"{warm['pss_mb']:.0f} MB", ""),
         *(
-            (f"largest resident size of its {name} (cold run)", f"{mb:.0f} MB", "")
-            for name, mb in sorted(cold["parts"].items(), key=lambda item: -item[1])
+            (f"largest resident size of its {name} ({which} run)", f"{mb:.0f} MB", "")
+            for which, run_ in (("cold", cold), ("warm", warm))
+            for name, mb in sorted(run_["parts"].items(), key=lambda item: -item[1])
         ),
     ]
     lines = [

@@ -247,11 +247,8 @@ async def test_a_workbench_left_while_the_early_count_runs_starts_no_other(
     assert not counted
 
 
-async def test_a_decision_made_before_the_feed_watches_is_counted(
-    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A decision made after the count looked but before the change feed's first look is in the feed's baseline,
-    so no change is ever told of it: once the feed watches, the catalog counts again, and shows it."""
+def _feed_held(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """The change feed's watcher (on file events) is not made until the event returned is set."""
     from okstra_tui import store_feed
 
     monkeypatch.setenv("OKSTRA_WATCH", "events")
@@ -263,6 +260,15 @@ async def test_a_decision_made_before_the_feed_watches_is_counted(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(store_feed, "StoreWatcher", held)
+    return gate
+
+
+async def test_a_decision_made_before_the_feed_watches_is_counted(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A decision made after the count looked but before the change feed's first look is in the feed's baseline,
+    so no change is ever told of it: once the feed watches, the catalog counts again, and shows it."""
+    gate = _feed_held(monkeypatch)
     before = _fresh_counts(fresh_demo)
     app = OkstraApp(Project(fresh_demo), notify="off")
     async with app.run_test(size=SIZE) as pilot:
@@ -315,18 +321,9 @@ async def test_a_view_read_before_the_feed_watches_looks_again_once_it_does(
 ) -> None:
     """The inbox view read before the change feed watched; a decision made in between is in no burst: once the
     feed watches, the view looks again at what it read, and shows it. It reads once more, not on every burst."""
-    from okstra_tui import store_feed
     from okstra_tui.screens.inbox import InboxScreen
 
-    monkeypatch.setenv("OKSTRA_WATCH", "events")
-    gate = threading.Event()
-    real = store_feed.StoreWatcher
-
-    def held(*args: Any, **kwargs: Any) -> Any:
-        gate.wait(30)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(store_feed, "StoreWatcher", held)
+    gate = _feed_held(monkeypatch)
     before = len(read_inbox(Project(fresh_demo)).items)
     app = OkstraApp(Project(fresh_demo), notify="off")
     async with app.run_test(size=SIZE) as pilot:
