@@ -64,7 +64,8 @@ OTHERS_AFTER_SECONDS = 10.0
 #: Seconds between two looks at whether that check has ended.
 OTHERS_POLL_SECONDS = 0.2
 #: The longest a polling feed waits for the count of what waits at the start before its own first look at what
-#: the inbox reads (a cold count of 100,000 tasks took about 110 s; past this the feed looks all the same).
+#: the inbox reads (past this the feed looks all the same: a cold count of 100,000 tasks took about 110 s on a quiet
+#: disk, 22 minutes on a shared one, and then the feed builds the index beside it: see docs/performance.md).
 FEED_WAITS_SECONDS = 300.0
 
 
