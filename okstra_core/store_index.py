@@ -653,7 +653,12 @@ def _made_here(conn: sqlite3.Connection, root: Path) -> bool:
 
 
 def _stamp(conn: sqlite3.Connection) -> tuple[int, int]:
-    return conn.execute("PRAGMA application_id").fetchone()[0], conn.execute("PRAGMA user_version").fetchone()[0]
+    """The database's application id and format, read together: read one statement each, another process making
+    the index between the two gave an id of 0 with our format, taken for another application's database."""
+    app, version = conn.execute(
+        "SELECT a.application_id, v.user_version FROM pragma_application_id() AS a, pragma_user_version() AS v"
+    ).fetchone()
+    return int(app), int(version)
 
 
 def create(conn: sqlite3.Connection, root: Path) -> None:

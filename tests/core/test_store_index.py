@@ -225,6 +225,29 @@ def test_an_unstamped_index_is_taken_as_ours_only_when_it_holds_its_own_tables(
     conn.close()
 
 
+@pytest.mark.parametrize("moment", range(1, 6))
+def test_an_index_made_by_another_process_while_one_is_adopted_is_ours(tmp_path: Path, moment: int) -> None:
+    """Another process makes the index just before any one statement of the adoption: it is never taken for a
+    foreign database (read one at a time, the two stamps once straddled such a commit, and the index was
+    rebuilt under the other processes' feet)."""
+    db, root = tmp_path / "index.sqlite", tmp_path
+    conn, other = store_index.connect(db, 5.0), store_index.connect(db, 0.0)
+    statements = 0
+
+    def made_meanwhile(_statement: str) -> None:
+        nonlocal statements
+        statements += 1
+        if statements == moment and not conn.in_transaction:
+            store_index.create(other, root)
+
+    conn.set_trace_callback(made_meanwhile)
+    assert store_index.adopt(conn, root) is None
+    conn.set_trace_callback(None)
+    assert store_index.adopt(other, root) is None
+    conn.close()
+    other.close()
+
+
 def test_a_tampered_fact_never_hides_a_decision(fresh_demo: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     db = _warm(fresh_demo, cache)
