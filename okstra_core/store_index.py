@@ -529,9 +529,23 @@ def connect(path: Path, timeout: float) -> sqlite3.Connection:
     # Pages of 16 KiB for a database made now (one made already keeps its own): the search's part is mostly long
     # texts and their full-text index, written in one go on a first build, a few percent faster so.
     conn.execute(f"PRAGMA page_size = {PAGE_BYTES}")
-    conn.execute("PRAGMA journal_mode=WAL")
+    _into_wal(conn)
     conn.execute("PRAGMA synchronous=NORMAL")
     return conn
+
+
+def _into_wal(conn: sqlite3.Connection) -> None:
+    """Switch *conn* to WAL, waiting a little while other processes opening a new database at once hold it: the
+    switch takes no busy wait of its own."""
+    for attempt in range(1, OPEN_TRIES + 1):
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if attempt == OPEN_TRIES or not busy(exc):
+                conn.close()
+                raise
+            time.sleep(OPEN_PAUSE * attempt)
 
 
 def _lenient(conn: sqlite3.Connection) -> sqlite3.Connection:

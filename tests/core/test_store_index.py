@@ -248,6 +248,38 @@ def test_an_index_made_by_another_process_while_one_is_adopted_is_ours(tmp_path:
     other.close()
 
 
+@pytest.mark.parametrize("held", [1, store_index.OPEN_TRIES - 1, store_index.OPEN_TRIES])
+def test_the_switch_to_wal_waits_its_turn_while_other_processes_open_a_new_index(
+    monkeypatch: pytest.MonkeyPatch, held: int
+) -> None:
+    """The switch to WAL takes no busy wait of its own (seen as "database is locked" from processes opening a
+    new index at once): it is tried again a few times, and only a lock held longer is an error."""
+    monkeypatch.setattr(store_index, "OPEN_PAUSE", 0.0)
+
+    class Opening:
+        tries, closed = 0, False
+
+        def execute(self, statement: str) -> None:
+            assert statement == "PRAGMA journal_mode=WAL"
+            self.tries += 1
+            if self.tries <= held:
+                locked = sqlite3.OperationalError("database is locked")
+                locked.sqlite_errorcode = 5  # type: ignore[attr-defined]
+                raise locked
+
+        def close(self) -> None:
+            self.closed = True
+
+    conn = Opening()
+    if held < store_index.OPEN_TRIES:
+        store_index._into_wal(conn)  # type: ignore[arg-type]
+        assert conn.tries == held + 1 and not conn.closed
+    else:
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            store_index._into_wal(conn)  # type: ignore[arg-type]
+        assert conn.tries == store_index.OPEN_TRIES and conn.closed
+
+
 def test_a_tampered_fact_never_hides_a_decision(fresh_demo: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     db = _warm(fresh_demo, cache)
