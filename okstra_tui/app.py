@@ -6,6 +6,7 @@ import contextlib
 import gc
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
@@ -57,16 +58,13 @@ ACROSS = {View.SEARCH: View.SEARCH_ALL, View.INSIGHTS: View.INSIGHTS_ALL}
 
 #: Above this many tasks the palette does not read the inbox on every opening (the inbox view, i, lists it).
 PALETTE_INBOX_TASKS = 1000
-#: The notices start once the catalog has counted what waits, and at the latest this many seconds after the start.
+#: The notices start once the catalog has counted what waits, and at the latest this many seconds after the start
+#: (or, when the count at the start runs longer, once it has ended: it brings the store index up to date).
 NOTICES_WAIT_SECONDS = 20.0
 #: The longest the follower of the other projects waits for the notices' baseline check before it starts.
 OTHERS_AFTER_SECONDS = 10.0
 #: Seconds between two looks at whether that check has ended.
 OTHERS_POLL_SECONDS = 0.2
-#: The longest a polling feed waits for the count of what waits at the start before its own first look at what
-#: the inbox reads (past this the feed looks all the same: a cold count of 100,000 tasks took about 110 s on a quiet
-#: disk, 22 minutes on a shared one, and then the feed builds the index beside it: see docs/performance.md).
-FEED_WAITS_SECONDS = 300.0
 
 
 class OkstraApp(App[None]):
@@ -150,10 +148,14 @@ class OkstraApp(App[None]):
         if waiting is None or waiting.root != project.root:
             waiting = None if start_home else KeptWaiting(project.root, early=True)
         self._kept_waiting: KeptWaiting | None = waiting
+        #: The count at the start, while it may run: whole-store readings wait for it.
+        self._start_count = waiting
         if waiting is not None:
-            # Polled, the feed's first look at what the inbox reads waits for this count, which brings the store
-            # index up to date: a cold index is then built once, in the counting child, not also in here.
-            self._feed.ready = partial(waiting.join, FEED_WAITS_SECONDS)
+            # Polled, the feed's first look at what the inbox reads waits for this count, however long it runs (a
+            # cold count of 100,000 tasks took 110 s on a quiet disk, 22 minutes on a shared one): it brings the
+            # store index up to date, so a cold index is built once, in the counting child, not also in here. A
+            # view that read before the feed watched looks again once it does (StoreWatched).
+            self._feed.ready = waiting.join
 
     @property
     def project_label(self) -> str:
@@ -214,8 +216,8 @@ class OkstraApp(App[None]):
         if self.notify_mode != "off":
             # The notices' first reading of the whole store (and its baseline check) starts once the catalog (or
             # Home, every project's) has counted what waits, so that the count does not share the processor with
-            # them; at the latest after NOTICES_WAIT_SECONDS.
-            self.set_timer(NOTICES_WAIT_SECONDS, self._start_notices_once)
+            # them; at the latest after NOTICES_WAIT_SECONDS, or once the count at the start has ended.
+            self.set_timer(NOTICES_WAIT_SECONDS, self._notices_due)
         self.call_after_refresh(self._start_feed)
         if not self.is_headless and not self.is_web and sys.__stdin__ is not None:
             watch_hangup(sys.__stdin__.fileno(), self._terminal_gone)
@@ -396,6 +398,21 @@ class OkstraApp(App[None]):
 
     def on_waiting_counted(self, _: WaitingCounted) -> None:
         self._start_notices_once()
+
+    def _notices_due(self) -> None:
+        """The notices start now, or when the count at the start ends if it still runs: their first reading of
+        the whole store goes through the store index the count brings up to date, rather than build it beside."""
+        count = self._start_count
+        if count is None or count.join(0):
+            self._start_notices_once()
+            return
+
+        def after_the_count() -> None:
+            count.join()
+            with contextlib.suppress(RuntimeError):  # the app is closing
+                self.call_from_thread(self._start_notices_once)
+
+        threading.Thread(target=after_the_count, name="okstra-notices-due", daemon=True).start()
 
     def _start_notices_once(self) -> None:
         if self._notices is None and self.notify_mode != "off":

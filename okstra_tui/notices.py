@@ -384,8 +384,8 @@ def watch_store(
     from .data.catalog import through_index
 
     # A reading of every task goes through the store index, which the workbench's count at its start has brought
-    # up to date when it ended before this child started (the child starts at the latest NOTICES_WAIT_SECONDS
-    # after the start): its decisions and runs are kept there, and no task is read again.
+    # up to date (this child starts once that count has ended): its decisions and runs are kept there, and no task
+    # is read again.
     before = through_index(root, None, read_pulse)
     checks = CheckBaseline(root)
 

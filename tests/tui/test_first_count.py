@@ -143,6 +143,32 @@ async def test_the_notices_start_once_what_waits_is_counted(
         assert isinstance(screen, CatalogScreen) and screen.waiting is not None
 
 
+async def test_the_notices_wait_for_a_count_at_the_start_that_runs_long(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A count at the start that runs past NOTICES_WAIT_SECONDS (a cold index of a large store on a slow disk)
+    holds the notices back until it ends: their first reading of the whole store then finds the index it brought
+    up to date, rather than build it beside it."""
+    from okstra_tui import app as app_module
+
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    monkeypatch.setattr(app_module, "NOTICES_WAIT_SECONDS", 0.2)
+    gate = threading.Event()
+
+    def long_count(root: Path) -> dict[Path, int] | None:
+        gate.wait(30)
+        return None
+
+    monkeypatch.setattr(catalog_data, "kept_waiting", long_count)
+    monkeypatch.setattr(catalog_screen, "waiting_counts", lambda *a, **k: None)  # the catalog never counts
+    app = OkstraApp(Project(fresh_demo), notify="toast")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(1.0)
+        assert app._notices is None, "the notices started while the count at the start ran"
+        gate.set()
+        await wait_until(pilot, lambda: app._notices is not None, "the notices start once the count has ended")
+
+
 async def test_a_kept_count_come_after_the_first_frame_is_shown(
     fresh_demo: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
 ) -> None:
