@@ -17,7 +17,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -51,6 +51,17 @@ from .findings import Finding
 M = TypeVar("M", bound=BaseModel)
 
 _MISSING = object()
+
+
+class _AsText(bytes):
+    """Marks a file's bytes as the UTF-8 of its text, kept once as text (:meth:`Unit.text`)."""
+
+
+#: Kept for a file's bytes once they decoded as UTF-8: the bytes are its text encoded again, never held twice.
+_AS_TEXT: Final = _AsText()
+#: A document this long or longer is not kept parsed once validated: its model is (a catalog of 100,000 tasks is
+#: tens of megabytes of text, and its parsed JSON about three times that beside the model).
+PARSED_KEPT_BELOW: Final = 1 << 20
 
 
 class Entry:
@@ -437,6 +448,8 @@ class Unit:
         """The bytes of *path*, read once; a read problem is reported once and gives None."""
         key = path if isinstance(path, str) else str(path)
         cached = self._bytes.get(key, _MISSING)
+        if cached is _AS_TEXT:
+            return self._as_bytes(key)
         if cached is not _MISSING:
             return cached  # type: ignore[return-value]
         if key in self._regular:
@@ -473,6 +486,9 @@ class Unit:
                     value = raw.decode("utf-8")
                 except UnicodeDecodeError:
                     value = None
+                else:
+                    if self._bytes.get(key) is raw:
+                        self._bytes[key] = _AS_TEXT  # encoded again when asked: the same bytes
             if value is None:
                 p = Path(key)
                 decoded = reading.decode_text(p, raw)
@@ -482,6 +498,11 @@ class Unit:
                     value = decoded
         self._text[key] = value
         return value
+
+    def _as_bytes(self, key: str) -> bytes:
+        text = self._text[key]
+        assert text is not None
+        return text.encode("utf-8")
 
     def json(self, path: Path | str) -> Any:
         """The parsed JSON value of *path*, or None when unusable (the problem is reported)."""
@@ -533,6 +554,8 @@ class Unit:
         if result is not None and (absent := absent_added(result)):
             self._report_absent(Path(text), absent)
         self._docs[key] = result
+        if result is not None and len(self._text.get(text) or "") >= PARSED_KEPT_BELOW:
+            self._json.pop(text, None)  # parsed again from its text, should a rule ask for the JSON
         return result
 
     def _report_absent(self, path: Path, absent: list[str]) -> None:
@@ -554,7 +577,8 @@ class Unit:
             return None  # files outside were read without the root's symlink rule
         if path in self._tails:
             return None  # perhaps only its last lines: a reader wanting the whole file reads it
-        return self._bytes.get(path)
+        found = self._bytes.get(path)
+        return self._as_bytes(path) if found is _AS_TEXT else found
 
     def known_model(self, path: str, model: type[BaseModel]) -> BaseModel | None:
         """A document already validated from those bytes (see :class:`okstra_core.reading.Source`)."""

@@ -111,3 +111,33 @@ def test_a_transcript_read_from_its_end_is_not_lent_as_the_whole_file(
         lines = reading.read_bytes(log, root=tmp_path, tail=True)
     assert isinstance(whole, reading.LoadError) and "too large" in whole.reason
     assert lines == tail
+
+
+def test_a_file_read_as_text_is_held_once_and_lent_as_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its bytes once decoded are not held beside its text: they are its text encoded again, the bytes read (a
+    BOM, any UTF-8), and the file is not opened again; a large document validated is parsed again from its text
+    when its JSON is asked for, the same value."""
+    import json
+
+    from okstra_core.check import unit as unit_module
+    from okstra_core.check.unit import Unit
+    from okstra_core.models.task import TaskCatalog
+
+    store = tmp_path / ".okstra"
+    store.mkdir()
+    plain, large = store / "notes.md", store / "catalog.json"
+    plain.write_bytes("\ufeffé ✓ text\r\n".encode())
+    doc = {"schemaVersion": "1", "tasks": [], "padding": "x" * 64}
+    large.write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setattr(unit_module, "PARSED_KEPT_BELOW", 16)
+    opened = _count_opens(monkeypatch, (store,))
+    unit = Unit(tmp_path, None)
+    assert unit.text(plain) == plain.read_bytes().decode("utf-8")
+    assert unit.data(plain) == unit.known_bytes(str(plain)) == plain.read_bytes()
+    assert unit._bytes[str(plain)] is unit_module._AS_TEXT
+    validated = unit.doc(large, TaskCatalog)
+    assert validated is not None and str(large) not in unit._json
+    assert unit.json(large) == doc and unit.doc(large, TaskCatalog) is validated
+    assert opened == {str(plain): 1, str(large): 1}
