@@ -8,7 +8,8 @@ thread at a time (the interpreter's lock), so the arenas buy it nothing: two
 are enough. :func:`fewer_arenas` asks for that where the user has not chosen
 (``MALLOC_ARENA_MAX`` in the environment); a C library without ``mallopt``
 (not glibc) is left as it is. Called before the process starts its threads,
-it applies to every arena they would make.
+it applies to every arena they would make. :func:`give_back` returns what a
+large reading freed.
 """
 
 from __future__ import annotations
@@ -33,3 +34,17 @@ def fewer_arenas() -> bool:
     if mallopt is None:
         return False
     return bool(mallopt(M_ARENA_MAX, ARENAS))
+
+
+def give_back() -> bool:
+    """Return to the system the memory this process freed (``malloc_trim``): called by a long-running process
+    after a large reading it does not keep (the notices' first pulse of a whole store), whose freed pages glibc
+    would otherwise hold for the process's life. Whether the C library has the call."""
+    from .libc import libc
+
+    loaded = libc()
+    trim = getattr(loaded, "malloc_trim", None)
+    if trim is None:
+        return False
+    trim(0)
+    return True

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.theme import Theme
 
 from okstra_core import layout
+from okstra_core.malloc import give_back
 from okstra_core.preferences import Loaded, Preferences, preferences_path
 from okstra_core.preferences import save as save_preferences
 from okstra_core.store import Project
@@ -203,6 +204,7 @@ class OkstraApp(App[None]):
             if was_enabled:
                 gc.enable()
             gc.freeze()
+            give_back()  # what building the first frame read and let go (a large catalog's listing)
 
         self.call_after_refresh(painted)
 

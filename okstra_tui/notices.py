@@ -378,6 +378,7 @@ def watch_store(
     notices of every reading (possibly none); *checks_ready* (from another thread) once the baseline check is
     known, from when on a task that starts failing the check is news."""
     from okstra_core.layout import task_root_of
+    from okstra_core.malloc import give_back
     from okstra_core.store import Project
     from okstra_core.workflows.pulse import notices, read_pulse, refresh_pulse
 
@@ -387,6 +388,7 @@ def watch_store(
     # up to date (this child starts once that count has ended): its decisions and runs are kept there, and no task
     # is read again.
     before = through_index(root, None, read_pulse)
+    give_back()  # what reading the whole store freed, before the baseline check starts beside this child
     checks = CheckBaseline(root)
 
     def announce_checks() -> None:
@@ -400,6 +402,7 @@ def watch_store(
             roots = None if changed is None else {task_root_of(root, Path(path)) for path in changed}
             if roots is None or None in roots:
                 after = through_index(root, None, read_pulse)
+                give_back()
                 failing: dict[Path, tuple[int, str]] = {}
             else:
                 touched = {r for r in roots if r is not None}
