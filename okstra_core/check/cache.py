@@ -77,7 +77,7 @@ import secrets
 import sqlite3
 import stat
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache as memoised
 from pathlib import Path
@@ -568,7 +568,7 @@ class CheckCache:
         self.notices.append(f"store index {path} {reason}: rebuilt")
         store_index.discard(path)
 
-    def load(self, root: str, home: str | None) -> dict[str, Record]:
+    def load(self, root: str, home: str | None) -> KeptRecords:
         """The task records stored for *root* and *home* by this same checker under this key; ``{}`` when none are.
 
         A record whose MAC does not check is left out and counted in :attr:`rejected`.
@@ -576,17 +576,17 @@ class CheckCache:
         key = self.key()
         conn = None if key is None else self._open(root, home)
         if key is None or conn is None:
-            return {}
+            return KeptRecords({})
         try:
             found = _read_records(conn, root, home)
         except sqlite3.Error as exc:
             conn.close()
             self._unreadable(root, exc)
-            return {}
+            return KeptRecords({})
         finally:
             conn.close()
         if found is None:
-            return {}
+            return KeptRecords({})
         clock, rows, shapes = found
         out, rejected = _verified(key, _scope(root, home, clock), rows, shapes)
         self.rejected += rejected
@@ -635,7 +635,7 @@ class CheckCache:
         finally:
             conn.close()
 
-    def update(self, root: str, home: str | None, records: dict[str, Record], previous: dict[str, Record]) -> bool:
+    def update(self, root: str, home: str | None, records: dict[str, Record], previous: KeptRecords) -> bool:
         """Keep this run's records under the watchman clock those :meth:`load` gave hold as of (:attr:`clock`),
         writing only the rows that differ from *previous* (one transaction); False, with nothing written, when
         the kept records are no longer those (another run replaced them since): then :meth:`save` them all.
@@ -655,8 +655,8 @@ class CheckCache:
         shapes: dict[str, str] = {}
         rows = []
         for rel, rec in records.items():
-            if rec is previous.get(rel):
-                continue
+            if rec.get("text") is not None and rec["text"] is previous.text_of(rel):
+                continue  # reused as kept
             digest = _shape_digest(rec["shape"])
             shapes.setdefault(digest.hex(), json.dumps(rec["shape"], separators=(",", ":")))
             task, record = json.dumps(rel), rec.get("text") or record_text(rec)
@@ -787,10 +787,40 @@ def _parsed_row(task: str, text: str) -> tuple[str, Record] | None:
     return _row_of(rel, body)
 
 
-def _verified(
-    key: bytes, scope: bytes, rows: list[tuple[Any, ...]], shapes: dict[str, Any]
-) -> tuple[dict[str, Record], int]:
-    """The records of *rows* whose MAC holds (checked before anything of a row is parsed), and how many did not."""
+#: Kept records parsed at once when they are loaded, to be checked: the rest are held as their texts meanwhile.
+PARSED_AT_ONCE: Final = 4096
+
+
+class KeptRecords(Mapping[str, Record]):
+    """The records loaded, by task folder, held as the texts they were kept and signed as: a record is parsed each
+    time it is asked for (a parsed record is about ten times its text, and a check asks for each one or three
+    times; held parsed, the records of 100,000 tasks were the largest part of a warm check's peak)."""
+
+    def __init__(self, rows: dict[str, tuple[str, tuple[list[str], Any, bytes]]]) -> None:
+        self._rows = rows
+
+    def __getitem__(self, rel: str) -> Record:
+        text, shape = self._rows[rel]
+        rec = dict(zip(RECORD_FIELDS, json.loads(text), strict=True))
+        rec["shape"], rec["split"] = shape[0], shape[1]  # shared by every task of the same shape
+        rec["text"] = text  # kept as it is when the record is saved again unchanged
+        return rec
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def text_of(self, rel: str) -> str | None:
+        """The text *rel*'s record was kept as (the very object a record parsed from it carries)."""
+        row = self._rows.get(rel)
+        return None if row is None else row[0]
+
+
+def _verified(key: bytes, scope: bytes, rows: list[tuple[Any, ...]], shapes: dict[str, Any]) -> tuple[KeptRecords, int]:
+    """The records of *rows* whose MAC holds (checked before anything of a row is parsed) and that parse as
+    records, and how many did not."""
     parsed = {digest: _parsed_shape(text) for digest, text in shapes.items()}
     held: list[tuple[str, str, Any]] = []
     rejected = 0
@@ -805,16 +835,16 @@ def _verified(
             rejected += 1
             continue
         held.append((task, text, shape))
-    out: dict[str, Record] = {}
-    for (_, text, shape), found in zip(held, _parsed_rows(held), strict=True):
-        if found is None:
-            rejected += 1
-            continue
-        rel, rec = found
-        rec["shape"], rec["split"] = shape[0], shape[1]  # shared by every task of the same shape
-        rec["text"] = text  # kept as it is when the record is saved again unchanged
-        out[rel] = rec
-    return out, rejected
+    rows.clear()
+    out: dict[str, tuple[str, tuple[list[str], Any, bytes]]] = {}
+    for start in range(0, len(held), PARSED_AT_ONCE):
+        part = held[start : start + PARSED_AT_ONCE]
+        for (_, text, shape), found in zip(part, _parsed_rows(part), strict=True):
+            if found is None:
+                rejected += 1
+                continue
+            out[found[0]] = (text, shape)
+    return KeptRecords(out), rejected
 
 
 def _parsed_rows(rows: list[tuple[str, str, Any]]) -> list[tuple[str, Record] | None]:

@@ -22,7 +22,7 @@ from ..progress import Progress
 from ..store_index import ChangedSince, LookedOnce
 from ..workers import worker_pool
 from . import cache
-from .cache import CheckCache
+from .cache import CheckCache, KeptRecords
 from .catalog import expand
 from .findings import CheckReport, Finding
 from .rules import project_rules, task_rules
@@ -275,7 +275,7 @@ def _run_chunks(
 
 
 #: What the reuse check's workers read, set before they are forked: (root, cached records, tasks).
-_REUSE: tuple[str, dict[str, dict[str, Any]], list[tuple[str, Any]]] | None = None
+_REUSE: tuple[str, KeptRecords, list[tuple[str, Any]]] | None = None
 
 
 def _reusable_range(start: int, stop: int) -> list[bool]:
@@ -286,7 +286,7 @@ def _reusable_range(start: int, stop: int) -> list[bool]:
 
 
 def _reusable_all(
-    root: str, tasks: list[tuple[str, Any]], previous: dict[str, dict[str, Any]], pool: ProcessPoolExecutor | None
+    root: str, tasks: list[tuple[str, Any]], previous: KeptRecords, pool: ProcessPoolExecutor | None
 ) -> list[bool]:
     """Whether each task may reuse its cached record; the ``lstat`` calls are shared out between *pool*'s workers.
 
@@ -308,7 +308,7 @@ def _reusable_all(
 def _reuse_cached(
     root: Path,
     tasks: list[tuple[str, Any]],
-    previous: dict[str, dict[str, Any]],
+    previous: KeptRecords,
     check_cache: CheckCache,
     findings: list[Finding],
     records: dict[str, dict[str, Any]],
@@ -333,7 +333,9 @@ def _reuse_cached(
             continue
         findings.extend(cache.decode_findings(old["findings"]))
         files += old["files"]
-        records[rel] = old
+        # What saving it again reads: its shape, and its text as kept (the very object: written again only if
+        # another record replaces it).
+        records[rel] = {"shape": old["shape"], "text": old["text"]}
         check_cache.hits += 1
         reused += 1
         if reused % CHUNK_TASKS == 0:
@@ -356,7 +358,7 @@ def _ask_first(
 
 def _load(
     root: Path, home_text: str | None, check_cache: CheckCache | None, look: ChangedSince | None
-) -> tuple[dict[str, dict[str, Any]] | None, ChangedSince | None]:
+) -> tuple[KeptRecords | None, ChangedSince | None]:
     """The cached records (None without a cache), read once the project's own rules have let go of what they read
     (the two are never held together), and *look* when it was asked since the clock they hold as of (another
     run may have kept its records since it was asked: then every task is confirmed by a look)."""
@@ -379,7 +381,7 @@ def _save(
     root: Path,
     home_text: str | None,
     check_cache: CheckCache,
-    previous: dict[str, dict[str, Any]] | None,
+    previous: KeptRecords | None,
     records: dict[str, dict[str, Any]],
     look: ChangedSince | None,
     unvouched: int,

@@ -269,6 +269,30 @@ def test_records_with_wrong_values_are_dropped(fresh_demo: Path, tmp_path: Path)
     assert (c.hits, c.misses) == (tasks - 2, 2)
 
 
+@pytest.mark.parametrize("at_once", [1, 3, 4096])
+def test_records_are_held_as_their_texts_and_checked_a_part_at_a_time(
+    fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at_once: int
+) -> None:
+    """The loaded records are held as the texts they were kept as, each parsed anew when asked; checked when
+    loaded a part at a time, a spoilt one in any part is dropped, and the report is a fresh check's."""
+    monkeypatch.setattr(cache_module, "PARSED_AT_ONCE", at_once)
+    pair = Pair(fresh_demo, tmp_path / "cache")
+    _, c = pair.compare()
+    tasks = c.misses
+    loaded = CheckCache(tmp_path / "cache").load(str(fresh_demo), str(fresh_demo / ".okstra-home"))
+    assert len(loaded) == tasks
+    rel = sorted(loaded)[-1]
+    assert loaded[rel] == loaded[rel] and loaded[rel] is not loaded[rel]
+    assert loaded[rel]["text"] is loaded.text_of(rel)
+
+    def spoil(records: dict[str, dict[str, Any]]) -> None:
+        records[sorted(records)[-1]]["findings"] = "not a list of findings"
+
+    edit_records(tmp_path / "cache", spoil)
+    _, c = pair.compare()
+    assert (c.hits, c.misses) == (tasks - 1, 1)
+
+
 def test_a_save_that_fails_leaves_the_kept_records_whole(
     fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

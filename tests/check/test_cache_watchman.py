@@ -107,10 +107,20 @@ def test_a_run_with_few_changes_writes_only_their_rows_under_the_kept_clock(
     assert clock is not None
     report = one(fresh_demo, f"{TASK}/runs/*/reports/*.data.json")
     report.write_text("{}", encoding="utf-8")
+    written: list[str] = []
+    update_records = cache_module._update_records
+
+    def noting(conn: Any, scope: str, clock: Any, rows: list[tuple[str, ...]], *rest: Any) -> bool:
+        written.extend(json.loads(task) for task, *_ in rows)
+        return update_records(conn, scope, clock, rows, *rest)
+
+    monkeypatch.setattr(cache_module, "_update_records", noting)
     _same_as_fresh(fresh_demo, CheckCache(cache_dir))
+    monkeypatch.setattr(cache_module, "_update_records", update_records)
     after = kept_records(cache_dir)
     assert _clock(cache_dir) == clock, "the records stay under the clock they were kept with"
-    assert {rel for rel in after if after[rel] != before[rel]} == {TASK}, "only the edited task's row is written"
+    assert written == [TASK], "only the edited task's row is written (a reused record is not written again)"
+    assert {rel for rel in after if after[rel] != before[rel]} == {TASK}
 
     # The edited task's older record, validly signed under the same clock, is put back: the task changed since
     # that clock, so its record is confirmed by a look, found stale and checked afresh.
