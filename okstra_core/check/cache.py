@@ -569,7 +569,7 @@ class CheckCache:
         store_index.discard(path)
 
     def load(self, root: str, home: str | None) -> KeptRecords:
-        """The task records stored for *root* and *home* by this same checker under this key; ``{}`` when none are.
+        """The task records stored for *root* and *home* by this same checker under this key; none when none are.
 
         A record whose MAC does not check is left out and counted in :attr:`rejected`.
         """
@@ -801,7 +801,12 @@ class KeptRecords(Mapping[str, Record]):
 
     def __getitem__(self, rel: str) -> Record:
         text, shape = self._rows[rel]
-        rec = dict(zip(RECORD_FIELDS, json.loads(text), strict=True))
+        try:
+            rec = dict(zip(RECORD_FIELDS, json.loads(text), strict=True))
+        except (ValueError, TypeError, RecursionError):
+            # Checked when loaded, in one parse with its neighbours: a text that parsed only joined to another's
+            # is no record of its own, and its task is checked afresh.
+            raise KeyError(rel) from None
         rec["shape"], rec["split"] = shape[0], shape[1]  # shared by every task of the same shape
         rec["text"] = text  # kept as it is when the record is saved again unchanged
         return rec

@@ -608,3 +608,14 @@ def test_the_cached_records_are_read_once_the_project_s_own_reading_is_let_go(
     reusing = CheckCache(tmp_path / "cache")
     check(demo_root, check_cache=reusing)
     assert reusing.hits > 0 and reusing.misses == 0
+
+
+def test_a_kept_text_that_is_no_record_of_its_own_is_no_record() -> None:
+    """Two kept texts that parse only joined (the load checks them in one parse) give no record: their tasks are
+    checked afresh, never a traceback."""
+    from okstra_core.check.cache import KeptRecords
+
+    shape: Any = (["x"], ((), ()), b"")
+    halves = KeptRecords({"a/b": ('["k", "e", 1', shape), "a/c": ("[], []]", shape)})
+    assert halves.get("a/b") is None and halves.get("a/c") is None
+    assert len(halves) == 2 and halves.text_of("a/b") == '["k", "e", 1'
