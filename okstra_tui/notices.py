@@ -385,8 +385,8 @@ def watch_store(
     from .data.catalog import through_index
 
     # A reading of every task goes through the store index, which the workbench's count at its start has brought
-    # up to date (this child starts once that count has ended): its decisions and runs are kept there, and no task
-    # is read again.
+    # up to date (on a workbench started on a catalog, this child starts once that count has ended): its decisions
+    # and runs are kept there, and no task is read again.
     before = through_index(root, None, read_pulse)
     give_back()  # what reading the whole store freed, before the baseline check starts beside this child
     checks = CheckBaseline(root)
