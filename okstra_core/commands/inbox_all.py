@@ -253,10 +253,13 @@ def _follow_waiting(watched: dict[str, _Watched], state: dict[str, ProjectInbox]
 def _step(
     args: argparse.Namespace, woken: queue.Queue[str], watched: dict[str, _Watched], state: Any, tell_paths: bool
 ) -> None:
-    """Wait for one project to change, read it again and print what changed."""
+    """Wait for one project to change, read it again and print what changed. A second without a change, each
+    project that could not be read is read again: one moved away and back holds every file it held, so a polling
+    watcher, which asks the store index what changed, has nothing to tell of its return."""
     try:
         pid = woken.get(timeout=1.0)
     except queue.Empty:
+        _retry_unread(args, watched, state, tell_paths)
         return
     before: ProjectInbox = state[pid]
     changed = watched[pid].watcher.take_changed()
@@ -266,6 +269,21 @@ def _step(
     _emit_project_changes(args, before, after)
     state[pid] = after
     _follow_waiting({pid: watched[pid]}, state)
+
+
+def _retry_unread(args: argparse.Namespace, watched: dict[str, _Watched], state: Any, tell_paths: bool) -> None:
+    for pid, w in watched.items():
+        before: ProjectInbox = state[pid]
+        if before.inbox is not None:
+            continue
+        w.watcher.take_changed()  # what it saw while the project could not be read is in the reading below
+        after = _reread_project(before, None)
+        if after.inbox is not None:
+            if tell_paths and args.json:
+                _emit_changed_paths(before.entry, None)  # back: which paths changed meanwhile, none can say
+            _emit_project_changes(args, before, after)
+            state[pid] = after
+            _follow_waiting({pid: w}, state)
 
 
 def _reread_project(before: ProjectInbox, changed: set[Path] | None) -> ProjectInbox:
