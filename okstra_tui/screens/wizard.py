@@ -304,6 +304,10 @@ class WizardScreen(ModalScreen[Path | None]):
     #: What the wizard decides, shown before the subject (``Answer the clarification questions``).
     KIND: ClassVar[str] = "Decide"
 
+    #: The step on screen takes the focus when it is built (:meth:`step_mounted`); until then nothing has it, so
+    #: the app does not give it to the first button (Cancel) when the wizard opens.
+    AUTO_FOCUS = ""
+
     #: Before the write Esc cancels (nothing written); after it Esc closes (the write stays) and Enter is Done.
     BINDINGS = [
         # Priority: shown and taken while the Done button has the focus (a follow-up's button keeps its Enter).
@@ -346,6 +350,8 @@ class WizardScreen(ModalScreen[Path | None]):
         self.read_paths: list[Path] = []
         self.steps: list[StepSpec] = []
         self.current: WizardStep | None = None
+        #: The step filled once it came on screen: until the current one is, the wizard does not move.
+        self.filled: WizardStep | None = None
         #: Where the writes that record a time take it (the system clock: the moment of writing; a picture fixes it).
         self.clock: Clock = SYSTEM_CLOCK
         #: The clock of the write under way: stopped at one moment, which its logged command lines give as ``--at``.
@@ -417,7 +423,8 @@ class WizardScreen(ModalScreen[Path | None]):
         self.opening = True
         self._show_head()
         self._show_progress(self.opening_text())
-        self.query_one("#wiz-cancel", Button).focus()
+        # Esc cancels while it opens; Enter, pressed again on the way in, must not close it.
+        self.set_focus(None)
         self._open_worker(stale)
 
     @work(thread=True, exclusive=True, group="wizard-open")
@@ -446,6 +453,7 @@ class WizardScreen(ModalScreen[Path | None]):
             return
         self.query_one("#wiz-progress", Static).update(Text(" cannot open ", style="bold reverse"))
         self.refuse(line)
+        self.query_one("#wiz-cancel", Button).focus()
 
     def _opened(self, baseline: Fingerprint, steps: list[StepSpec], stale: list[str] | None) -> None:
         if self.closed:
@@ -477,6 +485,9 @@ class WizardScreen(ModalScreen[Path | None]):
         old = self.current
         step = self.steps[index].make()
         self.current = step
+        # Nothing has the focus until the step is on screen (it takes it then): a key pressed meanwhile must not
+        # reach the button the focus would otherwise fall back on (Enter on Cancel closes the wizard).
+        self.set_focus(None)
         if old is not None:
             old.remove()
         self.query_one("#wiz-steps", Vertical).mount(step)
@@ -489,7 +500,9 @@ class WizardScreen(ModalScreen[Path | None]):
         if step is not self.current:
             return
         step.shown()
+        self.filled = step
         step.focus_first()
+        self.refresh_bindings()
 
     def _show_head(self) -> None:
         subject = read_only.badge()
@@ -528,7 +541,7 @@ class WizardScreen(ModalScreen[Path | None]):
         return step is not None and step.WRITES and read_only.read_only()
 
     def _can_move(self) -> bool:
-        return not self.busy and not self.opening and self.current is not None
+        return not self.busy and not self.opening and self.current is not None and self.current is self.filled
 
     def _done_shown(self) -> bool:
         """The step after the write is on screen: Enter is Done, Esc closes."""

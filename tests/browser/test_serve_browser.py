@@ -44,14 +44,14 @@ def _screen_text(frames: list[bytes]) -> str:
     return re.sub(r"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|[=>78])", "", raw)
 
 
-def _wait_for(frames: list[bytes], page: Any, pattern: str, start: int = 0) -> str:
+def _wait_for(frames: list[bytes], page: Any, pattern: str, start: int = 0, what: str = "") -> str:
     deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:
         text = _screen_text(frames[start:])
         if re.search(pattern, text):
             return text
         page.wait_for_timeout(200)
-    raise AssertionError(f"{pattern!r} never shown; last output: {_screen_text(frames[start:])[-2000:]!r}")
+    raise AssertionError(f"{what}{pattern!r} never shown; last output: {_screen_text(frames[start:])[-2000:]!r}")
 
 
 def _shots_dir(tmp_path: Path) -> Path:
@@ -229,11 +229,16 @@ def _next_step(frames: list[bytes], page: Any, start: int) -> None:
     page.keyboard.type("answer")
     page.keyboard.press("Control+n")
     deadline = time.monotonic() + STEP_SECONDS
-    while time.monotonic() < deadline:
+    last = time.monotonic() + WAIT
+    drawn = len(frames)
+    while time.monotonic() < min(deadline, last):
         page.wait_for_timeout(200)
         text = _screen_text(frames[start:])
         if _highest_step(text) > before or re.search(READ_ONLY_LINE, text):
             return
+        if len(frames) != drawn:  # still drawing what the keys did: give it the time it takes
+            drawn = len(frames)
+            deadline = max(deadline, time.monotonic() + 1.0)
 
 
 @pytest.mark.timeout(BROWSER_SECONDS)
@@ -260,7 +265,7 @@ def test_read_only_in_the_browser(browser: Any, fresh_demo: Path, tmp_path: Path
                     if re.search(READ_ONLY_LINE, _screen_text(frames[start:])):
                         break
                     _next_step(frames, page, start)
-                _wait_for(frames, page, READ_ONLY_LINE, start)
+                _wait_for(frames, page, READ_ONLY_LINE, start, f"the wizard to {words}: ")
                 page.keyboard.press("Control+n")  # the write step's Next: nothing happens
                 page.wait_for_timeout(500)
                 page.screenshot(path=str(tmp_path / f"read-only-{words.replace(' ', '-')}.png"))

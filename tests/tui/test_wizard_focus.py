@@ -1,0 +1,75 @@
+"""Keys pressed while a wizard builds a step reach no button and do not move it: Enter pressed again does not cancel it.
+
+A wizard opens in a worker, and each step is built when it comes on screen. Until the step takes the focus
+nothing has it, so a key typed ahead (a second Enter on the inbox's row, Enter right after Ctrl+N) is not
+taken by the button the focus would otherwise fall back on (Enter on Cancel closed the wizard), and Next or
+Back pressed again before the step is built do nothing (Next wrote a review that was never shown).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from textual.widgets import Button, DataTable
+
+from okstra_tui.screens.inbox import InboxScreen
+from okstra_tui.screens.wizard_report import ClarificationWizard
+from okstra_tui.screenshots import settle
+
+from .conftest import SIZE, WAIT_SECONDS, make_app, open_view, wait_until
+from .test_wizards import decision
+
+
+async def test_enter_while_the_wizard_opens_or_builds_a_step_leaves_it_open(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wanted = decision(fresh_demo, "clarification")
+    read = threading.Event()
+    load = ClarificationWizard.load
+
+    def held_load(self: ClarificationWizard) -> None:
+        read.wait(WAIT_SECONDS)
+        load(self)
+
+    monkeypatch.setattr(ClarificationWizard, "load", held_load)
+    app = make_app(fresh_demo)
+    async with app.run_test(size=SIZE) as pilot:
+        inbox = await open_view(pilot, "i", InboxScreen)
+        table = inbox.query_one("#inbox-table", DataTable)
+        for row in range(table.row_count):
+            table.move_cursor(row=row)
+            chosen = inbox.selected()
+            if chosen is not None and (chosen.kind, chosen.item, chosen.path) == (
+                wanted.kind,
+                wanted.item,
+                wanted.path,
+            ):
+                break
+        else:
+            raise AssertionError(f"{wanted} is not in the inbox")
+        await pilot.press("enter")
+        wizard = app.screen
+        assert isinstance(wizard, ClarificationWizard) and wizard.opening
+        assert not isinstance(app.focused, Button), "no button has the focus while the wizard opens"
+        await pilot.press("enter")  # pressed again, impatiently
+        assert app.screen is wizard and not wizard.closed, "Enter while it opens does not cancel the wizard"
+        read.set()
+        await settle(pilot)
+        await wait_until(pilot, lambda: wizard.current is not None, "the first step")
+        step = wizard.step
+        assert app.focused is not None and step in app.focused.ancestors_with_self, "the first step takes the focus"
+        # The review is built on screen: until then the focus is nowhere, not on a button, and the wizard
+        # does not move; Ctrl+N pressed again does not write what was never shown.
+        review = next(i for i, s in enumerate(wizard.steps) if s.writes)
+        wizard.go(review)
+        assert app.focused is None, "no button has the focus while the next step is built"
+        wizard.action_next_step()
+        assert not wizard.busy and wizard.written is None, "the review not yet shown is not written"
+        wizard.action_back_step()
+        assert wizard.index == review and not wizard.check_action("next_step", ())
+        await settle(pilot)
+        assert app.screen is wizard and wizard.index == review and wizard.written is None
+        assert app.focused is not None and wizard.step in app.focused.ancestors_with_self
+        assert wizard.check_action("next_step", ()) is not False
