@@ -514,6 +514,10 @@ class StoreWatcher:
                 _Pollers.count += 1
         started = time.thread_time()
         self._baseline = signature(self.poll_paths())
+        # The first full look is due after what this look cost, not *told*'s first answer: that may make the
+        # store index (once, seconds on a large store), and a change made meanwhile would wait a hundred times
+        # as long to be seen. The next full looks are spaced by what they cost, *told* included.
+        self.poll_interval = max(self.poll_seconds, (time.thread_time() - started) / _shared(POLL_SHARE))
         if self.told is not None:
             # What it names already changed since the store index recorded it (by another reader, before this
             # watcher): a reader that read before then may show the past, so the first wait reports it.
@@ -521,7 +525,6 @@ class StoreWatcher:
             if first is None or first:
                 self._note_changed(first)
                 self._dirty.set()
-        self.poll_interval = max(self.poll_seconds, (time.thread_time() - started) / _shared(POLL_SHARE))
         self._full_due = time.monotonic() + self.poll_interval
         if self.hot_paths is not None:
             self._hot_look()

@@ -166,6 +166,28 @@ def test_a_change_the_quick_look_reported_is_not_told_again_by_the_full_look(tmp
         watcher.close()
 
 
+def test_the_first_full_look_is_not_put_off_by_the_store_index_made_at_the_start(tmp_path: Path) -> None:
+    """*told*'s first answer may make the store index (seconds of processor time on a large store). Polling looks
+    again after a hundred times what a look cost; counting that one-off work put the first full look off by as
+    much, so a decision made while the inbox was first read showed tens of seconds late."""
+    calls: list[float] = []
+
+    def told() -> set[str]:
+        if not calls:
+            busy = time.thread_time() + 0.2  # the store index made: 20 s of polling at 1 % of a core
+            while time.thread_time() < busy:
+                pass
+        calls.append(time.monotonic())
+        return set()
+
+    watcher = StoreWatcher(tmp_path, list, told=told, mode="poll", poll_seconds=1.0)
+    try:
+        assert len(calls) == 1 and watcher.poll_interval == 1.0
+        assert watcher._full_due - time.monotonic() <= 1.0
+    finally:
+        watcher.close()
+
+
 def test_the_inbox_quick_look_names_every_task_folder_and_where_decisions_land(fresh_demo: Path) -> None:
     from okstra_core import layout
     from okstra_core.store import Project
