@@ -24,9 +24,11 @@ browser:
 	    exit 1; \
 	  fi; }
 
-# The tests run in one worker process per core (pytest-xdist); `$(BIN)/python -m pytest` runs them in one.
+# The tests run in one worker process per core and one more (pytest-xdist): many of them wait on a child process,
+# a browser or a watcher, and the extra worker uses those waits. `$(BIN)/python -m pytest` runs them in one.
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 1)' 2>/dev/null || echo auto)
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 # Every tool runs even when an earlier one fails, so one run lists every problem.
 check: $(STAMP)
