@@ -12,14 +12,13 @@ import threading
 from pathlib import Path
 
 import pytest
-from textual.widgets import Button, DataTable
+from textual.widgets import Button
 
-from okstra_tui.screens.inbox import InboxScreen
 from okstra_tui.screens.wizard_report import ClarificationWizard
 from okstra_tui.screenshots import settle
 
-from .conftest import SIZE, WAIT_SECONDS, make_app, open_view, wait_until
-from .test_wizards import decision
+from .conftest import SIZE, WAIT_SECONDS, make_app, wait_until
+from .test_wizards import decision, select_in_inbox
 
 
 async def test_enter_while_the_wizard_opens_or_builds_a_step_leaves_it_open(
@@ -36,19 +35,7 @@ async def test_enter_while_the_wizard_opens_or_builds_a_step_leaves_it_open(
     monkeypatch.setattr(ClarificationWizard, "load", held_load)
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
-        inbox = await open_view(pilot, "i", InboxScreen)
-        table = inbox.query_one("#inbox-table", DataTable)
-        for row in range(table.row_count):
-            table.move_cursor(row=row)
-            chosen = inbox.selected()
-            if chosen is not None and (chosen.kind, chosen.item, chosen.path) == (
-                wanted.kind,
-                wanted.item,
-                wanted.path,
-            ):
-                break
-        else:
-            raise AssertionError(f"{wanted} is not in the inbox")
+        await select_in_inbox(pilot, wanted)
         await pilot.press("enter")
         wizard = app.screen
         assert isinstance(wizard, ClarificationWizard) and wizard.opening

@@ -116,9 +116,8 @@ def verb(*argv: str) -> None:
     assert okstra(list(argv)) == 0, argv
 
 
-async def open_from_inbox(pilot: Pilot[None], wanted: PendingDecision) -> WizardScreen:
-    """``i``, the decision's row, Enter: the wizard it opens."""
-    app = pilot.app
+async def select_in_inbox(pilot: Pilot[None], wanted: PendingDecision) -> None:
+    """``i``, then the cursor on *wanted*'s row."""
     inbox = await open_view(pilot, "i", InboxScreen)
     table = inbox.query_one("#inbox-table", DataTable)
     for row in range(table.row_count):
@@ -130,9 +129,14 @@ async def open_from_inbox(pilot: Pilot[None], wanted: PendingDecision) -> Wizard
             wanted.item,
             wanted.path,
         ):
-            break
-    else:
-        raise AssertionError(f"{wanted} is not in the inbox")
+            return
+    raise AssertionError(f"{wanted} is not in the inbox")
+
+
+async def open_from_inbox(pilot: Pilot[None], wanted: PendingDecision) -> WizardScreen:
+    """``i``, the decision's row, Enter: the wizard it opens."""
+    app = pilot.app
+    await select_in_inbox(pilot, wanted)
     await pilot.press("enter")
     await settle(pilot)
     wizard = app.screen
