@@ -29,7 +29,7 @@ from okstra_core.workflows.direction import select_direction
 from okstra_core.workflows.reports import LoadedReport
 from okstra_core.workflows.user_response import sidecar_mode
 
-from ..widgets.choice import CHOSEN, Choice
+from ..widgets.choice import CHOSEN, Choice, option_chosen
 from ..widgets.shown import shown_block
 from .wizard import ReviewStep, StepSpec, WizardScreen, WizardStep, Written, project_path, spec, task_option
 from .wizard_prepare import PrepareOffer
@@ -142,7 +142,7 @@ class ChooseStep(WizardStep):
         self.query_one("#direction", RadioSet).focus()
 
     def current(self) -> str | None:
-        pressed = self.query_one("#direction", RadioSet).pressed_button
+        pressed = option_chosen(self.query_one("#direction", RadioSet))
         return pressed.name if pressed is not None else None
 
     @on(RadioSet.Changed, "#direction")

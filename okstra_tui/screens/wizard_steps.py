@@ -15,7 +15,7 @@ from okstra_core import layout
 from okstra_core.store import Project, Task, TaskRef
 from okstra_core.workflows.user_response import normalise_answer
 
-from ..widgets.choice import Choice, Tick
+from ..widgets.choice import Choice, Tick, index_chosen
 from ..widgets.shown import shown_block
 from .wizard import WizardStep, Written, check_lines
 
@@ -115,7 +115,7 @@ class QuestionStep(WizardStep):
     def _read(self) -> dict[str, Any]:
         text = self.query_one("#q-text", TextArea).text
         if self.item.options:
-            return {"choice": self.query_one("#q-choice", RadioSet).pressed_index, "text": text}
+            return {"choice": index_chosen(self.query_one("#q-choice", RadioSet)), "text": text}
         return {"text": text, "none": self.query_one("#q-none", Checkbox).value}
 
     def validate(self) -> str | None:

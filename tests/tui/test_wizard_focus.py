@@ -3,7 +3,8 @@
 A wizard opens in a worker, and each step is built when it comes on screen. Until the step takes the focus
 nothing has it, so a key typed ahead (a second Enter on the inbox's row, Enter right after Ctrl+N) is not
 taken by the button the focus would otherwise fall back on (Enter on Cancel closed the wizard), and Next or
-Back pressed again before the step is built do nothing (Next wrote a review that was never shown).
+Back pressed again before the step is built do nothing (Next wrote a review that was never shown). An option
+chosen and left at once (Enter, then Ctrl+N before the option set has heard of the choice) is the one chosen.
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ import threading
 from pathlib import Path
 
 import pytest
-from textual.widgets import Button
+from textual.app import App, ComposeResult
+from textual.widgets import Button, RadioButton, RadioSet
 
+from okstra_tui.screens.wizard_direction import ChooseStep
 from okstra_tui.screens.wizard_report import ClarificationWizard
 from okstra_tui.screenshots import settle
+from okstra_tui.widgets.choice import Choice, index_chosen, option_chosen
 
 from .conftest import SIZE, WAIT_SECONDS, make_app, wait_until
-from .test_wizards import decision, select_in_inbox
+from .test_wizards import decision, select_in_inbox, wizard_on
 
 
 async def test_enter_while_the_wizard_opens_or_builds_a_step_leaves_it_open(
@@ -60,3 +64,43 @@ async def test_enter_while_the_wizard_opens_or_builds_a_step_leaves_it_open(
         assert app.screen is wizard and wizard.index == review and wizard.written is None
         assert app.focused is not None and wizard.step in app.focused.ancestors_with_self
         assert wizard.check_action("next_step", ()) is not False
+
+
+class _Options(App[None]):
+    def compose(self) -> ComposeResult:
+        with RadioSet():
+            for name in ("a", "b", "c"):
+                yield Choice(name, name=name)
+
+
+async def test_the_option_chosen_is_the_last_switched_on_before_the_set_hears_of_it() -> None:
+    """A button switched on reaches its set by a message; until then the set still names the one before."""
+    app = _Options()
+    async with app.run_test() as pilot:
+        options = app.query_one(RadioSet)
+        a, b, _ = options.query(RadioButton)
+        assert option_chosen(options) is None and index_chosen(options) == -1
+        a.toggle()
+        assert option_chosen(options) is a and index_chosen(options) == 0
+        await pilot.pause()
+        b.toggle()  # a is still on, and still the set's
+        assert a.value and options.pressed_button is a
+        assert option_chosen(options) is b and index_chosen(options) == 1
+        await pilot.pause()
+        assert not a.value and options.pressed_button is b
+        b.toggle()  # switched off for a moment: the set switches it on again
+        assert option_chosen(options) is b
+        await pilot.pause()
+        assert b.value and option_chosen(options) is b
+
+
+async def test_a_direction_chosen_and_left_at_once_is_the_one_chosen(fresh_demo: Path) -> None:
+    wanted = decision(fresh_demo, "direction-choice")
+    async with wizard_on(fresh_demo, wanted) as (pilot, wizard):
+        step = wizard.step
+        assert isinstance(step, ChooseStep)
+        buttons = list(step.query(RadioButton))
+        buttons[-1].toggle()  # Enter on the last candidate, then Ctrl+N before the set heard of it
+        assert step.validate() is None and step.current() == buttons[-1].name
+        await pilot.pause()
+        assert step.current() == buttons[-1].name
