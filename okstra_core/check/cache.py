@@ -802,11 +802,14 @@ class KeptRecords(Mapping[str, Record]):
     def __getitem__(self, rel: str) -> Record:
         text, shape = self._rows[rel]
         try:
-            rec = dict(zip(RECORD_FIELDS, json.loads(text), strict=True))
-        except (ValueError, TypeError, RecursionError):
-            # Checked when loaded, in one parse with its neighbours: a text that parsed only joined to another's
-            # is no record of its own, and its task is checked afresh.
-            raise KeyError(rel) from None
+            found = _row_of(rel, json.loads(text))
+        except (ValueError, RecursionError):
+            found = None
+        if found is None:
+            # Checked when loaded, in one parse with its neighbours: a text that is a record only joined to
+            # another's is no record of its own, and its task is checked afresh.
+            raise KeyError(rel)
+        rec = found[1]
         rec["shape"], rec["split"] = shape[0], shape[1]  # shared by every task of the same shape
         rec["text"] = text  # kept as it is when the record is saved again unchanged
         return rec

@@ -619,3 +619,9 @@ def test_a_kept_text_that_is_no_record_of_its_own_is_no_record() -> None:
     halves = KeptRecords({"a/b": ('["k", "e", 1', shape), "a/c": ("[], []]", shape)})
     assert halves.get("a/b") is None and halves.get("a/c") is None
     assert len(halves) == 2 and halves.text_of("a/b") == '["k", "e", 1'
+    # A text that parses on its own but not as a record (its task joined to its neighbours at the load, where
+    # its own part of the parse was another text's) is no record either: the check never meets a wrong type.
+    typed = KeptRecords({"a/d": ('[1, 2, "three", 4, 5]', shape), "a/e": ('["k", "e", 1, [["/p", "s"]], []]', shape)})
+    assert typed.get("a/d") is None
+    kept = typed["a/e"]
+    assert kept["files"] == 1 and kept["deps"] == [["/p", "s"]] and kept["shape"] == ["x"]
