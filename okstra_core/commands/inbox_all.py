@@ -261,29 +261,37 @@ def _step(
     except queue.Empty:
         _retry_unread(args, watched, state, tell_paths)
         return
-    before: ProjectInbox = state[pid]
     changed = watched[pid].watcher.take_changed()
-    if tell_paths and args.json:
-        _emit_changed_paths(before.entry, changed)
-    after = _reread_project(before, changed)
-    _emit_project_changes(args, before, after)
-    state[pid] = after
-    _follow_waiting({pid: watched[pid]}, state)
+    _tell(args, pid, watched[pid], state, tell_paths, changed, _reread_project(state[pid], changed))
 
 
 def _retry_unread(args: argparse.Namespace, watched: dict[str, _Watched], state: Any, tell_paths: bool) -> None:
     for pid, w in watched.items():
-        before: ProjectInbox = state[pid]
-        if before.inbox is not None:
+        if state[pid].inbox is not None:
             continue
         w.watcher.take_changed()  # what it saw while the project could not be read is in the reading below
-        after = _reread_project(before, None)
-        if after.inbox is not None:
-            if tell_paths and args.json:
-                _emit_changed_paths(before.entry, None)  # back: which paths changed meanwhile, none can say
-            _emit_project_changes(args, before, after)
-            state[pid] = after
-            _follow_waiting({pid: w}, state)
+        after = _reread_project(state[pid], None)
+        if after.inbox is not None:  # back: which paths changed meanwhile, none can say
+            _tell(args, pid, w, state, tell_paths, None, after)
+
+
+def _tell(
+    args: argparse.Namespace,
+    pid: str,
+    w: _Watched,
+    state: dict[str, ProjectInbox],
+    tell_paths: bool,
+    changed: set[Path] | None,
+    after: ProjectInbox,
+) -> None:
+    """Print what changed in project *pid* (the paths *changed*, then the decisions its reading *after* gives
+    against the one before) and keep *after* as its state."""
+    before = state[pid]
+    if tell_paths and args.json:
+        _emit_changed_paths(before.entry, changed)
+    _emit_project_changes(args, before, after)
+    state[pid] = after
+    _follow_waiting({pid: w}, state)
 
 
 def _reread_project(before: ProjectInbox, changed: set[Path] | None) -> ProjectInbox:
