@@ -39,31 +39,35 @@ async def test_enter_while_the_wizard_opens_or_builds_a_step_leaves_it_open(
     monkeypatch.setattr(ClarificationWizard, "load", held_load)
     app = make_app(fresh_demo)
     async with app.run_test(size=SIZE) as pilot:
-        await select_in_inbox(pilot, wanted)
-        await pilot.press("enter")
-        wizard = app.screen
-        assert isinstance(wizard, ClarificationWizard) and wizard.opening
-        assert not isinstance(app.focused, Button), "no button has the focus while the wizard opens"
-        await pilot.press("enter")  # pressed again, impatiently
-        assert app.screen is wizard and not wizard.closed, "Enter while it opens does not cancel the wizard"
-        read.set()
-        await settle(pilot)
-        await wait_until(pilot, lambda: wizard.current is not None, "the first step")
-        step = wizard.step
-        assert app.focused is not None and step in app.focused.ancestors_with_self, "the first step takes the focus"
-        # The review is built on screen: until then the focus is nowhere, not on a button, and the wizard
-        # does not move; Ctrl+N pressed again does not write what was never shown.
-        review = next(i for i, s in enumerate(wizard.steps) if s.writes)
-        wizard.go(review)
-        assert app.focused is None, "no button has the focus while the next step is built"
-        wizard.action_next_step()
-        assert not wizard.busy and wizard.written is None, "the review not yet shown is not written"
-        wizard.action_back_step()
-        assert wizard.index == review and not wizard.check_action("next_step", ())
-        await settle(pilot)
-        assert app.screen is wizard and wizard.index == review and wizard.written is None
-        assert app.focused is not None and wizard.step in app.focused.ancestors_with_self
-        assert wizard.check_action("next_step", ()) is not False
+        try:
+            await select_in_inbox(pilot, wanted)
+            await pilot.press("enter")
+            wizard = app.screen
+            assert isinstance(wizard, ClarificationWizard) and wizard.opening
+            assert not isinstance(app.focused, Button), "no button has the focus while the wizard opens"
+            await pilot.press("enter")  # pressed again, impatiently
+            assert app.screen is wizard and not wizard.closed, "Enter while it opens does not cancel the wizard"
+            read.set()
+            await settle(pilot)
+            await wait_until(pilot, lambda: wizard.current is not None, "the first step")
+            step = wizard.step
+            assert app.focused is not None and step in app.focused.ancestors_with_self, "the first step takes the focus"
+            # The review is built on screen: until then the focus is nowhere, not on a button, and the wizard
+            # does not move; Ctrl+N pressed again does not write what was never shown.
+            review = next(i for i, s in enumerate(wizard.steps) if s.writes)
+            wizard.go(review)
+            assert app.focused is None, "no button has the focus while the next step is built"
+            wizard.action_next_step()
+            assert not wizard.busy and wizard.written is None, "the review not yet shown is not written"
+            wizard.action_back_step()
+            assert wizard.index == review and not wizard.check_action("next_step", ())
+            await settle(pilot)
+            assert app.screen is wizard and wizard.index == review and wizard.written is None
+            assert app.focused is not None and wizard.step in app.focused.ancestors_with_self
+            assert wizard.check_action("next_step", ()) is not False
+
+        finally:
+            read.set()  # a failing assert leaves no worker waiting
 
 
 class _Options(App[None]):
