@@ -5,7 +5,6 @@ Tasks are checked in units of their own, in worker processes when ``jobs`` > 1.
 
 from __future__ import annotations
 
-import hashlib
 import multiprocessing
 import os
 import stat
@@ -26,6 +25,7 @@ from .cache import CheckCache, KeptRecords
 from .catalog import expand
 from .findings import CheckReport, Finding
 from .rules import project_rules, task_rules
+from .rules.project_rules import NO_ENTRY_DIGEST, CatalogEntryKey
 from .unit import Unit
 
 _T = TypeVar("_T")
@@ -38,16 +38,18 @@ class CheckError(OkstraError):
 # ------------------------------------------------------------------ the run
 
 
+#: A task folder to check (project-relative) and what the checker keeps of its catalog entry (None: not listed).
+CheckedTask = tuple[str, CatalogEntryKey | None]
 #: One task checked: (folder, findings, files read, record to cache or None).
 TaskResult = tuple[str, list[Finding], int, dict[str, Any] | None]
 
 
-def _entry_key(entry: Any) -> str:
+def _entry_key(entry: CatalogEntryKey | None) -> str:
     """What the task's rules take from its catalog entry, as a key."""
-    return hashlib.sha256(entry.model_dump_json().encode() if entry is not None else b"").hexdigest()
+    return entry.digest if entry is not None else NO_ENTRY_DIGEST
 
 
-def _reusable(root: str, rel: str, entry: Any, old: dict[str, Any] | None) -> bool:
+def _reusable(root: str, rel: str, entry: CatalogEntryKey | None, old: dict[str, Any] | None) -> bool:
     """Whether a task's cached record still holds: the same catalog entry, tree and outside reads."""
     return (
         old is not None
@@ -57,7 +59,7 @@ def _reusable(root: str, rel: str, entry: Any, old: dict[str, Any] | None) -> bo
     )
 
 
-def _quiet(root: str, rel: str, entry: Any, old: dict[str, Any] | None, look: ChangedSince) -> bool:
+def _quiet(root: str, rel: str, entry: CatalogEntryKey | None, old: dict[str, Any] | None, look: ChangedSince) -> bool:
     """Whether a task's cached record holds without a look: the same catalog entry, no symlink in its tree, and
     the freshness source vouches that nothing changed in its tree nor at its outside reads.
 
@@ -81,7 +83,7 @@ def _links_in(record: dict[str, Any]) -> bool:
 def _task_chunk(
     root: str,
     home: str | None,
-    tasks: list[tuple[str, Any]],
+    tasks: list[CheckedTask],
     caching: bool = False,
     racy_after: int = 0,
     run: int | None = None,
@@ -253,8 +255,8 @@ def _pool(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
 
 
 def _run_chunks(
-    tasks: list[tuple[str, Any]],
-    arguments: Callable[[list[tuple[str, Any]]], tuple[Any, ...]],
+    tasks: list[CheckedTask],
+    arguments: Callable[[list[CheckedTask]], tuple[Any, ...]],
     collect: Callable[[list[TaskResult]], None],
     pool: ProcessPoolExecutor | None,
 ) -> None:
@@ -275,7 +277,7 @@ def _run_chunks(
 
 
 #: What the reuse check's workers read, set before they are forked: (root, cached records, tasks).
-_REUSE: tuple[str, KeptRecords, list[tuple[str, Any]]] | None = None
+_REUSE: tuple[str, KeptRecords, list[CheckedTask]] | None = None
 
 
 def _reusable_range(start: int, stop: int) -> list[bool]:
@@ -286,7 +288,7 @@ def _reusable_range(start: int, stop: int) -> list[bool]:
 
 
 def _reusable_all(
-    root: str, tasks: list[tuple[str, Any]], previous: KeptRecords, pool: ProcessPoolExecutor | None
+    root: str, tasks: list[CheckedTask], previous: KeptRecords, pool: ProcessPoolExecutor | None
 ) -> list[bool]:
     """Whether each task may reuse its cached record; the ``lstat`` calls are shared out between *pool*'s workers.
 
@@ -307,7 +309,7 @@ def _reusable_all(
 
 def _reuse_cached(
     root: Path,
-    tasks: list[tuple[str, Any]],
+    tasks: list[CheckedTask],
     previous: KeptRecords,
     check_cache: CheckCache,
     findings: list[Finding],
@@ -315,7 +317,7 @@ def _reuse_cached(
     step: Callable[[int], None],
     pool: ProcessPoolExecutor | None,
     look: ChangedSince | None = None,
-) -> tuple[list[tuple[str, Any]], int, int]:
+) -> tuple[list[CheckedTask], int, int]:
     """Take the cached findings of every unchanged task; return the tasks still to check, the files reused and
     how many tasks the freshness source did not vouch for.
 
@@ -495,7 +497,7 @@ def run_check(
 
     step(0)  # progress starts at 0 of all tasks
 
-    def work(chunk: list[tuple[str, Any]]) -> tuple[Any, ...]:
+    def work(chunk: list[CheckedTask]) -> tuple[Any, ...]:
         return (str(root), home_text, chunk, check_cache is not None, racy_after, started)
 
     _share_above_tasks(unit, str(root), home_text, started)

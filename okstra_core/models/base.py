@@ -73,7 +73,11 @@ class _ProjectAdded:
 ADDED: Final = _ProjectAdded()
 
 
-def absent_added(doc: BaseModel, limit: int = 200) -> list[str]:
+#: How many nested models :func:`absent_added` looks into: the rows of a long list past these are not visited.
+ABSENT_ROWS_SEEN: Final = 200
+
+
+def absent_added(doc: BaseModel, limit: int = ABSENT_ROWS_SEEN) -> list[str]:
     """On-disk names of the project-added fields *doc* lacks, nested rows as ``rows[].field``, in field order."""
     found: list[str] = []
     _collect_absent(doc, "", found, limit)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from ... import layout
@@ -28,7 +30,48 @@ _TOP: dict[str, str] = {
 _DISCOVERY = (layout.LATEST_TASK_FILE, layout.TASK_CATALOG_FILE)
 
 
-def check_project(unit: Unit, home: Path) -> list[tuple[str, TaskCatalogEntry | None]]:
+@dataclass(slots=True, weakref_slot=True)
+class CatalogEntryKey:
+    """What the checker keeps of a catalog entry through a whole check: the identity a task's rules compare,
+    the folder it names, and a digest of the whole entry (a task's cached record holds while it is the same).
+
+    The entries' models of a 100,000-task catalog would be about 180 megabytes held for the whole check; these
+    are about a quarter of that.
+    """
+
+    task_key: str
+    project_id: str | None
+    task_group: str
+    task_id: str
+    task_root_path: str | None
+    #: ``sha256`` of the entry's JSON as the model writes it (what a cached record was kept under).
+    digest: str
+
+
+#: The digest standing for a task folder the catalog does not name.
+NO_ENTRY_DIGEST = hashlib.sha256(b"").hexdigest()
+
+
+class _EntryKeys:
+    """Makes each :class:`CatalogEntryKey`, the values that repeat across tasks (project, group) held once."""
+
+    def __init__(self) -> None:
+        self._shared: dict[str, str] = {}
+
+    def __call__(self, entry: TaskCatalogEntry) -> CatalogEntryKey:
+        shared = self._shared.setdefault
+        project_id = entry.project_id
+        return CatalogEntryKey(
+            entry.task_key,
+            None if project_id is None else shared(project_id, project_id),
+            shared(entry.task_group, entry.task_group),
+            entry.task_id,
+            entry.task_root_path,
+            hashlib.sha256(entry.model_dump_json().encode()).hexdigest(),
+        )
+
+
+def check_project(unit: Unit, home: Path) -> list[tuple[str, CatalogEntryKey | None]]:
     """Check everything outside task folders; return the task folders to check, with their catalog entries."""
     root = unit.root
     store = layout.okstra_dir(root)
@@ -47,22 +90,23 @@ def check_project(unit: Unit, home: Path) -> list[tuple[str, TaskCatalogEntry | 
 
     folders = _task_folders(unit)
     catalog_path = layout.task_catalog_path(root)
-    catalog: TaskCatalog | None = None
+    catalog: tuple[TaskCatalog, list[CatalogEntryKey]] | None = None
     if unit.entry(catalog_path) is None:
         if folders:
             unit.report(CATALOG_UNREADABLE, catalog_path, "task-catalog.json is missing but the store has task folders")
     else:
-        catalog = unit.doc(catalog_path, TaskCatalog)
+        catalog = unit.doc_by_row(str(catalog_path), TaskCatalog, "tasks", TaskCatalogEntry, _EntryKeys())
 
-    entries: dict[str, TaskCatalogEntry] = {}
+    entries: dict[str, CatalogEntryKey] = {}
     if catalog is not None:
-        unit.guard("catalog", catalog_path, lambda: _check_catalog(unit, catalog, entries, folders))
+        head, listed = catalog
+        unit.guard("catalog", catalog_path, lambda: _check_catalog(unit, head, listed, entries, folders))
     latest_path = layout.latest_task_path(root)
     if unit.entry(latest_path) is not None:
         latest = unit.doc(latest_path, LatestTask)
         if latest is not None and catalog is not None:
-            _check_latest(unit, latest_path, latest, catalog)
-    out: list[tuple[str, TaskCatalogEntry | None]] = []
+            _check_latest(unit, latest_path, latest, catalog[1])
+    out: list[tuple[str, CatalogEntryKey | None]] = []
     for rel in folders:
         entry = entries.get(rel)
         if catalog is not None and entry is None:
@@ -104,7 +148,13 @@ def _task_folders(unit: Unit) -> list[str]:
     return out
 
 
-def _check_catalog(unit: Unit, catalog: TaskCatalog, entries: dict[str, TaskCatalogEntry], folders: list[str]) -> None:
+def _check_catalog(
+    unit: Unit,
+    catalog: TaskCatalog,
+    listed: list[CatalogEntryKey],
+    entries: dict[str, CatalogEntryKey],
+    folders: list[str],
+) -> None:
     path = layout.task_catalog_path(unit.root)
     project_file = layout.project_json_path(unit.root)
     project = unit.doc(project_file, ProjectFile) if unit.entry(project_file) is not None else None
@@ -122,7 +172,7 @@ def _check_catalog(unit: Unit, catalog: TaskCatalog, entries: dict[str, TaskCata
     # A folder that breaks the slug rule (reported once, as OKS018) still holds the task whose values slug to it.
     task_folders = layout.TaskFolders((group, task) for _, group, task in (f.rsplit("/", 2) for f in folders))
     tasks_rel = layout.rel(layout.tasks_dir(unit.root), unit.root)
-    for index, entry in enumerate(catalog.tasks):
+    for index, entry in enumerate(listed):
         where = f"tasks[{index}]"
         expected_key = f"{entry.project_id}:{entry.task_group}:{entry.task_id}"
         if entry.project_id is not None and entry.task_key != expected_key:
@@ -150,16 +200,16 @@ def _check_catalog(unit: Unit, catalog: TaskCatalog, entries: dict[str, TaskCata
         entries[folder] = entry
 
 
-def _check_latest(unit: Unit, path: Path, latest: LatestTask, catalog: TaskCatalog) -> None:
-    def root_of(e: TaskCatalogEntry) -> str:
+def _check_latest(unit: Unit, path: Path, latest: LatestTask, listed: list[CatalogEntryKey]) -> None:
+    def root_of(e: CatalogEntryKey) -> str:
         return e.task_root_path or layout.task_root_rel(e.task_group, e.task_id)
 
     if latest.task_key is not None:
-        match = [e for e in catalog.tasks if e.task_key == latest.task_key]
+        match = [e for e in listed if e.task_key == latest.task_key]
         what = f"taskKey {latest.task_key!r}"
     elif latest.task_root_path is not None or latest.task_manifest_path is not None:
         given = latest.task_root_path or (latest.task_manifest_path or "").removesuffix(f"/{layout.TASK_MANIFEST_FILE}")
-        match = [e for e in catalog.tasks if root_of(e) == given]
+        match = [e for e in listed if root_of(e) == given]
         what = f"task root {given!r}"
     else:
         unit.report(LATEST_TASK_DANGLING, path, "names no task (expected taskKey, taskRootPath or taskManifestPath)")

@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ... import names
 from ...models.run import RunManifest
 from ...models.task import TaskManifest
 from ..unit import Entry, Unit
+
+if TYPE_CHECKING:
+    from .project_rules import CatalogEntryKey
 
 
 @dataclass(slots=True)
@@ -62,7 +65,7 @@ class TaskScope:
 
     unit: Unit
     root: Path
-    entry: Any  # TaskCatalogEntry | None
+    entry: CatalogEntryKey | None
     manifest: TaskManifest | None = None
     task_key: str | None = None
     runs: list[RunScope] = field(default_factory=list)

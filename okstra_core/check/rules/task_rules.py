@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ... import layout, names
 from ...models import task as tm
@@ -35,6 +35,9 @@ from ..catalog import (
 from ..unit import Entry, Unit
 from . import carry, convergence, design_prep, direction, documents, prompts, reports, runs, team_state
 from .scope import Artifact, RunScope, TaskScope
+
+if TYPE_CHECKING:
+    from .project_rules import CatalogEntryKey
 
 _TASK_ROOT: dict[str, str] = {
     layout.TASK_MANIFEST_FILE: "file",
@@ -69,7 +72,7 @@ def _parse_in_category(category: str, name: str) -> names.ParsedName | None:
     return parsed
 
 
-def check_task(unit: Unit, root: Path, entry: Any) -> None:
+def check_task(unit: Unit, root: Path, entry: CatalogEntryKey | None) -> None:
     """Check one task folder (``entry`` is its catalog entry, or None)."""
     scope = TaskScope(unit, root, entry)
     unit.guard("task-layout", root, lambda: _layout(scope))

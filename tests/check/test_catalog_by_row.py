@@ -1,0 +1,161 @@
+"""The checker validates the task catalog a row at a time: what it reports is what validating it whole reports,
+and the rows' models are never all held at once."""
+
+from __future__ import annotations
+
+import gc
+import json
+import weakref
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from okstra_core import layout
+from okstra_core.check.cache import CheckCache
+from okstra_core.check.rules.project_rules import CatalogEntryKey, _EntryKeys
+from okstra_core.check.unit import Unit
+from okstra_core.models.base import ABSENT_ROWS_SEEN
+from okstra_core.models.task import TaskCatalog, TaskCatalogEntry
+
+from .helpers import check
+
+
+def _row(i: int, **changed: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "taskKey": f"p:g:t{i}",
+        "taskGroup": "g",
+        "taskId": f"t{i}",
+        "projectId": "p",
+        "taskType": "option-selection",
+        "taskRootPath": f".okstra/tasks/g/t{i}",
+        "currentStatus": "completed",
+        "title": f"Task {i}",
+        "createdAt": "2026-11-04T14:05:17Z",
+        "updatedAt": "2026-11-04T14:44:48Z",
+    }
+    row.update(changed)
+    return {k: v for k, v in row.items() if v is not None}
+
+
+def _without(row: dict[str, Any], *names: str) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k not in names}
+
+
+_HEAD = {"schemaVersion": "1.0", "projectId": "p", "updatedAt": "2026-11-04T14:44:48Z"}
+#: Each catalog as its text: the shapes a catalog can take, well formed or not.
+CATALOGS: dict[str, str] = {
+    "well formed": json.dumps({**_HEAD, "tasks": [_row(i) for i in range(5)]}),
+    "a bare list": json.dumps([_row(i) for i in range(3)]),
+    "no tasks": json.dumps(_HEAD),
+    "an empty list": json.dumps({**_HEAD, "tasks": []}),
+    "a row failing": json.dumps({**_HEAD, "tasks": [_row(0), _row(1, taskId=7), _row(2)]}),
+    "the last row failing": json.dumps({**_HEAD, "tasks": [_row(0), _row(1), {"taskKey": "p:g:t2"}]}),
+    "a row not an object": json.dumps({**_HEAD, "tasks": [_row(0), "t1"]}),
+    "the head failing": json.dumps({**_HEAD, "updatedAt": "yesterday", "tasks": [_row(0)]}),
+    "tasks not a list": json.dumps({**_HEAD, "tasks": {"t0": _row(0)}}),
+    "not an object": json.dumps("a catalog"),
+    "not JSON": '{"tasks": [',
+    "a repeated key": '{"schemaVersion": "1.0", "tasks": [], "tasks": []}',
+    "added fields absent": json.dumps(
+        {"tasks": [_without(_row(0), "title"), _row(1), _without(_row(2), "projectId", "taskType")]}
+    ),
+    # Past the rows the absent fields' info looks into, a missing field is not named by either reading.
+    "absent past the rows looked at": json.dumps(
+        {**_HEAD, "tasks": [_row(i) for i in range(ABSENT_ROWS_SEEN)] + [_without(_row(ABSENT_ROWS_SEEN), "title")]}
+    ),
+    "an extra field": json.dumps({**_HEAD, "owner": "ops", "tasks": [_row(0, lane="fast")]}),
+}
+
+
+def _catalog(tmp_path: Path, text: str) -> str:
+    path = layout.task_catalog_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGS))
+def test_a_catalog_read_by_row_reports_what_the_whole_document_reports(tmp_path: Path, name: str) -> None:
+    path = _catalog(tmp_path, CATALOGS[name])
+    by_row, whole = Unit(tmp_path), Unit(tmp_path)
+
+    got = by_row.doc_by_row(path, TaskCatalog, "tasks", TaskCatalogEntry, _EntryKeys())
+    expected = whole.doc(path, TaskCatalog)
+
+    assert by_row.findings == whole.findings
+    if expected is None:
+        assert got is None
+        return
+    assert got is not None
+    head, kept = got
+    keys = _EntryKeys()
+    assert kept == [keys(e) for e in expected.tasks]
+    assert head.model_dump(exclude={"tasks"}) == expected.model_dump(exclude={"tasks"})
+
+
+def test_the_catalogs_above_take_every_path() -> None:
+    """The cases above are not all alike: some validate whole, some fail, some are not JSON."""
+    outcomes = []
+    for text in CATALOGS.values():
+        try:
+            value = json.loads(text)
+        except ValueError:
+            outcomes.append("not JSON")
+            continue
+        try:
+            TaskCatalog.model_validate(value)
+        except ValidationError:
+            outcomes.append("invalid")
+        else:
+            outcomes.append("valid")
+    assert {o: outcomes.count(o) > 1 or o == "not JSON" for o in outcomes} == {
+        "valid": True,
+        "invalid": True,
+        "not JSON": True,
+    }
+
+
+def test_the_rows_models_are_never_all_held(tmp_path: Path) -> None:
+    """At the last row, the models of the rows before are gone but for those the absent fields' info looks into;
+    once read, none is held (the whole document's model is not kept either)."""
+    rows = ABSENT_ROWS_SEEN + 100
+    path = _catalog(tmp_path, json.dumps({**_HEAD, "tasks": [_row(i) for i in range(rows)]}))
+    unit = Unit(tmp_path)
+    made: list[weakref.ref[TaskCatalogEntry]] = []
+    alive_at_last: list[int] = []
+    keys = _EntryKeys()
+
+    def keep(entry: TaskCatalogEntry) -> CatalogEntryKey:
+        made.append(weakref.ref(entry))
+        if len(made) == rows:
+            gc.collect()
+            alive_at_last.append(sum(ref() is not None for ref in made))
+        return keys(entry)
+
+    got = unit.doc_by_row(path, TaskCatalog, "tasks", TaskCatalogEntry, keep)
+    assert got is not None and len(got[1]) == rows
+    assert alive_at_last == [ABSENT_ROWS_SEEN + 1]
+    gc.collect()
+    assert sum(ref() is not None for ref in made) == 0
+    assert unit.known_model(path, TaskCatalog) is None
+
+
+def test_a_check_keeps_a_task_s_record_under_the_digest_of_its_whole_entry(
+    fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task's cached record is kept under its entry's digest; an edit to any field of the entry (one a task's
+    rules do not read among them) checks that task again."""
+    from okstra_core.check import cache
+
+    monkeypatch.setattr(cache, "RACY_SECONDS", 0.0)  # the copy was just written: cache its tasks anyway
+    check(fresh_demo, check_cache=CheckCache(tmp_path / "cache"))
+    catalog = layout.task_catalog_path(fresh_demo)
+    value = json.loads(catalog.read_text(encoding="utf-8"))
+    value["tasks"][0]["title"] = "Renamed"
+    catalog.write_text(json.dumps(value), encoding="utf-8")
+    again = CheckCache(tmp_path / "cache")
+    report = check(fresh_demo, check_cache=again)
+    assert again.misses == 1 and again.hits > 0
+    assert report == check(fresh_demo)
