@@ -67,7 +67,7 @@ from .inbox_items import (
     one_line,
     sort_newest_first,
 )
-from .latest_run import KeptRun, RunState, kept_run
+from .latest_run import KeptRun, RunState, kept_run, runs_by_key
 
 if TYPE_CHECKING:
     from ..store_index import StatPass, StoreIndex
@@ -160,27 +160,21 @@ def latest_runs(project: Project, index: StoreIndex | None = None) -> dict[str, 
     the task list); a task whose manifest cannot be read has none. Through *index*, the runs the inbox's reading
     kept beside it, while every file it was read from is as it was: the same answer, read less."""
     if index is None:
-        found = [(ref.root, kept_run(ref.open())) for ref in project.task_refs]
-        return _runs_by_key([(root, run) for root, run in found if run is not None])
+        return runs_by_key((ref.root, kept_run(ref.open())) for ref in project.task_refs)
     root = project.root
-    return _runs_by_key(
-        index.fact(
-            RUNS_FACT,
-            lambda: _indexed_runs(project, index),
-            lambda v: _encode_runs(root, v),
-            lambda v: _decode_runs(root, v),
-        )
+    kept: list[tuple[Path, KeptRun]] = index.fact(
+        RUNS_FACT,
+        lambda: _indexed_runs(project, index),
+        lambda v: _encode_runs(root, v),
+        lambda v: _decode_runs(root, v),
     )
+    return runs_by_key(kept)
 
 
 def _indexed_runs(project: Project, index: StoreIndex) -> list[tuple[Path, KeptRun]]:
     refs = task_list(project, index)[0]
     parts = task_facts(index, project, refs, TASK_FACT_PREFIX, _task_inbox, _encode_task, _decode_task)
     return [(ref.root, part.run) for ref, part in parts if part.run is not None]
-
-
-def _runs_by_key(runs: list[tuple[Path, KeptRun]]) -> dict[str, RunState]:
-    return {key: RunState(path, status, report, task_root) for task_root, (key, path, status, report) in runs}
 
 
 def _encode_runs(root: Path, runs: list[tuple[Path, KeptRun]]) -> Any:

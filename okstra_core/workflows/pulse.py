@@ -28,7 +28,7 @@ from .inbox import (
     read_inbox,
     sort_newest_first,
 )
-from .latest_run import RunState, kept_run
+from .latest_run import KeptRun, RunState, kept_run, runs_by_key
 
 if TYPE_CHECKING:
     from ..store_index import StoreIndex
@@ -72,18 +72,15 @@ def read_pulse(project: Project, index: StoreIndex | None = None) -> Pulse:
 def _read_fresh(project: Project, only: Callable[[Path], bool] | None = None) -> Pulse:
     """The pulse of *project* (or of the tasks whose root *only* accepts), read afresh."""
     decisions: dict[tuple[str, str, str, str, str], PendingDecision] = {}
-    runs: dict[str, RunState] = {}
+    found: list[tuple[Path, KeptRun | None]] = []
     for ref in project.task_refs:
         if only is not None and not only(ref.root):
             continue
         task = ref.open()
         for decision in pending_for_task(task):
             decisions[decision_key(decision)] = decision
-        run = kept_run(task)
-        if run is not None:
-            key, path, status, report = run
-            runs[key] = RunState(path, status, report, task.root)
-    return Pulse(decisions, runs)
+        found.append((task.root, kept_run(task)))
+    return Pulse(decisions, runs_by_key(found))
 
 
 def refresh_pulse(project: Project, before: Pulse, task_roots: set[Path]) -> Pulse:
