@@ -23,6 +23,7 @@ from okstra_core.store_index import (
     StoreIndex,
     index_path,
     pack_deps,
+    packed_deps,
     packed_record,
     part_made,
     record_text,
@@ -600,6 +601,42 @@ def test_what_a_fact_read_is_kept_and_read_back_in_order(tmp_path: Path) -> None
     assert dict(zip(paths, recorded, strict=True)) == sigs and paths == sorted(sigs) and linked == {outside}
 
 
+def test_a_record_deflated_as_it_is_packed_is_the_packed_record(tmp_path: Path) -> None:
+    """What a fact made of other facts keeps, deflated a segment at a time, inflates to what :func:`pack_deps`
+    writes, whatever it read: nothing, its own paths, nested facts' paths, or both."""
+    prefix = str(tmp_path) + os.sep
+    own = {prefix + "a": (1, 2, 3, 4), "/elsewhere/x": (5, 6, 7, 8)}
+    nested = [store_index.deps_segments(pack_deps({prefix + f"t{i}": (i, 1, 2, 3)}, set(), prefix)) for i in range(3)]
+    for paths, linked, inner in [
+        ({}, set(), []),
+        (own, {"/elsewhere/x"}, []),
+        ({}, set(), nested),
+        (own, set(), nested),
+    ]:
+        expected = pack_deps(paths, linked, prefix, inner)
+        assert record_text(packed_deps(paths, linked, prefix, inner)) == expected
+
+
+def test_a_large_record_is_deflated_without_its_text_held_whole(tmp_path: Path) -> None:
+    """The record of a fact made of one fact per task of a large store: packing it never holds its text."""
+    import tracemalloc
+
+    prefix = str(tmp_path) + os.sep
+    nested = [
+        store_index.deps_segments(pack_deps({prefix + f"tasks/g/t{i}/task-manifest.json": (i, 1, 2, 3)}, set(), prefix))
+        for i in range(30_000)
+    ]
+    size = sum(map(len, nested))
+    tracemalloc.start()
+    try:
+        record = packed_deps({}, set(), prefix, nested)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert size > 2_000_000 and len(record) < size / 4
+    assert peak < size / 2, f"{peak:,} bytes held at once for a record of {size:,}"
+
+
 _B64_ONE = base64.b64encode(watch.Looks.of([(1, 2, 3, 4)]).to_bytes()).decode()
 _B64_OTHER = base64.b64encode(watch.Looks.of([(1, 2, 3, 5)]).to_bytes()).decode()
 
@@ -641,7 +678,7 @@ def test_a_fact_whose_reads_are_of_another_form_is_computed_again(tmp_path: Path
         assert row is not None
         value = row[0]
         deps = json.dumps({"a.txt": list(watch.look_one(path))})
-        index._keep("text", value, deps)  # signed, in the form before
+        index._keep("text", value, packed_record(deps))  # signed, in the form before
     with _index(tmp_path, tmp_path / "cache") as index:
         assert _text_fact(index, path) == "one" and (index.reused, index.computed) == (0, 1)
 
