@@ -339,4 +339,5 @@ def _dump(project: Path, marks: Mapping[str, Mark]) -> bytes:
         "project": str(project),
         "tasks": {key: {"signature": m.signature, "at": m.at} for key, m in sorted(marks.items())},
     }
-    return (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    # Compact: written by the C encoder (an indented dump of 100,000 marks is Python's, 0.5 s and 70 MB at once).
+    return (json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")

@@ -255,3 +255,23 @@ def test_a_state_path_that_is_no_file_is_one_line_and_never_waits(
     for mark in (lambda: seen.mark_seen(fresh_demo, sigs, replace_all=True), lambda: seen.mark_seen(fresh_demo, sigs)):
         refused = without_waiting(mark, path)
         assert isinstance(refused, OkstraError) and str(refused) == line
+
+
+def test_the_state_of_many_tasks_is_written_without_its_text_held_in_pieces(tmp_path: Path) -> None:
+    """Writing the marks of a large store holds the marks' document and the text written, not every piece of
+    the text besides (an indented dump is Python's encoder, which holds them all before joining them: 8.8 times
+    the text written, against 5.9 times)."""
+    import tracemalloc
+
+    marks = {
+        f"group-{i % 50}/task-{i:06d}": seen.Mark(f"{i}:{i * 7}:manifest", "2026-12-06T23:00:00Z")
+        for i in range(20_000)
+    }
+    tracemalloc.start()
+    try:
+        data = seen._dump(tmp_path, marks)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(seen._parse(data, tmp_path)[0]) == len(marks)
+    assert peak < 7 * len(data), f"{peak:,} bytes held to write {len(data):,}"
