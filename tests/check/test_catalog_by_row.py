@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
 from okstra_core import layout
 from okstra_core.check.cache import CheckCache
@@ -95,26 +94,40 @@ def test_a_catalog_read_by_row_reports_what_the_whole_document_reports(tmp_path:
     assert head.model_dump(exclude={"tasks"}) == expected.model_dump(exclude={"tasks"})
 
 
-def test_the_catalogs_above_take_every_path() -> None:
-    """The cases above are not all alike: some validate whole, some fail, some are not JSON."""
-    outcomes = []
-    for text in CATALOGS.values():
-        try:
-            value = json.loads(text)
-        except ValueError:
-            outcomes.append("not JSON")
-            continue
-        try:
-            TaskCatalog.model_validate(value)
-        except ValidationError:
-            outcomes.append("invalid")
-        else:
-            outcomes.append("valid")
-    assert {o: outcomes.count(o) > 1 or o == "not JSON" for o in outcomes} == {
-        "valid": True,
-        "invalid": True,
-        "not JSON": True,
-    }
+#: The catalogs above that the reading a row at a time takes itself; it hands the others to the whole reading.
+BY_ROW = {
+    "well formed",
+    "a bare list",
+    "an empty list",
+    "added fields absent",
+    "absent past the rows looked at",
+    "an extra field",
+    "a repeated key",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGS))
+def test_a_catalog_is_read_by_row_unless_the_whole_reading_must_say_what_is_wrong(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every well-formed catalog is read a row at a time (the models never all held); any other one, and one
+    without a list of tasks, goes to the whole reading, which reports it."""
+    whole: list[str] = []
+    real = Unit._whole_by_row
+
+    def spied(self: Unit, *args: Any) -> Any:
+        whole.append(name)
+        return real(self, *args)
+
+    monkeypatch.setattr(Unit, "_whole_by_row", spied)
+    path = _catalog(tmp_path, CATALOGS[name])
+    got = Unit(tmp_path).doc_by_row(path, TaskCatalog, "tasks", TaskCatalogEntry, _EntryKeys())
+    if name in BY_ROW:
+        assert whole == [] and got is not None
+    elif name == "not JSON":
+        assert whole == [] and got is None  # nothing to validate: the parse reported it
+    else:
+        assert whole == [name]
 
 
 def test_the_rows_models_are_never_all_held(tmp_path: Path) -> None:
@@ -159,3 +172,25 @@ def test_a_check_keeps_a_task_s_record_under_the_digest_of_its_whole_entry(
     report = check(fresh_demo, check_cache=again)
     assert again.misses == 1 and again.hits > 0
     assert report == check(fresh_demo)
+
+
+def test_an_entry_too_deep_to_write_again_is_checked_afresh_not_a_traceback(
+    fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A field the checker keeps unread may be nested deeper than the entry can be written again (its digest is
+    made from that writing): the check runs, and that task is checked afresh every time, never reused."""
+    from okstra_core.check import cache
+
+    monkeypatch.setattr(cache, "RACY_SECONDS", 0.0)
+    catalog = layout.task_catalog_path(fresh_demo)
+    value = json.loads(catalog.read_text(encoding="utf-8"))
+    deep: list[Any] = []
+    for _ in range(600):
+        deep = [deep]
+    value["tasks"][0]["notes"] = deep
+    catalog.write_text(json.dumps(value), encoding="utf-8")
+
+    first = check(fresh_demo, check_cache=CheckCache(tmp_path / "cache"))
+    again = CheckCache(tmp_path / "cache")
+    assert check(fresh_demo, check_cache=again) == first == check(fresh_demo)
+    assert again.misses == 1 and again.hits > 0

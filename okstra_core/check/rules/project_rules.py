@@ -50,6 +50,8 @@ class CatalogEntryKey:
 
 #: The digest standing for a task folder the catalog does not name.
 NO_ENTRY_DIGEST = hashlib.sha256(b"").hexdigest()
+#: How the digest of an entry that cannot be written again begins (never a hex digest's start).
+UNKEPT_DIGEST_PREFIX = "unkept:"
 
 
 class _EntryKeys:
@@ -61,13 +63,19 @@ class _EntryKeys:
     def __call__(self, entry: TaskCatalogEntry) -> CatalogEntryKey:
         shared = self._shared.setdefault
         project_id = entry.project_id
+        try:
+            digest = hashlib.sha256(entry.model_dump_json().encode()).hexdigest()
+        except (ValueError, RecursionError):
+            # A field it keeps unread is nested too deep to be written again: a digest no record was kept under,
+            # so its task is checked afresh at every check.
+            digest = UNKEPT_DIGEST_PREFIX + os.urandom(16).hex()
         return CatalogEntryKey(
             entry.task_key,
             None if project_id is None else shared(project_id, project_id),
             shared(entry.task_group, entry.task_group),
             entry.task_id,
             entry.task_root_path,
-            hashlib.sha256(entry.model_dump_json().encode()).hexdigest(),
+            digest,
         )
 
 
