@@ -299,6 +299,11 @@ class OkstraApp(App[None]):
         """Whether the change feed watches the project's store already: a reading that begins now misses nothing."""
         return self._feed.started.is_set()
 
+    def told_since(self, kept: str | None) -> bool:
+        """Whether the change feed watches the project's store and has told every change to what the inbox reads
+        since it was kept in the store index with the MAC *kept* (:meth:`StoreFeed.told_since`)."""
+        return self._feed.told_since(kept)
+
     @property
     def watching_feed(self) -> object | None:
         """The change feed once it watches the project's store (None: not yet): a reading that began under it

@@ -365,6 +365,52 @@ def _changes_from(lines: Iterable[str]) -> Iterator[frozenset[str] | None]:
             yield frozenset(str(p) for p in paths)
 
 
+#: The most paths the bursts merged while none is taken hold: beyond, they are one burst that cannot say which.
+MERGED_PATHS_MAX: Final = 100_000
+
+
+class _Bursts:
+    """*changes* drained by a thread of their own as they come, and merged while the reader is busy (a reading of
+    the whole store, the baseline check): the workbench's pipe never fills (its writes would stall its feed), and
+    one reading follows many bursts. A burst that cannot say which paths (None), or merged paths past
+    :data:`MERGED_PATHS_MAX`, make the merged burst None."""
+
+    def __init__(self, changes: Iterable[frozenset[str] | None]) -> None:
+        self._changes = changes
+        self._ready = threading.Condition()
+        self._pending: set[str] | None = set()
+        self._due = False  # a burst came since the last one taken
+        self._ended = False
+        threading.Thread(target=self._drain, name="okstra-notices-bursts", daemon=True).start()
+
+    def _drain(self) -> None:
+        try:
+            for burst in self._changes:
+                with self._ready:
+                    pending = self._pending
+                    if burst is None or pending is None or len(pending) + len(burst) > MERGED_PATHS_MAX:
+                        self._pending = None
+                    else:
+                        pending.update(burst)
+                    self._due = True
+                    self._ready.notify()
+        except (OSError, ValueError):
+            pass  # the pipe broke: the bursts end
+        finally:
+            with self._ready:
+                self._ended = True
+                self._ready.notify()
+
+    def __iter__(self) -> Iterator[frozenset[str] | None]:
+        while True:
+            with self._ready:
+                self._ready.wait_for(lambda: self._due or self._ended)
+                if not self._due:
+                    return
+                taken, self._pending, self._due = self._pending, set(), False
+            yield None if taken is None else frozenset(taken)
+
+
 def watch_store(
     root: Path,
     ready: Callable[[], None],
@@ -377,28 +423,46 @@ def watch_store(
     when it cannot say which) until they end: *ready* once the first pulse is read, then *deliver* with the
     notices of every reading (possibly none); *checks_ready* (from another thread) once the baseline check is
     known, from when on a task that starts failing the check is news."""
-    from okstra_core.layout import task_root_of
-    from okstra_core.malloc import give_back
-    from okstra_core.store import Project
-    from okstra_core.workflows.pulse import notices, read_pulse, refresh_pulse
+    from okstra_core.check.cache import check_kept
 
-    from .data.catalog import through_index
+    bursts = _Bursts(changes)  # drained from now on: the workbench never waits on a full pipe
+    # Where this checker's records of the store are kept, the baseline check mostly reuses them: it runs first and
+    # alone, so that the pulse held from now on and the check's own reading are never in memory at once (on a
+    # large store each is hundreds of megabytes). A store not checked with the cache (or by another version) would
+    # keep the notices waiting a whole check: there the pulse comes first and the check runs beside it.
+    checks: CheckBaseline | None = CheckBaseline(root) if check_kept(root) else None
+    try:
+        if checks is not None:
+            checks.wait_ready()
+        # Imported once the check has ended: what the pulse's reading needs is not held beside it either.
+        from okstra_core.layout import task_root_of
+        from okstra_core.malloc import give_back
+        from okstra_core.store import Project
+        from okstra_core.workflows.pulse import notices, read_pulse, refresh_pulse
 
-    # A reading of every task goes through the store index, which the workbench's count at its start has brought
-    # up to date (on a workbench started on a catalog, this child starts once that count has ended): its decisions
-    # and runs are kept there, and no task is read again.
-    before = through_index(root, None, read_pulse)
-    give_back()  # what reading the whole store freed, before the baseline check starts beside this child
-    checks = CheckBaseline(root)
+        from .data.catalog import through_index
+
+        # A reading of every task goes through the store index, which the workbench's count at its start has
+        # brought up to date (on a workbench started on a catalog, this child starts once that count has ended):
+        # its decisions and runs are kept there, and no task is read again.
+        before = through_index(root, None, read_pulse)
+        give_back()  # what reading the whole store freed, before a baseline check starts beside this child
+        if checks is None:
+            checks = CheckBaseline(root)
+    except BaseException:
+        if checks is not None:
+            checks.close()
+        raise
+    baseline = checks
 
     def announce_checks() -> None:
-        if checks.wait_ready():
+        if baseline.wait_ready():
             checks_ready()
 
     threading.Thread(target=announce_checks, daemon=True).start()
     try:
         ready()
-        for changed in changes:
+        for changed in bursts:
             roots = None if changed is None else {task_root_of(root, Path(path)) for path in changed}
             if roots is None or None in roots:
                 after = through_index(root, None, read_pulse)
@@ -407,12 +471,12 @@ def watch_store(
             else:
                 touched = {r for r in roots if r is not None}
                 after = refresh_pulse(Project(root), before, touched)
-                failing = checks.newly_failing(touched)
+                failing = baseline.newly_failing(touched)
             found = notices(before, after) + _check_notices(root, after, failing)
             before = after
             deliver(found)
     finally:
-        checks.close()
+        baseline.close()
 
 
 def _check_notices(root: Path, pulse: Pulse, failing: dict[Path, tuple[int, str]]) -> list[Notice]:

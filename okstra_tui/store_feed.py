@@ -73,6 +73,7 @@ class StoreFeed:
         self._store = os.fspath(layout.okstra_dir(root)) + os.sep
         self._stop = threading.Event()
         self._watcher: StoreWatcher | None = None
+        self._inbox_told: InboxTold | None = None
         self._lock = threading.Lock()
         self._followed: dict[object, frozenset[str]] = {}
         self._outside: Signature = {}
@@ -151,7 +152,17 @@ class StoreFeed:
         workbench keeps no baseline of the hundreds of thousands of paths a large store's inbox reads)."""
         from okstra_core.commands.common import inbox_told
 
-        return inbox_told(self.root, ready=self.ready)
+        self._inbox_told = inbox_told(self.root, ready=self.ready)
+        return self._inbox_told
+
+    def told_since(self, kept: str | None) -> bool:
+        """Whether the feed watches and has told every change to what the inbox reads since the inbox was kept in
+        the store index with the MAC *kept* (its polling watcher's first look compared with that very reading): a
+        count of what waits that left it so misses nothing without a whole look."""
+        watcher, told = self._watcher, self._inbox_told
+        if not self.started.is_set() or watcher is None or watcher.mode != "poll" or told is None:
+            return False
+        return kept is not None and told.first_found == kept
 
     def _outside_changes(self) -> set[str]:
         """The paths outside the store that views read and that changed since the feed last looked."""

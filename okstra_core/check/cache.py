@@ -597,16 +597,24 @@ class CheckCache:
         """The watchman clock the records of *root* and *home* are kept as of, read without them; None when none
         is (or the records cannot be read: :meth:`load` then says why). :meth:`load` sets :attr:`clock` to that
         of the records it gives."""
+        run = self._run_kept(root, home)
+        return run[1] if run is not None else None
+
+    def kept(self, root: str, home: str | None) -> bool:
+        """Whether this checker's records of *root* and *home* are kept (a check now reuses those whose task did
+        not change), read without them."""
+        return self._run_kept(root, home) is not None
+
+    def _run_kept(self, root: str, home: str | None) -> tuple[str, str | None] | None:
         conn = None if self.key() is None else self._open(root, home)
         if conn is None:
             return None
         try:
-            run = _kept_run(conn, _scope_name(root, home))
+            return _kept_run(conn, _scope_name(root, home))
         except sqlite3.Error:
             return None
         finally:
             conn.close()
-        return run[1] if run is not None else None
 
     def save(self, root: str, home: str | None, records: dict[str, Record], clock: str | None = None) -> None:
         """Replace the stored records of *root* and *home* (one transaction); failures are said once, never raised.
@@ -973,6 +981,28 @@ def load_verdict(check_cache: CheckCache, root: str, home: Path | None) -> Verdi
     if not _mac_holds(data.get("mac"), _verdict_mac(key, root, home_text, body)):
         return None
     return Verdict.from_json(body)
+
+
+def last_verdict(root: Path) -> Verdict | None:
+    """The verdict `okstra check` (or the Checks view) kept for *root* in its cache folder: read, never checked."""
+    return load_verdict(_project_cache(root), str(root), None)
+
+
+def check_kept(root: Path) -> bool:
+    """Whether `okstra check` of *root* would find this checker's records kept in its cache folder (so it checks
+    again only the tasks that changed since)."""
+    return _project_cache(root).kept(str(root), checked_home(None))
+
+
+def _project_cache(root: Path) -> CheckCache:
+    """The check cache `okstra check` of *root* uses: the project's settings may name its folder."""
+    from .settings import SettingsError, resolve
+
+    try:
+        cache_dir = resolve(root).cache_dir
+    except (SettingsError, OSError):
+        cache_dir = None
+    return CheckCache(layout.okstra_cache_dir(cache_dir))
 
 
 def open_store_index(

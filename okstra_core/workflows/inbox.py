@@ -222,6 +222,16 @@ def waiting_per_task(project: Project, index: StoreIndex | None = None) -> dict[
     return _count_by_task(project.root, (d.task_root for d in read_inbox(project, index).items))
 
 
+def waiting_and_kept(project: Project, index: StoreIndex | None = None) -> tuple[dict[str, int], str | None]:
+    """:func:`waiting_per_task`, and the MAC the inbox is left kept with in *index* (None without one): a watcher
+    whose first look finds the inbox kept with that MAC knows no other reader kept it since these counts
+    (:attr:`InboxTold.first_found`)."""
+    if index is None:
+        return waiting_per_task(project), None
+    index.follow_mac(INBOX_FACT)
+    return waiting_per_task(project, index), index.left_mac(INBOX_FACT)
+
+
 def _count_by_task(root: Path, task_roots: Iterable[str | Path | None]) -> dict[str, int]:
     """How many of *task_roots* (a decision's task folder each; None: a decision of no task) name each folder
     below *root*, by its project-relative path."""
@@ -584,6 +594,9 @@ class InboxTold:
         self._mac: str | None = None
         #: What a fresh reading read, as the last call saw it, where the index could not be used.
         self._looked: Signature | None = None
+        #: The MAC the first call found the inbox kept with (None: none was kept, or no index was used): its answer
+        #: named every change since the reader that left it (a count made then needs no whole look again).
+        self.first_found: str | None = None
 
     def __call__(self) -> set[str] | None:
         from ..store_index import StatPass, StoreIndex
@@ -605,6 +618,7 @@ class InboxTold:
         known, self._mac, self._looked = self._mac, left, None
         assert look.differed is not None
         if first:
+            self.first_found = found
             return look.differed if found is not None else set()
         if known is None or found != known:
             return None

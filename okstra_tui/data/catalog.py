@@ -502,14 +502,35 @@ def early_waiting(root: Path) -> dict[Path, int] | None:
     return None if counts is None else {root / rel: n for rel, n in counts.items()}
 
 
+#: Per project root, the MAC this process's latest count of what waits (here or in its counting child) left the
+#: inbox kept with in the store index (None: no index was used): see :func:`counted_kept`.
+_COUNTED_KEPT: dict[Path, str | None] = {}
+
+
+def counted_kept(root: Path) -> str | None:
+    """The MAC the latest count of what waits in the project at *root* left the inbox kept with (None: not known).
+    A change feed whose first look found the inbox kept with it has told every change since that count."""
+    return _COUNTED_KEPT.get(root)
+
+
 def read_waiting(root: Path, changed: frozenset[str] | None = None) -> dict[str, int] | None:
     """The decisions waiting per task folder (project-relative), read here as :func:`current_inbox` reads; None
     when the inbox cannot be read."""
+    _COUNTED_KEPT.pop(root, None)  # a count under way: whatever was kept before it says nothing of it
+    counted = _read_waiting_kept(root, changed)
+    if counted is None:
+        return None
+    _COUNTED_KEPT[root] = counted[1]
+    return counted[0]
+
+
+def _read_waiting_kept(root: Path, changed: frozenset[str] | None) -> tuple[dict[str, int], str | None] | None:
+    """:func:`read_waiting`'s counts and the MAC they left the inbox kept with; None when it cannot be read."""
     from okstra_core.errors import OkstraError
-    from okstra_core.workflows.inbox import waiting_per_task
+    from okstra_core.workflows.inbox import waiting_and_kept
 
     try:
-        return through_index(root, changed, waiting_per_task)
+        return through_index(root, changed, waiting_and_kept)
     except (OkstraError, OSError):
         return None
 
@@ -554,25 +575,30 @@ def _waiting_from_child(root: Path) -> dict[str, int] | None:
 
     from ..children import run_child
 
+    _COUNTED_KEPT.pop(root, None)
     out = run_child("waiting", root)
     if out is None:
         return None
     try:
-        counts = json.loads(out)
-        return {str(rel): int(count) for rel, count in counts.items()}
-    except (ValueError, TypeError, AttributeError):
+        value = json.loads(out)
+        counts = {str(rel): int(count) for rel, count in value["counts"].items()}
+        kept = value["kept"]
+    except (ValueError, TypeError, AttributeError, KeyError):
         return None
+    _COUNTED_KEPT[root] = kept if isinstance(kept, str) else None
+    return counts
 
 
 def print_waiting_counts(root: str) -> int:
-    """The counting child's work: ``{"<task folder, project-relative>": decisions waiting}`` on stdout (a few
-    bytes a task, where the decisions themselves would be hundreds); exit 1 when the inbox cannot be read."""
+    """The counting child's work: ``{"counts": {"<task folder, project-relative>": decisions waiting}, "kept":
+    MAC}`` on stdout (a few bytes a task, where the decisions themselves would be hundreds; *kept*: the MAC the
+    inbox is left kept with in the store index, or null); exit 1 when the inbox cannot be read."""
     import json
 
-    counts = read_waiting(Path(root))
-    if counts is None:
+    counted = _read_waiting_kept(Path(root), None)
+    if counted is None:
         return 1
-    print(json.dumps(counts, ensure_ascii=True))
+    print(json.dumps({"counts": counted[0], "kept": counted[1]}, ensure_ascii=True))
     return 0
 
 

@@ -83,6 +83,10 @@ class Workbench(Protocol):
         """Whether the change feed watches the project's store already (a reading begun now misses no change)."""
         ...
 
+    def told_since(self, kept: str | None) -> bool:
+        """Whether the change feed has told every change to what the inbox reads since it was kept with *kept*."""
+        ...
+
     @property
     def watching_feed(self) -> object | None:
         """The change feed once it watches the project's store (None: not yet); a new one per project opened."""

@@ -32,6 +32,7 @@ from ..data.catalog import (
     FirstListing,
     PhaseSummary,
     confirm_catalog,
+    counted_kept,
     first_listing,
     listed_phase_summary,
     load_catalog,
@@ -415,8 +416,14 @@ class CatalogScreen(ViewScreen):
         """The feed watches the store from now on: a count that looked before may have missed a decision made
         before the feed's first look (no change after that look tells of it); one that began since needs nothing."""
         data = self.data
-        if data is not None and not self._counted_watched:
-            self._recount_waiting(data, None)
+        if data is None or self._counted_watched:
+            return
+        if self.okstra.told_since(counted_kept(self.okstra.project.root)):
+            # The feed's first look named every change since the count shown left the inbox kept in the store
+            # index (each is a burst of its own, counted again): a whole count again would only find the same.
+            self._counted_watched = True
+            return
+        self._recount_waiting(data, None)
 
     def _recount_waiting(self, data: CatalogData, changed: frozenset[str] | None) -> None:
         """Count again in a worker (a later request replaces one that has not begun); a look at every path, once

@@ -158,6 +158,8 @@ def completed_row(row: HomeRow, got: ProjectInbox | None) -> HomeRow:
         return HomeRow(entry, problem=f"cannot be read ({exc})")
     if overview is None:
         return HomeRow(entry, problem="cannot be read")
+    from okstra_core.check.cache import last_verdict
+
     return replace(row, overview=overview, changed=changed, verdict=last_verdict(entry.root))
 
 
@@ -168,20 +170,6 @@ def changed_since_looked(root: Path, task_roots: Iterable[Path]) -> int:
 
     state = seen.load(root)
     return 0 if state.first else len(state.unread(seen.signatures(root, task_roots)))
-
-
-def last_verdict(root: Path) -> Verdict | None:
-    """The verdict `okstra check` (or the Checks view) kept for *root* in its cache folder (the project's
-    settings may name another): read, never checked."""
-    from okstra_core import layout
-    from okstra_core.check.cache import CheckCache, load_verdict
-    from okstra_core.check.settings import SettingsError, resolve
-
-    try:
-        cache_dir = resolve(root).cache_dir
-    except (SettingsError, OSError):
-        cache_dir = None
-    return load_verdict(CheckCache(layout.okstra_cache_dir(cache_dir)), str(root), None)
 
 
 def list_projects(home: Path | None, named: tuple[Path, ...], remembered: bool) -> HomeData:

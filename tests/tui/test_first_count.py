@@ -365,3 +365,77 @@ async def test_a_view_read_before_the_feed_watches_looks_again_once_it_does(
         reads = screen.reads
         await pilot.pause(0.5)
         assert screen.reads == reads, "looked again once, not read again and again"
+
+
+def _polled_feed_held(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """The change feed polls, and its watcher (whose first look asks the store index what changed) is not made
+    until the event returned is set."""
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    gate = _feed_held(monkeypatch)
+    monkeypatch.setenv("OKSTRA_WATCH", "poll")
+    return gate
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """One entry per whole count of what waits the catalog makes from now on."""
+    counted: list[bool] = []
+    real = catalog_screen.waiting_counts
+
+    def counting(root: Path, rows: int, changed: frozenset[str] | None = None) -> dict[Path, int] | None:
+        if changed is None:
+            counted.append(True)
+        return real(root, rows, changed)
+
+    monkeypatch.setattr(catalog_screen, "waiting_counts", counting)
+    return counted
+
+
+async def test_a_polled_feed_that_told_every_change_since_the_count_needs_no_count_again(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The polled feed's first look names every change since the count shown left the inbox kept in the store
+    index: once it watches, the catalog does not count the whole store again (a second counting child at the
+    start, beside the notices' check, on a large store)."""
+    gate = _polled_feed_held(monkeypatch)
+    counted = _counting(monkeypatch)
+    app = OkstraApp(Project(fresh_demo), notify="off")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        await wait_until(pilot, lambda: screen.waiting is not None and counted, "the first count")
+        gate.set()
+        await wait_until(pilot, lambda: app.store_watched and screen._counted_watched, "the feed watches")
+        await pilot.pause(1.0)
+        assert counted == [True], "the whole store was counted again once the feed watched"
+        assert screen.waiting is not None
+        assert sum(screen.waiting.values()) == sum(_fresh_counts(fresh_demo).values())
+
+
+async def test_a_polled_feed_whose_first_look_follows_another_readers_counts_again(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another reader (``okstra inbox`` elsewhere) kept the inbox after the count and before the feed's first
+    look: its looks hide a decision made meanwhile from that look, so the catalog counts again, and shows it."""
+    gate = _polled_feed_held(monkeypatch)
+    before = _fresh_counts(fresh_demo)
+    app = OkstraApp(Project(fresh_demo), notify="off")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        await wait_until(pilot, lambda: screen.waiting is not None, "the first count")
+        assert sum(screen.waiting.values()) == sum(before.values())
+        # A report the catalog does not read, rewritten in place (the feed does not watch yet), out of the racy
+        # window; then another reader keeps the inbox, with the decision, before the feed's first look.
+        await agent_makes_an_item_provisional(pilot, fresh_demo)
+        report = sorted((layout.tasks_dir(fresh_demo) / "checkout/saved-cards").glob("runs/*/reports/*.data.json"))
+        stamp = report[-1].stat().st_mtime_ns - 5_000_000_000
+        os.utime(report[-1], ns=(stamp, stamp))
+        _warm(fresh_demo)
+        after = _fresh_counts(fresh_demo)
+        assert sum(after.values()) > sum(before.values())
+        gate.set()
+        await wait_until(
+            pilot,
+            lambda: screen.waiting is not None and sum(screen.waiting.values()) == sum(after.values()),
+            "the decision made before the feed watched is counted",
+        )

@@ -7,8 +7,10 @@ import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from okstra_core import writes
@@ -281,3 +283,91 @@ def test_only_the_watching_childs_own_lines_are_notices() -> None:
         '{"notices": [{"kind": "decision"}]}',
     ):
         assert _parse_line(bad) is None, bad
+
+
+def _watch_in_process(root: Path) -> list[str]:
+    """Run the notices' loop here until its baseline check has ended; what happened in order: the baseline check
+    started or ended, the pulse read, the watcher ready."""
+    import time
+
+    import okstra_tui.notices as notices
+    from okstra_tui.data import catalog
+
+    happened: list[str] = []
+
+    def changes() -> Iterator[frozenset[str] | None]:
+        deadline = time.monotonic() + 120  # a bound on a hang, not a measure of speed
+        while "check ended" not in happened and time.monotonic() < deadline:
+            time.sleep(0.05)
+        yield from ()
+
+    reading = catalog.through_index
+
+    class Baseline(notices.CheckBaseline):
+        def __init__(self, root: Path) -> None:
+            happened.append("check started")
+            super().__init__(root)
+
+        def wait_ready(self) -> bool:
+            ready = super().wait_ready()
+            happened.append("check ended")
+            return ready
+
+    def through_index(*args: object) -> object:
+        happened.append("pulse read")
+        return reading(*args)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(notices, "CheckBaseline", Baseline)
+        mp.setattr(catalog, "through_index", through_index)
+        notices.watch_store(root, lambda: happened.append("ready"), lambda found: None, changes=changes())
+    return happened
+
+
+def test_a_kept_check_runs_alone_before_the_pulse_is_read(fresh_demo: Path) -> None:
+    # Never checked with the cache: the pulse first, the check beside the pulse held.
+    first = _watch_in_process(fresh_demo)
+    assert first == ["pulse read", "check started", "ready", "check ended"], first
+    # That check kept its verdict: the next watcher's check runs first and ends before the pulse is read.
+    second = _watch_in_process(fresh_demo)
+    assert second[:3] == ["check started", "check ended", "pulse read"] and "ready" in second, second
+
+
+def test_records_another_checker_kept_leave_the_pulse_first(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Records kept by another version of okstra are no reuse: the check would be a whole one, and the notices
+    do not wait for it."""
+    from okstra_core.check import cache
+
+    _watch_in_process(fresh_demo)  # this version's records, kept
+    assert cache.check_kept(fresh_demo)
+    monkeypatch.setattr(cache, "checker_fingerprint", lambda: "another version")
+    assert not cache.check_kept(fresh_demo)
+    assert _watch_in_process(fresh_demo)[:2] == ["pulse read", "check started"]
+
+
+def _drained(fed: list[frozenset[str] | None]) -> list[frozenset[str] | None]:
+    """The bursts *fed* as a reader busy until every one was taken from the pipe reads them."""
+    import threading
+
+    from okstra_tui.notices import _Bursts
+
+    given = threading.Event()
+
+    def source() -> Iterator[frozenset[str] | None]:
+        yield from fed
+        given.set()
+
+    bursts = _Bursts(source())
+    # Nobody reads yet (the reader is busy): every burst is taken from the pipe all the same.
+    assert given.wait(10), "the bursts were not drained while the reader was busy"
+    return list(bursts)
+
+
+def test_bursts_are_drained_as_they_come_and_merged_while_the_reader_is_busy() -> None:
+    from okstra_tui.notices import MERGED_PATHS_MAX
+
+    assert _drained([frozenset({"a"}), frozenset({"b", "c"}), frozenset({"a"})]) == [frozenset({"a", "b", "c"})]
+    # A burst that cannot say which, or too many paths, make the merged burst None; the end comes after it.
+    assert _drained([frozenset({"a"}), None, frozenset({"b"})]) == [None]
+    assert _drained([frozenset(str(i) for i in range(MERGED_PATHS_MAX)), frozenset({"x"})]) == [None]
+    assert _drained([]) == []
