@@ -716,23 +716,35 @@ def read_bytes(
             return data[cut + 1 :] if cut >= 0 else data
         if st.st_size > max_bytes:
             return LoadError(path, f"file is too large ({st.st_size} bytes; limit {max_bytes})")
-        chunks: list[bytes] = []
-        total = 0
-        # The whole file in one read when it does not grow meanwhile (one more byte asked to see the end).
-        size = st.st_size + 1
-        while chunk := os.read(fd, size):
-            size = 1 << 20
-            total += len(chunk)
-            if total > max_bytes:
-                return LoadError(path, f"file is too large (over {max_bytes} bytes)")
-            chunks.append(chunk)
-        data = b"".join(chunks)
+        data = read_open(fd, st.st_size, max_bytes)
+        if len(data) > max_bytes:
+            return LoadError(path, f"file is too large (over {max_bytes} bytes)")
         _keep(path, root, data)
         return data
     except OSError as exc:
         return LoadError(path, f"read failed: {exc.strerror or exc}")
     finally:
         os.close(fd)
+
+
+def read_open(fd: int, size: int, max_bytes: int) -> bytes:
+    """What the open file *fd* holds from where it stands, at most one byte over *max_bytes* (so that a caller
+    sees it is over): in one read when it is still *size* bytes long (its size when opened; one more byte asked to
+    see the end), else a megabyte at a time. What it allocates follows what the file holds, never the bound (one
+    read of the bound would take the bound's memory first, however small the file)."""
+    chunks: list[bytes] = []
+    total = 0
+    want = min(size, max_bytes) + 1
+    while total <= max_bytes:
+        asked = min(want, max_bytes + 1 - total)
+        chunk = os.read(fd, asked)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        # A read short of what was asked met the end: one byte more confirms it (a megabyte asked would take it).
+        want = 1 << 20 if len(chunk) == asked else 1
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def read_prefix(path: Path, *, root: Path | None = None, max_bytes: int) -> tuple[bytes, int] | LoadError:

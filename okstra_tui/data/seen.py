@@ -166,11 +166,12 @@ def _load_once(project_root: Path) -> tuple[SeenState, str | None]:
     fd, st = opened
     file = _identity(st)
     try:
-        with open(fd, "rb") as fh:
-            data = fh.read(SEEN_MAX_BYTES + 1)
+        data = reading.read_open(fd, st.st_size, SEEN_MAX_BYTES)
     except OSError as exc:
         state.first, state.warning = True, f"{path}: cannot be read ({exc.strerror}); it will be replaced"
         return state, None
+    finally:
+        os.close(fd)
     marks, problem = _parse(data, state.project)
     if problem is not None:
         state.first, state.warning = True, f"{path}: {problem}; it will be replaced"
@@ -215,11 +216,12 @@ def _journal_bytes(path: Path) -> bytes | None:
     if st.st_nlink > 1:
         os.close(fd)
         return None
-    with open(fd, "rb") as fh:
-        try:
-            return fh.read(SEEN_MAX_BYTES + 1)
-        except OSError:
-            return None
+    try:
+        return reading.read_open(fd, st.st_size, SEEN_MAX_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _replay(path: Path, file: str, marks: dict[str, Mark]) -> None:

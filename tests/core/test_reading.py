@@ -498,3 +498,34 @@ def test_a_root_moved_within_roots_resolved_once_has_its_reads_refused(tmp_path:
         refused = reading.read_bytes(root / "doc.json", root=root)
         assert isinstance(refused, LoadError) and "outside" in refused.reason
     assert reading.read_bytes(root / "doc.json", root=root) == b"{}"  # resolved afresh: the folder it names now
+
+
+def test_an_open_file_is_read_whole_up_to_one_byte_over_its_bound(tmp_path: Path) -> None:
+    import os
+    import tracemalloc
+
+    path = tmp_path / "state"
+    path.write_bytes(b"x" * 10)
+
+    def read(size: int, bound: int) -> bytes:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            return reading.read_open(fd, size, bound)
+        finally:
+            os.close(fd)
+
+    assert read(10, 100) == b"x" * 10
+    assert read(3, 100) == b"x" * 10  # it grew since it was opened: read on to its end
+    assert read(10, 4) == b"x" * 5  # over the bound: one byte more says so
+    with path.open("ab") as fh:
+        fh.write(b"y" * (3 << 20))
+    assert read(10, 8 << 20) == b"x" * 10 + b"y" * (3 << 20)
+    # A small file under a large bound takes what it holds, not the bound (a read of the bound allocates it).
+    path.write_bytes(b"{}")
+    tracemalloc.start()
+    try:
+        assert read(2, 64 << 20) == b"{}"
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
