@@ -15,7 +15,8 @@ Each measurement runs the workbench headless in a fresh process (``App.run_test`
 * memory: the largest resident size of the process tree seen during the run (sampled every 0.2 s), as the sum of
   its processes' resident sizes and as the sum of their proportional sizes (PSS: a page several of them map, a
   forked worker's pages still shared with its parent or a shared library's, is counted once in all, where the
-  resident sizes count it in each).
+  resident sizes count it in each); what each process held at the sample where the tree's sum was largest (which
+  of them ran together), and how many processes did each job (a second counting child is a second whole count).
 
 This is a measurement, not a test: nothing here asserts.
 """
@@ -170,17 +171,24 @@ def run(code: str, root: Path, idle: float, env: dict[str, str]) -> dict[str, An
     )
     peak = peak_pss = 0
     parts: dict[str, int] = {}
+    at_peak: dict[str, int] = {}  # what each process held at the sample where the tree's sum peaked
+    started: dict[str, set[int]] = {}  # the processes seen doing each job
     done = threading.Event()
 
     def sample() -> None:
-        nonlocal peak, peak_pss
+        nonlocal peak, peak_pss, at_peak
         while not done.is_set():
             pids = _tree(proc.pid)
-            peak = max(peak, _cpu_and_rss(pids)[1])
-            peak_pss = max(peak_pss, _pss(pids))
+            now: dict[str, int] = {}
             for pid in pids:
                 name = "workbench" if pid == proc.pid else _job(pid)
-                parts[name] = max(parts.get(name, 0), _cpu_and_rss([pid])[1])
+                rss = _cpu_and_rss([pid])[1]
+                parts[name] = max(parts.get(name, 0), rss)
+                now[name] = now.get(name, 0) + rss
+                started.setdefault(name, set()).add(pid)
+            if sum(now.values()) > peak:
+                peak, at_peak = sum(now.values()), now
+            peak_pss = max(peak_pss, _pss(pids))
             time.sleep(0.2)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -205,6 +213,8 @@ def run(code: str, root: Path, idle: float, env: dict[str, str]) -> dict[str, An
         "peak_mb": peak / 1e6,
         "pss_mb": peak_pss / 1e6,
         "parts": {k: v / 1e6 for k, v in parts.items()},
+        "at_peak": {k: v / 1e6 for k, v in at_peak.items()},
+        "started": {k: len(v) for k, v in started.items()},
     }
 
 
@@ -258,6 +268,22 @@ def main() -> int:
             (f"largest resident size of its {name} ({which} run)", f"{mb:.0f} MB", "")
             for which, run_ in (("cold", cold), ("warm", warm))
             for name, mb in sorted(run_["parts"].items(), key=lambda item: -item[1])
+        ),
+        *(
+            (
+                f"at the tree's largest ({which} run)",
+                ", ".join(f"{name} {mb:.0f} MB" for name, mb in sorted(run_["at_peak"].items(), key=lambda i: -i[1])),
+                "",
+            )
+            for which, run_ in (("cold", cold), ("warm", warm))
+        ),
+        *(
+            (
+                f"processes of each job ({which} run)",
+                ", ".join(f"{n} {k}" for k, n in sorted(run_["started"].items())),
+                "",
+            )
+            for which, run_ in (("cold", cold), ("warm", warm))
         ),
     ]
     lines = [
