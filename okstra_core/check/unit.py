@@ -568,8 +568,8 @@ class Unit:
 
         What is reported is what :meth:`doc` reports: a document this path cannot take (*field* not a list, a row
         or the head failing) goes through :meth:`doc` itself. The models of every row are never held at once, nor
-        beside the parsed JSON: a 100,000-task catalog's models are about 180 megabytes. For a *model* that checks
-        nothing across its rows (each row is validated alone, as its list would validate it).
+        beside the parsed JSON: a 100,000-task catalog's models are about 180 megabytes. Only for a *model* that
+        checks nothing across its rows: each row is validated alone, as its list would validate it.
         """
         value = self._json.pop(path, _MISSING)
         if value is _MISSING:

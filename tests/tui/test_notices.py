@@ -327,7 +327,7 @@ def _watch_in_process(root: Path) -> list[str]:
 def test_a_kept_check_runs_alone_before_the_pulse_is_read(fresh_demo: Path) -> None:
     # Never checked with the cache: the pulse first, the check beside the pulse held.
     first = _watch_in_process(fresh_demo)
-    assert first == ["pulse read", "check started", "ready", "check ended"], first
+    assert first[:2] == ["pulse read", "check started"] and {"ready", "check ended"} <= set(first), first
     # That check kept its verdict: the next watcher's check runs first and ends before the pulse is read.
     second = _watch_in_process(fresh_demo)
     assert second[:3] == ["check started", "check ended", "pulse read"] and "ready" in second, second
