@@ -217,6 +217,19 @@ READ_ONLY_LINE = r"read-only: nothing will be written"
 STEP_SECONDS = 4.0
 
 
+def _palette_query(frames: list[bytes], page: Any, query: str, pattern: str) -> None:
+    """Enter *query* into the open palette at once and wait until its list shows *pattern*.
+
+    Each key typed starts a new search, and the list shown stays the previous query's until the new one's hits
+    arrive: Enter in between selects a stale hit (the list for "D" starts with another command). The query
+    goes in as one input, as a paste does, so the keys reach the palette together.
+    """
+    start = len(frames)
+    page.keyboard.insert_text(query)
+    _wait_for(frames, page, re.escape(query), start)
+    _wait_for(frames, page, pattern, start, f"the palette's list for {query!r}: ")
+
+
 def _highest_step(text: str) -> int:
     return max((int(n) for n in re.findall(r"step (\d+) of", text)), default=0)
 
@@ -257,8 +270,7 @@ def test_read_only_in_the_browser(browser: Any, fresh_demo: Path, tmp_path: Path
                 start = len(frames)
                 page.keyboard.press("Control+p")
                 _wait_for(frames, page, r"Search for commands|🔎", start)
-                page.keyboard.type(f"Decide {words}")
-                _wait_for(frames, page, r"review only", start)
+                _palette_query(frames, page, f"Decide {words}", r"review only")
                 page.keyboard.press("Enter")
                 _wait_for(frames, page, r"step 1 of", start)
                 for _ in range(12):  # every step: choose (Enter), answer (typed), Next
