@@ -65,7 +65,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, Final, Generic, Protocol, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeVar, cast
 
 from . import collector, layout, reading, watch, watchman, writes_outside
 
@@ -196,6 +196,11 @@ class StatPass(LookedOnce[tuple[int, int, int, int]]):
         #: changed since the facts asked through this were kept. A poll asks the index for it
         #: (:class:`okstra_core.workflows.inbox.InboxTold`) in place of keeping a baseline of every path.
         self.differed: set[str] | None = set() if noting else None
+
+    @property
+    def untouched(self) -> bool:
+        """Whether nothing was looked at through this yet (no look can be shared with what comes next)."""
+        return not self._by_path and not self._unfiled
 
     def holds(self, path: str, recorded: tuple[int, int, int, int]) -> bool:
         same = self(path) == recorded
@@ -433,6 +438,14 @@ def segments_of(text: str, prefix: str) -> Iterator[tuple[list[str], watch.Looks
 
 def _segments(chunks: Iterator[str], prefix: str) -> Iterator[tuple[list[str], watch.Looks, set[str]]]:
     """:func:`segments_of` of the text *chunks* make in turn (a record inflated a megabyte at a time)."""
+    for segment in _raw_segments(chunks):
+        paths, looks, places = _segment(segment, prefix)
+        yield paths, looks, {paths[i] for i in places}
+
+
+def _raw_segments(chunks: Iterator[str]) -> Iterator[object]:
+    """The segments of the record the text *chunks* make, each as JSON gives it (:func:`_segment` reads one);
+    ``ValueError`` part-way for anything that is not a record of reads."""
     text, at = "", 0
 
     def more() -> bool:
@@ -457,8 +470,7 @@ def _segments(chunks: Iterator[str], prefix: str) -> Iterator[tuple[list[str], w
             if more():  # a segment cut where a chunk ends (an array never parses before its "]")
                 continue
             raise
-        paths, looks, places = _segment(segment, prefix)
-        yield paths, looks, {paths[i] for i in places}
+        yield segment
         at = end
         while at >= len(text):
             if not more():
@@ -524,6 +536,52 @@ def _segment(segment: object, prefix: str) -> tuple[list[str], watch.Looks, list
         return [path[1:] if path[0] == "/" else prefix + path for path in paths_in], part, places
     except (TypeError, IndexError):
         raise ValueError("not a segment") from None
+
+
+class _Unheard:
+    """:meth:`StoreIndex._holds_shared` had no answer from its forked process."""
+
+
+_NO_ANSWER: Final = _Unheard()
+#: A fact not kept, or no longer fresh (:meth:`StoreIndex._found`).
+_MISSING: Final = object()
+#: Where looks are shared with a forked process, this process unpacks and looks at SHARE_HERE segments in
+#: every SHARE_EVERY, the forked process at the others: this one decodes the kept value meanwhile.
+SHARE_HERE: Final = 2
+SHARE_EVERY: Final = 5
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def _decoded(value: str, decode: Callable[[Any], T]) -> T | object:
+    """*decode* of the JSON *value*, or :data:`_MISSING` when it is not JSON or not of the shape *decode* reads."""
+    try:
+        return decode(json.loads(value))
+    except (KeyError, TypeError, ValueError):
+        return _MISSING
+
+
+def _looked_same(paths: list[str], recorded: watch.Looks) -> bool:
+    """Whether *paths* are as *recorded*, each looked at here (never in another process) and none unsettled."""
+    return watch.UNSETTLED not in recorded and watch.Looks.of(map(watch.look_one, paths)) == recorded
+
+
+def _half_answer(holds: bool | None, hashes: array.array[int], looked: int) -> bytes:
+    """What a forked half of :meth:`StoreIndex._holds_shared` sends back (:func:`_from_half_answer`)."""
+    verdict = b"n" if holds is None else b"y" if holds else b"f"
+    return verdict + looked.to_bytes(8, "little") + hashes.tobytes()
+
+
+def _from_half_answer(data: bytes | None) -> tuple[bool | None, array.array[int], int] | None:
+    """What :func:`_half_answer` sent, or None for anything else (no answer, one cut short)."""
+    if data is None or len(data) < 9 or (len(data) - 9) % 8 or data[:1] not in (b"n", b"y", b"f"):
+        return None
+    hashes: array.array[int] = array.array("q")
+    hashes.frombytes(data[9:])
+    holds = None if data[:1] == b"n" else data[:1] == b"y"
+    return holds, hashes, int.from_bytes(data[1:9], "little")
 
 
 def _encoded(text: str) -> Iterator[bytes]:
@@ -986,13 +1044,17 @@ class StoreIndex:
             return None
         return unpacked
 
-    def _holds_streamed(self, record: bytes) -> bool | None:
+    def _holds_streamed(self, record: bytes, meanwhile: Callable[[], object] | None = None) -> bool | None:
         """Whether every path *deps* records still holds, looked at a batch at a time as its segments are read
         (:func:`segments_of`): the check of a fact made of 100,000 facts never holds all their paths. None when
         only the whole record can say: not one :func:`pack_deps` wrote, or a path recorded in two segments
         (whether the two agree)."""
         look = self.look
         noting = isinstance(look, StatPass) and look.differed is not None
+        if isinstance(look, StatPass) and not noting and look.untouched and watch.may_fork():
+            shared = self._holds_shared(record, look, meanwhile)
+            if not isinstance(shared, _Unheard):
+                return shared
         hashes = array.array("q")
         paths: list[str] = []
         looks = watch.Looks()
@@ -1016,6 +1078,60 @@ class StoreIndex:
         if len(set(hashes)) != len(hashes):
             return None
         return holds
+
+    def _holds_shared(
+        self, record: bytes, look: StatPass, meanwhile: Callable[[], object] | None
+    ) -> bool | _Unheard | None:
+        """:meth:`_holds_streamed` shared with a forked process: each reads the whole record, and unpacks and
+        looks at its share of the segments (one process alone spends a third of its time unpacking, the rest in
+        ``stat``). This process calls *meanwhile* first (the kept value decoded in case it holds), so its share
+        is the smaller. :data:`_NO_ANSWER` when the forked process gave none."""
+        forked = watch.Forked(lambda: _half_answer(*self._holds_half(record, 1)))
+        if meanwhile is not None:
+            meanwhile()
+        holds, hashes, looked = self._holds_half(record, 0)
+        if holds is False:
+            forked.stop()
+            look.stats += looked
+            return False
+        theirs = _from_half_answer(forked.answer())
+        if theirs is None:
+            return _NO_ANSWER
+        their_holds, their_hashes, their_looked = theirs
+        look.stats += looked + their_looked
+        if holds is None or their_holds is None:
+            return None
+        if not their_holds:
+            return False
+        every = set(hashes)
+        every.update(their_hashes)
+        return None if len(every) != len(hashes) + len(their_hashes) else True
+
+    def _holds_half(self, record: bytes, parity: int) -> tuple[bool | None, array.array[int], int]:
+        """Whether the paths of *record*'s segments in one share hold (with *parity* 0, :data:`SHARE_HERE` of
+        every :data:`SHARE_EVERY` segments; with 1, the others), the hashes of those paths, and how many were
+        looked at; None for a record that is not one (:meth:`_holds_streamed`)."""
+        hashes: array.array[int] = array.array("q")
+        paths: list[str] = []
+        looks = watch.Looks()
+        looked = 0
+        try:
+            for number, segment in enumerate(_raw_segments(_inflated(record))):
+                if (number % SHARE_EVERY < SHARE_HERE) != (parity == 0):
+                    continue
+                part_paths, part_looks, _places = _segment(segment, self._prefix)
+                hashes.extend(map(hash, part_paths))
+                paths.extend(part_paths)
+                looks.numbers.extend(part_looks.numbers)
+                if len(paths) >= STREAM_PATHS // 2:
+                    looked += len(paths)
+                    if not _looked_same(paths, looks):
+                        return False, hashes, looked
+                    paths, looks = [], watch.Looks()
+        except ValueError:
+            return None, hashes, looked
+        looked += len(paths)
+        return _looked_same(paths, looks), hashes, looked
 
     def _batch_holds(self, paths: list[str], looks: watch.Looks, linked: AbstractSet[str], noting: bool) -> bool:
         """Whether a batch of recorded *paths* holds: a path recorded unsettled never does (a look that notes is
@@ -1061,13 +1177,20 @@ class StoreIndex:
     def kept(self, name: str) -> Any | None:
         """The JSON value kept for *name* when it is still fresh (its MAC checks and every path it read is as it
         was), else None."""
+        found = self._found(name, _as_is)
+        return None if found is _MISSING else found
+
+    def _found(self, name: str, decode: Callable[[Any], T]) -> T | object:
+        """*decode* of the JSON value kept for *name* when it is still fresh, else :data:`_MISSING` (also when
+        the value does not decode). Where the looks are shared with a forked process, the value is decoded
+        while that process looks, and let go if the looks say it is stale."""
         self._consulted.add(name)
         row = self._row(name) if self._key is not None else None
         if row is None:
-            return None
+            return _MISSING
         value, deps, mac = row
         if not self._signed(name, value, deps, mac):
-            return None
+            return _MISSING
         if name in self._macs_followed:
             self._macs_found[name] = mac
         # A kept inbox of 10,000 tasks is tens of thousands of paths and decisions: no container in it is cyclic.
@@ -1077,27 +1200,30 @@ class StoreIndex:
         by = (self.look, getattr(self.look, "forgotten", 0))
         if self._held_by is None or self._held_by[0] is not by[0] or self._held_by[1] != by[1]:
             self._held, self._held_by = set(), by
+        decoded: list[T | object] = []
         with collector.paused():
             # Every path is looked at once per index (LookedOnce): reads found to hold hold for another fact too.
             if digest in self._held and not recording:
                 pass
-            elif recording or (streamed := self._holds_streamed(deps)) is None:
+            elif (
+                recording
+                or (streamed := self._holds_streamed(deps, lambda: decoded.append(_decoded(value, decode)))) is None
+            ):
                 held = self._deps_of(deps)  # the paths themselves are wanted, or only the whole record can say
                 if held is None:
-                    return None
+                    return _MISSING
             elif not streamed:
-                return None
+                return _MISSING
             self._held.add(digest)
-            try:
-                decoded = json.loads(value)
-            except ValueError:
-                return None
+            result = decoded[0] if decoded else _decoded(value, decode)
+        if result is _MISSING:
+            return _MISSING
         # A fact computed from this one depends on what this one was computed from.
         if recording and held is not None:
             paths, sigs, linked = held
             packed = (self._prefix, deps_segments(record_text(deps)))
             reading.note_reads(lambda: dict(zip(paths, sigs, strict=True)), linked, packed=packed)
-        return decoded
+        return result
 
     def fact(
         self,
@@ -1116,16 +1242,10 @@ class StoreIndex:
         *siblings* gives the JSON values of other facts that computing it found too, by name: they are kept as
         read from the same paths.
         """
-        kept = self.kept(name)
-        if kept is not None:
-            try:
-                with collector.paused():
-                    result = decode(kept)
-            except (KeyError, TypeError, ValueError):
-                pass  # a value of an unexpected shape is computed afresh
-            else:
-                self.reused += 1
-                return result
+        found = self._found(name, decode)  # a value of an unexpected shape is computed afresh
+        if found is not _MISSING:
+            self.reused += 1
+            return cast(T, found)
         try:
             with reading.recording(self._prefix) as reads:
                 result = compute()

@@ -282,6 +282,12 @@ def look_many(paths: list[str]) -> Looks:
     return mine + (looked if isinstance(looked, Looks) else Looks.of(looked))
 
 
+def may_fork() -> bool:
+    """Whether work may be shared with a forked process here: a machine of several cores, and a process of one
+    thread (forking one that runs others may copy a lock held by another thread)."""
+    return _may_fork()
+
+
 def _may_fork() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1 and len(_cores()) > 1
 
@@ -293,41 +299,72 @@ def _cores() -> set[int] | range:
         return range(os.cpu_count() or 1)
 
 
+class Forked:
+    """*work* run in a forked process, its bytes read back through a pipe: :meth:`answer` waits for them (None
+    when there are none: the fork failed, the process died), :meth:`stop` ends the process unheard. The forked
+    process runs *work* only and leaves (``os._exit``): it never returns into the caller's code, flushes none of
+    its buffers and closes none of its files."""
+
+    def __init__(self, work: Callable[[], bytes]) -> None:
+        self._pid = 0
+        self._readable = -1
+        try:
+            readable, writable = os.pipe()
+        except OSError:
+            return
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(readable)
+            os.close(writable)
+            return
+        if pid == 0:  # pragma: no cover - the forked process ends here
+            try:
+                os.close(readable)
+                data = memoryview(work())
+                while data:
+                    data = data[os.write(writable, data) :]
+            finally:
+                os._exit(0)
+        os.close(writable)
+        self._pid, self._readable = pid, readable
+
+    def answer(self) -> bytes | None:
+        """The bytes *work* gave (None when there are none); the process is waited for."""
+        if not self._pid:
+            return None
+        chunks: list[bytes] = []
+        try:
+            while chunk := os.read(self._readable, 1 << 20):
+                chunks.append(chunk)
+        except OSError:
+            return None
+        finally:
+            self._reap()
+        return b"".join(chunks)
+
+    def stop(self) -> None:
+        """End the process without waiting for its answer."""
+        if self._pid:
+            with contextlib.suppress(OSError):
+                os.kill(self._pid, 9)
+            self._reap()
+
+    def _reap(self) -> None:
+        os.close(self._readable)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self._pid, 0)
+        self._pid = 0
+
+
 def _forked_looks(paths: list[str]) -> Callable[[], Looks | None]:
     """Start looking at *paths* in a forked process; the callable returned waits for its answer (None when
     there is none: the fork failed, the process died)."""
-    try:
-        readable, writable = os.pipe()
-    except OSError:
-        return lambda: None
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(readable)
-        os.close(writable)
-        return lambda: None
-    if pid == 0:  # pragma: no cover - the forked half ends here, never returning into the caller's code
-        try:
-            os.close(readable)
-            data = memoryview(Looks.of(map(look_one, paths)).to_bytes())
-            while data:
-                data = data[os.write(writable, data) :]
-        finally:
-            os._exit(0)
-    os.close(writable)
+    forked = Forked(lambda: Looks.of(map(look_one, paths)).to_bytes())
 
     def answer() -> Looks | None:
-        chunks = []
-        try:
-            while chunk := os.read(readable, 1 << 20):
-                chunks.append(chunk)
-        except OSError:
-            chunks = []
-        finally:
-            os.close(readable)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
-        return Looks.from_bytes(b"".join(chunks))
+        data = forked.answer()
+        return None if data is None else Looks.from_bytes(data)
 
     return answer
 

@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -1068,8 +1069,10 @@ def test_a_fact_made_of_many_is_checked_a_batch_at_a_time_and_keeps_no_look(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A warm check of a fact made of many facts holds a batch of paths at a time (never all) and keeps none of
-    its looks; a change in any batch is seen, and a look that notes names every change, not only the first."""
+    its looks; a change in any batch is seen, and a look that notes names every change, not only the first. (Here
+    looked at in this process alone: the looks shared with a forked process are the next test's.)"""
     monkeypatch.setattr(store_index, "STREAM_PATHS", 4)
+    monkeypatch.setattr(watch, "_may_fork", lambda: False)
     files, record = _segments_record(tmp_path, 11)
     with _index(tmp_path, tmp_path / "cache") as index:
         assert index._holds_streamed(packed_record(record)) is True
@@ -1088,6 +1091,118 @@ def test_a_fact_made_of_many_is_checked_a_batch_at_a_time_and_keeps_no_look(
     with _index(tmp_path, tmp_path / "cache", look=noting) as index:
         assert index._holds_streamed(packed_record(record)) is False
         assert noting.differed == {str(files[0]), str(files[-1])}
+
+
+def _shares(record: str, files: list[Path]) -> tuple[list[Path], list[Path]]:
+    """The files whose segment this process looks at where looks are shared, and those the forked one does."""
+    mine: list[Path] = []
+    theirs: list[Path] = []
+    by_name = {f.name: f for f in files}
+    for number, segment in enumerate(store_index._raw_segments(iter((record,)))):
+        named = [by_name[Path(p).name] for p in segment[0] if Path(p).name in by_name]  # type: ignore[index]
+        (mine if number % store_index.SHARE_EVERY < store_index.SHARE_HERE else theirs).extend(named)
+    return mine, theirs
+
+
+@pytest.mark.parametrize("changed", ["none", "here", "forked", "both"])
+def test_looks_shared_with_a_forked_process_say_what_one_process_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changed: str
+) -> None:
+    """Where a forked process shares the looks, the verdict is the one a single process gives: a change in
+    either share is seen, every path is looked at once (counted in both shares), none of the looks is kept, and
+    a record that is not one, or names a path in two segments, is left to the whole record."""
+    monkeypatch.setattr(store_index, "STREAM_PATHS", 4)
+    monkeypatch.setattr(watch, "_may_fork", lambda: True)
+    files, record = _segments_record(tmp_path, 11)
+    mine, theirs = _shares(record, files)
+    assert mine and theirs and sorted(mine + theirs) == sorted(files)
+    for path in {"none": [], "here": [mine[-1]], "forked": [theirs[-1]], "both": [mine[0], theirs[0]]}[changed]:
+        path.write_text("changed", encoding="utf-8")
+        _age(path, 20)
+    forks: list[object] = []
+    real_forked = watch.Forked
+    monkeypatch.setattr(watch, "Forked", lambda work: forks.append(work) or real_forked(work))
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert index._holds_streamed(packed_record(record)) is (changed == "none")
+        look = index.look
+        assert isinstance(look, StatPass) and not look._by_path and not look._unfiled
+        assert len(forks) == 1, "the looks were shared"
+        if changed in ("none", "forked"):
+            assert look.stats == 11, "each path looked at once, in one share or the other"
+        twice = record[:-1] + "," + store_index.deps_segments(record) + "]"
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert index._holds_streamed(packed_record(twice)) is (None if changed == "none" else False)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert index._holds_streamed(b"not a record") is None
+
+
+def test_looks_a_forked_process_never_answered_are_taken_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forked process that dies, or cannot be started, leaves the whole check to this process."""
+    monkeypatch.setattr(watch, "_may_fork", lambda: True)
+    files, record = _segments_record(tmp_path, 7)
+    _, theirs = _shares(record, files)
+
+    class Silent:
+        def __init__(self, work: object) -> None:
+            pass
+
+        def answer(self) -> None:
+            return None
+
+        def stop(self) -> None:
+            pass
+
+    monkeypatch.setattr(watch, "Forked", Silent)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert index._holds_streamed(packed_record(record)) is True
+        assert index.look.stats == 7  # type: ignore[attr-defined]
+    theirs[0].write_text("changed", encoding="utf-8")
+    _age(theirs[0], 20)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert index._holds_streamed(packed_record(record)) is False
+
+
+def test_a_value_decoded_while_the_looks_are_shared_is_let_go_when_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kept value is decoded while the forked process looks; when a path in its share changed, that value
+    is let go and the fact computed afresh. A value that no longer decodes is computed afresh too."""
+    monkeypatch.setattr(watch, "_may_fork", lambda: True)
+    (tmp_path / "many").mkdir()
+    files = _numbered_files(tmp_path / "many", 12)
+    decoded: list[object] = []
+
+    def decode(value: object) -> list[str]:
+        decoded.append(value)
+        if not isinstance(value, list):
+            raise TypeError("not a list")
+        return [str(v) for v in value]
+
+    def many(index: StoreIndex, encode: Callable[[list[str]], object] = list) -> list[str]:
+        """One fact made of one fact per file: a record of a segment per file."""
+
+        def each() -> list[str]:
+            return [index.fact(f"one/{f.name}", lambda f=f: str(reading.read_text(f)), str, str) for f in files]
+
+        return index.fact("many", each, encode, decode)
+
+    with _index(tmp_path, tmp_path / "cache") as index:
+        first = many(index)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert many(index) == first and index.reused == 1 and decoded == [first]
+    with _index(tmp_path, tmp_path / "cache") as index:
+        row = index._row("many")
+    assert row is not None
+    _, theirs = _shares(store_index.record_text(row[1]), files)
+    theirs[-1].write_text("changed", encoding="utf-8")
+    _age(theirs[-1], 20)
+    decoded.clear()
+    with _index(tmp_path, tmp_path / "cache") as index:
+        again = many(index, encode=lambda value: {"not": "a list"})
+    assert decoded == [first], "decoded while the forked process looked, and let go"
+    assert "changed" in again and index.computed >= 1
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert many(index) == again and index.computed >= 1, "a value of another shape is computed afresh"
 
 
 def test_a_sibling_found_to_hold_is_looked_at_again_once_the_look_forgets(tmp_path: Path) -> None:

@@ -331,6 +331,21 @@ def test_a_forked_half_that_gives_no_answer_is_looked_at_here(tmp_path: Path, mo
     assert watch.look_many(paths) == [watch.look_one(p) for p in paths]
 
 
+def test_work_forked_answers_or_is_stopped() -> None:
+    """A forked process's bytes come back whole (larger than a pipe holds); one stopped is ended unheard; one whose
+    work fails answers nothing."""
+    assert watch.Forked(lambda: b"x" * 300_000).answer() == b"x" * 300_000
+    slow = watch.Forked(lambda: time.sleep(60) or b"late")  # type: ignore[func-returns-value]
+    started = time.monotonic()
+    slow.stop()
+    assert time.monotonic() - started < 30 and slow.answer() is None
+
+    def fails() -> bytes:
+        raise RuntimeError("in the forked process")
+
+    assert watch.Forked(fails).answer() == b""
+
+
 def test_a_process_running_other_threads_is_never_forked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(watch, "_cores", lambda: {0, 1})
     stop = threading.Event()
