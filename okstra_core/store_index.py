@@ -1087,9 +1087,13 @@ class StoreIndex:
         ``stat``). This process calls *meanwhile* first (the kept value decoded in case it holds), so its share
         is the smaller. :data:`_NO_ANSWER` when the forked process gave none."""
         forked = watch.Forked(lambda: _half_answer(*self._holds_half(record, 1)))
-        if meanwhile is not None:
-            meanwhile()
-        holds, hashes, looked = self._holds_half(record, 0)
+        try:
+            if meanwhile is not None:
+                meanwhile()
+            holds, hashes, looked = self._holds_half(record, 0)
+        except BaseException:  # an interrupt: the forked process is not left behind
+            forked.stop()
+            raise
         if holds is False:
             forked.stop()
             look.stats += looked

@@ -1162,6 +1162,31 @@ def test_looks_a_forked_process_never_answered_are_taken_here(tmp_path: Path, mo
         assert index._holds_streamed(packed_record(record)) is False
 
 
+def test_an_interrupt_while_the_looks_are_shared_leaves_no_process_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(watch, "may_fork", lambda: True)
+    _, record = _segments_record(tmp_path, 7)
+    stopped: list[int] = []
+    real_forked = watch.Forked
+
+    class Kept(real_forked):  # type: ignore[misc, valid-type]
+        def stop(self) -> None:
+            stopped.append(self._pid)
+            super().stop()
+
+    monkeypatch.setattr(watch, "Forked", Kept)
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    with _index(tmp_path, tmp_path / "cache") as index, pytest.raises(KeyboardInterrupt):
+        index._holds_streamed(packed_record(record), interrupted)
+    assert len(stopped) == 1 and stopped[0] > 0
+    with pytest.raises(ChildProcessError):  # ended and reaped
+        os.waitpid(stopped[0], os.WNOHANG)
+
+
 def test_a_value_decoded_while_the_looks_are_shared_is_let_go_when_stale(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
