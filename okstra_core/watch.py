@@ -283,17 +283,9 @@ def look_many(paths: list[str]) -> Looks:
 
 
 def may_fork() -> bool:
-    """Whether work may be shared with a forked process here: a machine of several cores, a process of one
-    thread (forking one that runs others may copy a lock held by another thread), and one not asked to yield
-    (at a lower priority, as the workbench's children run, the other cores are the workbench's)."""
-    return _may_fork() and not _yielding()
-
-
-def _yielding() -> bool:
-    try:
-        return os.getpriority(os.PRIO_PROCESS, 0) > 0
-    except (AttributeError, OSError):
-        return False
+    """Whether work may be shared with a forked process here: a machine of several cores, and a process of one
+    thread (forking one that runs others may copy a lock held by another thread)."""
+    return _may_fork()
 
 
 def _may_fork() -> bool:

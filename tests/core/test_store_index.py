@@ -1112,7 +1112,7 @@ def test_looks_shared_with_a_forked_process_say_what_one_process_says(
     either share is seen, every path is looked at once (counted in both shares), none of the looks is kept, and
     a record that is not one, or names a path in two segments, is left to the whole record."""
     monkeypatch.setattr(store_index, "STREAM_PATHS", 4)
-    monkeypatch.setattr(watch, "may_fork", lambda: True)
+    monkeypatch.setattr(watch, "_may_fork", lambda: True)
     files, record = _segments_record(tmp_path, 11)
     mine, theirs = _shares(record, files)
     assert mine and theirs and sorted(mine + theirs) == sorted(files)
@@ -1138,7 +1138,7 @@ def test_looks_shared_with_a_forked_process_say_what_one_process_says(
 
 def test_looks_a_forked_process_never_answered_are_taken_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A forked process that dies, or cannot be started, leaves the whole check to this process."""
-    monkeypatch.setattr(watch, "may_fork", lambda: True)
+    monkeypatch.setattr(watch, "_may_fork", lambda: True)
     files, record = _segments_record(tmp_path, 7)
     _, theirs = _shares(record, files)
 
@@ -1192,7 +1192,7 @@ def test_a_value_decoded_while_the_looks_are_shared_is_let_go_when_stale(
 ) -> None:
     """The kept value is decoded while the forked process looks; when a path in its share changed, that value
     is let go and the fact computed afresh. A value that no longer decodes is computed afresh too."""
-    monkeypatch.setattr(watch, "may_fork", lambda: True)
+    monkeypatch.setattr(watch, "_may_fork", lambda: True)
     (tmp_path / "many").mkdir()
     files = _numbered_files(tmp_path / "many", 12)
     decoded: list[object] = []

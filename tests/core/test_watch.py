@@ -346,15 +346,6 @@ def test_work_forked_answers_or_is_stopped() -> None:
     assert watch.Forked(fails).answer() == b""
 
 
-def test_a_process_asked_to_yield_shares_no_work(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A process at a lower priority (the workbench's children) leaves the other cores to the workbench."""
-    monkeypatch.setattr(watch, "_may_fork", lambda: True)
-    monkeypatch.setattr(os, "getpriority", lambda which, who: 0)
-    assert watch.may_fork()
-    monkeypatch.setattr(os, "getpriority", lambda which, who: 10)
-    assert not watch.may_fork()
-
-
 def test_a_process_running_other_threads_is_never_forked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(watch, "_cores", lambda: {0, 1})
     stop = threading.Event()
