@@ -28,6 +28,7 @@ import contextlib
 import errno
 import itertools
 import os
+import signal
 import stat
 import sys
 import threading
@@ -301,9 +302,9 @@ def _cores() -> set[int] | range:
 
 class Forked:
     """*work* run in a forked process, its bytes read back through a pipe: :meth:`answer` waits for them (None
-    when there are none: the fork failed, the process died), :meth:`stop` ends the process unheard. The forked
-    process runs *work* only and leaves (``os._exit``): it never returns into the caller's code, flushes none of
-    its buffers and closes none of its files."""
+    when the process could not be started or read; what it wrote, maybe nothing, when *work* failed), and
+    :meth:`stop` ends the process unheard. The forked process runs *work* only and leaves (``os._exit``): it
+    never returns into the caller's code, flushes none of its buffers and closes none of its files."""
 
     def __init__(self, work: Callable[[], bytes]) -> None:
         self._pid = 0
@@ -330,7 +331,8 @@ class Forked:
         self._pid, self._readable = pid, readable
 
     def answer(self) -> bytes | None:
-        """The bytes *work* gave (None when there are none); the process is waited for."""
+        """The bytes *work* gave (None when the process could not be started or read); the process is waited
+        for."""
         if not self._pid:
             return None
         chunks: list[bytes] = []
@@ -347,7 +349,7 @@ class Forked:
         """End the process without waiting for its answer."""
         if self._pid:
             with contextlib.suppress(OSError):
-                os.kill(self._pid, 9)
+                os.kill(self._pid, signal.SIGKILL)
             self._reap()
 
     def _reap(self) -> None:
