@@ -895,6 +895,9 @@ class StoreIndex:
         #: often it forgot): another fact that recorded the same reads (a sibling, :meth:`fact`) holds too, without
         #: unpacking them again, until the look is replaced or forgets.
         self._held: set[bytes] = set()
+        #: Digests of the recorded reads found not to hold through that same look: a fact asked for again (a
+        #: poll counts from the kept value, then computes it) is computed without looking at them once more.
+        self._stale: set[bytes] = set()
         self._held_by: tuple[Look, int] | None = None
         if key is None:
             self.notices.append("no key to sign the store index could be had: every answer is computed afresh")
@@ -1203,10 +1206,12 @@ class StoreIndex:
         held = None
         by = (self.look, getattr(self.look, "forgotten", 0))
         if self._held_by is None or self._held_by[0] is not by[0] or self._held_by[1] != by[1]:
-            self._held, self._held_by = set(), by
+            self._held, self._stale, self._held_by = set(), set(), by
         decoded: list[T | object] = []
         with collector.paused():
             # Every path is looked at once per index (LookedOnce): reads found to hold hold for another fact too.
+            if digest in self._stale:
+                return _MISSING
             if digest in self._held and not recording:
                 pass
             elif (
@@ -1215,8 +1220,10 @@ class StoreIndex:
             ):
                 held = self._deps_of(deps)  # the paths themselves are wanted, or only the whole record can say
                 if held is None:
+                    self._stale.add(digest)
                     return _MISSING
             elif not streamed:
+                self._stale.add(digest)
                 return _MISSING
             self._held.add(digest)
             result = decoded[0] if decoded else _decoded(value, decode)

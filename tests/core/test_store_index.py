@@ -1230,6 +1230,31 @@ def test_a_value_decoded_while_the_looks_are_shared_is_let_go_when_stale(
         assert many(index) == again and index.computed >= 1, "a value of another shape is computed afresh"
 
 
+@pytest.mark.parametrize("noting", [False, True])
+def test_a_fact_found_stale_is_computed_without_looking_again(tmp_path: Path, noting: bool) -> None:
+    """A kept value asked for and found stale (a poll's count) and then computed through the same look is looked
+    at once, not twice: what the first look found stale is stale for the second question too."""
+    (tmp_path / "many").mkdir()
+    files = _numbered_files(tmp_path / "many", 6)
+
+    def read() -> list[str]:
+        return [str(reading.read_text(f)) for f in files]
+
+    with _index(tmp_path, tmp_path / "cache") as index:
+        index.fact("all", read, list, list)
+    files[2].write_text("changed", encoding="utf-8")
+    _age(files[2], 20)
+    look = StatPass(noting=noting)
+    with _index(tmp_path, tmp_path / "cache", look=look) as index:
+        assert index.kept("all") is None
+        looked = look.stats
+        assert looked >= len(files)
+        assert index.fact("all", read, list, list)[2] == "changed"
+        assert look.stats == looked, "found stale once: computed without a second look at what it recorded"
+        if noting:
+            assert look.differed == {str(files[2])}
+
+
 def test_a_sibling_found_to_hold_is_looked_at_again_once_the_look_forgets(tmp_path: Path) -> None:
     """Two facts kept from one reading share its reads: the second holds without a look of its own, until the
     look forgets (a watcher told of a change) or is replaced; then a change is seen."""
