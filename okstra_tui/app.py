@@ -30,7 +30,7 @@ from okstra_core.text import visible
 from .children import end_children
 from .data.catalog import KeptWaiting
 from .data.unread import Looks
-from .hangup import watch_hangup
+from .hangup import driver_class, watch_hangup
 from .navigation import TOP_VIEWS, History, Location, OpenView, StoreChanged, StoreWatched, View, WaitingCounted
 from .notices import BURST, TITLES, NoticeWatcher, NotifyMode, desktop_sequence, mode_from_env, summary
 from .others import OthersWatcher, others_options
@@ -42,6 +42,8 @@ from .widgets import read_only
 from .widgets.footer import key_label
 
 if TYPE_CHECKING:
+    from textual.driver import Driver
+
     from okstra_core.workflows.inbox import PendingDecision
     from okstra_core.workflows.pulse import Notice
 
@@ -223,6 +225,9 @@ class OkstraApp(App[None]):
         self.call_after_refresh(self._start_feed)
         if not self.is_headless and not self.is_web and sys.__stdin__ is not None:
             watch_hangup(sys.__stdin__.fileno(), self._terminal_gone)
+
+    def get_driver_class(self) -> type[Driver]:
+        return driver_class(super().get_driver_class())
 
     def _terminal_gone(self) -> None:
         """From the hang-up watcher's thread: the terminal is gone, so the workbench leaves (as on ``q``)."""

@@ -1,0 +1,92 @@
+"""Leaving when the terminal goes away: the driver neither waits on a terminal that is gone nor resumes on it."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import threading
+
+from textual.drivers._writer_thread import MAX_QUEUED_WRITES, WriterThread
+from textual.drivers.headless_driver import HeadlessDriver
+from textual.drivers.linux_driver import LinuxDriver
+
+from okstra_tui.hangup import DroppingFile, driver_class, hung_up
+
+
+class GoneTerminal(io.StringIO):
+    """A terminal that hung up: every write and flush fails as a pty's slave does once its master is closed."""
+
+    def write(self, text: str) -> int:
+        raise OSError(5, "Input/output error")
+
+    def flush(self) -> None:
+        raise OSError(5, "Input/output error")
+
+
+def test_a_terminal_is_hung_up_once_its_other_end_is_closed() -> None:
+    master, slave = pty.openpty()
+    try:
+        assert not hung_up(slave)
+        os.close(master)
+        assert hung_up(slave)
+    finally:
+        os.close(slave)
+    assert hung_up(slave), "a closed descriptor is gone too"
+
+
+def test_writes_to_a_terminal_that_is_gone_are_dropped() -> None:
+    kept = io.StringIO()
+    out = DroppingFile(kept)
+    assert out.write("frame") == len("frame")
+    out.flush()
+    assert kept.getvalue() == "frame"
+    gone = DroppingFile(GoneTerminal())
+    assert gone.write("frame") == len("frame")
+    assert gone.failed
+    gone.flush()
+    assert gone.write("more") == len("more")
+
+
+def test_the_writer_thread_takes_every_write_after_the_terminal_went() -> None:
+    """The app writes its last frames and leaves application mode after the terminal went: more writes than the
+    writer's queue holds, then a stop that waits for the writer."""
+    writer = WriterThread(DroppingFile(GoneTerminal()))  # type: ignore[arg-type]
+    writer.start()
+
+    def leave() -> None:
+        for n in range(MAX_QUEUED_WRITES * 3):
+            writer.write(f"frame {n}")
+        writer.stop()
+
+    leaving = threading.Thread(target=leave, daemon=True)
+    leaving.start()
+    leaving.join(30)
+    assert not leaving.is_alive(), "the app's writes waited on a writer that had stopped"
+
+
+def test_the_workbench_s_driver_is_textual_s_terminal_driver_with_the_guards() -> None:
+    assert driver_class(HeadlessDriver) is HeadlessDriver
+    terminal = driver_class(LinuxDriver)
+    assert issubclass(terminal, LinuxDriver)
+    assert terminal is not LinuxDriver
+
+
+def test_the_driver_resumes_on_sigcont_only_on_a_terminal_still_there() -> None:
+    """The kernel sends SIGCONT with a hang-up: resuming then would start a second writer on a terminal that
+    is gone, from a signal handler."""
+    terminal = driver_class(LinuxDriver)
+    master, slave = pty.openpty()
+    resumed: list[bool] = []
+    driver = object.__new__(terminal)
+    driver.fileno = slave
+    driver._auto_restart = True
+    driver.resume_application_mode = lambda: resumed.append(True)  # type: ignore[method-assign]
+    try:
+        driver._sigcont_application()
+        assert resumed == [True], "a terminal still there is resumed (after Ctrl+Z and fg)"
+        os.close(master)
+        driver._sigcont_application()
+        assert resumed == [True], "a terminal that is gone is not"
+    finally:
+        os.close(slave)
