@@ -10,6 +10,14 @@ are enough. :func:`fewer_arenas` asks for that where the user has not chosen
 (not glibc) is left as it is. Called before the process starts its threads,
 it applies to every arena they would make. :func:`give_back` returns what a
 large reading freed.
+
+It also keeps large blocks out of the arenas. glibc maps a block of 128 kB or
+more on its own and unmaps it when freed, but raises that threshold to the
+size of each such block freed (up to 32 MB): after the first large reading, the
+texts, records and lists of every later one (a polling look at a large store's
+kept inbox, each second) come from the arenas, between blocks that live on, and
+stay resident once freed. A fixed threshold (``MALLOC_MMAP_THRESHOLD_`` where
+the user chose one) gives each of them back as it is freed.
 """
 
 from __future__ import annotations
@@ -21,17 +29,24 @@ from typing import Final
 M_ARENA_MAX: Final = -8
 #: How many arenas a process keeps.
 ARENAS: Final = 2
+#: ``mallopt``'s parameter for the size from which a block is mapped on its own (``M_MMAP_THRESHOLD``).
+M_MMAP_THRESHOLD: Final = -3
+#: That size, glibc's default, kept fixed.
+MMAP_THRESHOLD: Final = 128 * 1024
 
 
 def fewer_arenas() -> bool:
-    """Keep this process to :data:`ARENAS` malloc arenas; whether the C library agreed."""
-    if "MALLOC_ARENA_MAX" in os.environ:
-        return False
+    """Keep this process to :data:`ARENAS` malloc arenas, and its blocks of :data:`MMAP_THRESHOLD` or more out of
+    them; whether the C library agreed to the arenas."""
     from .libc import libc
 
     loaded = libc()
     mallopt = getattr(loaded, "mallopt", None)
     if mallopt is None:
+        return False
+    if "MALLOC_MMAP_THRESHOLD_" not in os.environ:
+        mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    if "MALLOC_ARENA_MAX" in os.environ:
         return False
     return bool(mallopt(M_ARENA_MAX, ARENAS))
 

@@ -64,6 +64,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from functools import partial
 from pathlib import Path
 from typing import Any, Final, Generic, Protocol, TypeVar, cast
 
@@ -561,6 +562,14 @@ def _decoded(value: str, decode: Callable[[Any], T]) -> T | object:
         return decode(json.loads(value))
     except (KeyError, TypeError, ValueError):
         return _MISSING
+
+
+def _parsed(value: str) -> Any:
+    return _decoded(value, _as_is)
+
+
+def _unread(value: str) -> bool:
+    return True
 
 
 def _looked_same(paths: list[str], recorded: watch.Looks) -> bool:
@@ -1184,12 +1193,18 @@ class StoreIndex:
     def kept(self, name: str) -> Any | None:
         """The JSON value kept for *name* when it is still fresh (its MAC checks and every path it read is as it
         was), else None."""
-        found = self._found(name, _as_is)
+        found = self._found(name, _parsed)
         return None if found is _MISSING else found
 
-    def _found(self, name: str, decode: Callable[[Any], T]) -> T | object:
-        """*decode* of the JSON value kept for *name* when it is still fresh, else :data:`_MISSING` (also when
-        the value does not decode). Where the looks are shared with a forked process, the value is decoded
+    def holds(self, name: str) -> bool:
+        """Whether a value is kept for *name* and still fresh, as :meth:`kept` would find it, without reading the
+        value itself (a caller that asks only whether the store changed: a polling watcher's look each second,
+        where the kept inbox of a large store is megabytes of JSON)."""
+        return self._found(name, _unread) is not _MISSING
+
+    def _found(self, name: str, decode: Callable[[str], T | object]) -> T | object:
+        """*decode* of the JSON text kept for *name* when it is still fresh, else :data:`_MISSING` (also when
+        *decode* says the value does not decode). Where the looks are shared with a forked process, the value is decoded
         while that process looks, and let go if the looks say it is stale."""
         self._consulted.add(name)
         row = self._row(name) if self._key is not None else None
@@ -1214,10 +1229,7 @@ class StoreIndex:
                 return _MISSING
             if digest in self._held and not recording:
                 pass
-            elif (
-                recording
-                or (streamed := self._holds_streamed(deps, lambda: decoded.append(_decoded(value, decode)))) is None
-            ):
+            elif recording or (streamed := self._holds_streamed(deps, lambda: decoded.append(decode(value)))) is None:
                 held = self._deps_of(deps)  # the paths themselves are wanted, or only the whole record can say
                 if held is None:
                     self._stale.add(digest)
@@ -1226,7 +1238,7 @@ class StoreIndex:
                 self._stale.add(digest)
                 return _MISSING
             self._held.add(digest)
-            result = decoded[0] if decoded else _decoded(value, decode)
+            result = decoded[0] if decoded else decode(value)
         if result is _MISSING:
             return _MISSING
         # A fact computed from this one depends on what this one was computed from.
@@ -1253,7 +1265,7 @@ class StoreIndex:
         *siblings* gives the JSON values of other facts that computing it found too, by name: they are kept as
         read from the same paths.
         """
-        found = self._found(name, decode)  # a value of an unexpected shape is computed afresh
+        found = self._found(name, partial(_decoded, decode=decode))  # a value of another shape is computed afresh
         if found is not _MISSING:
             self.reused += 1
             return cast(T, found)

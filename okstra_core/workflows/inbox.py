@@ -613,8 +613,8 @@ class InboxTold:
             return self._looked_here(first)
         with index:
             index.follow_mac(INBOX_FACT)
-            # The kept inbox brought up to date; while it holds, its decisions are not built only to be let go.
-            if kept_counts(self.root, index) is None:
+            # The kept inbox brought up to date; while it holds, its value (megabytes of decisions) is not read.
+            if not index.holds(INBOX_FACT):
                 _read(Project(self.root), index)
             found, left = index.found_mac(INBOX_FACT), index.left_mac(INBOX_FACT)
         known, self._mac, self._looked = self._mac, left, None

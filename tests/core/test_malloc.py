@@ -72,3 +72,39 @@ def test_what_a_large_reading_freed_is_given_back() -> None:
     assert out[0] == "True"
     before, after = int(out[1]), int(out[2])
     assert before - after > 40_000, f"resident {before} kB before, {after} kB after"
+
+
+LARGE_BLOCKS_PROBE = """
+import sys
+from okstra_core.malloc import fewer_arenas
+if sys.argv[1] == "fixed":
+    fewer_arenas()
+def resident():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS"):
+            return int(line.split()[1])
+first = bytearray(4 << 20)  # a large reading let go: glibc's own threshold rises past the blocks below
+del first
+before = resident()
+large, small = [], []
+for i in range(40):  # 20 MB of large blocks, each followed by a small one that lives on
+    large.append(bytearray(512 << 10))
+    small.append(bytes(2000) + i.to_bytes(4, "little"))
+del large
+print(before, resident())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt and /proc are Linux's")
+def test_large_blocks_freed_after_a_first_large_reading_are_given_back_at_once() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+
+    def kept_kb(mode: str) -> int:
+        done = subprocess.run(
+            [sys.executable, "-c", LARGE_BLOCKS_PROBE, mode], capture_output=True, text=True, env=env, check=True
+        )
+        before, after = map(int, done.stdout.split())
+        return after - before
+
+    assert kept_kb("default") > 15_000, "glibc's own threshold keeps them (the case this guards against)"
+    assert kept_kb("fixed") < 5_000, "the fixed threshold maps each on its own and unmaps it when freed"

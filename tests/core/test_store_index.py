@@ -66,6 +66,34 @@ def test_a_fact_is_reused_until_a_file_it_read_changes(tmp_path: Path) -> None:
         assert _text_fact(index, path) == "two" and index.computed == 1
 
 
+def test_whether_a_kept_fact_holds_is_said_without_reading_its_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "a.txt"
+    path.write_text("one", encoding="utf-8")
+    _age(path)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert not index.holds("text"), "nothing kept yet"
+        _text_fact(index, path)
+    parsed: list[str] = []
+    decoded = store_index._decoded
+    monkeypatch.setattr(store_index, "_decoded", lambda value, decode: parsed.append(value) or decoded(value, decode))
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert index.holds("text") and parsed == []
+        assert index.kept("text") == "one" and len(parsed) == 1
+    path.write_text("two", encoding="utf-8")
+    _age(path)
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert not index.holds("text"), "a file it read changed"
+        assert _text_fact(index, path) == "two"
+    conn = sqlite3.connect(index_path(tmp_path / "cache", tmp_path))
+    conn.execute("UPDATE facts SET value = '\"three\"'")  # the value changed, the MAC left as it was
+    conn.commit()
+    conn.close()
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert not index.holds("text"), "the MAC covers the value it does not read"
+
+
 def test_what_was_read_within_one_clock_tick_of_its_change_is_not_trusted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
