@@ -296,7 +296,7 @@ class ViewScreen(Screen[None]):
         overrides this)."""
         self.load()
 
-    @work(thread=True, exclusive=True, group="view-read")
+    @work(thread=True, exclusive=True, group="view-read", description="view-read")
     def _read_in_worker(self, load: int) -> None:
         began = getattr(self.app, "watching_feed", None)
         with reading.recording() as reads:
@@ -416,7 +416,7 @@ class ViewScreen(Screen[None]):
         self._rereading = None
         self._went_stale(True, [])
 
-    @work(thread=True, exclusive=True, group="view-verify")
+    @work(thread=True, exclusive=True, group="view-verify", description="view-verify")
     def _verify(
         self,
         changed: frozenset[str] | None,

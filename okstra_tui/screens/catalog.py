@@ -321,7 +321,7 @@ class CatalogScreen(ViewScreen):
     def load(self) -> None:
         self._load()
 
-    @work(thread=True, exclusive=True, group="catalog-load")
+    @work(thread=True, exclusive=True, group="catalog-load", description="catalog-load")
     def _load(self) -> None:
         """Read the validated catalog (``_quick`` holds the plain listing already on screen, if any)."""
         quick, self._quick = self._quick, None
@@ -432,7 +432,7 @@ class CatalogScreen(ViewScreen):
             self._whole_look_due = True
         self._recount_worker(data, changed)
 
-    @work(thread=True, exclusive=True, group="catalog-waiting")
+    @work(thread=True, exclusive=True, group="catalog-waiting", description="catalog-waiting")
     def _recount_worker(self, data: CatalogData, changed: frozenset[str] | None) -> None:
         self._read_waiting(Project(self.okstra.project.root), data, changed)
 
@@ -676,7 +676,7 @@ class CatalogScreen(ViewScreen):
             if isinstance(row, CatalogRow) and (summary := listed_phase_summary(row)) is not None:
                 self.phases[row.ident] = summary
 
-    @work(thread=True, group="catalog-phases")
+    @work(thread=True, group="catalog-phases", description="catalog-phases")
     def _read_phases(self, rows: list[CatalogRow]) -> None:
         """Phase columns: first from the manifests' plain listing (painted at once), then validated."""
         self._rows_painted.wait(timeout=2.0)
@@ -801,7 +801,7 @@ class CatalogScreen(ViewScreen):
         self._mark_read(self.okstra.project.root, [row])
         self.open_view(Location(View.TASK, row.root))
 
-    @work(thread=True, group="catalog-seen")
+    @work(thread=True, group="catalog-seen", description="catalog-seen")
     def _mark_read(self, root: Path, rows: list[CatalogRow]) -> None:
         """Mark *rows*, tasks of the project at *root*, read (*root* taken when they were picked: the workbench
         may have opened another project by the time this runs)."""

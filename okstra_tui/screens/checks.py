@@ -195,7 +195,7 @@ class ChecksScreen(ViewScreen):
         bar.display = True
         self._run()
 
-    @work(thread=True, exclusive=True, group="checker")
+    @work(thread=True, exclusive=True, group="checker", description="checker")
     def _run(self, quiet: bool = False) -> None:
         """Run the check; *quiet*: without the progress (the findings of the last run stay shown meanwhile)."""
         shown = -1

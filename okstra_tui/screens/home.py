@@ -443,7 +443,7 @@ class HomeScreen(ViewScreen):
         starts once they are painted, so that it does not hold their frame back)."""
         self._list_projects()
 
-    @work(thread=True, exclusive=True, group="home-list")
+    @work(thread=True, exclusive=True, group="home-list", description="home-list")
     def _list_projects(self) -> None:
         listed: HomeData | None
         try:

@@ -308,7 +308,7 @@ class ManagersScreen(ViewScreen):
         if event.node.data is not None:
             self._detail(event.node.data)
 
-    @work(thread=True, exclusive=True, group="manager-detail")
+    @work(thread=True, exclusive=True, group="manager-detail", description="manager-detail")
     def _detail(self, node: Node) -> None:
         with reading.recording() as reads:
             widgets = detail(node)

@@ -195,7 +195,7 @@ class ReportsScreen(ViewScreen):
     def _highlighted(self, event: VirtualTable.Highlighted) -> None:
         self._render_report(event.row)
 
-    @work(thread=True, exclusive=True, group="reading-copy")
+    @work(thread=True, exclusive=True, group="reading-copy", description="reading-copy")
     def _render_report(self, art: Artifact) -> None:
         with reading.recording() as reads:
             text, note = reading_copy(art)

@@ -208,7 +208,7 @@ class SearchScreen(QueryKeys, ViewScreen):
 
     # ------------------------------------------------------------ the worker
 
-    @work(thread=True, exclusive=True, group="search-index")
+    @work(thread=True, exclusive=True, group="search-index", description="search-index")
     def _prepare(self) -> None:
         """Bring the index up to date as the view opens (built with a progress line on first use)."""
         try:
@@ -231,7 +231,7 @@ class SearchScreen(QueryKeys, ViewScreen):
         if not self.typed.strip():
             self._show_status(Text(HINT, style="dim"))
 
-    @work(thread=True, exclusive=True, group="search")
+    @work(thread=True, exclusive=True, group="search", description="search")
     def _search(self, text: str) -> None:
         started = time.monotonic()
         try:

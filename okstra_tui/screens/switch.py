@@ -105,7 +105,7 @@ class ProjectPicker(ModalScreen[Path | None]):
         self.query_one("#switch-list", ListOptions).focus()
         self._read()
 
-    @work(thread=True, exclusive=True, group="switch-read")
+    @work(thread=True, exclusive=True, group="switch-read", description="switch-read")
     def _read(self) -> None:
         entries = readable_projects(*registry_sources(self.app))
         self.app.call_from_thread(self.show, entries)

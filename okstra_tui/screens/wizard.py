@@ -427,7 +427,7 @@ class WizardScreen(ModalScreen[Path | None]):
         self.set_focus(None)
         self._open_worker(stale)
 
-    @work(thread=True, exclusive=True, group="wizard-open")
+    @work(thread=True, exclusive=True, group="wizard-open", description="wizard-open")
     def _open_worker(self, stale: list[str] | None) -> None:
         try:
             with reading.recording() as reads:
@@ -627,7 +627,7 @@ class WizardScreen(ModalScreen[Path | None]):
         self.query_one("#wiz-error", Static).update(Text("Writing…", style="dim"))
         self._write_worker(dict(self.values), dict(self.baseline))
 
-    @work(thread=True, exclusive=True, group="wizard-write")
+    @work(thread=True, exclusive=True, group="wizard-write", description="wizard-write")
     def _write_worker(self, values: dict[str, Any], baseline: Fingerprint) -> None:
         # Handed back with call_from_thread, not call_ui: a write's outcome is always shown, never dropped as
         # superseded (the wizard is busy while one runs, so no second write starts).
@@ -686,7 +686,7 @@ class WizardScreen(ModalScreen[Path | None]):
         self._set_busy(True)
         self._follow_up_worker(work_fn, show)
 
-    @work(thread=True, exclusive=True, group="wizard-follow-up")
+    @work(thread=True, exclusive=True, group="wizard-follow-up", description="wizard-follow-up")
     def _follow_up_worker(self, work_fn: Callable[[], Written], show: Callable[[Written | str, Any], None]) -> None:
         try:
             written = self._logged(work_fn)

@@ -121,7 +121,7 @@ class ArtifactPreview(VerticalScroll):
         if drop is not None:
             drop(self)
 
-    @work(thread=True, exclusive=True, group="preview")
+    @work(thread=True, exclusive=True, group="preview", description="preview")
     def _load(self, target: PreviewTarget, root: Path, keep_scroll: bool) -> None:
         if target.kind == LOG_REPORT:
             with reading.recording() as reads:
