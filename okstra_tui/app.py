@@ -225,6 +225,12 @@ class OkstraApp(App[None]):
         self.call_after_refresh(self._start_feed)
         if not self.is_headless and not self.is_web and sys.__stdin__ is not None:
             watch_hangup(sys.__stdin__.fileno(), self._terminal_gone)
+        self.app_resume_signal.subscribe(self, self._paint_again)
+
+    def _paint_again(self, _app: App[None]) -> None:
+        """Back from a suspension (Ctrl+Z, then ``fg``): the terminal shows nothing of what it showed, so all of
+        the screen is painted again, not only what changed."""
+        self.screen.refresh(self.screen.region, layout=True)
 
     def get_driver_class(self) -> type[Driver]:
         return driver_class(super().get_driver_class())

@@ -1,4 +1,5 @@
-"""Leaving when the terminal goes away: the driver neither waits on a terminal that is gone nor resumes on it."""
+"""The terminal coming and going: the driver neither waits on a terminal that is gone nor resumes on it, and a
+terminal given back after a suspension is painted whole."""
 
 from __future__ import annotations
 
@@ -6,12 +7,16 @@ import io
 import os
 import pty
 import threading
+from pathlib import Path
 
 from textual.drivers._writer_thread import MAX_QUEUED_WRITES, WriterThread
 from textual.drivers.headless_driver import HeadlessDriver
 from textual.drivers.linux_driver import LinuxDriver
+from textual.geometry import Region
 
 from okstra_tui.hangup import DroppingFile, driver_class, hung_up
+
+from .conftest import make_app
 
 
 class GoneTerminal(io.StringIO):
@@ -90,3 +95,23 @@ def test_the_driver_resumes_on_sigcont_only_on_a_terminal_still_there() -> None:
         assert resumed == [True], "a terminal that is gone is not"
     finally:
         os.close(slave)
+
+
+async def test_all_of_the_screen_is_painted_again_after_a_suspension(demo_root: Path) -> None:
+    """Back from Ctrl+Z and ``fg`` the terminal shows nothing of the app: a repaint of only what changed would
+    leave it blank."""
+    app = make_app(demo_root)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        asked: list[tuple[object, ...]] = []
+        refresh = screen.refresh
+
+        def spied(*regions: Region, **options: bool) -> object:
+            asked.append(regions)
+            return refresh(*regions, **options)
+
+        screen.refresh = spied  # type: ignore[method-assign]
+        app.app_resume_signal.publish(app)
+        await pilot.pause()
+        assert (screen.region,) in asked
