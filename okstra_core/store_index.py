@@ -568,8 +568,22 @@ def _parsed(value: str) -> Any:
     return _decoded(value, _as_is)
 
 
-def _unread(value: str) -> bool:
-    return True
+def _taken(value: str | None, decode: Callable[[str], T | object] | None) -> T | object:
+    """*decode* of a kept *value*; True where the value was not read (only whether it holds was asked)."""
+    return True if value is None or decode is None else decode(value)
+
+
+def _value_digest(value: str) -> bytes:
+    """The digest of a kept value that its row's MAC covers, a megabyte of it at a time."""
+    digest = hashlib.blake2b(digest_size=_VALUE_DIGEST_CHARS // 2)
+    for chunk in _encoded(value):
+        digest.update(chunk)
+    return digest.digest()
+
+
+#: A kept value's digest, in hex, at the head of its row's MAC column; then the MAC itself (SHA-256, in hex).
+_VALUE_DIGEST_CHARS: Final = 64
+_MAC_CHARS: Final = _VALUE_DIGEST_CHARS + 64
 
 
 def _looked_same(paths: list[str], recorded: watch.Looks) -> bool:
@@ -1021,21 +1035,33 @@ class StoreIndex:
 
     # ------------------------------------------------------------------ facts
 
-    def _mac(self, name: str, value: str, deps: bytes) -> str:
+    def _mac(self, name: str, value: str | bytes, deps: bytes) -> str:
+        """The MAC column of a row: the digest of its *value* (text, or that digest itself), then a MAC of the
+        row's name, that digest and its record of reads. Whether a row holds is then said without reading its
+        value (:meth:`holds`), and a value read is checked against its digest."""
         assert self._key is not None
-        # Part by part: the value of a fact made of 100,000 facts is tens of megabytes.
+        digest = value if isinstance(value, bytes) else _value_digest(value)
         mac = hmac.new(self._key, digestmod="sha256")
-        for i, part in enumerate((self._scope, os.fspath(self.root), name, value)):
+        for i, part in enumerate((self._scope, os.fspath(self.root), name)):
             mac.update(b"\x00" if i else b"")
-            for chunk in _encoded(part):
-                mac.update(chunk)
-        mac.update(b"\x00")
-        mac.update(deps)
-        return mac.hexdigest()
+            mac.update(part.encode("utf-8", "surrogatepass"))
+        for kept in (digest, deps):
+            mac.update(b"\x00")
+            mac.update(kept)
+        return digest.hex() + mac.hexdigest()
 
-    def _signed(self, name: str, value: str, deps: bytes, mac: str) -> bool:
-        """Whether *mac* is this index's for the row (a MAC of other characters than hex is not: no error)."""
-        return mac.isascii() and hmac.compare_digest(mac, self._mac(name, value, deps))
+    def _signed(self, name: str, value: str | None, deps: bytes, mac: str) -> bool:
+        """Whether *mac* is this index's for the row (a MAC of other characters than hex is not: no error); the
+        value is checked against its digest unless it was not read (None)."""
+        if len(mac) != _MAC_CHARS or not mac.isascii():
+            return False
+        try:
+            digest = bytes.fromhex(mac[:_VALUE_DIGEST_CHARS])
+        except ValueError:
+            return False
+        if value is not None and not hmac.compare_digest(digest, _value_digest(value)):
+            return False
+        return hmac.compare_digest(mac, self._mac(name, digest, deps))
 
     def _deps_of(self, record: bytes) -> tuple[list[str], watch.Looks, set[str]] | None:
         """The recorded paths (absolute) of a fact, their metadata in the same order, and those reached through a
@@ -1159,7 +1185,9 @@ class StoreIndex:
             return look.holds_passing(paths, looks) and watch.UNSETTLED not in looks
         return look.holds_all(paths, looks, linked)
 
-    def _row(self, name: str) -> tuple[str, bytes, str] | None:
+    def _row(self, name: str, value: bool = True) -> tuple[str | None, bytes, str] | None:
+        """The kept row of *name*: its value (None when *value* is False and it was not read already), record of
+        reads and MAC column."""
         if name in self._pending:
             return self._pending[name]
         if name in self._ahead:
@@ -1167,6 +1195,10 @@ class StoreIndex:
         if self._conn is None or name in self._gone:
             return None
         try:
+            if not value:
+                found = self._conn.execute("SELECT deps, mac FROM facts WHERE name = ?", (name,)).fetchone()
+                texts = None if found is None else _texts("", found[0], found[1])
+                return None if texts is None else (None, texts[1], texts[2])
             found = self._conn.execute("SELECT value, deps, mac FROM facts WHERE name = ?", (name,)).fetchone()
         except sqlite3.DatabaseError as exc:
             self._give_up_or_rebuild(exc)
@@ -1200,14 +1232,15 @@ class StoreIndex:
         """Whether a value is kept for *name* and still fresh, as :meth:`kept` would find it, without reading the
         value itself (a caller that asks only whether the store changed: a polling watcher's look each second,
         where the kept inbox of a large store is megabytes of JSON)."""
-        return self._found(name, _unread) is not _MISSING
+        return self._found(name, None) is not _MISSING
 
-    def _found(self, name: str, decode: Callable[[str], T | object]) -> T | object:
+    def _found(self, name: str, decode: Callable[[str], T | object] | None) -> T | object:
         """*decode* of the JSON text kept for *name* when it is still fresh, else :data:`_MISSING` (also when
-        *decode* says the value does not decode). Where the looks are shared with a forked process, the value is decoded
-        while that process looks, and let go if the looks say it is stale."""
+        *decode* says the value does not decode); with no *decode* the value is not read, and a fresh one gives
+        True. Where the looks are shared with a forked process, the value is decoded while that process looks,
+        and let go if the looks say it is stale."""
         self._consulted.add(name)
-        row = self._row(name) if self._key is not None else None
+        row = self._row(name, decode is not None) if self._key is not None else None
         if row is None:
             return _MISSING
         value, deps, mac = row
@@ -1229,7 +1262,10 @@ class StoreIndex:
                 return _MISSING
             if digest in self._held and not recording:
                 pass
-            elif recording or (streamed := self._holds_streamed(deps, lambda: decoded.append(decode(value)))) is None:
+            elif (
+                recording
+                or (streamed := self._holds_streamed(deps, lambda: decoded.append(_taken(value, decode)))) is None
+            ):
                 held = self._deps_of(deps)  # the paths themselves are wanted, or only the whole record can say
                 if held is None:
                     self._stale.add(digest)
@@ -1238,7 +1274,7 @@ class StoreIndex:
                 self._stale.add(digest)
                 return _MISSING
             self._held.add(digest)
-            result = decoded[0] if decoded else decode(value)
+            result = decoded[0] if decoded else _taken(value, decode)
         if result is _MISSING:
             return _MISSING
         # A fact computed from this one depends on what this one was computed from.

@@ -91,7 +91,15 @@ def test_whether_a_kept_fact_holds_is_said_without_reading_its_value(
     conn.commit()
     conn.close()
     with _index(tmp_path, tmp_path / "cache") as index:
-        assert not index.holds("text"), "the MAC covers the value it does not read"
+        assert index.holds("text"), "what it was read from holds: its value is not read"
+        assert index.kept("text") is None, "a value read is checked against the digest its MAC covers"
+        assert _text_fact(index, path) == "two" and index.computed == 1
+    conn = sqlite3.connect(index_path(tmp_path / "cache", tmp_path))
+    conn.execute("UPDATE facts SET deps = deps || X'00'")  # the record of reads changed
+    conn.commit()
+    conn.close()
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert not index.holds("text"), "the MAC covers the record of reads"
 
 
 def test_what_was_read_within_one_clock_tick_of_its_change_is_not_trusted(
