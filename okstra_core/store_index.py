@@ -37,10 +37,13 @@ The index is a cache and is untrusted:
   signed records, :mod:`okstra_core.check.cache`) with its
   own version (:func:`part_made`): a part of another version is dropped and
   made afresh without touching the rest;
-* each fact carries an HMAC-SHA256 over its name, value and dependencies under
-  the key that signs the check cache (:func:`okstra_core.check.cache.cache_key`,
-  handed in by the caller): a fact edited, moved or made under another key is
-  ignored and computed afresh, so a tampered index never hides a decision;
+* each fact carries an HMAC-SHA256 over its name, its value's digest (BLAKE2b,
+  kept at the head of the MAC column) and its dependencies under the key that
+  signs the check cache (:func:`okstra_core.check.cache.cache_key`, handed in
+  by the caller): a fact edited, moved or made under another key is ignored
+  and computed afresh, so a tampered index never hides a decision; whether a
+  fact holds is said without reading its value (:meth:`StoreIndex.holds`),
+  and a value read is checked against its digest;
 * two processes may update it at once (WAL, a busy timeout, one
   ``INSERT OR REPLACE`` per fact): a fact written late from older bytes
   carries the older metadata, so it fails the next look and is computed again;
