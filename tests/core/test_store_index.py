@@ -52,6 +52,14 @@ def _age(path: Path, seconds: float = 10) -> None:
     os.utime(path, (old, old))
 
 
+def _aged_file(tmp_path: Path, text: str = "one") -> Path:
+    """``a.txt`` holding *text*, written long enough ago to be trusted."""
+    path = tmp_path / "a.txt"
+    path.write_text(text, encoding="utf-8")
+    _age(path)
+    return path
+
+
 def test_a_fact_is_reused_until_a_file_it_read_changes(tmp_path: Path) -> None:
     path = tmp_path / "a.txt"
     path.write_text("one", encoding="utf-8")
@@ -69,9 +77,7 @@ def test_a_fact_is_reused_until_a_file_it_read_changes(tmp_path: Path) -> None:
 def test_whether_a_kept_fact_holds_is_said_without_reading_its_value(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "a.txt"
-    path.write_text("one", encoding="utf-8")
-    _age(path)
+    path = _aged_file(tmp_path)
     with _index(tmp_path, tmp_path / "cache") as index:
         assert not index.holds("text"), "nothing kept yet"
         _text_fact(index, path)
@@ -611,9 +617,7 @@ def test_a_new_index_has_large_pages_and_one_made_before_keeps_its_own(
 ) -> None:
     from okstra_core import store_index
 
-    path = tmp_path / "a.txt"
-    path.write_text("one", encoding="utf-8")
-    _age(path)
+    path = _aged_file(tmp_path)
     with _index(tmp_path, tmp_path / "new") as index:
         assert _text_fact(index, path) == "one"
     with sqlite3.connect(index_path(tmp_path / "new", tmp_path)) as conn:
