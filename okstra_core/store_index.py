@@ -1232,9 +1232,10 @@ class StoreIndex:
         return None if found is _MISSING else found
 
     def holds(self, name: str) -> bool:
-        """Whether a value is kept for *name* and still fresh, as :meth:`kept` would find it, without reading the
-        value itself (a caller that asks only whether the store changed: a polling watcher's look each second,
-        where the kept inbox of a large store is megabytes of JSON)."""
+        """Whether a value is kept for *name* whose row is this index's (its MAC checks) and whose record of reads
+        still holds, without fetching the value (a caller that asks only whether the store changed: a polling
+        watcher's look each second, where the kept inbox of a large store is megabytes of JSON). A value changed
+        under its MAC is found by whoever reads it (:meth:`kept`, :meth:`fact`), and never used."""
         return self._found(name, None) is not _MISSING
 
     def _found(self, name: str, decode: Callable[[str], T | object] | None) -> T | object:
