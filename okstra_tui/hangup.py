@@ -62,9 +62,10 @@ def hung_up(fd: int) -> bool:
 
 
 class DroppingFile:
-    """The terminal's output file for the driver's writer thread: once a write or flush fails (the terminal is
-    gone), this and every later write is dropped, so that the thread goes on taking writes off its queue until
-    the app has left."""
+    """The terminal's output file for the driver's writer thread: a write or flush that fails is dropped, and once
+    one fails on a terminal that is gone every later one is, so that the thread goes on taking writes off its
+    queue until the app has left (a write that fails on a terminal still there, one another program left
+    non-blocking, loses that write only)."""
 
     def __init__(self, file: IO[str]) -> None:
         self._file = file
@@ -75,7 +76,7 @@ class DroppingFile:
             try:
                 self._file.write(text)
             except (OSError, ValueError):
-                self.failed = True
+                self.failed = self._gone()
         return len(text)
 
     def flush(self) -> None:
@@ -83,7 +84,13 @@ class DroppingFile:
             try:
                 self._file.flush()
             except (OSError, ValueError):
-                self.failed = True
+                self.failed = self._gone()
+
+    def _gone(self) -> bool:
+        try:
+            return hung_up(self._file.fileno())
+        except (OSError, ValueError):
+            return True
 
     def fileno(self) -> int:
         return self._file.fileno()

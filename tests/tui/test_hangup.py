@@ -53,6 +53,36 @@ def test_writes_to_a_terminal_that_is_gone_are_dropped() -> None:
     assert gone.write("more") == len("more")
 
 
+class Refusing(io.StringIO):
+    """A terminal still there that refuses one write (another program left it non-blocking, and it was full)."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self.fd, self.refused = fd, False
+
+    def write(self, text: str) -> int:
+        if not self.refused:
+            self.refused = True
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return super().write(text)
+
+    def fileno(self) -> int:
+        return self.fd
+
+
+def test_a_write_refused_by_a_terminal_still_there_loses_that_write_only() -> None:
+    master, slave = pty.openpty()
+    try:
+        refusing = Refusing(slave)
+        out = DroppingFile(refusing)
+        out.write("lost")
+        out.write("frame")
+        assert not out.failed and refusing.getvalue() == "frame"
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
 def test_the_writer_thread_takes_every_write_after_the_terminal_went() -> None:
     """The app writes its last frames and leaves application mode after the terminal went: more writes than the
     writer's queue holds, then a stop that waits for the writer."""
