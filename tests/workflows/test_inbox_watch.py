@@ -35,7 +35,8 @@ class Watch:
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.errors: list[str] = []
         threading.Thread(target=self._pump, args=(proc.stdout, self.lines), daemon=True).start()
-        threading.Thread(target=self._drain, args=(proc.stderr,), daemon=True).start()
+        self._drained = threading.Thread(target=self._drain, args=(proc.stderr,), daemon=True)
+        self._drained.start()
 
     @staticmethod
     def _pump(stream: IO[str] | None, into: queue.Queue[str | None]) -> None:
@@ -59,6 +60,11 @@ class Watch:
     def stop(self, sig: int = signal.SIGTERM) -> int:
         self.proc.send_signal(sig)
         return self.proc.wait(timeout=LINE_TIMEOUT)
+
+    def said(self) -> str:
+        """What the watcher wrote on standard error: all of it once it has ended (a failed stop says why)."""
+        self._drained.join(LINE_TIMEOUT)
+        return "".join(self.errors)
 
 
 @contextmanager
@@ -113,7 +119,7 @@ def test_json_lines_report_every_kind_leaving_and_coming_back(fresh_demo: Path, 
         assert {e["event"] for e in back} == {"added"}
         assert _keyed([e["item"] for e in back]) == _keyed(waiting)
         assert all(list(e["item"]) == ["kind", "task", "path", "item", "summary", "since"] for e in back)
-        assert watch.stop(signal.SIGTERM) == 0
+        assert watch.stop(signal.SIGTERM) == 0, watch.said()
     assert not any("Traceback" in e for e in watch.errors)
 
 
@@ -135,7 +141,7 @@ def test_a_decision_made_and_undone_by_another_process(fresh_demo: Path) -> None
             ("removed", "direction-choice"),
             ("added", "planning-prepare"),
         ]
-        assert watch.stop(signal.SIGINT) == 0
+        assert watch.stop(signal.SIGINT) == 0, watch.said()
 
 
 def test_the_store_removed_and_made_again(fresh_demo: Path) -> None:
@@ -147,7 +153,7 @@ def test_the_store_removed_and_made_again(fresh_demo: Path) -> None:
         assert {e["event"] for e in watch.events(count)} == {"removed"}
         (fresh_demo / "okstra-backup").rename(okstra)
         assert {e["event"] for e in watch.events(count)} == {"added"}
-        assert watch.stop() == 0
+        assert watch.stop() == 0, watch.said()
 
 
 def test_a_flood_of_files_is_one_reread(fresh_demo: Path) -> None:
@@ -164,7 +170,7 @@ def test_a_flood_of_files_is_one_reread(fresh_demo: Path) -> None:
             ("removed", "planning-prepare"),
             ("added", "direction-choice"),
         ]
-        assert watch.stop() == 0
+        assert watch.stop() == 0, watch.said()
 
 
 def test_text_lines_mark_added_and_removed(fresh_demo: Path) -> None:
@@ -176,7 +182,7 @@ def test_text_lines_mark_added_and_removed(fresh_demo: Path) -> None:
         removed, added = watch.line(), watch.line()
         assert removed.startswith("- ") and "demo-shop:checkout:address-validation  planning-prepare IO-" in removed
         assert added.startswith("+ ") and "demo-shop:checkout:address-validation  direction-choice:" in added
-        assert watch.stop() == 0
+        assert watch.stop() == 0, watch.said()
 
 
 def test_not_a_project_is_one_line(tmp_path: Path) -> None:
@@ -276,7 +282,7 @@ def test_a_decision_made_during_the_first_reading_is_reported(fresh_demo: Path, 
             ("removed", "planning-prepare"),
             ("added", "direction-choice"),
         ]
-        assert watch.stop() == 0
+        assert watch.stop() == 0, watch.said()
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -348,7 +354,7 @@ def test_json_lines_say_a_folder_could_not_be_listed(fresh_demo: Path, mode: str
         told = watch.events(1 + len(waiting))
         assert told[0] == {"version": 1, "event": "unreadable", "unreadable": 0, "unreadablePaths": []}
         assert {e["event"] for e in told[1:]} == {"added"}
-        assert watch.stop() == 0
+        assert watch.stop() == 0, watch.said()
     finally:
         group.chmod(0o755)
         if proc.poll() is None:
