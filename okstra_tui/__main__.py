@@ -12,12 +12,15 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from okstra_core import layout
 from okstra_core.version import VersionAction
 
 from .notices import NOTIFY_ENV, NOTIFY_MODES
+
+if TYPE_CHECKING:
+    from .app import OkstraApp
 
 EXIT_USAGE = 2
 
@@ -262,9 +265,10 @@ def _demo(args: argparse.Namespace) -> int:
     handlers: dict[signal.Signals, Any] = {}
     demo_parent: Path | None = None
     root: Path | None = None
+    leave = _Leave()
     try:
         for sig in (signal.SIGTERM, signal.SIGHUP):
-            handlers[sig] = signal.signal(sig, _exit_on_sigterm)
+            handlers[sig] = signal.signal(sig, leave)
         try:
             demo_parent = Path(tempfile.mkdtemp(prefix="okstra-demo-"))
         except OSError as exc:
@@ -272,7 +276,7 @@ def _demo(args: argparse.Namespace) -> int:
             print(f"okstra-tui: cannot make a folder for the demo: {where}{exc.strerror or exc}", file=sys.stderr)
             return 1
         root = _write_demo(demo_parent, args)
-        return _open(root, args, demo_parent)
+        return _open(root, args, demo_parent, leave)
     finally:
         try:
             if demo_parent is not None and (root is None or args.discard_demo):
@@ -328,12 +332,26 @@ def _projects_farewell(shop: Path, *, kept: bool) -> str:
     )
 
 
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
+class _Leave:
+    """The demo's handler of SIGTERM and SIGHUP: the workbench, once running, is asked to leave as on ``q``
+    (its loop then unwinds in order); before it runs, after it has run, or on a second signal, SystemExit is
+    raised where the signal landed."""
+
+    def __init__(self) -> None:
+        self.app: OkstraApp | None = None
+        self._asked = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        app = self.app
+        if app is not None and not self._asked and app.leave_from_signal(signum):
+            self._asked = True
+            return
+        raise SystemExit(128 + signum)
 
 
-def _open(root: Path, args: argparse.Namespace, demo_parent: Path | None) -> int:
-    """Open the project at *root* in the workbench, or serve it (``--serve``)."""
+def _open(root: Path, args: argparse.Namespace, demo_parent: Path | None, leave: _Leave | None = None) -> int:
+    """Open the project at *root* in the workbench, or serve it (``--serve``); *leave*: the demo's signal
+    handler, told of the workbench it is to ask to leave."""
     from okstra_core.errors import LoadError
     from okstra_core.store import Project
 
@@ -363,15 +381,18 @@ def _open(root: Path, args: argparse.Namespace, demo_parent: Path | None) -> int
 
     from .app import OkstraApp
 
-    OkstraApp(
+    app = OkstraApp(
         project,
         demo_dir=demo_parent,
         preferences=load_preferences(),
         start_home=home,
         remembered=not home,
         waiting=waiting,
-    ).run()
-    return 0
+    )
+    if leave is not None:
+        leave.app = app
+    app.run()
+    return app.return_code or 0
 
 
 def _open_home(named: list[Path], args: argparse.Namespace) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import os
@@ -143,6 +144,8 @@ class OkstraApp(App[None]):
         #: The one change feed of the project (its thread starts after the first frame).
         self._feed = self._new_feed(self.project.root)
         self._stop_observing: Callable[[], None] = lambda: None
+        #: The app's event loop once it is mounted (a signal handler schedules the leaving on it).
+        self._loop_running: asyncio.AbstractEventLoop | None = None
         #: The notices of the latest announcement, newest first (``g`` opens the first).
         self.latest_notices: list[Notice] = []
         #: What is new inside each task since the person last looked (the catalog's visits).
@@ -226,6 +229,7 @@ class OkstraApp(App[None]):
         if not self.is_headless and not self.is_web and sys.__stdin__ is not None:
             watch_hangup(sys.__stdin__.fileno(), self._terminal_gone)
         self.app_resume_signal.subscribe(self, self._paint_again)
+        self._loop_running = asyncio.get_running_loop()
 
     def _paint_again(self, _app: App[None]) -> None:
         """Back from a suspension (Ctrl+Z, then ``fg``): the terminal shows nothing of what it showed, so all of
@@ -234,6 +238,18 @@ class OkstraApp(App[None]):
 
     def get_driver_class(self) -> type[Driver]:
         return driver_class(super().get_driver_class())
+
+    def leave_from_signal(self, signum: int) -> bool:
+        """From a signal handler in the main thread: ask the workbench to leave as on ``q``, with 128 + *signum* as
+        its status. The handler only schedules the leaving on the app's loop: raising from it instead would unwind
+        whatever the signal interrupted, maybe inside a lock or a queue's operation that then stays taken, and the
+        leaving would wait on it for ever. False when the app's loop is not running (yet, or any more): the caller
+        leaves its own way."""
+        loop = self._loop_running
+        if loop is None or loop.is_closed() or not loop.is_running():
+            return False
+        loop.call_soon_threadsafe(partial(self.exit, return_code=128 + signum))
+        return True
 
     def _terminal_gone(self) -> None:
         """From the hang-up watcher's thread: the terminal is gone, so the workbench leaves (as on ``q``)."""

@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from okstra_tui.__main__ import _Leave
+
+from .conftest import make_app
+
 
 def _drain(fd: int, seconds: float) -> bytes:
     out = b""
@@ -57,8 +61,39 @@ def test_demo_folder_is_removed_on_signal(tmp_path: Path, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         os.close(fd)
-    assert os.WIFEXITED(status) or os.WIFSIGNALED(status)
+    assert os.WIFEXITED(status), status
+    assert os.WEXITSTATUS(status) == 128 + sig, "the status says which signal stopped it"
     assert list(tmp_path.glob("okstra-demo-*")) == [], "the temporary demo was removed"
+
+
+async def test_a_signal_asks_the_running_workbench_to_leave(demo_root: Path) -> None:
+    """The demo's handler raises nothing into the running app (a raise can land inside a lock or a queue's
+    operation and leave it taken, so that the app never leaves): it asks the app to leave, as ``q`` does."""
+    app = make_app(demo_root)
+    leave = _Leave()
+    earlier = signal.signal(signal.SIGTERM, leave)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            leave.app = app
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(100):
+                await pilot.pause(0.05)
+                if app.return_code is not None:
+                    break
+        assert app.return_code == 128 + signal.SIGTERM
+        with pytest.raises(SystemExit) as left:
+            leave(signal.SIGTERM, None)  # the app has left: the next signal unwinds where it lands
+        assert left.value.code == 128 + signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, earlier)
+
+
+def test_a_signal_before_the_workbench_runs_unwinds() -> None:
+    """While the demo is written (no app yet), the signal unwinds to the demo's removal."""
+    with pytest.raises(SystemExit) as left:
+        _Leave()(signal.SIGHUP, None)
+    assert left.value.code == 128 + signal.SIGHUP
 
 
 def test_the_workbench_leaves_when_its_terminal_goes_without_a_signal(fresh_demo: Path) -> None:
