@@ -24,6 +24,7 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
@@ -438,14 +439,14 @@ def watch_store(
         from okstra_core.layout import task_root_of
         from okstra_core.malloc import give_back
         from okstra_core.store import Project
-        from okstra_core.workflows.pulse import notices, read_pulse, refresh_pulse
+        from okstra_core.workflows.pulse import read_pulse, refresh_pulse
 
         from .data.catalog import through_index
 
         # A reading of every task goes through the store index, which the workbench's count at its start has
         # brought up to date (on a workbench started on a catalog, this child starts once that count has ended):
         # its decisions and runs are kept there, and no task is read again.
-        before = through_index(root, None, read_pulse)
+        before = through_index(root, None, read_pulse)[0]
         give_back()  # what reading the whole store freed, before a baseline check starts beside this child
         if checks is None:
             checks = CheckBaseline(root)
@@ -465,16 +466,14 @@ def watch_store(
         for changed in bursts:
             roots = None if changed is None else {task_root_of(root, Path(path)) for path in changed}
             if roots is None or None in roots:
-                after = through_index(root, None, read_pulse)
+                before, found = through_index(root, None, partial(read_pulse, before=before))
                 give_back()
                 failing: dict[Path, tuple[int, str]] = {}
             else:
                 touched = {r for r in roots if r is not None}
-                after = refresh_pulse(Project(root), before, touched)
+                before, found = refresh_pulse(Project(root), before, touched)
                 failing = baseline.newly_failing(touched)
-            found = notices(before, after) + _check_notices(root, after, failing)
-            before = after
-            deliver(found)
+            deliver(found + _check_notices(root, before, failing))
     finally:
         baseline.close()
 
@@ -485,10 +484,12 @@ def _check_notices(root: Path, pulse: Pulse, failing: dict[Path, tuple[int, str]
     from okstra_core.text import visible
     from okstra_core.workflows.pulse import Notice
 
-    keys = {run.task_root: key for key, run in pulse.runs.items()}
+    if not failing:
+        return []
+    keys = {folder: key for key, (_, folder) in pulse.runs.items()}
     out = []
     for task_root, (count, message) in sorted(failing.items()):
-        key = keys.get(task_root) or layout.rel(task_root, root)
+        key = keys.get(os.fspath(task_root)) or layout.rel(task_root, root)
         text = f"{count} check error{'s' if count != 1 else ''}: {message}"
         out.append(Notice("check-failed", key, visible(text)[:200], task_root))
     return out

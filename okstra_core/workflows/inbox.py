@@ -79,6 +79,7 @@ __all__ = [
     "DECISION_WORDS",
     "KINDS",
     "SUMMARY_MAX",
+    "DecisionKey",
     "HotPaths",
     "Inbox",
     "InboxDetail",
@@ -87,6 +88,7 @@ __all__ = [
     "PendingDecision",
     "decision_key",
     "inbox_changes",
+    "kept_runs",
     "latest_runs",
     "one_line",
     "pending_decisions",
@@ -98,6 +100,7 @@ __all__ = [
     "task_facts",
     "task_list",
     "waiting_per_task",
+    "waiting_rows",
 ]
 
 
@@ -161,6 +164,10 @@ def latest_runs(project: Project, index: StoreIndex | None = None) -> dict[str, 
     kept beside it, while every file it was read from is as it was: the same answer, read less."""
     if index is None:
         return runs_by_key((ref.root, kept_run(ref.open())) for ref in project.task_refs)
+    return runs_by_key(_runs_fact(project, index))
+
+
+def _runs_fact(project: Project, index: StoreIndex) -> list[tuple[Path, KeptRun]]:
     root = project.root
     kept: list[tuple[Path, KeptRun]] = index.fact(
         RUNS_FACT,
@@ -168,7 +175,21 @@ def latest_runs(project: Project, index: StoreIndex | None = None) -> dict[str, 
         lambda v: _encode_runs(root, v),
         lambda v: _decode_runs(root, v),
     )
-    return runs_by_key(kept)
+    return kept
+
+
+def kept_runs(project: Project, index: StoreIndex) -> list[tuple[str, KeptRun]]:
+    """Each task's latest run, as :func:`latest_runs` reads it through *index*, in task-list order: its task
+    folder's path as text and its run, without a :class:`~pathlib.Path` made per task where the runs kept beside
+    the inbox are fresh (a reader that holds them for a whole store: the notices' pulse)."""
+    value = index.kept(RUNS_FACT)
+    if isinstance(value, list):
+        base = os.fspath(project.root)
+        try:
+            return [(os.path.join(base, _text(rel)), _kept_run(run)) for rel, *run in value]
+        except (TypeError, ValueError):
+            pass  # not runs as _encode_runs writes them: read them as the fact does
+    return [(os.fspath(task_root), run) for task_root, run in _runs_fact(project, index)]
 
 
 def _indexed_runs(project: Project, index: StoreIndex) -> list[tuple[Path, KeptRun]]:
@@ -205,12 +226,42 @@ def kept_counts(root: Path, index: StoreIndex) -> dict[str, int] | None:
     """The decisions waiting per task folder (project-relative), from the inbox *index* keeps when it is still
     fresh (its signature checks and every path it was read from is as it was), without building the decisions;
     None when it is not kept or no longer fresh (then only :func:`read_inbox` can say)."""
+    rows = _kept_rows(index)
+    return None if rows is None else _count_by_task(root, (row[TASK_ROOT_FIELD] for row in rows))
+
+
+def _kept_rows(index: StoreIndex) -> list[list[Any]] | None:
+    """The decisions of the inbox *index* keeps, as rows of :func:`_encode_decision`, while it is fresh; None when
+    it is not kept, no longer fresh, or not of rows as they are written (then only the decisions can say)."""
     kept = index.kept(INBOX_FACT)
     if not isinstance(kept, dict) or not isinstance(items := kept.get("items"), list):
         return None
     if not all(isinstance(row, list) and len(row) == DECISION_FIELDS for row in items):
-        return None  # not rows as _encode_decision writes them: only the decisions can say
-    return _count_by_task(root, (row[TASK_ROOT_FIELD] for row in items))
+        return None
+    return items
+
+
+def waiting_rows(
+    project: Project, index: StoreIndex
+) -> Iterator[tuple[DecisionKey, str, Callable[[], PendingDecision]]]:
+    """Each decision waiting in *project*, as :func:`read_inbox` reads it through *index* (newest first): its
+    :func:`decision_key`, its task folder's path as text ('' for a decision of none) and a maker of the whole
+    decision. From the inbox *index* keeps while it is fresh, a row at a time, so that a reader that needs the
+    whole decision of a few (the notices: those new since they last looked) builds only those."""
+    rows = _kept_rows(index)
+    if rows is None:
+        for decision in read_inbox(project, index).items:
+            yield decision_key(decision), _opt_path(decision.task_root) or "", functools.partial(_same, decision)
+        return
+    paths = _Paths()
+    for row in rows:
+        kind, task, path, item, _summary, _since, detail = row[:7]
+        key = (kind, task, path, item or "", detail or "")
+        yield key, row[TASK_ROOT_FIELD] or "", functools.partial(_decode_decision, row, paths)
+
+
+def _same(decision: PendingDecision) -> PendingDecision:
+    return decision
 
 
 def waiting_per_task(project: Project, index: StoreIndex | None = None) -> dict[str, int]:
@@ -639,7 +690,11 @@ def _entries(folder: Path) -> list[str]:
     return [] if isinstance(listed, reading.LoadError) else listed
 
 
-def decision_key(decision: PendingDecision) -> tuple[str, str, str, str, str]:
+#: What tells two decisions apart across two reads of the inbox: kind, task key, path, item and detail.
+DecisionKey = tuple[str, str, str, str, str]
+
+
+def decision_key(decision: PendingDecision) -> DecisionKey:
     """What tells two decisions apart across two reads of the inbox (its summary and time may be re-worded)."""
     return (decision.kind, decision.task, decision.path, decision.item or "", decision.detail or "")
 

@@ -4,15 +4,25 @@ A :class:`Pulse` is what the project looks like for that purpose at one
 moment: the decisions waiting (the inbox's own items, from
 :func:`okstra_core.workflows.inbox.pending_for_task`) and each task's latest
 run and its status, as the task manifest records them (``latestRunPath``,
-``latestRunStatus``). :func:`notices` compares two pulses and says what
-happened between them. Both read the store only, through the same readers as
-the inbox, so a notice never disagrees with what the views show.
+``latestRunStatus``). :func:`read_pulse` reads the next one and says what
+happened since the one before. Both read the store only, through the same
+readers as the inbox, so a notice never disagrees with what the views show.
+
+A pulse is held from one reading of a whole store to the next, so it keeps
+only what the comparing needs: a digest of what tells each decision and each
+latest run apart, and the task folder each belongs to (to read again only the
+tasks a change touches). Through the store index the decisions are taken a
+row at a time from the inbox it keeps, and only those that are news are
+built whole.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -21,29 +31,37 @@ from ..store import Project
 from ..text import visible
 from .inbox import (
     DECISION_WORDS,
+    DecisionKey,
     PendingDecision,
     decision_key,
-    latest_runs,
+    kept_runs,
     pending_for_task,
-    read_inbox,
     sort_newest_first,
+    waiting_rows,
 )
-from .latest_run import KeptRun, RunState, kept_run, runs_by_key
+from .latest_run import KeptRun, RunState, kept_run
 
 if TYPE_CHECKING:
     from ..store_index import StoreIndex
 
-__all__ = ["Notice", "NoticeKind", "Pulse", "RunState", "decision_text", "notices", "read_pulse", "refresh_pulse"]
+__all__ = ["Notice", "NoticeKind", "Pulse", "RunState", "decision_text", "read_pulse", "refresh_pulse"]
 
 NoticeKind = Literal["decision", "run-completed", "run-failed", "check-failed"]
+
+#: One decision as a reading gives it: its key, its task folder's path as text ('' for none), a maker of it whole.
+_Waiting = tuple[DecisionKey, str, Callable[[], PendingDecision]]
 
 
 @dataclass(frozen=True, slots=True)
 class Pulse:
-    """The decisions waiting and each task's latest run, at one moment."""
+    """The decisions waiting and each task's latest run, at one moment, as digests."""
 
-    decisions: dict[tuple[str, str, str, str, str], PendingDecision] = field(default_factory=dict)
-    runs: dict[str, RunState] = field(default_factory=dict)
+    #: Each decision waiting, by the digest of its :func:`~okstra_core.workflows.inbox.decision_key`: its task
+    #: folder's path as text ('' for a decision of none).
+    decisions: dict[bytes, str] = field(default_factory=dict)
+    #: Each task's latest run, by task key: the digest of its run dir, status and report record path, and its task
+    #: folder's path as text.
+    runs: dict[str, tuple[bytes, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,37 +78,99 @@ class Notice:
     project_root: Path | None = None
 
 
-def read_pulse(project: Project, index: StoreIndex | None = None) -> Pulse:
-    """The pulse of *project* now. Through *index*, its store index, the decisions and runs are those the inbox's
-    reading keeps there (a warm look reads no task again); else each manifest is read once."""
+def read_pulse(
+    project: Project, index: StoreIndex | None = None, before: Pulse | None = None
+) -> tuple[Pulse, list[Notice]]:
+    """The pulse of *project* now, and what happened since *before* (nothing without one): new decisions (newest
+    first), then runs that ended, by task key. Through *index*, its store index, the decisions and runs are those
+    the inbox's reading keeps there (a warm look reads no task again); else each manifest is read once.
+
+    A run "ended" when a task's latest run is now ``completed`` or a failure
+    status and was not so before (a new latest run, or the same run's status
+    changing). Tasks that appear with a finished run (a task copied in, a
+    store restored) are not news: only a change seen while watching is.
+    """
     if index is not None:
-        items = read_inbox(project, index).items
-        return Pulse({decision_key(d): d for d in items}, latest_runs(project, index))
-    return _read_fresh(project)
+        # The runs are read once the decisions are: a cold inbox's reading keeps the runs beside it.
+        return _compared(waiting_rows(project, index), lambda: kept_runs(project, index), before, Pulse())
+    decisions, runs = _read_fresh(project, None)
+    return _compared(decisions, lambda: runs, before, Pulse())
 
 
-def _read_fresh(project: Project, only: Callable[[Path], bool] | None = None) -> Pulse:
-    """The pulse of *project* (or of the tasks whose root *only* accepts), read afresh."""
-    decisions: dict[tuple[str, str, str, str, str], PendingDecision] = {}
-    found: list[tuple[Path, KeptRun | None]] = []
+def refresh_pulse(project: Project, before: Pulse, task_roots: set[Path]) -> tuple[Pulse, list[Notice]]:
+    """:func:`read_pulse` with only the tasks at *task_roots* read again (the others as they were in *before*)."""
+    touched = {os.fspath(r) for r in task_roots}
+    untouched = Pulse(
+        {d: folder for d, folder in before.decisions.items() if folder not in touched},
+        {k: run for k, run in before.runs.items() if run[1] not in touched},
+    )
+    decisions, runs = _read_fresh(project, task_roots)
+    return _compared(decisions, lambda: runs, before, untouched)
+
+
+def _read_fresh(project: Project, only: set[Path] | None) -> tuple[list[_Waiting], list[tuple[str, KeptRun | None]]]:
+    """The decisions and latest runs of *project*'s tasks (those at *only*), read afresh, in task-list order."""
+    decisions: list[_Waiting] = []
+    runs: list[tuple[str, KeptRun | None]] = []
     for ref in project.task_refs:
-        if only is not None and not only(ref.root):
+        if only is not None and ref.root not in only:
             continue
         task = ref.open()
         for decision in pending_for_task(task):
-            decisions[decision_key(decision)] = decision
-        found.append((task.root, kept_run(task)))
-    return Pulse(decisions, runs_by_key(found))
+            folder = "" if decision.task_root is None else os.fspath(decision.task_root)
+            decisions.append((decision_key(decision), folder, partial(_same, decision)))
+        runs.append((os.fspath(task.root), kept_run(task)))
+    return decisions, runs
 
 
-def refresh_pulse(project: Project, before: Pulse, task_roots: set[Path]) -> Pulse:
-    """*before* with the tasks at *task_roots* read again (the others as they were)."""
-    decisions = {k: d for k, d in before.decisions.items() if d.task_root not in task_roots}
-    runs = {k: r for k, r in before.runs.items() if r.task_root not in task_roots}
-    fresh = _read_fresh(project, lambda root: root in task_roots)
-    decisions.update(fresh.decisions)
-    runs.update(fresh.runs)
-    return Pulse(decisions, runs)
+def _same(decision: PendingDecision) -> PendingDecision:
+    return decision
+
+
+def _compared(
+    decisions: Iterable[_Waiting],
+    runs: Callable[[], Iterable[tuple[str, KeptRun | None]]],
+    before: Pulse | None,
+    kept: Pulse,
+) -> tuple[Pulse, list[Notice]]:
+    """The pulse of *kept* with *decisions* and then *runs* (read once the decisions are; in task-list order: a
+    task key two tasks share gives the later task's run) added, and what happened since *before*."""
+    folders: dict[str, str] = {}  # each task folder's text held once, by decisions and run alike
+    held = dict(kept.decisions)
+    fresh: list[PendingDecision] = []
+    for identity, folder, whole in decisions:
+        digest = _digest(identity)
+        held[digest] = folders.setdefault(folder, folder)
+        if before is not None and digest not in before.decisions:
+            fresh.append(whole())
+    latest: dict[str, tuple[str, str | None, str | None, str | None]] = {}
+    for folder, run in runs():
+        if run is not None:
+            key, path, status, report = run
+            latest[key] = (folder, path, status, report)
+    held_runs = dict(kept.runs)
+    ended: list[Notice] = []
+    for key in sorted(latest):
+        folder, path, status, report = latest[key]
+        digest = _digest((path, status, report))
+        held_runs[key] = (digest, folders.setdefault(folder, folder))
+        if before is None or key not in before.runs or before.runs[key][0] == digest or status is None:
+            continue
+        state = RunState(path, status, report, Path(folder))
+        if status == COMPLETED_STATUS:
+            ended.append(Notice("run-completed", key, visible(f"{state.label} run completed"), state.task_root))
+        elif status in FAILED_STATUSES:
+            ended.append(Notice("run-failed", key, visible(f"{state.label} run ended: {status}"), state.task_root))
+    news = [
+        Notice("decision", d.task, decision_text(d.kind, d.item, d.summary), d.task_root, d)
+        for d in sort_newest_first(fresh)
+    ]
+    return Pulse(held, held_runs), news + ended
+
+
+def _digest(parts: tuple[str | None, ...]) -> bytes:
+    """A digest of *parts* (texts, or None) that tells any two apart: of their ``repr``, which is unambiguous."""
+    return hashlib.blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def decision_text(kind: str, item: str | None, summary: str) -> str:
@@ -98,26 +178,3 @@ def decision_text(kind: str, item: str | None, summary: str) -> str:
     words = next((w for k, w in DECISION_WORDS.items() if k == kind), kind)
     what = words + (f" ({item})" if item else "")
     return visible(f"{what}: {summary}")
-
-
-def notices(before: Pulse, after: Pulse) -> list[Notice]:
-    """What happened between two pulses: new decisions (newest first), then runs that ended, by task.
-
-    A run "ended" when a task's latest run is now ``completed`` or a failure
-    status and was not so before (a new latest run, or the same run's status
-    changing). Tasks that appear with a finished run (a task copied in, a
-    store restored) are not news: only a change seen while watching is.
-    """
-    out: list[Notice] = []
-    fresh = [d for key, d in after.decisions.items() if key not in before.decisions]
-    for d in sort_newest_first(fresh):
-        out.append(Notice("decision", d.task, decision_text(d.kind, d.item, d.summary), d.task_root, d))
-    for key in sorted(after.runs.keys() & before.runs.keys()):
-        old, new = before.runs[key], after.runs[key]
-        if (old.path, old.status, old.report) == (new.path, new.status, new.report) or new.status is None:
-            continue
-        if new.status == COMPLETED_STATUS:
-            out.append(Notice("run-completed", key, visible(f"{new.label} run completed"), new.task_root))
-        elif new.status in FAILED_STATUSES:
-            out.append(Notice("run-failed", key, visible(f"{new.label} run ended: {new.status}"), new.task_root))
-    return out

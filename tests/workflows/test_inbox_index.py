@@ -36,7 +36,7 @@ from okstra_core.store import Project
 from okstra_core.store_index import ChangedSince, StoreIndex
 from okstra_core.workflows import inbox as inbox_module
 from okstra_core.workflows.inbox import Inbox, latest_runs, read_inbox, waiting_per_task
-from okstra_core.workflows.pulse import Pulse, read_pulse
+from okstra_core.workflows.pulse import Notice, Pulse, read_pulse
 
 from .test_inbox_demo import ADDRESS, CARDS, FRAUD, TAX, TAX_REPORT
 
@@ -73,9 +73,11 @@ def _doc(root: Path, index: StoreIndex | None) -> str:
     return json.dumps(inbox_document(root, read_inbox(Project(root), index)), sort_keys=True)
 
 
-def _pulse(pulse: Pulse) -> tuple[list[object], dict[str, object]]:
-    """What the notices compare of a pulse: its decisions' keys and each task's latest run."""
-    return sorted(pulse.decisions), dict(pulse.runs)
+def _pulse(read: tuple[Pulse, list[Notice]]) -> tuple[list[object], dict[str, object]]:
+    """What the notices compare of a pulse (as :func:`read_pulse` gives it): its decisions' digests and task
+    folders, and each task's latest run."""
+    pulse = read[0]
+    return sorted(pulse.decisions.items()), dict(pulse.runs)
 
 
 def _counts(root: Path, inbox: Inbox) -> dict[str, int]:
@@ -391,7 +393,7 @@ def test_the_runs_are_kept_beside_the_inbox_and_a_pulse_reads_no_task_again(
     root = Path(shutil.copytree(demo_root, tmp_path / "store", symlinks=True))
     _settle(root, time.time())
     fresh = read_pulse(Project(root))
-    assert fresh.runs and fresh.decisions
+    assert fresh[0].runs and fresh[0].decisions
     with StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as counted:
         waiting_per_task(Project(root), counted)
         assert counted.computed > 0
@@ -403,7 +405,7 @@ def test_the_runs_are_kept_beside_the_inbox_and_a_pulse_reads_no_task_again(
         patched.setattr(inbox_module, "_task_inbox", read)
         assert _pulse(read_pulse(Project(root), index)) == _pulse(fresh)
         assert index.computed == 0
-    manifest = next(iter(fresh.runs.values())).task_root / "task-manifest.json"
+    manifest = Path(next(iter(fresh[0].runs.values()))[1]) / "task-manifest.json"
     value = json.loads(manifest.read_text(encoding="utf-8"))
     value["latestRunStatus"] = "error" if value.get("latestRunStatus") != "error" else "completed"
     manifest.write_text(json.dumps(value), encoding="utf-8")
