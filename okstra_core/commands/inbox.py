@@ -51,7 +51,7 @@ from .inbox_output import INBOX_JSON_VERSION, group_lines, reread, unreadable_fi
 from .projects import add_all_args, check_all_args
 
 if TYPE_CHECKING:
-    from ..workflows.inbox import Inbox
+    from ..workflows.inbox_items import Inbox, KeptInbox
 
 
 #: Unlisted folders named on stderr, one line each; more are counted in one last line.
@@ -85,7 +85,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..workflows.inbox import read_inbox
+    from ..workflows.inbox import kept_inbox, read_inbox
 
     check_all_args(args, args.parser, args.project is not None)
     if args.all:
@@ -96,11 +96,13 @@ def run(args: argparse.Namespace) -> int:
         return watch(args)
     project = open_project(args)
     index = open_index(args, project, "inbox")
+    inbox: Inbox | KeptInbox
     if index is None:
         inbox = read_inbox(project)
     else:
         with index:
-            inbox = read_inbox(project, index)
+            # The inbox kept while fresh is printed as kept: its decisions are never built.
+            inbox = kept_inbox(index) or read_inbox(project, index)
         say_index_notices(index, "inbox")
     items = inbox.items
     status = 0 if inbox.complete else 1
@@ -136,7 +138,7 @@ def _say_unlisted(folders: list[str], reasons: dict[str, str]) -> None:
         print(f"okstra inbox: and {len(folders) - UNLISTED_LINES_MAX} more folders", file=sys.stderr)
 
 
-def inbox_document(root: Path, inbox: Inbox) -> dict[str, Any]:
+def inbox_document(root: Path, inbox: Inbox | KeptInbox) -> dict[str, Any]:
     """The ``--json`` document of *inbox* (version :data:`INBOX_JSON_VERSION`)."""
     return {
         "version": INBOX_JSON_VERSION,
@@ -245,6 +247,6 @@ def _emit_changes(args: argparse.Namespace, before: Inbox, after: Inbox) -> None
         sys.stdout.flush()
 
 
-def _print_unreadable(inbox: Inbox, project: Path) -> None:
+def _print_unreadable(inbox: Inbox | KeptInbox, project: Path) -> None:
     where = visible(shlex.quote(str(project)))
     print(f"{_unread_count(len(inbox.unlisted), len(inbox.unreadable))}; run okstra check {where}")

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any
 from ..text import visible
 
 if TYPE_CHECKING:
-    from ..workflows.inbox import Inbox
+    from ..workflows.inbox_items import Inbox, KeptInbox
 
 INBOX_JSON_VERSION = 1
 #: The JSON lists at most this many unreadable files (sorted); ``unreadable`` counts them all.
 UNREADABLE_PATHS_MAX = 50
 
 
-def unreadable_fields(inbox: Inbox) -> dict[str, Any]:
+def unreadable_fields(inbox: Inbox | KeptInbox) -> dict[str, Any]:
     """``unreadable`` (how many files and folders could not be read) and ``unreadablePaths`` (the first ones)."""
     paths = sorted([*inbox.unreadable, *inbox.unlisted])
     return {"unreadable": len(paths), "unreadablePaths": paths[:UNREADABLE_PATHS_MAX]}

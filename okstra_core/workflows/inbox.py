@@ -60,9 +60,11 @@ from .inbox_items import (
     DECISION_WORDS,
     KINDS,
     SUMMARY_MAX,
+    DecisionRow,
     Inbox,
     InboxDetail,
     InboxKind,
+    KeptInbox,
     PendingDecision,
     one_line,
     sort_newest_first,
@@ -88,6 +90,7 @@ __all__ = [
     "PendingDecision",
     "decision_key",
     "inbox_changes",
+    "kept_inbox",
     "kept_runs",
     "latest_runs",
     "one_line",
@@ -233,12 +236,30 @@ def kept_counts(root: Path, index: StoreIndex) -> dict[str, int] | None:
 def _kept_rows(index: StoreIndex) -> list[list[Any]] | None:
     """The decisions of the inbox *index* keeps, as rows of :func:`_encode_decision`, while it is fresh; None when
     it is not kept, no longer fresh, or not of rows as they are written (then only the decisions can say)."""
-    kept = index.kept(INBOX_FACT)
+    return _rows(index.kept(INBOX_FACT))
+
+
+def _rows(kept: Any) -> list[list[Any]] | None:
+    """The rows of a kept inbox *kept* when they are rows as :func:`_encode_decision` writes them, else None."""
     if not isinstance(kept, dict) or not isinstance(items := kept.get("items"), list):
         return None
-    if not all(isinstance(row, list) and len(row) == DECISION_FIELDS for row in items):
+    if not all(isinstance(row, list) and len(row) == DECISION_FIELDS and row[0] in KINDS for row in items):
         return None
     return items
+
+
+def kept_inbox(index: StoreIndex) -> KeptInbox | None:
+    """The inbox *index* keeps while it is fresh, its decisions as :class:`DecisionRow`\\ s: what :func:`read_inbox`
+    gives through *index* shows the same, with every decision built (a :class:`~pathlib.Path` for each of its
+    folders and reports); None when it is not kept, no longer fresh, or of another shape (then read it)."""
+    kept = index.kept(INBOX_FACT)
+    rows = _rows(kept)
+    if rows is None:
+        return None
+    try:
+        return KeptInbox([DecisionRow(*row[:DECISION_ROW_FIELDS]) for row in rows], *_readable(kept))
+    except (AttributeError, KeyError, TypeError):
+        return None
 
 
 def waiting_rows(
@@ -309,8 +330,13 @@ def _encode_inbox(inbox: Inbox) -> Any:
 def _decode_inbox(root: Path, value: Any) -> Inbox:
     paths = _Paths()
     items = [_decode_decision(row, paths) for row in value["items"]]
+    return Inbox(items, *_readable(value))
+
+
+def _readable(value: Any) -> tuple[list[str], list[str], dict[str, str]]:
+    """A kept inbox's unreadable files, unlisted folders and why each could not be listed."""
     reasons = {str(k): str(v) for k, v in value["reasons"].items()}
-    return Inbox(items, [str(u) for u in value["unreadable"]], [str(u) for u in value["unlisted"]], reasons)
+    return [str(u) for u in value["unreadable"]], [str(u) for u in value["unlisted"]], reasons
 
 
 def _inbox_of_tasks(project: Project, index: StoreIndex, runs: list[tuple[Path, KeptRun]]) -> Inbox:
@@ -432,6 +458,8 @@ def _encode_task(part: _TaskPart) -> Any:
 
 #: How many fields a kept decision has, and where its task folder is (:func:`_encode_decision`).
 DECISION_FIELDS: Final = 11
+#: A kept row begins with the fields of a :class:`DecisionRow`, in its order.
+DECISION_ROW_FIELDS: Final = len(DecisionRow._fields)
 TASK_ROOT_FIELD: Final = 9
 
 

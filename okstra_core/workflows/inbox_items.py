@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from ..text import visible
 
@@ -64,18 +64,46 @@ class PendingDecision:
 
     def to_json(self) -> dict[str, str | None]:
         """The ``okstra inbox --json`` item shape."""
-        return {
-            "kind": self.kind,
-            "task": self.task,
-            "path": self.path,
-            "item": self.item,
-            "summary": self.summary,
-            "since": self.since,
-        }
+        return decision_json(self)
+
+
+class DecisionRow(NamedTuple):
+    """What the inbox's output shows of a decision, as the store index keeps it (the first fields of a kept row):
+    ``okstra inbox`` prints a fresh kept inbox from these, without a decision built."""
+
+    kind: str
+    task: str
+    path: str
+    item: str | None
+    summary: str
+    since: str
+    detail: str | None
+
+    def to_json(self) -> dict[str, str | None]:
+        """The ``okstra inbox --json`` item shape."""
+        return decision_json(self)
+
+
+def decision_json(d: PendingDecision | DecisionRow) -> dict[str, str | None]:
+    """The ``okstra inbox --json`` item shape of *d*."""
+    return {"kind": d.kind, "task": d.task, "path": d.path, "item": d.item, "summary": d.summary, "since": d.since}
+
+
+class _Readable:
+    """What an inbox says of the files it had to read (with :attr:`unreadable` and :attr:`unlisted`)."""
+
+    __slots__ = ()
+    unreadable: list[str]
+    unlisted: list[str]
+
+    @property
+    def complete(self) -> bool:
+        """Whether everything the inbox had to read was read (no unreadable file, no unlisted folder)."""
+        return not self.unreadable and not self.unlisted
 
 
 @dataclass(frozen=True, slots=True)
-class Inbox:
+class Inbox(_Readable):
     """The decisions waiting in a project, and the files the inbox could not read.
 
     ``unreadable`` lists (project-relative POSIX, sorted) the existing files
@@ -97,10 +125,16 @@ class Inbox:
     unlisted: list[str] = field(default_factory=list)
     unlisted_reasons: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def complete(self) -> bool:
-        """Whether everything the inbox had to read was read (no unreadable file, no unlisted folder)."""
-        return not self.unreadable and not self.unlisted
+
+@dataclass(frozen=True, slots=True)
+class KeptInbox(_Readable):
+    """An :class:`Inbox` as the store index keeps it while it is fresh, its decisions as :class:`DecisionRow`\\ s
+    (newest first): all that the inbox's output shows."""
+
+    items: list[DecisionRow]
+    unreadable: list[str]
+    unlisted: list[str]
+    unlisted_reasons: dict[str, str]
 
 
 def sort_newest_first(items: list[PendingDecision]) -> list[PendingDecision]:

@@ -32,6 +32,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from okstra_core import cli
 from okstra_core.commands.inbox import inbox_document
+from okstra_core.commands.inbox_output import group_lines
 from okstra_core.store import Project
 from okstra_core.store_index import ChangedSince, StoreIndex
 from okstra_core.workflows import inbox as inbox_module
@@ -372,6 +373,47 @@ def test_the_counts_of_a_fresh_kept_inbox_build_no_decision(
         after = waiting_per_task(Project(root), index)
         assert after == waiting_per_task(Project(root)) != fresh
         assert index.computed > 0
+
+
+def test_the_inbox_printed_from_a_fresh_kept_inbox_builds_no_decision(
+    demo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``okstra inbox`` prints a fresh kept inbox from its rows: the same document and text as the decisions
+    give, no decision built; a stale one, or one of another shape, is not used."""
+    root = Path(shutil.copytree(demo_root, tmp_path / "store", symlinks=True))
+    _settle(root, time.time())
+    fresh = read_inbox(Project(root))
+    with StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as first:
+        assert inbox_module.kept_inbox(first) is None  # nothing kept yet
+        read_inbox(Project(root), first)
+
+    def built(*_: object) -> None:
+        raise AssertionError("a decision was built")
+
+    with monkeypatch.context() as patched, StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as index:
+        patched.setattr(inbox_module, "_decode_decision", built)
+        kept = inbox_module.kept_inbox(index)
+    assert kept is not None
+    assert inbox_document(root, kept) == inbox_document(root, fresh) and kept.items
+    assert group_lines(kept.items) == group_lines(fresh.items)
+    assert (kept.unreadable, kept.unlisted, kept.unlisted_reasons, kept.complete) == (
+        fresh.unreadable,
+        fresh.unlisted,
+        fresh.unlisted_reasons,
+        fresh.complete,
+    )
+    _verb("planning", "prepare", root, "--task", ADDRESS)
+    with StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as index:
+        assert inbox_module.kept_inbox(index) is None  # what it was read from changed
+
+
+@pytest.mark.parametrize("row", [["a-kind-of-no-inbox", *[None] * 10], ["approval", "k"]])
+def test_a_kept_inbox_of_rows_of_another_shape_is_not_printed(row: list[object]) -> None:
+    class Kept:
+        def kept(self, name: str) -> object:
+            return {"items": [row], "unreadable": [], "unlisted": [], "reasons": {}}
+
+    assert inbox_module.kept_inbox(Kept()) is None  # type: ignore[arg-type]
 
 
 def test_a_kept_decision_is_counted_by_the_field_its_encoding_puts_its_task_folder_in(demo_root: Path) -> None:
