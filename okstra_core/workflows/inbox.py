@@ -102,6 +102,7 @@ __all__ = [
     "sort_newest_first",
     "task_facts",
     "task_list",
+    "waiting_of",
     "waiting_per_task",
     "waiting_rows",
 ]
@@ -271,14 +272,21 @@ def waiting_rows(
     whole decision of a few (the notices: those new since they last looked) builds only those."""
     rows = _kept_rows(index)
     if rows is None:
-        for decision in read_inbox(project, index).items:
-            yield decision_key(decision), _opt_path(decision.task_root) or "", functools.partial(_same, decision)
+        yield from waiting_of(read_inbox(project, index).items)
         return
     paths = _Paths()
     for row in rows:
         kind, task, path, item, _summary, _since, detail = row[:7]
         key = (kind, task, path, item or "", detail or "")
         yield key, row[TASK_ROOT_FIELD] or "", functools.partial(_decode_decision, row, paths)
+
+
+def waiting_of(
+    decisions: Iterable[PendingDecision],
+) -> Iterator[tuple[DecisionKey, str, Callable[[], PendingDecision]]]:
+    """*decisions* as :func:`waiting_rows` gives them: each one's key, task folder's path as text and a maker."""
+    for decision in decisions:
+        yield decision_key(decision), _opt_path(decision.task_root) or "", functools.partial(_same, decision)
 
 
 def _same(decision: PendingDecision) -> PendingDecision:

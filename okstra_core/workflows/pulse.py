@@ -22,7 +22,6 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -33,10 +32,10 @@ from .inbox import (
     DECISION_WORDS,
     DecisionKey,
     PendingDecision,
-    decision_key,
     kept_runs,
     pending_for_task,
     sort_newest_first,
+    waiting_of,
     waiting_rows,
 )
 from .latest_run import KeptRun, RunState, kept_run
@@ -116,15 +115,9 @@ def _read_fresh(project: Project, only: set[Path] | None) -> tuple[list[_Waiting
         if only is not None and ref.root not in only:
             continue
         task = ref.open()
-        for decision in pending_for_task(task):
-            folder = "" if decision.task_root is None else os.fspath(decision.task_root)
-            decisions.append((decision_key(decision), folder, partial(_same, decision)))
+        decisions.extend(waiting_of(pending_for_task(task)))
         runs.append((os.fspath(task.root), kept_run(task)))
     return decisions, runs
-
-
-def _same(decision: PendingDecision) -> PendingDecision:
-    return decision
 
 
 def _compared(
