@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from ..models.run import COMPLETED_STATUS, FAILED_STATUSES
 from ..store import Project
@@ -127,13 +127,16 @@ def _compared(
     kept: Pulse,
 ) -> tuple[Pulse, list[Notice]]:
     """The pulse of *kept* with *decisions* and then *runs* (read once the decisions are; in task-list order: a
-    task key two tasks share gives the later task's run) added, and what happened since *before*."""
-    folders: dict[str, str] = {}  # each task folder's text held once, by decisions and run alike
-    held = dict(kept.decisions)
+    task key two tasks share gives the later task's run) added, and what happened since *before*.
+
+    What the pulse will hold is packed meanwhile (:class:`_Packed`) and made into its objects only once the
+    reading's own are gone: made among them, the few that live on would keep the interpreter's memory of the
+    whole reading from being given back."""
+    packed = _Packed()
     fresh: list[PendingDecision] = []
     for identity, folder, whole in decisions:
         digest = _digest(identity)
-        held[digest] = folders.setdefault(folder, folder)
+        packed.add_decision(digest, folder)
         if before is not None and digest not in before.decisions:
             fresh.append(whole())
     latest: dict[str, tuple[str, str | None, str | None, str | None]] = {}
@@ -141,12 +144,11 @@ def _compared(
         if run is not None:
             key, path, status, report = run
             latest[key] = (folder, path, status, report)
-    held_runs = dict(kept.runs)
     ended: list[Notice] = []
     for key in sorted(latest):
         folder, path, status, report = latest[key]
         digest = _digest((path, status, report))
-        held_runs[key] = (digest, folders.setdefault(folder, folder))
+        packed.add_run(key, digest, folder)
         if before is None or key not in before.runs or before.runs[key][0] == digest or status is None:
             continue
         state = RunState(path, status, report, Path(folder))
@@ -154,16 +156,69 @@ def _compared(
             ended.append(Notice("run-completed", key, visible(f"{state.label} run completed"), state.task_root))
         elif status in FAILED_STATUSES:
             ended.append(Notice("run-failed", key, visible(f"{state.label} run ended: {status}"), state.task_root))
+    del latest
     news = [
         Notice("decision", d.task, decision_text(d.kind, d.item, d.summary), d.task_root, d)
         for d in sort_newest_first(fresh)
     ]
-    return Pulse(held, held_runs), news + ended
+    return packed.pulse(kept), news + ended
+
+
+class _Packed:
+    """What a reading adds to a pulse, packed in a few buffers as it is read (digests side by side, texts each
+    after its length), and made into the pulse's objects at the end."""
+
+    def __init__(self) -> None:
+        self._decisions = bytearray()  # per decision: its digest, then its folder
+        self._runs = bytearray()  # per run: its digest, then its task key, then its folder
+
+    def add_decision(self, digest: bytes, folder: str) -> None:
+        self._decisions += digest
+        _pack_text(self._decisions, folder)
+
+    def add_run(self, key: str, digest: bytes, folder: str) -> None:
+        self._runs += digest
+        _pack_text(self._runs, key)
+        _pack_text(self._runs, folder)
+
+    def pulse(self, kept: Pulse) -> Pulse:
+        """*kept* with what was packed added (each folder's text made once, for decisions and runs alike)."""
+        folders: dict[str, str] = {}
+        decisions = dict(kept.decisions)
+        view, at = memoryview(self._decisions), 0
+        while at < len(view):
+            digest = bytes(view[at : at + DIGEST_SIZE])
+            folder, at = _unpack_text(view, at + DIGEST_SIZE)
+            decisions[digest] = folders.setdefault(folder, folder)
+        runs = dict(kept.runs)
+        view, at = memoryview(self._runs), 0
+        while at < len(view):
+            digest = bytes(view[at : at + DIGEST_SIZE])
+            key, at = _unpack_text(view, at + DIGEST_SIZE)
+            folder, at = _unpack_text(view, at)
+            runs[key] = (digest, folders.setdefault(folder, folder))
+        return Pulse(decisions, runs)
+
+
+def _pack_text(buffer: bytearray, text: str) -> None:
+    data = text.encode("utf-8", "surrogatepass")
+    buffer += len(data).to_bytes(4, "little")
+    buffer += data
+
+
+def _unpack_text(view: memoryview, at: int) -> tuple[str, int]:
+    size = int.from_bytes(view[at : at + 4], "little")
+    end = at + 4 + size
+    return str(view[at + 4 : end], "utf-8", "surrogatepass"), end
+
+
+#: The size of a pulse's digests, in bytes.
+DIGEST_SIZE: Final = 16
 
 
 def _digest(parts: tuple[str | None, ...]) -> bytes:
     """A digest of *parts* (texts, or None) that tells any two apart: of their ``repr``, which is unambiguous."""
-    return hashlib.blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return hashlib.blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=DIGEST_SIZE).digest()
 
 
 def decision_text(kind: str, item: str | None, summary: str) -> str:

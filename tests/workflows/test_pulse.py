@@ -134,3 +134,23 @@ def test_a_task_folder_is_told_apart_by_its_text(fresh_demo: Path) -> None:
     after, said = refresh_pulse(Project(fresh_demo), before, {task})
     assert [n.task for n in said] == ["demo-shop:search:index-rebuild"]
     assert after.runs.keys() == before.runs.keys()
+
+
+def test_what_a_reading_packs_is_the_pulse_it_holds() -> None:
+    """Texts of any kind (a NUL, a lone surrogate, a long one) come back as packed, and a folder shared by a
+    decision and a run is held once."""
+    from okstra_core.workflows.pulse import _Packed
+
+    odd = ["", "a\x00b", "ta\udc80sk", "é" * 70_000, "/p/.okstra/tasks/g/t"]
+    packed = _Packed()
+    for n, text in enumerate(odd):
+        packed.add_decision(bytes([n]) * 16, text)
+        packed.add_run(text + "!", bytes([n + 100]) * 16, text)
+    kept = Pulse({b"k" * 16: "/kept"}, {"kept": (b"r" * 16, "/kept")})
+    pulse = packed.pulse(kept)
+    assert pulse.decisions == {b"k" * 16: "/kept", **{bytes([n]) * 16: text for n, text in enumerate(odd)}}
+    assert pulse.runs == {
+        "kept": (b"r" * 16, "/kept"),
+        **{t + "!": (bytes([n + 100]) * 16, t) for n, t in enumerate(odd)},
+    }
+    assert all(pulse.runs[t + "!"][1] is pulse.decisions[bytes([n]) * 16] for n, t in enumerate(odd))
