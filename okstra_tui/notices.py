@@ -3,8 +3,8 @@
 A child process (:func:`serve_notices`) is handed each burst of the app's one
 change feed (:class:`~okstra_tui.store_feed.StoreFeed`) on its standard input,
 reads the project's :class:`~okstra_core.workflows.pulse.Pulse` again for the
-tasks the burst touched, and writes the
-:func:`~okstra_core.workflows.pulse.notices` as JSON lines; the workbench reads
+tasks the burst touched, and writes the notices of that reading
+(:func:`~okstra_core.workflows.pulse.refresh_pulse`) as JSON lines; the workbench reads
 them in a daemon thread and shows them as toasts. No second watcher looks at
 the store, and the pulse's reading (every task's decisions, on every store
 size) stays off the workbench's interpreter and out of its memory; the child

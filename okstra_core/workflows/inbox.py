@@ -69,7 +69,7 @@ from .inbox_items import (
     one_line,
     sort_newest_first,
 )
-from .latest_run import KeptRun, RunState, kept_run, runs_by_key
+from .latest_run import KeptRun, kept_run
 
 if TYPE_CHECKING:
     from ..store_index import StatPass, StoreIndex
@@ -92,7 +92,6 @@ __all__ = [
     "inbox_changes",
     "kept_inbox",
     "kept_runs",
-    "latest_runs",
     "one_line",
     "pending_decisions",
     "pending_for_task",
@@ -150,7 +149,7 @@ RUNS_FACT: Final = "runs"
 def _read_inbox_indexed(project: Project, index: StoreIndex) -> Inbox:
     """The inbox as one fact made of one fact per task: while nothing changed, one look at every file it was read
     from confirms it whole; after a change, only the tasks whose files changed are read again. Each task's latest
-    run, read from the same manifests, is kept beside it (:func:`latest_runs`)."""
+    run, read from the same manifests, is kept beside it (:func:`kept_runs`)."""
     root = project.root
     runs: list[tuple[Path, KeptRun]] = []
     return index.fact(
@@ -160,15 +159,6 @@ def _read_inbox_indexed(project: Project, index: StoreIndex) -> Inbox:
         lambda v: _decode_inbox(root, v),
         siblings=lambda: {RUNS_FACT: _encode_runs(root, runs)},
     )
-
-
-def latest_runs(project: Project, index: StoreIndex | None = None) -> dict[str, RunState]:
-    """Each task's latest run as its manifest records it, by task key (a key two tasks share: the later task's in
-    the task list); a task whose manifest cannot be read has none. Through *index*, the runs the inbox's reading
-    kept beside it, while every file it was read from is as it was: the same answer, read less."""
-    if index is None:
-        return runs_by_key((ref.root, kept_run(ref.open())) for ref in project.task_refs)
-    return runs_by_key(_runs_fact(project, index))
 
 
 def _runs_fact(project: Project, index: StoreIndex) -> list[tuple[Path, KeptRun]]:
@@ -183,9 +173,10 @@ def _runs_fact(project: Project, index: StoreIndex) -> list[tuple[Path, KeptRun]
 
 
 def kept_runs(project: Project, index: StoreIndex) -> list[tuple[str, KeptRun]]:
-    """Each task's latest run, as :func:`latest_runs` reads it through *index*, in task-list order: its task
-    folder's path as text and its run, without a :class:`~pathlib.Path` made per task where the runs kept beside
-    the inbox are fresh (a reader that holds them for a whole store: the notices' pulse)."""
+    """Each task's latest run as its manifest records it (a task whose manifest cannot be read has none), through
+    *index*, in task-list order: its task folder's path as text and its run. The runs the inbox's reading keeps
+    beside it are used while they are fresh, without a :class:`~pathlib.Path` made per task (a reader that holds
+    them for a whole store: the notices' pulse); else they are read as a fact of their own."""
     value = index.kept(RUNS_FACT)
     if isinstance(value, list):
         base = os.fspath(project.root)

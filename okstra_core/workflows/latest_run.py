@@ -1,12 +1,11 @@
 """A task's latest run as its manifest records it: what the notices compare between two moments.
 
 The inbox reads each task's manifest for its decisions, so its per-task facts in the store index carry this too
-(:func:`okstra_core.workflows.inbox.latest_runs`), and :mod:`okstra_core.workflows.pulse` compares two readings.
+(:func:`okstra_core.workflows.inbox.kept_runs`), and :mod:`okstra_core.workflows.pulse` compares two readings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,14 +42,3 @@ def kept_run(task: Task) -> KeptRun | None:
     if isinstance(manifest, reading.LoadError):
         return None
     return manifest.task_key, manifest.latest_run_path, manifest.latest_run_status, manifest.latest_report_record_path
-
-
-def runs_by_key(found: Iterable[tuple[Path, KeptRun | None]]) -> dict[str, RunState]:
-    """Each task's latest run (*found*: task root and :func:`kept_run`, in task-list order) by its task key; a key
-    two tasks share gives the later task's, and a task without a readable manifest has none."""
-    return {
-        key: RunState(path, status, report, task_root)
-        for task_root, run in found
-        if run is not None
-        for key, path, status, report in (run,)
-    }

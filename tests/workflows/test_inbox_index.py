@@ -36,7 +36,8 @@ from okstra_core.commands.inbox_output import group_lines
 from okstra_core.store import Project
 from okstra_core.store_index import ChangedSince, StoreIndex
 from okstra_core.workflows import inbox as inbox_module
-from okstra_core.workflows.inbox import Inbox, latest_runs, read_inbox, waiting_per_task
+from okstra_core.workflows.inbox import Inbox, kept_runs, read_inbox, waiting_per_task
+from okstra_core.workflows.latest_run import kept_run
 from okstra_core.workflows.pulse import Notice, Pulse, read_pulse
 
 from .test_inbox_demo import ADDRESS, CARDS, FRAUD, TAX, TAX_REPORT
@@ -72,6 +73,12 @@ def _snapshot(root: Path) -> dict[str, tuple[int, int, int, int]]:
 
 def _doc(root: Path, index: StoreIndex | None) -> str:
     return json.dumps(inbox_document(root, read_inbox(Project(root), index)), sort_keys=True)
+
+
+def _fresh_runs(root: Path) -> list[tuple[str, object]]:
+    """Each task's latest run read afresh, as :func:`kept_runs` gives them (a task without one: left out)."""
+    runs = ((os.fspath(ref.root), kept_run(ref.open())) for ref in Project(root).task_refs)
+    return [(folder, run) for folder, run in runs if run is not None]
 
 
 def _pulse(read: tuple[Pulse, list[Notice]]) -> tuple[list[object], dict[str, object]]:
@@ -317,7 +324,7 @@ class InboxThroughIndex(StoreSteps):
         # A long-lived process told what changed, as file events or a watchman since-query tell it.
         self.kept.look = self.changed_since_last_look()
         assert _doc(self.root, self.kept) == fresh
-        assert latest_runs(Project(self.root), self.kept) == latest_runs(Project(self.root))
+        assert kept_runs(Project(self.root), self.kept) == _fresh_runs(self.root)
         self.kept.flush()
         self.step_started = time.time()
 
@@ -462,14 +469,14 @@ def test_kept_runs_of_an_unexpected_shape_are_read_again(demo_root: Path, tmp_pa
     """A runs fact or a task's fact of another shape (an older form, a run that is not text) is computed afresh."""
     root = Path(shutil.copytree(demo_root, tmp_path / "store", symlinks=True))
     _settle(root, time.time())
-    fresh = latest_runs(Project(root))
+    fresh = _fresh_runs(root)
     for bad in ([["x", 1, None, None, None]], [["x", "k", None, None]], {"x": []}, [[1, "k", None, None, None]]):
         with pytest.raises((ValueError, TypeError)):
             inbox_module._decode_runs(root, bad)
     with pytest.raises(KeyError):
         inbox_module._decode_task({"items": [], "unreadable": [], "unlisted": {}})
     with StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as index:
-        assert latest_runs(Project(root), index) == fresh
+        assert kept_runs(Project(root), index) == fresh
     # Each bad shape kept, signed, with reads that still hold: it is computed again, never shown.
     for bad in ('[["x", 1, null, null, null]]', '{"x": []}', '[[".okstra/tasks/x", "k"]]', "[5]"):
         with StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as index:
@@ -477,5 +484,5 @@ def test_kept_runs_of_an_unexpected_shape_are_read_again(demo_root: Path, tmp_pa
             assert row is not None
             index._keep(inbox_module.RUNS_FACT, bad, row[1])
         with StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as index:
-            assert latest_runs(Project(root), index) == fresh
+            assert kept_runs(Project(root), index) == fresh
             assert index.computed == 1 and index.reused >= 1, bad  # the runs again, from the tasks' kept facts
