@@ -435,8 +435,9 @@ def _open_home(named: list[Path], args: argparse.Namespace) -> int:
 
     from .app import OkstraApp
 
-    OkstraApp(project, preferences=load_preferences(), named_roots=named, start_home=True).run()
-    return 0
+    app = OkstraApp(project, preferences=load_preferences(), named_roots=named, start_home=True)
+    app.run()
+    return app.return_code or 0
 
 
 def _remember(root: Path) -> None:
