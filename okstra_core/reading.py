@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import errno
 import json
+import json.decoder
+import json.scanner
 import os
 import re
 import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -1035,7 +1037,13 @@ def repeated_key(text: str, value: Any) -> str | None:
     count). Only otherwise is the text parsed again, keeping every pair, to
     name the key.
     """
-    if _key_ends(text) <= _count_keys(value):
+    return repeated_key_of(text, count_keys(value))
+
+
+def repeated_key_of(text: str, keys: int) -> str | None:
+    """:func:`repeated_key` of a *text* whose parsed value holds *keys* keys (:func:`count_keys`, summed over its
+    parts when it was parsed a part at a time: :func:`object_rows`)."""
+    if _key_ends(text) <= keys:
         return None
     try:
         json.loads(text, object_pairs_hook=_no_duplicates)
@@ -1046,7 +1054,8 @@ def repeated_key(text: str, value: Any) -> str | None:
     return None
 
 
-def _count_keys(value: Any) -> int:
+def count_keys(value: Any) -> int:
+    """How many keys the objects of the parsed JSON *value* hold, nested ones included."""
     # ``json.loads`` makes plain dicts and lists only: exact type tests are the cheap ones, and iterating
     # the growing list (instead of popping a stack) visits every value once with the fewest calls.
     count = 0
@@ -1060,6 +1069,84 @@ def _count_keys(value: Any) -> int:
         elif kind is list:
             push(item)
     return count
+
+
+#: JSON's whitespace, as ``json.loads`` skips it.
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+#: One JSON value at an offset, parsed as ``json.loads`` parses it (its C scanner): ``(value, end)``, or
+#: ``StopIteration`` when no value starts there.
+_JSON_VALUE: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+#: A JSON string's text from just after its opening quote: ``(text, end)``, as ``json.loads`` reads it.
+_json_string: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+def object_rows(text: str, field: str, head: dict[str, Any]) -> Generator[Any, None, None]:
+    """The items of the list *field* of the JSON object *text*, one at a time, each as ``json.loads`` parses it;
+    the object's other members go into *head* as they come (all of them once the items are all given).
+
+    A catalog of 100,000 tasks parsed whole is about 80 megabytes of objects; read this way only one item is ever
+    held beside the text. ``ValueError`` (or ``RecursionError``) part-way for any text whose parsed value this does
+    not give exactly: one ``json.loads`` refuses, one that is not an object, a key it holds twice, *field* missing
+    or not a list. A caller then parses the text whole, which says why.
+    """
+    at = _skip(text, 0)
+    if text[at : at + 1] != "{":
+        raise ValueError("not a JSON object")
+    at = _skip(text, at + 1)
+    listed = False
+    while True:
+        if text[at : at + 1] != '"':
+            raise ValueError("expecting a key")
+        key, at = _json_string(text, at + 1, True)
+        at = _skip(text, at)
+        if text[at : at + 1] != ":" or key in head or (key == field and listed):
+            raise ValueError("expecting a colon after a key not seen before")
+        at = _skip(text, at + 1)
+        if key == field:
+            listed = True
+            at = yield from _list_items(text, at)
+        else:
+            head[key], at = _value_at(text, at)
+        at = _skip(text, at)
+        if text[at : at + 1] == "}":
+            break
+        if text[at : at + 1] != ",":
+            raise ValueError("expecting a comma or the object's end")
+        at = _skip(text, at + 1)
+    if not listed or _skip(text, at + 1) != len(text):
+        raise ValueError(f"no list {field!r}, or more after the object")
+
+
+def _list_items(text: str, at: int) -> Generator[Any, None, int]:
+    """The items of the JSON list starting at *at*, one at a time; returns the offset after its ``]``."""
+    if text[at : at + 1] != "[":
+        raise ValueError("not a list")
+    at = _skip(text, at + 1)
+    if text[at : at + 1] == "]":
+        return at + 1
+    while True:
+        item, at = _value_at(text, at)
+        yield item
+        at = _skip(text, at)
+        if text[at : at + 1] == "]":
+            return at + 1
+        if text[at : at + 1] != ",":
+            raise ValueError("expecting a comma or the list's end")
+        at = _skip(text, at + 1)
+
+
+def _skip(text: str, at: int) -> int:
+    """The offset of the first character at or after *at* that is not JSON whitespace."""
+    found = _JSON_SPACE.match(text, at)
+    return at if found is None else found.end()
+
+
+def _value_at(text: str, at: int) -> tuple[Any, int]:
+    try:
+        value, end = _JSON_VALUE(text, at)
+    except StopIteration:
+        raise ValueError("expecting a value") from None
+    return value, end
 
 
 def parse_json(path: Path, text: str, line_offset: int = 0, *, unique_keys: bool = False) -> Any | LoadError:

@@ -526,12 +526,11 @@ class Unit:
                 else:
                     value = parsed
             if value is not None:
-                self._report_repeated_key(key, text, value)
+                self._report_repeated(key, reading.repeated_key(text, value))
         self._json[key] = value
         return value
 
-    def _report_repeated_key(self, key: str, text: str, value: Any) -> None:
-        repeated = reading.repeated_key(text, value)
+    def _report_repeated(self, key: str, repeated: str | None) -> None:
         if repeated is not None:
             self.report(
                 DUPLICATE_KEY,
@@ -573,6 +572,9 @@ class Unit:
         """
         value = self._json.pop(path, _MISSING)
         if value is _MISSING:
+            streamed, answer = self._streamed_by_row(path, model, field, row, keep)
+            if streamed:
+                return answer
             value = self.json(path)
             self._json.pop(path, None)
         if value is None:
@@ -598,6 +600,38 @@ class Unit:
         self._report_absent(Path(path), absent_added(head))
         setattr(head, field, [])
         return head, kept
+
+    def _streamed_by_row(
+        self, path: str, model: type[M], field: str, row: type[R], keep: Callable[[R], K]
+    ) -> tuple[bool, tuple[M, list[K]] | None]:
+        """``(True, answer)``: :meth:`doc_by_row`'s answer with the document parsed a row at a time from its text
+        (:func:`reading.object_rows`), only one parsed row held beside the text, never the whole list (about 80
+        megabytes for a catalog of 100,000 tasks). ``(False, None)`` when the text is not an object this reads
+        exactly, or a row or the head fails its model: the caller then parses it whole and reports what
+        :meth:`doc` reports."""
+        text = self.text(path)
+        if text is None:
+            return True, None  # unreadable, and reported so
+        alias = model.model_fields[field].alias or field
+        head_value: dict[str, Any] = {}
+        kept: list[K] = []
+        first: list[R] = []  # enough rows for the absent fields' info, which names those of the first ones
+        keys = 1  # the list's own key
+        try:
+            for index, item in enumerate(reading.object_rows(text, alias, head_value)):
+                keys += reading.count_keys(item)
+                validated = row.model_validate(item)
+                kept.append(keep(validated))
+                if index < ABSENT_ROWS_SEEN:
+                    first.append(validated)
+            head = model.model_validate({**head_value, alias: []})
+        except (ValueError, ValidationError, RecursionError):
+            return False, None
+        self._report_repeated(path, reading.repeated_key_of(text, keys + reading.count_keys(head_value)))
+        setattr(head, field, first)
+        self._report_absent(Path(path), absent_added(head))
+        setattr(head, field, [])
+        return True, (head, kept)
 
     def _whole_by_row(
         self, path: str, model: type[M], field: str, keep: Callable[[Any], K]

@@ -130,6 +130,42 @@ def test_a_catalog_is_read_by_row_unless_the_whole_reading_must_say_what_is_wron
         assert whole == [name]
 
 
+#: The catalogs above parsed a row at a time from their text: objects with one list of tasks that ``json.loads``
+#: reads. The others are parsed whole first (a bare list, a key given twice: read whole it is reported).
+STREAMED = BY_ROW - {"a bare list", "a repeated key"}
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGS))
+def test_a_well_formed_catalog_is_never_parsed_whole(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its rows are parsed one at a time from the text, never all at once (about 80 megabytes of parsed JSON at
+    100,000 tasks); a catalog whose parse a row at a time fails part-way is parsed whole, which reports it."""
+    parsed_whole: list[str] = []
+    real = Unit.json
+
+    def spied(self: Unit, path: Path | str) -> Any:
+        parsed_whole.append(str(path))
+        return real(self, path)
+
+    monkeypatch.setattr(Unit, "json", spied)
+    path = _catalog(tmp_path, CATALOGS[name])
+    Unit(tmp_path).doc_by_row(path, TaskCatalog, "tasks", TaskCatalogEntry, _EntryKeys())
+    assert (path not in parsed_whole) == (name in STREAMED)
+
+
+def test_a_repeated_key_in_a_row_is_reported_when_the_rows_are_parsed_one_at_a_time(tmp_path: Path) -> None:
+    rows = [json.dumps(_row(i)) for i in range(3)]
+    rows[1] = rows[1].replace("{", '{"title": "first", ', 1)
+    text = json.dumps(_HEAD)[:-1] + ', "tasks": [' + ", ".join(rows) + "]}"
+    path = _catalog(tmp_path, text)
+    by_row, whole = Unit(tmp_path), Unit(tmp_path)
+    assert by_row.doc_by_row(path, TaskCatalog, "tasks", TaskCatalogEntry, _EntryKeys()) is not None
+    whole.doc(path, TaskCatalog)
+    assert [f.rule for f in by_row.findings] == ["OKS007"]
+    assert by_row.findings == whole.findings
+
+
 def test_the_rows_models_are_never_all_held(tmp_path: Path) -> None:
     """At the last row, the models of the rows before are gone but for those the absent fields' info looks into;
     once read, none is held (the whole document's model is not kept either)."""

@@ -222,6 +222,79 @@ def test_repeated_key_names_every_repeat(pairs: list[tuple[str, object]], at: in
     assert sum(1 for k, _ in pairs if k == found) > 1
 
 
+def _rows_read(text: str, field: str = "tasks") -> tuple[list[object], dict[str, object]] | None:
+    """:func:`reading.object_rows` whole: its items and head, or None when it refuses the text."""
+    head: dict[str, object] = {}
+    try:
+        return list(reading.object_rows(text, field, head)), head
+    except (ValueError, RecursionError):
+        return None
+
+
+_SPACES = st.text(alphabet=" \t\r\n", max_size=2)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(
+    head=st.dictionaries(st.text(alphabet='ab:" ', max_size=3).filter(lambda k: k != "tasks"), _VALUES, max_size=3),
+    rows=st.lists(_VALUES, max_size=5),
+    place=st.integers(min_value=0, max_value=3),
+    space=_SPACES,
+    sep=_KEY_SEPS,
+)
+def test_object_rows_give_what_json_loads_gives(
+    head: dict[str, object], rows: list[object], place: int, space: str, sep: str
+) -> None:
+    """Read a row at a time, a catalog-shaped object is the value ``json.loads`` makes of it, wherever its list is."""
+    pairs = list(head.items())
+    pairs.insert(place % (len(pairs) + 1), ("tasks", rows))
+    text = space + "{" + f",{space}".join(f"{json.dumps(k)}{sep}{json.dumps(v)}" for k, v in pairs) + "}" + space
+    whole = json.loads(text)
+    assert _rows_read(text) == (whole.pop("tasks"), whole)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"tasks": [1,]}',  # refused by json.loads
+        '{"tasks": [1] , }',
+        '{"tasks": [1] "a": 2}',
+        '{"tasks": [{"a": 1}, {"b": }]}',
+        '{"tasks": []} x',
+        '\ufeff{"tasks": []}',
+        '{"tasks": [], "tasks": [1]}',  # json.loads keeps the last: read whole, it is reported
+        '{"a": 1, "tasks": [], "a": 2}',
+        '{"tasks": 1}',  # no list where the rows are
+        '{"a": []}',
+        "{}",
+        '[{"a": 1}]',
+        "",
+        '{"tasks": [' + "[" * 100_000 + "]" * 100_000 + "]}",
+    ],
+)
+def test_object_rows_refuse_what_they_cannot_give_exactly(text: str) -> None:
+    assert _rows_read(text) is None
+
+
+def test_object_rows_give_each_row_before_parsing_the_next() -> None:
+    """The rows are parsed one at a time: a row is given before a broken one further on is met."""
+    rows = reading.object_rows('{"tasks": [{"a": 1}, {"b": 2}, {"c": }]}', "tasks", {})
+    assert next(rows) == {"a": 1}
+    assert next(rows) == {"b": 2}
+    with pytest.raises(ValueError):
+        next(rows)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(value=_VALUES, rows=st.lists(_VALUES, max_size=4), sep=_KEY_SEPS)
+def test_repeated_key_of_counted_parts_is_repeated_key_of_the_whole(
+    value: object, rows: list[object], sep: str
+) -> None:
+    text = json.dumps({"h": value, "tasks": rows}, separators=(",", sep))
+    keys = 1 + sum(reading.count_keys(r) for r in rows) + reading.count_keys({"h": value})
+    assert reading.repeated_key_of(text, keys) == reading.repeated_key(text, json.loads(text))
+
+
 @pytest.mark.parametrize(
     "path", ["/p/.okstra/discovery/task-catalog.json", "/p/.okstra/discovery/latest-task.json", "/p/task-catalog.json"]
 )
