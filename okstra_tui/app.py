@@ -63,7 +63,8 @@ ACROSS = {View.SEARCH: View.SEARCH_ALL, View.INSIGHTS: View.INSIGHTS_ALL}
 #: Above this many tasks the palette does not read the inbox on every opening (the inbox view, i, lists it).
 PALETTE_INBOX_TASKS = 1000
 #: The notices start once the catalog has counted what waits, and at the latest this many seconds after the start
-#: (or, when the count at the start runs longer, once it has ended: it brings the store index up to date).
+#: (or, when the count at the start runs longer, once it has ended: it brings the store index up to date); in
+#: either case not before the change feed watches (its first look done).
 NOTICES_WAIT_SECONDS = 20.0
 #: The longest the follower of the other projects waits for the notices' baseline check before it starts.
 OTHERS_AFTER_SECONDS = 10.0
@@ -139,6 +140,8 @@ class OkstraApp(App[None]):
         self._kept_task: TaskScreen | None = None
         self.notify_mode: NotifyMode = notify if notify is not None else mode_from_env()
         self._notices: NoticeWatcher | None = None
+        #: The notices were due before the change feed watched: they start once it does.
+        self._notices_wanted = False
         #: The follower of every other project of the registry (notices naming their project, Home's counts).
         self._others: OthersWatcher | None = None
         #: The one change feed of the project (its thread starts after the first frame).
@@ -223,7 +226,8 @@ class OkstraApp(App[None]):
         if self.notify_mode != "off":
             # The notices' first reading of the whole store (and its baseline check) starts once the catalog (or
             # Home, every project's) has counted what waits, so that the count does not share the processor with
-            # them; at the latest after NOTICES_WAIT_SECONDS, or once the count at the start has ended.
+            # them; at the latest after NOTICES_WAIT_SECONDS, or once the count at the start has ended; and not
+            # before the change feed's first look is done (see _start_notices_once).
             self.set_timer(NOTICES_WAIT_SECONDS, self._notices_due)
         self.call_after_refresh(self._start_feed)
         if not self.is_headless and not self.is_web and sys.__stdin__ is not None:
@@ -341,7 +345,13 @@ class OkstraApp(App[None]):
     def _store_watched(self) -> None:
         """From the feed's thread: its watcher is in place; every view is told (nothing once the app is closing)."""
         with contextlib.suppress(RuntimeError):
-            self.call_from_thread(self._tell_views, StoreWatched)
+            self.call_from_thread(self._watched)
+
+    def _watched(self) -> None:
+        self._tell_views(StoreWatched)
+        if self._notices_wanted:
+            give_back()  # what the feed's first look at a large store read and let go, before the notices read
+            self._start_notices_once()
 
     def _tell_views(self, message: type[StoreWatched]) -> None:
         for screen in self.screen_stack:
@@ -449,8 +459,16 @@ class OkstraApp(App[None]):
         threading.Thread(target=after_the_count, name="okstra-notices-due", daemon=True).start()
 
     def _start_notices_once(self) -> None:
-        if self._notices is None and self.notify_mode != "off":
-            self._start_notices()
+        """Start the notices unless they run, once the change feed watches: polled, its first look at everything
+        the inbox read (hundreds of thousands of paths on a large store) and their baseline check and first
+        reading of the whole store would otherwise hold their memory at the same time."""
+        if self._notices is not None or self.notify_mode == "off":
+            return
+        if not self._feed.started.is_set():
+            self._notices_wanted = True  # started by _watched
+            return
+        self._notices_wanted = False
+        self._start_notices()
 
     def _start_notices(self) -> None:
         from okstra_core.writes import observe_writes

@@ -170,6 +170,32 @@ async def test_the_notices_wait_for_a_count_at_the_start_that_runs_long(
         await wait_until(pilot, lambda: app._notices is not None, "the notices start once the count has ended")
 
 
+async def test_the_notices_start_once_the_feed_has_looked(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Polled, the change feed's first look at everything the inbox read comes after the count; the notices'
+    baseline check and first reading of the whole store start only once it is done, so that the memory of the
+    two is never held at once (on a large store each is hundreds of megabytes)."""
+    from okstra_tui import store_feed
+
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    gate = threading.Event()
+    told = store_feed.StoreFeed._told
+
+    def held_look(self: store_feed.StoreFeed) -> Any:
+        gate.wait(30)
+        return told(self)
+
+    monkeypatch.setattr(store_feed.StoreFeed, "_told", held_look)
+    app = OkstraApp(Project(fresh_demo), notify="toast")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        await wait_until(pilot, lambda: screen.waiting is not None, "the count comes before the feed's look")
+        await pilot.pause(0.5)
+        assert app._notices is None, "the notices started while the feed's first look ran"
+        gate.set()
+        await wait_until(pilot, lambda: app._notices is not None, "the notices start once the feed watches")
+
+
 async def test_a_kept_count_come_after_the_first_frame_is_shown(
     fresh_demo: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
 ) -> None:
