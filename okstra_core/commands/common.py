@@ -14,6 +14,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -345,3 +346,45 @@ def inbox_told(
         return open_store_index(root, cache_dir, look=look)
 
     return InboxTold(root, None if no_cache else opened, ready)
+
+
+class Stopped(Exception):
+    """A second SIGINT or SIGTERM: the verb ends at once (see :class:`StopAsked`)."""
+
+
+#: The longest a watching loop waits before it looks whether it was asked to stop.
+STOP_STEP = 0.5
+
+
+class StopAsked:
+    """SIGINT and SIGTERM while a verb watches (``okstra inbox --watch``): the first signal is only noted, and the
+    verb's loop ends at its next wait (within :data:`STOP_STEP`, or once a look in progress ends); a second one
+    raises :class:`Stopped` at once. A handler that raised at the first signal could raise wherever the main thread
+    was, between taking a lock another thread waits on and the ``try`` that releases it, or part-way through a
+    line printed.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.asked = False
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> StopAsked:
+        self._previous = {sig: signal.signal(sig, self._handle) for sig in self.SIGNALS}
+        return self
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.asked:
+            raise Stopped
+        self.asked = True
+
+    def closing(self) -> None:
+        """From now on a signal is ignored: the verb is closing its watchers (a signal then would end it with a
+        traceback part-way)."""
+        for sig in self._previous:
+            signal.signal(sig, signal.SIG_IGN)
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)

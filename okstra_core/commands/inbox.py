@@ -40,13 +40,21 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..text import counted, visible
-from .common import add_index_args, open_index, open_project, polled, say_index_notices
+from .common import (
+    STOP_STEP,
+    StopAsked,
+    Stopped,
+    add_index_args,
+    open_index,
+    open_project,
+    polled,
+    say_index_notices,
+)
 from .inbox_output import INBOX_JSON_VERSION, group_lines, reread, unreadable_fields
 from .projects import add_all_args, check_all_args
 
@@ -156,14 +164,6 @@ def print_groups(items: list[Any]) -> None:
     print(f"{count} decision{'s' if count != 1 else ''} waiting in {tasks} task{'s' if tasks != 1 else ''}")
 
 
-class _Stopped(Exception):
-    """SIGINT or SIGTERM asked ``--watch`` to end."""
-
-
-def _stop(signum: int, frame: object) -> None:
-    raise _Stopped
-
-
 def watch(args: argparse.Namespace) -> int:
     """``okstra inbox PROJECT --watch``: the inbox, then each decision that starts or stops waiting."""
     from .. import layout
@@ -174,30 +174,31 @@ def watch(args: argparse.Namespace) -> int:
 
     fewer_arenas()  # before the watcher's thread starts: this runs until stopped
     root = open_project(args).root
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     watcher: StoreWatcher | None = None
-    try:
-        # Watch first, then read: a decision made while the inbox is read is a change the watcher reports.
-        hot = HotPaths(root)
-        looked, told = polled(args, root)
-        watcher = StoreWatcher(layout.okstra_dir(root), looked, hot_paths=hot, told=told)
-        inbox = read_inbox(Project(root))
-        hot.waiting = {d.task_root for d in inbox.items if d.task_root is not None}
-        _emit_snapshot(args, root, inbox)
-        print(f"okstra inbox: watching {visible(str(root))} ({watcher.why}); Ctrl-C stops", file=sys.stderr)
-        while watcher.wait():
-            with layout.store_looked_once():  # each reading looks at the store folder afresh, once
-                current = reread(root, inbox, watcher.take_changed())
-            _emit_changes(args, inbox, current)
-            inbox = current
+    with StopAsked() as stop:
+        try:
+            # Watch first, then read: a decision made while the inbox is read is a change the watcher reports.
+            hot = HotPaths(root)
+            looked, told = polled(args, root)
+            watcher = StoreWatcher(layout.okstra_dir(root), looked, hot_paths=hot, told=told)
+            inbox = read_inbox(Project(root))
             hot.waiting = {d.task_root for d in inbox.items if d.task_root is not None}
-    except _Stopped:
-        pass
-    finally:
-        if watcher is not None:
-            watcher.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            _emit_snapshot(args, root, inbox)
+            print(f"okstra inbox: watching {visible(str(root))} ({watcher.why}); Ctrl-C stops", file=sys.stderr)
+            while not stop.asked:
+                if not watcher.wait(STOP_STEP):
+                    continue
+                with layout.store_looked_once():  # each reading looks at the store folder afresh, once
+                    current = reread(root, inbox, watcher.take_changed())
+                _emit_changes(args, inbox, current)
+                inbox = current
+                hot.waiting = {d.task_root for d in inbox.items if d.task_root is not None}
+        except Stopped:
+            pass
+        finally:
+            stop.closing()
+            if watcher is not None:
+                watcher.close()
     return 0
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import queue
-import signal
 import sys
 import threading
 from pathlib import Path
@@ -34,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import layout
 from ..text import counted, visible
-from .common import open_index, say_index_notices
+from .common import StopAsked, Stopped, open_index, say_index_notices
 from .inbox_output import INBOX_JSON_VERSION, group_lines, reread, unreadable_fields
 from .projects import say, selected_projects
 
@@ -135,14 +134,6 @@ def text_lines(inboxes: list[ProjectInbox]) -> list[str]:
 # ------------------------------------------------------------------ --watch
 
 
-class _Stopped(Exception):
-    """SIGINT or SIGTERM asked ``--watch`` to end."""
-
-
-def _stop(signum: int, frame: object) -> None:
-    raise _Stopped
-
-
 class _Watched:
     """One project under watch: its watcher, its quick-look paths and a thread that reports its changes."""
 
@@ -204,37 +195,33 @@ def watch_entries(
     from ..malloc import fewer_arenas
 
     fewer_arenas()  # before the watchers' threads start: this runs until stopped
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     woken: queue.Queue[str] = queue.Queue()
     stop = threading.Event()
     watched: dict[str, _Watched] = {}
-    try:
-        # Watch first, then read: a decision made while the inboxes are read is a change a watcher reports.
-        for entry in entries:
-            if entry.readable:
-                watched[entry.project_id] = _Watched(args, entry, woken, stop, step)
-        # Through each project's store index (unless --no-cache): a warm start reads only what changed.
-        state = {pi.entry.project_id: pi for pi in (read_one(args, e) for e in entries)}
-        _follow_waiting(watched, state)
-        polled = [str(w.entry.root) for w in watched.values() if w.watcher.mode == "poll"] if tell_paths else None
-        _emit_snapshot(args, list(state.values()), polled)
-        for w in watched.values():
-            w.start()
-        say(VERB, f"watching {counted(len(watched), 'project')}; Ctrl-C stops")
-        while True:
-            with layout.store_looked_once():  # each reading looks at each store folder afresh, once
-                _step(args, woken, watched, state, tell_paths)
-    except _Stopped:
-        pass
-    finally:
-        # A second SIGINT or SIGTERM while the watchers close would end the command with a traceback.
-        for sig in previous:
-            signal.signal(sig, signal.SIG_IGN)
-        stop.set()
-        for w in watched.values():
-            w.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    with StopAsked() as asked:
+        try:
+            # Watch first, then read: a decision made while the inboxes are read is a change a watcher reports.
+            for entry in entries:
+                if entry.readable:
+                    watched[entry.project_id] = _Watched(args, entry, woken, stop, step)
+            # Through each project's store index (unless --no-cache): a warm start reads only what changed.
+            state = {pi.entry.project_id: pi for pi in (read_one(args, e) for e in entries)}
+            _follow_waiting(watched, state)
+            polled = [str(w.entry.root) for w in watched.values() if w.watcher.mode == "poll"] if tell_paths else None
+            _emit_snapshot(args, list(state.values()), polled)
+            for w in watched.values():
+                w.start()
+            say(VERB, f"watching {counted(len(watched), 'project')}; Ctrl-C stops")
+            while not asked.asked:
+                with layout.store_looked_once():  # each reading looks at each store folder afresh, once
+                    _step(args, woken, watched, state, tell_paths)
+        except Stopped:
+            pass
+        finally:
+            asked.closing()
+            stop.set()
+            for w in watched.values():
+                w.close()
     return 0
 
 
