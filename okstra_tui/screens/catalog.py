@@ -234,6 +234,8 @@ class CatalogScreen(ViewScreen):
         #: count that started earlier but ends later is not shown over it).
         self._counts_started = itertools.count()
         self._count_shown = -1
+        #: The number of the latest count begun (-1: none yet).
+        self._count_begun = -1
         #: Rows (idents) whose task changed since the person last opened it (None until read).
         self.unread: set[str] | None = None
 
@@ -305,9 +307,7 @@ class CatalogScreen(ViewScreen):
         self._quick = data
         kept, self._kept_counts = self._kept_counts, None
         if kept is not None:
-            self._waiting_read(
-                {row.ident: kept[folder] for row in data.rows if (folder := row.folder()) in kept}, False
-            )
+            self._waiting_read({row.ident: kept[folder] for row in data.rows if (folder := row.folder()) in kept})
         # What waits is counted at once, beside the validated reading rather than after it: through a warm store
         # index it is known long before the catalog is confirmed (the reading counts again when it is done).
         self._recount_waiting(data, None)
@@ -422,6 +422,7 @@ class CatalogScreen(ViewScreen):
             # The feed's first look named every change since the count shown left the inbox kept in the store
             # index (each is a burst of its own, counted again): a whole count again would only find the same.
             self._counted_watched = True
+            self._maybe_settled()
             return
         self._recount_waiting(data, None)
 
@@ -438,7 +439,7 @@ class CatalogScreen(ViewScreen):
 
     def _read_waiting(self, project: Project, data: CatalogData, changed: frozenset[str] | None = None) -> None:
         """What waits for a person, per row (the core's inbox), read after the catalog is on screen."""
-        started = next(self._counts_started)
+        started = self._count_begun = next(self._counts_started)
         self._kept.join()  # the early count reads first: the two never read at once, and this one finds it warm
         if get_current_worker().is_cancelled:
             return  # the view (or the workbench) is gone while it waited: nothing would show the count
@@ -467,6 +468,13 @@ class CatalogScreen(ViewScreen):
             return
         self._count_shown = started
         self._waiting_read(by_row)
+        self._maybe_settled()
+
+    def _maybe_settled(self) -> None:
+        """Say the count settled once the latest count begun is shown and a count begun once the feed watched is
+        (or the feed's first look confirmed the one shown)."""
+        if self._counted_watched and self._count_shown == self._count_begun >= 0:
+            self._counted()
 
     def _kept_came(self, counts: dict[Path, int]) -> None:
         """The kept count, come after the first frame: shown unless the reading's own count is in already."""
@@ -476,21 +484,19 @@ class CatalogScreen(ViewScreen):
         if data is None:
             self._kept_counts = counts  # the rows are not listed yet: they take it when they are
             return
-        self._waiting_read(
-            {row.ident: counts[folder] for row in data.rows if (folder := row.folder()) in counts}, False
-        )
+        self._waiting_read({row.ident: counts[folder] for row in data.rows if (folder := row.folder()) in counts})
 
     def _counted(self) -> None:
-        """Say once that the count of what waits is known (or cannot be had)."""
+        """Say once that the count of what waits is known and settled (or cannot be had): made by a whole look
+        begun once the change feed watched, or confirmed by the feed's first look (see :meth:`_store_watched`).
+        The app's longer readings of the whole store wait for it, so that none runs beside a count."""
         if not self._said_counted:
             self._said_counted = True
             self.post_message(WaitingCounted())
 
-    def _waiting_read(self, counts: dict[str, int], read: bool = True) -> None:
-        """Show *counts* (per row); *read* False for the kept count, which the reading's own count confirms (the
-        notices wait for that one)."""
-        if read:
-            self._counted()
+    def _waiting_read(self, counts: dict[str, int]) -> None:
+        """Show *counts* (per row): the kept count, or one the reading made (the notices wait for a settled one:
+        see :meth:`_counted`)."""
         previous = self.waiting or {}
         if counts == self.waiting:
             return

@@ -196,6 +196,34 @@ async def test_the_notices_start_once_the_feed_has_looked(fresh_demo: Path, monk
         await wait_until(pilot, lambda: app._notices is not None, "the notices start once the feed watches")
 
 
+async def test_the_notices_wait_for_the_count_made_once_the_feed_watches(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the feed's first look cannot vouch for the count shown, the catalog counts once more, looking at every
+    path (on a large store a process of its own, as large as the notices' baseline check): the notices start once
+    that count is in, not beside it."""
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    monkeypatch.setattr(OkstraApp, "told_since", lambda self, kept: False)
+    gate = threading.Event()
+    counted = catalog_screen.waiting_counts
+    app = OkstraApp(Project(fresh_demo), notify="toast")
+    held: list[bool] = []
+
+    def count(*args: Any, **kwargs: Any) -> dict[Path, int] | None:
+        if app.store_watched:  # the count begun once the feed watched: the one the notices wait for
+            held.append(True)
+            gate.wait(30)
+        return counted(*args, **kwargs)
+
+    monkeypatch.setattr(catalog_screen, "waiting_counts", count)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: bool(held), "the catalog counts once the feed watches")
+        await pilot.pause(0.5)
+        assert app._notices is None, "the notices started beside the count made once the feed watched"
+        gate.set()
+        await wait_until(pilot, lambda: app._notices is not None, "the notices start once that count is in")
+
+
 async def test_a_kept_count_come_after_the_first_frame_is_shown(
     fresh_demo: Path, watchman_on: PrivateWatchman, monkeypatch: pytest.MonkeyPatch
 ) -> None:
