@@ -349,8 +349,10 @@ class OkstraApp(App[None]):
 
     def _watched(self) -> None:
         self._tell_views(StoreWatched)
+        # What the feed's first look read and let go (polled, every path the inbox read), given back before the
+        # notices read: they start on the count that settles now, or here if they were due already.
+        give_back()
         if self._notices_wanted:
-            give_back()  # what the feed's first look at a large store read and let go, before the notices read
             self._start_notices_once()
 
     def _tell_views(self, message: type[StoreWatched]) -> None:

@@ -174,6 +174,7 @@ async def test_the_notices_start_once_the_feed_has_looked(fresh_demo: Path, monk
     """Polled, the change feed's first look at everything the inbox read comes after the count; the notices'
     baseline check and first reading of the whole store start only once it is done, so that the memory of the
     two is never held at once (on a large store each is hundreds of megabytes)."""
+    from okstra_tui import app as app_module
     from okstra_tui import store_feed
 
     monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
@@ -186,14 +187,18 @@ async def test_the_notices_start_once_the_feed_has_looked(fresh_demo: Path, monk
 
     monkeypatch.setattr(store_feed.StoreFeed, "_told", held_look)
     app = OkstraApp(Project(fresh_demo), notify="toast")
+    given_back: list[bool] = []  # for each give-back once the feed watches: whether the notices ran then
+    monkeypatch.setattr(app_module, "give_back", lambda: given_back.append(app._notices is not None) or True)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         assert isinstance(screen, CatalogScreen)
         await wait_until(pilot, lambda: screen.waiting is not None, "the count comes before the feed's look")
+        given_back.clear()  # the one after the first frame
         await pilot.pause(0.5)
         assert app._notices is None, "the notices started while the feed's first look ran"
         gate.set()
         await wait_until(pilot, lambda: app._notices is not None, "the notices start once the feed watches")
+    assert given_back[:1] == [False], "what the feed's first look freed is given back before the notices start"
 
 
 async def test_the_notices_wait_for_the_count_made_once_the_feed_watches(
