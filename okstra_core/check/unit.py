@@ -596,6 +596,10 @@ class Unit:
                 rows[index] = None  # its model is kept as *keep* made it; the parsed row is no longer needed
         except (ValidationError, RecursionError):
             return self._whole_by_row(path, model, field, keep)
+        return self._by_row_answer(path, head, field, first, kept)
+
+    def _by_row_answer(self, path: str, head: M, field: str, first: list[R], kept: list[K]) -> tuple[M, list[K]]:
+        """The head (its *field* empty) and the rows as kept; the absent fields' info from the *first* rows."""
         setattr(head, field, first)
         self._report_absent(Path(path), absent_added(head))
         setattr(head, field, [])
@@ -628,10 +632,7 @@ class Unit:
         except (ValueError, ValidationError, RecursionError):
             return False, None
         self._report_repeated(path, reading.repeated_key_of(text, keys + reading.count_keys(head_value)))
-        setattr(head, field, first)
-        self._report_absent(Path(path), absent_added(head))
-        setattr(head, field, [])
-        return True, (head, kept)
+        return True, self._by_row_answer(path, head, field, first, kept)
 
     def _whole_by_row(
         self, path: str, model: type[M], field: str, keep: Callable[[Any], K]
