@@ -104,6 +104,9 @@ RACY_SECONDS: float = 2.0
 
 #: A task's stored record: ``{"key", "deps", "findings", "files"}``.
 Record = dict[str, Any]
+#: A record as it was loaded and checked (:meth:`KeptRecords.kept_row`): its text, and its shape with that shape's
+#: split and digest. A record reused unchanged is saved again from it, never parsed into a :data:`Record` to be held.
+KeptRow = tuple[str, tuple[list[str], Any, bytes]]
 
 
 @memoised
@@ -616,10 +619,13 @@ class CheckCache:
         finally:
             conn.close()
 
-    def save(self, root: str, home: str | None, records: dict[str, Record], clock: str | None = None) -> None:
+    def save(
+        self, root: str, home: str | None, records: Mapping[str, Record | KeptRow], clock: str | None = None
+    ) -> None:
         """Replace the stored records of *root* and *home* (one transaction); failures are said once, never raised.
 
         *clock* is the watchman clock every record holds as of (taken before any of them was confirmed or read).
+        A :data:`KeptRow` is a record reused as it was loaded.
         """
         key = self.key()
         conn = None if key is None or self.unusable else self._open(root, home)
@@ -630,11 +636,15 @@ class CheckCache:
         digests: dict[int, bytes] = {}  # by shape object: records loaded together share theirs
         rows = []
         for rel, rec in records.items():
-            digest = digests.get(id(rec["shape"]))
-            if digest is None:
-                digest = digests[id(rec["shape"])] = _shape_digest(rec["shape"])
-                shapes.setdefault(digest.hex(), json.dumps(rec["shape"], separators=(",", ":")))
-            task, record = json.dumps(rel), rec.get("text") or record_text(rec)
+            if isinstance(rec, tuple):
+                record, (shape, _, digest) = rec
+            else:
+                shape, record = rec["shape"], record_text(rec)
+                digest = digests.get(id(shape)) or _shape_digest(shape)
+            if id(shape) not in digests:
+                digests[id(shape)] = digest
+                shapes.setdefault(digest.hex(), json.dumps(shape, separators=(",", ":")))
+            task = json.dumps(rel)
             rows.append((task, digest.hex(), record, record_mac(key, scope, task, record, digest)))
         try:
             _write_records(conn, _scope_name(root, home), clock, rows, shapes)
@@ -643,7 +653,9 @@ class CheckCache:
         finally:
             conn.close()
 
-    def update(self, root: str, home: str | None, records: dict[str, Record], previous: KeptRecords) -> bool:
+    def update(
+        self, root: str, home: str | None, records: Mapping[str, Record | KeptRow], previous: KeptRecords
+    ) -> bool:
         """Keep this run's records under the watchman clock those :meth:`load` gave hold as of (:attr:`clock`),
         writing only the rows that differ from *previous* (one transaction); False, with nothing written, when
         the kept records are no longer those (another run replaced them since): then :meth:`save` them all.
@@ -663,11 +675,11 @@ class CheckCache:
         shapes: dict[str, str] = {}
         rows = []
         for rel, rec in records.items():
-            if rec.get("text") is not None and rec["text"] is previous.text_of(rel):
+            if isinstance(rec, tuple):
                 continue  # reused as kept
             digest = _shape_digest(rec["shape"])
             shapes.setdefault(digest.hex(), json.dumps(rec["shape"], separators=(",", ":")))
-            task, record = json.dumps(rel), rec.get("text") or record_text(rec)
+            task, record = json.dumps(rel), record_text(rec)
             rows.append((task, digest.hex(), record, record_mac(key, scope, task, record, digest)))
         gone = [json.dumps(rel) for rel in previous.keys() - records.keys()]
         try:
@@ -819,7 +831,6 @@ class KeptRecords(Mapping[str, Record]):
             raise KeyError(rel)
         rec = found[1]
         rec["shape"], rec["split"] = shape[0], shape[1]  # shared by every task of the same shape
-        rec["text"] = text  # kept as it is when the record is saved again unchanged
         return rec
 
     def __iter__(self) -> Iterator[str]:
@@ -828,10 +839,9 @@ class KeptRecords(Mapping[str, Record]):
     def __len__(self) -> int:
         return len(self._rows)
 
-    def text_of(self, rel: str) -> str | None:
-        """The text *rel*'s record was kept as (the very object a record parsed from it carries)."""
-        row = self._rows.get(rel)
-        return None if row is None else row[0]
+    def kept_row(self, rel: str) -> KeptRow:
+        """*rel*'s record as it was loaded and checked: saved again from it when it is reused unchanged."""
+        return self._rows[rel]
 
 
 def _verified(key: bytes, scope: bytes, rows: list[tuple[Any, ...]], shapes: dict[str, Any]) -> tuple[KeptRecords, int]:

@@ -21,7 +21,7 @@ from ..progress import Progress
 from ..store_index import ChangedSince, LookedOnce
 from ..workers import worker_pool
 from . import cache
-from .cache import CheckCache, KeptRecords
+from .cache import CheckCache, KeptRecords, KeptRow, Record
 from .catalog import expand
 from .findings import CheckReport, Finding
 from .rules import project_rules, task_rules
@@ -162,7 +162,7 @@ def _share_above_tasks(unit: Unit, root: str, home: str | None, run: int) -> Non
     Unit(Path(root), Path(home) if home else None, (), real, reals).real_folders_known(plain)
 
 
-class _Records(dict[str, dict[str, Any]]):
+class _Records(dict[str, Record | KeptRow]):
     """A check's records by task, the tasks of one layout sharing one list of its shape: a cold check of a large
     store holds every task's record until it saves them (and the save digests each shape object once)."""
 
@@ -313,7 +313,7 @@ def _reuse_cached(
     previous: KeptRecords,
     check_cache: CheckCache,
     findings: list[Finding],
-    records: dict[str, dict[str, Any]],
+    records: dict[str, Record | KeptRow],
     step: Callable[[int], None],
     pool: ProcessPoolExecutor | None,
     look: ChangedSince | None = None,
@@ -335,9 +335,7 @@ def _reuse_cached(
             continue
         findings.extend(cache.decode_findings(old["findings"]))
         files += old["files"]
-        # What saving it again reads: its shape, and its text as kept (the very object: written again only if
-        # another record replaces it).
-        records[rel] = {"shape": old["shape"], "text": old["text"]}
+        records[rel] = previous.kept_row(rel)  # what saving it again reads, held already: nothing is made per task
         check_cache.hits += 1
         reused += 1
         if reused % CHUNK_TASKS == 0:
@@ -384,7 +382,7 @@ def _save(
     home_text: str | None,
     check_cache: CheckCache,
     previous: KeptRecords | None,
-    records: dict[str, dict[str, Any]],
+    records: dict[str, Record | KeptRow],
     look: ChangedSince | None,
     unvouched: int,
 ) -> None:

@@ -283,7 +283,7 @@ def test_records_are_held_as_their_texts_and_checked_a_part_at_a_time(
     assert len(loaded) == tasks
     rel = sorted(loaded)[-1]
     assert loaded[rel] == loaded[rel] and loaded[rel] is not loaded[rel]
-    assert loaded[rel]["text"] is loaded.text_of(rel)
+    assert cache_module.record_text(loaded[rel]) == loaded.kept_row(rel)[0]
 
     def spoil(records: dict[str, dict[str, Any]]) -> None:
         records[sorted(records)[-1]]["findings"] = "not a list of findings"
@@ -618,7 +618,7 @@ def test_a_kept_text_that_is_no_record_of_its_own_is_no_record() -> None:
     shape: Any = (["x"], ((), ()), b"")
     halves = KeptRecords({"a/b": ('["k", "e", 1', shape), "a/c": ("[], []]", shape)})
     assert halves.get("a/b") is None and halves.get("a/c") is None
-    assert len(halves) == 2 and halves.text_of("a/b") == '["k", "e", 1'
+    assert len(halves) == 2 and halves.kept_row("a/b")[0] == '["k", "e", 1'
     # A text that parses on its own but not as a record (its task joined to its neighbours at the load, where
     # its own part of the parse was another text's) is no record either: the check never meets a wrong type.
     typed = KeptRecords({"a/d": ('[1, 2, "three", 4, 5]', shape), "a/e": ('["k", "e", 1, [["/p", "s"]], []]', shape)})
