@@ -37,6 +37,7 @@ import datetime as dt
 import json
 import os
 import stat
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,7 +61,10 @@ JOURNAL_BATCH: Final = 64
 
 @dataclass(frozen=True, slots=True)
 class Mark:
-    """What the person saw of one task: its signature then, and when (ISO-8601 UTC)."""
+    """What the person saw of one task: its signature then, and when (ISO-8601 UTC).
+
+    The moments read are held once each (:func:`sys.intern`): a mark of every task at once (the first launch,
+    mark all read) gives a hundred thousand tasks one moment, held for the whole session."""
 
     signature: str
     at: str
@@ -238,14 +242,14 @@ def _replay(path: Path, file: str, marks: dict[str, Mark]) -> None:
         if isinstance(value, dict) and value.get("file") == file:
             key, sig, at = value.get("task"), value.get("signature"), value.get("at")
             if isinstance(key, str) and isinstance(sig, str) and isinstance(at, str):
-                marks[key] = Mark(sig, at)
+                marks[key] = Mark(sig, sys.intern(at))
 
 
 def _parse(data: bytes, project: Path) -> tuple[dict[str, Mark], str | None]:
     if len(data) > SEEN_MAX_BYTES:
         return {}, f"larger than {SEEN_MAX_BYTES:,} bytes"
     try:
-        doc = json.loads(data)
+        doc = json.loads(data, object_hook=_as_mark)
     except (ValueError, RecursionError):
         return {}, "not valid JSON"
     if not isinstance(doc, dict) or doc.get("version") != SEEN_VERSION:
@@ -257,9 +261,19 @@ def _parse(data: bytes, project: Path) -> tuple[dict[str, Mark], str | None]:
         return {}, "has no task list"
     marks: dict[str, Mark] = {}
     for key, value in tasks.items():
-        if isinstance(value, dict) and isinstance(value.get("signature"), str) and isinstance(value.get("at"), str):
-            marks[key] = Mark(value["signature"], value["at"])
+        if isinstance(value, Mark):
+            marks[key] = value
+        elif isinstance(value, dict) and isinstance(value.get("signature"), str) and isinstance(value.get("at"), str):
+            marks[key] = Mark(value["signature"], sys.intern(value["at"]))
     return marks, None
+
+
+def _as_mark(value: dict[str, Any]) -> Any:
+    """A parsed object written as a mark (its two fields, text) as its :class:`Mark`, made as the parse goes: the
+    objects of a hundred thousand marks are never all held beside them."""
+    if len(value) == 2 and type(sig := value.get("signature")) is str and type(at := value.get("at")) is str:
+        return Mark(sig, sys.intern(at))
+    return value
 
 
 def mark_seen(

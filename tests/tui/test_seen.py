@@ -47,6 +47,22 @@ def test_the_first_launch_has_nothing_unread_and_a_change_is(fresh_demo: Path) -
     assert seen.load(fresh_demo).unread(now) == set()
 
 
+def test_marks_made_at_one_moment_hold_that_moment_once(fresh_demo: Path) -> None:
+    """Every task marked at once (the first launch, mark all read) holds one moment, not a copy per task: a
+    hundred thousand marks are held for the whole session."""
+    import datetime as dt
+
+    sigs = seen.signatures(fresh_demo, _roots(fresh_demo))
+    seen.mark_seen(fresh_demo, sigs, replace_all=True, now=dt.datetime(2026, 12, 1, tzinfo=dt.UTC))
+    seen.mark_seen(fresh_demo, dict(list(sigs.items())[:2]), replace_all=False)  # a later moment, folded in
+    seen.mark_seen(fresh_demo, {}, replace_all=False)
+    marks = seen.load(fresh_demo).marks
+    assert len(sigs) > 3 and marks.keys() == sigs.keys()
+    moments = {mark.at for mark in marks.values()}
+    assert len(moments) == 2
+    assert len({id(mark.at) for mark in marks.values()}) == 2
+
+
 def test_a_run_appended_to_the_timeline_alone_makes_its_task_unread(fresh_demo: Path) -> None:
     """okstra appends to the timeline for each run: a change to it alone (the manifest untouched) is news."""
     sigs = seen.signatures(fresh_demo, _roots(fresh_demo))
@@ -79,6 +95,24 @@ def test_state_lives_outside_the_store_and_leaves_it_untouched(fresh_demo: Path)
     path = seen.state_path(fresh_demo)
     assert path.is_file() and path.is_relative_to(layout.okstra_state_dir())
     assert not path.is_relative_to(fresh_demo)
+
+
+def test_marks_of_other_shapes_are_read_as_before(fresh_demo: Path) -> None:
+    """A mark with fields a later version adds is read; one whose fields are not text is not; objects elsewhere
+    shaped like a mark are not taken for one."""
+    path = seen.state_path(fresh_demo)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mark = {"signature": "1.2.3:-", "at": "2026-12-01T00:00:00Z"}
+    doc = {
+        "version": 1,
+        "project": os.path.realpath(fresh_demo),
+        "tasks": {"a/b": {**mark, "by": "me"}, "a/c": {"signature": 1, "at": "x"}, "a/d": mark, "a/e": [mark]},
+        "note": mark,
+    }
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    state = seen.load(fresh_demo)
+    assert state.warning is None and not state.first
+    assert state.marks == {"a/b": seen.Mark(**mark), "a/d": seen.Mark(**mark)}
 
 
 def test_a_corrupt_or_foreign_file_is_replaced_with_a_warning(fresh_demo: Path) -> None:
