@@ -46,8 +46,11 @@ if TYPE_CHECKING:
 VERB = "inbox"
 
 
-def read_one(args: argparse.Namespace, entry: ProjectEntry) -> ProjectInbox:
-    """One project's inbox through its store index (unless ``--no-cache``)."""
+def read_one(args: argparse.Namespace, entry: ProjectEntry, *, kept: bool = False) -> ProjectInbox:
+    """One project's inbox through its store index (unless ``--no-cache``). With *kept*, an inbox the index keeps
+    fresh is taken as its rows (all that the output shows: its decisions are never built), as ``okstra inbox``
+    prints one; a watch compares whole decisions, and reads them."""
+    from ..workflows.inbox import kept_inbox
     from ..workflows.inbox_all import ProjectInbox, open_entry, read_project_inbox
 
     project = open_entry(entry)
@@ -57,7 +60,8 @@ def read_one(args: argparse.Namespace, entry: ProjectEntry) -> ProjectInbox:
     if index is None:
         return read_project_inbox(entry)
     with index:
-        result = read_project_inbox(entry, index)
+        rows = kept_inbox(index) if kept else None
+        result = ProjectInbox(entry, rows) if rows is not None else read_project_inbox(entry, index)
     say_index_notices(index, VERB)
     return result
 
@@ -66,7 +70,7 @@ def run_all(args: argparse.Namespace) -> int:
     from ..workflows.inbox_all import read_all_inboxes
 
     entries, registry = selected_projects(args, VERB)
-    inboxes = read_all_inboxes(entries, lambda entry: read_one(args, entry))
+    inboxes = read_all_inboxes(entries, lambda entry: read_one(args, entry, kept=True))
     _say_problems(inboxes)
     status = 0 if all(pi.complete for pi in inboxes) and not registry.notes else 1
     if args.json:
@@ -233,7 +237,7 @@ def _fresh(entry: ProjectEntry) -> ProjectInbox:
 
 def _follow_waiting(watched: dict[str, _Watched], state: dict[str, ProjectInbox]) -> None:
     for pid, w in watched.items():
-        inbox = state[pid].inbox
+        inbox = _whole(state[pid])
         w.hot.waiting = set() if inbox is None else {d.task_root for d in inbox.items if d.task_root is not None}
 
 
@@ -287,9 +291,18 @@ def _reread_project(before: ProjectInbox, changed: set[Path] | None) -> ProjectI
     project = open_entry(before.entry)
     if isinstance(project, str):
         return ProjectInbox(before.entry, None, project)
-    if before.inbox is None:
+    inbox = _whole(before)
+    if inbox is None:
         return _fresh(before.entry)
-    return ProjectInbox(before.entry, reread(project.root, before.inbox, changed))
+    return ProjectInbox(before.entry, reread(project.root, inbox, changed))
+
+
+def _whole(pi: ProjectInbox) -> Inbox | None:
+    """A watched project's inbox, read whole (a watch compares decisions, so it never reads a kept one's rows)."""
+    from ..workflows.inbox_items import KeptInbox
+
+    assert not isinstance(pi.inbox, KeptInbox)
+    return pi.inbox
 
 
 def _emit_snapshot(args: argparse.Namespace, inboxes: list[ProjectInbox], polled: list[str] | None = None) -> None:
@@ -320,7 +333,7 @@ def _emit_project_changes(args: argparse.Namespace, before: ProjectInbox, after:
         _emit_readable(args, after)
     if after.inbox is None:
         return  # its decisions are not taken as made while it cannot be read
-    old: Inbox | None = before.inbox
+    old = _whole(before)
     if (
         old is not None
         and args.json

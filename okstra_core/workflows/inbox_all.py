@@ -21,6 +21,7 @@ from ..errors import OkstraError
 from ..projects import ProjectEntry
 from ..store import Project
 from .inbox import Inbox, PendingDecision, read_inbox
+from .inbox_items import DecisionRow, KeptInbox
 
 if TYPE_CHECKING:
     from ..store_index import StoreIndex
@@ -28,22 +29,23 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class ProjectInbox:
-    """One project's inbox, or the one line saying why it could not be read (then :attr:`inbox` is None)."""
+    """One project's inbox, or the one line saying why it could not be read (then :attr:`inbox` is None). A fresh
+    inbox kept by the project's store index may be its rows (:class:`KeptInbox`: all that the output shows)."""
 
     entry: ProjectEntry
-    inbox: Inbox | None
+    inbox: Inbox | KeptInbox | None
     problem: str | None = None
 
     @property
     def complete(self) -> bool:
         return self.inbox is not None and self.inbox.complete
 
-    def item_json(self, decision: PendingDecision) -> dict[str, Any]:
+    def item_json(self, decision: PendingDecision | DecisionRow) -> dict[str, Any]:
         """The ``okstra inbox --json`` item of *decision*, with ``project`` and ``projectRoot``."""
         return project_item(self.entry, decision)
 
 
-def project_item(entry: ProjectEntry, decision: PendingDecision) -> dict[str, Any]:
+def project_item(entry: ProjectEntry, decision: PendingDecision | DecisionRow) -> dict[str, Any]:
     """A project's inbox item naming its project (``project``: the id, ``projectRoot``: the real root)."""
     return {**decision.to_json(), "project": entry.project_id, "projectRoot": str(entry.root)}
 

@@ -52,6 +52,27 @@ def test_inbox_all_without_the_index_gives_the_same_bytes(many_root: Path, capsy
     assert okstra(capsys, "inbox", "--all", "--home", _home(many_root), "--json", "--no-cache").out == cached
 
 
+@pytest.mark.parametrize("form", [(), ("--json",)])
+def test_inbox_all_prints_fresh_kept_inboxes_without_building_a_decision(
+    many_root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, form: tuple[str, ...]
+) -> None:
+    """Each project's inbox its store index keeps fresh is printed from its rows, as ``okstra inbox`` prints one:
+    the same bytes as a reading without the index, no decision built."""
+    from okstra_core.workflows import inbox as inbox_module
+
+    args = ("inbox", "--all", "--home", _home(many_root), *form)
+    fresh = okstra(capsys, *args, "--no-cache")
+    okstra(capsys, *args)  # the indexes keep every project's inbox
+
+    def built(*_: object) -> None:
+        raise AssertionError("a decision was built")
+
+    monkeypatch.setattr(inbox_module, "_decode_decision", built)
+    kept = okstra(capsys, *args)
+    assert (kept.code, kept.out, kept.err) == (fresh.code, fresh.out, fresh.err)
+    assert kept.code == 0 and ("waiting in 3 projects" in kept.out if not form else json.loads(kept.out)["items"])
+
+
 def test_project_narrows_the_projects(many_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, doc, _ = _all(capsys, "inbox", many_root, "--project", "mobile", "--project", "billing")
     assert [p["project"] for p in doc["projects"]] == ["billing", "mobile"], "registry order"
