@@ -135,20 +135,26 @@ def test_a_catalog_is_read_by_row_unless_the_whole_reading_must_say_what_is_wron
 STREAMED = BY_ROW - {"a bare list", "a repeated key"}
 
 
+def _spied(monkeypatch: pytest.MonkeyPatch, method: str) -> list[str]:
+    """The paths :class:`Unit`'s *method* is called with from now on."""
+    called: list[str] = []
+    real = getattr(Unit, method)
+
+    def spied(self: Unit, path: Path | str) -> Any:
+        called.append(str(path))
+        return real(self, path)
+
+    monkeypatch.setattr(Unit, method, spied)
+    return called
+
+
 @pytest.mark.parametrize("name", sorted(CATALOGS))
 def test_a_well_formed_catalog_is_never_parsed_whole(
     tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Its rows are parsed one at a time from the text, never all at once (about 80 megabytes of parsed JSON at
     100,000 tasks); a catalog whose parse a row at a time fails part-way is parsed whole, which reports it."""
-    parsed_whole: list[str] = []
-    real = Unit.json
-
-    def spied(self: Unit, path: Path | str) -> Any:
-        parsed_whole.append(str(path))
-        return real(self, path)
-
-    monkeypatch.setattr(Unit, "json", spied)
+    parsed_whole = _spied(monkeypatch, "json")
     path = _catalog(tmp_path, CATALOGS[name])
     Unit(tmp_path).doc_by_row(path, TaskCatalog, "tasks", TaskCatalogEntry, _EntryKeys())
     assert (path not in parsed_whole) == (name in STREAMED)
@@ -166,14 +172,7 @@ def test_a_catalog_read_a_row_at_a_time_lets_its_text_go_yet_counts_as_read(
     unit.doc_by_row(path, TaskCatalog, "tasks", TaskCatalogEntry, _EntryKeys())
     findings = list(unit.findings)
     held = unit.known_bytes(path)
-    opened: list[str] = []
-    real = Unit.data
-
-    def spied(self: Unit, at: Path | str) -> Any:
-        opened.append(str(at))
-        return real(self, at)
-
-    monkeypatch.setattr(Unit, "data", spied)
+    opened = _spied(monkeypatch, "data")
     unit.read_remaining([path])
     assert opened == []
     assert (held is None) == (name in STREAMED)
