@@ -257,3 +257,22 @@ def test_an_entry_too_deep_to_write_again_is_checked_afresh_not_a_traceback(
     again = CheckCache(tmp_path / "cache")
     assert check(fresh_demo, check_cache=again) == first == check(fresh_demo)
     assert again.misses == 1 and again.hits > 0
+
+
+@pytest.mark.parametrize("task_key", ["p:g:t1", "other:g:t1", "None:g:t1"])
+@pytest.mark.parametrize("project_id", ["p", None])
+@pytest.mark.parametrize("root", [".okstra/tasks/g/t1", None, ".okstra/tasks/G/t1", ""])
+@pytest.mark.parametrize("digest", ["ab" * 32, "AB" * 32, "unkept:00", "ab" * 31 + " a"])
+def test_an_entry_key_gives_back_what_it_was_made_with(
+    task_key: str, project_id: str | None, root: str | None, digest: str
+) -> None:
+    """Held small (a key and a root spelled from the other values are not held, a hex digest is held as bytes),
+    an entry's key gives back exactly the values it was made with, and travels to a worker the same."""
+    import pickle
+
+    key = CatalogEntryKey(task_key, project_id, "g", "t1", root, digest)
+    given = (task_key, project_id, "g", "t1", root, digest)
+    assert (key.task_key, key.project_id, key.task_group, key.task_id, key.task_root_path, key.digest) == given
+    again = pickle.loads(pickle.dumps(key))
+    assert again == key and again is not key
+    assert key != CatalogEntryKey(task_key, project_id, "g", "t2", root, digest)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from ... import layout
@@ -30,22 +29,77 @@ _TOP: dict[str, str] = {
 _DISCOVERY = (layout.LATEST_TASK_FILE, layout.TASK_CATALOG_FILE)
 
 
-@dataclass(slots=True, weakref_slot=True)
 class CatalogEntryKey:
     """What the checker keeps of a catalog entry through a whole check: the identity a task's rules compare,
     the folder it names, and a digest of the whole entry (a task's cached record holds while it is the same).
 
     The entries' models of a 100,000-task catalog would be about 180 megabytes held for the whole check; these
-    are about a quarter of that.
+    are about a fifth of that. A task key and a task root path spelled as the entry's other values make them
+    (the usual case) are not held, only made again when asked for; the digest is held as its bytes.
     """
 
-    task_key: str
-    project_id: str | None
-    task_group: str
-    task_id: str
-    task_root_path: str | None
-    #: ``sha256`` of the entry's JSON as the model writes it (what a cached record was kept under).
-    digest: str
+    __slots__ = ("__weakref__", "_digest", "_root", "_task_key", "project_id", "task_group", "task_id")
+
+    def __init__(
+        self,
+        task_key: str,
+        project_id: str | None,
+        task_group: str,
+        task_id: str,
+        task_root_path: str | None,
+        digest: str,
+    ) -> None:
+        self.project_id, self.task_group, self.task_id = project_id, task_group, task_id
+        self._task_key = None if task_key == self._made_key() else task_key
+        self._root: str | bool | None = True if task_root_path == self._made_root() else task_root_path
+        self._digest = _as_bytes(digest)
+
+    def _made_key(self) -> str:
+        return f"{self.project_id}:{self.task_group}:{self.task_id}"
+
+    def _made_root(self) -> str:
+        return f"{_TASKS_REL}/{self.task_group}/{self.task_id}"
+
+    @property
+    def task_key(self) -> str:
+        return self._made_key() if self._task_key is None else self._task_key
+
+    @property
+    def task_root_path(self) -> str | None:
+        root = self._root
+        return self._made_root() if root is True else root  # type: ignore[return-value]
+
+    @property
+    def digest(self) -> str:
+        """``sha256`` of the entry's JSON as the model writes it, hex (what a cached record was kept under)."""
+        digest = self._digest
+        return digest.hex() if isinstance(digest, bytes) else digest
+
+    def _fields(self) -> tuple[str, str | None, str, str, str | None, str]:
+        return (self.task_key, self.project_id, self.task_group, self.task_id, self.task_root_path, self.digest)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CatalogEntryKey) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "CatalogEntryKey" + repr(self._fields())
+
+    def __reduce__(self) -> tuple[type[CatalogEntryKey], tuple[str, str | None, str, str, str | None, str]]:
+        return CatalogEntryKey, self._fields()
+
+
+_TASKS_REL = f"{layout.OKSTRA_DIR}/{layout.TASKS_DIR}"
+
+
+def _as_bytes(digest: str) -> bytes | str:
+    """A hex digest as its bytes, when they spell it again exactly; any other text as it is."""
+    try:
+        raw = bytes.fromhex(digest)
+    except ValueError:
+        return digest
+    return raw if raw.hex() == digest else digest
 
 
 #: The digest standing for a task folder the catalog does not name.
