@@ -192,7 +192,12 @@ class TaskKey:
         return cls(parts[0], parts[1], parts[2])
 
     def __str__(self) -> str:
-        return f"{self.project_id}:{self.task_group}:{self.task_id}"
+        return task_key_text(self.project_id, self.task_group, self.task_id)
+
+
+def task_key_text(project_id: str, task_group: str, task_id: str) -> str:
+    """The task key the contract spells from a task's values: ``project-id:task-group:task-id``."""
+    return f"{project_id}:{task_group}:{task_id}"
 
 
 # ------------------------------------------------------------------- project paths

@@ -82,7 +82,7 @@ class _Small:
 
     @property
     def child_key(self) -> str:
-        return f"{self.project_id}:{self.group}:{self.task}"
+        return layout.task_key_text(self.project_id, self.group, self.task)
 
 
 def _small_project(root: Path, small: _Small, clock: DemoClock) -> None:

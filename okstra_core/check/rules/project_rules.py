@@ -34,8 +34,8 @@ class CatalogEntryKey:
     the folder it names, and a digest of the whole entry (a task's cached record holds while it is the same).
 
     The entries' models of a 100,000-task catalog would be about 180 megabytes held for the whole check; these
-    are about a fifth of that. A task key and a task root path spelled as the entry's other values make them
-    (the usual case) are not held, only made again when asked for; the digest is held as its bytes.
+    hold only what the check compares: a task key and a task root path spelled from the entry's other values
+    (the usual case) are not held, but made again when asked for, and the digest is held as its bytes.
     """
 
     __slots__ = ("__weakref__", "_digest", "_root", "_task_key", "project_id", "task_group", "task_id")
@@ -54,15 +54,17 @@ class CatalogEntryKey:
         self._root: str | bool | None = True if task_root_path == self._made_root() else task_root_path
         self._digest = _as_bytes(digest)
 
-    def _made_key(self) -> str:
-        return f"{self.project_id}:{self.task_group}:{self.task_id}"
+    def _made_key(self) -> str | None:
+        """The task key the contract spells from the entry's values (None without a project id)."""
+        project_id = self.project_id
+        return None if project_id is None else layout.task_key_text(project_id, self.task_group, self.task_id)
 
     def _made_root(self) -> str:
-        return f"{_TASKS_REL}/{self.task_group}/{self.task_id}"
+        return layout.task_root_rel(self.task_group, self.task_id)
 
     @property
     def task_key(self) -> str:
-        return self._made_key() if self._task_key is None else self._task_key
+        return self._task_key if self._task_key is not None else self._made_key()  # type: ignore[return-value]
 
     @property
     def task_root_path(self) -> str | None:
@@ -88,9 +90,6 @@ class CatalogEntryKey:
 
     def __reduce__(self) -> tuple[type[CatalogEntryKey], tuple[str, str | None, str, str, str | None, str]]:
         return CatalogEntryKey, self._fields()
-
-
-_TASKS_REL = f"{layout.OKSTRA_DIR}/{layout.TASKS_DIR}"
 
 
 def _as_bytes(digest: str) -> bytes | str:
@@ -236,8 +235,9 @@ def _check_catalog(
     tasks_rel = layout.rel(layout.tasks_dir(unit.root), unit.root)
     for index, entry in enumerate(listed):
         where = f"tasks[{index}]"
-        expected_key = f"{entry.project_id}:{entry.task_group}:{entry.task_id}"
-        if entry.project_id is not None and entry.task_key != expected_key:
+        project_id = entry.project_id
+        expected_key = None if project_id is None else layout.task_key_text(project_id, entry.task_group, entry.task_id)
+        if expected_key is not None and entry.task_key != expected_key:
             unit.report(
                 TASK_KEY_INCONSISTENT,
                 path,

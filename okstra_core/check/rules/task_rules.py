@@ -297,7 +297,7 @@ def _manifest_identity(scope: TaskScope, path: Path, man: tm.TaskManifest) -> Ca
     entry = scope.entry
     project_id, task_group, task_id = man.identity()
     stated = (man.project_id, man.task_group, man.task_id)
-    expected_key = f"{project_id}:{task_group}:{task_id}"
+    expected_key = layout.task_key_text(project_id, task_group, task_id)
     problems: list[str] = []
     if None not in stated and man.task_key != expected_key:
         problems.append(f"taskKey {man.task_key!r} is not projectId:taskGroup:taskId ({expected_key!r})")
