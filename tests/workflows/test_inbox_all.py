@@ -239,3 +239,17 @@ def test_looking_changes_no_store_and_no_manager_home(many_root: Path, capsys: p
         for task in manager.tasks():
             live_task(manager, task)
     assert _bytes_and_times(many_root) == before
+
+
+def test_inbox_all_reads_again_a_project_changed_since_its_inbox_was_kept(
+    fresh_many: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A project whose inbox changed after its index kept it is read again, never printed as kept."""
+    args = ("inbox", "--all", "--home", _home(fresh_many), "--json")
+    before = okstra(capsys, *args).out
+    assert okstra(capsys, *args).out == before  # printed from the kept rows
+    shop = fresh_many / SHOP_DIR
+    assert okstra(capsys, "planning", "prepare", shop, "--task", "demo-shop:checkout:address-validation").code == 0
+    after = okstra(capsys, *args).out
+    assert after != before
+    assert after == okstra(capsys, *args, "--no-cache").out
