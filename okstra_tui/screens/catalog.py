@@ -82,6 +82,7 @@ KEY_LABEL = "task key"
 
 #: Added to a row's search text when a decision waits in the task (NUL: no title can end with it).
 WAITING_WORD = "\x00waiting"
+
 #: How long the first frame waits for the count of what waits as the store index keeps it (at a warm start with
 #: watchman it is there well before; otherwise the frame does not wait longer for it).
 KEPT_WAIT_SECONDS = 0.3
@@ -125,6 +126,11 @@ class CatalogSort:
         if key != "order":
             return sorted(rows, key=lambda r: getattr(r, key), reverse=self.reverse != (key == "updated"))
         return list(reversed(rows)) if self.reverse else rows
+
+
+def _hay_text(row: CatalogRow) -> tuple[str, str]:
+    """A row's ident and the text the filter's words are looked for in (without the mark of what waits)."""
+    return row.ident, " ".join((row.key, row.group, row.task_type, row.status, row.title)).lower()
 
 
 def group_rows(rows: list[CatalogRow], reverse: bool, first: bool = False) -> tuple[list[object], int]:
@@ -349,9 +355,6 @@ class CatalogScreen(ViewScreen):
             # competes for the interpreter (listing the phases of the rows in view takes ~20 ms).
             self._rows_painted.wait(timeout=2.0)
             self._phases_listed.wait(timeout=0.5)
-            # The filter's search text, built here rather than before the first paint.
-            hay = dict(self._hay(row) for row in quick.rows)
-            call_ui(self.app, self._add_haystack, quick, hay)
         replacement = confirm_catalog(project, quick) if quick is not None else load_catalog(project)
         if quick is not None and replacement is None:
             # The rows on screen stand; the task folders the catalog does not name are added below them.
@@ -524,9 +527,22 @@ class CatalogScreen(ViewScreen):
         self._haystack.update(self._hay(row) for row in extra)
         self._rebuild()
 
+    @work(thread=True, exclusive=True, group="catalog-haystack", description="catalog-haystack")
+    def _build_haystack(self, data: CatalogData) -> None:
+        """The filter's search text of every row, built once the filter bar opens (at 100,000 tasks it is about
+        15 MB that a workbench nobody filters in never holds), off the UI thread."""
+        hay = dict(map(_hay_text, data.rows))
+        call_ui(self.app, self._add_haystack, data, hay)
+
     def _add_haystack(self, data: CatalogData, hay: dict[str, str]) -> None:
-        if self.data is data:
-            self._haystack.update(hay)
+        """Take *hay* (built without the marks of what waits) as the search text of *data*'s rows; a row's text
+        built here meanwhile stands."""
+        if self.data is not data:
+            return
+        for ident in (self.waiting or {}).keys() & hay.keys():
+            hay[ident] += WAITING_WORD
+        hay.update(self._haystack)
+        self._haystack = hay
 
     def _set_key_prefix(self, keys: list[str]) -> None:
         """Say the project prefix every task key shares once, in the column title, instead of on every row."""
@@ -567,10 +583,10 @@ class CatalogScreen(ViewScreen):
             errors.mount_all(panels)
 
     def _hay(self, row: CatalogRow) -> tuple[str, str]:
-        hay = " ".join((row.key, row.group, row.task_type, row.status, row.title)).lower()
-        if self.waiting and row.ident in self.waiting:
+        ident, hay = _hay_text(row)
+        if self.waiting and ident in self.waiting:
             hay += WAITING_WORD
-        return row.ident, hay
+        return ident, hay
 
     def _rebuild(self) -> None:
         """Show the rows that pass the filter, in the sort order, grouped by task group."""
@@ -741,6 +757,9 @@ class CatalogScreen(ViewScreen):
             await self.mount(bar, before=self.query_one("#catalog-summary"))
         bar.display = True
         bar.focus()
+        data = self.data
+        if data is not None and len(self._haystack) < len(data.rows):
+            self._build_haystack(data)
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:

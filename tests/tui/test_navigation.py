@@ -139,6 +139,27 @@ async def test_typing_on_narrows_to_the_same_rows_as_a_fresh_filter(demo_root: P
         assert len(widened) >= len(typed)
 
 
+async def test_the_filter_s_search_text_is_built_once_the_filter_bar_opens(demo_root: Path) -> None:
+    app = make_app(demo_root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        catalog = app.screen
+        assert isinstance(catalog, CatalogScreen) and catalog.data is not None and catalog.waiting
+        assert catalog._haystack == {}  # a catalog nobody filters holds no search text
+        await pilot.press("slash")
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        hay = catalog._haystack
+        assert hay.keys() == {r.ident for r in catalog.data.rows}
+        for row in catalog.data.rows:
+            text = " ".join((row.key, row.group, row.task_type, row.status, row.title)).lower()
+            assert hay[row.ident] == text + ("\x00waiting" if row.ident in catalog.waiting else "")
+        await pilot.press(*"waiting")
+        await settle(pilot)
+        assert {r.ident for r in catalog.table.rows if isinstance(r, CatalogRow)} == set(catalog.waiting)
+
+
 #: Views whose help is checked: every main view and a wizard step of each kind of focus (choice, text, review).
 HELP_SCENES = [
     "catalog",
