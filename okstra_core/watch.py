@@ -537,6 +537,10 @@ class StoreWatcher:
         self._baseline: Signature = {}
         #: Set once file events are watched (the folders are listed and a watch is on each).
         self._ready = threading.Event()
+        #: Set once the looks of the start are done: at once with file events or watchman; polling, after the first
+        #: full look (due a poll after the start's own, so that a change made while *told* first answered shows
+        #: within a poll), which on a large store asks *told* of hundreds of thousands of paths a second time.
+        self.looked = threading.Event()
         if self.mode == "watchman":
             self._start_watchman(mode)
         if self.mode == "events":
@@ -545,6 +549,8 @@ class StoreWatcher:
             self._ready.wait(READY_SECONDS)
         elif self.mode == "poll":
             self._start_polling()
+        if self.mode != "poll":
+            self.looked.set()
 
     def _start_polling(self) -> None:
         if not self._polling:
@@ -812,6 +818,7 @@ class StoreWatcher:
             # processor time of the look: on a loaded machine its wall time says more of the others' work).
             self.poll_interval = max(self.poll_seconds, (time.thread_time() - cost) / _shared(POLL_SHARE))
             self._full_due = time.monotonic() + self.poll_interval
+            self.looked.set()
             old, self._baseline = self._baseline, current
             if self.hot_paths is not None:
                 self._hot_look()

@@ -66,8 +66,9 @@ PALETTE_INBOX_TASKS = 1000
 #: (or, when the count at the start runs longer, once it has ended: it brings the store index up to date); in
 #: either case not before the change feed watches (its first look done).
 NOTICES_WAIT_SECONDS = 20.0
-#: The longest the follower of the other projects waits for the notices' baseline check before it starts.
-OTHERS_AFTER_SECONDS = 10.0
+#: The longest the follower of the other projects waits for the notices' baseline check and first reading before
+#: it starts.
+OTHERS_AFTER_SECONDS = 60.0
 #: Seconds between two looks at whether that check has ended.
 OTHERS_POLL_SECONDS = 0.2
 
@@ -227,7 +228,7 @@ class OkstraApp(App[None]):
             # The notices' first reading of the whole store (and its baseline check) starts once the catalog (or
             # Home, every project's) has counted what waits, so that the count does not share the processor with
             # them; at the latest after NOTICES_WAIT_SECONDS, or once the count at the start has ended; and not
-            # before the change feed's first look is done (see _start_notices_once).
+            # before the change feed's looks of its start are done (see _start_notices_once).
             self.set_timer(NOTICES_WAIT_SECONDS, self._notices_due)
         self.call_after_refresh(self._start_feed)
         if not self.is_headless and not self.is_web and sys.__stdin__ is not None:
@@ -305,7 +306,7 @@ class OkstraApp(App[None]):
     # ------------------------------------------------------------- the change feed
 
     def _new_feed(self, root: Path) -> StoreFeed:
-        feed = StoreFeed(root, self._deliver_changes, self._warn_polled, self._store_watched)
+        feed = StoreFeed(root, self._deliver_changes, self._warn_polled, self._store_watched, self._store_looked)
         if self.notify_mode != "off":
             feed.leave_others()  # the follower of the other projects (started with the notices) watches them
         return feed
@@ -350,7 +351,18 @@ class OkstraApp(App[None]):
     def _watched(self) -> None:
         self._tell_views(StoreWatched)
         # What the feed's first look read and let go (polled, every path the inbox read), given back before the
-        # notices read: they start on the count that settles now, or here if they were due already.
+        # notices read.
+        give_back()
+
+    def _store_looked(self) -> None:
+        """From the feed's thread: the looks of its start are done."""
+        with contextlib.suppress(RuntimeError):
+            self.call_from_thread(self._looked)
+
+    def _looked(self) -> None:
+        # Polled, the feed's first full look after its start asked the store index of every path the inbox read
+        # again: what it let go is given back before the notices read. They start on the count that settled
+        # meanwhile, or here if they were due already.
         give_back()
         if self._notices_wanted:
             self._start_notices_once()
@@ -461,13 +473,13 @@ class OkstraApp(App[None]):
         threading.Thread(target=after_the_count, name="okstra-notices-due", daemon=True).start()
 
     def _start_notices_once(self) -> None:
-        """Start the notices unless they run, once the change feed watches: polled, its first look at everything
-        the inbox read (hundreds of thousands of paths on a large store) and their baseline check and first
-        reading of the whole store would otherwise hold their memory at the same time."""
+        """Start the notices unless they run, once the change feed's looks of its start are done: polled, its first
+        two looks at everything the inbox read (hundreds of thousands of paths on a large store) and their baseline
+        check and first reading of the whole store would otherwise hold their memory at the same time."""
         if self._notices is not None or self.notify_mode == "off":
             return
-        if not self._feed.started.is_set():
-            self._notices_wanted = True  # started by _watched
+        if not self._feed.looked.is_set():
+            self._notices_wanted = True  # started by _looked
             return
         self._notices_wanted = False
         self._start_notices()
@@ -485,12 +497,14 @@ class OkstraApp(App[None]):
         self._stop_observing = stop_observing
         notices = self._notices
         notices.start()
-        # The follower of the other projects starts once the notices' baseline check has ended (or after
-        # OTHERS_AFTER_SECONDS): their first readings, each a process of its own, do not add up at the start.
+        # The follower of the other projects starts once the notices' baseline check and first reading of the
+        # whole store have ended (or after OTHERS_AFTER_SECONDS): its first readings, a process of its own, and
+        # theirs do not add up at the start. Its snapshot then makes every view that read in the other stores
+        # look again (the feed left them to it from the start: one watcher per store).
         started = time.monotonic()
 
         def when_checked() -> None:
-            if notices.checks_ready or time.monotonic() - started >= OTHERS_AFTER_SECONDS:
+            if (notices.checks_ready and notices.ready) or time.monotonic() - started >= OTHERS_AFTER_SECONDS:
                 timer.stop()
                 self._start_others_for(notices)
 

@@ -56,14 +56,20 @@ class StoreFeed:
         deliver: Callable[[frozenset[str] | None], None],
         warn: Callable[[str], None] | None = None,
         watching: Callable[[], None] | None = None,
+        looked: Callable[[], None] | None = None,
     ) -> None:
         """*watching*: called once from the feed's thread when its watcher is in place (every change after that is
-        told)."""
+        told); *looked*: called once from there when the watcher's looks of the start are done too
+        (:attr:`StoreWatcher.looked`)."""
         self.root = root
         self._deliver = deliver
         self._watching = watching
+        self._looked_said = looked
         #: Set once the watcher is in place (or there is no store to watch).
         self.started = threading.Event()
+        #: Set once the watcher's looks of the start are done (polled, a large store's first full looks each
+        #: hold tens of megabytes for seconds: what starts after the start waits for them).
+        self.looked = threading.Event()
         #: Waited for before a polling watcher's first look at what the inbox reads (:class:`InboxTold`): the
         #: count of what waits that brings the store index up to date as the workbench starts.
         self.ready: Callable[[], object] | None = None
@@ -273,6 +279,7 @@ class StoreFeed:
         self.started.set()
         if self._watching is not None:
             self._watching()
+        self._say_looked(watcher)
         # What changed since the views read it (their baselines) is told at the first look too.
         outside = self._outside_changes()
         if outside and not self._stop.is_set():
@@ -284,9 +291,17 @@ class StoreFeed:
             elif watcher.wait(WAIT_SECONDS):
                 taken = watcher.take_changed()
                 self._deliver(None if taken is None else frozenset(str(p) for p in taken))
+            self._say_looked(watcher)
             outside = self._outside_changes()
             if outside and not self._stop.is_set():
                 self._deliver(frozenset(outside))
+
+    def _say_looked(self, watcher: StoreWatcher | None) -> None:
+        if self.looked.is_set() or (watcher is not None and not watcher.looked.is_set()):
+            return
+        self.looked.set()
+        if self._looked_said is not None:
+            self._looked_said()
 
     def _tell_polling(self, watcher: StoreWatcher | None) -> None:
         """Say once why the store is polled (changes made elsewhere then show within seconds, not at once),

@@ -188,6 +188,33 @@ def test_the_first_full_look_is_not_put_off_by_the_store_index_made_at_the_start
         watcher.close()
 
 
+@pytest.mark.parametrize("mode", ["events", "poll"])
+def test_the_looks_of_the_start_are_done_once_the_first_full_look_has_asked_told_again(
+    tmp_path: Path, mode: watch.Mode
+) -> None:
+    """What starts after a watcher's start waits for :attr:`StoreWatcher.looked`: with file events at once;
+    polling, once the first full look (a poll after the start) has asked *told* a second time."""
+    root = _store(tmp_path)
+    asked: list[float] = []
+
+    def told() -> set[str]:
+        asked.append(time.monotonic())
+        return set()
+
+    watcher = StoreWatcher(root, lambda: [root], told=told, mode=mode, poll_seconds=0.5)
+    try:
+        if mode == "events":
+            assert watcher.looked.is_set()
+            return
+        assert len(asked) == 1 and not watcher.looked.is_set()
+        while not watcher.looked.is_set():
+            assert watcher.wait(timeout=0.2) is False
+            assert time.monotonic() - asked[0] < 30, "the first full look never came"
+        assert len(asked) == 2
+    finally:
+        watcher.close()
+
+
 def test_the_inbox_quick_look_names_every_task_folder_and_where_decisions_land(fresh_demo: Path) -> None:
     from okstra_core import layout
     from okstra_core.store import Project

@@ -201,6 +201,60 @@ async def test_the_notices_start_once_the_feed_has_looked(fresh_demo: Path, monk
     assert given_back[:1] == [False], "what the feed's first look freed is given back before the notices start"
 
 
+async def test_polled_the_notices_start_once_the_feed_s_first_full_look_is_done(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Polled, the feed's first full look comes a poll after its start and asks the store index of everything the
+    inbox read a second time (seconds and tens of megabytes on a large store): the notices' baseline check and
+    first reading start once it is done, with what it let go given back first."""
+    from okstra_core.workflows import inbox as inbox_module
+    from okstra_tui import app as app_module
+
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    monkeypatch.setenv("OKSTRA_WATCH", "poll")
+    gate = threading.Event()
+    asked: list[int] = []
+    told = inbox_module.InboxTold.__call__
+
+    def held_second(self: inbox_module.InboxTold) -> Any:
+        asked.append(1)
+        if len(asked) == 2:
+            gate.wait(30)
+        return told(self)
+
+    monkeypatch.setattr(inbox_module.InboxTold, "__call__", held_second)
+    app = OkstraApp(Project(fresh_demo), notify="toast")
+    given_back: list[bool] = []
+    monkeypatch.setattr(app_module, "give_back", lambda: given_back.append(app._notices is not None) or True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: len(asked) == 2, "the feed's first full look")
+        assert app.store_watched and not app._feed.looked.is_set()
+        given_back.clear()
+        await pilot.pause(0.5)
+        assert app._notices is None, "the notices started while the feed's first full look ran"
+        gate.set()
+        await wait_until(pilot, lambda: app._notices is not None, "the notices start once that look is done")
+    assert given_back[:1] == [False], "what that look freed is given back before the notices start"
+
+
+async def test_the_follower_of_the_other_projects_starts_once_the_notices_have_read(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The follower of the other projects starts once the notices' baseline check and first reading are done, so
+    that its first readings do not add to theirs."""
+    from okstra_tui import notices as notices_module
+
+    monkeypatch.setenv("OKSTRA_WATCHMAN", "off")
+    monkeypatch.setattr(notices_module.NoticeWatcher, "ready", property(lambda self: False))
+    app = OkstraApp(Project(fresh_demo), notify="toast")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app._notices is not None and app._notices.checks_ready, "the baseline check")
+        await pilot.pause(0.5)
+        assert app._others is None, "the follower started before the notices' first reading was done"
+        monkeypatch.setattr(notices_module.NoticeWatcher, "ready", property(lambda self: True))
+        await wait_until(pilot, lambda: app._others is not None, "the follower starts once the notices have read")
+
+
 async def test_the_notices_wait_for_the_count_made_once_the_feed_watches(
     fresh_demo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
