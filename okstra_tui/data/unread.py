@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from okstra_tui.data.seen import SeenState
+    from okstra_tui.data.seen import SeenMoments
 
 #: The cutoff of a task never looked at before: everything in it is new.
 NEVER = dt.datetime.min.replace(tzinfo=dt.UTC)
@@ -57,8 +57,9 @@ def _newest_ns(path: Path) -> int | None:
 class Looks:
     """The session's visits to tasks and the files opened in them, over the seen state read at launch."""
 
-    #: The seen state as the catalog read it at launch (None until then: nothing is new).
-    seen: SeenState | None = None
+    #: When each task was last looked at, as the catalog read the seen state at launch (None until then: nothing
+    #: is new).
+    seen: SeenMoments | None = None
     _since: dict[str, dt.datetime] = field(default_factory=dict)
     _visits: dict[str, dt.datetime] = field(default_factory=dict)
     _opened: set[Path] = field(default_factory=set)

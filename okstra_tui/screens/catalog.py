@@ -53,7 +53,7 @@ from ..widgets.virtual_table import Column, GroupHeader, VirtualTable
 from .base import ViewScreen
 
 if TYPE_CHECKING:
-    from okstra_tui.data.seen import SeenState
+    from okstra_tui.data.seen import SeenMoments
 
 #: Sort orders, cycled by ``s``: (label, the row attribute sorted on).
 SORTS: tuple[tuple[str, str], ...] = (
@@ -395,12 +395,14 @@ class CatalogScreen(ViewScreen):
             unread = {row.ident for row in data.rows if seen.task_key(root, row.folder()) in changed}
         if state.warning:
             call_ui(self.app, self.notify, state.warning, severity="warning", timeout=8)
-        call_ui(self.app, self._unread_read, unread, state)
+        # The looks before this session (what the tasks' views mark as new) are kept from the first reading only.
+        moments = state.moments() if self.okstra.looks.seen is None else None
+        call_ui(self.app, self._unread_read, unread, moments)
 
-    def _unread_read(self, unread: set[str], state: SeenState | None = None) -> None:
+    def _unread_read(self, unread: set[str], moments: SeenMoments | None = None) -> None:
         looks = self.okstra.looks
-        if looks.seen is None and state is not None:
-            looks.seen = state  # the looks before this session: what the tasks' views mark as new
+        if looks.seen is None and moments is not None:
+            looks.seen = moments
         if unread == self.unread:
             return
         self.unread = unread

@@ -63,6 +63,25 @@ def test_marks_made_at_one_moment_hold_that_moment_once(fresh_demo: Path) -> Non
     assert len({id(mark.at) for mark in marks.values()}) == 2
 
 
+def test_the_moments_a_session_keeps_say_when_each_task_was_seen(fresh_demo: Path) -> None:
+    """A session keeps when each task was last looked at, not the signatures: the same answers as the state."""
+    import datetime as dt
+
+    sigs = seen.signatures(fresh_demo, _roots(fresh_demo))
+    seen.mark_seen(fresh_demo, sigs, replace_all=True, now=dt.datetime(2026, 12, 1, tzinfo=dt.UTC))
+    seen.mark_seen(fresh_demo, dict(list(sigs.items())[:1]), now=dt.datetime(2026, 12, 2, 8, 30, tzinfo=dt.UTC))
+    state = seen.load(fresh_demo)
+    moments = state.moments()
+    assert moments.project == state.project and not hasattr(moments, "marks")
+    answers = {key: moments.seen_at(key) for key in sigs}
+    assert answers == {key: state.seen_at(key) for key in sigs}
+    assert sorted(set(answers.values())) == [
+        dt.datetime(2026, 12, 1, tzinfo=dt.UTC),
+        dt.datetime(2026, 12, 2, 8, 30, tzinfo=dt.UTC),
+    ]
+    assert moments.seen_at("nowhere/never-seen") is None
+
+
 def test_a_run_appended_to_the_timeline_alone_makes_its_task_unread(fresh_demo: Path) -> None:
     """okstra appends to the timeline for each run: a change to it alone (the manifest untouched) is news."""
     sigs = seen.signatures(fresh_demo, _roots(fresh_demo))
