@@ -55,7 +55,8 @@ def _newest_ns(path: Path) -> int | None:
 
 @dataclass
 class Looks:
-    """The session's visits to tasks and the files opened in them, over the seen state read at launch."""
+    """The session's visits to tasks and the files opened in them, over when each task was last looked at before
+    the session (read from the seen state at launch)."""
 
     #: When each task was last looked at, as the catalog read the seen state at launch (None until then: nothing
     #: is new).
