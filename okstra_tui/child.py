@@ -43,7 +43,9 @@ def _confirm(root: str) -> int:
 def _check(root: str) -> int:
     from okstra_core.cli import main
 
-    return main(["check", root, "--format", "json", "--quiet", "--jobs", "1"])
+    from .notices import check_arguments
+
+    return main(check_arguments(root))
 
 
 def _notices(root: str) -> int:

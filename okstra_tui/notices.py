@@ -42,6 +42,12 @@ DEFAULT_MODE: NotifyMode = "toast"
 #: More notices than this at once (a migration, a demo written into place) make one summary toast.
 BURST: Final = 3
 
+
+def check_arguments(root: Path | str) -> list[str]:
+    """``okstra check``'s arguments for the notices' baseline check of *root* (JSON, quiet, no worker processes)."""
+    return ["check", os.fspath(root), "--format", "json", "--quiet", "--jobs", "1"]
+
+
 #: A desktop notification's title and body are cut to this many characters.
 DESKTOP_TEXT_MAX: Final = 200
 
@@ -105,23 +111,55 @@ def summary(found: list[Notice]) -> str:
 class CheckBaseline:
     """Per task folder, the errors of the last check known; a task whose errors go from none to some is news.
 
-    The baseline is one ``okstra check --format json`` run in a child process when watching starts (it uses
-    the check cache, and a child process keeps the checker's work off the workbench's interpreter); until it
+    The baseline is one ``okstra check --format json`` (it uses the check cache) run when watching starts, in a
+    child process of the notices' child when it runs beside the pulse's first reading, or in the notices' child
+    itself, before that reading, with *here* (:meth:`run_here`); never in the workbench's interpreter. Until it
     has finished, no check notice is raised. After a change placed in a few task folders, those tasks alone
     are checked again, in process, and compared with it.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, here: bool = False) -> None:
         self.root = root
         self.errors: dict[Path, int] | None = None
         self._lock = threading.Lock()
+        self._child: subprocess.Popen[str] | None = None
+        if here:
+            self._run_here()
+            return
         command = child_command("check", root)
         try:
-            self._child: subprocess.Popen[str] | None = subprocess.Popen(
+            self._child = subprocess.Popen(
                 command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True
             )
         except OSError:
             self._child = None
+
+    @classmethod
+    def run_here(cls, root: Path) -> CheckBaseline:
+        """The baseline check run now, in this process, as the child runs it (its output taken here, its warnings
+        dropped): where the check cache holds this checker's records, the check mostly reuses them, and a process
+        of its own held a second interpreter and its imports beside this one (on a large store, at the moment the
+        workbench's process tree is largest)."""
+        return cls(root, here=True)
+
+    def _run_here(self) -> None:
+        import contextlib
+        import io
+
+        from okstra_core.malloc import give_back
+
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                from okstra_core.cli import main
+
+                main(check_arguments(self.root))
+            self.errors = self._count(json.loads(out.getvalue())["findings"])
+        except Exception:  # the check could not run: no check notices, the Checks view says why
+            self.errors = None
+        finally:
+            out.close()
+            give_back()  # what the check read and let go, before the pulse's reading
 
     def ready(self) -> bool:
         """True once the baseline is known (reads the child's report when it has ended)."""
@@ -431,10 +469,8 @@ def watch_store(
     # alone, so that the pulse held from now on and the check's own reading are never in memory at once (on a
     # large store each is hundreds of megabytes). A store not checked with the cache (or by another version) would
     # keep the notices waiting a whole check: there the pulse comes first and the check runs beside it.
-    checks: CheckBaseline | None = CheckBaseline(root) if check_kept(root) else None
+    checks: CheckBaseline | None = CheckBaseline.run_here(root) if check_kept(root) else None
     try:
-        if checks is not None:
-            checks.wait_ready()
         # Imported once the check has ended: what the pulse's reading needs is not held beside it either.
         from okstra_core.layout import task_root_of
         from okstra_core.malloc import give_back

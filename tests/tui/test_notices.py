@@ -304,9 +304,12 @@ def _watch_in_process(root: Path) -> list[str]:
     reading = catalog.through_index
 
     class Baseline(notices.CheckBaseline):
-        def __init__(self, root: Path) -> None:
-            happened.append("check started")
-            super().__init__(root)
+        def __init__(self, root: Path, *, here: bool = False) -> None:
+            happened.append("check started here" if here else "check started")
+            super().__init__(root, here=here)
+            if here:
+                assert self._child is None, "a check run here started a child all the same"
+                happened.append("check ended")
 
         def wait_ready(self) -> bool:
             ready = super().wait_ready()
@@ -328,9 +331,29 @@ def test_a_kept_check_runs_alone_before_the_pulse_is_read(fresh_demo: Path) -> N
     # Never checked with the cache: the pulse first, the check beside the pulse held.
     first = _watch_in_process(fresh_demo)
     assert first[:2] == ["pulse read", "check started"] and {"ready", "check ended"} <= set(first), first
-    # That check kept its verdict: the next watcher's check runs first and ends before the pulse is read.
+    # That check kept its records: the next watcher's check runs first, in the notices' own process (no second
+    # interpreter beside it), and ends before the pulse is read.
     second = _watch_in_process(fresh_demo)
-    assert second[:3] == ["check started", "check ended", "pulse read"] and "ready" in second, second
+    assert second[:3] == ["check started here", "check ended", "pulse read"] and "ready" in second, second
+
+
+def test_the_baseline_run_here_counts_what_the_child_counts_and_prints_nothing(
+    fresh_demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run in the notices' process, the baseline check is the child's own ``okstra check``: the same errors per
+    task, and nothing of its output on the standard output, which is the notices' pipe to the workbench."""
+    from okstra_tui.notices import CheckBaseline
+
+    manifest = next((fresh_demo / TASKS / "search/stale-cache/runs").rglob("run-manifest-*.json"))
+    manifest.write_text("{broken", encoding="utf-8")
+    child = CheckBaseline(fresh_demo)
+    assert child.wait_ready() and child.errors
+    capsys.readouterr()
+    here = CheckBaseline.run_here(fresh_demo)
+    assert here.ready() and here.errors == child.errors
+    assert any("stale-cache" in str(task) for task in here.errors)
+    out, err = capsys.readouterr()
+    assert out == "" and err == ""
 
 
 def test_records_another_checker_kept_leave_the_pulse_first(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
