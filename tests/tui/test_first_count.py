@@ -193,12 +193,20 @@ async def test_the_notices_start_once_the_feed_has_looked(fresh_demo: Path, monk
         screen = app.screen
         assert isinstance(screen, CatalogScreen)
         await wait_until(pilot, lambda: screen.waiting is not None, "the count comes before the feed's look")
-        given_back.clear()  # the one after the first frame
-        await pilot.pause(0.5)
-        assert app._notices is None, "the notices started while the feed's first look ran"
-        gate.set()
-        await wait_until(pilot, lambda: app._notices is not None, "the notices start once the feed watches")
+        await _notices_after(pilot, app, gate, given_back, "the feed's first look")
     assert given_back[:1] == [False], "what the feed's first look freed is given back before the notices start"
+
+
+async def _notices_after(
+    pilot: Pilot[None], app: OkstraApp, gate: threading.Event, given_back: list[bool], what: str
+) -> None:
+    """While *gate* holds *what*, the notices do not start; once it lets go, they do (the give-backs from now on
+    are noted in *given_back*)."""
+    given_back.clear()  # those before (the one after the first frame)
+    await pilot.pause(0.5)
+    assert app._notices is None, f"the notices started while {what} ran"
+    gate.set()
+    await wait_until(pilot, lambda: app._notices is not None, f"the notices start once {what} is done")
 
 
 async def test_polled_the_notices_start_once_the_feed_s_first_full_look_is_done(
@@ -229,11 +237,7 @@ async def test_polled_the_notices_start_once_the_feed_s_first_full_look_is_done(
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: len(asked) == 2, "the feed's first full look")
         assert app.store_watched and not app._feed.looked.is_set()
-        given_back.clear()
-        await pilot.pause(0.5)
-        assert app._notices is None, "the notices started while the feed's first full look ran"
-        gate.set()
-        await wait_until(pilot, lambda: app._notices is not None, "the notices start once that look is done")
+        await _notices_after(pilot, app, gate, given_back, "the feed's first full look")
     assert given_back[:1] == [False], "what that look freed is given back before the notices start"
 
 
