@@ -155,7 +155,7 @@ class CheckBaseline:
 
                 main(check_arguments(self.root))
             self.errors = self._count(json.loads(out.getvalue())["findings"])
-        except Exception:  # the check could not run: no check notices, the Checks view says why
+        except (Exception, SystemExit):  # the check could not run: no check notices, the Checks view says why
             self.errors = None
         finally:
             out.close()

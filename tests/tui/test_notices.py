@@ -356,6 +356,24 @@ def test_the_baseline_run_here_counts_what_the_child_counts_and_prints_nothing(
     assert out == "" and err == ""
 
 
+def test_a_baseline_run_here_that_cannot_run_leaves_the_notices_going(
+    fresh_demo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A check that ends the way a command does (an exit, a failure) in the notices' process is no baseline:
+    no check notices, and the notices' process goes on."""
+    import okstra_core.cli as cli
+    from okstra_tui.notices import CheckBaseline
+
+    def exits(argv: list[str]) -> int:
+        print("partial output")
+        raise SystemExit(2)
+
+    monkeypatch.setattr(cli, "main", exits)
+    baseline = CheckBaseline.run_here(fresh_demo)
+    assert baseline.errors is None and not baseline.ready()
+    assert capsys.readouterr().out == ""
+
+
 def test_records_another_checker_kept_leave_the_pulse_first(fresh_demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Records kept by another version of okstra are no reuse: the check would be a whole one, and the notices
     do not wait for it."""
