@@ -11,6 +11,15 @@ A task's record is keyed by:
 * every folder listed and file read outside that plain tree (through a
   symlinked folder, or elsewhere in the project), with the same metadata.
 
+The project part of a check (the rules outside task folders: the store's top
+level, the catalog, the latest pointer, the invocations, the manager home) is
+kept too, as one signed record (:class:`KeptProject`): every folder it listed,
+file it read and path it looked at, with the same metadata, its findings, and
+the task folders it found with what the checker keeps of their catalog
+entries. While every one of those paths holds, a check takes it instead of
+running those rules: a warm check of a large store neither lists its task
+groups nor parses its catalog.
+
 The records are the check's *part* of the store index's database
 (:mod:`okstra_core.store_index`: one SQLite file per project in the cache
 folder, ``<cache>/index/<digest of the root>.sqlite``): tables named
@@ -336,18 +345,24 @@ def _valid_shape(shape: Any) -> bool:
     )
 
 
-def _valid_record(value: Any) -> bool:
-    if not isinstance(value, dict):
-        return False
-    deps, findings, files = value.get("deps"), value.get("findings"), value.get("files")
+def _valid_part(deps: Any, findings: Any, files: Any) -> bool:
+    """Whether these are a kept record's dependencies, findings and file count, as a save writes them."""
     return (
-        isinstance(value.get("key"), str)
-        and isinstance(value.get("entry"), str)
-        and isinstance(files, int)
+        isinstance(files, int)
         and isinstance(deps, list)
         and all(isinstance(d, list) and len(d) == 2 and all(isinstance(x, str) for x in d) for d in deps)
         and isinstance(findings, list)
         and all(_valid_finding(row) for row in findings)
+    )
+
+
+def _valid_record(value: Any) -> bool:
+    if not isinstance(value, dict):
+        return False
+    return (
+        isinstance(value.get("key"), str)
+        and isinstance(value.get("entry"), str)
+        and _valid_part(value.get("deps"), value.get("findings"), value.get("files"))
     )
 
 
@@ -433,6 +448,45 @@ def record_mac(key: bytes, scope: bytes, task: str, record: str, shape_digest: b
     return hmac.digest(key, scope + body, "sha256").hex()
 
 
+def project_mac(key: bytes, scope: bytes, head: str, tasks: str) -> str:
+    """The MAC of the project part's record (:class:`KeptProject`) within the *scope* it is kept under."""
+    body = b"project\0" + head.encode("utf-8", "surrogatepass") + b"\0" + tasks.encode("utf-8", "surrogatepass")
+    return hmac.digest(key, scope + body, "sha256").hex()
+
+
+@dataclass(frozen=True, slots=True)
+class KeptProject:
+    """The project part of a check (the rules outside task folders), as kept: every path it rests on (folders
+    listed, files read, paths looked at) with its metadata, its findings and file count, and the task folders it
+    found with what the checker keeps of their catalog entries (a text only the project's rules read and write).
+
+    Reused while every path holds the metadata it had, as a task's outside reads are: a warm check of a large
+    store then neither lists its task groups nor parses its catalog."""
+
+    deps: list[list[str]]
+    findings: list[list[Any]]
+    files: int
+    tasks: str
+
+    def head(self) -> str:
+        """The JSON text of everything but the tasks, as it is kept and signed."""
+        return json.dumps([self.deps, self.findings, self.files], separators=(",", ":"))
+
+    @classmethod
+    def parsed(cls, head: str, tasks: str) -> KeptProject | None:
+        """The record kept as *head* and *tasks*; None when they are not what :meth:`head` writes."""
+        try:
+            value = json.loads(head)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(value, list) or len(value) != 3:
+            return None
+        deps, findings, files = value
+        if not _valid_part(deps, findings, files):
+            return None
+        return cls(deps, findings, files, tasks)
+
+
 def _mac_holds(stored: Any, expected: str) -> bool:
     # compare_digest takes ASCII text only: anything else in the file is simply a mismatch.
     return isinstance(stored, str) and stored.isascii() and hmac.compare_digest(stored, expected)
@@ -441,17 +495,22 @@ def _mac_holds(stored: Any, expected: str) -> bool:
 #: The check's part of the store index's database (:func:`okstra_core.store_index.part_made`): its name, which
 #: every one of its tables starts with, and its version, bumped whenever its tables or what they hold change.
 PART: Final = "check"
-PART_FORMAT: Final = 1
+PART_FORMAT: Final = 2
 
 #: ``check_runs``: per project root and manager home (*scope*, JSON), the checker that kept the records and the
 #: watchman clock they hold as of; ``check_shapes``: each task shape (JSON) by its digest; ``check_tasks``: one
 #: signed record per task (*task*: its folder as JSON; *record*: key, catalog entry, files, dependencies and
-#: findings as JSON; *mac*: :func:`record_mac`).
+#: findings as JSON; *mac*: :func:`record_mac`); ``check_project``: the project part's signed record
+#: (:class:`KeptProject`: *head*, its dependencies, findings and files as JSON; *tasks*, the task folders and what
+#: the checker keeps of their catalog entries, as :func:`~okstra_core.check.rules.project_rules.kept_tasks_text`
+#: writes them; *mac*: :func:`project_mac`).
 _SCHEMA: Final = (
     "CREATE TABLE check_runs(scope TEXT PRIMARY KEY, checker TEXT NOT NULL, clock TEXT)",
     "CREATE TABLE check_shapes(digest TEXT PRIMARY KEY, shape TEXT NOT NULL)",
     "CREATE TABLE check_tasks(scope TEXT NOT NULL, task TEXT NOT NULL, shape TEXT NOT NULL, "
     "record TEXT NOT NULL, mac TEXT NOT NULL, PRIMARY KEY(scope, task))",
+    "CREATE TABLE check_project(scope TEXT PRIMARY KEY, checker TEXT NOT NULL, head TEXT NOT NULL, "
+    "tasks TEXT NOT NULL, mac TEXT NOT NULL)",
 )
 
 #: The suffix of the records file an okstra that kept the check's records in a file of their own left beside the
@@ -486,6 +545,8 @@ class CheckCache:
         self.watchman_token: str | None = None
         #: Why watchman could not be asked (None: it was, or it was not asked for).
         self.watchman_problem: str | None = None
+        #: Whether the last run reused the project part's record (:class:`KeptProject`) instead of its rules.
+        self.project_reused = False
         self._key: bytes | None = None
 
     def key(self) -> bytes | None:
@@ -616,6 +677,58 @@ class CheckCache:
             return _kept_run(conn, _scope_name(root, home))
         except sqlite3.Error:
             return None
+        finally:
+            conn.close()
+
+    def load_project(self, root: str, home: str | None) -> KeptProject | None:
+        """The project part's record kept for *root* and *home* by this same checker under this key; None when
+        none is (one whose MAC does not check is counted in :attr:`rejected`)."""
+        key = self.key()
+        conn = None if key is None or self.unusable else self._open(root, home)
+        if key is None or conn is None:
+            return None
+        name = _scope_name(root, home)
+        try:
+            row = conn.execute(
+                "SELECT checker, head, tasks, mac FROM check_project WHERE scope = ?", (name,)
+            ).fetchone()
+        except sqlite3.Error as exc:
+            self._unreadable(root, exc)
+            return None
+        finally:
+            conn.close()
+        if row is None or row[0] != checker_fingerprint():
+            return None
+        _, head, tasks, mac = row
+        if not isinstance(head, str) or not isinstance(tasks, str):
+            self.rejected += 1
+            return None
+        if not _mac_holds(mac, project_mac(key, _scope(root, home, None), head, tasks)):
+            self.rejected += 1
+            return None
+        return KeptProject.parsed(head, tasks)
+
+    def save_project(self, root: str, home: str | None, record: KeptProject | None) -> None:
+        """Keep the project part's *record* for *root* and *home* (None: remove the one kept, which no longer
+        holds); failures are said once, never raised."""
+        key = self.key()
+        conn = None if key is None or self.unusable else self._open(root, home)
+        if key is None or conn is None:
+            return
+        name = _scope_name(root, home)
+        try:
+            with conn:
+                if record is None:
+                    conn.execute("DELETE FROM check_project WHERE scope = ?", (name,))
+                else:
+                    head = record.head()
+                    mac = project_mac(key, _scope(root, home, None), head, record.tasks)
+                    conn.execute(
+                        "INSERT OR REPLACE INTO check_project VALUES (?, ?, ?, ?, ?)",
+                        (name, checker_fingerprint(), head, record.tasks, mac),
+                    )
+        except sqlite3.Error as exc:
+            self.unsaved = f"{self.database(root)}: {exc}"
         finally:
             conn.close()
 

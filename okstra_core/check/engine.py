@@ -15,13 +15,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .. import layout
+from .. import layout, reading
 from ..errors import OkstraError
 from ..progress import Progress
 from ..store_index import ChangedSince, LookedOnce
 from ..workers import worker_pool
 from . import cache
-from .cache import CheckCache, KeptRecords, KeptRow, Record
+from .cache import CheckCache, KeptProject, KeptRecords, KeptRow, Record
 from .catalog import expand
 from .findings import CheckReport, Finding
 from .rules import project_rules, task_rules
@@ -422,6 +422,41 @@ def _ask_watchman(root: Path, check_cache: CheckCache) -> ChangedSince | None:
     return ChangedSince(since.changed, within=os.fspath(layout.okstra_dir(root)))
 
 
+def _project_part(
+    unit: Unit, home: Path, check_cache: CheckCache | None, racy_after: int
+) -> tuple[list[Finding], int, list[CheckedTask]]:
+    """The project part's findings, files read and task folders (with their catalog entries): as kept, while
+    every path its rules rested on is as it was then; else from its rules, whose record is then kept (unless one
+    of those paths changed after *racy_after*, nanoseconds since the epoch)."""
+    root, home_text = str(unit.root), str(unit.home) if unit.home else None
+    kept = None
+    if check_cache is not None:
+        check_cache.project_reused = False
+        kept = check_cache.load_project(root, home_text)
+    tasks = project_rules.kept_tasks(kept.tasks) if kept is not None and cache.deps_hold(kept.deps) else None
+    if kept is not None and tasks is not None and check_cache is not None:
+        check_cache.project_reused = True
+        return cache.decode_findings(kept.findings), kept.files, tasks
+    del kept
+    # What the rules read through the shared readers (another project's files, a path looked at) is recorded
+    # beside what the unit listed and read itself.
+    with reading.recording() as reads:
+        tasks = project_rules.check_project(unit, home)
+    if check_cache is not None:
+        check_cache.save_project(root, home_text, _project_record(unit, reads, tasks, racy_after))
+    return list(unit.findings), len(unit.files), tasks
+
+
+def _project_record(unit: Unit, reads: reading.Reads, tasks: list[CheckedTask], racy_after: int) -> KeptProject | None:
+    """The project part's record to keep; None when a path it rests on changed after *racy_after*, or its tasks
+    cannot be kept (:func:`~.rules.project_rules.kept_tasks_text`)."""
+    deps, newest = cache.deps_of([*unit.touched(), *reads.paths], set())
+    text = project_rules.kept_tasks_text(tasks) if newest < racy_after else None
+    if text is None:
+        return None
+    return KeptProject(deps, cache.encode_findings(unit.findings), len(unit.files), text)
+
+
 def _narrowed(items: list[_T], only_tasks: Collection[str] | None) -> list[_T]:
     """The task folders (``(rel, entry)``) or findings inside *only_tasks*; all of them when it is None."""
     if only_tasks is None:
@@ -471,9 +506,9 @@ def run_check(
     unit = Unit(root, home_path if home_path.is_dir() else None)
     home_text = str(unit.home) if unit.home else None
     look = _ask_first(root, home_text, check_cache, watchman)
-    tasks = _narrowed(project_rules.check_project(unit, home_path), only_tasks)
-    findings, files, total = list(unit.findings), len(unit.files), len(tasks)
     racy_after = started - int(cache.RACY_SECONDS * 1e9)
+    findings, files, tasks = _project_part(unit, home_path, check_cache, racy_after)
+    total = len(tasks := _narrowed(tasks, only_tasks))
     records, done = _Records(), 0
 
     def step(count: int) -> None:

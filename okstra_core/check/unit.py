@@ -170,6 +170,8 @@ class Unit:
         #: Folders seen in this check to be folders, not symlinks (:meth:`plain_folder`): not looked at again.
         self._plain: set[str] = set()
         self.files: set[str] = set()
+        #: Paths looked at outside the listings and reads (:meth:`looked_at`).
+        self._looked: set[str] = set()
 
     def release(self) -> None:
         """Drop what was read (bytes, texts, parsed documents, listings), keeping the findings and the files read:
@@ -726,9 +728,21 @@ class Unit:
         at = bisect.bisect_left(names, name)  # sorted, as listed
         return at < len(names) and names[at] == name
 
+    def looked_at(self, path: str) -> None:
+        """Count *path*, looked at outside this unit's listings and reads (another project's file), among what
+        its findings rest on (:meth:`touched`)."""
+        self._looked.add(path)
+
+    def is_dir_outside(self, path: str) -> bool:
+        """Whether *path*, outside the project and home (another project's root), is a folder; looked at."""
+        self.looked_at(path)
+        return os.path.isdir(path)
+
     def touched(self) -> list[str]:
-        """Every folder this unit listed and every file it read (or tried to): what its findings rest on."""
-        return [*self._names, *self._bytes]
+        """Every folder this unit listed, every file it read (or tried to) and every path it looked at: what its
+        findings rest on."""
+        # A text let go (:meth:`_let_go`) is among the texts only.
+        return [*self._names, *self._bytes, *self._text, *self._looked]
 
     def owner(self) -> AbstractContextManager[None]:
         """A block in which owner functions read through this unit's cache."""

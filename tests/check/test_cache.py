@@ -19,7 +19,7 @@ from okstra_core.check.engine import CheckError
 from okstra_core.check.formats import render
 from okstra_core.commands.check import main_check
 
-from .helpers import TASK, check, edit_records, kept_records, one, records_database
+from .helpers import TASK, check, edit_json, edit_records, kept_records, one, records_database
 
 Snapshot = dict[str, tuple[str, int, int, int, int]]
 
@@ -625,3 +625,79 @@ def test_a_kept_text_that_is_no_record_of_its_own_is_no_record() -> None:
     assert typed.get("a/d") is None
     kept = typed["a/e"]
     assert kept["files"] == 1 and kept["deps"] == [["/p", "s"]] and kept["shape"] == ["x"]
+
+
+def _project_edits(root: Path) -> dict[str, Callable[[], None]]:
+    """One edit of each kind of path the project part's rules rest on, outside every task folder."""
+    discovery = root / ".okstra" / "discovery"
+    home = root / ".okstra-home" / "managers" / "release-train"
+    billing = root / "services" / "billing"
+
+    def latest() -> None:
+        edit_json(discovery / "latest-task.json", lambda v: v.update(taskKey="demo-shop:nowhere:nothing"))
+
+    def registered_id() -> None:
+        edit_json(billing / ".okstra" / "project.json", lambda v: v.update(projectId="billing-renamed"))
+
+    return {
+        "catalog": lambda: edit_json(discovery / "task-catalog.json", lambda v: v["tasks"].pop()),
+        "latest task": latest,
+        "project file": lambda: edit_json(root / ".okstra" / "project.json", lambda v: v.update(projectId=7)),
+        "store entry": lambda: (root / ".okstra" / "stray.txt").write_text("x\n", encoding="utf-8"),
+        "task group": lambda: (root / ".okstra" / "tasks" / "Not A Slug").mkdir(),
+        "invocation": lambda: one(root, ".okstra/agent-invocations/*/*.result.json").write_text("{", encoding="utf-8"),
+        "manager": lambda: edit_json(home / "manager.json", lambda v: v.update(managerId="someone-else")),
+        "registered project id": registered_id,
+        "registered project gone": lambda: billing.rename(root / "services" / "billing-moved"),
+        "latest task's manifest gone": lambda: (root / TASK / "task-manifest.json").unlink(),
+    }
+
+
+@pytest.mark.parametrize("edit", list(_project_edits(Path("."))))
+def test_the_project_part_is_reused_until_a_path_it_rests_on_changes(
+    edit: str, fresh_demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm check neither lists the task groups nor parses the catalog: the project part's findings and task
+    folders are kept, and its rules run again once anything they read changed, the report that of a fresh check."""
+    from okstra_core.check.rules import project_rules
+
+    ran: list[bool] = []
+    real_rules = project_rules.check_project
+
+    def rules(*args: Any) -> Any:
+        ran.append(True)
+        return real_rules(*args)
+
+    monkeypatch.setattr(project_rules, "check_project", rules)
+    root = fresh_demo
+    edit_json(root / ".okstra" / "discovery" / "latest-task.json", lambda v: v.update(taskRootPath=TASK))
+    pair = Pair(root, tmp_path / "cache")
+    clean, c = pair.compare()
+    assert not c.project_reused
+    ran.clear()
+    again, c = pair.compare()
+    assert again == clean and c.project_reused and ran == [True], "the fresh check alone ran the project's rules"
+    _project_edits(root)[edit]()
+    ran.clear()
+    edited, c = pair.compare()
+    assert edited != clean, "the edit changes the report"
+    assert not c.project_reused and ran == [True, True], "the project's rules ran again, cached too"
+    _, c = pair.compare()
+    assert c.project_reused, "and their new record is reused"
+
+
+def test_a_project_record_that_fails_its_mac_is_not_trusted(fresh_demo: Path, tmp_path: Path) -> None:
+    one(fresh_demo / ".okstra" / "agent-invocations", "*/*.result.json").write_text("{", encoding="utf-8")
+    pair = Pair(fresh_demo, tmp_path / "cache")
+    broken, _ = pair.compare()
+    conn = sqlite3.connect(records_database(tmp_path / "cache"))
+    with conn:
+        (head,) = conn.execute("SELECT head FROM check_project").fetchone()
+        deps, findings, files = json.loads(head)
+        assert findings, "the invalid result is one of the project part's findings"
+        conn.execute("UPDATE check_project SET head = ?", (json.dumps([deps, [], files]),))
+    conn.close()
+    cache = CheckCache(tmp_path / "cache")
+    report = check(fresh_demo, check_cache=cache)
+    assert render(report, "text") == broken and not cache.project_reused
+    assert cache.rejected == 1 and cache.problems()[0].startswith("1 cache entry failed the integrity check")

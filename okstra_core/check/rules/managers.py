@@ -71,7 +71,7 @@ def _check_manager(unit: Unit, folder: Path) -> None:
         if projects is not None:
             registered = {p.project_id for p in projects.projects}
             for i, p in enumerate(projects.projects):
-                if not os.path.isabs(p.project_root) or not os.path.isdir(p.project_root):
+                if not os.path.isabs(p.project_root) or not unit.is_dir_outside(p.project_root):
                     unit.report(
                         MANAGER_ROOT_MISSING,
                         projects_path,
@@ -91,6 +91,7 @@ def _own_project_id(unit: Unit, projects_path: Path, index: int, project: mm.Reg
     """A registered project id is the id the project's own ``.okstra/project.json`` records, when it records one."""
     root = Path(project.project_root)
     own_path = layout.project_json_path(root)
+    unit.looked_at(str(own_path))  # there or not, what this finding rests on
     if not os.path.isfile(own_path):
         return  # registration happens exactly when project.json is absent: nothing to hold the id against
     with unit.owner():  # this project's own project.json is already read and validated

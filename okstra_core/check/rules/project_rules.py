@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from ... import layout
@@ -90,6 +92,78 @@ class CatalogEntryKey:
 
     def __reduce__(self) -> tuple[type[CatalogEntryKey], tuple[str, str | None, str, str, str | None, str]]:
         return CatalogEntryKey, self._fields()
+
+    def kept(self) -> list[str | bool | None]:
+        """The entry as the project's kept record holds it (:func:`kept_tasks_text`): its identity values, its task
+        key and root path (None: spelled from the others, as the usual entry does; ``False`` for a root path: none
+        given) and its digest."""
+        root = self._root
+        return [
+            self.project_id,
+            self.task_group,
+            self.task_id,
+            self._task_key,
+            None if root is True else False if root is None else root,
+            self.digest,
+        ]
+
+    @classmethod
+    def from_kept(cls, value: object, shared: Callable[[str, str], str]) -> CatalogEntryKey | None:
+        """The entry :meth:`kept` wrote (None when *value* is not what it writes); *shared* keeps the values that
+        repeat across tasks once."""
+        if not isinstance(value, list) or len(value) != 6:
+            return None
+        project_id, group, task_id, task_key, root, digest = value
+        if not (
+            isinstance(group, str)
+            and isinstance(task_id, str)
+            and isinstance(digest, str)
+            and isinstance(project_id, str | None)
+            and isinstance(task_key, str | None)
+            and (root is None or root is False or isinstance(root, str))
+        ):
+            return None
+        made = cls.__new__(cls)
+        made.project_id = None if project_id is None else shared(project_id, project_id)
+        made.task_group, made.task_id = shared(group, group), task_id
+        made._task_key = task_key
+        made._root = True if root is None else None if root is False else root
+        made._digest = _as_bytes(digest)
+        if task_key is None and project_id is None:
+            return None  # no key to spell: :meth:`kept` never writes this
+        return made
+
+
+def kept_tasks_text(tasks: list[tuple[str, CatalogEntryKey | None]]) -> str | None:
+    """The task folders :func:`check_project` found and their catalog entries, as the project's kept record holds
+    them: one JSON line per task. None when one entry's digest could not be kept (its task is checked afresh at
+    every check: so the project's rules run again too)."""
+    lines = []
+    for rel, entry in tasks:
+        if entry is not None and entry.digest.startswith(UNKEPT_DIGEST_PREFIX):
+            return None
+        lines.append(json.dumps([rel] if entry is None else [rel, entry.kept()], separators=(",", ":")))
+    return "\n".join(lines)
+
+
+def kept_tasks(text: str) -> list[tuple[str, CatalogEntryKey | None]] | None:
+    """The tasks :func:`kept_tasks_text` wrote; None when *text* is not what it writes."""
+    out: list[tuple[str, CatalogEntryKey | None]] = []
+    shared: dict[str, str] = {}
+    lines = text.split("\n") if text else []
+    for index, line in enumerate(lines):
+        lines[index] = ""  # each line let go once read: the tasks are held once, as their keys
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(value, list) or not 1 <= len(value) <= 2 or not isinstance(value[0], str):
+            return None
+        entry = CatalogEntryKey.from_kept(value[1], shared.setdefault) if len(value) == 2 else None
+        if len(value) == 2 and entry is None:
+            return None
+        out.append((value[0], entry))
+    return out
 
 
 def _as_bytes(digest: str) -> bytes | str:
