@@ -2,6 +2,7 @@
 much memory its whole process tree holds.
 
     python benchmarks/workbench_live.py [--tasks 2000] [--root PROJECT] [--idle 20] [--write-doc]
+                                        [--warm N] [--scratch DIR]
 
 Each measurement runs the workbench headless in a fresh process (``App.run_test``) on the same store, once cold
 (no store index, no listing cache: a new cache folder) and once warm (the same cache folder again):
@@ -18,6 +19,10 @@ Each measurement runs the workbench headless in a fresh process (``App.run_test`
   resident sizes count it in each); what each process held at the sample where the tree's sum was largest (which
   of them ran together), and how many processes did each job (a second counting child is a second whole count).
 
+With ``--warm N``, N warm runs, each one's tree said (one run says little: when the workbench's own peak meets
+the notices' baseline check varies from run to run). With ``--scratch DIR``, the scratch folder an earlier run
+printed, only warm runs on the caches it left.
+
 This is a measurement, not a test: nothing here asserts.
 """
 
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -218,6 +224,25 @@ def run(code: str, root: Path, idle: float, env: dict[str, str]) -> dict[str, An
     }
 
 
+def _say_warm(number: int, found: dict[str, Any]) -> None:
+    at_peak = ", ".join(f"{name} {mb:.0f}" for name, mb in sorted(found["at_peak"].items(), key=lambda i: -i[1]))
+    print(
+        f"warm run {number}: tree {found['peak_mb']:.0f} MB (PSS {found['pss_mb']:.0f} MB), at its largest "
+        f"{at_peak} MB; count {found['count']:.2f} s after the first frame; idle {found['idle']:.2%} of a core",
+        flush=True,
+    )
+
+
+def _warm_only(root: Path, idle: float, env: dict[str, str], runs: int) -> int:
+    """*runs* warm runs on caches an earlier run left, each one's tree said, and the median of their largest."""
+    found = [run(PROBE, root, idle, env) for _ in range(runs)]
+    for number, one in enumerate(found, 1):
+        _say_warm(number, one)
+    peaks = sorted(round(one["peak_mb"]) for one in found)
+    print(f"largest tree, median of {runs} warm runs: {statistics.median(peaks):.0f} MB (each: {peaks})")
+    return 0
+
+
 def full_check(root: Path) -> float:
     started = time.perf_counter()
     subprocess.run([str(BIN / "okstra"), "check", str(root), "--no-cache", "--quiet"], capture_output=True)
@@ -233,9 +258,14 @@ def main() -> int:
     parser.add_argument(
         "--no-check", action="store_true", help="skip the full check (its time is the count's baseline)"
     )
+    parser.add_argument(
+        "--scratch", type=Path, help="the scratch folder an earlier run printed (its caches warm): warm runs only"
+    )
+    parser.add_argument("--warm", type=int, default=1, help="warm runs, each one's tree said (default 1)")
     args = parser.parse_args()
     root = args.root
-    scratch = Path(tempfile.mkdtemp(prefix="okstra-live-"))
+    scratch = args.scratch or Path(tempfile.mkdtemp(prefix="okstra-live-"))
+    print(f"scratch folder (caches, state): {scratch}", flush=True)
     if root is None:
         root = scratch / "project"
         subprocess.run([str(BIN / "okstra"), "demo", str(root), "--tasks", str(args.tasks), "--quiet"], check=True)
@@ -245,9 +275,13 @@ def main() -> int:
         "OKSTRA_STATE_DIR": str(scratch / "state"),
         "XDG_CONFIG_HOME": str(scratch / "config"),
     }
+    if args.scratch is not None:
+        return _warm_only(root, args.idle, env, args.warm)
     check = float("nan") if args.no_check else full_check(root)
     cold = run(PROBE, root, args.idle, env)
     warm = run(PROBE, root, args.idle, env)
+    for number in range(1, args.warm):
+        _say_warm(number + 1, run(PROBE, root, args.idle, env))
     baseline = run(BASELINE, root, args.idle, env)
     tasks = len(list((root / ".okstra" / "tasks").glob("*/*")))
     rows = [
