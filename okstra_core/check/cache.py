@@ -89,6 +89,7 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache as memoised
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -643,16 +644,16 @@ class CheckCache:
             return KeptRecords({})
         try:
             found = _read_records(conn, root, home)
+            if found is None:
+                return KeptRecords({})
+            clock, parts, shapes = found
+            out, rejected = _verified(key, _scope(root, home, clock), parts, shapes)
         except sqlite3.Error as exc:
             conn.close()
             self._unreadable(root, exc)
             return KeptRecords({})
         finally:
             conn.close()
-        if found is None:
-            return KeptRecords({})
-        clock, rows, shapes = found
-        out, rejected = _verified(key, _scope(root, home, clock), rows, shapes)
         self.rejected += rejected
         self.clock = clock if out else None
         return out
@@ -832,19 +833,21 @@ def _scope_name(root: str, home: str | None) -> str:
 
 def _read_records(
     conn: sqlite3.Connection, root: str, home: str | None
-) -> tuple[str | None, list[tuple[Any, ...]], dict[str, Any]] | None:
-    """The clock, the task rows (task, shape, record, mac) and the shapes they name of *root* and *home*, as kept
-    by this checker; None when none are."""
+) -> tuple[str | None, Iterator[list[tuple[Any, ...]]], dict[str, Any]] | None:
+    """The clock, the task rows (task, shape, record, mac) :data:`PARSED_AT_ONCE` at a time as they are read
+    from *conn* (never all at once: the rows of 100,000 tasks are about 50 megabytes, which would stay with the
+    process beside the records kept from them), and the shapes they name, of *root* and *home*, as kept by this
+    checker; None when none are."""
     name = _scope_name(root, home)
     run = _kept_run(conn, name)
     if run is None:
         return None
-    rows = conn.execute("SELECT task, shape, record, mac FROM check_tasks WHERE scope = ?", (name,)).fetchall()
     shapes = conn.execute(
         "SELECT digest, shape FROM check_shapes WHERE digest IN (SELECT shape FROM check_tasks WHERE scope = ?)",
         (name,),
     ).fetchall()
-    return run[1], rows, dict(shapes)
+    rows = conn.execute("SELECT task, shape, record, mac FROM check_tasks WHERE scope = ?", (name,))
+    return run[1], iter(partial(rows.fetchmany, PARSED_AT_ONCE), []), dict(shapes)
 
 
 def _kept_run(conn: sqlite3.Connection, name: str) -> tuple[str, str | None] | None:
@@ -920,7 +923,8 @@ def _parsed_row(task: str, text: str) -> tuple[str, Record] | None:
     return _row_of(rel, body)
 
 
-#: Kept records parsed at once when they are loaded, to be checked: the rest are held as their texts meanwhile.
+#: Kept records read and checked at once when they are loaded (parsed in one call): those kept are held as their
+#: texts.
 PARSED_AT_ONCE: Final = 4096
 
 
@@ -957,28 +961,28 @@ class KeptRecords(Mapping[str, Record]):
         return self._rows[rel]
 
 
-def _verified(key: bytes, scope: bytes, rows: list[tuple[Any, ...]], shapes: dict[str, Any]) -> tuple[KeptRecords, int]:
-    """The records of *rows* whose MAC holds (checked before anything of a row is parsed) and that parse as
-    records, and how many did not."""
+def _verified(
+    key: bytes, scope: bytes, parts: Iterable[list[tuple[Any, ...]]], shapes: dict[str, Any]
+) -> tuple[KeptRecords, int]:
+    """The records of the rows of *parts* whose MAC holds (checked before anything of a row is parsed) and that
+    parse as records, and how many did not; each part is let go once checked."""
     parsed = {digest: _parsed_shape(text) for digest, text in shapes.items()}
-    held: list[tuple[str, str, Any]] = []
     rejected = 0
-    for task, shape_key, text, mac in rows:
-        shape = parsed.get(shape_key)
-        if (
-            shape is None
-            or not isinstance(task, str)
-            or not isinstance(text, str)
-            or not _mac_holds(mac, record_mac(key, scope, task, text, shape[2]))
-        ):
-            rejected += 1
-            continue
-        held.append((task, text, shape))
-    rows.clear()
     out: dict[str, tuple[str, tuple[list[str], Any, bytes]]] = {}
-    for start in range(0, len(held), PARSED_AT_ONCE):
-        part = held[start : start + PARSED_AT_ONCE]
-        for (_, text, shape), found in zip(part, _parsed_rows(part), strict=True):
+    for rows in parts:
+        held: list[tuple[str, str, Any]] = []
+        for task, shape_key, text, mac in rows:
+            shape = parsed.get(shape_key)
+            if (
+                shape is None
+                or not isinstance(task, str)
+                or not isinstance(text, str)
+                or not _mac_holds(mac, record_mac(key, scope, task, text, shape[2]))
+            ):
+                rejected += 1
+                continue
+            held.append((task, text, shape))
+        for (_, text, shape), found in zip(held, _parsed_rows(held), strict=True):
             if found is None:
                 rejected += 1
                 continue

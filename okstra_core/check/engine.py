@@ -9,7 +9,7 @@ import multiprocessing
 import os
 import stat
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,7 +25,7 @@ from .cache import CheckCache, KeptProject, KeptRecords, KeptRow, Record
 from .catalog import expand
 from .findings import CheckReport, Finding
 from .rules import project_rules, task_rules
-from .rules.project_rules import NO_ENTRY_DIGEST, CatalogEntryKey
+from .rules.project_rules import NO_ENTRY_DIGEST, CatalogEntryKey, KeptTasks
 from .unit import Unit
 
 _T = TypeVar("_T")
@@ -175,8 +175,8 @@ class _Records(dict[str, Record | KeptRow]):
         self[task] = record
 
 
-def _chunks(items: list[Any], size: int) -> list[list[Any]]:
-    return [items[i : i + size] for i in range(0, len(items), size)]
+def _chunks(items: Sequence[Any], size: int) -> list[list[Any]]:
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]
 
 
 #: Tasks per unit of work handed to a worker: small enough that the workers finish
@@ -255,7 +255,7 @@ def _pool(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
 
 
 def _run_chunks(
-    tasks: list[CheckedTask],
+    tasks: Tasks,
     arguments: Callable[[list[CheckedTask]], tuple[Any, ...]],
     collect: Callable[[list[TaskResult]], None],
     pool: ProcessPoolExecutor | None,
@@ -276,32 +276,42 @@ def _run_chunks(
         collect(fut.result())
 
 
-#: What the reuse check's workers read, set before they are forked: (root, cached records, tasks).
-_REUSE: tuple[str, KeptRecords, list[CheckedTask]] | None = None
+#: The task folders to check, with their catalog entries: listed by the project's rules, or from its kept record.
+Tasks = list[CheckedTask] | KeptTasks
+
+#: What the reuse check's workers read, set before they are forked: (root, cached records, tasks, the places of
+#: those to look at).
+_REUSE: tuple[str, KeptRecords, Tasks, list[int]] | None = None
+
+
+def _reusable_at(root: str, tasks: Tasks, index: int, previous: KeptRecords) -> bool:
+    rel, entry = tasks[index]
+    return _reusable(root, rel, entry, previous.get(rel))
 
 
 def _reusable_range(start: int, stop: int) -> list[bool]:
-    """Worker entry point: whether each task of ``tasks[start:stop]`` may reuse its cached record."""
+    """Worker entry point: whether each task at ``which[start:stop]`` may reuse its cached record."""
     assert _REUSE is not None
-    root, previous, tasks = _REUSE
-    return [_reusable(root, rel, entry, previous.get(rel)) for rel, entry in tasks[start:stop]]
+    root, previous, tasks, which = _REUSE
+    return [_reusable_at(root, tasks, index, previous) for index in which[start:stop]]
 
 
 def _reusable_all(
-    root: str, tasks: list[CheckedTask], previous: KeptRecords, pool: ProcessPoolExecutor | None
+    root: str, tasks: Tasks, which: list[int], previous: KeptRecords, pool: ProcessPoolExecutor | None
 ) -> list[bool]:
-    """Whether each task may reuse its cached record; the ``lstat`` calls are shared out between *pool*'s workers.
+    """Whether each task at the places *which* may reuse its cached record; the ``lstat`` calls are shared out
+    between *pool*'s workers.
 
-    Workers forked from this process see *previous* without it being sent to them; on a platform without
+    Workers forked from this process see *previous* and *tasks* without them being sent; on a platform without
     ``fork``, or without a pool, the check runs here.
     """
     global _REUSE
     if pool is None or "fork" not in multiprocessing.get_all_start_methods():
-        return [_reusable(root, rel, entry, previous.get(rel)) for rel, entry in tasks]
-    _REUSE = (root, previous, tasks)
+        return [_reusable_at(root, tasks, index, previous) for index in which]
+    _REUSE = (root, previous, tasks, which)
     try:
-        size = max(1, -(-len(tasks) // (4 * (os.cpu_count() or 1))))
-        ranges = [(i, min(i + size, len(tasks))) for i in range(0, len(tasks), size)]
+        size = max(1, -(-len(which) // (4 * (os.cpu_count() or 1))))
+        ranges = [(i, min(i + size, len(which))) for i in range(0, len(which), size)]
         return [ok for part in pool.map(_reusable_range, *zip(*ranges, strict=True)) for ok in part]
     finally:
         _REUSE = None
@@ -309,7 +319,7 @@ def _reusable_all(
 
 def _reuse_cached(
     root: Path,
-    tasks: list[CheckedTask],
+    tasks: Tasks,
     previous: KeptRecords,
     check_cache: CheckCache,
     findings: list[Finding],
@@ -327,7 +337,9 @@ def _reuse_cached(
     pending = []
     reused = files = 0
     quiet = [look is not None and _quiet(str(root), rel, entry, previous.get(rel), look) for rel, entry in tasks]
-    looked = iter(_reusable_all(str(root), [t for t, q in zip(tasks, quiet, strict=True) if not q], previous, pool))
+    which = [index for index, q in enumerate(quiet) if not q]  # places, not tasks: kept tasks are made when read
+    looked = iter(_reusable_all(str(root), tasks, which, previous, pool))
+    del which
     for (rel, entry), ok in zip(tasks, (q or next(looked) for q in quiet), strict=True):
         old = previous.get(rel)
         if old is None or not ok:
@@ -423,25 +435,26 @@ def _ask_watchman(root: Path, check_cache: CheckCache) -> ChangedSince | None:
 
 
 def _project_part(
-    unit: Unit, home: Path, check_cache: CheckCache | None, racy_after: int
-) -> tuple[list[Finding], int, list[CheckedTask]]:
-    """The project part's findings, files read and task folders (with their catalog entries): as kept, while
-    every path its rules rested on is as it was then; else from its rules, whose record is then kept (unless one
-    of those paths changed after *racy_after*, nanoseconds since the epoch)."""
+    unit: Unit, home: Path, check_cache: CheckCache | None, racy_after: int, only_tasks: Collection[str] | None
+) -> tuple[list[Finding], int, Tasks]:
+    """The project part's findings, files read and task folders (with their catalog entries; those inside
+    *only_tasks* when given): as kept, while every path its rules rested on is as it was then; else from its
+    rules, whose record is then kept (unless one of those paths changed after *racy_after*, nanoseconds since the
+    epoch). A narrowed run has no *check_cache*: it neither reads nor keeps one."""
     root, home_text = str(unit.root), str(unit.home) if unit.home else None
     kept = None
     if check_cache is not None:
         check_cache.project_reused = False
         kept = check_cache.load_project(root, home_text)
-    tasks = project_rules.kept_tasks(kept.tasks) if kept is not None and cache.deps_hold(kept.deps) else None
-    if kept is not None and tasks is not None and check_cache is not None:
+    held = project_rules.kept_tasks(kept.tasks) if kept is not None and cache.deps_hold(kept.deps) else None
+    if kept is not None and held is not None and check_cache is not None:
         check_cache.project_reused = True
-        return cache.decode_findings(kept.findings), kept.files, tasks
+        return cache.decode_findings(kept.findings), kept.files, held
     del kept
     # What the rules read through the shared readers (another project's files, a path looked at) is recorded
     # beside what the unit listed and read itself.
     with reading.recording() as reads:
-        tasks = project_rules.check_project(unit, home)
+        tasks = _narrowed(project_rules.check_project(unit, home), only_tasks)
     if check_cache is not None:
         check_cache.save_project(root, home_text, _project_record(unit, reads, tasks, racy_after))
     return list(unit.findings), len(unit.files), tasks
@@ -507,8 +520,8 @@ def run_check(
     home_text = str(unit.home) if unit.home else None
     look = _ask_first(root, home_text, check_cache, watchman)
     racy_after = started - int(cache.RACY_SECONDS * 1e9)
-    findings, files, tasks = _project_part(unit, home_path, check_cache, racy_after)
-    total = len(tasks := _narrowed(tasks, only_tasks))
+    findings, files, tasks = _project_part(unit, home_path, check_cache, racy_after, only_tasks)
+    total = len(tasks)
     records, done = _Records(), 0
 
     def step(count: int) -> None:
