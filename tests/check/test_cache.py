@@ -701,3 +701,28 @@ def test_a_project_record_that_fails_its_mac_is_not_trusted(fresh_demo: Path, tm
     report = check(fresh_demo, check_cache=cache)
     assert render(report, "text") == broken and not cache.project_reused
     assert cache.rejected == 1 and cache.problems()[0].startswith("1 cache entry failed the integrity check")
+
+
+def test_the_kept_tasks_are_the_tasks_the_rules_found() -> None:
+    """The project record's tasks read back as the folders and entry keys they were written from, each made when
+    read; a line that is not one the record writes makes the record unusable (its rules run), never a wrong task."""
+    from okstra_core.check.rules.project_rules import CatalogEntryKey, kept_tasks, kept_tasks_text
+
+    digest = "ab" * 32
+    tasks: list[tuple[str, CatalogEntryKey | None]] = [
+        (".okstra/tasks/g/t", CatalogEntryKey("p:g:t", "p", "g", "t", ".okstra/tasks/g/t", digest)),
+        (".okstra/tasks/g/u", CatalogEntryKey("other:key", "p", "g", "u", None, digest)),
+        (".okstra/tasks/g/v", CatalogEntryKey("k", None, "g", "v", "elsewhere/v", "not hex")),
+        (".okstra/tasks/g/w\nx", None),
+    ]
+    text = kept_tasks_text(tasks)
+    assert text is not None and text.count("\n") == len(tasks) - 1, "one line per task, a newline in a name escaped"
+    kept = kept_tasks(text)
+    assert kept is not None and len(kept) == len(tasks)
+    assert list(kept) == tasks and kept[1] == tasks[1] and kept[1:3] == tasks[1:3]
+    assert kept[0][1] is not kept[0][1], "made anew each time it is read, never held"
+    assert kept_tasks("") is not None and len(kept_tasks("")) == 0  # type: ignore[arg-type]
+    for bad in ("[1]", '["a", ["p", "g"]]', '["a", [null, "g", "t", null, null, "d"]]', "{", '["a"]\n["b",'):
+        assert kept_tasks(bad) is None, bad
+    unkept = CatalogEntryKey("p:g:t", "p", "g", "t", None, "unkept:" + "0" * 32)
+    assert kept_tasks_text([(".okstra/tasks/g/t", unkept)]) is None, "a task checked afresh every time"
