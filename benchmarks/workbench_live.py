@@ -172,8 +172,10 @@ def _job(pid: int) -> str:
 
 def run(code: str, root: Path, idle: float, env: dict[str, str]) -> dict[str, Any]:
     """One headless run of *code*: its count time, the tree's idle CPU share and its largest resident size."""
+    # Run from "/": ``python -c`` and ``-m`` put the working folder first on the path, so a checkout there would
+    # be imported before the code ``PYTHONPATH`` names (another revision's worktree, in an A/B).
     proc = subprocess.Popen(
-        [sys.executable, "-c", code, str(root), str(idle)], stdout=subprocess.PIPE, text=True, env=env
+        [sys.executable, "-c", code, str(root), str(idle)], stdout=subprocess.PIPE, text=True, env=env, cwd="/"
     )
     peak = peak_pss = 0
     parts: dict[str, int] = {}
