@@ -435,12 +435,13 @@ def _ask_watchman(root: Path, check_cache: CheckCache) -> ChangedSince | None:
 
 
 def _project_part(
-    unit: Unit, home: Path, check_cache: CheckCache | None, racy_after: int, only_tasks: Collection[str] | None
+    unit: Unit, home: Path, check_cache: CheckCache | None, started: int, only_tasks: Collection[str] | None
 ) -> tuple[list[Finding], int, Tasks]:
     """The project part's findings, files read and task folders (with their catalog entries; those inside
     *only_tasks* when given): as kept, while every path its rules rested on is as it was then; else from its
-    rules, whose record is then kept (unless one of those paths changed after *racy_after*, nanoseconds since the
-    epoch). A narrowed run has no *check_cache*: it neither reads nor keeps one."""
+    rules, whose record is then kept (unless one of those paths changed within :data:`cache.RACY_SECONDS` of the
+    check's start, *started*, nanoseconds since the epoch). A narrowed run has no *check_cache*: it neither reads
+    nor keeps one. What the unit read is let go before the tasks are checked, and before the record is made."""
     root, home_text = str(unit.root), str(unit.home) if unit.home else None
     kept = None
     if check_cache is not None:
@@ -449,25 +450,23 @@ def _project_part(
     held = project_rules.kept_tasks(kept.tasks) if kept is not None and cache.deps_hold(kept.deps) else None
     if kept is not None and held is not None and check_cache is not None:
         check_cache.project_reused = True
+        unit.release()  # it read nothing: said for the parts after, which rely on it
         return cache.decode_findings(kept.findings), kept.files, held
     del kept
     # What the rules read through the shared readers (another project's files, a path looked at) is recorded
     # beside what the unit listed and read itself.
     with reading.recording() as reads:
         tasks = _narrowed(project_rules.check_project(unit, home), only_tasks)
+    deps, newest = cache.deps_of([*unit.touched(), *reads.paths], set()) if check_cache is not None else ([], 0)
+    _share_above_tasks(unit, root, home_text, started)
+    unit.release()  # before the workers fork: the parsed catalog is not read again (100 MB at 100,000 tasks)
+    findings, files = list(unit.findings), len(unit.files)
     if check_cache is not None:
-        check_cache.save_project(root, home_text, _project_record(unit, reads, tasks, racy_after))
-    return list(unit.findings), len(unit.files), tasks
-
-
-def _project_record(unit: Unit, reads: reading.Reads, tasks: list[CheckedTask], racy_after: int) -> KeptProject | None:
-    """The project part's record to keep; None when a path it rests on changed after *racy_after*, or its tasks
-    cannot be kept (:func:`~.rules.project_rules.kept_tasks_text`)."""
-    deps, newest = cache.deps_of([*unit.touched(), *reads.paths], set())
-    text = project_rules.kept_tasks_text(tasks) if newest < racy_after else None
-    if text is None:
-        return None
-    return KeptProject(deps, cache.encode_findings(unit.findings), len(unit.files), text)
+        racy = newest >= started - int(cache.RACY_SECONDS * 1e9)
+        text = None if racy else project_rules.kept_tasks_text(tasks)
+        record = None if text is None else KeptProject(deps, cache.encode_findings(findings), files, text)
+        check_cache.save_project(root, home_text, record)
+    return findings, files, tasks
 
 
 def _narrowed(items: list[_T], only_tasks: Collection[str] | None) -> list[_T]:
@@ -520,7 +519,7 @@ def run_check(
     home_text = str(unit.home) if unit.home else None
     look = _ask_first(root, home_text, check_cache, watchman)
     racy_after = started - int(cache.RACY_SECONDS * 1e9)
-    findings, files, tasks = _project_part(unit, home_path, check_cache, racy_after, only_tasks)
+    findings, files, tasks = _project_part(unit, home_path, check_cache, started, only_tasks)
     total = len(tasks)
     records, done = _Records(), 0
 
@@ -546,8 +545,6 @@ def run_check(
     def work(chunk: list[CheckedTask]) -> tuple[Any, ...]:
         return (str(root), home_text, chunk, check_cache is not None, racy_after, started)
 
-    _share_above_tasks(unit, str(root), home_text, started)
-    unit.release()  # before the workers fork: the parsed catalog is not read again (100 MB at 100,000 tasks)
     previous, look = _load(root, home_text, check_cache, look)
     with _pool(worker_count(jobs, total) if total >= PARALLEL_MIN_TASKS else 1) as pool:
         pending, unvouched = tasks, total
