@@ -112,6 +112,13 @@ KEY_BYTES: Final = 32
 #: Inputs changed this close to the run's start are not trusted to show a later change in their metadata.
 RACY_SECONDS: float = 2.0
 
+
+def racy_after(started: int) -> int:
+    """The time (nanoseconds since the epoch) after which an input of a check started at *started* is too fresh
+    to be trusted to show a later change in its metadata (:data:`RACY_SECONDS` before the start)."""
+    return started - int(RACY_SECONDS * 1e9)
+
+
 #: A task's stored record: ``{"key", "deps", "findings", "files"}``.
 Record = dict[str, Any]
 #: A record as it was loaded and checked (:meth:`KeptRecords.kept_row`): its text, and its shape with that shape's

@@ -439,8 +439,8 @@ def _project_part(
 ) -> tuple[list[Finding], int, Tasks]:
     """The project part's findings, files read and task folders (with their catalog entries; those inside
     *only_tasks* when given): as kept, while every path its rules rested on is as it was then; else from its
-    rules, whose record is then kept (unless one of those paths changed within :data:`cache.RACY_SECONDS` of the
-    check's start, *started*, nanoseconds since the epoch). A narrowed run has no *check_cache*: it neither reads
+    rules, whose record is then kept (unless one of those paths changed after :func:`cache.racy_after` the check's
+    start, *started*, nanoseconds since the epoch). A narrowed run has no *check_cache*: it neither reads
     nor keeps one. What the unit read is let go before the tasks are checked, and before the record is made."""
     root, home_text = str(unit.root), str(unit.home) if unit.home else None
     kept = None
@@ -450,7 +450,7 @@ def _project_part(
     held = project_rules.kept_tasks(kept.tasks) if kept is not None and cache.deps_hold(kept.deps) else None
     if kept is not None and held is not None and check_cache is not None:
         check_cache.project_reused = True
-        unit.release()  # it read nothing: said for the parts after, which rely on it
+        unit.release()  # nothing was read: released all the same, as the parts after expect
         return cache.decode_findings(kept.findings), kept.files, held
     del kept
     # What the rules read through the shared readers (another project's files, a path looked at) is recorded
@@ -462,8 +462,7 @@ def _project_part(
     unit.release()  # before the workers fork: the parsed catalog is not read again (100 MB at 100,000 tasks)
     findings, files = list(unit.findings), len(unit.files)
     if check_cache is not None:
-        racy = newest >= started - int(cache.RACY_SECONDS * 1e9)
-        text = None if racy else project_rules.kept_tasks_text(tasks)
+        text = None if newest >= cache.racy_after(started) else project_rules.kept_tasks_text(tasks)
         record = None if text is None else KeptProject(deps, cache.encode_findings(findings), files, text)
         check_cache.save_project(root, home_text, record)
     return findings, files, tasks
@@ -518,7 +517,7 @@ def run_check(
     unit = Unit(root, home_path if home_path.is_dir() else None)
     home_text = str(unit.home) if unit.home else None
     look = _ask_first(root, home_text, check_cache, watchman)
-    racy_after = started - int(cache.RACY_SECONDS * 1e9)
+    racy_after = cache.racy_after(started)
     findings, files, tasks = _project_part(unit, home_path, check_cache, started, only_tasks)
     total = len(tasks)
     records, done = _Records(), 0
