@@ -1,15 +1,15 @@
 """A warm check with the project part's kept record, and with its rules run, in one run of one checkout.
 
-    python benchmarks/check_project_record.py --root PROJECT [--cache-dir DIR] [--rounds 3]
+    python benchmarks/check_project_record.py --root PROJECT [--cache-home DIR] [--rounds 3]
 
-Each round runs ``okstra check PROJECT --format json --quiet --jobs 1`` twice in fresh processes, in turn (the
-order flips every other round): "kept" reuses the project part's record (``check_project`` in the store index's
-database of the cache folder), "rules" runs with that record removed just before, so the project's rules run
-as a warm check ran them before the record was kept (the run keeps it again). Both reuse every task's record.
-Reported: wall time and peak resident size (``wait4``) as medians, with "kept" over "rules", and whether both
-printed the same report. Run it on a project whose check cache is warm (*DIR*: the default cache folder; the
-first round is left out when ``--rounds`` is more than one). This is a measurement, not a test: nothing here
-asserts.
+Each round runs ``okstra check PROJECT --format json --quiet --jobs 1`` twice in fresh processes of this
+checkout's code (``children_ab.run``: watchman off), in turn (the order flips every other round): "kept" reuses
+the project part's record (``check_project`` in the store index's database of the cache folder), "rules" runs with
+that record removed just before, so the project's rules run as a warm check ran them before the record was kept
+(the run keeps it again). Both reuse every task's record. Reported: wall time and peak resident size (``wait4``)
+as medians, with "kept" over "rules", and whether both printed the same report. Run it on a project whose check
+cache is warm (*DIR*: the ``XDG_CACHE_HOME`` it is under, by default this environment's; the first round is left
+out when ``--rounds`` is more than one). This is a measurement, not a test: nothing here asserts.
 """
 
 from __future__ import annotations
@@ -18,11 +18,14 @@ import argparse
 import os
 import sqlite3
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _checkout import CHECKOUT  # noqa: E402
+from children_ab import run  # noqa: E402
 
 CHECK = "import sys\nfrom okstra_core.cli import main\nsys.exit(main(sys.argv[1:]))"
 WAYS = ("kept", "rules")
@@ -40,37 +43,21 @@ def _forget_project_record(cache: Path, root: Path) -> int:
         conn.close()
 
 
-def _one(root: Path, cache: Path) -> tuple[float, float, bytes]:
-    """One warm check in a fresh process: wall seconds, peak resident MB, its report."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    argv = [sys.executable, "-c", CHECK, "check", str(root), "--format", "json", "--quiet", "--jobs", "1"]
-    argv += ["--cache-dir", str(cache)]
-    with tempfile.TemporaryFile() as out:
-        started = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        return wall, usage.ru_maxrss / 1024, out.read()
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, required=True)
-    parser.add_argument("--cache-dir", type=Path, default=None)
+    parser.add_argument("--cache-home", type=Path, default=None)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    from okstra_core import layout
-
     root = args.root.resolve()
-    cache = layout.okstra_cache_dir(args.cache_dir)
+    home = args.cache_home or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    argv = ["-c", CHECK, "check", str(root), "--format", "json", "--quiet", "--jobs", "1"]
     runs: dict[str, list[tuple[float, float]]] = {way: [] for way in WAYS}
     reports: dict[str, set[bytes]] = {way: set() for way in WAYS}
     for number in range(args.rounds):
         for way in reversed(WAYS) if number % 2 else WAYS:
-            removed = _forget_project_record(cache, root) if way == "rules" else 0
-            wall, peak, report = _one(root, cache)
+            removed = _forget_project_record(home / "okstra", root) if way == "rules" else 0
+            wall, peak, report = run(CHECKOUT, home, argv)
             print(f"round {number + 1} {way}: {wall:.2f} s {peak:.1f} MB (records removed: {removed})", flush=True)
             reports[way].add(report)
             if number > 0 or args.rounds == 1:
