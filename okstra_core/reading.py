@@ -1117,6 +1117,14 @@ def object_rows(text: str, field: str, head: dict[str, Any]) -> Generator[Any, N
         raise ValueError(f"no list {field!r}, or more after the object")
 
 
+def array_items(text: str) -> Generator[Any, None, None]:
+    """The items of the JSON list *text*, one at a time, each as ``json.loads`` parses it (:func:`object_rows`
+    for a list alone): ``ValueError`` (or ``RecursionError``) part-way for any text that is not one list."""
+    end = yield from _list_items(text, _skip(text, 0))
+    if _skip(text, end) != len(text):
+        raise ValueError("more after the list")
+
+
 def _list_items(text: str, at: int) -> Generator[Any, None, int]:
     """The items of the JSON list starting at *at*, one at a time; returns the offset after its ``]``."""
     if text[at : at + 1] != "[":

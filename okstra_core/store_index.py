@@ -503,22 +503,29 @@ def record_text(record: bytes) -> str:
 
 
 def _inflated(record: bytes) -> Iterator[str]:
-    """The text of *record* a megabyte at a time; ``ValueError`` for a record that does not inflate."""
+    """The text of *record* a megabyte at a time; ``ValueError`` for a record that does not inflate. The record is
+    fed in steps too: what one call leaves unconsumed is a copy, of the whole rest of a record fed whole."""
     inflate = zlib.decompressobj()
-    data = record
+    view = memoryview(record)
+    fed = 0
+    data: bytes | memoryview = b""
     try:
-        while data and not inflate.eof:
+        while not inflate.eof:
+            if not data:
+                if fed >= len(view):
+                    break
+                data, fed = view[fed : fed + _CHUNK_CHARS], fed + _CHUNK_CHARS
             chunk = inflate.decompress(data, _CHUNK_CHARS)
             data = inflate.unconsumed_tail
             if chunk:
                 yield chunk.decode("ascii")
-        if not inflate.eof and not data:  # the input is all in, some output may still be held back
+        if not inflate.eof:  # the input is all in, some output may still be held back
             rest = inflate.flush()
             if rest:
                 yield rest.decode("ascii")
     except (zlib.error, UnicodeDecodeError) as exc:
         raise ValueError("not a record of reads") from exc
-    if not inflate.eof or data or inflate.unused_data:  # cut short, or more after its end
+    if not inflate.eof or data or fed < len(view) or inflate.unused_data:  # cut short, or more after its end
         raise ValueError("not a record of reads")
 
 
@@ -594,6 +601,23 @@ def _looked_same(paths: list[str], recorded: watch.Looks) -> bool:
     return watch.UNSETTLED not in recorded and watch.Looks.of(map(watch.look_one, paths)) == recorded
 
 
+#: Into how many parts :func:`_distinct` splits the hashes it compares, by their lowest bits.
+_DISTINCT_PARTS: Final = 16
+
+
+def _distinct(*hashes: array.array[int]) -> bool:
+    """Whether no value comes twice across *hashes* (the hashes of a record's paths), a part of the values at a
+    time: a set of the 700,000 paths of a fact made of 100,000 facts is about 50 megabytes of objects, one part
+    of it a sixteenth of that."""
+    mask = _DISTINCT_PARTS - 1
+    parts = [array.array("q") for _ in range(_DISTINCT_PARTS)]
+    appends = [part.append for part in parts]
+    for values in hashes:
+        for value in values:
+            appends[value & mask](value)
+    return all(len(set(part)) == len(part) for part in parts)
+
+
 def _half_answer(holds: bool | None, hashes: array.array[int], looked: int) -> bytes:
     """What a forked half of :meth:`StoreIndex._holds_shared` sends back (:func:`_from_half_answer`)."""
     verdict = b"n" if holds is None else b"y" if holds else b"f"
@@ -663,7 +687,7 @@ def _lenient(conn: sqlite3.Connection) -> sqlite3.Connection:
     return conn
 
 
-def _text_of(data: bytes) -> str:
+def _text_of(data: bytes | bytearray) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
@@ -1116,9 +1140,7 @@ class StoreIndex:
             return None
         if paths:
             holds = self._batch_holds(paths, looks, linked, noting) and holds
-        if len(set(hashes)) != len(hashes):
-            return None
-        return holds
+        return holds if _distinct(hashes) else None
 
     def _holds_shared(
         self, record: bytes, look: StatPass, meanwhile: Callable[[], object] | None
@@ -1148,9 +1170,7 @@ class StoreIndex:
             return None
         if not their_holds:
             return False
-        every = set(hashes)
-        every.update(their_hashes)
-        return None if len(every) != len(hashes) + len(their_hashes) else True
+        return True if _distinct(hashes, their_hashes) else None
 
     def _holds_half(self, record: bytes, parity: int) -> tuple[bool | None, array.array[int], int]:
         """Whether the paths of *record*'s segments in one share hold (with *parity* 0, :data:`SHARE_HERE` of
@@ -1231,6 +1251,41 @@ class StoreIndex:
         found = self._found(name, _parsed)
         return None if found is _MISSING else found
 
+    def kept_text(self, name: str) -> str | None:
+        """The JSON text kept for *name*, unparsed, when it is still fresh (:meth:`kept`), else None: a reader of
+        a large value (the inbox of 100,000 tasks is tens of megabytes of JSON) takes it a part at a time
+        (:func:`okstra_core.reading.object_rows`) and never holds it parsed whole."""
+        found = self._found(name, _as_is, late=True)
+        return found if isinstance(found, str) else None
+
+    def _late_value(self, name: str, mac: str) -> str | None:
+        """The value of *name*'s row while its MAC is still *mac* (checked already) and the value is the one that
+        MAC covers, else None: read a megabyte at a time into one buffer and decoded once, where a query's answer
+        is held three times over at once (SQLite's copy, its bytes, the text)."""
+        if self._conn is None:
+            return None
+        try:
+            found = self._conn.execute(
+                "SELECT rowid FROM facts WHERE name = ? AND mac = ? AND typeof(value) = 'text'", (name, mac)
+            ).fetchone()
+            if found is None:
+                return None
+            with self._conn.blobopen("facts", "value", found[0], readonly=True) as blob:
+                data = bytearray(len(blob))
+                view, at = memoryview(data), 0
+                while at < len(data) and (chunk := blob.read(_CHUNK_CHARS)):
+                    view[at : at + len(chunk)] = chunk
+                    at += len(chunk)
+                view.release()
+        except sqlite3.DatabaseError as exc:
+            self._give_up_or_rebuild(exc)
+            return None
+        if at != len(data):
+            return None
+        value = _text_of(data)
+        del data
+        return value if hmac.compare_digest(bytes.fromhex(mac[:_VALUE_DIGEST_CHARS]), _value_digest(value)) else None
+
     def holds(self, name: str) -> bool:
         """Whether a value is kept for *name* whose row is this index's (its MAC checks) and whose record of reads
         still holds, without fetching the value (a caller that asks only whether the store changed: a polling
@@ -1238,13 +1293,14 @@ class StoreIndex:
         under its MAC is found by whoever reads it (:meth:`kept`, :meth:`fact`), and never used."""
         return self._found(name, None) is not _MISSING
 
-    def _found(self, name: str, decode: Callable[[str], T | object] | None) -> T | object:
+    def _found(self, name: str, decode: Callable[[str], T | object] | None, *, late: bool = False) -> T | object:
         """*decode* of the JSON text kept for *name* when it is still fresh, else :data:`_MISSING` (also when
         *decode* says the value does not decode); with no *decode* the value is not read, and a fresh one gives
         True. Where the looks are shared with a forked process, the value is decoded while that process looks,
-        and let go if the looks say it is stale."""
+        and let go if the looks say it is stale. With *late*, the value is read only once its reads are found to
+        hold (:meth:`_late_value`): a value of tens of megabytes is never held beside that check."""
         self._consulted.add(name)
-        row = self._row(name, decode is not None) if self._key is not None else None
+        row = self._row(name, decode is not None and not late) if self._key is not None else None
         if row is None:
             return _MISSING
         value, deps, mac = row
@@ -1260,6 +1316,7 @@ class StoreIndex:
         if self._held_by is None or self._held_by[0] is not by[0] or self._held_by[1] != by[1]:
             self._held, self._stale, self._held_by = set(), set(), by
         decoded: list[T | object] = []
+        wanted = value is None and decode is not None  # read late: not while the reads are looked at
         with collector.paused():
             # Every path is looked at once per index (LookedOnce): reads found to hold hold for another fact too.
             if digest in self._stale:
@@ -1268,7 +1325,12 @@ class StoreIndex:
                 pass
             elif (
                 recording
-                or (streamed := self._holds_streamed(deps, lambda: decoded.append(_taken(value, decode)))) is None
+                or (
+                    streamed := self._holds_streamed(
+                        deps, None if wanted else lambda: decoded.append(_taken(value, decode))
+                    )
+                )
+                is None
             ):
                 held = self._deps_of(deps)  # the paths themselves are wanted, or only the whole record can say
                 if held is None:
@@ -1278,6 +1340,12 @@ class StoreIndex:
                 self._stale.add(digest)
                 return _MISSING
             self._held.add(digest)
+            if wanted:
+                if held is None:
+                    row, deps = None, b""  # not wanted again: let go before the value is read
+                value = self._late_value(name, mac)
+                if value is None:
+                    return _MISSING
             result = decoded[0] if decoded else _taken(value, decode)
         if result is _MISSING:
             return _MISSING

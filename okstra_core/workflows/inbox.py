@@ -172,19 +172,41 @@ def _runs_fact(project: Project, index: StoreIndex) -> list[tuple[Path, KeptRun]
     return kept
 
 
-def kept_runs(project: Project, index: StoreIndex) -> list[tuple[str, KeptRun]]:
+def kept_runs(project: Project, index: StoreIndex) -> Iterator[tuple[str, KeptRun]]:
     """Each task's latest run as its manifest records it (a task whose manifest cannot be read has none), through
     *index*, in task-list order: its task folder's path as text and its run. The runs the inbox's reading keeps
-    beside it are used while they are fresh, without a :class:`~pathlib.Path` made per task (a reader that holds
-    them for a whole store: the notices' pulse); else they are read as a fact of their own."""
-    value = index.kept(RUNS_FACT)
-    if isinstance(value, list):
+    beside it are used while they are fresh, a run at a time and without a :class:`~pathlib.Path` made per task
+    (a reader that holds them for a whole store: the notices' pulse); else they are read as a fact of their
+    own."""
+    text = index.kept_text(RUNS_FACT)
+    if text is not None and _all_held(_runs_in(text)):
         base = os.fspath(project.root)
-        try:
-            return [(os.path.join(base, _text(rel)), _kept_run(run)) for rel, *run in value]
-        except (TypeError, ValueError):
-            pass  # not runs as _encode_runs writes them: read them as the fact does
-    return [(os.fspath(task_root), run) for task_root, run in _runs_fact(project, index)]
+        for rel, run in _runs_in(text):
+            yield os.path.join(base, rel), run
+        return
+    for task_root, run in _runs_fact(project, index):
+        yield os.fspath(task_root), run
+
+
+def _runs_in(text: str) -> Iterator[tuple[str, KeptRun]]:
+    """The runs of a kept runs fact's JSON *text*, a run at a time; ``ValueError`` part-way for a text that is not
+    runs as :func:`_encode_runs` writes them."""
+    for row in reading.array_items(text):
+        if not isinstance(row, list) or not row:
+            raise ValueError("not a kept run")
+        rel, *run = row
+        yield _text(rel), _kept_run(run)
+
+
+def _all_held(items: Iterator[object]) -> bool:
+    """Whether every item of *items* comes (each let go as the next comes): a kept text is read through once so
+    that a reader given its items a part at a time never meets a bad one part-way."""
+    try:
+        for _ in items:
+            pass
+    except (RecursionError, TypeError, ValueError):
+        return False
+    return True
 
 
 def _indexed_runs(project: Project, index: StoreIndex) -> list[tuple[Path, KeptRun]]:
@@ -222,35 +244,60 @@ def kept_counts(root: Path, index: StoreIndex) -> dict[str, int] | None:
     fresh (its signature checks and every path it was read from is as it was), without building the decisions;
     None when it is not kept or no longer fresh (then only :func:`read_inbox` can say)."""
     rows = _kept_rows(index)
-    return None if rows is None else _count_by_task(root, (row[TASK_ROOT_FIELD] for row in rows))
-
-
-def _kept_rows(index: StoreIndex) -> list[list[Any]] | None:
-    """The decisions of the inbox *index* keeps, as rows of :func:`_encode_decision`, while it is fresh; None when
-    it is not kept, no longer fresh, or not of rows as they are written (then only the decisions can say)."""
-    return _rows(index.kept(INBOX_FACT))
-
-
-def _rows(kept: Any) -> list[list[Any]] | None:
-    """The rows of a kept inbox *kept* when they are rows as :func:`_encode_decision` writes them, else None."""
-    if not isinstance(kept, dict) or not isinstance(items := kept.get("items"), list):
+    if rows is None:
         return None
-    if not all(isinstance(row, list) and len(row) == DECISION_FIELDS and row[0] in KINDS for row in items):
+    try:
+        return _count_by_task(root, (row[TASK_ROOT_FIELD] for row in rows.rows()))
+    except (RecursionError, TypeError, ValueError):
         return None
-    return items
+
+
+class _KeptRows:
+    """The decisions of the kept inbox's JSON *text*, as rows of :func:`_encode_decision`, taken a row at a time:
+    the inbox of 100,000 tasks parsed whole is about 60 megabytes of lists beside its text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def rows(self, head: dict[str, Any] | None = None) -> Iterator[list[Any]]:
+        """The rows, one at a time (the inbox's other members into *head* as they come); ``ValueError`` part-way
+        for one that is not a row as :func:`_encode_decision` writes it, or a text that is not a kept inbox."""
+        for row in reading.object_rows(self.text, "items", {} if head is None else head):
+            if not isinstance(row, list) or len(row) != DECISION_FIELDS or row[0] not in KINDS:
+                raise ValueError("not a kept decision")
+            yield row
+
+    def readable(self) -> tuple[list[str], list[str], dict[str, str]] | None:
+        """:func:`_readable` of the inbox, when every row is one and the inbox is of that shape (checked through
+        once: a reader given its rows a part at a time then never meets a bad one part-way); else None."""
+        head: dict[str, Any] = {}
+        if not _all_held(self.rows(head)):
+            return None
+        try:
+            return _readable(head)
+        except (AttributeError, KeyError, TypeError):
+            return None
+
+
+def _kept_rows(index: StoreIndex) -> _KeptRows | None:
+    """The decisions of the inbox *index* keeps, while it is fresh; None when it is not kept or no longer fresh
+    (then only the decisions can say)."""
+    text = index.kept_text(INBOX_FACT)
+    return None if text is None else _KeptRows(text)
 
 
 def kept_inbox(index: StoreIndex) -> KeptInbox | None:
     """The inbox *index* keeps while it is fresh, its decisions as :class:`DecisionRow`\\ s: what :func:`read_inbox`
     gives through *index* shows the same, with every decision built (a :class:`~pathlib.Path` for each of its
     folders and reports); None when it is not kept, no longer fresh, or of another shape (then read it)."""
-    kept = index.kept(INBOX_FACT)
-    rows = _rows(kept)
-    if rows is None:
+    kept = _kept_rows(index)
+    if kept is None:
         return None
+    head: dict[str, Any] = {}
     try:
-        return KeptInbox([DecisionRow(*row[:DECISION_ROW_FIELDS]) for row in rows], *_readable(kept))
-    except (AttributeError, KeyError, TypeError):
+        items = [DecisionRow(*row[:DECISION_ROW_FIELDS]) for row in kept.rows(head)]
+        return KeptInbox(items, *_readable(head))
+    except (AttributeError, KeyError, RecursionError, TypeError, ValueError):
         return None
 
 
@@ -261,12 +308,12 @@ def waiting_rows(
     :func:`decision_key`, its task folder's path as text ('' for a decision of none) and a maker of the whole
     decision. From the inbox *index* keeps while it is fresh, a row at a time, so that a reader that needs the
     whole decision of a few (the notices: those new since they last looked) builds only those."""
-    rows = _kept_rows(index)
-    if rows is None:
+    kept = _kept_rows(index)
+    if kept is None or kept.readable() is None:
         yield from waiting_of(read_inbox(project, index).items)
         return
     paths = _Paths()
-    for row in rows:
+    for row in kept.rows():
         kind, task, path, item, _summary, _since, detail = row[:7]
         key = (kind, task, path, item or "", detail or "")
         yield key, row[TASK_ROOT_FIELD] or "", functools.partial(_decode_decision, row, paths)

@@ -139,29 +139,36 @@ def _compared(
         packed.add_decision(digest, folder)
         if before is not None and digest not in before.decisions:
             fresh.append(whole())
-    latest: dict[str, tuple[str, str | None, str | None, str | None]] = {}
+    # Each run is packed as it comes (a task key two tasks share: the later one's, as the pulse's table keeps it),
+    # so that the runs of 100,000 tasks are never held whole; only those that ended are kept, by task key.
+    ended: dict[str, Notice] = {}
     for folder, run in runs():
-        if run is not None:
-            key, path, status, report = run
-            latest[key] = (folder, path, status, report)
-    ended: list[Notice] = []
-    for key in sorted(latest):
-        folder, path, status, report = latest[key]
+        if run is None:
+            continue
+        key, path, status, report = run
         digest = _digest((path, status, report))
         packed.add_run(key, digest, folder)
-        if before is None or key not in before.runs or before.runs[key][0] == digest or status is None:
-            continue
-        state = RunState(path, status, report, Path(folder))
-        if status == COMPLETED_STATUS:
-            ended.append(Notice("run-completed", key, visible(f"{state.label} run completed"), state.task_root))
-        elif status in FAILED_STATUSES:
-            ended.append(Notice("run-failed", key, visible(f"{state.label} run ended: {status}"), state.task_root))
-    del latest
+        notice = None
+        if before is not None and key in before.runs and before.runs[key][0] != digest and status is not None:
+            notice = _ended(key, RunState(path, status, report, Path(folder)))
+        if notice is None:
+            ended.pop(key, None)
+        else:
+            ended[key] = notice
     news = [
         Notice("decision", d.task, decision_text(d.kind, d.item, d.summary), d.task_root, d)
         for d in sort_newest_first(fresh)
     ]
-    return packed.pulse(kept), news + ended
+    return packed.pulse(kept), news + [ended[key] for key in sorted(ended)]
+
+
+def _ended(key: str, state: RunState) -> Notice | None:
+    """The notice of a latest run now in *state*, when that status ends a run (else None)."""
+    if state.status == COMPLETED_STATUS:
+        return Notice("run-completed", key, visible(f"{state.label} run completed"), state.task_root)
+    if state.status in FAILED_STATUSES:
+        return Notice("run-failed", key, visible(f"{state.label} run ended: {state.status}"), state.task_root)
+    return None
 
 
 class _Packed:

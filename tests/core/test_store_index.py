@@ -87,6 +87,7 @@ def test_whether_a_kept_fact_holds_is_said_without_reading_its_value(
     with _index(tmp_path, tmp_path / "cache") as index:
         assert index.holds("text") and parsed == []
         assert index.kept("text") == "one" and len(parsed) == 1
+        assert index.kept_text("text") == '"one"' and len(parsed) == 1, "the text as kept, not parsed"
     path.write_text("two", encoding="utf-8")
     _age(path)
     with _index(tmp_path, tmp_path / "cache") as index:
@@ -99,6 +100,16 @@ def test_whether_a_kept_fact_holds_is_said_without_reading_its_value(
     with _index(tmp_path, tmp_path / "cache") as index:
         assert index.holds("text"), "what it was read from holds: its value is not read"
         assert index.kept("text") is None, "a value read is checked against the digest its MAC covers"
+        assert index.kept_text("text") is None, "and so is one read after its reads are found to hold"
+        assert _text_fact(index, path) == "two" and index.computed == 1
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert index.kept_text("text") == '"two"'
+    conn = sqlite3.connect(index_path(tmp_path / "cache", tmp_path))
+    conn.execute("UPDATE facts SET value = CAST(value AS BLOB)")  # the same bytes, of another type: not ours
+    conn.commit()
+    conn.close()
+    with _index(tmp_path, tmp_path / "cache") as index:
+        assert index.kept_text("text") is None and index.kept("text") is None
         assert _text_fact(index, path) == "two" and index.computed == 1
     conn = sqlite3.connect(index_path(tmp_path / "cache", tmp_path))
     conn.execute("UPDATE facts SET deps = deps || X'00'")  # the record of reads changed
@@ -1103,6 +1114,21 @@ def test_a_kept_record_is_inflated_and_read_a_chunk_at_a_time(
             list(store_index._segments(store_index._inflated(bad), prefix))
     with pytest.raises(ValueError):
         store_index.record_text(b"not deflated")
+
+
+def test_hashes_are_told_distinct_a_part_at_a_time() -> None:
+    """A value twice is found whether the two are in one array or in two, and whatever part its bits put it in."""
+    import array
+
+    def of(*values: int) -> array.array[int]:
+        return array.array("q", values)
+
+    assert store_index._distinct(of(*range(100)), of(*range(100, 200)))
+    assert store_index._distinct(of(), of())
+    for twice in (0, 15, 16, -1, 2**63 - 1, -(2**63)):
+        assert not store_index._distinct(of(twice, 3, twice))
+        assert not store_index._distinct(of(1, twice), of(twice, 2))
+        assert store_index._distinct(of(twice), of(twice ^ 16))
 
 
 def test_a_fact_made_of_many_is_checked_a_batch_at_a_time_and_keeps_no_look(

@@ -324,7 +324,7 @@ class InboxThroughIndex(StoreSteps):
         # A long-lived process told what changed, as file events or a watchman since-query tell it.
         self.kept.look = self.changed_since_last_look()
         assert _doc(self.root, self.kept) == fresh
-        assert kept_runs(Project(self.root), self.kept) == _fresh_runs(self.root)
+        assert list(kept_runs(Project(self.root), self.kept)) == _fresh_runs(self.root)
         self.kept.flush()
         self.step_started = time.time()
 
@@ -414,13 +414,39 @@ def test_the_inbox_printed_from_a_fresh_kept_inbox_builds_no_decision(
         assert inbox_module.kept_inbox(index) is None  # what it was read from changed
 
 
-@pytest.mark.parametrize("row", [["a-kind-of-no-inbox", *[None] * 10], ["approval", "k"]])
-def test_a_kept_inbox_of_rows_of_another_shape_is_not_printed(row: list[object]) -> None:
-    class Kept:
-        def kept(self, name: str) -> object:
-            return {"items": [row], "unreadable": [], "unlisted": [], "reasons": {}}
+@pytest.mark.parametrize("row", [["a-kind-of-no-inbox", *[None] * 10], ["approval", "k"], "approval", 5])
+@pytest.mark.parametrize("at", [0, 1, 2])
+def test_a_kept_inbox_of_rows_of_another_shape_is_not_printed(row: object, at: int) -> None:
+    """A row not of the kept shape, first, in the middle or last: no reader of the kept rows takes any of them
+    (each then reads the inbox itself), and the one handing out rows one at a time says so before the first."""
+    good = ["approval", "t", ".okstra/x.md", None, "s", "2026-01-01T00:00:00Z", None, None, None, ".okstra/t", None]
+    items = [good, good]
+    items.insert(at, row)
 
-    assert inbox_module.kept_inbox(Kept()) is None  # type: ignore[arg-type]
+    class Kept:
+        def kept_text(self, name: str) -> str:
+            return json.dumps({"items": items, "unreadable": [], "unlisted": [], "reasons": {}})
+
+    kept = Kept()
+    assert inbox_module.kept_inbox(kept) is None  # type: ignore[arg-type]
+    assert inbox_module.kept_counts(Path("/"), kept) is None  # type: ignore[arg-type]
+    rows = inbox_module._kept_rows(kept)  # type: ignore[arg-type]
+    assert rows is not None and rows.readable() is None
+
+
+def test_a_kept_inbox_is_read_a_row_at_a_time_as_it_was_kept() -> None:
+    """The rows of a kept inbox's text are those it was written with, and its other members come after them."""
+    good = ["approval", "t", ".okstra/x.md", None, "s", "2026-01-01T00:00:00Z", None, None, None, "/p/.okstra/t", None]
+    value = {"unreadable": ["u"], "items": [good, [*good[:9], None, None]], "unlisted": ["l"], "reasons": {"l": "r"}}
+
+    class Kept:
+        def kept_text(self, name: str) -> str:
+            return json.dumps(value)
+
+    rows = inbox_module._kept_rows(Kept())  # type: ignore[arg-type]
+    assert rows is not None and list(rows.rows()) == value["items"]
+    assert rows.readable() == (["u"], ["l"], {"l": "r"})
+    assert inbox_module.kept_counts(Path("/p"), Kept()) == {".okstra/t": 1}  # type: ignore[arg-type]
 
 
 def test_a_kept_decision_is_counted_by_the_field_its_encoding_puts_its_task_folder_in(demo_root: Path) -> None:
@@ -476,7 +502,7 @@ def test_kept_runs_of_an_unexpected_shape_are_read_again(demo_root: Path, tmp_pa
     with pytest.raises(KeyError):
         inbox_module._decode_task({"items": [], "unreadable": [], "unlisted": {}})
     with StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as index:
-        assert kept_runs(Project(root), index) == fresh
+        assert list(kept_runs(Project(root), index)) == fresh
     # Each bad shape kept, signed, with reads that still hold: it is computed again, never shown.
     for bad in ('[["x", 1, null, null, null]]', '{"x": []}', '[[".okstra/tasks/x", "k"]]', "[5]"):
         with StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as index:
@@ -484,5 +510,5 @@ def test_kept_runs_of_an_unexpected_shape_are_read_again(demo_root: Path, tmp_pa
             assert row is not None
             index._keep(inbox_module.RUNS_FACT, bad, row[1])
         with StoreIndex(root, tmp_path / "cache", key=KEY, scope=SCOPE) as index:
-            assert kept_runs(Project(root), index) == fresh
+            assert list(kept_runs(Project(root), index)) == fresh
             assert index.computed == 1 and index.reused >= 1, bad  # the runs again, from the tasks' kept facts
