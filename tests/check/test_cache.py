@@ -706,7 +706,7 @@ def test_a_project_record_that_fails_its_mac_is_not_trusted(fresh_demo: Path, tm
 def test_the_kept_tasks_are_the_tasks_the_rules_found() -> None:
     """The project record's tasks read back as the folders and entry keys they were written from, each made when
     read; a line that is not one the record writes makes the record unusable (its rules run), never a wrong task."""
-    from okstra_core.check.rules.project_rules import CatalogEntryKey, kept_tasks, kept_tasks_text
+    from okstra_core.check.rules.project_rules import CatalogEntryKey, KeptTasks, kept_tasks, kept_tasks_text
 
     digest = "ab" * 32
     tasks: list[tuple[str, CatalogEntryKey | None]] = [
@@ -724,5 +724,7 @@ def test_the_kept_tasks_are_the_tasks_the_rules_found() -> None:
     assert kept_tasks("") is not None and len(kept_tasks("")) == 0  # type: ignore[arg-type]
     for bad in ("[1]", '["a", ["p", "g"]]', '["a", [null, "g", "t", null, null, "d"]]', "{", '["a"]\n["b",'):
         assert kept_tasks(bad) is None, bad
+    with pytest.raises(ValueError):  # a line never checked: an error, never a wrong task (also under -O)
+        KeptTasks(["{"])[0]
     unkept = CatalogEntryKey("p:g:t", "p", "g", "t", None, "unkept:" + "0" * 32)
     assert kept_tasks_text([(".okstra/tasks/g/t", unkept)]) is None, "a task checked afresh every time"

@@ -186,7 +186,8 @@ class KeptTasks(Sequence[tuple[str, CatalogEntryKey | None]]):
 
     def _task(self, line: str) -> tuple[str, CatalogEntryKey | None]:
         task = self._parsed(line)
-        assert task is not None  # every line was checked when the record was read (:func:`kept_tasks`)
+        if task is None:  # never: every line was checked when the record was read (:func:`kept_tasks`)
+            raise ValueError("a kept task line is not one")
         return task
 
     def _parsed(self, line: str) -> tuple[str, CatalogEntryKey | None] | None:
