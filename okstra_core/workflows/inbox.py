@@ -191,11 +191,7 @@ def kept_runs(project: Project, index: StoreIndex) -> Iterator[tuple[str, KeptRu
 def _runs_in(text: str) -> Iterator[tuple[str, KeptRun]]:
     """The runs of a kept runs fact's JSON *text*, a run at a time; ``ValueError`` part-way for a text that is not
     runs as :func:`_encode_runs` writes them."""
-    for row in reading.array_items(text):
-        if not isinstance(row, list) or not row:
-            raise ValueError("not a kept run")
-        rel, *run = row
-        yield _text(rel), _kept_run(run)
+    return map(_run_row, reading.array_items(text))
 
 
 def _all_held(items: Iterator[object]) -> bool:
@@ -220,10 +216,16 @@ def _encode_runs(root: Path, runs: list[tuple[Path, KeptRun]]) -> Any:
 
 
 def _decode_runs(root: Path, value: Any) -> list[tuple[Path, KeptRun]]:
-    runs: list[tuple[Path, KeptRun]] = []
-    for rel, *run in value:
-        runs.append((root / _text(rel), _kept_run(run)))
-    return runs
+    return [(root / rel, run) for rel, run in map(_run_row, value)]
+
+
+def _run_row(row: Any) -> tuple[str, KeptRun]:
+    """One row :func:`_encode_runs` wrote: its task folder (project-relative) and run; ``ValueError`` for anything
+    else."""
+    if not isinstance(row, list) or not row:
+        raise ValueError("not a kept run")
+    rel, *run = row
+    return _text(rel), _kept_run(run)
 
 
 def _text(value: Any) -> str:

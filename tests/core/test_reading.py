@@ -286,6 +286,20 @@ def test_object_rows_give_each_row_before_parsing_the_next() -> None:
 
 
 @settings(max_examples=200, derandomize=True, deadline=None)
+@given(rows=st.lists(_VALUES, max_size=5), space=_SPACES)
+def test_array_items_give_what_json_loads_gives(rows: list[object], space: str) -> None:
+    """Read an item at a time, a JSON list is the value ``json.loads`` makes of it."""
+    text = space + "[" + f",{space}".join(json.dumps(row) for row in rows) + space + "]" + space
+    assert list(reading.array_items(text)) == json.loads(text)
+
+
+@pytest.mark.parametrize("text", ["[1,]", "[1] x", "[1 2]", '{"a": []}', "5", "", "[", "[" * 100_000 + "]" * 100_000])
+def test_array_items_refuse_what_is_not_one_list(text: str) -> None:
+    with pytest.raises((ValueError, RecursionError)):
+        list(reading.array_items(text))
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
 @given(value=_VALUES, rows=st.lists(_VALUES, max_size=4), sep=_KEY_SEPS)
 def test_repeated_key_of_counted_parts_is_repeated_key_of_the_whole(
     value: object, rows: list[object], sep: str

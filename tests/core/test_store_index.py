@@ -104,6 +104,11 @@ def test_whether_a_kept_fact_holds_is_said_without_reading_its_value(
         assert _text_fact(index, path) == "two" and index.computed == 1
     with _index(tmp_path, tmp_path / "cache") as index:
         assert index.kept_text("text") == '"two"'
+        row = index._row("text")
+        assert row is not None
+        assert index._late_value("text", row[2]) == '"two"'
+        # A row kept anew between the check of its reads and the read of its value: that value is not taken.
+        assert index._late_value("text", "0" * len(row[2])) is None
     conn = sqlite3.connect(index_path(tmp_path / "cache", tmp_path))
     conn.execute("UPDATE facts SET value = CAST(value AS BLOB)")  # the same bytes, of another type: not ours
     conn.commit()

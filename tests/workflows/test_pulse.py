@@ -154,3 +154,17 @@ def test_what_a_reading_packs_is_the_pulse_it_holds() -> None:
         **{t + "!": (bytes([n + 100]) * 16, t) for n, t in enumerate(odd)},
     }
     assert all(pulse.runs[t + "!"][1] is pulse.decisions[bytes([n]) * 16] for n, t in enumerate(odd))
+
+
+@pytest.mark.parametrize(("first", "second", "ended"), [("completed", "running", False), ("running", "failed", True)])
+def test_a_task_key_two_tasks_share_gives_the_later_tasks_run(first: str, second: str, ended: bool) -> None:
+    """The runs are packed as they come: where two task folders carry one task key, the later one's run is the
+    pulse's and says whether a run ended, whatever the earlier one's says."""
+    from okstra_core.workflows import pulse as pulse_module
+
+    key = "p:g:t"
+    before = Pulse({}, {key: (pulse_module._digest(("runs/old", "running", None)), "/p/a")})
+    runs = [("/p/a", (key, "runs/analysis", first, None)), ("/p/b", (key, "runs/analysis", second, None))]
+    now, notices = pulse_module._compared([], lambda: runs, before, Pulse())
+    assert now.runs == {key: (pulse_module._digest(("runs/analysis", second, None)), "/p/b")}
+    assert [(n.kind, n.task, n.task_root) for n in notices] == ([("run-failed", key, Path("/p/b"))] if ended else [])
